@@ -1,0 +1,123 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+)
+
+// app is what every command shares: the layered configuration and the output streams.
+type app struct {
+	v      *viper.Viper
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// A commandMaker builds one top-level command; each command file registers its maker in init,
+// so commands never edit a shared list and every execute builds a fresh tree (tests call it
+// repeatedly).
+type commandMaker func(a *app) *cobra.Command
+
+var commandMakers = map[string]commandMaker{}
+
+func register(name string, m commandMaker) {
+	if _, dup := commandMakers[name]; dup {
+		panic("widejit: command registered twice: " + name)
+	}
+	commandMakers[name] = m
+}
+
+// usageError marks errors in how widejit was called (exit code 2) as opposed to errors
+// while doing the work (exit code 1).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// exitCodeError lets a command choose its exit code after it has printed its own report
+// (for example `run --check` on a mismatch).
+type exitCodeError struct {
+	code int
+	err  error
+}
+
+func (e exitCodeError) Error() string { return e.err.Error() }
+
+func newRootCmd(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "widejit",
+		Short:         "Run N models of one architecture as one wide model, with generated kernels",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return loadConfig(a, cmd)
+		},
+	}
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	addGlobalFlags(a, root)
+	names := make([]string, 0, len(commandMakers))
+	for name := range commandMakers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		root.AddCommand(commandMakers[name](a))
+	}
+	wrapArgValidators(root)
+	return root
+}
+
+// wrapArgValidators turns cobra's positional-argument errors into usage errors.
+func wrapArgValidators(c *cobra.Command) {
+	if c.Args != nil {
+		inner := c.Args
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := inner(cmd, args); err != nil {
+				return usageError{err}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		wrapArgValidators(sub)
+	}
+}
+
+// execute runs widejit with args and returns the process exit code.
+func execute(args []string, stdout, stderr io.Writer) int {
+	a := &app{v: viper.New(), stdout: stdout, stderr: stderr}
+	root := newRootCmd(a)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	var ce exitCodeError
+	if errors.As(err, &ce) {
+		if ce.err != nil && ce.err.Error() != "" {
+			fmt.Fprintf(stderr, "widejit: %v\n", ce.err)
+		}
+		return ce.code
+	}
+	fmt.Fprintf(stderr, "widejit: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsageError(err) {
+		fmt.Fprintln(stderr, "Run 'widejit --help' for usage.")
+		return 2
+	}
+	return 1
+}
+
+// isCobraUsageError recognises the errors cobra returns itself for unknown commands.
+func isCobraUsageError(err error) bool {
+	msg := err.Error()
+	return len(msg) > 16 && msg[:16] == "unknown command "
+}
