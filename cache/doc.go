@@ -1,0 +1,72 @@
+// Package cache is widejit's persistent store of compiled kernel artifacts and autotuning
+// decisions, kept in a Badger database (github.com/dgraph-io/badger/v4) under
+// $XDG_CACHE_HOME/widejit (DefaultDir). It knows nothing of kernels beyond keys and bytes and
+// imports nothing from the rest of widejit.
+//
+// # Using it from the compiler (a few lines)
+//
+//	store, err := cache.Open(dir, cache.Options{Warn: warnf}) // never fails for a busy or damaged dir
+//	if err != nil { ... }                                     // only for unusable dirs (permissions)
+//	defer store.Close()                                       // Close as soon as compiling is done
+//
+//	key, err := cache.NewKey(cache.KindKernel).
+//		String("kernel_text", text).String("fn", name).Strings("signature", sig).
+//		Ints("constexprs", cx).Int("num_warps", 4).String("backend", "ptx").
+//		String("target", "sm_90").String("ptx_isa", "7.8").
+//		String("compiler_version", version).Int("codegen_format", 1).
+//		String("config.fast_math", "false").Key()
+//	if rec, ok := store.Get(key); ok { use(rec.Payload, rec.Meta) } else {
+//		t0 := time.Now(); art := compile(...); store.RecordCompile(time.Since(t0))
+//		store.Put(key, &cache.Record{Name: name, Backend: "ptx", Target: "sm_90",
+//			Meta: map[string]string{"shared_bytes": "4096"}, Payload: art})
+//	}
+//	report := store.RunReport() // {hits, misses, compile_ms, load_ms} for `run --json`
+//
+// Tuning decisions use the same store: NewKey(KindDecision)... with PutDecision/GetDecision
+// (the payload is the caller's JSON). cache.Off() is a store that stores nothing but still
+// counts misses and compile time (for --no-cache).
+//
+// # Keys
+//
+// A Key is a SHA-256 over a canonical encoding of the kind and of named, typed fields: fields
+// are sorted by name, every name and value is length-prefixed and carries a type tag, so field
+// order never matters and two different field sets never encode alike. Duplicate or empty field
+// names make KeyBuilder.Key fail. The database key is "<kind>/" + the 32 hash bytes: "k/"
+// kernel artifacts, "d/" tuning decisions.
+//
+// # Records
+//
+// A value is a versioned binary record (magic, format number, kind, name, backend, target,
+// created time, sorted metadata, payload) followed by a SHA-256 of the database key and every
+// byte before it. The checksum is verified on every read; a record that fails it (or fails to
+// decode) is deleted, reported once through Options.Warn and returned as a miss, so the caller
+// recompiles. Wrong bytes are never served, whatever Badger returns.
+//
+// # Several processes on one directory
+//
+// Badger allows one writer per directory. Open takes an exclusive flock on <dir>/widejit.lock
+// (Badger's own LOCK is a second guard), retrying for Options.LockWait (default 5 s). If the
+// directory is still busy it tries a shared lock and a read-only Badger open (works when the
+// other holders only read), else it runs from memory; either way it warns once ("cache dir X is
+// in use by another widejit process; using an in-memory cache for this run"). Records put while
+// in such a fallback are kept in memory, counted as pending in Stats, and written back by Close,
+// which waits up to LockWait once more for the directory; whatever still cannot be written is
+// reported through Warn. No process fails, none corrupts the store. Close the Store as soon as
+// the plan is compiled so that other processes get the directory quickly.
+//
+// # Damage
+//
+// On every clean Close of a writable store, after Badger has closed, the Store writes
+// widejit-files.json: name, size and CRC-32C of every file in the directory. Open checks it
+// before Badger sees the files (any truncated, overwritten, missing or extra MANIFEST, .sst,
+// .vlog, .mem, KEYREGISTRY or DISCARD file is caught) and deletes it while the directory is
+// open for writing. Without it (first use, or the last writer crashed) Open validates every
+// .sst through Badger's table API (footer, index and block checksums) inside recover(), so the
+// panics Badger would raise in its own goroutines on truncated tables happen in ours and are
+// caught. Badger then opens with table and value checksum verification on; an Open error or
+// synchronous panic also counts as damage. On damage the directory's contents are moved to
+// <dir>.damaged-<UTC timestamp> (never deleted), a fresh store is created, and Open warns once.
+// Not caught at Open: damage done by another program while the store is open, and damage to a
+// crashed store's .vlog/.mem beyond what Badger's replay detects; record checksums still keep
+// such bytes from being served.
+package cache

@@ -1,0 +1,94 @@
+package jit
+
+import (
+	"github.com/widejit/widejit/triton/ir"
+)
+
+// Source is one kernel file and the @triton.jit function in it to compile.
+type Source struct {
+	File string // shown in positions: a template name such as "linear.py", or a real path
+	Text string
+	Fn   string
+}
+
+// Spec is one specialization of a kernel: everything besides the text that changes the code.
+type Spec struct {
+	// Sig gives each runtime (non-constexpr) parameter its type in Triton's notation:
+	// "*fp32", "*i64", "i32", "i64", "fp32", "i1".
+	Sig map[string]string
+	// Consts gives each constexpr parameter its value: int64, float64, bool, string,
+	// ir.DType, nil, or []any for tuples. Parameters with defaults may be omitted.
+	Consts map[string]any
+	// Align16 lists parameters known to be divisible by 16 (pointers: 16-byte aligned
+	// addresses; ints: multiples of 16). A hint the PTX backend may use to vectorize.
+	Align16 []string
+	// NumWarps is the launch's warp count on GPUs (0 means 4). The CPU backend ignores it.
+	NumWarps int
+}
+
+// Artifact is the compiled form of one specialized kernel for one target: what the kernel
+// cache stores and a device loads.
+type Artifact struct {
+	Kind    string            // "ir" (CPU), "ptx", "cubin"
+	Name    string            // the entry point
+	Target  string            // Target.Key()
+	Payload []byte            // encoded IR, PTX text, or cubin bytes
+	Meta    map[string]string // e.g. "shared_bytes", "registers", "num_warps"
+}
+
+// Target generates artifacts. It needs no device: `widejit cache populate` generates PTX on
+// machines without a GPU.
+type Target interface {
+	// Key names the target and everything about it that changes the artifact
+	// ("cpu", "ptx7.8/sm_90"); it is part of the kernel cache key.
+	Key() string
+	Codegen(f *ir.Func, spec Spec) (*Artifact, error)
+}
+
+// Buffer is device memory holding Len elements of DType.
+type Buffer interface {
+	DType() ir.DType
+	Len() int
+}
+
+// Arg is one launch argument: a buffer for a pointer parameter, or a scalar (int64, float64
+// or bool; converted to the parameter's type, with an error if it does not fit).
+type Arg struct {
+	Buf    Buffer
+	Scalar any
+}
+
+// Kernel is a loaded kernel, ready to launch on its device.
+type Kernel interface {
+	Name() string
+	// Launch runs the kernel over grid (each entry >= 1). Args follow the runtime parameters
+	// of the specialized function in order.
+	Launch(grid [3]int, args []Arg) error
+}
+
+// DeviceInfo describes a device for the autotuner and `widejit info`.
+type DeviceInfo struct {
+	Kind              string // "cpu" | "cuda"
+	Name              string
+	ComputeCapability string // "9.0"; empty on the CPU
+	MemoryBytes       int64
+	Cores             int // CPU cores or GPU SMs
+	DriverVersion     string
+}
+
+// Device runs kernels and owns their memory.
+type Device interface {
+	Info() DeviceInfo
+	Target() Target
+	Load(a *Artifact) (Kernel, error)
+
+	Alloc(dt ir.DType, n int) (Buffer, error)
+	Free(b Buffer)
+	// Upload copies little-endian host bytes into b (len(src) == b.Len()*dtype size).
+	Upload(dst Buffer, src []byte) error
+	// Download copies b into host bytes.
+	Download(src Buffer, dst []byte) error
+	// Sync waits for every launch and copy issued so far.
+	Sync() error
+	Close() error
+}

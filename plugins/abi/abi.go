@@ -1,0 +1,133 @@
+// Package abi holds the JSON schema that widejit and its strategy plugins exchange (ABI
+// version 1), and the rules a plugin's answer must follow. It imports only the standard
+// library, so the host (plugins), the guest SDK (plugins/sdk) and tools share one definition
+// without pulling the WebAssembly runtime into a plugin.
+//
+// The exchange: the host writes a Request as JSON into the plugin's linear memory (through the
+// plugin's alloc export), calls choose(ptr, len), and reads a Response as JSON from the
+// (ptr << 32 | len) that choose returns.
+package abi
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Version is the ABI version this package describes; a plugin's widejit_abi export must
+// return it.
+const Version = 1
+
+// Export names every plugin must provide.
+const (
+	ExportMemory = "memory"
+	ExportAlloc  = "alloc"
+	ExportABI    = "widejit_abi"
+	ExportChoose = "choose"
+)
+
+// Strategy names widejit's lowering uses; a plugin must not assume the list is closed.
+const (
+	StrategySequential = "sequential" // N launches of the single-model kernel
+	StrategyBatched    = "batched"    // one launch whose grid covers the N models
+	StrategyFused      = "fused"      // the group with its neighbours in one kernel for all N
+)
+
+// Request asks a plugin to rank the candidate kernels of one kernel group.
+type Request struct {
+	ABI int `json:"abi"` // Version
+	// OpChain names the ops of the group in execution order, e.g. ["linear", "gelu", "linear"].
+	OpChain []string `json:"op_chain"`
+	// Shapes holds the per-model shape of each input of the group (the leading N is not
+	// included; N is below). By convention the first input is the activation with its rows
+	// flattened into dimension 0, e.g. [[B, in], [out, in], [out]] for a linear with bias.
+	Shapes [][]int `json:"shapes"`
+	// DTypes holds the dtype of each input, parallel to Shapes ("float32", "float16", ...).
+	DTypes []string `json:"dtypes"`
+	// N is the number of models served at once.
+	N          int         `json:"n"`
+	Device     Device      `json:"device"`
+	Candidates []Candidate `json:"candidates"`
+}
+
+// Device describes where the kernels will run.
+type Device struct {
+	Kind string `json:"kind"` // "cpu" or "cuda"
+	Name string `json:"name"` // e.g. "NVIDIA H100 80GB HBM3", or the CPU model
+	// ComputeCapability is "major.minor" for CUDA devices ("9.0"), empty for the CPU.
+	ComputeCapability string `json:"compute_capability,omitempty"`
+	MemoryBytes       int64  `json:"memory_bytes"`
+	// Cores is the number of CPU worker threads, or of streaming multiprocessors on a GPU.
+	Cores int `json:"cores"`
+}
+
+// Candidate is one way to compute the group: a strategy and its tunables (block sizes,
+// num_warps, num_stages, ...). IDs are unique within a request.
+type Candidate struct {
+	ID       string         `json:"id"`
+	Strategy string         `json:"strategy"`
+	Params   map[string]int `json:"params,omitempty"`
+}
+
+// Response is a plugin's answer: candidate ids, best first, and an optional note that widejit
+// shows in `--explain` and `plugin check`.
+//
+// A partial ranking is allowed: the ids it leaves out follow in the order of the built-in
+// heuristic. Unknown ids, duplicate ids and an empty ranking are errors.
+type Response struct {
+	Ranking []string `json:"ranking"`
+	Note    string   `json:"note,omitempty"`
+}
+
+// CheckRanking reports why ranking is not a valid answer to a request with these candidates:
+// empty, an id that is not a candidate, or an id listed twice. It returns nil for a valid,
+// possibly partial, ranking.
+func CheckRanking(ranking []string, candidates []Candidate) error {
+	if len(ranking) == 0 {
+		return fmt.Errorf("empty ranking (expected at least one of %d candidate ids)", len(candidates))
+	}
+	known := make(map[string]bool, len(candidates))
+	for _, c := range candidates {
+		known[c.ID] = true
+	}
+	seen := make(map[string]int, len(ranking))
+	for i, id := range ranking {
+		if !known[id] {
+			return fmt.Errorf("ranking[%d]: unknown candidate id %q (candidates: %s)", i, id, idList(candidates))
+		}
+		if j, dup := seen[id]; dup {
+			return fmt.Errorf("ranking[%d]: duplicate candidate id %q (also at ranking[%d])", i, id, j)
+		}
+		seen[id] = i
+	}
+	return nil
+}
+
+func idList(candidates []Candidate) string {
+	const show = 8
+	ids := make([]string, 0, show)
+	for i, c := range candidates {
+		if i == show {
+			ids = append(ids, fmt.Sprintf("... %d more", len(candidates)-show))
+			break
+		}
+		ids = append(ids, fmt.Sprintf("%q", c.ID))
+	}
+	return strings.Join(ids, ", ")
+}
+
+// Complete returns ranking followed by the ids of fallback that ranking does not list, in
+// fallback's order: how a partial ranking is filled in by the built-in heuristic's order.
+func Complete(ranking, fallback []string) []string {
+	out := make([]string, 0, len(fallback))
+	listed := make(map[string]bool, len(ranking))
+	for _, id := range ranking {
+		listed[id] = true
+		out = append(out, id)
+	}
+	for _, id := range fallback {
+		if !listed[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}

@@ -1,0 +1,72 @@
+// Package sdk is the Go SDK for widejit strategy plugin authors. A plugin is a Go main package
+// that registers one function in init and is built for WebAssembly:
+//
+//	package main
+//
+//	import "github.com/widejit/widejit/plugins/sdk"
+//
+//	func init() { sdk.Register(choose) }
+//
+//	func choose(req sdk.Request) sdk.Response {
+//		return sdk.Response{Ranking: []string{req.Candidates[0].ID}}
+//	}
+//
+//	func main() {}
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o myplugin.wasm .
+//
+// The SDK provides the exports of ABI version 1 (memory, alloc, widejit_abi, choose) and the
+// JSON plumbing; the plugin only ranks candidates. Register must be called from init: a
+// c-shared module runs package initialisers but never main. A panic in the choose function
+// ends the module; widejit reports the panic message and falls back to its heuristic.
+//
+// On platforms other than wasip1 the package builds without the exports, so a plugin's logic
+// can be unit-tested with an ordinary `go test` by calling its choose function directly.
+package sdk
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/widejit/widejit/plugins/abi"
+)
+
+// The schema types, re-exported so a plugin needs one import.
+type (
+	Request   = abi.Request
+	Response  = abi.Response
+	Candidate = abi.Candidate
+	Device    = abi.Device
+)
+
+// ChooseFunc ranks the candidates of a request, best first.
+type ChooseFunc func(Request) Response
+
+var registered ChooseFunc
+
+// Register sets the plugin's choose function; call it once, from init.
+func Register(f ChooseFunc) {
+	if registered != nil {
+		panic("widejit sdk: Register called twice")
+	}
+	registered = f
+}
+
+// respond decodes one JSON request, calls the registered function and encodes its response.
+// Failures panic with a message: in the guest a panic ends the module and the host reports
+// the message as the reason it fell back.
+func respond(request []byte) []byte {
+	if registered == nil {
+		panic("widejit sdk: no choose function registered; call sdk.Register from an init function")
+	}
+	var req Request
+	if err := json.Unmarshal(request, &req); err != nil {
+		panic(fmt.Sprintf("widejit sdk: cannot decode the request: %v", err))
+	}
+	resp := registered(req)
+	out, err := json.Marshal(resp)
+	if err != nil {
+		panic(fmt.Sprintf("widejit sdk: cannot encode the response: %v", err))
+	}
+	return out
+}
