@@ -57,16 +57,27 @@
 // # Damage
 //
 // On every clean Close of a writable store, after Badger has closed, the Store writes
-// widejit-files.json: name, size and CRC-32C of every file in the directory. Open checks it
-// before Badger sees the files (any truncated, overwritten, missing or extra MANIFEST, .sst,
-// .vlog, .mem, KEYREGISTRY or DISCARD file is caught) and deletes it while the directory is
-// open for writing. Without it (first use, or the last writer crashed) Open validates every
-// .sst through Badger's table API (footer, index and block checksums) inside recover(), so the
-// panics Badger would raise in its own goroutines on truncated tables happen in ours and are
-// caught. Badger then opens with table and value checksum verification on; an Open error or
-// synchronous panic also counts as damage. On damage the directory's contents are moved to
-// <dir>.damaged-<UTC timestamp> (never deleted), a fresh store is created, and Open warns once.
+// widejit-files.json: name, size and CRC-32C of every Badger file in the directory. Open
+// checks it before Badger sees the files (any truncated, overwritten, missing or extra
+// MANIFEST, .sst, .vlog, .mem, KEYREGISTRY or DISCARD file is caught; files Badger does not
+// own are ignored) and deletes it while the directory is open for writing. Without it (first
+// use, or the last writer crashed) Open checks structure instead: the KEYREGISTRY size; the
+// MANIFEST replayed with Badger's reader, which must end on a complete entry and name exactly
+// the .sst files present (Badger itself would drop a partial entry and silently delete the
+// tables it no longer names); and every .sst through Badger's table API (footer, index and
+// block checksums) inside recover(), so the panics Badger would raise in its own goroutines on
+// truncated tables happen in ours and are caught. Badger then opens with table and value
+// checksum verification on; an Open error or synchronous panic also counts as damage. On
+// damage the directory's contents are moved to <dir>.damaged-<UTC timestamp> (never deleted),
+// a fresh store is created, and Open warns once.
+//
 // Not caught at Open: damage done by another program while the store is open, and damage to a
-// crashed store's .vlog/.mem beyond what Badger's replay detects; record checksums still keep
-// such bytes from being served.
+// crashed store's .vlog/.mem beyond what Badger's replay detects; record checksums (and
+// Badger's value checksums) still keep such bytes from being served: those records are misses.
+// Conservative by design: a crash in the middle of a flush or compaction leaves a table the
+// MANIFEST does not name, which is treated as damage (the cache restarts; nothing is deleted).
+//
+// Bad records are reported once per store (the first one), with a total at Close; Badger's own
+// log lines are forwarded (at most three) only after Open, since an Open failure is reported
+// as damage.
 package cache

@@ -51,10 +51,12 @@ type Buffer interface {
 	Len() int
 }
 
-// Arg is one launch argument: a buffer for a pointer parameter, or a scalar (int64, float64
-// or bool; converted to the parameter's type, with an error if it does not fit).
+// Arg is one launch argument: a buffer for a pointer parameter (Offset elements into it, so
+// one buffer can serve N launches of a single-model kernel), or a scalar (int64, float64 or
+// bool; converted to the parameter's type, with an error if it does not fit).
 type Arg struct {
 	Buf    Buffer
+	Offset int
 	Scalar any
 }
 

@@ -1,15 +1,22 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
 )
+
+func init() { register("config", newConfigCmd) }
 
 // Configuration keys. Layering (lowest first): defaults < config file < WIDEJIT_* environment
 // < flags. A key's flag, where it has one, carries the same name with '_' as '-'.
@@ -77,4 +84,127 @@ func defaultConfigPath() string {
 		dir = filepath.Join(home, ".config")
 	}
 	return filepath.Join(dir, "widejit", "config.yaml")
+}
+
+// configEntry is one key's effective value and where it came from.
+type configEntry struct {
+	Key    string `json:"key"`
+	Value  any    `json:"value"`
+	Source string `json:"source"` // "default", "file PATH", "env WIDEJIT_X", "flag --x"
+}
+
+// configSources resolves every known key the way viper does (flag > env > file > default)
+// and says which layer won.
+func configSources(v *viper.Viper, cmd *cobra.Command) []configEntry {
+	keys := make([]string, 0, len(configDefaults))
+	for k := range configDefaults {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]configEntry, 0, len(keys))
+	for _, k := range keys {
+		flagName := strings.ReplaceAll(k, "_", "-")
+		env := "WIDEJIT_" + strings.ToUpper(k)
+		src := "default"
+		switch {
+		case cmd.Flags().Lookup(flagName) != nil && cmd.Flags().Changed(flagName):
+			src = "flag --" + flagName
+		case os.Getenv(env) != "":
+			src = "env " + env
+		case v.InConfig(k):
+			src = "file " + v.ConfigFileUsed()
+		}
+		var val any = v.Get(k)
+		if k == "plugins" {
+			val = v.GetStringSlice(k)
+		}
+		out = append(out, configEntry{Key: k, Value: val, Source: src})
+	}
+	return out
+}
+
+// configProblems checks the effective values (and flags unknown keys in the file).
+func configProblems(v *viper.Viper) []string {
+	var probs []string
+	switch d := v.GetString("device"); d {
+	case "auto", "cpu", "cuda":
+	default:
+		probs = append(probs, fmt.Sprintf("device: %q is not one of auto, cpu, cuda", d))
+	}
+	if t := v.GetInt("threads"); t < 0 {
+		probs = append(probs, fmt.Sprintf("threads: %d must be >= 0", t))
+	}
+	if m := v.GetInt("plugin_memory_mib"); m <= 0 {
+		probs = append(probs, fmt.Sprintf("plugin_memory_mib: %d must be > 0", m))
+	}
+	if d, err := time.ParseDuration(v.GetString("plugin_deadline")); err != nil || d <= 0 {
+		probs = append(probs, fmt.Sprintf("plugin_deadline: %q is not a positive duration (e.g. 50ms)", v.GetString("plugin_deadline")))
+	}
+	known := make([]string, 0, len(configDefaults))
+	for k := range configDefaults {
+		known = append(known, k)
+	}
+	sort.Strings(known)
+	if v.ConfigFileUsed() != "" {
+		for _, k := range v.AllKeys() {
+			if _, ok := configDefaults[k]; !ok && v.InConfig(k) {
+				probs = append(probs, fmt.Sprintf("%s: unknown key in %s (known: %s)", k, v.ConfigFileUsed(), strings.Join(known, ", ")))
+			}
+		}
+	}
+	sort.Strings(probs)
+	return probs
+}
+
+func newConfigCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Print the effective configuration and where each value comes from",
+		Long: `Print every configuration key, its effective value and its source. Layering, lowest
+first: defaults < $XDG_CONFIG_HOME/widejit/config.yaml (or --config) < WIDEJIT_* environment
+variables (WIDEJIT_CACHE_DIR, ...) < flags (--cache-dir, ...).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			entries := configSources(a.v, cmd)
+			probs := configProblems(a.v)
+			file := a.v.ConfigFileUsed()
+			_, statErr := os.Stat(file)
+			found := file != "" && statErr == nil
+			if asJSON {
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(map[string]any{"config_file": file, "config_file_found": found, "keys": entries, "problems": probs}); err != nil {
+					return err
+				}
+			} else {
+				state := "not found"
+				if found {
+					state = "read"
+				}
+				fmt.Fprintf(a.stdout, "config file: %s (%s)\n", file, state)
+				w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(w, "KEY\tVALUE\tSOURCE")
+				for _, e := range entries {
+					val := fmt.Sprint(e.Value)
+					if s, ok := e.Value.([]string); ok {
+						val = "[" + strings.Join(s, ",") + "]"
+					}
+					if val == "" {
+						val = `""`
+					}
+					fmt.Fprintf(w, "%s\t%s\t%s\n", e.Key, val, e.Source)
+				}
+				if err := w.Flush(); err != nil {
+					return err
+				}
+			}
+			if len(probs) > 0 {
+				return fmt.Errorf("invalid configuration:\n  %s", strings.Join(probs, "\n  "))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
 }

@@ -70,3 +70,29 @@ func respond(request []byte) []byte {
 	}
 	return out
 }
+
+// RankByStrategy ranks candidates by the position of their strategy in preferred; candidates
+// of strategies not listed come last. Ties keep the candidates' order.
+func RankByStrategy(candidates []Candidate, preferred ...string) []string {
+	rank := make(map[string]int, len(preferred))
+	for i, s := range preferred {
+		if _, dup := rank[s]; !dup {
+			rank[s] = i
+		}
+	}
+	pos := func(c Candidate) int {
+		if r, ok := rank[c.Strategy]; ok {
+			return r
+		}
+		return len(preferred)
+	}
+	ids := make([]string, 0, len(candidates))
+	for r := 0; r <= len(preferred); r++ {
+		for _, c := range candidates {
+			if pos(c) == r {
+				ids = append(ids, c.ID)
+			}
+		}
+	}
+	return ids
+}

@@ -48,3 +48,17 @@ func TestRespondPanicsWithMessage(t *testing.T) {
 		})
 	}
 }
+
+func TestRankByStrategy(t *testing.T) {
+	cands := []Candidate{
+		{ID: "s", Strategy: "sequential"},
+		{ID: "b1", Strategy: "batched"},
+		{ID: "x", Strategy: "exotic"},
+		{ID: "f", Strategy: "fused"},
+		{ID: "b2", Strategy: "batched"},
+	}
+	got := strings.Join(RankByStrategy(cands, "fused", "batched", "fused"), ",")
+	if got != "f,b1,b2,s,x" {
+		t.Fatalf("got %s, want f,b1,b2,s,x", got)
+	}
+}

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/widejit/widejit/cache"
+)
+
+func init() { register("cache", newCacheCmd) }
+
+// cacheSubcommandMakers are extra `widejit cache` subcommands registered from other files
+// (`populate` lives with the lowering code): call registerCacheSubcommand in an init func.
+var cacheSubcommandMakers []commandMaker
+
+func registerCacheSubcommand(m commandMaker) {
+	cacheSubcommandMakers = append(cacheSubcommandMakers, m)
+}
+
+// cacheDir is the configured cache directory ("" means cache.DefaultDir()).
+func cacheDir(a *app) string { return a.v.GetString("cache_dir") }
+
+// openCacheStore opens the configured cache for a command that compiles kernels: cache.Off()
+// under --no-cache, else the configured directory, warnings to stderr. It never fails; the
+// caller must Close it (as soon as compiling is done, so other processes get the directory).
+func openCacheStore(a *app) *cache.Store {
+	if a.v.GetBool("no_cache") {
+		return cache.Off()
+	}
+	s, err := cache.Open(cacheDir(a), cache.Options{Warn: cacheWarner(a)})
+	if err != nil {
+		fmt.Fprintf(a.stderr, "widejit: warning: %v; running without a kernel cache\n", err)
+		return cache.Off()
+	}
+	return s
+}
+
+func cacheWarner(a *app) func(string) {
+	return func(msg string) { fmt.Fprintf(a.stderr, "widejit: warning: %s\n", msg) }
+}
+
+// cacheAdminLockWait is how long maintenance commands wait for a busy directory.
+var cacheAdminLockWait = cache.DefaultLockWait
+
+// openCacheForAdmin opens the directory itself for a maintenance command; a busy directory is
+// an error here (the command would otherwise act on an empty in-memory store).
+func openCacheForAdmin(a *app) (*cache.Store, error) {
+	s, err := cache.Open(cacheDir(a), cache.Options{Warn: cacheWarner(a), LockWait: cacheAdminLockWait})
+	if err != nil {
+		return nil, err
+	}
+	if s.Mode() != cache.ModeReadWrite {
+		dir := s.Dir()
+		s.Close()
+		return nil, fmt.Errorf("cache dir %s is in use by another widejit process or unusable; try again later", dir)
+	}
+	return s, nil
+}
+
+func newCacheCmd(a *app) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "cache",
+		Short: "Inspect and maintain the kernel cache",
+		Long: "Inspect and maintain the kernel cache (compiled kernels and tuning decisions).\n" +
+			"The directory is --cache-dir, else WIDEJIT_CACHE_DIR, else $XDG_CACHE_HOME/widejit.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usagef("cache: missing subcommand (stats, ls, verify, gc, clear)")
+		},
+	}
+	c.AddCommand(
+		cacheSub(a, "stats", "Count records and sizes by kind and target", runCacheStats),
+		cacheSub(a, "ls", "List records (kind, name, target, size, created)", runCacheLs),
+		cacheSub(a, "verify", "Check every record's checksum and every table; remove bad records (exit 1 if any)", runCacheVerify),
+		cacheSub(a, "gc", "Compact the tables and garbage-collect the value log", runCacheGC),
+		cacheSub(a, "clear", "Remove every record", runCacheClear),
+	)
+	for _, m := range cacheSubcommandMakers {
+		c.AddCommand(m(a))
+	}
+	return c
+}
+
+type cacheAction func(a *app, s *cache.Store, asJSON bool) error
+
+func cacheSub(a *app, name, short string, run cacheAction) *cobra.Command {
+	c := &cobra.Command{
+		Use:   name,
+		Short: short,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			asJSON, _ := cmd.Flags().GetBool("json")
+			s, err := openCacheForAdmin(a)
+			if err != nil {
+				return err
+			}
+			runErr := run(a, s, asJSON)
+			if err := s.Close(); err != nil && runErr == nil {
+				runErr = fmt.Errorf("closing the cache: %w", err)
+			}
+			return runErr
+		},
+	}
+	c.Flags().Bool("json", false, "print JSON")
+	return c
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func runCacheStats(a *app, s *cache.Store, asJSON bool) error {
+	st, err := s.Stats()
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return printJSON(a.stdout, st)
+	}
+	fmt.Fprintf(a.stdout, "cache dir %s\n%d records, %s on disk (tables %s, value log %s)\n",
+		st.Dir, st.Records, sizeText(st.DiskBytes), sizeText(st.LSMBytes), sizeText(st.VLogBytes))
+	if st.Bad > 0 {
+		fmt.Fprintf(a.stdout, "%d unreadable records removed\n", st.Bad)
+	}
+	if len(st.Groups) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KIND\tTARGET\tRECORDS\tPAYLOAD\tSTORED")
+	for _, g := range st.Groups {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", g.Kind, orDash(g.Target), g.Count, sizeText(g.PayloadBytes), sizeText(g.StoredBytes))
+	}
+	return tw.Flush()
+}
+
+func runCacheLs(a *app, s *cache.Store, asJSON bool) error {
+	ents, err := s.List()
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if ents == nil {
+			ents = []cache.Entry{}
+		}
+		return printJSON(a.stdout, struct {
+			Dir     string        `json:"dir"`
+			Entries []cache.Entry `json:"entries"`
+		}{s.Dir(), ents})
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KIND\tNAME\tBACKEND\tTARGET\tSIZE\tCREATED\tKEY")
+	for _, e := range ents {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Kind, orDash(e.Name), orDash(e.Backend), orDash(e.Target),
+			sizeText(int64(e.Size)), e.Created.Local().Format(time.DateTime), e.Key[:min(len(e.Key), 14)])
+	}
+	return tw.Flush()
+}
+
+func runCacheVerify(a *app, s *cache.Store, asJSON bool) error {
+	rep, err := s.Verify()
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if err := printJSON(a.stdout, rep); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(a.stdout, "checked %d records: %d bad, %d removed; tables: %s\n", rep.Checked, len(rep.Bad), rep.Removed, rep.Tables)
+		for _, b := range rep.Bad {
+			fmt.Fprintf(a.stdout, "  %s: %s\n", b.Key, b.Reason)
+		}
+	}
+	if len(rep.Bad) > 0 || rep.Tables != "ok" {
+		return exitCodeError{code: 1, err: fmt.Errorf("cache verify found %d bad records (removed %d); tables: %s", len(rep.Bad), rep.Removed, rep.Tables)}
+	}
+	return nil
+}
+
+func runCacheGC(a *app, s *cache.Store, asJSON bool) error {
+	rep, err := s.GC()
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return printJSON(a.stdout, rep)
+	}
+	fmt.Fprintf(a.stdout, "value-log files rewritten: %d; %s -> %s on disk\n", rep.Rounds, sizeText(rep.BytesBefore), sizeText(rep.BytesAfter))
+	return nil
+}
+
+func runCacheClear(a *app, s *cache.Store, asJSON bool) error {
+	rep, err := s.Clear()
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if rep.Groups == nil {
+			rep.Groups = []cache.Group{}
+		}
+		return printJSON(a.stdout, struct {
+			Dir string `json:"dir"`
+			cache.ClearReport
+		}{s.Dir(), rep})
+	}
+	parts := make([]string, 0, len(rep.Groups))
+	for _, g := range rep.Groups {
+		parts = append(parts, fmt.Sprintf("%d %s/%s", g.Count, g.Kind, orDash(g.Target)))
+	}
+	detail := ""
+	if len(parts) > 0 {
+		detail = " (" + strings.Join(parts, ", ") + ")"
+	}
+	fmt.Fprintf(a.stdout, "removed %d records%s from %s\n", rep.Removed, detail, s.Dir())
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// sizeText prints a byte count in binary units.
+func sizeText(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, i := float64(n), -1
+	for v >= unit && i < 3 {
+		v /= unit
+		i++
+	}
+	return fmt.Sprintf("%.1f %ciB", v, "KMGT"[i])
+}

@@ -1,0 +1,325 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/widejit/widejit/graph"
+	"github.com/widejit/widejit/graph/safetensors"
+)
+
+// run executes widejit with an empty config home and returns exit code, stdout, stderr.
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	if os.Getenv("XDG_CONFIG_HOME") == "" || !strings.HasPrefix(os.Getenv("XDG_CONFIG_HOME"), os.TempDir()) {
+		t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	}
+	var out, errb bytes.Buffer
+	code := execute(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+const cliGraph = `{
+  "format": "widejit.graph/v1",
+  "n": 2,
+  "inputs": [{"name": "x", "shape": [3, 4], "dtype": "float32"}],
+  "params": [{"name": "fc.weight", "shape": [5, 4], "dtype": "float32"}, {"name": "fc.bias", "shape": [5], "dtype": "float32"}],
+  "nodes": [
+    {"name": "fc", "op": "linear", "inputs": ["x"], "params": {"weight": "fc.weight", "bias": "fc.bias"}, "attrs": {"in_features": 4, "out_features": 5}},
+    {"name": "act", "op": "relu", "inputs": ["fc"]}
+  ],
+  "outputs": ["act"],
+  "init": {"seed": 0}
+}`
+
+func writeGraph(t *testing.T, src string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "graph.json")
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestInfo(t *testing.T) {
+	code, out, _ := runCLI(t, "info")
+	for _, want := range []string{"widejit " + buildVersion(), "go: go", "cpu: available (", "cuda: not available: the CUDA backend is not built yet"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("exit %d, output lacks %q:\n%s", code, want, out)
+		}
+	}
+	old := cudaStatus
+	defer func() { cudaStatus = old }()
+	cudaStatus = func() string { return "available: test GPU" }
+	if _, out, _ := runCLI(t, "info"); !strings.Contains(out, "cuda: available: test GPU") {
+		t.Fatalf("cudaStatus hook not used:\n%s", out)
+	}
+}
+
+func TestGraphCheck(t *testing.T) {
+	p := writeGraph(t, cliGraph)
+	code, out, errOut := runCLI(t, "graph", "check", p)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"ok: n=2, 1 inputs, 2 params, 2 nodes, 1 outputs, init seed 0", "fc    linear  x       float32[3,5]", "act   relu    fc      float32[3,5]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = runCLI(t, "graph", "check", "--json", p)
+	var doc struct {
+		N     int `json:"n"`
+		Nodes []struct {
+			Name    string `json:"name"`
+			Outputs []struct {
+				Shape []int `json:"shape"`
+			} `json:"outputs"`
+		} `json:"nodes"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 || doc.N != 2 || doc.Nodes[1].Outputs[0].Shape[1] != 5 {
+		t.Fatalf("json: %v %+v\n%s", err, doc, out)
+	}
+	code, out, _ = runCLI(t, "graph", "check", "--n", "6", p)
+	if code != 0 || !strings.Contains(out, "n=6") {
+		t.Fatalf("--n: exit %d\n%s", code, out)
+	}
+}
+
+func TestGraphCheckErrors(t *testing.T) {
+	bad := writeGraph(t, strings.Replace(cliGraph, `"inputs": ["fc"]`, `"inputs": ["fcc"]`, 1))
+	code, out, errOut := runCLI(t, "graph", "check", bad)
+	want := bad + `:8:46: nodes[1].inputs[0] (node "act"): unknown input "fcc"; did you mean "fc"?`
+	if code != 1 || out != "" || !strings.Contains(errOut, want) || strings.Contains(errOut, "Usage") || strings.Contains(errOut, "--help") {
+		t.Fatalf("exit %d\nstdout %q\nstderr %q\nwant %q", code, out, errOut, want)
+	}
+	code, _, errOut = runCLI(t, "graph", "check", filepath.Join(t.TempDir(), "missing.json"))
+	if code != 1 || !strings.Contains(errOut, "missing.json") {
+		t.Fatalf("missing file: exit %d %s", code, errOut)
+	}
+	if code, _, errOut = runCLI(t, "graph", "check"); code != 2 || !strings.Contains(errOut, "accepts 1 arg") {
+		t.Fatalf("no argument: exit %d %s", code, errOut)
+	}
+	if code, _, _ = runCLI(t, "graph"); code != 2 {
+		t.Fatalf("no subcommand: exit %d", code)
+	}
+}
+
+func TestGraphSubcommandHook(t *testing.T) {
+	old := graphSubcommands
+	defer func() { graphSubcommands = old }()
+	graphCmdAdd(func(a *app) *cobra.Command {
+		return &cobra.Command{Use: "hello", RunE: func(*cobra.Command, []string) error {
+			_, err := a.stdout.Write([]byte("hi from graph hello\n"))
+			return err
+		}}
+	})
+	if code, out, _ := runCLI(t, "graph", "hello"); code != 0 || out != "hi from graph hello\n" {
+		t.Fatalf("exit %d %q", code, out)
+	}
+}
+
+func TestExamplesPassGraphCheck(t *testing.T) {
+	paths, _ := filepath.Glob(filepath.Join("..", "..", "examples", "*", "graph.json"))
+	if len(paths) == 0 {
+		t.Skip("no examples/ yet")
+	}
+	for _, p := range paths {
+		if code, _, errOut := runCLI(t, "graph", "check", p); code != 0 {
+			t.Errorf("%s: exit %d: %s", p, code, errOut)
+		}
+	}
+}
+
+func TestConfigSources(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", home)
+	os.MkdirAll(filepath.Join(home, "widejit"), 0o755)
+	cfg := filepath.Join(home, "widejit", "config.yaml")
+	os.WriteFile(cfg, []byte("threads: 3\ndevice: cpu\nplugins: [a.wasm, b.wasm]\n"), 0o644)
+	t.Setenv("WIDEJIT_DEVICE", "cuda")
+	t.Setenv("WIDEJIT_CACHE_DIR", "/tmp/envcache")
+	code, out, errOut := runCLI(t, "config", "--no-cache")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"config file: " + cfg + " (read)",
+		"threads            3              file " + cfg,
+		"device             cuda           env WIDEJIT_DEVICE",
+		"cache_dir          /tmp/envcache  env WIDEJIT_CACHE_DIR",
+		"no_cache           true           flag --no-cache",
+		"plugins            [a.wasm,b.wasm]  file " + cfg,
+		"plugin_deadline    50ms           default",
+	} {
+		if !strings.Contains(strings.Join(strings.Fields(out), " "), strings.Join(strings.Fields(want), " ")) {
+			t.Errorf("config output lacks %q:\n%s", want, out)
+		}
+	}
+	// flags beat the environment
+	code, out, _ = runCLI(t, "config", "--json", "--cache-dir", "/tmp/flagcache")
+	var doc struct {
+		Keys []configEntry `json:"keys"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	for _, e := range doc.Keys {
+		if e.Key == "cache_dir" && (e.Value != "/tmp/flagcache" || e.Source != "flag --cache-dir") {
+			t.Errorf("cache_dir: %+v", e)
+		}
+	}
+	// --config names another file; a missing explicit file is an error
+	other := filepath.Join(t.TempDir(), "other.yaml")
+	os.WriteFile(other, []byte("threads: 9\n"), 0o644)
+	if code, out, _ := runCLI(t, "config", "--config", other); code != 0 || !strings.Contains(out, "file "+other) || !strings.Contains(out, "9") {
+		t.Errorf("--config: exit %d\n%s", code, out)
+	}
+	if code, _, errOut := runCLI(t, "config", "--config", other+".missing"); code != 1 || !strings.Contains(errOut, "other.yaml.missing") {
+		t.Errorf("missing --config: exit %d %s", code, errOut)
+	}
+}
+
+func TestConfigProblems(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", home)
+	os.MkdirAll(filepath.Join(home, "widejit"), 0o755)
+	os.WriteFile(filepath.Join(home, "widejit", "config.yaml"), []byte("device: gpu\nthreds: 2\n"), 0o644)
+	code, _, errOut := runCLI(t, "config")
+	if code != 1 || !strings.Contains(errOut, `device: "gpu" is not one of auto, cpu, cuda`) || !strings.Contains(errOut, "threds: unknown key") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}
+
+func TestRunWithoutExecution(t *testing.T) {
+	if executeGraph != nil {
+		t.Skip("an execution engine is built in")
+	}
+	p := writeGraph(t, cliGraph)
+	code, _, errOut := runCLI(t, "run", p)
+	if code != 1 || !strings.Contains(errOut, "execution is not available yet") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}
+
+func TestRunUsageAndInputErrors(t *testing.T) {
+	p := writeGraph(t, cliGraph)
+	for _, args := range [][]string{{"run", p, "--mode", "fast"}, {"run", p, "--device", "tpu"}, {"run", p, "--rtol", "-1"}, {"run"}} {
+		if code, _, errOut := runCLI(t, args...); code != 2 {
+			t.Errorf("%v: exit %d (want 2): %s", args, code, errOut)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "in.safetensors")
+	safetensors.Write(bad, []*safetensors.Tensor{safetensors.FromFloat32s("x", []int{3, 4}, make([]float32, 12))}, nil)
+	code, _, errOut := runCLI(t, "run", p, "--inputs", bad)
+	if code != 1 || !strings.Contains(errOut, `input "x" has shape [3 4], expected [2 3 4]`) {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	exp := filepath.Join(t.TempDir(), "exp.safetensors")
+	safetensors.Write(exp, []*safetensors.Tensor{safetensors.FromFloat32s("fc", []int{2, 3, 5}, make([]float32, 30))}, nil)
+	code, _, errOut = runCLI(t, "run", p, "--check", exp)
+	if code != 1 || !strings.Contains(errOut, `output "act" is missing`) || !strings.Contains(errOut, `tensor "fc" is not a graph output`) {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}
+
+// fakeExecutor computes relu(x W^T + b) with plain loops, then adds delta to every output.
+func fakeExecutor(delta float32) func(context.Context, *graph.Graph, map[string]*safetensors.Tensor, runOptions) (*runResult, error) {
+	return func(_ context.Context, g *graph.Graph, in map[string]*safetensors.Tensor, _ runOptions) (*runResult, error) {
+		x, _ := in["x"].Float32s()
+		w, _ := g.ParamFloat32s("fc.weight")
+		b, _ := g.ParamFloat32s("fc.bias")
+		out := make([]float32, g.N*3*5)
+		for m := 0; m < g.N; m++ {
+			for r := 0; r < 3; r++ {
+				for o := 0; o < 5; o++ {
+					s := b[m*5+o]
+					for i := 0; i < 4; i++ {
+						s += x[m*12+r*4+i] * w[m*20+o*4+i]
+					}
+					out[m*15+r*5+o] = float32(math.Max(float64(s), 0)) + delta
+				}
+			}
+		}
+		return &runResult{Outputs: map[string]*safetensors.Tensor{"act": safetensors.FromFloat32s("act", []int{g.N, 3, 5}, out)},
+			Extra: map[string]any{"cache": map[string]int{"hits": 1}}}, nil
+	}
+}
+
+func TestRunWithExecutorAndCheck(t *testing.T) {
+	old := executeGraph
+	defer func() { executeGraph = old }()
+	p := writeGraph(t, cliGraph)
+	dir := t.TempDir()
+	ref := filepath.Join(dir, "ref.safetensors")
+	executeGraph = fakeExecutor(0)
+	if code, out, errOut := runCLI(t, "run", p, "--out", ref); code != 0 || !strings.Contains(out, "act") {
+		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	}
+	// within tolerance
+	executeGraph = fakeExecutor(1e-6)
+	code, out, errOut := runCLI(t, "run", p, "--check", ref, "--json")
+	var doc struct {
+		Outputs []struct {
+			Name  string `json:"name"`
+			Shape []int  `json:"shape"`
+		} `json:"outputs"`
+		Check struct {
+			OK      bool         `json:"ok"`
+			Outputs []outputDiff `json:"outputs"`
+		} `json:"check"`
+		Cache map[string]int `json:"cache"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 || !doc.Check.OK || doc.Cache["hits"] != 1 || doc.Outputs[0].Shape[0] != 2 {
+		t.Fatalf("exit %d %v: %s %s", code, err, out, errOut)
+	}
+	if d := doc.Check.Outputs[0].MaxAbs; math.Abs(d-1e-6) > 1e-7 {
+		t.Errorf("max abs %v, want 1e-6", d)
+	}
+	// beyond tolerance: exit 1, the error printed
+	executeGraph = fakeExecutor(0.01)
+	code, out, errOut = runCLI(t, "run", p, "--check", ref)
+	if code != 1 || !strings.Contains(out, "FAIL") || !strings.Contains(errOut, "check failed: act differ") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	// a looser tolerance accepts it
+	if code, _, errOut := runCLI(t, "run", p, "--check", ref, "--atol", "0.02"); code != 0 {
+		t.Fatalf("--atol 0.02: exit %d %s", code, errOut)
+	}
+}
+
+func TestCompareOutputs(t *testing.T) {
+	g, err := graph.Parse("g.json", []byte(cliGraph), graph.Options{N: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(v ...float32) map[string]*safetensors.Tensor {
+		full := make([]float32, 15)
+		copy(full, v)
+		return map[string]*safetensors.Tensor{"act": safetensors.FromFloat32s("act", []int{1, 3, 5}, full)}
+	}
+	exp := mk(1, -2, 4)
+	// |diff| 3e-4 <= 1e-5 + 1e-4 * 4: ok; relative error 3e-4/4
+	d := compareOutputs(g, mk(1, -2, 4.0003), exp, 1e-4, 1e-5)[0]
+	if !d.OK || math.Abs(d.MaxAbs-3e-4) > 1e-6 || d.Scale != 4 || math.Abs(d.MaxRel-7.5e-5) > 1e-6 {
+		t.Errorf("small diff: %+v", d)
+	}
+	if d := compareOutputs(g, mk(1, -2, 4.001), exp, 1e-4, 1e-5)[0]; d.OK {
+		t.Errorf("diff 1e-3 passed: %+v", d)
+	}
+	nan := float32(math.NaN())
+	if d := compareOutputs(g, mk(1, nan, 4), exp, 1e-4, 1e-5)[0]; d.OK || d.NaNs != 1 {
+		t.Errorf("NaN passed: %+v", d)
+	}
+	if d := compareOutputs(g, mk(1, nan, 4), mk(1, nan, 4), 0, 0)[0]; !d.OK {
+		t.Errorf("NaN vs NaN failed: %+v", d)
+	}
+}

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/widejit/widejit/graph"
+)
+
+func init() { register("graph", newGraphCmd) }
+
+// graphSubcommands are attached under `widejit graph` besides `check`; other files add theirs
+// with graphCmdAdd from their init (e.g. `graph explain`).
+var graphSubcommands []commandMaker
+
+// graphCmdAdd registers a `widejit graph <sub>` command maker.
+func graphCmdAdd(m commandMaker) { graphSubcommands = append(graphSubcommands, m) }
+
+func newGraphCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "graph",
+		Short: "Inspect graph files (widejit.graph/v1)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usagef("graph needs a subcommand (%s)", strings.Join(subNames(cmd), ", "))
+		},
+	}
+	cmd.AddCommand(newGraphCheckCmd(a))
+	for _, m := range graphSubcommands {
+		cmd.AddCommand(m(a))
+	}
+	return cmd
+}
+
+func subNames(cmd *cobra.Command) []string {
+	var out []string
+	for _, c := range cmd.Commands() {
+		out = append(out, c.Name())
+	}
+	return out
+}
+
+// graphNOverride reads an --n flag (0: keep the file's n).
+func loadGraphArg(path string, n int) (*graph.Graph, error) {
+	if n < 0 {
+		return nil, usagef("--n must be >= 1, got %d", n)
+	}
+	return graph.LoadWithOptions(path, graph.Options{N: n})
+}
+
+func newGraphCheckCmd(a *app) *cobra.Command {
+	var asJSON bool
+	var n int
+	cmd := &cobra.Command{
+		Use:   "check GRAPH.json",
+		Short: "Validate a graph (and its weights) and print every node's output shapes",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			g, err := loadGraphArg(args[0], n)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeGraphJSON(a.stdout, g)
+			}
+			return writeGraphTable(a.stdout, g)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().IntVar(&n, "n", 0, "override n (init graphs only)")
+	return cmd
+}
+
+func outputsString(n *graph.Node) string {
+	parts := make([]string, len(n.Outputs))
+	for i, t := range n.Outputs {
+		parts[i] = t.String()
+	}
+	if n.Tuple {
+		return "(" + strings.Join(parts, ", ") + ")"
+	}
+	return parts[0]
+}
+
+func inputsString(n *graph.Node) string {
+	parts := make([]string, len(n.Inputs))
+	for i, in := range n.Inputs {
+		parts[i] = in.String()
+	}
+	return strings.Join(parts, ", ")
+}
+
+func writeGraphTable(w io.Writer, g *graph.Graph) error {
+	source := "weights " + g.WeightsPath
+	if g.Init != nil {
+		source = fmt.Sprintf("init seed %d", g.Init.Seed)
+	}
+	fmt.Fprintf(w, "%s: ok: n=%d, %d inputs, %d params, %d nodes, %d outputs, %s\n",
+		g.File, g.N, len(g.Inputs), len(g.Params), len(g.Nodes), len(g.Outputs), source)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tOP\tINPUTS\tOUTPUT")
+	for _, in := range g.Inputs {
+		kind := "input"
+		if !in.PerModel {
+			kind = "input (shared)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t\t%s\n", in.Name, kind, in.Type)
+	}
+	for _, n := range g.Nodes {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n.Name, n.Op, inputsString(n), outputsString(n))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	outs := make([]string, len(g.Outputs))
+	for i, o := range g.Outputs {
+		outs[i] = fmt.Sprintf("%s %s", o.Name, o.Type)
+	}
+	_, err := fmt.Fprintf(w, "outputs (each [n, ...]): %s\n", strings.Join(outs, ", "))
+	return err
+}
+
+type jsonType struct {
+	Shape []int  `json:"shape"`
+	DType string `json:"dtype"`
+}
+
+func toJSONTypes(ts []graph.Type) []jsonType {
+	out := make([]jsonType, len(ts))
+	for i, t := range ts {
+		out[i] = jsonType{t.Shape, string(t.DType)}
+	}
+	return out
+}
+
+func writeGraphJSON(w io.Writer, g *graph.Graph) error {
+	type jsonNode struct {
+		Name    string         `json:"name"`
+		Op      string         `json:"op"`
+		Inputs  []string       `json:"inputs"`
+		Params  map[string]any `json:"params,omitempty"`
+		Attrs   map[string]any `json:"attrs"`
+		Outputs []jsonType     `json:"outputs"`
+		Tuple   bool           `json:"tuple"`
+	}
+	type jsonIO struct {
+		Name string `json:"name"`
+		jsonType
+		PerModel *bool `json:"per_model,omitempty"`
+	}
+	doc := struct {
+		File    string     `json:"file"`
+		N       int        `json:"n"`
+		Inputs  []jsonIO   `json:"inputs"`
+		Params  []jsonIO   `json:"params"`
+		Nodes   []jsonNode `json:"nodes"`
+		Outputs []jsonIO   `json:"outputs"`
+	}{File: g.File, N: g.N, Inputs: []jsonIO{}, Params: []jsonIO{}, Nodes: []jsonNode{}}
+	for _, in := range g.Inputs {
+		pm := in.PerModel
+		doc.Inputs = append(doc.Inputs, jsonIO{in.Name, jsonType{in.Type.Shape, string(in.Type.DType)}, &pm})
+	}
+	for _, p := range g.Params {
+		doc.Params = append(doc.Params, jsonIO{Name: p.Name, jsonType: jsonType{p.Type.Shape, string(p.Type.DType)}})
+	}
+	for _, n := range g.Nodes {
+		jn := jsonNode{Name: n.Name, Op: n.Op, Inputs: []string{}, Attrs: map[string]any(n.Attrs), Outputs: toJSONTypes(n.Outputs), Tuple: n.Tuple}
+		for _, in := range n.Inputs {
+			jn.Inputs = append(jn.Inputs, in.String())
+		}
+		if len(n.Params) > 0 {
+			jn.Params = map[string]any{}
+			for role, p := range n.Params {
+				jn.Params[role] = p.Name
+			}
+		}
+		doc.Nodes = append(doc.Nodes, jn)
+	}
+	for _, o := range g.Outputs {
+		doc.Outputs = append(doc.Outputs, jsonIO{Name: o.Name, jsonType: jsonType{o.Type.Shape, string(o.Type.DType)}})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}

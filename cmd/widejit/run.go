@@ -1,0 +1,392 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/widejit/widejit/graph"
+	"github.com/widejit/widejit/graph/safetensors"
+)
+
+func init() { register("run", newRunCmd) }
+
+// runOptions is what `run` hands to the executor.
+type runOptions struct {
+	Device   string // auto | cpu | cuda
+	Mode     string // wide | sequential
+	Threads  int    // CPU workers, 0: all cores
+	CacheDir string // "" : default
+	NoCache  bool
+	Plugins  []string
+	Stderr   io.Writer // warnings
+	Config   *app      // the full layered configuration, for anything else
+}
+
+// runResult is what the executor returns: every graph output stacked [N, ...], plus optional
+// facts (device used, cache hits, timings) merged into `run --json`.
+type runResult struct {
+	Outputs map[string]*safetensors.Tensor
+	Extra   map[string]any
+}
+
+// executeGraph runs a loaded graph; nil until an execution engine is built in. The lowering
+// package's CLI file sets it from its init.
+var executeGraph func(ctx context.Context, g *graph.Graph, inputs map[string]*safetensors.Tensor, opts runOptions) (*runResult, error)
+
+// errExecutionUnavailable is returned by run while executeGraph is nil.
+var errExecutionUnavailable = errors.New("execution is not available yet: the graph, weights and inputs are valid, but this build has no execution engine")
+
+type runFlags struct {
+	inputs, out, check string
+	rtol, atol         float64
+	device, mode       string
+	asJSON             bool
+	seed               int64
+	n                  int
+}
+
+func newRunCmd(a *app) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run GRAPH.json",
+		Short: "Run the N models of a graph on its inputs",
+		Long: `Run the N models of GRAPH.json. Inputs come from --inputs (a safetensors file holding every
+graph input, [N, ...] per model or the bare shape when shared) or are generated from --seed
+(floats ~ N(0,1), integers uniform below the consuming embedding's num_embeddings, else in
+[0, 2)). --check compares every output with EXPECTED.safetensors and fails (exit 1) when
+|got - expected| > atol + rtol * max|expected| anywhere in an output.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runGraph(cmd.Context(), a, args[0], f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.inputs, "inputs", "", "inputs safetensors file (default: generated from --seed)")
+	fl.StringVar(&f.out, "out", "", "write the outputs, stacked [N, ...], to this safetensors file")
+	fl.StringVar(&f.check, "check", "", "compare the outputs with this safetensors file")
+	fl.Float64Var(&f.rtol, "rtol", 1e-4, "relative tolerance, times the output's max |expected|")
+	fl.Float64Var(&f.atol, "atol", 1e-5, "absolute tolerance")
+	fl.StringVar(&f.device, "device", "auto", "auto | cpu | cuda")
+	fl.StringVar(&f.mode, "mode", "wide", "wide (one launch serves all N) | sequential (N launches, the baseline)")
+	fl.BoolVar(&f.asJSON, "json", false, "print a JSON summary")
+	fl.Int64Var(&f.seed, "seed", 0, "seed for generated inputs")
+	fl.IntVar(&f.n, "n", 0, "override n (init graphs only)")
+	return cmd
+}
+
+func runGraph(ctx context.Context, a *app, path string, f runFlags) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	device := a.v.GetString("device") // --device, WIDEJIT_DEVICE, the config file or "auto"
+	switch device {
+	case "auto", "cpu", "cuda":
+	default:
+		return usagef("--device must be auto, cpu or cuda, got %q", device)
+	}
+	if f.mode != "wide" && f.mode != "sequential" {
+		return usagef("--mode must be wide or sequential, got %q", f.mode)
+	}
+	if f.rtol < 0 || f.atol < 0 || math.IsNaN(f.rtol) || math.IsNaN(f.atol) {
+		return usagef("--rtol and --atol must be >= 0")
+	}
+	g, err := loadGraphArg(path, f.n)
+	if err != nil {
+		return err
+	}
+	var inputs map[string]*safetensors.Tensor
+	if f.inputs != "" {
+		inputs, err = g.ReadInputs(f.inputs)
+	} else {
+		inputs, err = g.GenerateInputs(f.seed)
+	}
+	if err != nil {
+		return err
+	}
+	var expected map[string]*safetensors.Tensor
+	if f.check != "" {
+		if expected, err = readExpected(g, f.check); err != nil {
+			return err
+		}
+	}
+	if executeGraph == nil {
+		return errExecutionUnavailable
+	}
+	opts := runOptions{Device: device, Mode: f.mode, Threads: a.v.GetInt("threads"), CacheDir: a.v.GetString("cache_dir"),
+		NoCache: a.v.GetBool("no_cache"), Plugins: a.v.GetStringSlice("plugins"), Stderr: a.stderr, Config: a}
+	res, err := executeGraph(ctx, g, inputs, opts)
+	if err != nil {
+		return err
+	}
+	if err := checkOutputsPresent(g, res.Outputs); err != nil {
+		return err
+	}
+	if f.out != "" {
+		ts := make([]*safetensors.Tensor, 0, len(g.Outputs))
+		for _, o := range g.Outputs {
+			ts = append(ts, res.Outputs[o.Name])
+		}
+		if err := safetensors.Write(f.out, ts, map[string]string{"graph": g.File}); err != nil {
+			return err
+		}
+	}
+	var diffs []outputDiff
+	if expected != nil {
+		diffs = compareOutputs(g, res.Outputs, expected, f.rtol, f.atol)
+	}
+	if err := printRunSummary(a.stdout, g, device, f, res, diffs); err != nil {
+		return err
+	}
+	var failed []string
+	for _, d := range diffs {
+		if !d.OK {
+			failed = append(failed, d.Name)
+		}
+	}
+	if len(failed) > 0 {
+		return exitCodeError{1, fmt.Errorf("check failed: %s differ from %s beyond atol=%g + rtol=%g * max|expected|", strings.Join(failed, ", "), f.check, f.atol, f.rtol)}
+	}
+	return nil
+}
+
+// readExpected loads EXPECTED.safetensors: every graph output with its [N, ...] shape and
+// dtype, and nothing else.
+func readExpected(g *graph.Graph, path string) (map[string]*safetensors.Tensor, error) {
+	file, err := safetensors.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	var probs []string
+	out := map[string]*safetensors.Tensor{}
+	for _, o := range g.Outputs {
+		want := append([]int{g.N}, o.Type.Shape...)
+		info, ok := file.Info(o.Name)
+		switch {
+		case !ok:
+			probs = append(probs, fmt.Sprintf("output %q is missing", o.Name))
+			continue
+		case !equalShape(info.Shape, want) || info.DType != o.Type.DType.Safetensors():
+			probs = append(probs, fmt.Sprintf("output %q is %s%v, expected %s%v", o.Name, info.DType, info.Shape, o.Type.DType.Safetensors(), want))
+			continue
+		}
+		t, err := file.Read(o.Name)
+		if err != nil {
+			return nil, err
+		}
+		out[o.Name] = t
+	}
+	for _, name := range file.Names() {
+		if _, isOut := out[name]; !isOut && !isGraphOutput(g, name) {
+			probs = append(probs, fmt.Sprintf("tensor %q is not a graph output", name))
+		}
+	}
+	if len(probs) > 0 {
+		return nil, fmt.Errorf("expected outputs %s:\n  %s", path, strings.Join(probs, "\n  "))
+	}
+	return out, nil
+}
+
+func isGraphOutput(g *graph.Graph, name string) bool {
+	for _, o := range g.Outputs {
+		if o.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func equalShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// checkOutputsPresent guards against an executor returning too little or the wrong shapes.
+func checkOutputsPresent(g *graph.Graph, got map[string]*safetensors.Tensor) error {
+	for _, o := range g.Outputs {
+		t := got[o.Name]
+		want := append([]int{g.N}, o.Type.Shape...)
+		if t == nil {
+			return fmt.Errorf("internal error: the executor returned no output %q", o.Name)
+		}
+		if !equalShape(t.Shape, want) || len(t.Data) != t.Numel()*t.DType.Size() {
+			return fmt.Errorf("internal error: the executor returned output %q as %s%v (%d bytes), expected %v", o.Name, t.DType, t.Shape, len(t.Data), want)
+		}
+		t.Name = o.Name
+	}
+	return nil
+}
+
+// outputDiff compares one output with its expected value.
+type outputDiff struct {
+	Name   string  `json:"name"`
+	MaxAbs float64 `json:"max_abs"` // max |got - expected|
+	MaxRel float64 `json:"max_rel"` // MaxAbs / max|expected| (the output's scale)
+	Scale  float64 `json:"scale"`   // max |expected|
+	Bound  float64 `json:"bound"`   // atol + rtol * Scale
+	NaNs   int     `json:"nan_mismatches"`
+	OK     bool    `json:"ok"`
+	Err    string  `json:"error,omitempty"`
+}
+
+// compareOutputs applies |got - exp| <= atol + rtol * max|exp| per output. A NaN where the
+// expected value is not NaN (or the reverse) fails; NaN against NaN, and equal infinities,
+// agree.
+func compareOutputs(g *graph.Graph, got, expected map[string]*safetensors.Tensor, rtol, atol float64) []outputDiff {
+	var out []outputDiff
+	for _, o := range g.Outputs {
+		d := outputDiff{Name: o.Name}
+		gt, et := got[o.Name], expected[o.Name]
+		gv, err1 := gt.Float64s()
+		ev, err2 := et.Float64s()
+		switch {
+		case err1 != nil || err2 != nil:
+			d.Err = fmt.Sprint(errors.Join(err1, err2))
+		case !equalShape(gt.Shape, et.Shape):
+			d.Err = fmt.Sprintf("shape %v, expected %v", gt.Shape, et.Shape)
+		}
+		if d.Err != "" {
+			out = append(out, d)
+			continue
+		}
+		for _, e := range ev {
+			if a := math.Abs(e); !math.IsInf(a, 0) && !math.IsNaN(a) && a > d.Scale {
+				d.Scale = a
+			}
+		}
+		for i := range gv {
+			x, e := gv[i], ev[i]
+			switch {
+			case math.IsNaN(x) || math.IsNaN(e):
+				if math.IsNaN(x) != math.IsNaN(e) {
+					d.NaNs++
+				}
+				continue
+			case math.IsInf(x, 0) || math.IsInf(e, 0):
+				if x != e {
+					d.MaxAbs = math.Inf(1)
+				}
+				continue
+			}
+			if diff := math.Abs(x - e); diff > d.MaxAbs {
+				d.MaxAbs = diff
+			}
+		}
+		if d.Scale > 0 {
+			d.MaxRel = d.MaxAbs / d.Scale
+		} else if d.MaxAbs > 0 {
+			d.MaxRel = math.Inf(1)
+		}
+		d.Bound = atol + rtol*d.Scale
+		d.OK = d.NaNs == 0 && d.MaxAbs <= d.Bound
+		out = append(out, d)
+	}
+	return out
+}
+
+func tensorChecksum(t *safetensors.Tensor) (sum float64, digest string) {
+	vals, err := t.Float64s()
+	if err == nil {
+		for _, v := range vals {
+			sum += v
+		}
+	}
+	h := sha256.Sum256(t.Data)
+	return sum, hex.EncodeToString(h[:8])
+}
+
+func printRunSummary(w io.Writer, g *graph.Graph, device string, f runFlags, res *runResult, diffs []outputDiff) error {
+	type jsonOut struct {
+		Name   string  `json:"name"`
+		Shape  []int   `json:"shape"`
+		DType  string  `json:"dtype"`
+		Sum    float64 `json:"sum"`
+		SHA256 string  `json:"sha256_prefix"`
+	}
+	var outs []jsonOut
+	for _, o := range g.Outputs {
+		t := res.Outputs[o.Name]
+		sum, digest := tensorChecksum(t)
+		outs = append(outs, jsonOut{o.Name, t.Shape, string(o.Type.DType), sum, digest})
+	}
+	if f.asJSON {
+		doc := map[string]any{"graph": g.File, "n": g.N, "device": device, "mode": f.mode, "outputs": outs}
+		if diffs != nil {
+			ok := true
+			for _, d := range diffs {
+				ok = ok && d.OK
+			}
+			doc["check"] = map[string]any{"file": f.check, "rtol": f.rtol, "atol": f.atol, "outputs": sanitizeDiffs(diffs), "ok": ok}
+		}
+		keys := make([]string, 0, len(res.Extra))
+		for k := range res.Extra {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if _, taken := doc[k]; !taken {
+				doc[k] = res.Extra[k]
+			}
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(doc)
+	}
+	fmt.Fprintf(w, "%s: ran n=%d models (device %s, mode %s)\n", g.File, g.N, device, f.mode)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "OUTPUT\tSHAPE\tDTYPE\tSUM\tSHA256")
+	for _, o := range outs {
+		fmt.Fprintf(tw, "%s\t%v\t%s\t%.6g\t%s\n", o.Name, o.Shape, o.DType, o.Sum, o.SHA256)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if diffs != nil {
+		fmt.Fprintf(w, "check against %s (|got-exp| <= atol %g + rtol %g * max|exp|):\n", f.check, f.atol, f.rtol)
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "OUTPUT\tMAX ABS\tMAX REL\tBOUND\tRESULT")
+		for _, d := range diffs {
+			result := "ok"
+			switch {
+			case d.Err != "":
+				result = "FAIL: " + d.Err
+			case d.NaNs > 0:
+				result = fmt.Sprintf("FAIL: %d NaN mismatches", d.NaNs)
+			case !d.OK:
+				result = "FAIL"
+			}
+			fmt.Fprintf(tw, "%s\t%.3g\t%.3g\t%.3g\t%s\n", d.Name, d.MaxAbs, d.MaxRel, d.Bound, result)
+		}
+		return tw.Flush()
+	}
+	return nil
+}
+
+// sanitizeDiffs replaces infinities (which JSON cannot carry) with a large finite marker.
+func sanitizeDiffs(ds []outputDiff) []outputDiff {
+	out := append([]outputDiff(nil), ds...)
+	for i := range out {
+		for _, p := range []*float64{&out[i].MaxAbs, &out[i].MaxRel} {
+			if math.IsInf(*p, 0) {
+				*p = math.MaxFloat64
+			}
+		}
+	}
+	return out
+}

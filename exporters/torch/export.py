@@ -1,0 +1,1249 @@
+#!/usr/bin/env python3
+"""Export N PyTorch modules of one architecture to widejit's graph format (widejit.graph/v1).
+
+    python3 exporters/torch/export.py --module path/to/file.py:ClassName [--kwargs JSON] \
+        --n 8 --input x=32,64 [--input tok=4,11:int64:0:50] [--shared-input] [--seed 0] --out DIR
+
+Builds N instances (instance i is constructed after torch.manual_seed(seed + i)), traces one with
+torch.fx, maps every fx node to the widejit op vocabulary (docs/graph-format.md) and writes
+DIR/graph.json, DIR/weights.safetensors (params stacked [N, ...]), DIR/inputs.safetensors and
+DIR/expected.safetensors (the N modules run one by one, stacked [N, ...]). A node that cannot be
+mapped is refused with its name, op and target; nothing is skipped.
+
+Needs only torch and numpy; works with torch 1.13 and 2.x.
+"""
+
+import argparse
+import builtins
+import dis
+import importlib.util
+import inspect
+import json
+import math
+import operator
+import os
+import random
+import sys
+
+import numpy as np
+import torch
+import torch.fx
+import torch.nn as nn
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import safetensors_io  # noqa: E402
+
+FORMAT = "widejit.graph/v1"
+HINT = "see docs/graph-format.md for the ops widejit supports"
+
+
+class ExportError(Exception):
+    """A model or command line the exporter cannot turn into a widejit graph."""
+
+
+# ----------------------------------------------------------------------------------------------
+# Command line
+
+
+_DTYPES = {
+    "float32": torch.float32,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "float64": torch.float64,
+    "int64": torch.int64,
+    "int32": torch.int32,
+    "int16": torch.int16,
+    "int8": torch.int8,
+    "uint8": torch.uint8,
+    "bool": torch.bool,
+}
+_DTYPE_NAMES = {v: k for k, v in _DTYPES.items()}
+
+
+class InputSpec:
+    """One --input NAME=SHAPE[:DTYPE[:LOW:HIGH]]."""
+
+    def __init__(self, name, shape, dtype, low=None, high=None):
+        self.name, self.shape, self.dtype, self.low, self.high = name, shape, dtype, low, high
+
+    @staticmethod
+    def parse(text):
+        where = "--input %r" % text
+        if "=" not in text:
+            raise ExportError("%s: expected NAME=SHAPE[:DTYPE[:LOW:HIGH]], e.g. x=32,64 or tok=4,11:int64:0:50" % where)
+        name, rest = text.split("=", 1)
+        if not name.isidentifier():
+            raise ExportError("%s: input name %r is not a Python identifier" % (where, name))
+        parts = rest.split(":")
+        if len(parts) not in (1, 2, 4):
+            raise ExportError("%s: expected SHAPE, SHAPE:DTYPE or SHAPE:DTYPE:LOW:HIGH" % where)
+        try:
+            shape = [int(d) for d in parts[0].split(",")] if parts[0] else []
+        except ValueError:
+            raise ExportError("%s: shape %r is not a comma-separated list of integers" % (where, parts[0]))
+        if any(d <= 0 for d in shape):
+            raise ExportError("%s: every dimension must be positive, got %r" % (where, shape))
+        dtype = torch.float32
+        if len(parts) >= 2:
+            if parts[1] not in _DTYPES:
+                raise ExportError("%s: unknown dtype %r (one of %s)" % (where, parts[1], ", ".join(_DTYPES)))
+            dtype = _DTYPES[parts[1]]
+        low = high = None
+        if len(parts) == 4:
+            try:
+                low, high = float(parts[2]), float(parts[3])
+            except ValueError:
+                raise ExportError("%s: LOW and HIGH must be numbers" % where)
+            if not low < high:
+                raise ExportError("%s: LOW must be below HIGH" % where)
+        elif not dtype.is_floating_point and dtype != torch.bool:
+            raise ExportError("%s: integer inputs need a range, e.g. %s=%s:%s:0:50" % (where, name, parts[0], parts[1]))
+        return InputSpec(name, shape, dtype, low, high)
+
+    def generate(self, gen, lead):
+        """A tensor of shape lead + shape drawn from gen: randn for floats (uniform in [LOW, HIGH)
+        when given), uniform integers in [LOW, HIGH) otherwise."""
+        shape = list(lead) + self.shape
+        if self.dtype == torch.bool:
+            return torch.randint(0, 2, shape, generator=gen).bool()
+        if not self.dtype.is_floating_point:
+            return torch.randint(int(self.low), int(self.high), shape, generator=gen, dtype=self.dtype)
+        if self.low is None:
+            t = torch.randn(shape, generator=gen)
+        else:
+            t = torch.rand(shape, generator=gen) * (self.high - self.low) + self.low
+        return t.to(self.dtype)
+
+
+def load_class(spec):
+    """Loads ClassName from path/to/file.py:ClassName."""
+    if ":" not in spec:
+        raise ExportError("--module %r: expected path/to/file.py:ClassName" % spec)
+    path, cls_name = spec.rsplit(":", 1)
+    if not os.path.isfile(path):
+        raise ExportError("--module %r: no such file %s" % (spec, path))
+    path = os.path.abspath(path)
+    mod_name = "widejit_export_" + os.path.splitext(os.path.basename(path))[0]
+    sys.path.insert(0, os.path.dirname(path))
+    try:
+        spec_obj = importlib.util.spec_from_file_location(mod_name, path)
+        module = importlib.util.module_from_spec(spec_obj)
+        sys.modules[mod_name] = module
+        spec_obj.loader.exec_module(module)
+    finally:
+        sys.path.pop(0)
+    cls = getattr(module, cls_name, None)
+    if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
+        raise ExportError("--module %r: %s has no torch.nn.Module subclass named %s" % (spec, path, cls_name))
+    return cls
+
+
+def seed_everything(seed):
+    torch.manual_seed(seed)
+    random.seed(seed)
+    np.random.seed(seed % (2**32))
+
+
+# ----------------------------------------------------------------------------------------------
+# Op vocabulary: modules
+
+
+def _list(v):
+    """PyTorch keeps int-or-tuple arguments as tuples; JSON wants lists."""
+    if isinstance(v, (tuple, list, torch.Size)):
+        return [_list(x) for x in v]
+    return v
+
+
+def _conv_attrs(m, transposed):
+    if m.padding_mode != "zeros":
+        raise ExportError("padding_mode=%r is not supported (only 'zeros')" % m.padding_mode)
+    attrs = {
+        "in_channels": m.in_channels,
+        "out_channels": m.out_channels,
+        "kernel_size": _list(m.kernel_size),
+        "stride": _list(m.stride),
+        "padding": _list(m.padding),
+    }
+    if transposed:
+        attrs["output_padding"] = _list(m.output_padding)
+        attrs["groups"] = m.groups
+        attrs["bias"] = m.bias is not None
+        attrs["dilation"] = _list(m.dilation)
+    else:
+        attrs["dilation"] = _list(m.dilation)
+        attrs["groups"] = m.groups
+        attrs["bias"] = m.bias is not None
+        attrs["padding_mode"] = m.padding_mode
+    return attrs
+
+
+def _map_linear(m, a):
+    return "linear", [a["input"]], ["weight", "bias"], {
+        "in_features": m.in_features, "out_features": m.out_features, "bias": m.bias is not None}
+
+
+def _map_embedding(m, a):
+    if m.max_norm is not None:
+        raise ExportError("Embedding with max_norm renormalises its weight in place; not supported")
+    return "embedding", [a["input"]], ["weight"], {
+        "num_embeddings": m.num_embeddings, "embedding_dim": m.embedding_dim, "padding_idx": m.padding_idx}
+
+
+def _map_conv(op, transposed):
+    def mapper(m, a):
+        if transposed and a.get("output_size") is not None:
+            raise ExportError("ConvTranspose called with output_size is not supported")
+        return op, [a["input"]], ["weight", "bias"], _conv_attrs(m, transposed)
+    return mapper
+
+
+def _map_norm_with_stats(op):
+    def mapper(m, a):
+        attrs = {"num_features": m.num_features, "eps": m.eps, "momentum": m.momentum, "affine": m.affine,
+                 "track_running_stats": m.track_running_stats}
+        if op.startswith("batch_norm"):  # instance norm has no training attr: eval is implied
+            attrs["training"] = m.training
+        return op, [a["input"]], ["weight", "bias", "running_mean", "running_var"], attrs
+    return mapper
+
+
+def _map_layer_norm(m, a):
+    return "layer_norm", [a["input"]], ["weight", "bias"], {
+        "normalized_shape": _list(m.normalized_shape), "eps": m.eps,
+        "elementwise_affine": m.elementwise_affine, "bias": getattr(m, "bias", None) is not None}
+
+
+def _map_group_norm(m, a):
+    return "group_norm", [a["input"]], ["weight", "bias"], {
+        "num_groups": m.num_groups, "num_channels": m.num_channels, "eps": m.eps, "affine": m.affine}
+
+
+def _map_rms_norm(m, a):
+    return "rms_norm", [a["input"]], ["weight"], {
+        "normalized_shape": _list(m.normalized_shape), "eps": m.eps, "elementwise_affine": m.elementwise_affine}
+
+
+def _map_mha(m, a):
+    for key in ("need_weights", "average_attn_weights", "is_causal"):
+        if key in a and not isinstance(a[key], bool):
+            raise ExportError("MultiheadAttention argument %s must be a Python bool, got %r" % (key, a[key]))
+    same = m._qkv_same_embed_dim
+    roles = (["in_proj_weight"] if same else ["q_proj_weight", "k_proj_weight", "v_proj_weight"]) + [
+        "in_proj_bias", "out_proj.weight", "out_proj.bias", "bias_k", "bias_v"]
+    attrs = {
+        "embed_dim": m.embed_dim, "num_heads": m.num_heads, "dropout": m.dropout,
+        "bias": m.in_proj_bias is not None, "add_bias_kv": m.bias_k is not None,
+        "add_zero_attn": m.add_zero_attn,
+        "kdim": None if m.kdim == m.embed_dim else m.kdim,
+        "vdim": None if m.vdim == m.embed_dim else m.vdim,
+        "batch_first": m.batch_first, "need_weights": a["need_weights"],
+        "average_attn_weights": a["average_attn_weights"], "is_causal": a.get("is_causal", False)}
+    inputs = [a["query"], a["key"], a["value"], a["key_padding_mask"], a["attn_mask"]]
+    return "multihead_attention", inputs, roles, attrs
+
+
+def _map_rnn(op):
+    def mapper(m, a):
+        if m.bidirectional:
+            raise ExportError("bidirectional recurrent layers are not supported")
+        if getattr(m, "proj_size", 0):
+            raise ExportError("LSTM with proj_size is not supported")
+        hx = a["hx"]
+        if op == "lstm":
+            if hx is None:
+                inputs = [a["input"], None, None]
+            elif isinstance(hx, (tuple, list)) and len(hx) == 2:
+                inputs = [a["input"], hx[0], hx[1]]
+            else:
+                raise ExportError("LSTM initial state must be a tuple (h0, c0)")
+        else:
+            inputs = [a["input"], hx]
+        roles = []
+        for k in range(m.num_layers):
+            roles += ["weight_ih_l%d" % k, "weight_hh_l%d" % k, "bias_ih_l%d" % k, "bias_hh_l%d" % k]
+        attrs = {"input_size": m.input_size, "hidden_size": m.hidden_size, "num_layers": m.num_layers}
+        if op == "rnn":
+            attrs["nonlinearity"] = m.nonlinearity
+        attrs.update({"bias": m.bias, "batch_first": m.batch_first, "dropout": m.dropout,
+                      "bidirectional": m.bidirectional})
+        return op, inputs, roles, attrs
+    return mapper
+
+
+def _map_max_pool(op):
+    def mapper(m, a):
+        if m.return_indices:
+            raise ExportError("MaxPool with return_indices=True is not supported")
+        return op, [a["input"]], [], {
+            "kernel_size": _list(m.kernel_size), "stride": _list(m.stride), "padding": _list(m.padding),
+            "dilation": _list(m.dilation), "ceil_mode": m.ceil_mode}
+    return mapper
+
+
+def _map_avg_pool(op):
+    def mapper(m, a):
+        attrs = {"kernel_size": _list(m.kernel_size), "stride": _list(m.stride), "padding": _list(m.padding),
+                 "ceil_mode": m.ceil_mode, "count_include_pad": m.count_include_pad}
+        if op == "avg_pool2d":
+            attrs["divisor_override"] = m.divisor_override
+        return op, [a["input"]], [], attrs
+    return mapper
+
+
+def _map_simple(op, attr_names=(), roles=()):
+    def mapper(m, a):
+        return op, [a["input"]], list(roles), {k: _list(getattr(m, k)) for k in attr_names}
+    return mapper
+
+
+def _map_dropout(m, a):
+    if m.training:
+        raise ExportError("Dropout in training mode makes random outputs; the exporter runs modules in eval mode")
+    return "dropout", [a["input"]], [], {"p": m.p, "training": False}
+
+
+def _map_softmax(op):
+    def mapper(m, a):
+        if m.dim is None:
+            raise ExportError("%s without dim uses a deprecated implicit dim; pass dim explicitly" % type(m).__name__)
+        return op, [a["input"]], [], {"dim": m.dim}
+    return mapper
+
+
+def _map_flatten_module(m, a):
+    return "flatten", [a["input"]], [], {"start_dim": m.start_dim, "end_dim": m.end_dim}
+
+
+def _module_mappers():
+    table = {
+        nn.Linear: _map_linear,
+        nn.Embedding: _map_embedding,
+        nn.Conv1d: _map_conv("conv1d", False),
+        nn.Conv2d: _map_conv("conv2d", False),
+        nn.Conv3d: _map_conv("conv3d", False),
+        nn.ConvTranspose1d: _map_conv("conv_transpose1d", True),
+        nn.ConvTranspose2d: _map_conv("conv_transpose2d", True),
+        nn.BatchNorm1d: _map_norm_with_stats("batch_norm1d"),
+        nn.BatchNorm2d: _map_norm_with_stats("batch_norm2d"),
+        nn.BatchNorm3d: _map_norm_with_stats("batch_norm3d"),
+        nn.InstanceNorm1d: _map_norm_with_stats("instance_norm1d"),
+        nn.InstanceNorm2d: _map_norm_with_stats("instance_norm2d"),
+        nn.LayerNorm: _map_layer_norm,
+        nn.GroupNorm: _map_group_norm,
+        nn.MultiheadAttention: _map_mha,
+        nn.RNN: _map_rnn("rnn"),
+        nn.GRU: _map_rnn("gru"),
+        nn.LSTM: _map_rnn("lstm"),
+        nn.MaxPool1d: _map_max_pool("max_pool1d"),
+        nn.MaxPool2d: _map_max_pool("max_pool2d"),
+        nn.AvgPool1d: _map_avg_pool("avg_pool1d"),
+        nn.AvgPool2d: _map_avg_pool("avg_pool2d"),
+        nn.AdaptiveAvgPool1d: _map_simple("adaptive_avg_pool1d", ["output_size"]),
+        nn.AdaptiveAvgPool2d: _map_simple("adaptive_avg_pool2d", ["output_size"]),
+        nn.Dropout: _map_dropout,
+        nn.Identity: lambda m, a: ("identity", [a["input"]], [], {}),
+        nn.Flatten: _map_flatten_module,
+        nn.ReLU: _map_simple("relu"),
+        nn.GELU: _map_simple("gelu", ["approximate"]),
+        nn.SiLU: _map_simple("silu"),
+        nn.Sigmoid: _map_simple("sigmoid"),
+        nn.Tanh: _map_simple("tanh"),
+        nn.LeakyReLU: _map_simple("leaky_relu", ["negative_slope"]),
+        nn.PReLU: _map_simple("prelu", ["num_parameters"], ["weight"]),
+        nn.ELU: _map_simple("elu", ["alpha"]),
+        nn.Softplus: _map_simple("softplus", ["beta", "threshold"]),
+        nn.Hardswish: _map_simple("hardswish"),
+        nn.Softmax: _map_softmax("softmax"),
+        nn.LogSoftmax: _map_softmax("log_softmax"),
+    }
+    # Present only in some versions: RMSNorm from torch 2.4; MultiheadAttention's out_proj class.
+    if hasattr(nn, "RMSNorm"):
+        table[nn.RMSNorm] = _map_rms_norm
+    ndq = getattr(nn.modules.linear, "NonDynamicallyQuantizableLinear", None)
+    if ndq is not None:
+        table[ndq] = _map_linear
+    return table
+
+
+MODULE_MAPPERS = _module_mappers()
+
+# Where the PyTorch result of a tuple-valued module sits in the graph's flat tuple: LSTM returns
+# (output, (h_n, c_n)) but the graph's lstm node is the flat tuple (output, h_n, c_n).
+_TUPLE_LAYOUTS = {
+    "lstm": {(0,): 0, (1, 0): 1, (1, 1): 2},
+    "rnn": {(0,): 0, (1,): 1},
+    "gru": {(0,): 0, (1,): 1},
+    "multihead_attention": {(0,): 0, (1,): 1},
+}
+
+
+# ----------------------------------------------------------------------------------------------
+# Op vocabulary: functions and methods
+
+_REQUIRED = object()
+
+
+class FnSpec:
+    """How one PyTorch function or method maps to a widejit op.
+
+    args: the PyTorch signature as (name, default) pairs (_REQUIRED: no default); inputs: the
+    names that become node inputs, in order; attrs: the names that become attrs; fixed: names
+    whose value must be the given one (e.g. dtype=None), anything else is refused; the remaining
+    names (inplace, _stacklevel) do not change the result and are dropped. variadic: the name
+    collecting *args (view(*shape), permute(*dims)).
+    """
+
+    def __init__(self, op, args, inputs, attrs=(), fixed=None, variadic=None, list_input=False):
+        self.op, self.args, self.inputs, self.attrs = op, args, list(inputs), list(attrs)
+        self.fixed = fixed or {}
+        self.variadic = variadic
+        self.list_input = list_input
+
+    def bind(self, args, kwargs):
+        names = [n for n, _ in self.args]
+        bound = {}
+        args = list(args)
+        if self.variadic is not None:
+            head = names.index(self.variadic)
+            rest = args[head:]
+            args = args[:head]
+            if self.variadic in kwargs:
+                bound[self.variadic] = kwargs.pop(self.variadic)
+            elif len(rest) == 1 and isinstance(rest[0], (list, tuple, torch.Size)):
+                bound[self.variadic] = list(rest[0])
+            elif len(rest) == 1 and isinstance(rest[0], torch.fx.Node):
+                bound[self.variadic] = rest[0]  # a folded torch.Size, resolved later
+            else:
+                bound[self.variadic] = list(rest)
+        if len(args) > len(names):
+            raise ExportError("takes at most %d positional arguments, got %d" % (len(names), len(args)))
+        for name, value in zip(names, args):
+            bound[name] = value
+        for name, value in kwargs.items():
+            if name not in names:
+                raise ExportError("unexpected argument %r" % name)
+            if name in bound:
+                raise ExportError("argument %r given twice" % name)
+            bound[name] = value
+        for name, default in self.args:
+            if name not in bound:
+                if default is _REQUIRED:
+                    raise ExportError("missing argument %r" % name)
+                bound[name] = default
+        return bound
+
+
+def _a(*names, **defaults):
+    """Signature helper: positional names are required, keywords have defaults (in order given)."""
+    return [(n, _REQUIRED) for n in names] + list(defaults.items())
+
+
+_X = ["input"]
+_ACTIVATIONS = {
+    "relu": FnSpec("relu", _a("input", inplace=False), _X),
+    "sigmoid": FnSpec("sigmoid", _a("input"), _X),
+    "tanh": FnSpec("tanh", _a("input"), _X),
+    "silu": FnSpec("silu", _a("input", inplace=False), _X),
+    "hardswish": FnSpec("hardswish", _a("input", inplace=False), _X),
+    "gelu": FnSpec("gelu", _a("input", approximate="none"), _X, ["approximate"]),
+    "leaky_relu": FnSpec("leaky_relu", _a("input", negative_slope=0.01, inplace=False), _X, ["negative_slope"]),
+    "elu": FnSpec("elu", _a("input", alpha=1.0, inplace=False), _X, ["alpha"]),
+    "softplus": FnSpec("softplus", _a("input", beta=1.0, threshold=20.0), _X, ["beta", "threshold"]),
+}
+
+
+def _softmax_spec(op, functional):
+    if functional:  # F.softmax(input, dim=None, _stacklevel=3, dtype=None)
+        return FnSpec(op, _a("input", dim=None, _stacklevel=3, dtype=None), _X, ["dim"], {"dtype": None})
+    return FnSpec(op, _a("input", "dim", dtype=None), _X, ["dim"], {"dtype": None})
+
+
+def _binary(op, extra=None, extra_attrs=()):
+    args = _a("input", "other")
+    if extra:
+        args += list(extra.items())
+    return FnSpec(op, args, ["input", "other"], extra_attrs)
+
+
+_CONTIG = torch.contiguous_format
+_SHARED = {
+    "add": _binary("add", {"alpha": 1}, ["alpha"]),
+    "sub": _binary("sub", {"alpha": 1}, ["alpha"]),
+    "mul": _binary("mul"),
+    "div": _binary("div", {"rounding_mode": None}, ["rounding_mode"]),
+    "pow": FnSpec("pow", _a("input", "exponent"), ["input", "exponent"]),
+    "neg": FnSpec("neg", _a("input"), _X),
+    "matmul": _binary("matmul"),
+    "flatten": FnSpec("flatten", _a("input", start_dim=0, end_dim=-1), _X, ["start_dim", "end_dim"]),
+    "transpose": FnSpec("transpose", _a("input", "dim0", "dim1"), _X, ["dim0", "dim1"]),
+    "chunk": FnSpec("chunk", _a("input", "chunks", dim=0), _X, ["chunks", "dim"]),
+    "split": FnSpec("split", _a("input", "split_size_or_sections", dim=0), _X, ["split_size_or_sections", "dim"]),
+    "unsqueeze": FnSpec("unsqueeze", _a("input", "dim"), _X, ["dim"]),
+    "squeeze": FnSpec("squeeze", _a("input", dim=None), _X, ["dim"]),
+    "mean": FnSpec("mean", _a("input", dim=None, keepdim=False, dtype=None), _X, ["dim", "keepdim"], {"dtype": None}),
+    "sum": FnSpec("sum", _a("input", dim=None, keepdim=False, dtype=None), _X, ["dim", "keepdim"], {"dtype": None}),
+    "amax": FnSpec("amax", _a("input", dim=None, keepdim=False), _X, ["dim", "keepdim"]),
+}
+_SHARED.update(_ACTIVATIONS)
+
+FUNCTION_SPECS = {
+    operator.add: FnSpec("add", _a("input", "other"), ["input", "other"]),
+    operator.sub: FnSpec("sub", _a("input", "other"), ["input", "other"]),
+    operator.mul: FnSpec("mul", _a("input", "other"), ["input", "other"]),
+    operator.truediv: FnSpec("div", _a("input", "other"), ["input", "other"]),
+    operator.pow: FnSpec("pow", _a("input", "exponent"), ["input", "exponent"]),
+    operator.neg: FnSpec("neg", _a("input"), _X),
+    operator.matmul: FnSpec("matmul", _a("input", "other"), ["input", "other"]),
+    torch.reshape: FnSpec("reshape", _a("input", "shape"), _X, ["shape"]),
+    torch.permute: FnSpec("permute", _a("input", "dims"), _X, ["dims"]),
+    torch.cat: FnSpec("cat", _a("tensors", dim=0), ["tensors"], ["dim"], list_input=True),
+    torch.stack: FnSpec("stack", _a("tensors", dim=0), ["tensors"], ["dim"], list_input=True),
+    torch.softmax: _softmax_spec("softmax", False),
+    torch.log_softmax: _softmax_spec("log_softmax", False),
+    F.softmax: _softmax_spec("softmax", True),
+    F.log_softmax: _softmax_spec("log_softmax", True),
+    F.dropout: FnSpec("dropout", _a("input", p=0.5, training=True, inplace=False), _X, ["p", "training"]),
+}
+if hasattr(torch, "concat"):
+    FUNCTION_SPECS[torch.concat] = FUNCTION_SPECS[torch.cat]
+for _name, _spec in _SHARED.items():
+    for _home in (torch, F):
+        _fn = getattr(_home, _name, None)
+        if _fn is not None and _fn not in FUNCTION_SPECS:
+            FUNCTION_SPECS[_fn] = _spec
+# In-place variants (F.relu_, torch.relu_) compute the same values.
+for _name in ("relu_", "sigmoid_", "tanh_", "elu_", "leaky_relu_"):
+    for _home in (torch, F):
+        _fn = getattr(_home, _name, None)
+        if _fn is not None and _name[:-1] in _SHARED:
+            FUNCTION_SPECS[_fn] = _SHARED[_name[:-1]]
+
+METHOD_SPECS = dict(_SHARED)
+METHOD_SPECS.update({
+    "view": FnSpec("view", _a("input", "shape"), _X, ["shape"], variadic="shape"),
+    "reshape": FnSpec("reshape", _a("input", "shape"), _X, ["shape"], variadic="shape"),
+    "permute": FnSpec("permute", _a("input", "dims"), _X, ["dims"], variadic="dims"),
+    "contiguous": FnSpec("contiguous", _a("input", memory_format=_CONTIG), _X, [], {"memory_format": _CONTIG}),
+    "softmax": _softmax_spec("softmax", False),
+    "log_softmax": _softmax_spec("log_softmax", False),
+    "split": FnSpec("split", _a("input", "split_size", dim=0), _X, ["split_size", "dim"]),
+    "t": FnSpec("transpose", _a("input", dim0=0, dim1=1), _X, ["dim0", "dim1"]),
+})
+for _name in ("add_", "sub_", "mul_", "div_", "relu_", "sigmoid_", "tanh_"):
+    METHOD_SPECS[_name] = METHOD_SPECS[_name[:-1]]
+
+# Functional forms of modules (as custom modules and nn.Linear subclasses call them): the weight
+# operands must be parameters, which become the node's params; attrs come from their shapes.
+def _fn_linear(b, w, bias):
+    return "linear", ["weight", "bias"], {"in_features": w.shape[1], "out_features": w.shape[0], "bias": bias is not None}
+
+
+def _fn_layer_norm(b, w, bias):
+    return "layer_norm", ["weight", "bias"], {"normalized_shape": b["normalized_shape"], "eps": b["eps"],
+                                               "elementwise_affine": w is not None, "bias": bias is not None}
+
+
+def _fn_embedding(b, w, bias):
+    if b["max_norm"] is not None:
+        raise ExportError("F.embedding with max_norm renormalises its weight in place; not supported")
+    return "embedding", ["weight"], {"num_embeddings": w.shape[0], "embedding_dim": w.shape[1],
+                                     "padding_idx": b["padding_idx"]}
+
+
+def _fn_conv(op):
+    def mapper(b, w, bias):
+        if isinstance(b["padding"], str) and b["padding"] not in ("same", "valid"):
+            raise ExportError("padding=%r is not supported" % b["padding"])
+        return op, ["weight", "bias"], {
+            "in_channels": w.shape[1] * b["groups"], "out_channels": w.shape[0], "kernel_size": list(w.shape[2:]),
+            "stride": b["stride"], "padding": b["padding"], "dilation": b["dilation"], "groups": b["groups"],
+            "bias": bias is not None, "padding_mode": "zeros"}
+    return mapper
+
+
+_CONV_ARGS = _a("input", "weight", bias=None, stride=1, padding=0, dilation=1, groups=1)
+PARAM_FUNCTIONS = {
+    F.linear: (_a("input", "weight", bias=None), _fn_linear),
+    F.layer_norm: (_a("input", "normalized_shape", weight=None, bias=None, eps=1e-5), _fn_layer_norm),
+    F.embedding: (_a("input", "weight", padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                     sparse=False), _fn_embedding),
+    F.conv1d: (_CONV_ARGS, _fn_conv("conv1d")),
+    F.conv2d: (_CONV_ARGS, _fn_conv("conv2d")),
+    F.conv3d: (_CONV_ARGS, _fn_conv("conv3d")),
+}
+
+# Results of these are folded to constants: the graph's shapes are static, per model.
+_SHAPE_METHODS = {"size", "dim", "numel", "ndimension", "nelement"}
+_SHAPE_ATTRS = {"shape", "ndim"}
+_INT_FUNCTIONS = {operator.getitem, operator.add, operator.sub, operator.mul, operator.floordiv,
+                  operator.truediv, operator.mod, operator.neg, builtins.len, builtins.int}
+
+# Names of functions that torch.fx inserts and that carry no computation.
+_IGNORED_FUNCTIONS = {"_assert_is_none"}
+
+
+def _describe_target(node):
+    t = node.target
+    if node.op == "call_function":
+        mod = getattr(t, "__module__", None) or ""
+        name = getattr(t, "__name__", repr(t))
+        if mod in ("_operator", "operator"):
+            mod = "operator"
+        elif mod.startswith("torch.nn.functional"):
+            mod = "torch.nn.functional"
+        elif mod.startswith("torch") or mod == "":
+            mod = "torch"
+        return "%s.%s" % (mod, name)
+    if node.op == "call_method":
+        return "Tensor.%s" % t
+    return str(t)
+
+
+# ----------------------------------------------------------------------------------------------
+# Tracing
+
+
+def _proxy_iter(self):
+    """torch.fx.Proxy.__iter__ that finds the calling instruction by byte offset. torch 1.13
+    indexes dis.get_instructions by f_lasti // 2, which Python 3.11's inline caches break, so
+    `a, b = x.chunk(2)` fails to trace with Debian's torch 1.13 on Python 3.11."""
+    frame = inspect.currentframe().f_back
+    for inst in dis.get_instructions(frame.f_code):
+        if inst.offset == frame.f_lasti:
+            if inst.opname == "UNPACK_SEQUENCE":
+                return (self[i] for i in range(inst.argval))
+            break
+    return self.tracer.iter(self)
+
+
+def _needs_proxy_iter_fix():
+    major = int(torch.__version__.split(".")[0])
+    return major < 2 and sys.version_info >= (3, 11)
+
+
+class _Tracer(torch.fx.Tracer):
+    """Keeps the modules widejit knows as leaves and traces through everything else, so that an
+    unknown module is judged by the functions it calls."""
+
+    def is_leaf_module(self, m, module_qualified_name):
+        return type(m) in MODULE_MAPPERS
+
+    def trace(self, root, concrete_args=None):
+        if not _needs_proxy_iter_fix():
+            return super().trace(root, concrete_args)
+        proxy_cls = torch.fx.proxy.Proxy
+        original = proxy_cls.__iter__
+        proxy_cls.__iter__ = _proxy_iter
+        try:
+            return super().trace(root, concrete_args)
+        finally:
+            proxy_cls.__iter__ = original
+
+
+class _Recorder(torch.fx.Interpreter):
+    """Runs the traced graph on real inputs and keeps every node's value (shapes, folded sizes)."""
+
+    def __init__(self, gm):
+        super().__init__(gm)
+        self.values = {}
+
+    def run_node(self, n):
+        v = super().run_node(n)
+        self.values[n] = v
+        return v
+
+
+def _getattr_path(root, path):
+    obj = root
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+# ----------------------------------------------------------------------------------------------
+# Graph building
+
+
+class _Builder:
+    """Walks the fx graph once and produces the widejit graph."""
+
+    def __init__(self, gm, values, models, root_name):
+        self.gm = gm
+        self.values = values
+        self.models = models
+        self.root_name = root_name
+        self.nodes = []  # widejit nodes, in fx order
+        self.params = {}  # name -> tensor of model 0 (insertion order kept)
+        self.kind = {}  # fx node -> ("tensor", name) | ("param", name) | ("const", value)
+        #                 | ("tuple", name, op) | ("alias", base_name, op, path)
+        self.synth = set()
+
+    # ---- errors
+    def fail(self, node, msg):
+        where = "node %r (%s %s)" % (node.name, node.op, _describe_target(node))
+        raise ExportError("%s: %s: %s" % (self.root_name, where, msg))
+
+    def refuse(self, node, what):
+        self.fail(node, "%s is not in the widejit vocabulary; %s" % (what, HINT))
+
+    # ---- params
+    def use_param(self, name, tensor, node):
+        if not isinstance(tensor, torch.Tensor):
+            self.fail(node, "attribute %r is not a tensor" % name)
+        if name in self.params:
+            return name
+        for i, m in enumerate(self.models):
+            try:
+                other = _getattr_path(m, name)
+            except AttributeError:
+                other = None
+            if other is None and i > 0:
+                # fx registers tensor constants created in forward on the traced instance only;
+                # they are the same constant for every instance.
+                continue
+            if not isinstance(other, torch.Tensor) or other.shape != tensor.shape or other.dtype != tensor.dtype:
+                self.fail(node, "parameter %r differs in shape or dtype between model 0 and model %d" % (name, i))
+        if tensor.dtype not in _DTYPE_NAMES:
+            self.fail(node, "parameter %r has dtype %s, which widejit does not store" % (name, tensor.dtype))
+        self.params[name] = tensor
+        return name
+
+    def stacked_params(self):
+        out = {}
+        for name, t0 in self.params.items():
+            per_model = []
+            for m in self.models:
+                try:
+                    t = _getattr_path(m, name)
+                except AttributeError:
+                    t = t0
+                per_model.append(t.detach().cpu())
+            out[name] = torch.stack(per_model)
+        return out
+
+    # ---- argument resolution
+    def ref(self, node, arg, what):
+        """Resolves one node input: a tensor name, a param name, a number or None."""
+        if isinstance(arg, torch.fx.Node):
+            k = self.kind.get(arg)
+            if k is None:
+                self.fail(node, "%s uses %r, which was not exported" % (what, arg.name))
+            if k[0] in ("tensor", "param"):
+                return k[1]
+            if k[0] == "const":
+                return self.number(node, k[1], what)
+            self.fail(node, "%s is the tuple %r; take an element with [i] first" % (what, arg.name))
+        return self.number(node, arg, what)
+
+    def number(self, node, v, what):
+        if v is None:
+            return None
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            self.fail(node, "%s is %r; widejit takes tensors and Python numbers here" % (what, v))
+        if isinstance(v, float) and not math.isfinite(v):
+            self.fail(node, "%s is %r, which JSON cannot carry" % (what, v))
+        return v
+
+    def ref_list(self, node, arg, what):
+        if isinstance(arg, torch.fx.Node) and self.kind.get(arg, ("",))[0] in ("tuple", "alias"):
+            return self.expand_tuple(node, arg)
+        if not isinstance(arg, (list, tuple)):
+            self.fail(node, "%s must be a list of tensors" % what)
+        return [self.ref(node, a, "%s[%d]" % (what, i)) for i, a in enumerate(arg)]
+
+    def attr_value(self, node, v, what):
+        """An attr value: constants folded, tuples as lists; tensors are refused."""
+        if isinstance(v, torch.fx.Node):
+            k = self.kind.get(v)
+            if k is None or k[0] != "const":
+                self.fail(node, "%s must be a constant, not the tensor %r" % (what, v.name))
+            v = k[1]
+        if isinstance(v, (list, tuple, torch.Size)):
+            return [self.attr_value(node, x, what) for x in v]
+        if v is None or isinstance(v, (bool, int, str)):
+            return v
+        if isinstance(v, float):
+            return self.number(node, v, what)
+        self.fail(node, "%s is %r; expected a number, string, bool or list" % (what, v))
+
+    # ---- tuples
+    def expand_tuple(self, node, arg):
+        """Names of getitem nodes for every tensor element of a tuple-valued node (created once)."""
+        value = self.values[arg]
+        names = []
+        for i, v in enumerate(value):
+            if isinstance(v, torch.Tensor):
+                names.append(self.tuple_item(node, arg, i))
+            elif isinstance(v, (tuple, list)):
+                self.fail(node, "nested tuples cannot be used as a list here")
+        return names
+
+    def tuple_item(self, node, arg, index):
+        """The widejit name of element `index` of tuple-valued fx node `arg`."""
+        k = self.kind[arg]
+        if k[0] == "tuple":
+            base, op, path = k[1], k[2], (index,)
+        else:
+            base, op, path = k[1], k[2], k[3] + (index,)
+        layout = _TUPLE_LAYOUTS.get(op)
+        flat = layout.get(path) if layout else (path[0] if len(path) == 1 else None)
+        if flat is None:
+            self.fail(node, "element %r of %r has no place in widejit's %s tuple" % (path, base, op))
+        name = "%s_item%d" % (base, flat)
+        if name not in self.synth:
+            self.synth.add(name)
+            self.nodes.append({"name": name, "op": "getitem", "inputs": [base], "attrs": {"index": flat}})
+        return name
+
+    # ---- node kinds
+    def emit(self, node, op, inputs, params=None, attrs=None):
+        out = {"name": node.name, "op": op, "inputs": inputs}
+        if params:
+            out["params"] = params
+        if attrs:
+            out["attrs"] = attrs
+        self.nodes.append(out)
+        value = self.values[node]
+        if isinstance(value, torch.Tensor):
+            self.kind[node] = ("tensor", node.name)
+        elif isinstance(value, (tuple, list)):
+            self.kind[node] = ("tuple", node.name, op)
+        else:
+            self.fail(node, "produced %r, expected a tensor or a tuple of tensors" % type(value).__name__)
+
+    def visit(self, node):
+        value = self.values.get(node)
+        if node.op == "placeholder":
+            return  # handled by the caller
+        if node.op == "get_attr":
+            self.kind[node] = ("param", self.use_param(node.target, value, node))
+            return
+        if node.op == "call_module":
+            return self.visit_module(node)
+        if self.try_fold(node):
+            return
+        if node.op == "call_function" and node.target is operator.getitem:
+            return self.visit_getitem(node)
+        if node.op == "call_function" and node.target in PARAM_FUNCTIONS:
+            return self.visit_param_function(node)
+        if node.op == "call_function":
+            spec = FUNCTION_SPECS.get(node.target)
+            if spec is None:
+                self.refuse(node, "call_function %s" % _describe_target(node))
+            return self.visit_spec(node, spec, node.args, dict(node.kwargs))
+        if node.op == "call_method":
+            spec = METHOD_SPECS.get(node.target)
+            if spec is None:
+                self.refuse(node, "call_method Tensor.%s" % node.target)
+            return self.visit_spec(node, spec, node.args, dict(node.kwargs))
+        self.fail(node, "unexpected fx node kind %r" % node.op)
+
+    def try_fold(self, node):
+        """Folds size()/shape arithmetic to constants; refuses other non-tensor values."""
+        value = self.values[node]
+        if isinstance(value, torch.Tensor):
+            return False
+        if isinstance(value, (tuple, list)) and any(isinstance(v, torch.Tensor) for v in _flatten_values(value, keep_none=True)):
+            return False
+        if value is None and node.op == "call_function" and node.target is operator.getitem:
+            return False  # e.g. MultiheadAttention's absent weights; visit_getitem decides
+        args = list(node.args) + list(node.kwargs.values())
+        node_args = _nodes_in(args)
+        foldable = False
+        if node.op == "call_method" and node.target in _SHAPE_METHODS:
+            foldable = True
+        elif node.op == "call_function" and node.target is builtins.getattr and len(node.args) == 2 \
+                and node.args[1] in _SHAPE_ATTRS:
+            foldable = True
+        elif node.op == "call_function" and node.target in _INT_FUNCTIONS:
+            foldable = all(self.kind.get(a, ("",))[0] == "const" for a in node_args)
+        if not foldable:
+            self.fail(node, "produces a %s (%r), which depends on tensor values or is not a shape; "
+                      "widejit graphs carry only tensors and static shapes" % (type(value).__name__, value))
+        if isinstance(value, torch.Size):
+            value = list(value)
+        self.kind[node] = ("const", value)
+        return True
+
+    def visit_getitem(self, node):
+        base, index = node.args
+        k = self.kind.get(base)
+        if k is None or k[0] not in ("tuple", "alias"):
+            self.refuse(node, "indexing or slicing a tensor (x[...])")
+        if not isinstance(index, int) or isinstance(index, bool):
+            self.fail(node, "tuple index %r must be a constant int" % (index,))
+        if index < 0:
+            index += len(self.values[base])  # the graph's getitem index counts from the front
+        value = self.values[node]
+        if value is None:
+            self.kind[node] = ("const", None)
+            return
+        if isinstance(value, torch.Tensor):
+            name = self.tuple_item(node, base, index)
+            self.kind[node] = ("tensor", name)
+            return
+        path = (index,) if k[0] == "tuple" else k[3] + (index,)
+        self.kind[node] = ("alias", k[1], k[2], path)
+
+    def visit_spec(self, node, spec, args, kwargs):
+        try:
+            bound = spec.bind(args, kwargs)
+        except ExportError as e:
+            self.fail(node, str(e))
+        for name, want in spec.fixed.items():
+            got = bound[name]
+            if isinstance(got, torch.fx.Node):
+                got = self.kind.get(got, ("", got))[1]
+            if got != want:
+                self.fail(node, "argument %s=%r is not supported (only %r)" % (name, got, want))
+        if node.op == "call_method" and node.target == "t" and self.values[node].dim() != 2:
+            self.fail(node, "Tensor.t() is supported on 2-D tensors only (as transpose(0, 1))")
+        if spec.op == "dropout" and bound["training"] is not False:
+            self.fail(node, "dropout with training=True makes random outputs; pass training=self.training")
+        if spec.list_input:
+            inputs = [self.ref_list(node, bound[spec.inputs[0]], spec.inputs[0])]
+        else:
+            inputs = [self.ref(node, bound[n], n) for n in spec.inputs]
+        if not any(isinstance(i, str) for i in _flatten_values(inputs, keep_none=False)):
+            self.fail(node, "has no tensor operand; expected at least one tensor input")
+        attrs = {}
+        for name in spec.attrs:
+            value = self.attr_value(node, bound[name], name)
+            if name == "split_size":
+                name = "split_size_or_sections"
+            if spec.op == "amax" and name == "dim" and value == []:
+                value = None  # amax's default dim=() means every dim
+            attrs[name] = value
+        self.emit(node, spec.op, inputs, None, attrs)
+
+    def visit_param_function(self, node):
+        args, mapper = PARAM_FUNCTIONS[node.target]
+        try:
+            bound = FnSpec("", args, []).bind(node.args, dict(node.kwargs))
+        except ExportError as e:
+            self.fail(node, str(e))
+        tensors = {}
+        for role in ("weight", "bias"):
+            arg = bound.get(role)
+            if arg is None:
+                tensors[role] = None
+                continue
+            k = self.kind.get(arg) if isinstance(arg, torch.fx.Node) else None
+            if k is None or k[0] != "param":
+                self.fail(node, "%s must be a parameter of the module (self.%s), not a computed tensor" % (role, role))
+            tensors[role] = (k[1], self.values[arg])
+        const = {k: self.attr_value(node, v, k) for k, v in bound.items() if k not in ("input", "weight", "bias")}
+        w = tensors["weight"][1] if tensors["weight"] else None
+        try:
+            op, roles, attrs = mapper(const, w, tensors["bias"])
+        except ExportError as e:
+            self.fail(node, str(e))
+        params = {role: tensors[role][0] for role in roles if tensors.get(role) is not None}
+        attrs = {k: self.attr_value(node, v, k) for k, v in attrs.items()}
+        self.emit(node, op, [self.ref(node, bound["input"], "input")], params, attrs)
+
+    def visit_module(self, node):
+        module = _getattr_path(self.gm, node.target)
+        mapper = MODULE_MAPPERS.get(type(module))
+        if mapper is None:
+            self.refuse(node, "module %s" % type(module).__name__)
+        try:
+            sig = inspect.signature(type(module).forward)
+            bound = sig.bind(module, *node.args, **node.kwargs)
+        except TypeError as e:
+            self.fail(node, "arguments do not match %s.forward: %s" % (type(module).__name__, e))
+        bound.apply_defaults()
+        named = dict(bound.arguments)
+        named.pop(next(iter(sig.parameters)))  # self
+        if len(named) == 1 and "input" not in named:
+            named["input"] = next(iter(named.values()))
+        try:
+            op, raw_inputs, roles, attrs = mapper(module, named)
+        except ExportError as e:
+            self.fail(node, str(e))
+        inputs = [self.ref(node, a, "input %d" % i) for i, a in enumerate(raw_inputs)]
+        while inputs and inputs[-1] is None:
+            inputs.pop()
+        params = {}
+        for role in roles:
+            t = _getattr_path(module, role)
+            if t is None:
+                continue
+            params[role] = self.use_param("%s.%s" % (node.target, role), t, node)
+        attrs = {k: self.attr_value(node, v, k) for k, v in attrs.items()}
+        self.emit(node, op, inputs, params, attrs)
+
+    # ---- outputs
+    def outputs(self, arg, value):
+        """Flat list of output names for the fx output argument `arg` whose value is `value`."""
+        if isinstance(arg, torch.fx.Node):
+            k = self.kind.get(arg)
+            if k is None:
+                raise ExportError("%s: output %r was not exported" % (self.root_name, arg.name))
+            if k[0] in ("tensor", "param"):
+                return [k[1]]
+            if k[0] in ("tuple", "alias"):
+                names = []
+                for i, v in enumerate(value):
+                    if isinstance(v, torch.Tensor):
+                        names.append(self.tuple_item(arg, arg, i))
+                    elif v is not None:
+                        raise ExportError("%s: output %r holds a nested tuple; return its elements" % (self.root_name, arg.name))
+                return names
+            if k[0] == "const" and k[1] is None:
+                return []
+            raise ExportError("%s: output %r is the constant %r, not a tensor" % (self.root_name, arg.name, k[1]))
+        if isinstance(arg, (tuple, list)):
+            names = []
+            for a, v in zip(arg, value):
+                names += self.outputs(a, v)
+            return names
+        if arg is None:
+            return []
+        raise ExportError("%s: forward returns %r; return tensors or tuples of tensors" % (self.root_name, type(arg).__name__))
+
+
+def _nodes_in(args):
+    found = []
+
+    def walk(a):
+        if isinstance(a, torch.fx.Node):
+            found.append(a)
+        elif isinstance(a, (list, tuple)):
+            for x in a:
+                walk(x)
+        elif isinstance(a, dict):
+            for x in a.values():
+                walk(x)
+
+    walk(args)
+    return found
+
+
+def _flatten_values(v, keep_none):
+    """Tensors of a (nested) tuple/list output, in order; None kept only when asked."""
+    if isinstance(v, (tuple, list)):
+        out = []
+        for x in v:
+            out += _flatten_values(x, keep_none)
+        return out
+    if v is None and not keep_none:
+        return []
+    return [v]
+
+
+# ----------------------------------------------------------------------------------------------
+# Writing
+
+
+def _dump_json(graph):
+    """Pretty, stable JSON: one top-level key per line, one input/param/node per line."""
+    def compact(v):
+        return json.dumps(v, separators=(", ", ": "), allow_nan=False)
+
+    lines = ["{"]
+    keys = list(graph)
+    for i, key in enumerate(keys):
+        v = graph[key]
+        end = "," if i < len(keys) - 1 else ""
+        if isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            lines.append("  %s: [" % json.dumps(key))
+            for j, x in enumerate(v):
+                lines.append("    %s%s" % (compact(x), "," if j < len(v) - 1 else ""))
+            lines.append("  ]%s" % end)
+        else:
+            lines.append("  %s: %s%s" % (json.dumps(key), compact(v), end))
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _first_line(e):
+    """The first line of an exception's message (torch.fx appends its own context below)."""
+    text = str(e).strip()
+    return text.split("\n", 1)[0] if text else ""
+
+
+def _call(model, input_names, tensors):
+    return model(**dict(zip(input_names, tensors)))
+
+
+def export(cls, kwargs, n, input_specs, shared_input, seed, out_dir):
+    """Exports n instances of cls(**kwargs); returns the graph dict. See the module docstring."""
+    if n < 1:
+        raise ExportError("--n must be >= 1, got %d" % n)
+    torch.set_num_threads(1)
+    try:
+        torch.use_deterministic_algorithms(True, warn_only=True)
+    except TypeError:  # very old torch without warn_only
+        pass
+    root_name = cls.__name__
+
+    models = []
+    for i in range(n):
+        seed_everything(seed + i)
+        try:
+            m = cls(**kwargs)
+        except Exception as e:
+            raise ExportError("%s(**%s) failed: %s: %s" % (root_name, json.dumps(kwargs), type(e).__name__, e))
+        m.eval()
+        models.append(m)
+
+    # Map --input names to forward's arguments; arguments left out must have defaults.
+    sig = inspect.signature(cls.forward)
+    fwd_params = list(sig.parameters.values())[1:]
+    specs = {s.name: s for s in input_specs}
+    if len(specs) != len(input_specs):
+        raise ExportError("an --input name is given twice")
+    concrete = {}
+    input_names = []
+    for p in fwd_params:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise ExportError("%s.forward takes *%s; widejit needs named arguments" % (root_name, p.name))
+        if p.name in specs:
+            input_names.append(p.name)
+        elif p.default is not p.empty:
+            concrete[p.name] = p.default
+        else:
+            raise ExportError("%s.forward argument %r has no --input (e.g. --input %s=32,64)" % (root_name, p.name, p.name))
+    for name in specs:
+        if name not in input_names:
+            raise ExportError("--input %s: %s.forward has no argument %r (it has %s)" % (
+                name, root_name, name, ", ".join(p.name for p in fwd_params)))
+
+    gen = torch.Generator().manual_seed(seed)
+    inputs = {}
+    for name in input_names:
+        inputs[name] = specs[name].generate(gen, [] if shared_input else [n])
+
+    def model_inputs(i):
+        return [inputs[name] if shared_input else inputs[name][i] for name in input_names]
+
+    with torch.no_grad():
+        try:
+            direct_out = _call(models[0], input_names, model_inputs(0))
+        except Exception as e:
+            raise ExportError("%s.forward failed on the sample inputs (do the --input shapes and dtypes fit the "
+                              "model?): %s: %s" % (root_name, type(e).__name__, _first_line(e)))
+
+    tracer = _Tracer()
+    try:
+        fx_graph = tracer.trace(models[0], concrete_args=concrete or None)
+    except Exception as e:
+        raise ExportError("torch.fx could not trace %s: %s: %s (widejit needs a forward without control flow "
+                          "that depends on tensor values)" % (root_name, type(e).__name__, _first_line(e)))
+    gm = torch.fx.GraphModule(tracer.root, fx_graph, root_name)
+    # torch.fx guards arguments fixed at their defaults with asserts; the graph is static anyway.
+    for nd in list(gm.graph.nodes):
+        if nd.op == "call_function" and (nd.target is torch._assert or
+                                         getattr(nd.target, "__name__", "") in _IGNORED_FUNCTIONS):
+            gm.graph.erase_node(nd)
+    gm.graph.eliminate_dead_code()  # also drops e.g. the unused half of `out, _ = self.rnn(x)`
+    gm.recompile()
+
+    recorder = _Recorder(gm)
+    with torch.no_grad():
+        placeholders = [nd for nd in gm.graph.nodes if nd.op == "placeholder"]
+        feed = []
+        for p, nd in zip(fwd_params, placeholders):
+            feed.append(inputs[p.name][0] if (p.name in inputs and not shared_input) else
+                        inputs[p.name] if p.name in inputs else concrete[p.name])
+        try:
+            traced_out = recorder.run(*feed)
+        except Exception as e:
+            raise ExportError("running the traced graph of %s failed: %s: %s" % (root_name, type(e).__name__, _first_line(e)))
+    traced_flat = _flatten_values(traced_out, keep_none=False)
+    direct_flat = _flatten_values(direct_out, keep_none=False)
+    if len(traced_flat) != len(direct_flat) or not all(
+            isinstance(a, torch.Tensor) and torch.equal(a, b) for a, b in zip(traced_flat, direct_flat)):
+        raise ExportError("the traced graph of %s does not reproduce its forward on the sample inputs "
+                          "(control flow or randomness that torch.fx cannot see?)" % root_name)
+
+    builder = _Builder(gm, recorder.values, models, root_name)
+    graph_inputs = []
+    for p, nd in zip(fwd_params, placeholders):
+        if p.name in specs:
+            builder.kind[nd] = ("tensor", p.name)
+            s = specs[p.name]
+            graph_inputs.append({"name": p.name, "shape": s.shape, "dtype": _DTYPE_NAMES[s.dtype],
+                                 "per_model": not shared_input})
+        else:
+            builder.kind[nd] = ("const", concrete[p.name])
+    output_node = None
+    for nd in gm.graph.nodes:
+        if nd.op == "output":
+            output_node = nd
+            continue
+        builder.visit(nd)
+    output_names = builder.outputs(output_node.args[0], recorder.values.get(output_node.args[0], traced_out)
+                                   if isinstance(output_node.args[0], torch.fx.Node) else traced_out)
+    if not output_names:
+        raise ExportError("%s.forward returns no tensor" % root_name)
+    if len(set(output_names)) != len(output_names):
+        raise ExportError("%s.forward returns the same tensor twice (%s); return it once" % (
+            root_name, ", ".join(output_names)))
+
+    params = [{"name": name, "shape": list(t.shape), "dtype": _DTYPE_NAMES[t.dtype]}
+              for name, t in builder.params.items()]
+    all_names = [i["name"] for i in graph_inputs] + [p["name"] for p in params] + [nd["name"] for nd in builder.nodes]
+    seen = set()
+    for name in all_names:
+        if name in seen:
+            raise ExportError("%s: the name %r is used twice (an input, parameter or node); rename it" % (root_name, name))
+        seen.add(name)
+
+    graph = {"format": FORMAT, "n": n, "inputs": graph_inputs, "params": params, "nodes": builder.nodes,
+             "outputs": output_names, "weights": "weights.safetensors"}
+
+    # Reference outputs: every model on its own inputs, one by one.
+    expected = [[] for _ in output_names]
+    with torch.no_grad():
+        for i, m in enumerate(models):
+            flat = _flatten_values(_call(m, input_names, model_inputs(i)), keep_none=False)
+            if len(flat) != len(output_names):
+                raise ExportError("model %d returned %d tensors, the graph has %d outputs" % (i, len(flat), len(output_names)))
+            for k, t in enumerate(flat):
+                expected[k].append(t.detach().cpu())
+
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "graph.json"), "w") as f:
+        f.write(_dump_json(graph))
+    safetensors_io.write(os.path.join(out_dir, "weights.safetensors"), builder.stacked_params())
+    safetensors_io.write(os.path.join(out_dir, "inputs.safetensors"), inputs)
+    safetensors_io.write(os.path.join(out_dir, "expected.safetensors"),
+                         {name: torch.stack(ts) for name, ts in zip(output_names, expected)})
+    return graph
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="export.py", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--module", required=True, help="path/to/file.py:ClassName")
+    ap.add_argument("--kwargs", default="{}", help="JSON object of constructor arguments")
+    ap.add_argument("--n", type=int, required=True, help="number of models (instance i uses seed+i)")
+    ap.add_argument("--input", action="append", default=[], metavar="NAME=SHAPE[:DTYPE[:LOW:HIGH]]",
+                    help="one per forward argument; shape per model, batch included")
+    ap.add_argument("--shared-input", action="store_true", help="one input tensor shared by all N models")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", required=True, help="output directory")
+    args = ap.parse_args(argv)
+    try:
+        try:
+            kwargs = json.loads(args.kwargs)
+        except ValueError as e:
+            raise ExportError("--kwargs: not valid JSON: %s" % e)
+        if not isinstance(kwargs, dict):
+            raise ExportError("--kwargs: expected a JSON object, e.g. '{\"hidden\": 128}'")
+        specs = [InputSpec.parse(s) for s in args.input]
+        cls = load_class(args.module)
+        graph = export(cls, kwargs, args.n, specs, args.shared_input, args.seed, args.out)
+    except ExportError as e:
+        print("export.py: error: %s" % e, file=sys.stderr)
+        return 1
+    print("export.py: wrote %s (%d nodes, %d params, outputs %s)" % (
+        args.out, len(graph["nodes"]), len(graph["params"]), ", ".join(graph["outputs"])))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,339 @@
+package torch_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// python is Debian's interpreter, which has python3-torch; the pyenv python3 first on some
+// PATHs does not.
+const python = "/usr/bin/python3"
+
+// repoRoot is where the exporter's relative paths (examples/models.py) resolve.
+const repoRoot = "../.."
+
+var exampleFiles = []string{"graph.json", "weights.safetensors", "inputs.safetensors", "expected.safetensors"}
+
+var (
+	torchOnce    sync.Once
+	torchMissing string
+)
+
+func needTorch(t *testing.T) {
+	t.Helper()
+	torchOnce.Do(func() {
+		if _, err := os.Stat(python); err != nil {
+			torchMissing = python + " not found"
+			return
+		}
+		if out, err := exec.Command(python, "-c", "import torch, numpy").CombinedOutput(); err != nil {
+			torchMissing = python + " cannot import torch and numpy: " + lastLine(out)
+		}
+	})
+	if torchMissing != "" {
+		t.Skipf("%s: install python3-torch (bash .ci/setup)", torchMissing)
+	}
+}
+
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return lines[len(lines)-1]
+}
+
+// runPy runs a Python script from the repository root and returns its exit code, stdout and
+// stderr.
+func runPy(t *testing.T, stdin []byte, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(python, args...)
+	cmd.Dir = repoRoot
+	cmd.Stdin = bytes.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, stdout.String(), stderr.String()
+	case errors.As(err, &exit):
+		return exit.ExitCode(), stdout.String(), stderr.String()
+	default:
+		t.Fatalf("running %s %v: %v", python, args, err)
+		return -1, "", ""
+	}
+}
+
+type job struct {
+	Tool string   `json:"tool"` // "export" or "reference"
+	Argv []string `json:"argv"`
+}
+
+type result struct {
+	RC     int    `json:"rc"`
+	Stdout string `json:"stdout"`
+	Stderr string `json:"stderr"`
+}
+
+// batch runs export.py / reference.py command lines, in order, in one Python process
+// (testdata/batch.py), since importing torch dominates the cost of each.
+func batch(t *testing.T, jobs []job) []result {
+	t.Helper()
+	in, err := json.Marshal(jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runPy(t, in, "exporters/torch/testdata/batch.py")
+	if code != 0 {
+		t.Fatalf("batch.py exited %d:\n%s", code, stderr)
+	}
+	var results []result
+	if err := json.Unmarshal([]byte(stdout), &results); err != nil || len(results) != len(jobs) {
+		t.Fatalf("batch.py output (%v): %s\nstderr:\n%s", err, stdout, stderr)
+	}
+	return results
+}
+
+func committedExamples(t *testing.T) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(repoRoot, "examples"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() {
+			if _, err := os.Stat(filepath.Join(repoRoot, "examples", e.Name(), "graph.json")); err == nil {
+				names = append(names, e.Name())
+			}
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// TestExamplesAreReproducible re-exports every example and requires the committed files to be
+// byte-identical: the fixtures are what the exporter makes, not hand-edited, and the exporter is
+// deterministic. make_examples.py also re-executes each graph with reference.py.
+func TestExamplesAreReproducible(t *testing.T) {
+	needTorch(t)
+	out := t.TempDir()
+	code, stdout, stderr := runPy(t, nil, "exporters/torch/make_examples.py", "--out", out)
+	if code != 0 {
+		t.Fatalf("make_examples.py exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	committed := committedExamples(t)
+	if len(committed) < 8 {
+		t.Fatalf("examples/ holds %d examples (%v), want the 8 of make_examples.py", len(committed), committed)
+	}
+	regenerated, err := os.ReadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range regenerated {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	if strings.Join(names, ",") != strings.Join(committed, ",") {
+		t.Fatalf("make_examples.py writes %v but examples/ holds %v", names, committed)
+	}
+	for _, name := range committed {
+		for _, file := range exampleFiles {
+			want, err := os.ReadFile(filepath.Join(repoRoot, "examples", name, file))
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+				continue
+			}
+			got, err := os.ReadFile(filepath.Join(out, name, file))
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+				continue
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("examples/%s/%s differs from a fresh export (%d vs %d bytes); regenerate with "+
+					"/usr/bin/python3 exporters/torch/make_examples.py", name, file, len(want), len(got))
+			}
+		}
+		if !strings.Contains(stdout, name+": reference check ok") {
+			t.Errorf("%s: no reference check in make_examples.py output:\n%s", name, stdout)
+		}
+	}
+}
+
+// TestCommandLineRefusal runs export.py as a user would on a module with an op outside the
+// vocabulary: exit code 1, one clear line naming the node, op and target, nothing written.
+func TestCommandLineRefusal(t *testing.T) {
+	needTorch(t)
+	out := filepath.Join(t.TempDir(), "out")
+	code, _, stderr := runPy(t, nil, "exporters/torch/export.py",
+		"--module", "exporters/torch/testdata/unsupported.py:Erfinv", "--n", "2", "--input", "x=3,8", "--out", out)
+	want := "export.py: error: Erfinv: node 'erfinv' (call_function torch.erfinv): call_function torch.erfinv " +
+		"is not in the widejit vocabulary; see docs/graph-format.md for the ops widejit supports\n"
+	if code != 1 || stderr != want {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit 1 and:\n%s", code, stderr, want)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s was written although the export was refused", out)
+	}
+}
+
+// TestRefusesUnsupported checks that models the vocabulary cannot express are refused with the
+// fx node, its op and target, and why.
+func TestRefusesUnsupported(t *testing.T) {
+	needTorch(t)
+	cases := []struct {
+		class string
+		want  []string
+	}{
+		{"UnknownModule", []string{"node 'bilinear' (call_function torch.bilinear)", "is not in the widejit vocabulary"}},
+		{"TensorSlice", []string{"node 'getitem' (call_function operator.getitem)", "indexing or slicing a tensor"}},
+		{"DataDependent", []string{"node 'item' (call_method Tensor.item)", "depends on tensor values"}},
+	}
+	dir := t.TempDir()
+	var jobs []job
+	for _, c := range cases {
+		jobs = append(jobs, job{"export", []string{"--module", "exporters/torch/testdata/unsupported.py:" + c.class,
+			"--n", "2", "--input", "x=3,8", "--out", filepath.Join(dir, c.class)}})
+	}
+	for i, r := range batch(t, jobs) {
+		c := cases[i]
+		if r.RC != 1 || !strings.HasPrefix(r.Stderr, "export.py: error: "+c.class+": ") {
+			t.Errorf("%s: exit %d, stderr:\n%s", c.class, r.RC, r.Stderr)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(r.Stderr, w) {
+				t.Errorf("%s: stderr lacks %q:\n%s", c.class, w, r.Stderr)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, c.class)); err == nil {
+			t.Errorf("%s: output written although the export was refused", c.class)
+		}
+	}
+}
+
+// TestBadCommandLines checks errors in how export.py is called.
+func TestBadCommandLines(t *testing.T) {
+	needTorch(t)
+	models := "examples/models.py"
+	cases := []struct {
+		name string
+		args []string
+		rc   int
+		want string
+	}{
+		{"integer input without range", []string{"--module", models + ":EmbeddingBag", "--n", "2", "--input", "tok=4,11:int64"},
+			1, "integer inputs need a range"},
+		{"unknown dtype", []string{"--module", models + ":MLP", "--n", "2", "--input", "x=32,64:float8"}, 1, "unknown dtype 'float8'"},
+		{"input the forward lacks", []string{"--module", models + ":MLP", "--n", "2", "--input", "x=32,64", "--input", "y=3"},
+			1, "MLP.forward has no argument 'y'"},
+		{"missing input", []string{"--module", models + ":MLP", "--n", "2"}, 1, "argument 'x' has no --input"},
+		{"no such class", []string{"--module", models + ":Nope", "--n", "2", "--input", "x=1"}, 1, "no torch.nn.Module subclass named Nope"},
+		{"bad kwargs", []string{"--module", models + ":MLP", "--kwargs", "{hidden", "--n", "2", "--input", "x=32,64"}, 1, "--kwargs: not valid JSON"},
+		{"unknown kwarg", []string{"--module", models + ":MLP", "--kwargs", `{"hidden_size": 3}`, "--n", "2", "--input", "x=32,64"},
+			1, "MLP(**{\"hidden_size\": 3}) failed: TypeError"},
+		{"wrong input shape", []string{"--module", models + ":MLP", "--n", "2", "--input", "x=32,65"}, 1, "MLP.forward failed on the sample inputs"},
+		{"zero models", []string{"--module", models + ":MLP", "--n", "0", "--input", "x=32,64"}, 1, "--n must be >= 1"},
+		{"missing --n", []string{"--module", models + ":MLP", "--input", "x=32,64"}, 2, "the following arguments are required: --n"},
+	}
+	dir := t.TempDir()
+	var jobs []job
+	for i, c := range cases {
+		jobs = append(jobs, job{"export", append(c.args, "--out", filepath.Join(dir, string(rune('a'+i))))})
+	}
+	for i, r := range batch(t, jobs) {
+		c := cases[i]
+		if r.RC != c.rc || !strings.Contains(r.Stderr, c.want) || strings.Contains(r.Stderr, "Traceback") {
+			t.Errorf("%s: exit %d, stderr:\n%s\nwant exit %d and %q", c.name, r.RC, r.Stderr, c.rc, c.want)
+		}
+	}
+}
+
+// TestMoreOpsMatchReference exports models using ops the examples do not (grouped, dilated,
+// 'same' and transposed convs, norms, pools, GRU/RNN, cross attention with kdim/vdim, stack,
+// split, functional forms, defaulted forward arguments), re-executes the graphs with
+// reference.py and loads them with the Go loader.
+func TestMoreOpsMatchReference(t *testing.T) {
+	needTorch(t)
+	cases := []struct {
+		class string
+		args  []string
+	}{
+		{"Vision", []string{"--input", "img=2,3,8,8", "--input", "sig=2,3,16"}},
+		{"Sequence", []string{"--input", "tok=5,2:int64:0:20", "--input", "mem_k=7,2,6", "--input", "mem_v=7,2,5",
+			"--input", "h0=2,2,8"}},
+		{"Defaults", []string{"--input", "x=3,4"}},
+		{"Functional", []string{"--input", "tok=2,5:int64:0:10", "--input", "img=2,4,5,5"}},
+	}
+	dir := t.TempDir()
+	var jobs []job
+	for _, c := range cases {
+		out := filepath.Join(dir, c.class)
+		jobs = append(jobs,
+			job{"export", append([]string{"--module", "exporters/torch/testdata/more_ops.py:" + c.class,
+				"--n", "3", "--out", out}, c.args...)},
+			job{"reference", []string{filepath.Join(out, "graph.json")}})
+	}
+	results := batch(t, jobs)
+	for i, c := range cases {
+		t.Run(c.class, func(t *testing.T) {
+			exp, ref := results[2*i], results[2*i+1]
+			if exp.RC != 0 {
+				t.Fatalf("export exited %d:\n%s", exp.RC, exp.Stderr)
+			}
+			if ref.RC != 0 || !strings.Contains(ref.Stdout, ": ok (3 models") {
+				t.Fatalf("reference check exited %d:\n%s%s", ref.RC, ref.Stdout, ref.Stderr)
+			}
+			checkLoaderAgrees(t, filepath.Join(dir, c.class, "graph.json"))
+		})
+	}
+}
+
+// TestReferenceCatchesWrongGraphs makes sure the reference check can fail: the classifier with
+// log_softmax over the wrong dim, or with its BatchNorm's running statistics swapped, must not
+// match its expected outputs.
+func TestReferenceCatchesWrongGraphs(t *testing.T) {
+	needTorch(t)
+	edits := map[string][2]string{
+		"softmax dim": {`"op": "log_softmax", "inputs": ["fc"], "attrs": {"dim": 1}`,
+			`"op": "log_softmax", "inputs": ["fc"], "attrs": {"dim": 0}`},
+		"bn stats swapped": {`"running_mean": "bn.running_mean", "running_var": "bn.running_var"`,
+			`"running_mean": "bn.running_var", "running_var": "bn.running_mean"`},
+	}
+	var names []string
+	var jobs []job
+	for name, edit := range edits {
+		dir := filepath.Join(t.TempDir(), "classifier")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, file := range exampleFiles {
+			b, err := os.ReadFile(filepath.Join(repoRoot, "examples", "classifier", file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if file == "graph.json" {
+				if !bytes.Contains(b, []byte(edit[0])) {
+					t.Fatalf("examples/classifier/graph.json lacks %s", edit[0])
+				}
+				b = bytes.Replace(b, []byte(edit[0]), []byte(edit[1]), 1)
+			}
+			if err := os.WriteFile(filepath.Join(dir, file), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		names = append(names, name)
+		jobs = append(jobs, job{"reference", []string{filepath.Join(dir, "graph.json")}})
+	}
+	for i, r := range batch(t, jobs) {
+		if r.RC != 1 || !strings.Contains(r.Stderr, "differs from expected") {
+			t.Errorf("%s: reference.py accepted a wrong graph: exit %d\n%s%s", names[i], r.RC, r.Stdout, r.Stderr)
+		}
+	}
+}

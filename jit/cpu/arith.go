@@ -1,0 +1,724 @@
+package cpu
+
+import (
+	"math"
+	"math/bits"
+
+	"github.com/widejit/widejit/triton/ir"
+)
+
+// normInt wraps x into dtype d's range, the way C stores an int of that type (i1 keeps bit 0).
+func normInt(d ir.DType, x int64) int64 {
+	switch d {
+	case ir.I1:
+		return x & 1
+	case ir.I8:
+		return int64(int8(x))
+	case ir.I16:
+		return int64(int16(x))
+	case ir.I32:
+		return int64(int32(x))
+	case ir.U8:
+		return x & 0xff
+	case ir.U16:
+		return x & 0xffff
+	case ir.U32:
+		return x & 0xffffffff
+	}
+	return x
+}
+
+func normInts(d ir.DType, z []int64) {
+	switch d {
+	case ir.I1:
+		for i, v := range z {
+			z[i] = v & 1
+		}
+	case ir.I8:
+		for i, v := range z {
+			z[i] = int64(int8(v))
+		}
+	case ir.I16:
+		for i, v := range z {
+			z[i] = int64(int16(v))
+		}
+	case ir.I32:
+		for i, v := range z {
+			z[i] = int64(int32(v))
+		}
+	case ir.U8:
+		for i, v := range z {
+			z[i] = v & 0xff
+		}
+	case ir.U16:
+		for i, v := range z {
+			z[i] = v & 0xffff
+		}
+	case ir.U32:
+		for i, v := range z {
+			z[i] = v & 0xffffffff
+		}
+	}
+}
+
+// lessInt compares normalized values of dtype d (only u64 needs unsigned comparison: the
+// narrower unsigned types are zero-extended, hence non-negative).
+func lessInt(d ir.DType, a, b int64) bool {
+	if d == ir.U64 {
+		return uint64(a) < uint64(b)
+	}
+	return a < b
+}
+
+func (c *compiler) compileLeaf(in *ir.Instr, z int) (step, error) {
+	t := c.p.slotType[z]
+	switch in.Op {
+	case ir.Const:
+		switch c.p.slotClass[z] {
+		case clsInt:
+			if t.Ptr {
+				return nil, c.errf(in.Pos, in.Op, "pointer constants are not supported")
+			}
+			v := normInt(t.Elem, in.Int)
+			return func(fr *frame) error { fill(fr.ints[z], v); return nil }, nil
+		case clsF32:
+			v := []float32{float32(in.Float)}
+			roundTo(t.Elem, v)
+			x := v[0]
+			return func(fr *frame) error { fill(fr.f32[z], x); return nil }, nil
+		default:
+			v := in.Float
+			return func(fr *frame) error { fill(fr.f64[z], v); return nil }, nil
+		}
+	case ir.ProgramID, ir.NumPrograms:
+		if !t.Equal(ir.Scalar(ir.I32)) || in.Int < 0 || in.Int > 2 {
+			return nil, c.errf(in.Pos, in.Op, "expects axis 0..2 and an i32 result, got axis %d and %s", in.Int, t)
+		}
+		axis := in.Int
+		if in.Op == ir.ProgramID {
+			return func(fr *frame) error { fr.ints[z][0] = fr.pid[axis]; return nil }, nil
+		}
+		return func(fr *frame) error { fr.ints[z][0] = fr.grid[axis]; return nil }, nil
+	case ir.Arange:
+		if len(in.Ints) != 2 || t.Rank() != 1 || t.Shape[0] != in.Ints[1]-in.Ints[0] || t.Elem != ir.I32 || t.Ptr {
+			return nil, c.errf(in.Pos, in.Op, "bad arange %v -> %s", in.Ints, t)
+		}
+		start := int64(in.Ints[0])
+		return func(fr *frame) error {
+			zz := fr.ints[z]
+			for i := range zz {
+				zz[i] = start + int64(i)
+			}
+			return nil
+		}, nil
+	}
+	return nil, c.errf(in.Pos, in.Op, "not a leaf")
+}
+
+func fill[T any](z []T, v T) {
+	for i := range z {
+		z[i] = v
+	}
+}
+
+func (c *compiler) sameTypes(in *ir.Instr, slots ...int) error {
+	t := c.p.slotType[slots[0]]
+	for _, s := range slots[1:] {
+		if !c.p.slotType[s].Equal(t) {
+			return c.errf(in.Pos, in.Op, "operand types differ: %s and %s", t, c.p.slotType[s])
+		}
+	}
+	return nil
+}
+
+func (c *compiler) compileElementwise(in *ir.Instr, args []int, z int) (step, error) {
+	arity := 2
+	switch {
+	case in.Op == ir.Neg || in.Op == ir.Not || in.Op == ir.Abs || in.Op.IsUnaryMath():
+		arity = 1
+	case in.Op == ir.FMA:
+		arity = 3
+	}
+	if len(args) != arity {
+		return nil, c.errf(in.Pos, in.Op, "has %d operands, expected %d", len(args), arity)
+	}
+	if err := c.sameTypes(in, append([]int{z}, args...)...); err != nil {
+		return nil, err
+	}
+	t := c.p.slotType[z]
+	if t.Ptr {
+		return nil, c.errf(in.Pos, in.Op, "does not apply to pointers (use ptr_add)")
+	}
+	d := t.Elem
+	switch c.p.slotClass[z] {
+	case clsF32:
+		return c.f32Op(in, args, z, d)
+	case clsF64:
+		return c.f64Op(in, args, z)
+	}
+	return c.intOp(in, args, z, d)
+}
+
+func (c *compiler) f32Op(in *ir.Instr, args []int, z int, d ir.DType) (step, error) {
+	var unary func(a, z []float32)
+	var binary func(a, b, z []float32)
+	switch in.Op {
+	case ir.Add:
+		binary = func(a, b, z []float32) {
+			a, b = a[:len(z)], b[:len(z)]
+			for i := range z {
+				z[i] = a[i] + b[i]
+			}
+		}
+	case ir.Sub:
+		binary = func(a, b, z []float32) {
+			a, b = a[:len(z)], b[:len(z)]
+			for i := range z {
+				z[i] = a[i] - b[i]
+			}
+		}
+	case ir.Mul:
+		binary = func(a, b, z []float32) {
+			a, b = a[:len(z)], b[:len(z)]
+			for i := range z {
+				z[i] = a[i] * b[i]
+			}
+		}
+	case ir.Div:
+		binary = func(a, b, z []float32) {
+			a, b = a[:len(z)], b[:len(z)]
+			for i := range z {
+				z[i] = a[i] / b[i]
+			}
+		}
+	case ir.Rem:
+		binary = func(a, b, z []float32) {
+			for i := range z {
+				z[i] = float32(math.Mod(float64(a[i]), float64(b[i])))
+			}
+		}
+	case ir.Min:
+		binary = func(a, b, z []float32) {
+			for i := range z {
+				z[i] = minNum32(a[i], b[i])
+			}
+		}
+	case ir.Max:
+		binary = func(a, b, z []float32) {
+			for i := range z {
+				z[i] = maxNum32(a[i], b[i])
+			}
+		}
+	case ir.Neg:
+		unary = func(a, z []float32) {
+			for i := range z {
+				z[i] = -a[i]
+			}
+		}
+	case ir.Abs:
+		unary = func(a, z []float32) {
+			for i := range z {
+				z[i] = math.Float32frombits(math.Float32bits(a[i]) &^ (1 << 31))
+			}
+		}
+	case ir.FMA:
+		if d != ir.F32 && d != ir.F64 {
+			return nil, c.errf(in.Pos, in.Op, "takes fp32 or fp64, got %s", d)
+		}
+		a, b, cc := args[0], args[1], args[2]
+		return func(fr *frame) error {
+			x, y, w, zz := fr.f32[a], fr.f32[b], fr.f32[cc], fr.f32[z]
+			for i := range zz {
+				zz[i] = float32(math.FMA(float64(x[i]), float64(y[i]), float64(w[i])))
+			}
+			return nil
+		}, nil
+	default:
+		if !in.Op.IsUnaryMath() {
+			return nil, c.errf(in.Pos, in.Op, "does not apply to %s", d)
+		}
+		if d != ir.F32 {
+			return nil, c.errf(in.Pos, in.Op, "takes fp32 or fp64, got %s", d)
+		}
+		m := mathFunc(in.Op)
+		if in.Op == ir.Exp {
+			// exp dominates softmax-like kernels: keep the float64 round trip but skip the
+			// function value indirection.
+			unary = func(a, z []float32) {
+				for i := range z {
+					z[i] = float32(math.Exp(float64(a[i])))
+				}
+			}
+		} else {
+			unary = func(a, z []float32) {
+				for i := range z {
+					z[i] = float32(m(float64(a[i])))
+				}
+			}
+		}
+	}
+	a := args[0]
+	if unary != nil {
+		return func(fr *frame) error {
+			unary(fr.f32[a], fr.f32[z])
+			roundTo(d, fr.f32[z])
+			return nil
+		}, nil
+	}
+	b := args[1]
+	if d == ir.F32 {
+		return func(fr *frame) error { binary(fr.f32[a], fr.f32[b], fr.f32[z]); return nil }, nil
+	}
+	return func(fr *frame) error {
+		binary(fr.f32[a], fr.f32[b], fr.f32[z])
+		roundTo(d, fr.f32[z])
+		return nil
+	}, nil
+}
+
+func mathFunc(op ir.Op) func(float64) float64 {
+	switch op {
+	case ir.Exp:
+		return math.Exp
+	case ir.Exp2:
+		return math.Exp2
+	case ir.Log:
+		return math.Log
+	case ir.Log2:
+		return math.Log2
+	case ir.Sqrt:
+		return math.Sqrt
+	case ir.Rsqrt:
+		return func(x float64) float64 { return 1 / math.Sqrt(x) }
+	case ir.Sin:
+		return math.Sin
+	case ir.Cos:
+		return math.Cos
+	case ir.Erf:
+		return math.Erf
+	case ir.Floor:
+		return math.Floor
+	case ir.Ceil:
+		return math.Ceil
+	}
+	return nil
+}
+
+// minNum32 and maxNum32 are IEEE minNum/maxNum: a NaN operand is ignored.
+func minNum32(a, b float32) float32 {
+	if a != a {
+		return b
+	}
+	if b != b || a < b {
+		return a
+	}
+	if a == b && math.Signbit(float64(a)) {
+		return a
+	}
+	return b
+}
+
+func maxNum32(a, b float32) float32 {
+	if a != a {
+		return b
+	}
+	if b != b || a > b {
+		return a
+	}
+	if a == b && !math.Signbit(float64(a)) {
+		return a
+	}
+	return b
+}
+
+func minNum64(a, b float64) float64 {
+	if a != a {
+		return b
+	}
+	if b != b || a < b {
+		return a
+	}
+	if a == b && math.Signbit(a) {
+		return a
+	}
+	return b
+}
+
+func maxNum64(a, b float64) float64 {
+	if a != a {
+		return b
+	}
+	if b != b || a > b {
+		return a
+	}
+	if a == b && !math.Signbit(a) {
+		return a
+	}
+	return b
+}
+
+func (c *compiler) f64Op(in *ir.Instr, args []int, z int) (step, error) {
+	var f func(x ...float64) float64
+	switch in.Op {
+	case ir.Add:
+		f = func(x ...float64) float64 { return x[0] + x[1] }
+	case ir.Sub:
+		f = func(x ...float64) float64 { return x[0] - x[1] }
+	case ir.Mul:
+		f = func(x ...float64) float64 { return x[0] * x[1] }
+	case ir.Div:
+		f = func(x ...float64) float64 { return x[0] / x[1] }
+	case ir.Rem:
+		f = func(x ...float64) float64 { return math.Mod(x[0], x[1]) }
+	case ir.Min:
+		f = func(x ...float64) float64 { return minNum64(x[0], x[1]) }
+	case ir.Max:
+		f = func(x ...float64) float64 { return maxNum64(x[0], x[1]) }
+	case ir.Neg:
+		f = func(x ...float64) float64 { return -x[0] }
+	case ir.Abs:
+		f = func(x ...float64) float64 { return math.Abs(x[0]) }
+	case ir.FMA:
+		f = func(x ...float64) float64 { return math.FMA(x[0], x[1], x[2]) }
+	default:
+		m := mathFunc(in.Op)
+		if m == nil {
+			return nil, c.errf(in.Pos, in.Op, "does not apply to fp64")
+		}
+		f = func(x ...float64) float64 { return m(x[0]) }
+	}
+	return func(fr *frame) error {
+		zz := fr.f64[z]
+		var x [3]float64
+		for i := range zz {
+			for j, a := range args {
+				x[j] = fr.f64[a][i]
+			}
+			zz[i] = f(x[:len(args)]...)
+		}
+		return nil
+	}, nil
+}
+
+func (c *compiler) intOp(in *ir.Instr, args []int, z int, d ir.DType) (step, error) {
+	unsigned := d.IsUnsigned()
+	if in.Op.IsUnaryMath() || in.Op == ir.FMA {
+		return nil, c.errf(in.Pos, in.Op, "takes fp32 or fp64, got %s", d)
+	}
+	if len(args) == 1 {
+		a := args[0]
+		var f func(x int64) int64
+		switch in.Op {
+		case ir.Neg:
+			f = func(x int64) int64 { return -x }
+		case ir.Not:
+			if d == ir.I1 {
+				f = func(x int64) int64 { return x ^ 1 }
+			} else {
+				f = func(x int64) int64 { return ^x }
+			}
+		case ir.Abs:
+			if unsigned {
+				f = func(x int64) int64 { return x }
+			} else {
+				f = func(x int64) int64 {
+					if x < 0 {
+						return -x
+					}
+					return x
+				}
+			}
+		}
+		return func(fr *frame) error {
+			x, zz := fr.ints[a], fr.ints[z]
+			for i := range zz {
+				zz[i] = f(x[i])
+			}
+			normInts(d, zz)
+			return nil
+		}, nil
+	}
+	a, b := args[0], args[1]
+	if in.Op == ir.Div || in.Op == ir.Rem {
+		isDiv := in.Op == ir.Div
+		return func(fr *frame) error {
+			x, y, zz := fr.ints[a], fr.ints[b], fr.ints[z]
+			for i := range zz {
+				if y[i] == 0 {
+					return fr.errf(in.Pos, "integer division by zero (element %d)", i)
+				}
+				switch {
+				case unsigned && isDiv:
+					zz[i] = int64(uint64(x[i]) / uint64(y[i]))
+				case unsigned:
+					zz[i] = int64(uint64(x[i]) % uint64(y[i]))
+				case y[i] == -1:
+					// Avoid the overflowing case MinInt64 / -1; the result wraps as in C.
+					if isDiv {
+						zz[i] = -x[i]
+					} else {
+						zz[i] = 0
+					}
+				case isDiv:
+					zz[i] = x[i] / y[i]
+				default:
+					zz[i] = x[i] % y[i]
+				}
+			}
+			normInts(d, zz)
+			return nil
+		}, nil
+	}
+	var f func(x, y []int64, z []int64)
+	switch in.Op {
+	case ir.Add:
+		f = func(x, y, z []int64) {
+			x, y = x[:len(z)], y[:len(z)]
+			for i := range z {
+				z[i] = x[i] + y[i]
+			}
+		}
+	case ir.Sub:
+		f = func(x, y, z []int64) {
+			x, y = x[:len(z)], y[:len(z)]
+			for i := range z {
+				z[i] = x[i] - y[i]
+			}
+		}
+	case ir.Mul:
+		f = func(x, y, z []int64) {
+			x, y = x[:len(z)], y[:len(z)]
+			for i := range z {
+				z[i] = x[i] * y[i]
+			}
+		}
+	case ir.And:
+		f = func(x, y, z []int64) {
+			for i := range z {
+				z[i] = x[i] & y[i]
+			}
+		}
+	case ir.Or:
+		f = func(x, y, z []int64) {
+			for i := range z {
+				z[i] = x[i] | y[i]
+			}
+		}
+	case ir.Xor:
+		f = func(x, y, z []int64) {
+			for i := range z {
+				z[i] = x[i] ^ y[i]
+			}
+		}
+	case ir.Shl:
+		f = func(x, y, z []int64) {
+			for i := range z {
+				z[i] = x[i] << uint64(y[i])
+			}
+		}
+	case ir.Shr:
+		if unsigned {
+			f = func(x, y, z []int64) {
+				for i := range z {
+					z[i] = int64(uint64(x[i]) >> uint64(y[i]))
+				}
+			}
+		} else {
+			f = func(x, y, z []int64) {
+				for i := range z {
+					z[i] = x[i] >> uint64(y[i])
+				}
+			}
+		}
+	case ir.Min, ir.Max:
+		isMin := in.Op == ir.Min
+		f = func(x, y, z []int64) {
+			for i := range z {
+				if lessInt(d, x[i], y[i]) == isMin {
+					z[i] = x[i]
+				} else {
+					z[i] = y[i]
+				}
+			}
+		}
+	case ir.MulHi:
+		bitsN := d.Bits()
+		f = func(x, y, z []int64) {
+			for i := range z {
+				z[i] = mulHi(d, bitsN, x[i], y[i])
+			}
+		}
+	default:
+		return nil, c.errf(in.Pos, in.Op, "does not apply to %s", d)
+	}
+	return func(fr *frame) error {
+		zz := fr.ints[z]
+		f(fr.ints[a], fr.ints[b], zz)
+		normInts(d, zz)
+		return nil
+	}, nil
+}
+
+// mulHi is the high half of the full product of two normalized values of dtype d.
+func mulHi(d ir.DType, width int, x, y int64) int64 {
+	if width < 64 {
+		// The full product fits in int64 (for i32 and u32 too: |x*y| < 2^64 only for
+		// unsigned, which is computed unsigned).
+		if d.IsUnsigned() {
+			return int64((uint64(x) * uint64(y)) >> uint(width))
+		}
+		return (x * y) >> uint(width)
+	}
+	hi, _ := bits.Mul64(uint64(x), uint64(y))
+	if d.IsSigned() {
+		// Signed high half from the unsigned one.
+		if x < 0 {
+			hi -= uint64(y)
+		}
+		if y < 0 {
+			hi -= uint64(x)
+		}
+	}
+	return int64(hi)
+}
+
+func (c *compiler) compileCmp(in *ir.Instr, args []int, z int) (step, error) {
+	a, b := args[0], args[1]
+	if err := c.sameTypes(in, a, b); err != nil {
+		return nil, err
+	}
+	ta, tz := c.p.slotType[a], c.p.slotType[z]
+	if !tz.Equal(ir.Type{Elem: ir.I1, Shape: ta.Shape}) {
+		return nil, c.errf(in.Pos, in.Op, "result must be i1 of the operands' shape, got %s", tz)
+	}
+	pred := in.Int
+	if pred < ir.CmpEQ || pred > ir.CmpGE {
+		return nil, c.errf(in.Pos, in.Op, "bad predicate %d", pred)
+	}
+	switch c.p.slotClass[a] {
+	case clsF32:
+		return func(fr *frame) error {
+			x, y, zz := fr.f32[a], fr.f32[b], fr.ints[z]
+			for i := range zz {
+				zz[i] = b2i(cmpFloat(pred, float64(x[i]), float64(y[i])))
+			}
+			return nil
+		}, nil
+	case clsF64:
+		return func(fr *frame) error {
+			x, y, zz := fr.f64[a], fr.f64[b], fr.ints[z]
+			for i := range zz {
+				zz[i] = b2i(cmpFloat(pred, x[i], y[i]))
+			}
+			return nil
+		}, nil
+	}
+	unsigned := ta.Elem == ir.U64 && !ta.Ptr
+	return func(fr *frame) error {
+		x, y, zz := fr.ints[a], fr.ints[b], fr.ints[z]
+		for i := range zz {
+			var lt, eq bool
+			if unsigned {
+				lt, eq = uint64(x[i]) < uint64(y[i]), x[i] == y[i]
+			} else {
+				lt, eq = x[i] < y[i], x[i] == y[i]
+			}
+			var r bool
+			switch pred {
+			case ir.CmpEQ:
+				r = eq
+			case ir.CmpNE:
+				r = !eq
+			case ir.CmpLT:
+				r = lt
+			case ir.CmpLE:
+				r = lt || eq
+			case ir.CmpGT:
+				r = !lt && !eq
+			default:
+				r = !lt
+			}
+			zz[i] = b2i(r)
+		}
+		return nil
+	}, nil
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func cmpFloat(pred int64, x, y float64) bool {
+	switch pred {
+	case ir.CmpEQ:
+		return x == y
+	case ir.CmpNE:
+		return x != y
+	case ir.CmpLT:
+		return x < y
+	case ir.CmpLE:
+		return x <= y
+	case ir.CmpGT:
+		return x > y
+	}
+	return x >= y
+}
+
+func (c *compiler) compileSelect(in *ir.Instr, args []int, z int) (step, error) {
+	cond, a, b := args[0], args[1], args[2]
+	if err := c.sameTypes(in, z, a, b); err != nil {
+		return nil, err
+	}
+	if ct := c.p.slotType[cond]; !ct.Equal(ir.Type{Elem: ir.I1, Shape: c.p.slotType[z].Shape}) {
+		return nil, c.errf(in.Pos, in.Op, "condition must be i1 of the result's shape, got %s", ct)
+	}
+	switch c.p.slotClass[z] {
+	case clsF32:
+		return func(fr *frame) error { selectInto(fr.ints[cond], fr.f32[a], fr.f32[b], fr.f32[z]); return nil }, nil
+	case clsF64:
+		return func(fr *frame) error { selectInto(fr.ints[cond], fr.f64[a], fr.f64[b], fr.f64[z]); return nil }, nil
+	}
+	return func(fr *frame) error { selectInto(fr.ints[cond], fr.ints[a], fr.ints[b], fr.ints[z]); return nil }, nil
+}
+
+func selectInto[T any](m []int64, a, b, z []T) {
+	for i := range z {
+		if m[i] != 0 {
+			z[i] = a[i]
+		} else {
+			z[i] = b[i]
+		}
+	}
+}
+
+func (c *compiler) compilePtrAdd(in *ir.Instr, args []int, z int) (step, error) {
+	p, off := args[0], args[1]
+	tp, to, tz := c.p.slotType[p], c.p.slotType[off], c.p.slotType[z]
+	if !tp.Ptr || !tz.Equal(tp) || to.Ptr || !to.Elem.IsInt() || to.Elem == ir.I1 || !equalShape(to.Shape, tp.Shape) {
+		return nil, c.errf(in.Pos, in.Op, "expects (*E[S], int[S]) -> *E[S], got (%s, %s) -> %s", tp, to, tz)
+	}
+	return func(fr *frame) error {
+		x, y, zz := fr.ints[p], fr.ints[off], fr.ints[z]
+		y = y[:len(zz)]
+		x = x[:len(zz)]
+		for i := range zz {
+			zz[i] = x[i]&^ptrOffsetMask | (x[i]+y[i])&ptrOffsetMask
+		}
+		return nil
+	}, nil
+}
+
+func equalShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,560 @@
+package cpu
+
+import (
+	"fmt"
+
+	"github.com/widejit/widejit/triton/ir"
+)
+
+// class is how a value is stored in its slot.
+type class uint8
+
+const (
+	clsInt class = iota // every integer dtype, i1 and pointers: []int64
+	clsF32              // fp16, bf16, fp32: []float32
+	clsF64              // fp64: []float64
+)
+
+func classOf(t ir.Type) class {
+	switch {
+	case t.Ptr:
+		return clsInt
+	case t.Elem == ir.F64:
+		return clsF64
+	case t.Elem.IsFloat():
+		return clsF32
+	}
+	return clsInt
+}
+
+// maxSlotElems bounds one value (the language allows 2^20 elements per tile).
+const maxSlotElems = 1 << 22
+
+// step runs one compiled instruction on a frame.
+type step func(fr *frame) error
+
+// program is a kernel compiled for the executor.
+type program struct {
+	fn        *ir.Func
+	slotType  []ir.Type
+	slotClass []class
+	params    []int // slot of each parameter
+	body      []step
+}
+
+// frame is one worker's state: a slice per slot, the program id, and the launch's bindings.
+type frame struct {
+	f32  [][]float32
+	f64  [][]float64
+	ints [][]int64
+
+	pid, grid [3]int64
+	launch    *launch
+}
+
+func newFrame(p *program) *frame {
+	n := len(p.slotType)
+	fr := &frame{f32: make([][]float32, n), f64: make([][]float64, n), ints: make([][]int64, n)}
+	for i, t := range p.slotType {
+		switch p.slotClass[i] {
+		case clsInt:
+			fr.ints[i] = make([]int64, t.NumElems())
+		case clsF32:
+			fr.f32[i] = make([]float32, t.NumElems())
+		case clsF64:
+			fr.f64[i] = make([]float64, t.NumElems())
+		}
+	}
+	return fr
+}
+
+// compiler turns IR into steps.
+type compiler struct {
+	p     *program
+	slots map[*ir.Value]int
+}
+
+func compileFunc(f *ir.Func) (p *program, err error) {
+	if f == nil || f.Body == nil {
+		return nil, fmt.Errorf("cpu: empty function")
+	}
+	defer func() {
+		// The checks below are meant to reject every malformed function with an error; this
+		// is the net under them, so a bad artifact can never crash the process.
+		if r := recover(); r != nil {
+			p, err = nil, fmt.Errorf("kernel %s: cpu backend: malformed IR (%v)", f.Name, r)
+		}
+	}()
+	c := &compiler{p: &program{fn: f}, slots: map[*ir.Value]int{}}
+	for _, v := range f.Params {
+		s, err := c.define(v, ir.Pos{File: f.File})
+		if err != nil {
+			return nil, err
+		}
+		c.p.params = append(c.p.params, s)
+	}
+	body, err := c.block(f.Body.Instrs)
+	if err != nil {
+		return nil, err
+	}
+	c.p.body = body
+	return c.p, nil
+}
+
+func (c *compiler) errf(pos ir.Pos, op ir.Op, format string, args ...any) error {
+	return fmt.Errorf("kernel %s: %s: %s: %s", c.p.fn.Name, pos, op, fmt.Sprintf(format, args...))
+}
+
+func (c *compiler) newSlot(t ir.Type) int {
+	c.p.slotType = append(c.p.slotType, t)
+	c.p.slotClass = append(c.p.slotClass, classOf(t))
+	return len(c.p.slotType) - 1
+}
+
+func (c *compiler) define(v *ir.Value, pos ir.Pos) (int, error) {
+	if v == nil {
+		return 0, c.errf(pos, ir.OpInvalid, "nil value")
+	}
+	if _, dup := c.slots[v]; dup {
+		return 0, c.errf(pos, ir.OpInvalid, "value %%%d defined twice", v.ID)
+	}
+	t := v.Type
+	if t.Elem == ir.Invalid || t.Elem.Size() == 0 {
+		return 0, c.errf(pos, ir.OpInvalid, "value %%%d has invalid type %s", v.ID, t)
+	}
+	n := 1
+	for _, d := range t.Shape {
+		if d <= 0 || d > maxSlotElems {
+			return 0, c.errf(pos, ir.OpInvalid, "value %%%d has bad shape %s", v.ID, t)
+		}
+		n *= d
+		if n > maxSlotElems {
+			return 0, c.errf(pos, ir.OpInvalid, "value %%%d of type %s exceeds %d elements", v.ID, t, maxSlotElems)
+		}
+	}
+	s := c.newSlot(t)
+	c.slots[v] = s
+	return s, nil
+}
+
+func (c *compiler) use(v *ir.Value, in *ir.Instr) (int, error) {
+	s, ok := c.slots[v]
+	if !ok {
+		id := -1
+		if v != nil {
+			id = v.ID
+		}
+		return 0, c.errf(in.Pos, in.Op, "uses value %%%d before its definition", id)
+	}
+	return s, nil
+}
+
+// block compiles straight-line instructions (a region's terminator is handled by its owner).
+func (c *compiler) block(instrs []*ir.Instr) ([]step, error) {
+	var steps []step
+	for _, in := range instrs {
+		if in == nil {
+			return nil, fmt.Errorf("kernel %s: nil instruction", c.p.fn.Name)
+		}
+		if in.Op == ir.Yield || in.Op == ir.Condition {
+			return nil, c.errf(in.Pos, in.Op, "terminator in the middle of a block")
+		}
+		s, err := c.instr(in)
+		if err != nil {
+			return nil, err
+		}
+		if s != nil {
+			steps = append(steps, s)
+		}
+	}
+	return steps, nil
+}
+
+// region compiles a region block: its arguments are defined, its body compiled, and the
+// slots of its terminator's operands returned.
+type compiledRegion struct {
+	args  []int
+	steps []step
+	term  []int  // slots of the Yield/Condition operands
+	local []bool // term[i] is defined by an instruction of this block (its slot may be swapped away)
+}
+
+func (c *compiler) region(b *ir.Block, owner *ir.Instr, terminator ir.Op) (*compiledRegion, error) {
+	if b == nil || len(b.Instrs) == 0 {
+		return nil, c.errf(owner.Pos, owner.Op, "region without a terminator")
+	}
+	r := &compiledRegion{}
+	for _, a := range b.Args {
+		s, err := c.define(a, owner.Pos)
+		if err != nil {
+			return nil, err
+		}
+		r.args = append(r.args, s)
+	}
+	last := b.Instrs[len(b.Instrs)-1]
+	if last == nil || last.Op != terminator {
+		return nil, c.errf(owner.Pos, owner.Op, "region does not end with %s", terminator)
+	}
+	steps, err := c.block(b.Instrs[:len(b.Instrs)-1])
+	if err != nil {
+		return nil, err
+	}
+	r.steps = steps
+	defined := map[*ir.Value]bool{}
+	for _, in := range b.Instrs {
+		for _, res := range in.Results {
+			defined[res] = true
+		}
+	}
+	seen := map[*ir.Value]bool{}
+	for _, v := range last.Args {
+		s, err := c.use(v, last)
+		if err != nil {
+			return nil, err
+		}
+		r.term = append(r.term, s)
+		r.local = append(r.local, defined[v] && !seen[v])
+		seen[v] = true
+	}
+	return r, nil
+}
+
+func runSteps(fr *frame, steps []step) error {
+	for _, s := range steps {
+		if err := s(fr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copySlot copies slot src into dst (same type).
+func (fr *frame) copySlot(cls class, dst, src int) {
+	switch cls {
+	case clsInt:
+		copy(fr.ints[dst], fr.ints[src])
+	case clsF32:
+		copy(fr.f32[dst], fr.f32[src])
+	case clsF64:
+		copy(fr.f64[dst], fr.f64[src])
+	}
+}
+
+// swapSlot exchanges the storage of two slots of one type: moving a value that is dead at
+// its source costs nothing.
+func (fr *frame) swapSlot(cls class, a, b int) {
+	switch cls {
+	case clsInt:
+		fr.ints[a], fr.ints[b] = fr.ints[b], fr.ints[a]
+	case clsF32:
+		fr.f32[a], fr.f32[b] = fr.f32[b], fr.f32[a]
+	case clsF64:
+		fr.f64[a], fr.f64[b] = fr.f64[b], fr.f64[a]
+	}
+}
+
+// transfer assigns src[i] to dst[i] for all i at once (a parallel assignment, as a Yield
+// to loop arguments is). Sources defined in the region being left are moved by swapping;
+// others are copied through tmp first, since a source may be one of the destinations.
+func transfer(fr *frame, classes []class, dst, src []int, movable []bool, tmp []int) {
+	for i := range dst {
+		if !movable[i] {
+			fr.copySlot(classes[i], tmp[i], src[i])
+		}
+	}
+	for i := range dst {
+		if movable[i] {
+			fr.swapSlot(classes[i], dst[i], src[i])
+		}
+	}
+	for i := range dst {
+		if !movable[i] {
+			fr.swapSlot(classes[i], dst[i], tmp[i])
+		}
+	}
+}
+
+func (c *compiler) checkTypes(in *ir.Instr, region []int, values []int) error {
+	if len(region) != len(values) {
+		return c.errf(in.Pos, in.Op, "%d values for %d slots", len(values), len(region))
+	}
+	for i := range region {
+		if !c.p.slotType[region[i]].Equal(c.p.slotType[values[i]]) {
+			return c.errf(in.Pos, in.Op, "carried value %d has type %s, expected %s", i, c.p.slotType[values[i]], c.p.slotType[region[i]])
+		}
+	}
+	return nil
+}
+
+func (c *compiler) classes(slots []int) []class {
+	out := make([]class, len(slots))
+	for i, s := range slots {
+		out[i] = c.p.slotClass[s]
+	}
+	return out
+}
+
+func (c *compiler) hiddenLike(slots []int) []int {
+	out := make([]int, len(slots))
+	for i, s := range slots {
+		out[i] = c.newSlot(c.p.slotType[s])
+	}
+	return out
+}
+
+func (c *compiler) compileFor(in *ir.Instr, args, results []int) (step, error) {
+	if len(args) < 3 || len(in.Regions) != 1 {
+		return nil, c.errf(in.Pos, in.Op, "needs lb, ub, step and one region")
+	}
+	it := c.p.slotType[args[0]]
+	for _, s := range args[:3] {
+		if t := c.p.slotType[s]; !t.IsScalar() || t.Ptr || !t.Elem.IsInt() || t.Elem != it.Elem {
+			return nil, c.errf(in.Pos, in.Op, "bounds must be scalars of one integer dtype, got %s", t)
+		}
+	}
+	body, err := c.region(in.Regions[0], in, ir.Yield)
+	if err != nil {
+		return nil, err
+	}
+	inits := args[3:]
+	if len(body.args) != len(inits)+1 || !c.p.slotType[body.args[0]].Equal(it) {
+		return nil, c.errf(in.Pos, in.Op, "body takes %d arguments, expected the induction variable and %d carried values", len(body.args), len(inits))
+	}
+	iters := body.args[1:]
+	if err := c.checkTypes(in, iters, inits); err != nil {
+		return nil, err
+	}
+	if err := c.checkTypes(in, iters, body.term); err != nil {
+		return nil, err
+	}
+	if err := c.checkTypes(in, iters, results); err != nil {
+		return nil, err
+	}
+	lb, ub, st, iv := args[0], args[1], args[2], body.args[0]
+	cls := c.classes(iters)
+	tmp := c.hiddenLike(iters)
+	allMovable := make([]bool, len(iters))
+	for i := range allMovable {
+		allMovable[i] = true
+	}
+	dt := it.Elem
+	return func(fr *frame) error {
+		lo, hi, s := fr.ints[lb][0], fr.ints[ub][0], fr.ints[st][0]
+		if s == 0 {
+			return fr.errf(in.Pos, "for loop with step 0")
+		}
+		for i, init := range inits {
+			fr.copySlot(cls[i], iters[i], init)
+		}
+		for x := lo; (s > 0 && lessInt(dt, x, hi)) || (s < 0 && lessInt(dt, hi, x)); {
+			fr.ints[iv][0] = x
+			if err := runSteps(fr, body.steps); err != nil {
+				return err
+			}
+			transfer(fr, cls, iters, body.term, body.local, tmp)
+			next := normInt(dt, x+s)
+			// Stop when the induction variable would wrap around its dtype.
+			if (s > 0 && !lessInt(dt, x, next)) || (s < 0 && !lessInt(dt, next, x)) {
+				break
+			}
+			x = next
+		}
+		// The iteration arguments are dead once the loop ends: move them out.
+		transfer(fr, cls, results, iters, allMovable, tmp)
+		return nil
+	}, nil
+}
+
+func (c *compiler) compileIf(in *ir.Instr, args, results []int) (step, error) {
+	if len(args) != 1 || len(in.Regions) != 2 {
+		return nil, c.errf(in.Pos, in.Op, "needs a condition and two regions")
+	}
+	if t := c.p.slotType[args[0]]; !t.IsScalar() || t.Elem != ir.I1 || t.Ptr {
+		return nil, c.errf(in.Pos, in.Op, "condition must be an i1 scalar, got %s", t)
+	}
+	then, err := c.region(in.Regions[0], in, ir.Yield)
+	if err != nil {
+		return nil, err
+	}
+	els, err := c.region(in.Regions[1], in, ir.Yield)
+	if err != nil {
+		return nil, err
+	}
+	if len(then.args) != 0 || len(els.args) != 0 {
+		return nil, c.errf(in.Pos, in.Op, "if regions take no arguments")
+	}
+	if err := c.checkTypes(in, results, then.term); err != nil {
+		return nil, err
+	}
+	if err := c.checkTypes(in, results, els.term); err != nil {
+		return nil, err
+	}
+	cond := args[0]
+	cls := c.classes(results)
+	tmp := c.hiddenLike(results)
+	return func(fr *frame) error {
+		r := els
+		if fr.ints[cond][0] != 0 {
+			r = then
+		}
+		if err := runSteps(fr, r.steps); err != nil {
+			return err
+		}
+		transfer(fr, cls, results, r.term, r.local, tmp)
+		return nil
+	}, nil
+}
+
+func (c *compiler) compileWhile(in *ir.Instr, args, results []int) (step, error) {
+	if len(in.Regions) != 2 {
+		return nil, c.errf(in.Pos, in.Op, "needs a condition region and a body region")
+	}
+	cond, err := c.region(in.Regions[0], in, ir.Condition)
+	if err != nil {
+		return nil, err
+	}
+	body, err := c.region(in.Regions[1], in, ir.Yield)
+	if err != nil {
+		return nil, err
+	}
+	for _, group := range [][]int{cond.args, body.args, body.term, results} {
+		if err := c.checkTypes(in, args, group); err != nil {
+			return nil, err
+		}
+	}
+	if len(cond.term) != 1 || !c.p.slotType[cond.term[0]].Equal(ir.Scalar(ir.I1)) {
+		return nil, c.errf(in.Pos, in.Op, "condition must end with one i1 scalar")
+	}
+	cls := c.classes(args)
+	tmp := c.hiddenLike(args)
+	allMovable := make([]bool, len(args))
+	for i := range allMovable {
+		allMovable[i] = true
+	}
+	condSlot := cond.term[0]
+	return func(fr *frame) error {
+		for i, a := range args {
+			fr.copySlot(cls[i], cond.args[i], a)
+		}
+		for {
+			if err := runSteps(fr, cond.steps); err != nil {
+				return err
+			}
+			if fr.ints[condSlot][0] == 0 {
+				break
+			}
+			transfer(fr, cls, body.args, cond.args, allMovable, tmp)
+			if err := runSteps(fr, body.steps); err != nil {
+				return err
+			}
+			transfer(fr, cls, cond.args, body.term, body.local, tmp)
+		}
+		transfer(fr, cls, results, cond.args, allMovable, tmp)
+		return nil
+	}, nil
+}
+
+// instr compiles one instruction.
+func (c *compiler) instr(in *ir.Instr) (step, error) {
+	args := make([]int, len(in.Args))
+	for i, a := range in.Args {
+		s, err := c.use(a, in)
+		if err != nil {
+			return nil, err
+		}
+		args[i] = s
+	}
+	var results []int
+	for _, r := range in.Results {
+		s, err := c.define(r, in.Pos)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, s)
+	}
+	nres := func(n int) error {
+		if len(results) != n {
+			return c.errf(in.Pos, in.Op, "has %d results, expected %d", len(results), n)
+		}
+		return nil
+	}
+	nargs := func(n int) error {
+		if len(args) != n {
+			return c.errf(in.Pos, in.Op, "has %d operands, expected %d", len(args), n)
+		}
+		return nil
+	}
+	switch in.Op {
+	case ir.For:
+		return c.compileFor(in, args, results)
+	case ir.If:
+		return c.compileIf(in, args, results)
+	case ir.While:
+		return c.compileWhile(in, args, results)
+	case ir.Barrier:
+		return nil, nil
+	case ir.Print:
+		return c.compilePrint(in, args)
+	case ir.Store:
+		if err := nres(0); err != nil {
+			return nil, err
+		}
+		return c.compileStore(in, args)
+	}
+	if err := nres(1); err != nil {
+		if in.Op != ir.Reduce {
+			return nil, err
+		}
+	}
+	switch {
+	case in.Op.IsElementwise():
+		return c.compileElementwise(in, args, results[0])
+	}
+	switch in.Op {
+	case ir.Const, ir.ProgramID, ir.NumPrograms, ir.Arange:
+		if err := nargs(0); err != nil {
+			return nil, err
+		}
+		return c.compileLeaf(in, results[0])
+	case ir.Splat, ir.Broadcast, ir.ExpandDims, ir.Reshape, ir.Permute:
+		if err := nargs(1); err != nil {
+			return nil, err
+		}
+		return c.compileShape(in, args[0], results[0])
+	case ir.Cmp:
+		if err := nargs(2); err != nil {
+			return nil, err
+		}
+		return c.compileCmp(in, args, results[0])
+	case ir.Select:
+		if err := nargs(3); err != nil {
+			return nil, err
+		}
+		return c.compileSelect(in, args, results[0])
+	case ir.Cast:
+		if err := nargs(1); err != nil {
+			return nil, err
+		}
+		return c.compileCast(in, args[0], results[0])
+	case ir.PtrAdd:
+		if err := nargs(2); err != nil {
+			return nil, err
+		}
+		return c.compilePtrAdd(in, args, results[0])
+	case ir.Load:
+		return c.compileLoad(in, args, results[0])
+	case ir.AtomicRMW, ir.AtomicCAS:
+		if err := nargs(3); err != nil {
+			return nil, err
+		}
+		return c.compileAtomic(in, args, results[0])
+	case ir.Dot:
+		if err := nargs(3); err != nil {
+			return nil, err
+		}
+		return c.compileDot(in, args, results[0])
+	case ir.Reduce:
+		return c.compileReduce(in, args, results)
+	}
+	return nil, c.errf(in.Pos, in.Op, "not supported by the CPU backend")
+}

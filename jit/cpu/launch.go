@@ -1,0 +1,247 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+
+	"github.com/widejit/widejit/jit"
+	"github.com/widejit/widejit/triton/ir"
+)
+
+// Kernel is a program loaded on a CPU device.
+type Kernel struct {
+	dev  *Device
+	prog *program
+
+	mu     sync.Mutex
+	frames []*frame // idle frames, reused by later launches
+}
+
+func (k *Kernel) Name() string { return k.prog.fn.Name }
+
+// Func is the IR the kernel was compiled from.
+func (k *Kernel) Func() *ir.Func { return k.prog.fn }
+
+// launch is what one Launch binds: buffers by pointer tag, and the error that stops it.
+type launch struct {
+	k     *Kernel
+	bufs  []*Buffer // index = tag - 1 = parameter index; nil for scalars
+	names []string  // parameter names, for messages
+	stop  atomic.Bool
+}
+
+// Pointer encoding: the buffer tag in the high 16 bits, the element offset in the low 48.
+const (
+	ptrOffsetBits = 48
+	ptrOffsetMask = 1<<ptrOffsetBits - 1
+)
+
+func makePtr(tag int, off int64) int64 { return int64(tag)<<ptrOffsetBits | off&ptrOffsetMask }
+func ptrTag(p int64) int               { return int(uint64(p) >> ptrOffsetBits) }
+
+// ptrOffset sign-extends the 48-bit offset, so an offset that went negative reads negative.
+func ptrOffset(p int64) int64 { return p << (64 - ptrOffsetBits) >> (64 - ptrOffsetBits) }
+
+// Launch runs the grid's programs, in parallel on the device's workers. The first error
+// (out-of-bounds access, division by zero, ...) stops the launch and is returned.
+func (k *Kernel) Launch(grid [3]int, args []jit.Arg) error {
+	fn := k.prog.fn
+	for i, g := range grid {
+		if g < 1 || g > math.MaxInt32 {
+			return fmt.Errorf("kernel %s: grid dimension %d is %d, expected 1..2^31-1", fn.Name, i, g)
+		}
+	}
+	if len(args) != len(fn.Params) {
+		return fmt.Errorf("kernel %s: %d arguments for %d parameters", fn.Name, len(args), len(fn.Params))
+	}
+	l := &launch{k: k, bufs: make([]*Buffer, len(args)), names: make([]string, len(args))}
+	paramValues := make([]int64, len(args))
+	paramFloats := make([]float64, len(args))
+	for i, p := range fn.Params {
+		l.names[i] = p.Name
+		v, f, err := bindArg(p, args[i], i)
+		if err != nil {
+			return fmt.Errorf("kernel %s: argument %d (%s): %w", fn.Name, i, p.Name, err)
+		}
+		paramValues[i], paramFloats[i] = v, f
+		if p.Type.Ptr {
+			l.bufs[i] = args[i].Buf.(*Buffer)
+		}
+	}
+	total := int64(grid[0]) * int64(grid[1]) * int64(grid[2])
+	workers := int64(k.dev.threads)
+	if workers > total {
+		workers = total
+	}
+	var next atomic.Int64
+	var firstErr error
+	var errOnce sync.Once
+	fail := func(err error) {
+		errOnce.Do(func() { firstErr = err })
+		l.stop.Store(true)
+	}
+	work := func() {
+		fr := k.getFrame()
+		defer k.putFrame(fr)
+		fr.launch = l
+		fr.grid = [3]int64{int64(grid[0]), int64(grid[1]), int64(grid[2])}
+		for i, s := range k.prog.params {
+			switch k.prog.slotClass[s] {
+			case clsInt:
+				fr.ints[s][0] = paramValues[i]
+			case clsF32:
+				fr.f32[s][0] = float32(paramFloats[i])
+			case clsF64:
+				fr.f64[s][0] = paramFloats[i]
+			}
+		}
+		defer func() {
+			if r := recover(); r != nil {
+				fail(fmt.Errorf("kernel %s: program (%d, %d, %d): internal error in the CPU executor: %v\n%s",
+					fn.Name, fr.pid[0], fr.pid[1], fr.pid[2], r, debug.Stack()))
+			}
+		}()
+		for !l.stop.Load() {
+			idx := next.Add(1) - 1
+			if idx >= total {
+				return
+			}
+			fr.pid[0] = idx % fr.grid[0]
+			fr.pid[1] = idx / fr.grid[0] % fr.grid[1]
+			fr.pid[2] = idx / (fr.grid[0] * fr.grid[1])
+			if err := runSteps(fr, k.prog.body); err != nil {
+				fail(err)
+				return
+			}
+		}
+	}
+	if workers <= 1 {
+		work()
+	} else {
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				work()
+			}()
+		}
+		wg.Wait()
+	}
+	return firstErr
+}
+
+func (k *Kernel) getFrame() *frame {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if n := len(k.frames); n > 0 {
+		fr := k.frames[n-1]
+		k.frames = k.frames[:n-1]
+		return fr
+	}
+	return newFrame(k.prog)
+}
+
+func (k *Kernel) putFrame(fr *frame) {
+	fr.launch = nil
+	k.mu.Lock()
+	k.frames = append(k.frames, fr)
+	k.mu.Unlock()
+}
+
+// bindArg checks one argument against its parameter and gives its slot value: an encoded
+// pointer, or the scalar as int64 (ints, i1) or float64.
+func bindArg(p *ir.Value, a jit.Arg, index int) (int64, float64, error) {
+	t := p.Type
+	if t.Ptr {
+		if a.Buf == nil {
+			return 0, 0, fmt.Errorf("pointer parameter %s needs a buffer", t)
+		}
+		b, ok := a.Buf.(*Buffer)
+		if !ok {
+			return 0, 0, fmt.Errorf("a %T is not a CPU buffer", a.Buf)
+		}
+		if b.dt != t.Elem {
+			return 0, 0, fmt.Errorf("parameter is %s but the buffer holds %s", t, b.dt)
+		}
+		if a.Offset < 0 || a.Offset > b.n {
+			return 0, 0, fmt.Errorf("offset %d outside the buffer of %d elements", a.Offset, b.n)
+		}
+		if index+1 >= 1<<(64-ptrOffsetBits-1) {
+			return 0, 0, fmt.Errorf("too many pointer parameters")
+		}
+		return makePtr(index+1, int64(a.Offset)), 0, nil
+	}
+	if !t.IsScalar() {
+		return 0, 0, fmt.Errorf("parameter of type %s is neither a pointer nor a scalar", t)
+	}
+	if a.Buf != nil {
+		return 0, 0, fmt.Errorf("scalar parameter %s given a buffer", t)
+	}
+	switch v := a.Scalar.(type) {
+	case bool:
+		if t.Elem != ir.I1 {
+			return 0, 0, fmt.Errorf("a bool for a %s parameter", t)
+		}
+		if v {
+			return 1, 0, nil
+		}
+		return 0, 0, nil
+	case int:
+		return bindInt(t.Elem, int64(v))
+	case int32:
+		return bindInt(t.Elem, int64(v))
+	case int64:
+		return bindInt(t.Elem, v)
+	case float32:
+		return bindFloat(t.Elem, float64(v))
+	case float64:
+		return bindFloat(t.Elem, v)
+	case nil:
+		return 0, 0, fmt.Errorf("no value for the %s parameter", t)
+	}
+	return 0, 0, fmt.Errorf("a %T for a %s parameter (want int64, float64 or bool)", a.Scalar, t)
+}
+
+func bindInt(d ir.DType, v int64) (int64, float64, error) {
+	if d.IsFloat() {
+		return 0, float64(v), nil
+	}
+	if d == ir.I1 || !d.IsInt() {
+		return 0, 0, fmt.Errorf("an int for a %s parameter", d)
+	}
+	if d != ir.U64 && normInt(d, v) != v {
+		return 0, 0, fmt.Errorf("%d does not fit in %s", v, d)
+	}
+	if d == ir.U64 && v < 0 {
+		return 0, 0, fmt.Errorf("%d does not fit in %s", v, d)
+	}
+	return v, 0, nil
+}
+
+func bindFloat(d ir.DType, v float64) (int64, float64, error) {
+	if !d.IsFloat() {
+		return 0, 0, fmt.Errorf("a float for a %s parameter", d)
+	}
+	switch d {
+	case ir.F16:
+		v = float64(f16ToF32(f32ToF16(float32(v))))
+	case ir.BF16:
+		v = float64(bf16ToF32(f32ToBF16(float32(v))))
+	case ir.F32:
+		v = float64(float32(v))
+	}
+	return 0, v, nil
+}
+
+// errf makes a run-time error naming the kernel, the source position and the program id.
+func (fr *frame) errf(pos ir.Pos, format string, args ...any) error {
+	name := "?"
+	if fr.launch != nil {
+		name = fr.launch.k.prog.fn.Name
+	}
+	return fmt.Errorf("kernel %s: %s: program (%d, %d, %d): %s", name, pos, fr.pid[0], fr.pid[1], fr.pid[2], fmt.Sprintf(format, args...))
+}

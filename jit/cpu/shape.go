@@ -1,0 +1,413 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/widejit/widejit/triton/ir"
+)
+
+func (c *compiler) compileShape(in *ir.Instr, a, z int) (step, error) {
+	ts, tz := c.p.slotType[a], c.p.slotType[z]
+	if ts.Elem != tz.Elem || ts.Ptr != tz.Ptr {
+		return nil, c.errf(in.Pos, in.Op, "changes the element type: %s -> %s", ts, tz)
+	}
+	cls := c.p.slotClass[z]
+	switch in.Op {
+	case ir.Splat:
+		if !ts.IsScalar() {
+			return nil, c.errf(in.Pos, in.Op, "operand must be a scalar, got %s", ts)
+		}
+		return func(fr *frame) error {
+			switch cls {
+			case clsInt:
+				fill(fr.ints[z], fr.ints[a][0])
+			case clsF32:
+				fill(fr.f32[z], fr.f32[a][0])
+			default:
+				fill(fr.f64[z], fr.f64[a][0])
+			}
+			return nil
+		}, nil
+	case ir.ExpandDims, ir.Reshape:
+		if ts.NumElems() != tz.NumElems() {
+			return nil, c.errf(in.Pos, in.Op, "changes the element count: %s -> %s", ts, tz)
+		}
+		if in.Op == ir.ExpandDims {
+			ax := int(in.Int)
+			if ax < 0 || ax > ts.Rank() || tz.Rank() != ts.Rank()+1 || tz.Shape[ax] != 1 {
+				return nil, c.errf(in.Pos, in.Op, "bad axis %d for %s -> %s", in.Int, ts, tz)
+			}
+		}
+		return func(fr *frame) error { fr.copySlot(cls, z, a); return nil }, nil
+	case ir.Broadcast:
+		if ts.Rank() != tz.Rank() {
+			return nil, c.errf(in.Pos, in.Op, "changes the rank: %s -> %s", ts, tz)
+		}
+		strides := rowMajorStrides(ts.Shape)
+		for d := range ts.Shape {
+			switch {
+			case ts.Shape[d] == tz.Shape[d]:
+			case ts.Shape[d] == 1:
+				strides[d] = 0
+			default:
+				return nil, c.errf(in.Pos, in.Op, "cannot broadcast %s to %s", ts, tz)
+			}
+		}
+		return stridedCopyStep(cls, a, z, tz.Shape, strides), nil
+	case ir.Permute:
+		if ts.Rank() != tz.Rank() || len(in.Ints) != ts.Rank() {
+			return nil, c.errf(in.Pos, in.Op, "order %v does not fit %s -> %s", in.Ints, ts, tz)
+		}
+		src := rowMajorStrides(ts.Shape)
+		strides := make([]int, tz.Rank())
+		seen := make([]bool, ts.Rank())
+		for i, o := range in.Ints {
+			if o < 0 || o >= ts.Rank() || seen[o] || tz.Shape[i] != ts.Shape[o] {
+				return nil, c.errf(in.Pos, in.Op, "order %v does not fit %s -> %s", in.Ints, ts, tz)
+			}
+			seen[o] = true
+			strides[i] = src[o]
+		}
+		return stridedCopyStep(cls, a, z, tz.Shape, strides), nil
+	}
+	return nil, c.errf(in.Pos, in.Op, "not a shape op")
+}
+
+func rowMajorStrides(shape []int) []int {
+	s := make([]int, len(shape))
+	n := 1
+	for d := len(shape) - 1; d >= 0; d-- {
+		s[d] = n
+		n *= shape[d]
+	}
+	return s
+}
+
+func stridedCopyStep(cls class, a, z int, shape, strides []int) step {
+	return func(fr *frame) error {
+		switch cls {
+		case clsInt:
+			stridedCopy(fr.ints[z], fr.ints[a], shape, strides)
+		case clsF32:
+			stridedCopy(fr.f32[z], fr.f32[a], shape, strides)
+		default:
+			stridedCopy(fr.f64[z], fr.f64[a], shape, strides)
+		}
+		return nil
+	}
+}
+
+// stridedCopy fills dst (row-major, of shape) with src[sum(idx[d]*strides[d])], a row of
+// the last dimension at a time.
+func stridedCopy[T any](dst, src []T, shape, strides []int) {
+	if len(shape) == 0 {
+		dst[0] = src[0]
+		return
+	}
+	r := len(shape) - 1
+	n, s := shape[r], strides[r]
+	var idx [ir8]int
+	for base := 0; base < len(dst); base += n {
+		off := 0
+		for d := 0; d < r; d++ {
+			off += idx[d] * strides[d]
+		}
+		row := dst[base : base+n]
+		switch s {
+		case 0:
+			fill(row, src[off])
+		case 1:
+			copy(row, src[off:off+n])
+		default:
+			for j := range row {
+				row[j] = src[off+j*s]
+			}
+		}
+		for d := r - 1; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < shape[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+}
+
+// ir8 is the highest rank a tile may have here.
+const ir8 = 8
+
+func (c *compiler) compileReduce(in *ir.Instr, args, results []int) (step, error) {
+	if len(in.Ints) < 1 || len(args) == 0 || len(results) != len(args) {
+		return nil, c.errf(in.Pos, in.Op, "malformed reduce")
+	}
+	kind := in.Ints[0]
+	keep := len(in.Ints) > 1 && in.Ints[1] == 1
+	ts := c.p.slotType[args[0]]
+	axis := int(in.Int)
+	if axis < 0 || axis >= ts.Rank() {
+		return nil, c.errf(in.Pos, in.Op, "axis %d out of range for %s", axis, ts)
+	}
+	outShape := append([]int(nil), ts.Shape[:axis]...)
+	if keep {
+		outShape = append(outShape, 1)
+	}
+	outShape = append(outShape, ts.Shape[axis+1:]...)
+	for i, a := range args {
+		t := c.p.slotType[a]
+		if !equalShape(t.Shape, ts.Shape) || t.Ptr {
+			return nil, c.errf(in.Pos, in.Op, "operands must share one shape and not be pointers")
+		}
+		rt := c.p.slotType[results[i]]
+		if !equalShape(rt.Shape, outShape) {
+			return nil, c.errf(in.Pos, in.Op, "result %d has shape %v, expected %v", i, rt.Shape, outShape)
+		}
+	}
+	outer, n, inner := 1, ts.Shape[axis], 1
+	for _, d := range ts.Shape[:axis] {
+		outer *= d
+	}
+	for _, d := range ts.Shape[axis+1:] {
+		inner *= d
+	}
+	geo := reduceGeometry{outer: outer, n: n, inner: inner}
+	if kind == ir.ReduceCustom {
+		return c.compileCustomReduce(in, args, results, geo)
+	}
+	if len(args) != 1 {
+		return nil, c.errf(in.Pos, in.Op, "%s takes one operand", in.Op)
+	}
+	a, z := args[0], results[0]
+	d := ts.Elem
+	cls := c.p.slotClass[a]
+	zt := c.p.slotType[z]
+	switch kind {
+	case ir.ReduceSum, ir.ReduceMax, ir.ReduceMin:
+		if zt.Elem != d {
+			return nil, c.errf(in.Pos, in.Op, "result dtype %s differs from %s", zt.Elem, d)
+		}
+	case ir.ReduceArgMax, ir.ReduceArgMin:
+		if zt.Elem != ir.I32 {
+			return nil, c.errf(in.Pos, in.Op, "argmax/argmin result must be i32, got %s", zt.Elem)
+		}
+	default:
+		return nil, c.errf(in.Pos, in.Op, "unknown reduce kind %d", kind)
+	}
+	return func(fr *frame) error {
+		switch cls {
+		case clsF32:
+			x := fr.f32[a]
+			geo.each(func(o, base, stride int) {
+				if kind == ir.ReduceArgMax || kind == ir.ReduceArgMin {
+					fr.ints[z][o] = int64(argExtreme(kind == ir.ReduceArgMax, n, func(j int) float64 { return float64(x[base+j*stride]) }))
+					return
+				}
+				fr.f32[z][o] = float32(reduceFloat(kind, n, func(j int) float64 { return float64(x[base+j*stride]) }))
+			})
+			roundTo(d, fr.f32[z])
+		case clsF64:
+			x := fr.f64[a]
+			geo.each(func(o, base, stride int) {
+				if kind == ir.ReduceArgMax || kind == ir.ReduceArgMin {
+					fr.ints[z][o] = int64(argExtreme(kind == ir.ReduceArgMax, n, func(j int) float64 { return x[base+j*stride] }))
+					return
+				}
+				fr.f64[z][o] = reduceFloat(kind, n, func(j int) float64 { return x[base+j*stride] })
+			})
+		default:
+			x := fr.ints[a]
+			geo.each(func(o, base, stride int) {
+				best, bi := x[base], 0
+				for j := 1; j < n; j++ {
+					v := x[base+j*stride]
+					switch kind {
+					case ir.ReduceSum:
+						best += v
+					case ir.ReduceMax, ir.ReduceArgMax:
+						if lessInt(d, best, v) {
+							best, bi = v, j
+						}
+					default:
+						if lessInt(d, v, best) {
+							best, bi = v, j
+						}
+					}
+				}
+				if kind == ir.ReduceArgMax || kind == ir.ReduceArgMin {
+					fr.ints[z][o] = int64(bi)
+				} else {
+					fr.ints[z][o] = normInt(d, best)
+				}
+			})
+		}
+		return nil
+	}, nil
+}
+
+type reduceGeometry struct{ outer, n, inner int }
+
+// each calls f for every output element o with the input offset of its first reduced
+// element and the stride between reduced elements.
+func (g reduceGeometry) each(f func(o, base, stride int)) {
+	for i := 0; i < g.outer; i++ {
+		for k := 0; k < g.inner; k++ {
+			f(i*g.inner+k, i*g.n*g.inner+k, g.inner)
+		}
+	}
+}
+
+// reduceFloat sums (in fp64, for accuracy: the order of combination is unspecified anyway)
+// or takes maxnum/minnum.
+func reduceFloat(kind, n int, x func(j int) float64) float64 {
+	switch kind {
+	case ir.ReduceSum:
+		s := 0.0
+		for j := 0; j < n; j++ {
+			s += x(j)
+		}
+		return s
+	case ir.ReduceMax:
+		m := x(0)
+		for j := 1; j < n; j++ {
+			m = maxNum64(m, x(j))
+		}
+		return m
+	}
+	m := x(0)
+	for j := 1; j < n; j++ {
+		m = minNum64(m, x(j))
+	}
+	return m
+}
+
+// argExtreme is the first index of the maximum (or minimum); NaNs are ignored as maxnum does,
+// and an all-NaN row gives 0.
+func argExtreme(isMax bool, n int, x func(j int) float64) int {
+	bi := -1
+	var best float64
+	for j := 0; j < n; j++ {
+		v := x(j)
+		if math.IsNaN(v) {
+			continue
+		}
+		if bi < 0 || (isMax && v > best) || (!isMax && v < best) {
+			best, bi = v, j
+		}
+	}
+	return max(bi, 0)
+}
+
+func (c *compiler) compileCustomReduce(in *ir.Instr, args, results []int, geo reduceGeometry) (step, error) {
+	if len(in.Regions) != 1 {
+		return nil, c.errf(in.Pos, in.Op, "custom reduce needs a combine region")
+	}
+	k := len(args)
+	comb, err := c.region(in.Regions[0], in, ir.Yield)
+	if err != nil {
+		return nil, err
+	}
+	if len(comb.args) != 2*k || len(comb.term) != k {
+		return nil, c.errf(in.Pos, in.Op, "combine region takes %d arguments and yields %d, expected %d and %d", len(comb.args), len(comb.term), 2*k, k)
+	}
+	for i := range k {
+		et := c.p.slotType[args[i]].ScalarType()
+		for _, s := range []int{comb.args[i], comb.args[k+i], comb.term[i]} {
+			if !c.p.slotType[s].Equal(et) {
+				return nil, c.errf(in.Pos, in.Op, "combine value of type %s, expected %s", c.p.slotType[s], et)
+			}
+		}
+		if c.p.slotType[results[i]].Elem != et.Elem {
+			return nil, c.errf(in.Pos, in.Op, "result %d dtype differs from its operand", i)
+		}
+	}
+	cls := c.classes(args)
+	return func(fr *frame) error {
+		var err error
+		geo.each(func(o, base, stride int) {
+			if err != nil {
+				return
+			}
+			for i := range k {
+				fr.copyElem(cls[i], comb.args[i], 0, args[i], base)
+			}
+			for j := 1; j < geo.n; j++ {
+				for i := range k {
+					fr.copyElem(cls[i], comb.args[k+i], 0, args[i], base+j*stride)
+				}
+				if err = runSteps(fr, comb.steps); err != nil {
+					return
+				}
+				for i := range k {
+					fr.copyElem(cls[i], comb.args[i], 0, comb.term[i], 0)
+				}
+			}
+			for i := range k {
+				fr.copyElem(cls[i], results[i], o, comb.args[i], 0)
+			}
+		})
+		return err
+	}, nil
+}
+
+func (fr *frame) copyElem(cls class, dst, di, src, si int) {
+	switch cls {
+	case clsInt:
+		fr.ints[dst][di] = fr.ints[src][si]
+	case clsF32:
+		fr.f32[dst][di] = fr.f32[src][si]
+	default:
+		fr.f64[dst][di] = fr.f64[src][si]
+	}
+}
+
+func (c *compiler) compilePrint(in *ir.Instr, args []int) (step, error) {
+	types := make([]ir.Type, len(args))
+	for i, a := range args {
+		types[i] = c.p.slotType[a]
+	}
+	return func(fr *frame) error {
+		var b strings.Builder
+		fmt.Fprintf(&b, "pid (%d, %d, %d) %s", fr.pid[0], fr.pid[1], fr.pid[2], in.Str)
+		for i, a := range args {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(" ")
+			t := types[i]
+			n := t.NumElems()
+			if !t.IsScalar() {
+				b.WriteString("[")
+			}
+			for j := range n {
+				if j > 0 {
+					b.WriteString(" ")
+				}
+				switch {
+				case t.Ptr:
+					fmt.Fprintf(&b, "%s+%d", fr.launch.nameOfTag(ptrTag(fr.ints[a][j])), ptrOffset(fr.ints[a][j]))
+				case t.Elem == ir.F64:
+					fmt.Fprint(&b, fr.f64[a][j])
+				case t.Elem.IsFloat():
+					fmt.Fprint(&b, fr.f32[a][j])
+				case t.Elem == ir.U64:
+					fmt.Fprint(&b, uint64(fr.ints[a][j]))
+				default:
+					fmt.Fprint(&b, fr.ints[a][j])
+				}
+			}
+			if !t.IsScalar() {
+				b.WriteString("]")
+			}
+		}
+		b.WriteString("\n")
+		d := fr.launch.k.dev
+		d.printMu.Lock()
+		_, err := d.printW.Write([]byte(b.String()))
+		d.printMu.Unlock()
+		if err != nil {
+			return fr.errf(in.Pos, "device_print: %v", err)
+		}
+		return nil
+	}, nil
+}

@@ -1,0 +1,139 @@
+package lowering
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/widejit/widejit/autotune"
+)
+
+// Chooser picks one candidate for a kernel group. Candidates and problems are autotune's
+// types, so a tuner (recorded measurements, plugins) can stand in for the heuristic.
+type Chooser interface {
+	Choose(p autotune.Problem, candidates []autotune.Candidate) (Choice, error)
+}
+
+// Choice is the chosen candidate and why.
+type Choice struct {
+	ID     string
+	Reason string
+}
+
+// HeuristicChooser is the built-in Chooser: fuse whenever a fusion is offered (fusions are
+// only offered when they save a round trip through memory without recomputation), one
+// batched launch for N > 1, and the single-model kernel for N = 1.
+type HeuristicChooser struct{}
+
+// Choose implements Chooser.
+func (HeuristicChooser) Choose(p autotune.Problem, cands []autotune.Candidate) (Choice, error) {
+	ranked := Heuristic(p, cands)
+	if len(ranked) == 0 {
+		return Choice{}, fmt.Errorf("no candidates for %s", strings.Join(p.OpChain, "-"))
+	}
+	return Choice{ID: ranked[0], Reason: heuristicReason(p, ranked[0], cands)}, nil
+}
+
+// Heuristic ranks candidates best first; it has autotune.Heuristic's shape.
+func Heuristic(p autotune.Problem, cands []autotune.Candidate) []string {
+	score := func(c autotune.Candidate) int {
+		switch c.Strategy {
+		case Fused:
+			return 0
+		case Batched:
+			if p.N == 1 {
+				return 2
+			}
+			return 1
+		case Sequential:
+			if p.N == 1 {
+				return 1
+			}
+			return 3
+		}
+		return 4
+	}
+	ids := make([]string, 0, len(cands))
+	order := make([]autotune.Candidate, len(cands))
+	copy(order, cands)
+	for i := 1; i < len(order); i++ {
+		for j := i; j > 0 && score(order[j]) < score(order[j-1]); j-- {
+			order[j], order[j-1] = order[j-1], order[j]
+		}
+	}
+	for _, c := range order {
+		ids = append(ids, c.ID)
+	}
+	return ids
+}
+
+var _ autotune.Heuristic = Heuristic
+
+func heuristicReason(p autotune.Problem, id string, cands []autotune.Candidate) string {
+	var strategy string
+	for _, c := range cands {
+		if c.ID == id {
+			strategy = c.Strategy
+		}
+	}
+	switch strategy {
+	case Fused:
+		return "heuristic: fusing keeps the intermediate out of memory and saves a launch"
+	case Batched:
+		return fmt.Sprintf("heuristic: one launch serves all %d models", p.N)
+	case Sequential:
+		if p.N == 1 {
+			return "heuristic: N=1, the single-model kernel is the whole job"
+		}
+		return "heuristic: sequential"
+	}
+	return "heuristic"
+}
+
+func (l *lowerer) problem(chain []string, out View) autotune.Problem {
+	return autotune.Problem{OpChain: chain, Shapes: [][]int{out.Shape}, DTypes: []string{string(out.DType)},
+		N: l.n, Device: l.opts.Device}
+}
+
+// decideFusion asks the Chooser whether to fuse op into a group computing ops.
+func (l *lowerer) decideFusion(chain []string, out View, ops []string, op string) (bool, string) {
+	cands := []autotune.Candidate{{ID: "fused", Strategy: Fused}, {ID: "unfused", Strategy: Batched}}
+	c, err := l.chooser.Choose(l.problem(chain, out), cands)
+	if err != nil {
+		return false, err.Error()
+	}
+	return c.ID == "fused", c.Reason
+}
+
+// chooseStrategy sets a launch's strategy: forced by the options, else the Chooser's pick
+// between one batched launch and N single-model launches.
+func (l *lowerer) chooseStrategy(gr group, ln *Launch) error {
+	b := gr.base()
+	ln.Nodes, ln.Ops = b.nodes, b.ops
+	ln.Candidates = []string{Batched, Sequential}
+	if len(b.nodes) > 1 {
+		ln.Candidates = []string{Fused, Sequential}
+	}
+	var strategy, reason string
+	if l.opts.Strategy != "" {
+		strategy, reason = l.opts.Strategy, "forced by options"
+	} else {
+		cands := []autotune.Candidate{{ID: Batched, Strategy: Batched}, {ID: Sequential, Strategy: Sequential}}
+		c, err := l.chooser.Choose(l.problem(b.ops, b.out), cands)
+		if err != nil {
+			return fmt.Errorf("choosing a strategy for %s: %w", strings.Join(b.nodes, ","), err)
+		}
+		strategy, reason = c.ID, c.Reason
+		if strategy != Batched && strategy != Sequential {
+			return fmt.Errorf("chooser picked unknown candidate %q for %s", c.ID, strings.Join(b.nodes, ","))
+		}
+	}
+	if strategy == Batched && len(b.nodes) > 1 {
+		strategy = Fused
+	}
+	notes := append(append([]string(nil), b.fused...), l.notes[gr]...)
+	if len(notes) > 0 {
+		reason += "; " + strings.Join(notes, "; ")
+	}
+	ln.Strategy, ln.Reason = strategy, reason
+	return nil
+}

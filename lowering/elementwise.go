@@ -1,0 +1,467 @@
+package lowering
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/widejit/widejit/graph"
+	"github.com/widejit/widejit/triton/templates"
+)
+
+// The element-wise family: activations, arithmetic with broadcasting, eval BatchNorm,
+// Monte Carlo dropout, and the strided copies of the shape family. Consecutive element-wise
+// nodes fuse into one kernel, or into the epilogue of the group that produced their input.
+
+func init() {
+	registerOp(lowerElementwise, "relu", "gelu", "silu", "sigmoid", "tanh", "leaky_relu", "prelu",
+		"elu", "softplus", "hardswish", "add", "sub", "mul", "div", "pow", "neg",
+		"batch_norm1d", "batch_norm2d")
+	registerOp(lowerDropout, "dropout")
+}
+
+// ewGroup is an element-wise kernel: every output element is the epilogue expression of
+// leaves addressed by the element's coordinates.
+type ewGroup struct {
+	groupBase
+}
+
+func newElementwise(out View, nodes, ops []string) *ewGroup {
+	g := &ewGroup{groupBase{nodes: nodes, ops: ops, out: out}}
+	axes := make([][2]int, len(out.Shape))
+	vars := make([]string, len(out.Shape))
+	masks := make([]string, len(out.Shape))
+	for d := range out.Shape {
+		axes[d] = [2]int{d, d + 1}
+		vars[d] = fmt.Sprintf("c%d", d)
+		masks[d] = "mask"
+	}
+	g.epi = &epilogue{shape: out.Shape, axes: axes, vars: vars, masks: masks}
+	return g
+}
+
+// nodeExpr builds the expression of an element-wise node whose tensor operands are leaves
+// 0..k-1 (in the order returned) and scalar operands constants. fusedAt is the operand index
+// read as exprIn (-1: none).
+func nodeExpr(l *lowerer, n *graph.Node, fusedAt int) (*expr, []View, error) {
+	var leaves []View
+	args := make([]*expr, 0, len(n.Inputs)+1)
+	for i, op := range n.Inputs {
+		switch op.Kind {
+		case graph.ScalarOperand:
+			args = append(args, constExpr(op.Scalar))
+		case graph.TensorOperand:
+			if i == fusedAt {
+				args = append(args, inExpr())
+				continue
+			}
+			v, err := l.value(op)
+			if err != nil {
+				return nil, nil, err
+			}
+			if !v.DType.IsFloat() {
+				return nil, nil, fmt.Errorf("operand %s is %s; element-wise ops are lowered for floating-point tensors only", op.Name, v.DType)
+			}
+			args = append(args, leafExpr(len(leaves)))
+			leaves = append(leaves, v)
+		case graph.NoneOperand:
+		default:
+			return nil, nil, fmt.Errorf("unexpected operand %s", op)
+		}
+	}
+	a := n.Attrs
+	unary := func(op string) (*expr, []View, error) {
+		if len(args) < 1 {
+			return nil, nil, fmt.Errorf("needs one tensor input")
+		}
+		return opExpr(op, args[0]), leaves, nil
+	}
+	switch n.Op {
+	case "relu", "silu", "sigmoid", "tanh", "hardswish", "neg":
+		return unary(n.Op)
+	case "gelu":
+		if a.String("approximate") == "tanh" {
+			return unary("gelu_tanh")
+		}
+		return unary("gelu")
+	case "leaky_relu":
+		e, lv, err := unary("leaky_relu")
+		if err == nil {
+			e.f1 = a.Float("negative_slope")
+		}
+		return e, lv, err
+	case "elu":
+		e, lv, err := unary("elu")
+		if err == nil {
+			e.f1 = a.Float("alpha")
+		}
+		return e, lv, err
+	case "softplus":
+		e, lv, err := unary("softplus")
+		if err == nil {
+			e.f1, e.f2 = a.Float("beta"), a.Float("threshold")
+		}
+		return e, lv, err
+	case "prelu":
+		w := n.Param("weight")
+		wv := l.values[w.Name]
+		// the weight applies along dim 1 of a batched input (dim 0 of an unbatched one)
+		rank := len(n.Output().Shape)
+		if wv.Numel() > 1 {
+			ch := 1
+			if rank < 2 {
+				ch = 0
+			}
+			shape := append([]int{wv.Numel()}, ones(rank-ch-1)...)
+			wv, _ = wv.reshape(shape)
+		}
+		k := len(leaves)
+		leaves = append(leaves, wv)
+		return opExpr("prelu", args[0], leafExpr(k)), leaves, nil
+	case "add", "sub":
+		if len(args) != 2 {
+			return nil, nil, fmt.Errorf("needs two operands")
+		}
+		b := args[1]
+		if alpha := a.Float("alpha"); alpha != 1 {
+			b = opExpr("mul", b, constExpr(alpha))
+		}
+		return opExpr(n.Op, args[0], b), leaves, nil
+	case "mul", "pow":
+		if len(args) != 2 {
+			return nil, nil, fmt.Errorf("needs two operands")
+		}
+		return opExpr(n.Op, args[0], args[1]), leaves, nil
+	case "div":
+		if len(args) != 2 {
+			return nil, nil, fmt.Errorf("needs two operands")
+		}
+		op := "div"
+		if !a.IsNull("rounding_mode") {
+			op = "div_" + a.String("rounding_mode")
+		}
+		return opExpr(op, args[0], args[1]), leaves, nil
+	case "batch_norm1d", "batch_norm2d":
+		return batchNormExpr(l, n, args[0], leaves)
+	}
+	return nil, nil, fmt.Errorf("no element-wise form")
+}
+
+func ones(k int) []int {
+	s := make([]int, 0, k)
+	for i := 0; i < k; i++ {
+		s = append(s, 1)
+	}
+	return s
+}
+
+// batchNormExpr is eval BatchNorm: (x - mean) / sqrt(var + eps) * weight + bias with the
+// per-channel vectors broadcast along dim 1.
+func batchNormExpr(l *lowerer, n *graph.Node, x *expr, leaves []View) (*expr, []View, error) {
+	a := n.Attrs
+	if a.Bool("training") {
+		return nil, nil, fmt.Errorf("batch statistics (training=true) are not lowered yet")
+	}
+	rank := len(n.Output().Shape)
+	chDim := 1
+	if rank < 2 {
+		chDim = 0
+	}
+	channel := func(role string) (*expr, bool) {
+		p := n.Param(role)
+		if p == nil {
+			return nil, false
+		}
+		v := l.values[p.Name]
+		v, _ = v.reshape(append([]int{v.Numel()}, ones(rank-chDim-1)...))
+		leaves = append(leaves, v)
+		return leafExpr(len(leaves) - 1), true
+	}
+	y := x
+	if m, ok := channel("running_mean"); ok {
+		y = opExpr("sub", y, m)
+	} else if !a.Bool("track_running_stats") {
+		return nil, nil, fmt.Errorf("eval BatchNorm without running stats uses batch statistics, not lowered yet")
+	}
+	if v, ok := channel("running_var"); ok {
+		r := opExpr("rsqrt_eps", v)
+		r.f1 = a.Float("eps")
+		y = opExpr("mul", y, r)
+	}
+	if w, ok := channel("weight"); ok {
+		y = opExpr("mul", y, w)
+	}
+	if b, ok := channel("bias"); ok {
+		y = opExpr("add", y, b)
+	}
+	return y, leaves, nil
+}
+
+func lowerElementwise(l *lowerer, n *graph.Node) error {
+	if !n.Output().DType.IsFloat() {
+		return fmt.Errorf("output is %s; element-wise ops are lowered for floating-point tensors only", n.Output().DType)
+	}
+	if l.tryFuseNode(n) {
+		return nil
+	}
+	ex, leaves, err := nodeExpr(l, n, -1)
+	if err != nil {
+		return err
+	}
+	return l.newElementwiseNode(n, ex, leaves)
+}
+
+// newElementwiseNode makes an element-wise group for one node.
+func (l *lowerer) newElementwiseNode(n *graph.Node, ex *expr, leaves []View) error {
+	out := l.newOutput(n.Name, n.Output().Shape, n.Output().DType)
+	g := newElementwise(out, []string{n.Name}, []string{n.Op})
+	if !g.epi.tryFuse(ex, leaves) {
+		return fmt.Errorf("operands %s do not broadcast to %s", viewShapes(leaves), shapeStr(out.Shape))
+	}
+	l.addGroup(g, n.Name)
+	return nil
+}
+
+func viewShapes(vs []View) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = shapeStr(v.Shape)
+	}
+	return strings.Join(s, " ")
+}
+
+// tryFuseNode fuses an element-wise node into the group producing one of its tensor
+// operands, when that value has no other use, the shapes agree, every other operand can be
+// addressed by that group and is ready before it, and the Chooser agrees.
+func (l *lowerer) tryFuseNode(n *graph.Node) bool {
+	for i, op := range n.Inputs {
+		if op.Kind != graph.TensorOperand {
+			continue
+		}
+		g := l.fusable(op.Name)
+		if g == nil {
+			continue
+		}
+		b := g.base()
+		if b.epi == nil || !sameShape(b.out.Shape, n.Output().Shape) || b.out.DType != n.Output().DType {
+			continue
+		}
+		ex, leaves, err := nodeExpr(l, n, i)
+		if err != nil {
+			continue
+		}
+		ready := true
+		for _, v := range leaves {
+			if !l.readyBefore(v, b.index) {
+				ready = false
+			}
+		}
+		if !ready {
+			continue
+		}
+		if ex.usesRandom() && !b.canDrawRandom() {
+			continue
+		}
+		chain := append(append([]string(nil), b.ops...), n.Op)
+		ok, reason := l.decideFusion(chain, b.out, b.ops, n.Op)
+		if !ok {
+			l.notes[g] = append(l.notes[g], fmt.Sprintf("%s not fused: %s", n.Name, reason))
+			continue
+		}
+		if !b.epi.tryFuse(ex, leaves) {
+			continue
+		}
+		b.nodes = append(b.nodes, n.Name)
+		b.ops = append(b.ops, n.Op)
+		b.fused = append(b.fused, fmt.Sprintf("%s fused into the epilogue: %s", n.Name, reason))
+		delete(l.owner, b.value)
+		b.value = n.Name
+		l.values[n.Name] = b.out
+		l.owner[n.Name] = g
+		return true
+	}
+	return false
+}
+
+// canDrawRandom: every group kind knows the wide linear index of its output elements.
+func (g *groupBase) canDrawRandom() bool { return true }
+
+func sameShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// lowerDropout: identity in eval mode (a view), per-model Monte Carlo masks in mc mode.
+func lowerDropout(l *lowerer, n *graph.Node) error {
+	p := n.Attrs.Float("p")
+	if l.opts.Dropout != "mc" || p == 0 {
+		v, err := l.input(n, 0)
+		if err != nil {
+			return err
+		}
+		l.define(n.Name, v)
+		return nil
+	}
+	if p >= 1 {
+		return fmt.Errorf("dropout p=%g drops everything; Monte Carlo mode needs p < 1", p)
+	}
+	mk := func(x *expr) *expr {
+		e := opExpr("dropout", x)
+		e.f1 = p
+		e.seed = l.seedFor(n.Name)
+		return e
+	}
+	if g := l.fusable(n.Inputs[0].Name); g != nil && g.base().epi != nil && g.base().out.DType.IsFloat() {
+		b := g.base()
+		ok, reason := l.decideFusion(append(append([]string(nil), b.ops...), n.Op), b.out, b.ops, n.Op)
+		if ok && b.epi.tryFuse(mk(inExpr()), nil) {
+			b.nodes = append(b.nodes, n.Name)
+			b.ops = append(b.ops, n.Op)
+			b.fused = append(b.fused, fmt.Sprintf("%s fused into the epilogue: %s", n.Name, reason))
+			delete(l.owner, b.value)
+			b.value = n.Name
+			l.values[n.Name] = b.out
+			l.owner[n.Name] = g
+			return nil
+		}
+	}
+	x, err := l.input(n, 0)
+	if err != nil {
+		return err
+	}
+	return l.newElementwiseNode(n, mk(leafExpr(0)), []View{x})
+}
+
+// ewData is what elementwise.py reads.
+type ewData struct {
+	Fn            string
+	Header        []string
+	Operands      []ewOperand
+	OutStrideArgs []string
+	SizeArgs      []string
+	ExtraArgs     []string
+	Coords        []string
+	Body          []string
+	OutOffset     string
+}
+
+type ewOperand struct {
+	Name       string
+	StrideArgs []string
+	Load       string
+}
+
+func (g *ewGroup) emit(l *lowerer) (*Launch, error) {
+	out := g.out
+	shape := out.Shape
+	contig := contiguousStrides(shape)
+	// a leaf laid out exactly like a dense output is addressed by the flat index
+	flat := func(k int) string {
+		lf := g.epi.leaves[k]
+		st, _ := lf.view.broadcastStrides(shape)
+		for d := range shape {
+			if shape[d] != 1 && st[d] != contig[d] {
+				return ""
+			}
+		}
+		return "idx"
+	}
+	compute := "tl.float32"
+	if g.epi.root != nil && g.epi.root.op == exprLeaf {
+		compute = "" // a copy keeps the loaded type (ints included)
+	} else if out.DType == graph.Float64 {
+		compute = "tl.float64"
+	}
+	fn := kernelName(g.index, g.ops)
+	linIdx := "(model + model_base) * numel + idx"
+	re, err := g.epi.render("", "mask", compute, linIdx, "in", flat)
+	if err != nil {
+		return nil, err
+	}
+	d := ewData{Fn: fn, Header: header(g.nodes, g.ops), Body: re.body}
+	var args []LaunchArg
+	needCoords := false
+	for i, lf := range g.epi.leaves {
+		_ = lf
+		name := fmt.Sprintf("in%d", i)
+		var strideArgs []string
+		var mine []LaunchArg
+		for _, a := range re.args {
+			if strings.HasPrefix(a.Name, name+"_") {
+				mine = append(mine, a)
+				if strings.HasPrefix(a.Name, name+"_s") {
+					strideArgs = append(strideArgs, a.Name)
+					needCoords = true
+				}
+			}
+		}
+		args = append(args, mine...)
+		d.Operands = append(d.Operands, ewOperand{Name: name, StrideArgs: strideArgs, Load: re.loads[i].Load})
+	}
+	args = append(args, LaunchArg{Name: "out_ptr", Kind: PtrArg, Buf: out.Buf, Offset: out.Offset, ModelStride: out.ModelStride},
+		LaunchArg{Name: "out_mstride", Kind: IntArg, Int: int64(out.ModelStride)})
+	d.OutOffset = "idx"
+	if !out.Contiguous() {
+		var terms []string
+		for dd, s := range out.Strides {
+			if shape[dd] == 1 {
+				continue
+			}
+			sn := fmt.Sprintf("out_s%d", dd)
+			args = append(args, LaunchArg{Name: sn, Kind: IntArg, Int: int64(s)})
+			d.OutStrideArgs = append(d.OutStrideArgs, sn)
+			terms = append(terms, fmt.Sprintf("c%d * %s", dd, sn))
+		}
+		if len(terms) == 0 {
+			terms = []string{"0"}
+		}
+		d.OutOffset = strings.Join(terms, " + ")
+		needCoords = true
+	}
+	m := out.Numel()
+	args = append(args, LaunchArg{Name: "numel", Kind: IntArg, Int: int64(m)})
+	if needCoords {
+		for dd := len(shape) - 1; dd >= 0; dd-- {
+			sn := fmt.Sprintf("size%d", dd)
+			if dd == 0 {
+				d.Coords = append(d.Coords, fmt.Sprintf("c%d = rem", dd))
+				continue
+			}
+			args = append(args, LaunchArg{Name: sn, Kind: IntArg, Int: int64(shape[dd])})
+			d.SizeArgs = append(d.SizeArgs, sn)
+			d.Coords = append(d.Coords, fmt.Sprintf("c%d = rem %% %s", dd, sn), fmt.Sprintf("rem = rem // %s", sn))
+		}
+	}
+	args = append(args, re.extra...)
+	d.ExtraArgs = argNames(re.extra)
+	block := clamp(nextPow2(m), 16, 1024)
+	text, err := templates.Render("elementwise.py", d)
+	if err != nil {
+		return nil, err
+	}
+	return &Launch{
+		Kernel:    newKernel("elementwise.py", fn, text, map[string]any{"BLOCK": int64(block)}),
+		Grid:      [3]int{cdiv(m, block), l.n, 1},
+		ModelAxis: 1,
+		Args:      args,
+	}, nil
+}
+
+// header lists the graph nodes a kernel serves.
+func header(nodes, ops []string) []string {
+	h := make([]string, len(nodes))
+	for i := range nodes {
+		op := ""
+		if i < len(ops) {
+			op = ops[i]
+		}
+		h[i] = fmt.Sprintf("serves node %s (%s)", nodes[i], op)
+	}
+	return h
+}

@@ -1,0 +1,355 @@
+package lowering
+
+import (
+	"fmt"
+
+	"github.com/widejit/widejit/graph"
+	"github.com/widejit/widejit/jit"
+	"github.com/widejit/widejit/triton/templates"
+)
+
+// The matmul-like family: Linear and matmul as one tiled tl.dot kernel with a fused epilogue
+// (the Linear's bias is its first epilogue term), and Linear-act-Linear as one kernel.
+
+func init() {
+	registerOp(lowerLinear, "linear")
+	registerOp(lowerMatmul, "matmul")
+}
+
+// mlpMaxWeightBytes bounds one model's weights in a fused MLP: both matrices stay in cache
+// while a program walks the hidden layer.
+const mlpMaxWeightBytes = 256 << 10
+
+// mlpMaxOut bounds the output width of a fused MLP (one program holds whole output rows).
+const mlpMaxOut = 256
+
+// matmulGroup computes C[b] = A[b] @ B[b] (+ epilogue) for every model and batch b.
+type matmulGroup struct {
+	groupBase
+	a, b            View
+	aSB, aSM, aSK   int
+	bSB, bSK, bSN   int
+	batch, m, nn, k int
+	linear          bool
+	weight          View // linear: the weight [out, in] (for MLP fusion)
+}
+
+func newMatmulEpilogue(out View, nb, nm int) *epilogue {
+	r := len(out.Shape)
+	return &epilogue{shape: out.Shape,
+		axes:  [][2]int{{0, nb}, {nb, nb + nm}, {r - 1, r}},
+		vars:  []string{"batch", "rm[:, None]", "rn[None, :]"},
+		masks: []string{"", "(rm[:, None] < M)", "(rn[None, :] < N)"}}
+}
+
+func lowerLinear(l *lowerer, n *graph.Node) error {
+	x, err := l.input(n, 0)
+	if err != nil {
+		return err
+	}
+	w := l.values[n.Param("weight").Name]
+	if !x.DType.IsFloat() {
+		return fmt.Errorf("input is %s, want a floating-point tensor", x.DType)
+	}
+	r := len(x.Shape)
+	k := x.Shape[r-1]
+	nout := w.Shape[0]
+	sm, ok := mergeStrides(x.Shape, x.Strides, 0, r-1)
+	if !ok {
+		x = l.contiguous(x, n)
+		sm, _ = mergeStrides(x.Shape, x.Strides, 0, r-1)
+	}
+	m := numel(x.Shape[:r-1])
+	if m == 1 {
+		sm = 0
+	}
+	var bias *View
+	if p := n.Param("bias"); p != nil {
+		bv := l.values[p.Name]
+		bias = &bv
+	}
+	// Linear-act-Linear: merge with the Linear that produced x, when it may be fused.
+	if prev, ok := l.fusable(n.Inputs[0].Name).(*matmulGroup); ok && prev.linear && prev.mlpCompatible(l, w) {
+		chain := append(append([]string(nil), prev.ops...), n.Op)
+		fuse, reason := l.decideFusion(chain, prev.out, prev.ops, n.Op)
+		if fuse {
+			l.mergeMLP(prev, n, w, bias, reason)
+			return nil
+		}
+		l.notes[prev] = append(l.notes[prev], fmt.Sprintf("%s not fused into an MLP kernel: %s", n.Name, reason))
+	}
+	out := l.newOutput(n.Name, n.Output().Shape, n.Output().DType)
+	g := &matmulGroup{groupBase: groupBase{nodes: []string{n.Name}, ops: []string{n.Op}, out: out},
+		a: x, b: w, aSM: sm, aSK: x.Strides[r-1], bSK: 1, bSN: k, batch: 1, m: m, nn: nout, k: k,
+		linear: true, weight: w}
+	g.epi = newMatmulEpilogue(out, 0, len(out.Shape)-1)
+	if bias != nil {
+		if !g.epi.tryFuse(opExpr("add", inExpr(), leafExpr(0)), []View{*bias}) {
+			return fmt.Errorf("bias %s does not broadcast to %s", shapeStr(bias.Shape), shapeStr(out.Shape))
+		}
+	}
+	l.addGroup(g, n.Name)
+	return nil
+}
+
+// mlpCompatible: the first Linear of a fusable pair reads rows with unit stride, its epilogue
+// is element-wise on its own value plus per-column vectors (bias), draws no random numbers,
+// and both weight matrices of one model fit in cache.
+func (g *matmulGroup) mlpCompatible(l *lowerer, w2 View) bool {
+	if g.aSK != 1 || g.out.DType != graph.Float32 || g.a.DType != graph.Float32 || w2.DType != graph.Float32 {
+		return false
+	}
+	if g.epi.usesRandom() {
+		return false
+	}
+	for _, lf := range g.epi.leaves {
+		if lf.strides[1] != 0 { // must not vary along rows
+			return false
+		}
+	}
+	bytes := (g.weight.Numel() + w2.Numel()) * 4
+	return bytes <= mlpMaxWeightBytes && w2.Shape[0] <= mlpMaxOut && w2.Shape[1] == g.nn
+}
+
+// mlpGroup is Linear-act-Linear in one kernel.
+type mlpGroup struct {
+	groupBase
+	first  *matmulGroup
+	w2     View
+	o      int
+	hidden *epilogue // the first Linear's epilogue (bias, activation)
+}
+
+func (l *lowerer) mergeMLP(prev *matmulGroup, n *graph.Node, w2 View, bias *View, reason string) {
+	out := l.newOutput(n.Name, n.Output().Shape, n.Output().DType)
+	g := &mlpGroup{
+		groupBase: groupBase{index: prev.index, nodes: append(append([]string(nil), prev.nodes...), n.Name),
+			ops: append(append([]string(nil), prev.ops...), n.Op), out: out,
+			fused: append(append([]string(nil), prev.fused...), fmt.Sprintf("%s fused with %s into one MLP kernel: %s", prev.nodes[0], n.Name, reason))},
+		first: prev, w2: w2, o: w2.Shape[0], hidden: prev.epi,
+	}
+	g.epi = newMatmulEpilogue(out, 0, len(out.Shape)-1)
+	if bias != nil {
+		g.epi.tryFuse(opExpr("add", inExpr(), leafExpr(0)), []View{*bias})
+	}
+	l.groups[prev.index] = g
+	delete(l.owner, prev.value)
+	g.value = n.Name
+	l.writer[out.Buf] = prev.index
+	l.values[n.Name] = out
+	l.owner[n.Name] = g
+	l.notes[g] = l.notes[prev]
+}
+
+// matmul: torch.matmul with broadcast batch dims; 1-D operands are promoted and the added dim
+// removed from the result.
+func lowerMatmul(l *lowerer, n *graph.Node) error {
+	a, err := l.input(n, 0)
+	if err != nil {
+		return err
+	}
+	b, err := l.input(n, 1)
+	if err != nil {
+		return err
+	}
+	if !a.DType.IsFloat() || !b.DType.IsFloat() {
+		return fmt.Errorf("matmul is lowered for floating-point tensors only")
+	}
+	if len(a.Shape) == 1 {
+		a = a.unsqueeze(0)
+	}
+	if len(b.Shape) == 1 {
+		b = b.unsqueeze(1)
+	}
+	ra, rb := len(a.Shape), len(b.Shape)
+	m, k, nn := a.Shape[ra-2], a.Shape[ra-1], b.Shape[rb-1]
+	if b.Shape[rb-2] != k {
+		return fmt.Errorf("inner dims differ: %s @ %s", shapeStr(a.Shape), shapeStr(b.Shape))
+	}
+	batchShape, err := broadcastShapes(a.Shape[:ra-2], b.Shape[:rb-2])
+	if err != nil {
+		return err
+	}
+	nb := len(batchShape)
+	// each operand's batch dims must collapse into one stride; otherwise copy it broadcast
+	prep := func(v View) (View, int) {
+		full := append(append([]int(nil), batchShape...), v.Shape[len(v.Shape)-2:]...)
+		st, _ := v.broadcastStrides(full)
+		if sb, ok := mergeStrides(full, st, 0, nb); ok {
+			return View{Buf: v.Buf, Offset: v.Offset, Shape: full, Strides: st, ModelStride: v.ModelStride, DType: v.DType}, sb
+		}
+		bv := v
+		bv.Shape, bv.Strides = full, st
+		c := l.materialize(bv, n.Name+".operand", []string{n.Name + " (broadcast operand)"})
+		sb, _ := mergeStrides(c.Shape, c.Strides, 0, nb)
+		return c, sb
+	}
+	a, aSB := prep(a)
+	b, bSB := prep(b)
+	inner := append(append([]int(nil), batchShape...), m, nn)
+	out := l.newOutput(n.Name, inner, n.Output().DType)
+	g := &matmulGroup{groupBase: groupBase{nodes: []string{n.Name}, ops: []string{n.Op}, out: out},
+		a: a, b: b, aSB: aSB, aSM: a.Strides[nb], aSK: a.Strides[nb+1], bSB: bSB, bSK: b.Strides[nb], bSN: b.Strides[nb+1],
+		batch: numel(batchShape), m: m, nn: nn, k: k}
+	if m == 1 {
+		g.aSM = 0
+	}
+	result := out
+	if !sameShape(inner, n.Output().Shape) {
+		result, _ = out.reshape(n.Output().Shape)
+	} else {
+		g.epi = newMatmulEpilogue(out, nb, 1)
+	}
+	l.addGroup(g, n.Name)
+	l.values[n.Name] = result
+	return nil
+}
+
+func broadcastShapes(a, b []int) ([]int, error) {
+	r := len(a)
+	if len(b) > r {
+		r = len(b)
+	}
+	out := make([]int, r)
+	for i := 0; i < r; i++ {
+		da, db := 1, 1
+		if j := i - (r - len(a)); j >= 0 {
+			da = a[j]
+		}
+		if j := i - (r - len(b)); j >= 0 {
+			db = b[j]
+		}
+		switch {
+		case da == db || db == 1:
+			out[i] = da
+		case da == 1:
+			out[i] = db
+		default:
+			return nil, fmt.Errorf("batch dims %s and %s do not broadcast", shapeStr(a), shapeStr(b))
+		}
+	}
+	return out, nil
+}
+
+// matmulData is what matmul.py reads.
+type matmulData struct {
+	Fn           string
+	Header       []string
+	Epilogue     []loadLine
+	EpilogueArgs []string
+	ExtraArgs    []string
+	Body         []string
+}
+
+func ptrArgs(prefix string, v View) []LaunchArg {
+	return []LaunchArg{{Name: prefix + "_ptr", Kind: PtrArg, Buf: v.Buf, Offset: v.Offset, ModelStride: v.ModelStride},
+		{Name: prefix + "_mstride", Kind: IntArg, Int: int64(v.ModelStride)}}
+}
+
+func intArg(name string, v int) LaunchArg { return LaunchArg{Name: name, Kind: IntArg, Int: int64(v)} }
+
+func (g *matmulGroup) emit(l *lowerer) (*Launch, error) {
+	fn := kernelName(g.index, g.ops)
+	var re renderedEpilogue
+	if g.epi != nil {
+		var err error
+		re, err = g.epi.render("acc", "cmask", "tl.float32",
+			"(model + model_base) * c_mstride + batch * c_bstride + rm[:, None] * c_sm + rn[None, :] * c_sn", "e", nil)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		re.body = []string{"y = acc"}
+	}
+	bm := clamp(nextPow2(g.m), 16, 64)
+	bn := clamp(nextPow2(g.nn), 16, 64)
+	bk := clamp(nextPow2(g.k), 16, 32)
+	tilesN := cdiv(g.nn, bn)
+	outBS := g.m * g.nn
+	var args []LaunchArg
+	args = append(args, ptrArgs("a", g.a)...)
+	args = append(args, intArg("a_bstride", g.aSB), intArg("a_sm", g.aSM), intArg("a_sk", g.aSK))
+	args = append(args, ptrArgs("b", g.b)...)
+	args = append(args, intArg("b_bstride", g.bSB), intArg("b_sk", g.bSK), intArg("b_sn", g.bSN))
+	args = append(args, ptrArgs("c", g.out)...)
+	args = append(args, intArg("c_bstride", outBS), intArg("c_sm", g.nn), intArg("c_sn", 1))
+	args = append(args, re.args...)
+	args = append(args, intArg("M", g.m), intArg("N", g.nn), intArg("K", g.k), intArg("tiles_n", tilesN))
+	args = append(args, re.extra...)
+	d := matmulData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads, EpilogueArgs: argNames(re.args),
+		ExtraArgs: argNames(re.extra), Body: re.body}
+	text, err := templates.Render("matmul.py", d)
+	if err != nil {
+		return nil, err
+	}
+	return &Launch{
+		Kernel:    newKernel("matmul.py", fn, text, map[string]any{"BLOCK_M": int64(bm), "BLOCK_N": int64(bn), "BLOCK_K": int64(bk)}),
+		Grid:      [3]int{cdiv(g.m, bm) * tilesN, g.batch, l.n},
+		ModelAxis: 2,
+		Args:      args,
+	}, nil
+}
+
+// mlpData is what mlp.py reads.
+type mlpData struct {
+	Fn           string
+	Header       []string
+	HiddenArgs   []string
+	HiddenLoads  []loadLine
+	Hidden       []string
+	Epilogue     []loadLine
+	EpilogueArgs []string
+	ExtraArgs    []string
+	Body         []string
+}
+
+func (g *mlpGroup) emit(l *lowerer) (*Launch, error) {
+	fn := kernelName(g.index, g.ops)
+	f := g.first
+	// the hidden epilogue reads per-column vectors along the hidden slice rh
+	hid := *g.hidden
+	hid.vars = []string{"batch", "0", "rh[None, :]"}
+	hid.masks = []string{"", "", "(rh[None, :] < H)"}
+	hre, err := hid.render("h", "rh[None, :] < H", "tl.float32", "", "hid", nil)
+	if err != nil {
+		return nil, err
+	}
+	hidden := hre.body[:len(hre.body)-1]
+	hidden = append(hidden, "h = "+hre.body[len(hre.body)-1][len("y = "):])
+	re, err := g.epi.render("acc", "cmask", "tl.float32", "(model + model_base) * c_mstride + rm[:, None] * c_sm + rn[None, :]", "e", nil)
+	if err != nil {
+		return nil, err
+	}
+	bm := clamp(nextPow2(f.m), 16, 32)
+	bk := clamp(nextPow2(f.k), 16, 64)
+	bh := clamp(nextPow2(f.nn), 16, 32)
+	bn := clamp(nextPow2(g.o), 16, mlpMaxOut)
+	var args []LaunchArg
+	args = append(args, ptrArgs("x", f.a)...)
+	args = append(args, intArg("x_sm", f.aSM))
+	args = append(args, ptrArgs("w1", f.weight)...)
+	args = append(args, hre.args...)
+	args = append(args, ptrArgs("w2", g.w2)...)
+	args = append(args, ptrArgs("c", g.out)...)
+	args = append(args, intArg("c_sm", g.o))
+	args = append(args, re.args...)
+	args = append(args, intArg("M", f.m), intArg("K", f.k), intArg("H", f.nn), intArg("N", g.o))
+	args = append(args, re.extra...)
+	d := mlpData{Fn: fn, Header: header(g.nodes, g.ops), HiddenArgs: argNames(hre.args), HiddenLoads: hre.loads,
+		Hidden: hidden, Epilogue: re.loads, EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body}
+	text, err := templates.Render("mlp.py", d)
+	if err != nil {
+		return nil, err
+	}
+	return &Launch{
+		Kernel: newKernel("mlp.py", fn, text, map[string]any{"BLOCK_M": int64(bm), "BLOCK_K": int64(bk),
+			"BLOCK_H": int64(bh), "BLOCK_N": int64(bn)}),
+		Grid:      [3]int{cdiv(f.m, bm), 1, l.n},
+		ModelAxis: 2,
+		Args:      args,
+	}, nil
+}
+
+func newKernel(template, fn, text string, consts map[string]any) *KernelSource {
+	return &KernelSource{Template: template, Source: jit.Source{File: fn + ".py", Text: text, Fn: fn}, Consts: consts}
+}

@@ -1,0 +1,336 @@
+package lowering
+
+import (
+	"fmt"
+	"hash/fnv"
+	"sort"
+	"strings"
+
+	"github.com/widejit/widejit/autotune"
+	"github.com/widejit/widejit/graph"
+)
+
+// Options control lowering.
+type Options struct {
+	// NoFusion keeps every graph node in its own kernel (the unfused form of every pattern).
+	NoFusion bool
+	// Strategy forces every group's strategy: "" (the Chooser decides), Batched or Sequential.
+	Strategy string
+	// ModelMajor runs the plan model by model (--mode sequential); it implies Sequential.
+	ModelMajor bool
+	// Chooser decides fusions and strategies; nil: HeuristicChooser.
+	Chooser Chooser
+	// Device the plan is for (passed to the Chooser).
+	Device autotune.DeviceInfo
+	// Dropout: "" or "eval" (identity), "mc" (Monte Carlo: per-model masks from Seed).
+	Dropout string
+	Seed    int64
+}
+
+// lowerFunc lowers one node: it reads operand values from l and defines the node's value(s).
+type lowerFunc func(l *lowerer, n *graph.Node) error
+
+var lowerers = map[string]lowerFunc{}
+
+// registerOp adds the lowering of op; each family file registers its ops in init.
+func registerOp(fn lowerFunc, ops ...string) {
+	for _, op := range ops {
+		if _, dup := lowerers[op]; dup {
+			panic("lowering: op registered twice: " + op)
+		}
+		lowerers[op] = fn
+	}
+}
+
+// LoweredOps lists the ops with a lowering, sorted.
+func LoweredOps() []string {
+	ops := make([]string, 0, len(lowerers))
+	for op := range lowerers {
+		ops = append(ops, op)
+	}
+	sort.Strings(ops)
+	return ops
+}
+
+// group is one kernel of the plan under construction.
+type group interface {
+	base() *groupBase
+	// emit renders the kernel and returns the launch (without Index/Strategy).
+	emit(l *lowerer) (*Launch, error)
+}
+
+// groupBase is what every group kind shares.
+type groupBase struct {
+	index int
+	nodes []string
+	ops   []string
+	out   View   // what the group writes
+	value string // the graph value the group's output currently is
+	epi   *epilogue
+	// fused records the fusion decisions taken into this group, for explain.
+	fused []string
+}
+
+func (g *groupBase) base() *groupBase { return g }
+
+type lowerer struct {
+	g       *graph.Graph
+	opts    Options
+	chooser Chooser
+	n       int
+
+	values  map[string]View
+	owner   map[string]group // value -> the group whose output it is (while fusable)
+	uses    map[string]int
+	writer  map[*Buffer]int // temp buffer -> index of the last group writing it
+	groups  []group
+	buffers []*Buffer
+	inputs  []*Buffer
+	params  []*Buffer
+	dropout int // dropout nodes seen (for seeds)
+	// decisions made while grouping (fusion choices), reported by explain
+	notes map[group][]string
+}
+
+// Lower widens g, groups its nodes into kernels, chooses strategies, renders the kernels and
+// plans buffers.
+func Lower(g *graph.Graph, opts Options) (*Plan, error) {
+	if opts.ModelMajor {
+		opts.Strategy = Sequential
+	}
+	switch opts.Strategy {
+	case "", Batched, Sequential:
+	default:
+		return nil, fmt.Errorf("lowering: unknown strategy %q (want batched or sequential)", opts.Strategy)
+	}
+	switch opts.Dropout {
+	case "", "eval", "mc":
+	default:
+		return nil, fmt.Errorf("lowering: unknown dropout mode %q (want eval or mc)", opts.Dropout)
+	}
+	l := &lowerer{g: g, opts: opts, n: g.N, chooser: opts.Chooser,
+		values: map[string]View{}, owner: map[string]group{}, uses: map[string]int{},
+		writer: map[*Buffer]int{}, notes: map[group][]string{}}
+	if l.chooser == nil {
+		l.chooser = HeuristicChooser{}
+	}
+	for _, in := range g.Inputs {
+		b := l.newBuffer(InputBuffer, in.Name, in.Type.DType, 0)
+		ms := 0
+		b.Elems = in.Type.Numel()
+		if in.PerModel {
+			ms = in.Type.Numel()
+			b.Elems *= g.N
+		}
+		l.inputs = append(l.inputs, b)
+		l.values[in.Name] = fullView(b, in.Type.Shape, ms)
+	}
+	for _, p := range g.Params {
+		b := l.newBuffer(ParamBuffer, p.Name, p.Type.DType, g.N*p.Type.Numel())
+		l.params = append(l.params, b)
+		l.values[p.Name] = fullView(b, p.Type.Shape, p.Type.Numel())
+	}
+	for _, n := range g.Nodes {
+		for _, op := range n.Inputs {
+			l.countUse(op)
+		}
+	}
+	for _, o := range g.Outputs {
+		l.countUse(o)
+	}
+	for _, n := range g.Nodes {
+		fn := lowerers[n.Op]
+		if fn == nil {
+			return nil, fmt.Errorf("%s: nodes[%d] %q: %s is not lowered yet", g.File, n.Index, n.Name, n.Op)
+		}
+		if err := fn(l, n); err != nil {
+			return nil, fmt.Errorf("%s: nodes[%d] %q (%s): %w", g.File, n.Index, n.Name, n.Op, err)
+		}
+	}
+	plan := &Plan{N: g.N, Graph: g.File, Inputs: l.inputs, Params: l.params, ModelMajor: opts.ModelMajor}
+	keep := map[*Buffer]bool{}
+	for _, o := range g.Outputs {
+		v, err := l.value(o)
+		if err != nil {
+			return nil, err
+		}
+		if !v.Dense() || v.Buf.Kind != TempBuffer {
+			v = l.materialize(v, o.Name, []string{"output " + o.Name})
+		}
+		keep[v.Buf] = true
+		plan.Outputs = append(plan.Outputs, Output{Name: o.Name, View: v, Shape: o.Type.Shape})
+	}
+	for _, gr := range l.groups {
+		launch, err := gr.emit(l)
+		if err != nil {
+			return nil, fmt.Errorf("%s: kernel for %s: %w", g.File, strings.Join(gr.base().nodes, ","), err)
+		}
+		if err := l.chooseStrategy(gr, launch); err != nil {
+			return nil, err
+		}
+		launch.Index = len(plan.Launches)
+		plan.Launches = append(plan.Launches, launch)
+	}
+	used := map[*Buffer]bool{}
+	for _, ln := range plan.Launches {
+		for _, b := range ln.buffers() {
+			used[b] = true
+		}
+	}
+	for _, o := range plan.Outputs {
+		used[o.View.Buf] = true
+	}
+	for _, b := range l.buffers {
+		if b.Kind != TempBuffer || used[b] {
+			plan.Buffers = append(plan.Buffers, b)
+		}
+	}
+	plan.assignSlots(keep)
+	return plan, nil
+}
+
+func (l *lowerer) countUse(o graph.Operand) {
+	switch o.Kind {
+	case graph.TensorOperand:
+		l.uses[o.Name]++
+	case graph.ListOperand:
+		for _, e := range o.List {
+			l.countUse(e)
+		}
+	}
+}
+
+func (l *lowerer) newBuffer(kind BufferKind, name string, dt graph.DType, elems int) *Buffer {
+	b := &Buffer{ID: len(l.buffers), Kind: kind, Name: name, DType: dt, Elems: elems, Slot: -1}
+	l.buffers = append(l.buffers, b)
+	return b
+}
+
+// newOutput allocates a dense [N, shape] temp buffer for value name.
+func (l *lowerer) newOutput(name string, shape []int, dt graph.DType) View {
+	b := l.newBuffer(TempBuffer, name, dt, l.n*numel(shape))
+	return fullView(b, shape, numel(shape))
+}
+
+// value returns the view of a tensor operand.
+func (l *lowerer) value(o graph.Operand) (View, error) {
+	if o.Kind != graph.TensorOperand {
+		return View{}, fmt.Errorf("expected a tensor operand, got %s", o)
+	}
+	v, ok := l.values[o.Name]
+	if !ok {
+		return View{}, fmt.Errorf("value %q is not available (a tuple needs getitem)", o.Name)
+	}
+	return v, nil
+}
+
+// input returns the view of the node's i-th input.
+func (l *lowerer) input(n *graph.Node, i int) (View, error) {
+	if i >= len(n.Inputs) {
+		return View{}, fmt.Errorf("missing input %d", i)
+	}
+	return l.value(n.Inputs[i])
+}
+
+// define sets the node's (single) value.
+func (l *lowerer) define(name string, v View) { l.values[name] = v }
+
+// addGroup appends a group, records its output's writer and makes its value fusable.
+func (l *lowerer) addGroup(g group, value string) {
+	b := g.base()
+	b.index = len(l.groups)
+	b.value = value
+	l.groups = append(l.groups, g)
+	l.writer[b.out.Buf] = b.index
+	l.values[value] = b.out
+	l.owner[value] = g
+}
+
+// fusable returns the pending group whose output is value, if value may be fused into it:
+// used exactly once and not a graph output.
+func (l *lowerer) fusable(value string) group {
+	if l.opts.NoFusion || l.uses[value] != 1 {
+		return nil
+	}
+	g := l.owner[value]
+	if g == nil || g.base().value != value {
+		return nil
+	}
+	for _, o := range l.g.Outputs {
+		if o.Name == value {
+			return nil
+		}
+	}
+	return g
+}
+
+// readyBefore reports whether v's data is written before group index runs.
+func (l *lowerer) readyBefore(v View, index int) bool {
+	if v.Buf.Kind != TempBuffer {
+		return true
+	}
+	w, ok := l.writer[v.Buf]
+	return ok && w < index
+}
+
+// materialize copies v into a new dense buffer (a strided copy kernel) and returns it.
+func (l *lowerer) materialize(v View, name string, nodes []string) View {
+	out := l.newOutput(name, v.Shape, v.DType)
+	g := newElementwise(out, nodes, []string{"copy"})
+	k := g.epi.addLeafUnchecked(v)
+	g.epi.root = leafExpr(k)
+	l.addGroup(g, name+"#copy")
+	return out
+}
+
+// contiguous returns v itself when its rows are contiguous, else a dense copy.
+func (l *lowerer) contiguous(v View, n *graph.Node) View {
+	if v.Contiguous() {
+		return v
+	}
+	return l.materialize(v, n.Name+".in", []string{n.Name + " (input made contiguous)"})
+}
+
+// seedFor derives the dropout seed of a node from the run's seed and the node's name, so
+// every dropout layer and every run seed give independent masks.
+func (l *lowerer) seedFor(node string) int64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d/%s", l.opts.Seed, node)
+	return int64(h.Sum64() & 0x7fffffff)
+}
+
+// kernelName builds a readable, unique kernel function name.
+func kernelName(index int, ops []string) string {
+	var parts []string
+	for i, op := range ops {
+		if i > 0 && op == ops[i-1] {
+			continue
+		}
+		parts = append(parts, op)
+		if len(parts) == 4 {
+			parts = append(parts, "etc")
+			break
+		}
+	}
+	return fmt.Sprintf("k%d_%s", index, strings.Join(parts, "_"))
+}
+
+func nextPow2(x int) int {
+	p := 1
+	for p < x {
+		p <<= 1
+	}
+	return p
+}
+
+func clamp(x, lo, hi int) int {
+	if x < lo {
+		return lo
+	}
+	if x > hi {
+		return hi
+	}
+	return x
+}
+
+func cdiv(a, b int) int { return (a + b - 1) / b }

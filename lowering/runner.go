@@ -1,0 +1,231 @@
+package lowering
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/widejit/widejit/graph"
+	"github.com/widejit/widejit/graph/safetensors"
+	"github.com/widejit/widejit/jit"
+	"github.com/widejit/widejit/triton/ir"
+)
+
+// ParamSource provides parameter data stacked [N, ...]; *graph.Graph implements it.
+type ParamSource interface {
+	ParamTensor(name string) (*safetensors.Tensor, error)
+}
+
+// Runner executes a plan on a device: NewRunner compiles every kernel and uploads the weights
+// once; Run feeds inputs, launches the plan and returns the outputs, as often as needed.
+type Runner struct {
+	plan    *Plan
+	dev     jit.Device
+	kernels []jit.Kernel // per launch
+	bufs    map[*Buffer]jit.Buffer
+	slots   []jit.Buffer
+	// CompileTime is the time NewRunner spent compiling and loading kernels.
+	CompileTime time.Duration
+	// UploadTime is the time NewRunner spent allocating buffers and uploading weights.
+	UploadTime time.Duration
+}
+
+func irDType(d graph.DType) (ir.DType, error) {
+	t, ok := ir.ParseDType(tritonDType(d))
+	if !ok {
+		return ir.Invalid, fmt.Errorf("dtype %s has no device type", d)
+	}
+	return t, nil
+}
+
+// NewRunner compiles the plan's kernels through comp for dev (in parallel), allocates its
+// buffers and uploads the parameters from params.
+func NewRunner(plan *Plan, dev jit.Device, comp *jit.Compiler, params ParamSource) (*Runner, error) {
+	r := &Runner{plan: plan, dev: dev, kernels: make([]jit.Kernel, len(plan.Launches)), bufs: map[*Buffer]jit.Buffer{}}
+	start := time.Now()
+	errs := make([]error, len(plan.Launches))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, l := range plan.Launches {
+		wg.Add(1)
+		go func(i int, l *Launch) {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			k, err := comp.Load(dev, l.Kernel.Source, l.Spec())
+			if err != nil {
+				errs[i] = fmt.Errorf("launch %d (%s, nodes %v): %w", i, l.Kernel.Source.Fn, l.Nodes, err)
+				return
+			}
+			r.kernels[i] = k
+		}(i, l)
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	r.CompileTime = time.Since(start)
+	start = time.Now()
+	alloc := func(d graph.DType, n int) (jit.Buffer, error) {
+		t, err := irDType(d)
+		if err != nil {
+			return nil, err
+		}
+		if n < 1 {
+			n = 1
+		}
+		return dev.Alloc(t, n)
+	}
+	for _, b := range plan.Inputs {
+		jb, err := alloc(b.DType, b.Elems)
+		if err != nil {
+			return nil, err
+		}
+		r.bufs[b] = jb
+	}
+	for _, b := range plan.Params {
+		jb, err := alloc(b.DType, b.Elems)
+		if err != nil {
+			return nil, err
+		}
+		t, err := params.ParamTensor(b.Name)
+		if err != nil {
+			return nil, err
+		}
+		if len(t.Data) != b.Elems*b.DType.Size() {
+			return nil, fmt.Errorf("param %s: %d bytes, want %d", b.Name, len(t.Data), b.Elems*b.DType.Size())
+		}
+		if err := dev.Upload(jb, t.Data); err != nil {
+			return nil, fmt.Errorf("param %s: %w", b.Name, err)
+		}
+		r.bufs[b] = jb
+	}
+	for _, s := range plan.Slots {
+		jb, err := alloc(s.DType, s.Elems)
+		if err != nil {
+			return nil, err
+		}
+		r.slots = append(r.slots, jb)
+	}
+	for _, b := range plan.Buffers {
+		if b.Kind == TempBuffer && b.Slot >= 0 {
+			r.bufs[b] = r.slots[b.Slot]
+		}
+	}
+	r.UploadTime = time.Since(start)
+	return r, nil
+}
+
+// Close frees the device buffers.
+func (r *Runner) Close() {
+	seen := map[jit.Buffer]bool{}
+	for _, b := range r.bufs {
+		if !seen[b] {
+			seen[b] = true
+			r.dev.Free(b)
+		}
+	}
+}
+
+// Run uploads inputs (each [N, ...], or the bare shape when shared), executes the plan and
+// returns every output stacked [N, ...].
+func (r *Runner) Run(inputs map[string]*safetensors.Tensor) (map[string]*safetensors.Tensor, error) {
+	p := r.plan
+	for _, b := range p.Inputs {
+		t := inputs[b.Name]
+		if t == nil {
+			return nil, fmt.Errorf("input %q is missing", b.Name)
+		}
+		if want := b.Elems * b.DType.Size(); len(t.Data) != want || t.DType != b.DType.Safetensors() {
+			return nil, fmt.Errorf("input %q is %s%v (%d bytes), want %s with %d elements", b.Name, t.DType, t.Shape, len(t.Data), b.DType, b.Elems)
+		}
+		if err := r.dev.Upload(r.bufs[b], t.Data); err != nil {
+			return nil, fmt.Errorf("input %q: %w", b.Name, err)
+		}
+	}
+	if p.ModelMajor {
+		for m := 0; m < p.N; m++ {
+			for i, l := range p.Launches {
+				if err := r.launchModel(i, l, m); err != nil {
+					return nil, err
+				}
+			}
+		}
+	} else {
+		for i, l := range p.Launches {
+			var err error
+			if l.Strategy == Sequential {
+				for m := 0; m < p.N && err == nil; m++ {
+					err = r.launchModel(i, l, m)
+				}
+			} else {
+				err = r.launch(i, l, l.Grid, -1)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := r.dev.Sync(); err != nil {
+		return nil, err
+	}
+	outs := map[string]*safetensors.Tensor{}
+	cache := map[*Buffer][]byte{}
+	for _, o := range p.Outputs {
+		v := o.View
+		data, ok := cache[v.Buf]
+		if !ok {
+			jb := r.bufs[v.Buf]
+			data = make([]byte, jb.Len()*v.DType.Size())
+			if err := r.dev.Download(jb, data); err != nil {
+				return nil, fmt.Errorf("output %q: %w", o.Name, err)
+			}
+			cache[v.Buf] = data
+		}
+		size := v.DType.Size()
+		lo := v.Offset * size
+		hi := lo + p.N*v.Numel()*size
+		outs[o.Name] = &safetensors.Tensor{Name: o.Name, DType: v.DType.Safetensors(),
+			Shape: append([]int{p.N}, o.Shape...), Data: append([]byte(nil), data[lo:hi]...)}
+	}
+	return outs, nil
+}
+
+func (r *Runner) launchModel(i int, l *Launch, m int) error {
+	grid := l.Grid
+	grid[l.ModelAxis] = 1
+	return r.launch(i, l, grid, m)
+}
+
+// launch runs launch i over grid; model >= 0 selects one model's slices (sequential).
+func (r *Runner) launch(i int, l *Launch, grid [3]int, model int) error {
+	args := make([]jit.Arg, len(l.Args))
+	for j, a := range l.Args {
+		switch a.Kind {
+		case PtrArg:
+			off := a.Offset
+			if model > 0 {
+				off += model * a.ModelStride
+			}
+			args[j] = jit.Arg{Buf: r.bufs[a.Buf], Offset: off}
+		case FloatArg:
+			args[j] = jit.Arg{Scalar: a.Float}
+		default:
+			v := a.Int
+			if a.ModelBase && model > 0 {
+				v = int64(model)
+			}
+			args[j] = jit.Arg{Scalar: v}
+		}
+	}
+	if err := r.kernels[i].Launch(grid, args); err != nil {
+		who := "all models"
+		if model >= 0 {
+			who = fmt.Sprintf("model %d", model)
+		}
+		return fmt.Errorf("launch %d (%s, nodes %v, %s): %w", i, l.Kernel.Source.Fn, l.Nodes, who, err)
+	}
+	return nil
+}

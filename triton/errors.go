@@ -1,0 +1,32 @@
+package triton
+
+import (
+	"fmt"
+
+	"github.com/widejit/widejit/triton/ir"
+)
+
+// Error is a specialization error at a kernel position. Consts lists the constexprs in force
+// ("BLOCK=1024, DTYPE=fp16") so that one failing specialization among many can be told apart.
+type Error struct {
+	Pos    ir.Pos
+	Msg    string
+	Consts string
+	// Internal marks a bug in widejit rather than in the kernel (a verifier failure, a panic).
+	Internal bool
+}
+
+func (e *Error) Error() string {
+	msg := e.Msg
+	if e.Internal {
+		msg = "internal error: " + msg
+	}
+	if e.Consts != "" {
+		return fmt.Sprintf("%s: %s (constexprs: %s)", e.Pos, msg, e.Consts)
+	}
+	return fmt.Sprintf("%s: %s", e.Pos, msg)
+}
+
+// bailout carries an *Error through panics inside the interpreter; Specialize recovers it.
+// Panicking keeps the evaluator free of error plumbing on every expression.
+type bailout struct{ err *Error }

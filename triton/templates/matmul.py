@@ -1,0 +1,54 @@
+{{- /*
+Tiled matmul C[b] = A[b] @ B[b] for every model and matmul batch b: grid axis 0 walks the
+BLOCK_M x BLOCK_N output tiles, axis 1 the batch, axis 2 the model. Operands are addressed by
+strides, so a Linear's weight [out, in] is read as B = W^T without a copy. The fused epilogue
+(bias, activation, residual, scaling, dropout) runs on the fp32 accumulator tile before the
+single store.
+Data: Fn, Header, Epilogue []{Name, Load string} (loads addressed by rm/rn), EpilogueArgs
+[]string (pointer, model/batch/row/col strides of each epilogue operand), ExtraArgs []string,
+Body []string (statements from `acc` to `y`).
+*/ -}}
+import triton
+import triton.language as tl
+
+
+# widejit kernel {{.Fn}} (template matmul.py)
+{{- range .Header}}
+# {{.}}
+{{- end}}
+@triton.jit
+def {{.Fn}}(
+    a_ptr, a_mstride, a_bstride, a_sm, a_sk,
+    b_ptr, b_mstride, b_bstride, b_sk, b_sn,
+    c_ptr, c_mstride, c_bstride, c_sm, c_sn,
+    {{pyargs .EpilogueArgs}}
+    M, N, K, tiles_n, {{pyargs .ExtraArgs}}
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    batch = tl.program_id(1)
+    model = tl.program_id(2)
+    pid_m = pid // tiles_n
+    pid_n = pid % tiles_n
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    a_base = a_ptr + model * a_mstride + batch * a_bstride
+    b_base = b_ptr + model * b_mstride + batch * b_bstride
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        ks = k0 + rk
+        a = tl.load(a_base + rm[:, None] * a_sm + ks[None, :] * a_sk,
+                    mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
+        b = tl.load(b_base + ks[:, None] * b_sk + rn[None, :] * b_sn,
+                    mask=(ks[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc += tl.dot(a, b)
+    cmask = (rm[:, None] < M) & (rn[None, :] < N)
+{{- range .Epilogue}}
+    {{.Name}} = {{.Load}}
+{{- end}}
+{{- range .Body}}
+    {{.}}
+{{- end}}
+    c_offs = model * c_mstride + batch * c_bstride + rm[:, None] * c_sm + rn[None, :] * c_sn
+    tl.store(c_ptr + c_offs, y, mask=cmask)

@@ -1,0 +1,67 @@
+{{- /*
+A whole Linear-act-Linear block in one kernel: each program owns BLOCK_M rows of one model and
+walks the hidden layer in BLOCK_H slices; every slice h = act(x @ W1[slice]^T + b1[slice]) is
+consumed at once by the second matmul (acc += h @ W2[:, slice]^T), so the hidden activation
+never goes to memory. BLOCK_O covers the whole output width. Grid: (row blocks, 1, models).
+Data: Fn, Header, HiddenArgs []string, HiddenLoads []{Name, Load} (addressed by rh), Hidden
+[]string (statements from `h` to `h`, e.g. bias and activation), Epilogue []{Name, Load},
+EpilogueArgs, ExtraArgs, Body []string (from `acc` to `y`).
+*/ -}}
+import triton
+import triton.language as tl
+
+
+# widejit kernel {{.Fn}} (template mlp.py)
+{{- range .Header}}
+# {{.}}
+{{- end}}
+@triton.jit
+def {{.Fn}}(
+    x_ptr, x_mstride, x_sm,
+    w1_ptr, w1_mstride, {{pyargs .HiddenArgs}}
+    w2_ptr, w2_mstride,
+    c_ptr, c_mstride, c_sm,
+    {{pyargs .EpilogueArgs}}
+    M, K, H, N, {{pyargs .ExtraArgs}}
+    BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_N: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    batch = tl.program_id(1)
+    model = tl.program_id(2)
+    rm = pid * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    rh0 = tl.arange(0, BLOCK_H)
+    x_base = x_ptr + model * x_mstride
+    w1_base = w1_ptr + model * w1_mstride
+    w2_base = w2_ptr + model * w2_mstride
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for hs in range(0, H, BLOCK_H):
+        rh = hs + rh0
+        hacc = tl.zeros((BLOCK_M, BLOCK_H), dtype=tl.float32)
+        for k0 in range(0, K, BLOCK_K):
+            ks = k0 + rk
+            xt = tl.load(x_base + rm[:, None] * x_sm + ks[None, :],
+                         mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
+            w1t = tl.load(w1_base + rh[None, :] * K + ks[:, None],
+                          mask=(ks[:, None] < K) & (rh[None, :] < H), other=0.0)
+            hacc += tl.dot(xt, w1t)
+        h = hacc
+{{- range .HiddenLoads}}
+        {{.Name}} = {{.Load}}
+{{- end}}
+{{- range .Hidden}}
+        {{.}}
+{{- end}}
+        # hidden columns past H meet zero rows of W2^T, so they add nothing
+        w2t = tl.load(w2_base + rn[None, :] * H + rh[:, None],
+                      mask=(rh[:, None] < H) & (rn[None, :] < N), other=0.0)
+        acc += tl.dot(h, w2t)
+    cmask = (rm[:, None] < M) & (rn[None, :] < N)
+{{- range .Epilogue}}
+    {{.Name}} = {{.Load}}
+{{- end}}
+{{- range .Body}}
+    {{.}}
+{{- end}}
+    tl.store(c_ptr + model * c_mstride + rm[:, None] * c_sm + rn[None, :], y, mask=cmask)
