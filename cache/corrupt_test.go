@@ -14,7 +14,7 @@ import (
 
 // smallTables makes Badger flush tables and put large values in the value log quickly.
 func smallTables(o *Options) {
-	o.memTableSize = 1 << 20
+	o.memTableSize = 256 << 10
 	o.valueThreshold = 1 << 10
 }
 
@@ -109,7 +109,7 @@ func waitForFlushes(t *testing.T, dir string) {
 	}
 }
 
-const crashRecords = 2400
+const crashRecords = 800
 
 // copyDir copies the store files of from into to, starting over when Badger removes a file
 // mid-copy (a flushed memtable log).
@@ -310,7 +310,8 @@ func TestDamageAfterCleanCloseIsMovedAside(t *testing.T) {
 	template := t.TempDir()
 	fillDir(t, template)
 	for _, file := range damagedFiles {
-		for _, d := range damages {
+		// The sidecar compares whole files, so a few kinds of damage stand for all of them.
+		for _, d := range []damage{damages[0], damages[2], damages[3], damages[6]} {
 			t.Run(strings.TrimPrefix(file, ".")+"/"+d.name, func(t *testing.T) {
 				dir := filepath.Join(t.TempDir(), "cache")
 				if err := os.Mkdir(dir, 0o755); err != nil {

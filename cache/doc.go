@@ -5,8 +5,8 @@
 //
 // # Using it from the compiler (a few lines)
 //
-//	store, err := cache.Open(dir, cache.Options{Warn: warnf}) // never fails for a busy or damaged dir
-//	if err != nil { ... }                                     // only for unusable dirs (permissions)
+//	store, err := cache.Open(dir, cache.Options{Warn: warnf}) // busy, damaged or unusable dirs fall back
+//	if err != nil { ... }                                     // only for invalid Options
 //	defer store.Close()                                       // Close as soon as compiling is done
 //
 //	key, err := cache.NewKey(cache.KindKernel).
@@ -39,7 +39,7 @@
 // A value is a versioned binary record (magic, format number, kind, name, backend, target,
 // created time, sorted metadata, payload) followed by a SHA-256 of the database key and every
 // byte before it. The checksum is verified on every read; a record that fails it (or fails to
-// decode) is deleted, reported once through Options.Warn and returned as a miss, so the caller
+// decode) is deleted, reported through Options.Warn and returned as a miss, so the caller
 // recompiles. Wrong bytes are never served, whatever Badger returns.
 //
 // # Several processes on one directory

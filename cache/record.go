@@ -40,7 +40,11 @@ func encodeRecord(dbKey []byte, rec *Record) []byte {
 	b = appendBytes(b, []byte(rec.Name))
 	b = appendBytes(b, []byte(rec.Backend))
 	b = appendBytes(b, []byte(rec.Target))
-	b = binary.BigEndian.AppendUint64(b, uint64(rec.Created.UnixNano()))
+	var created int64 // 0 stands for the zero time, which UnixNano cannot express
+	if !rec.Created.IsZero() {
+		created = rec.Created.UnixNano()
+	}
+	b = binary.BigEndian.AppendUint64(b, uint64(created))
 	names := make([]string, 0, len(rec.Meta))
 	for n := range rec.Meta {
 		names = append(names, n)
@@ -90,7 +94,9 @@ func decodeRecord(dbKey, v []byte) (*Record, error) {
 		Backend: string(r.bytes()),
 		Target:  string(r.bytes()),
 	}
-	rec.Created = time.Unix(0, int64(r.u64())).UTC()
+	if created := int64(r.u64()); created != 0 {
+		rec.Created = time.Unix(0, created).UTC()
+	}
 	n := r.u64()
 	if n > uint64(len(body)) {
 		return nil, fmt.Errorf("%w: metadata count %d", errCorrupt, n)

@@ -344,3 +344,56 @@ func TestReadOnlySharing(t *testing.T) {
 		}
 	}
 }
+
+// A path that cannot be a directory gives a working in-memory store and one warning.
+func TestUnusableDirFallsBack(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "not-a-dir")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := &warnings{}
+	s := openT(t, filepath.Join(file, "cache"), w, nil)
+	if s.Mode() != ModeFallback || w.count("cannot use cache dir") != 1 {
+		t.Fatalf("mode %s, warnings %q", s.Mode(), w.all())
+	}
+	k := testKey(t, KindKernel, 1)
+	if err := s.Put(k, &Record{Payload: []byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := s.Get(k); !ok || string(r.Payload) != "x" {
+		t.Fatal("fallback store lost a record")
+	}
+	s.Close()
+	if w.count("were not saved") != 1 {
+		t.Fatalf("lost writes not reported: %q", w.all())
+	}
+}
+
+// Many goroutines share one Store.
+func TestConcurrentGoroutines(t *testing.T) {
+	s := openT(t, t.TempDir(), &warnings{}, nil)
+	defer s.Close()
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				k := testKey(t, KindKernel, i)
+				if r, ok := s.Get(k); ok {
+					if !bytes.Equal(r.Payload, testPayload(i, 256)) {
+						t.Errorf("record %d has wrong bytes", i)
+					}
+					continue
+				}
+				if err := s.Put(k, &Record{Payload: testPayload(i, 256)}); err != nil {
+					t.Error(err)
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	if c := s.Counters(); c.Hits+c.Misses != 400 || c.Misses < 50 {
+		t.Fatalf("counters %+v", c)
+	}
+}

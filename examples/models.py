@@ -101,8 +101,9 @@ class Classifier(nn.Module):
 
 
 class TransformerEncoderLayer(nn.Module):
-    """Post-norm encoder layer as PyTorch's default nn.TransformerEncoderLayer computes it
-    (norm_first=False), written out so torch.fx can trace it."""
+    """What nn.TransformerEncoderLayer(64, 4, 128, activation=F.gelu, batch_first=True) computes
+    in eval mode (post-norm, norm_first=False; same state_dict keys), written out because that
+    module's fast-path checks do not trace."""
 
     def __init__(self, d_model=64, nhead=4, dim_feedforward=128, dropout=0.1):
         super().__init__()

@@ -64,6 +64,10 @@
 //	ins, err := g.ReadInputs("inputs.safetensors") // checked against g.Inputs
 //	ins, err := g.GenerateInputs(seed)             // deterministic; see docs/graph-format.md
 //	g.InputTensorShape(in)                         // [N, ...] or the shared shape
+//	g.IntInputBound(name)                          // bound used for generated int inputs
+//
+// Vocabulary and types: Ops() lists every op; DType (Float32, ..., Bool) with Size, IsFloat,
+// Safetensors(); Type{Shape, DType} prints as "float32[32,64]".
 //
 // graph imports nothing from the project but graph/safetensors.
 package graph

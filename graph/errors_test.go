@@ -234,8 +234,8 @@ func TestWeightsErrors(t *testing.T) {
 				return
 			}
 			ps := problems(t, err)
-			if ps[0].Path != c.path || !strings.Contains(ps[0].Msg, c.msg) {
-				t.Fatalf("got %+v, want path %q message %q", ps[0], c.path, c.msg)
+			if ps[0].Path != c.path || !strings.Contains(ps[0].Msg, c.msg) || ps[0].Line == 0 {
+				t.Fatalf("got %+v, want path %q message %q and a line", ps[0], c.path, c.msg)
 			}
 		})
 	}
@@ -280,5 +280,21 @@ func TestNOverride(t *testing.T) {
 	_, err = Parse(filepath.Join(dir, "graph.json"), []byte(graphJSON(mlpInputs, mlpParams, mlpNodes, `["fc2"]`, `"weights": "weights.safetensors"`)), Options{N: 9})
 	if ps := problems(t, err); ps[0].Path != "n" || !strings.Contains(ps[0].Msg, "cannot be overridden") {
 		t.Fatalf("override with weights: %v", err)
+	}
+}
+
+func TestHugeTuplesRefused(t *testing.T) {
+	for _, attrs := range []string{`{"chunks": 1000000000}`, `{"split_size_or_sections": 1}`} {
+		op := "chunk"
+		if strings.Contains(attrs, "split") {
+			op = "split"
+		}
+		src := graphJSON(`[{"name": "x", "shape": [1000000000], "dtype": "float32"}]`, `[]`,
+			`[{"name": "c", "op": "`+op+`", "inputs": ["x"], "attrs": `+attrs+`}, {"name": "g", "op": "getitem", "inputs": ["c"], "attrs": {"index": 0}}]`,
+			`["g"]`, initSource)
+		_, err := parseString(t, src)
+		if ps := problems(t, err); !strings.Contains(ps[0].Msg, "more than 4096 pieces") {
+			t.Fatalf("%s: %v", op, err)
+		}
 	}
 }

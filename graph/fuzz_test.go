@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -17,6 +18,20 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	f.Add([]byte(initGraph))
+	// One valid graph per op case of the PyTorch fixture: mutations of these reach deep into
+	// each op's inference.
+	if data, err := os.ReadFile(filepath.Join("testdata", "torch_shapes.json")); err == nil {
+		var fixture struct {
+			Cases []torchCase `json:"cases"`
+		}
+		if json.Unmarshal(data, &fixture) == nil {
+			for _, c := range fixture.Cases {
+				if src, err := caseGraph(c); err == nil {
+					f.Add([]byte(src))
+				}
+			}
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		g, err := Parse("fuzz.json", data, Options{})
 		checkLoadResult(t, data, g, err)

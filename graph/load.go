@@ -67,8 +67,10 @@ type loader struct {
 	data     []byte
 	g        *Graph
 	problems []Problem
-	names    map[string]string // every declared name -> its JSON path
-	badNames map[string]bool   // declared, but its declaration has a problem
+	names    map[string]string  // every declared name -> its JSON path
+	badNames map[string]bool    // declared, but its declaration has a problem
+	declV    map[string]*jvalue // where each name is declared
+	weightsV *jvalue            // the "weights" value
 	allNames []string
 	raws     []*rawNode
 	byName   map[string]*rawNode
@@ -176,6 +178,7 @@ func (l *loader) load(root *jvalue, opts Options) {
 	}
 	l.names = map[string]string{}
 	l.badNames = map[string]bool{}
+	l.declV = map[string]*jvalue{}
 	l.loadInputs(root.obj["inputs"])
 	l.loadParams(root.obj["params"])
 	l.loadNodes(root.obj["nodes"])
@@ -197,6 +200,7 @@ func (l *loader) declare(name string, v *jvalue, path string) bool {
 		return false
 	}
 	l.names[name] = path
+	l.declV[name] = v
 	l.allNames = append(l.allNames, name)
 	return true
 }
@@ -378,6 +382,7 @@ func (l *loader) loadSource(root *jvalue, opts Options) {
 	case w == nil && in == nil:
 		l.errAt(root, "", "", `missing "weights" (a safetensors file) or "init" ({"seed": S})`)
 	case w != nil:
+		l.weightsV = w
 		if s, ok := l.str(w, "weights", ""); ok {
 			if s == "" {
 				l.errAt(w, "weights", "", "weights path is empty")

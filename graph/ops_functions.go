@@ -452,6 +452,10 @@ func inferStack(c *ctx) {
 	c.out(Type{append(out, first.Shape[d:]...), first.DType})
 }
 
+// maxTupleLen bounds chunk/split results: beyond it a graph is certainly a mistake, and
+// materialising it would exhaust memory.
+const maxTupleLen = 1 << 12
+
 func (c *ctx) pieces(x Type, d int, sizes []int) {
 	types := make([]Type, len(sizes))
 	for i, sz := range sizes {
@@ -474,6 +478,10 @@ func inferChunk(c *ctx) {
 		return
 	}
 	size := (x.Shape[d] + chunks - 1) / chunks
+	if (x.Shape[d]+size-1)/size > maxTupleLen {
+		c.errf("attrs.chunks", c.attrPos("chunks"), "chunk would make more than %d pieces", maxTupleLen)
+		return
+	}
 	var sizes []int
 	for left := x.Shape[d]; left > 0; left -= size {
 		sizes = append(sizes, min(size, left))
@@ -498,6 +506,10 @@ func inferSplit(c *ctx) {
 		size := vals[0]
 		if size < 1 {
 			c.errf("attrs.split_size_or_sections", pos, "split size must be >= 1, got %d", size)
+			return
+		}
+		if (x.Shape[d]+size-1)/size > maxTupleLen {
+			c.errf("attrs.split_size_or_sections", pos, "split would make more than %d pieces", maxTupleLen)
 			return
 		}
 		for left := x.Shape[d]; left > 0; left -= size {

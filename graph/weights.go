@@ -19,31 +19,32 @@ func (l *loader) checkWeights() {
 	}
 	f, err := safetensors.Open(g.WeightsPath)
 	if err != nil {
-		l.errAt(nil, "weights", "", "%v", err)
+		l.errAt(l.weightsV, "weights", "", "%v", err)
 		return
 	}
 	defer f.Close()
 	for _, p := range g.Params {
 		path := strings.TrimSuffix(l.names[p.Name], ".name")
+		at := l.declV[p.Name]
 		info, ok := f.Info(p.Name)
 		if !ok {
-			l.errAt(nil, path, "", "param %q is missing from the weights file %s", p.Name, g.WeightsPath)
+			l.errAt(at, path, "", "param %q is missing from the weights file %s", p.Name, g.WeightsPath)
 			continue
 		}
 		want := append([]int{g.N}, p.Type.Shape...)
 		switch {
 		case len(info.Shape) == 0 || info.Shape[0] != g.N:
-			l.errAt(nil, path, "", "param %q in %s has shape %v: its leading dim must be n=%d (stacked [n, %s])", p.Name, g.WeightsPath, info.Shape, g.N, trimBrackets(p.Type.Shape))
+			l.errAt(at, path, "", "param %q in %s has shape %v: its leading dim must be n=%d (stacked [n, %s])", p.Name, g.WeightsPath, info.Shape, g.N, trimBrackets(p.Type.Shape))
 		case !equalInts(info.Shape, want):
-			l.errAt(nil, path, "", "param %q in %s has shape %v, expected %v (n=%d models of %v)", p.Name, g.WeightsPath, info.Shape, want, g.N, p.Type.Shape)
+			l.errAt(at, path, "", "param %q in %s has shape %v, expected %v (n=%d models of %v)", p.Name, g.WeightsPath, info.Shape, want, g.N, p.Type.Shape)
 		}
 		if info.DType != p.Type.DType.Safetensors() {
-			l.errAt(nil, path, "", "param %q in %s is %s, declared %s (%s)", p.Name, g.WeightsPath, info.DType, p.Type.DType, p.Type.DType.Safetensors())
+			l.errAt(at, path, "", "param %q in %s is %s, declared %s (%s)", p.Name, g.WeightsPath, info.DType, p.Type.DType, p.Type.DType.Safetensors())
 		}
 	}
 	for _, name := range f.Names() {
 		if g.params[name] == nil {
-			l.errAt(nil, "weights", "", "the weights file %s holds tensor %q that no param declares%s", g.WeightsPath, name, suggest(name, paramNames(g)))
+			l.errAt(l.weightsV, "weights", "", "the weights file %s holds tensor %q that no param declares%s", g.WeightsPath, name, suggest(name, paramNames(g)))
 		}
 	}
 }

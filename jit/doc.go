@@ -1,7 +1,7 @@
 // Package jit owns the compile pipeline and the backend contract: kernel text plus a Spec
 // becomes tile IR (package triton), a Target turns IR into an Artifact (CPU: encoded IR; CUDA:
-// PTX), every artifact goes through the persistent store (package cache, through
-// ArtifactStore), and a Device loads artifacts as Kernels and owns buffers.
+// PTX), every artifact goes through the persistent store (package cache), and a Device
+// loads artifacts as Kernels and owns buffers.
 //
 // Backends live in subpackages: jit/cpu (the reference executor, bounds-checked), jit/ptx
 // (PTX code generation) and jit/cuda (the CUDA driver, bound at run time).

@@ -1,79 +1,44 @@
 package jit
 
 import (
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"sort"
-	"strings"
+
+	"github.com/widejit/widejit/cache"
 )
 
 // CodegenFormat changes whenever generated code changes for the same inputs without a change
-// of the compiler version (e.g. in a development build); it is part of every key.
+// of the compiler version (a development build); it is part of every key.
 const CodegenFormat = 1
 
-// Key is the cache key of src specialized by spec for t: a hash of a canonical encoding of
-// every input that changes the artifact. (The cache engineer may replace the encoding with
-// cache.KeyBuilder; the fields must stay the same.)
-func (c *Compiler) Key(src Source, spec Spec, t Target) string {
-	fields := map[string]string{
-		"kernel_text":      src.Text,
-		"fn":               src.Fn,
-		"signature":        canonicalMap(spec.Sig),
-		"constexprs":       canonicalConsts(spec.Consts),
-		"align16":          strings.Join(sortedCopy(spec.Align16), ","),
-		"num_warps":        fmt.Sprint(spec.NumWarps),
-		"target":           t.Key(),
-		"compiler_version": c.opts.Version,
-		"codegen_format":   fmt.Sprint(CodegenFormat),
-		"config":           canonicalMap(c.opts.Config),
+// Key is the cache key of src specialized by spec for t: every input that changes the
+// artifact, encoded canonically by cache.KeyBuilder.
+func (c *Compiler) Key(src Source, spec Spec, t Target) (cache.Key, error) {
+	return cache.NewKey(cache.KindKernel).
+		String("kernel_text", src.Text).
+		String("fn", src.Fn).
+		Strings("signature", sortedPairs(spec.Sig, func(v string) string { return v })).
+		Strings("constexprs", sortedPairs(spec.Consts, func(v any) string { return fmt.Sprintf("%T:%v", v, v) })).
+		Strings("align16", sortedCopy(spec.Align16)).
+		Int("num_warps", int64(spec.NumWarps)).
+		String("target", t.Key()).
+		String("compiler_version", c.opts.Version).
+		Int("codegen_format", CodegenFormat).
+		Map("config.", c.opts.Config).
+		Key()
+}
+
+func sortedPairs[V any](m map[string]V, str func(V) string) []string {
+	out := make([]string, 0, len(m))
+	for k, v := range m {
+		out = append(out, k+"="+str(v))
 	}
-	names := make([]string, 0, len(fields))
-	for k := range fields {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	h := sha256.New()
-	var n [8]byte
-	for _, k := range names {
-		for _, s := range []string{k, fields[k]} {
-			binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
-			h.Write(n[:])
-			h.Write([]byte(s))
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil))
+	sort.Strings(out)
+	return out
 }
 
 func sortedCopy(s []string) []string {
 	c := append([]string(nil), s...)
 	sort.Strings(c)
 	return c
-}
-
-func canonicalMap(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		fmt.Fprintf(&b, "%q=%q;", k, m[k])
-	}
-	return b.String()
-}
-
-func canonicalConsts(m map[string]any) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		fmt.Fprintf(&b, "%q=%T:%v;", k, m[k], m[k])
-	}
-	return b.String()
 }

@@ -297,10 +297,13 @@ func sameShape(a, b []int) bool {
 	return true
 }
 
-// lowerDropout: identity in eval mode (a view), per-model Monte Carlo masks in mc mode.
+// lowerDropout: identity in eval mode (a view), per-model Monte Carlo masks in mc mode (or
+// when the node itself says training=true).
 func lowerDropout(l *lowerer, n *graph.Node) error {
 	p := n.Attrs.Float("p")
-	if l.opts.Dropout != "mc" || p == 0 {
+	// training=true in the graph means F.dropout(training=True): masks drawn as in mc mode
+	mc := l.opts.Dropout == "mc" || (n.Attrs.Has("training") && n.Attrs.Bool("training"))
+	if !mc || p == 0 {
 		v, err := l.input(n, 0)
 		if err != nil {
 			return err

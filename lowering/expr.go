@@ -243,6 +243,9 @@ func (r *exprRenderer) pow(e *expr, a []string) (string, error) {
 		}
 	}
 	base, ex := a[0], a[1]
+	if c := e.args[0]; c.op == exprConst && c.val > 0 {
+		return fmt.Sprintf("tl.exp2(%s * %s)", ex, pyFloat(math.Log2(c.val))), nil
+	}
 	mag := r.named(fmt.Sprintf("tl.exp2(%s * tl.log2(tl.abs(%s)))", ex, base))
 	isInt := r.named(fmt.Sprintf("%s == tl.floor(%s)", ex, ex))
 	odd := r.named(fmt.Sprintf("tl.abs(%s - 2.0 * tl.floor(%s * 0.5)) == 1.0", ex, ex))

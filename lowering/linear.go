@@ -48,18 +48,27 @@ func lowerLinear(l *lowerer, n *graph.Node) error {
 		return err
 	}
 	w := l.values[n.Param("weight").Name]
-	if !x.DType.IsFloat() {
-		return fmt.Errorf("input is %s, want a floating-point tensor", x.DType)
+	if err := dotDType(x.DType); err != nil {
+		return err
 	}
 	r := len(x.Shape)
 	k := x.Shape[r-1]
 	nout := w.Shape[0]
+	// rows: all leading dims as one M axis when their strides merge; else the last leading
+	// dim as M and the others as the matmul batch (a transposed view needs no copy); else a copy
+	nb, batch, sb := 0, 1, 0
 	sm, ok := mergeStrides(x.Shape, x.Strides, 0, r-1)
+	m := numel(x.Shape[:r-1])
+	if !ok && r >= 3 {
+		if b, okb := mergeStrides(x.Shape, x.Strides, 0, r-2); okb {
+			nb, batch, sb, sm, ok = r-2, numel(x.Shape[:r-2]), b, x.Strides[r-2], true
+			m = x.Shape[r-2]
+		}
+	}
 	if !ok {
 		x = l.contiguous(x, n)
 		sm, _ = mergeStrides(x.Shape, x.Strides, 0, r-1)
 	}
-	m := numel(x.Shape[:r-1])
 	if m == 1 {
 		sm = 0
 	}
@@ -80,9 +89,9 @@ func lowerLinear(l *lowerer, n *graph.Node) error {
 	}
 	out := l.newOutput(n.Name, n.Output().Shape, n.Output().DType)
 	g := &matmulGroup{groupBase: groupBase{nodes: []string{n.Name}, ops: []string{n.Op}, out: out},
-		a: x, b: w, aSM: sm, aSK: x.Strides[r-1], bSK: 1, bSN: k, batch: 1, m: m, nn: nout, k: k,
-		linear: true, weight: w}
-	g.epi = newMatmulEpilogue(out, 0, len(out.Shape)-1)
+		a: x, b: w, aSB: sb, aSM: sm, aSK: x.Strides[r-1], bSK: 1, bSN: k, batch: batch, m: m, nn: nout, k: k,
+		linear: nb == 0, weight: w}
+	g.epi = newMatmulEpilogue(out, nb, len(out.Shape)-1-nb)
 	if bias != nil {
 		if !g.epi.tryFuse(opExpr("add", inExpr(), leafExpr(0)), []View{*bias}) {
 			return fmt.Errorf("bias %s does not broadcast to %s", shapeStr(bias.Shape), shapeStr(out.Shape))
@@ -152,8 +161,11 @@ func lowerMatmul(l *lowerer, n *graph.Node) error {
 	if err != nil {
 		return err
 	}
-	if !a.DType.IsFloat() || !b.DType.IsFloat() {
-		return fmt.Errorf("matmul is lowered for floating-point tensors only")
+	if err := dotDType(a.DType); err != nil {
+		return err
+	}
+	if err := dotDType(b.DType); err != nil {
+		return err
 	}
 	if len(a.Shape) == 1 {
 		a = a.unsqueeze(0)
@@ -203,6 +215,15 @@ func lowerMatmul(l *lowerer, n *graph.Node) error {
 	l.addGroup(g, n.Name)
 	l.values[n.Name] = result
 	return nil
+}
+
+// dotDType accepts the dtypes tl.dot multiplies (accumulating in fp32).
+func dotDType(d graph.DType) error {
+	switch d {
+	case graph.Float32, graph.Float16, graph.BFloat16:
+		return nil
+	}
+	return fmt.Errorf("operand is %s; matmuls are lowered for float32, float16 and bfloat16 (tl.dot)", d)
 }
 
 func broadcastShapes(a, b []int) ([]int, error) {

@@ -234,7 +234,7 @@ func sumElems(bs []*Buffer) int {
 
 // assignSlots gives every temp buffer a physical slot: a buffer takes a free slot of its
 // dtype (the smallest that holds it, else the largest, grown) at its first launch and frees it
-// after its last; graph outputs are never freed.
+// after its last; graph outputs have their own slots and are never freed.
 func (p *Plan) assignSlots(keep map[*Buffer]bool) {
 	first := map[*Buffer]int{}
 	last := map[*Buffer]int{}
@@ -257,6 +257,11 @@ func (p *Plan) assignSlots(keep map[*Buffer]bool) {
 				continue
 			}
 			pool := free[b.DType]
+			if keep[b] {
+				// outputs get slots of their own: in a model-major run, an earlier temp sharing
+				// the slot would be rewritten for the next model over this model's output
+				pool = nil
+			}
 			pick := -1
 			for j, s := range pool {
 				if p.Slots[s].Elems >= b.Elems && (pick < 0 || p.Slots[s].Elems < p.Slots[pool[pick]].Elems) {

@@ -1,6 +1,8 @@
 package lowering
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,23 +29,55 @@ func needPython(t *testing.T) {
 	}
 }
 
-// replay dumps plan and runs it with run_plan.py against expected.
-func replay(t *testing.T, plan *Plan, weights, inputs, expected string) {
+// replayJob is one plan to replay and the files it runs on.
+type replayJob struct {
+	name                               string
+	plan                               *Plan
+	weights, inputs, expected, dumpDir string
+}
+
+// replayAll dumps every plan and replays them in one Python process (starting Python and
+// numpy once), failing the test for each plan whose outputs differ from the expected ones.
+func replayAll(t *testing.T, jobs []replayJob) {
 	t.Helper()
 	dir := t.TempDir()
-	if _, err := plan.WriteDump(dir); err != nil {
+	var spec []map[string]string
+	for i := range jobs {
+		jobs[i].dumpDir = filepath.Join(dir, fmt.Sprint(i))
+		if _, err := jobs[i].plan.WriteDump(jobs[i].dumpDir); err != nil {
+			t.Fatal(err)
+		}
+		spec = append(spec, map[string]string{"dump": jobs[i].dumpDir, "weights": jobs[i].weights,
+			"inputs": jobs[i].inputs, "expected": jobs[i].expected})
+	}
+	js, _ := json.Marshal(spec)
+	jobsPath := filepath.Join(dir, "jobs.json")
+	if err := os.WriteFile(jobsPath, js, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"testdata/run_plan.py", dir, "--weights", weights, "--inputs", inputs}
-	if expected != "" {
-		args = append(args, "--expected", expected)
+	out, _ := exec.Command(python, "testdata/run_plan.py", "--jobs", jobsPath).CombinedOutput()
+	results := map[string]string{}
+	for _, line := range strings.Split(string(out), "\n") {
+		var r struct {
+			Dump string `json:"dump"`
+			OK   bool   `json:"ok"`
+		}
+		if json.Unmarshal([]byte(line), &r) == nil && r.Dump != "" {
+			if r.OK {
+				results[r.Dump] = "ok"
+			} else {
+				results[r.Dump] = line
+			}
+		}
 	}
-	out, err := exec.Command(python, args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("replay of %s failed: %v\n%s\nplan:\n%s", plan.Graph, err, out, plan)
-	}
-	if !strings.Contains(string(out), `"ok": true`) {
-		t.Fatalf("replay: %s", out)
+	for _, j := range jobs {
+		switch res := results[j.dumpDir]; res {
+		case "ok":
+		case "":
+			t.Errorf("%s: no result from run_plan.py:\n%s", j.name, out)
+		default:
+			t.Errorf("%s: replay differs: %s\nplan:\n%s", j.name, res, j.plan)
+		}
 	}
 }
 
@@ -57,11 +91,20 @@ var exampleVariants = []struct {
 	{"model-major", Options{ModelMajor: true}},
 }
 
-func TestReplayExamples(t *testing.T) {
+// TestReplay replays the examples (every variant) and the fixtures (every variant at N=3, the
+// default plan at N=1 and 8).
+func TestReplay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays every plan in Python; skipped with -short")
+	}
 	needPython(t)
+	var jobs []replayJob
 	paths, _ := filepath.Glob("../examples/*/graph.json")
-	ran := 0
-	for _, p := range paths {
+	fixtures, _ := filepath.Glob("testdata/fixtures/*/graph.json")
+	if len(fixtures) == 0 {
+		t.Fatal("no fixtures: run /usr/bin/python3 lowering/testdata/make_fixtures.py")
+	}
+	for _, p := range append(paths, fixtures...) {
 		g, err := graph.Load(p)
 		if err != nil {
 			t.Errorf("%s: %v", p, err)
@@ -69,6 +112,9 @@ func TestReplayExamples(t *testing.T) {
 		}
 		dir := filepath.Dir(p)
 		for _, v := range exampleVariants {
+			if v.name != "fused-batched" && strings.HasPrefix(p, "testdata") && !strings.HasSuffix(dir, "_n3") {
+				continue
+			}
 			plan, err := Lower(g, v.opts)
 			if err != nil {
 				if strings.Contains(err.Error(), "is not lowered yet") {
@@ -78,14 +124,10 @@ func TestReplayExamples(t *testing.T) {
 				t.Errorf("%s %s: %v", p, v.name, err)
 				continue
 			}
-			t.Run(filepath.Base(dir)+"/"+v.name, func(t *testing.T) {
-				replay(t, plan, filepath.Join(dir, "weights.safetensors"), filepath.Join(dir, "inputs.safetensors"),
-					filepath.Join(dir, "expected.safetensors"))
-			})
-			ran++
+			jobs = append(jobs, replayJob{name: filepath.Base(dir) + "/" + v.name, plan: plan,
+				weights: filepath.Join(dir, "weights.safetensors"), inputs: filepath.Join(dir, "inputs.safetensors"),
+				expected: filepath.Join(dir, "expected.safetensors")})
 		}
 	}
-	if ran == 0 {
-		t.Skip("no lowerable examples in ../examples")
-	}
+	replayAll(t, jobs)
 }

@@ -337,6 +337,7 @@ func TestSandbox(t *testing.T) {
 		return m
 	}
 	first, second := probe(), probe()
+	t.Logf("probe: %v", first)
 	if env, _ := first["env"].([]any); len(env) != 0 {
 		t.Errorf("the guest sees environment variables: %v", env)
 	}

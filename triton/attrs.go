@@ -21,7 +21,7 @@ func init() {
 		"max_contiguous", "max_constancy", "debug_barrier", "static_assert", "static_print",
 		"device_print", "device_assert", "rand", "randn", "randint", "randint4x", "constexpr", "static_range",
 		"range", "umulhi", "fdiv", "div_rn", "to_tensor", "softmax", "xor_sum", "assume",
-		"pointer_type", "philox", "uint_to_uniform_float", "pair_uniform_to_normal",
+		"pointer_type", "philox", "uint_to_uniform_float", "pair_uniform_to_normal", "rand4x", "randn4x",
 	} {
 		tlFunctions[n] = "tl." + n
 	}

@@ -195,7 +195,7 @@ func (s *spec) operands(op string, a, b value, allowAPtr, allowBPtr, arith, divO
 			if !isPyNumber(v) || !ret.IsInt() {
 				continue
 			}
-			f, i, isInt := numParts(v)
+			_, i, isInt := numParts(v)
 			if !isInt {
 				continue
 			}
@@ -203,7 +203,7 @@ func (s *spec) operands(op string, a, b value, allowAPtr, allowBPtr, arith, divO
 				s.fail("%s: cannot combine an unsigned %s tensor with the negative scalar %d; cast one of them explicitly", op, ret, i)
 			}
 			if !fitsInt(i, ret) {
-				s.fail("%s: scalar %v is out of range for %s", op, f, ret)
+				s.fail("%s: scalar %s is out of range for %s", op, constString(v), ret)
 			}
 		}
 		return materialize(a, ir.Scalar(ret)), materialize(b, ir.Scalar(ret))

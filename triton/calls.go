@@ -2,7 +2,6 @@ package triton
 
 import (
 	"math"
-	"sort"
 	"strings"
 
 	"github.com/widejit/widejit/triton/ir"
@@ -475,14 +474,4 @@ func (s *spec) minmax(ca callArgs, which string) value {
 		acc = s.emit(op, x.Type, x, y)
 	}
 	return acc
-}
-
-// sortedKeys is used for deterministic error text.
-func sortedKeys(m map[string]value) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

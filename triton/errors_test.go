@@ -77,6 +77,7 @@ func TestRejectedConstructs(t *testing.T) {
 		{"x = tl.sum(tl.arange(0, B), axis=2)", "1:9", "axis 2 is out of range for rank 1"},
 		{"x = tl.arange(0, B)\nx.foo = 1", "2:5", "assignment to an attribute"},
 		{"x = 1 << 70", "1:9", "integer overflow"},
+		{"x = n + 2**40", "1:9", "scalar 1099511627776 is out of range for i32"},
 		{"x = n / 0 if B == 0 else B // 0", "1:30", "integer division by zero"},
 		{"x = n < f < 3", "1:15", "chained comparisons"},
 		{"x = lambda y: y", "1:9", "lambda"},

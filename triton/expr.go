@@ -326,13 +326,23 @@ func (s *spec) constBinop(op string, a, b value) value {
 			if ib < 0 {
 				return cFloat(math.Pow(float64(ia), float64(ib)))
 			}
-			r := int64(1)
-			for i := int64(0); i < ib; i++ {
-				hi, lo := bits.Mul64(uint64(absI(r)), uint64(absI(ia)))
+			// Exponentiation by squaring, failing on overflow.
+			mul := func(x, y int64) int64 {
+				hi, lo := bits.Mul64(uint64(absI(x)), uint64(absI(y)))
 				if hi != 0 || lo > math.MaxInt64 {
 					s.fail("integer overflow in %d ** %d", ia, ib)
 				}
-				r *= ia
+				return x * y
+			}
+			r, base, e := int64(1), ia, ib
+			for e > 0 {
+				if e&1 == 1 {
+					r = mul(r, base)
+				}
+				e >>= 1
+				if e > 0 {
+					base = mul(base, base)
+				}
 			}
 			return cInt(r)
 		case "<<":
@@ -411,13 +421,24 @@ func absI(x int64) int64 {
 func (s *spec) cmpop(op syntax.CmpOp, a, b value) value {
 	switch op {
 	case syntax.CmpIs, syntax.CmpIsNot:
-		if !isConst(a) || !isConst(b) {
-			s.fail("`%s` compares compile-time values only", op)
-		}
-		eq := constEqual(a, b)
-		if _, an := a.(cNone); an {
-			_, bn := b.(cNone)
-			eq = bn
+		// Identity: a tensor or block pointer is only itself (so `mask is None` is False
+		// for a tensor mask, as in Triton).
+		var eq bool
+		switch {
+		case isConst(a) && isConst(b):
+			eq = constEqual(a, b)
+			if _, an := a.(cNone); an {
+				_, bn := b.(cNone)
+				eq = bn
+			}
+		default:
+			x, xok := a.(*ir.Value)
+			y, yok := b.(*ir.Value)
+			eq = xok && yok && x == y
+			if pa, ok := a.(*blockPtr); ok {
+				pb, ok := b.(*blockPtr)
+				eq = ok && pa == pb
+			}
 		}
 		return cBool(eq == (op == syntax.CmpIs))
 	case syntax.CmpIn, syntax.CmpNotIn:

@@ -26,8 +26,16 @@ func (s *spec) execBlock(stmts []syntax.Stmt) bool {
 	return false
 }
 
+// maxSteps bounds the statements one specialization may execute, so a runaway
+// tl.static_range or helper recursion fails with a message instead of hanging.
+const maxSteps = 1 << 20
+
 func (s *spec) exec(st syntax.Stmt) {
 	s.at(st)
+	s.steps++
+	if s.steps > maxSteps {
+		s.fail("specialization executes more than %d statements (a runaway tl.static_range, unrolled tuple loop or helper recursion?)", maxSteps)
+	}
 	switch n := st.(type) {
 	case *syntax.Pass:
 	case *syntax.ExprStmt:

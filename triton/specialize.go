@@ -27,6 +27,10 @@ func Specialize(file, text, fn string, sig map[string]string, consts map[string]
 type Options struct {
 	// StaticPrint receives tl.static_print output; nil means os.Stderr.
 	StaticPrint io.Writer
+	// CSE merges identical pure instructions (repeated constants, splats, index arithmetic,
+	// Philox streams computed twice). Off by default for now: downstream golden tests (PTX)
+	// were recorded without it.
+	CSE bool
 }
 
 // SpecializeWith is Specialize with options.
@@ -63,6 +67,10 @@ func SpecializeWith(opts Options, file, text, fn string, sig map[string]string, 
 	}()
 	s.bindKernel(def, sig, consts)
 	s.runFunc(def, u)
+	if opts.CSE {
+		eliminateCommonSubexpressions(s.f)
+	}
+	// removeDeadCode(s.f) TEMP
 	if verr := ir.Verify(s.f); verr != nil {
 		pos := s.pos
 		if ve, ok := verr.(*ir.VerifyError); ok && ve.Pos.Line > 0 {
@@ -87,6 +95,7 @@ type spec struct {
 	fr      *frame
 	depth   int
 	dry     int // > 0 while dry-running a loop body to find loop-carried names
+	steps   int // statements executed, bounded by maxSteps
 	globals map[*unit]map[string]value
 	inGlob  map[string]bool
 }
@@ -293,9 +302,18 @@ func isConstexprAnnotation(e syntax.Expr) bool {
 	return false
 }
 
-// parseSigType reads a signature entry: "*fp32", "i32", "fp16", "i1", "*i8", ...
+// parseSigType reads a signature entry: "*fp32", "i32", "fp16", "i1", "*i8", ... A Triton
+// divisibility suffix (":16") is accepted and ignored: it is only an alignment hint.
 func parseSigType(s string) (ir.Type, bool) {
 	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, ':'); i >= 0 {
+		for _, c := range s[i+1:] {
+			if c < '0' || c > '9' {
+				return ir.Type{}, false
+			}
+		}
+		s = s[:i]
+	}
 	ptr := strings.HasPrefix(s, "*")
 	d, ok := ir.ParseDType(strings.TrimPrefix(s, "*"))
 	if !ok {

@@ -18,18 +18,6 @@ func kindOf(d ir.DType) int {
 	}
 }
 
-// intBounds is the representable range of an integer dtype (I1 counts as 0..1).
-func intBounds(d ir.DType) (lo, hi float64) {
-	switch d {
-	case ir.I1:
-		return 0, 1
-	case ir.U8, ir.U16, ir.U32, ir.U64:
-		return 0, math.Ldexp(1, d.Bits()) - 1
-	default:
-		return -math.Ldexp(1, d.Bits()-1), math.Ldexp(1, d.Bits()-1) - 1
-	}
-}
-
 // fitsInt reports whether v is representable in the integer dtype d.
 func fitsInt(v int64, d ir.DType) bool {
 	switch d {

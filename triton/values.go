@@ -2,6 +2,7 @@ package triton
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -162,7 +163,25 @@ func fromGo(x any) (value, bool) {
 		return cInt(v), true
 	case int64:
 		return cInt(v), true
+	case int8:
+		return cInt(v), true
+	case int16:
+		return cInt(v), true
+	case uint8:
+		return cInt(v), true
+	case uint16:
+		return cInt(v), true
 	case uint32:
+		return cInt(v), true
+	case uint:
+		if uint64(v) > math.MaxInt64 {
+			return nil, false
+		}
+		return cInt(v), true
+	case uint64:
+		if v > math.MaxInt64 {
+			return nil, false
+		}
 		return cInt(v), true
 	case float64:
 		return cFloat(v), true

@@ -219,14 +219,26 @@ func runKernel(a *app, dev jit.Device, r kernelRun) error {
 	known := map[string]bool{}
 	for _, p := range r.def.Params {
 		known[p.Name] = true
-		if isConstexprParam(p) {
-			if _, ok := r.scalars[p.Name]; ok {
-				return usagef("kernel run: %s is a constexpr: give it with --const, not --arg", p.Name)
-			}
-			continue
+		if _, ok := r.scalars[p.Name]; ok && isConstexprParam(p) {
+			return usagef("kernel run: %s is a constexpr: give it with --const, not --arg", p.Name)
 		}
-		if _, ok := r.consts[p.Name]; ok {
+		if _, ok := r.consts[p.Name]; ok && !isConstexprParam(p) {
 			return usagef("kernel run: %s is a runtime parameter: give it with --arg or a tensor, not --const", p.Name)
+		}
+	}
+	for name := range r.scalars {
+		if !known[name] {
+			return usagef("kernel run: --arg %s: kernel %s has no such parameter", name, r.def.Name)
+		}
+	}
+	for name := range r.consts {
+		if !known[name] {
+			return usagef("kernel run: --const %s: kernel %s has no such parameter", name, r.def.Name)
+		}
+	}
+	for _, p := range r.def.Params {
+		if isConstexprParam(p) {
+			continue
 		}
 		if info, ok := r.in.Info(p.Name); ok {
 			if _, dup := r.scalars[p.Name]; dup {
@@ -270,16 +282,6 @@ func runKernel(a *app, dev jit.Device, r kernelRun) error {
 			sig[p.Name] = "i1"
 		}
 		args = append(args, jit.Arg{Scalar: v})
-	}
-	for name := range r.scalars {
-		if !known[name] {
-			return usagef("kernel run: --arg %s: kernel %s has no such parameter", name, r.def.Name)
-		}
-	}
-	for name := range r.consts {
-		if !known[name] {
-			return usagef("kernel run: --const %s: kernel %s has no such parameter", name, r.def.Name)
-		}
 	}
 	c := jit.NewCompiler(jit.CompilerOptions{Version: buildVersion()})
 	k, err := c.Load(dev, jit.Source{File: r.file, Text: r.text, Fn: r.def.Name},

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -201,9 +202,28 @@ func pluginCheck(ctx context.Context, a *app, path string, opts plugins.Options,
 	}
 	fmt.Fprintf(a.stdout, "plugin %s: ABI %d, sha256 %s, loaded in %s (%s)\n", p.Name(), abi.Version, p.Hash()[:16], pluginDuration(time.Since(start)), cacheNote)
 	fmt.Fprintf(a.stdout, "sandbox: memory %d MiB, deadline %s per call\n\n", opts.MemoryLimit>>20, opts.Deadline)
-	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "SAMPLE\tMEDIAN\tMAX\tRANKING (best first)\tNOTE")
 	samples := pluginCheckSamples()
+	failed, err := pluginCheckReport(ctx, a.stdout, p, samples, reps)
+	if err != nil {
+		return err
+	}
+	if failed > 0 {
+		return exitCodeError{1, fmt.Errorf("plugin %s failed %d of %d sample requests; widejit would fall back to its built-in heuristic for them", p.Name(), failed, len(samples))}
+	}
+	fmt.Fprintf(a.stdout, "\nok: %d sample requests answered\n", len(samples))
+	return nil
+}
+
+// pluginChooser is what `plugin check` calls; *plugins.Plugin implements it.
+type pluginChooser interface {
+	Choose(ctx context.Context, req abi.Request) (abi.Response, error)
+}
+
+// pluginCheckReport sends each sample reps times (stopping at a failure) and writes one table
+// row per sample; it returns how many samples failed.
+func pluginCheckReport(ctx context.Context, out io.Writer, p pluginChooser, samples []pluginCheckSample, reps int) (int, error) {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "SAMPLE\tMEDIAN\tMAX\tRANKING (best first)\tNOTE")
 	failed := 0
 	for _, s := range samples {
 		var latencies []time.Duration
@@ -221,16 +241,9 @@ func pluginCheck(ctx context.Context, a *app, path string, opts plugins.Options,
 			fmt.Fprintf(w, "%s\t%s\t%s\tFAILED\t%v\n", s.label, med, worst, callErr)
 			continue
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", s.label, med, worst, strings.Join(abi.Complete(resp.Ranking, nil), " > "), resp.Note)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", s.label, med, worst, strings.Join(resp.Ranking, " > "), resp.Note)
 	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	if failed > 0 {
-		return exitCodeError{1, fmt.Errorf("plugin %s failed %d of %d sample requests; widejit would fall back to its built-in heuristic for them", p.Name(), failed, len(samples))}
-	}
-	fmt.Fprintf(a.stdout, "\nok: %d sample requests answered\n", len(samples))
-	return nil
+	return failed, w.Flush()
 }
 
 func pluginDuration(d time.Duration) string {

@@ -91,7 +91,7 @@ func runGraph(ctx context.Context, a *app, path string, f runFlags) error {
 	switch device {
 	case "auto", "cpu", "cuda":
 	default:
-		return usagef("--device must be auto, cpu or cuda, got %q", device)
+		return usagef("device (--device, WIDEJIT_DEVICE or the config file) must be auto, cpu or cuda, got %q", device)
 	}
 	if f.mode != "wide" && f.mode != "sequential" {
 		return usagef("--mode must be wide or sequential, got %q", f.mode)

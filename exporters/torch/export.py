@@ -506,8 +506,9 @@ FUNCTION_SPECS = {
     F.log_softmax: _softmax_spec("log_softmax", True),
     F.dropout: FnSpec("dropout", _a("input", p=0.5, training=True, inplace=False), _X, ["p", "training"]),
 }
-if hasattr(torch, "concat"):
-    FUNCTION_SPECS[torch.concat] = FUNCTION_SPECS[torch.cat]
+for _alias in ("concat", "concatenate"):  # torch.concat from 1.10, torch.concatenate from 2.1
+    if hasattr(torch, _alias):
+        FUNCTION_SPECS[getattr(torch, _alias)] = FUNCTION_SPECS[torch.cat]
 for _name, _spec in _SHARED.items():
     for _home in (torch, F):
         _fn = getattr(_home, _name, None)

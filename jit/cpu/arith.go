@@ -150,6 +150,9 @@ func (c *compiler) compileElementwise(in *ir.Instr, args []int, z int) (step, er
 		return nil, c.errf(in.Pos, in.Op, "does not apply to pointers (use ptr_add)")
 	}
 	d := t.Elem
+	if s, ok := c.vectorScalarStep(in, args, z); ok {
+		return s, nil
+	}
 	switch c.p.slotClass[z] {
 	case clsF32:
 		return c.f32Op(in, args, z, d)
@@ -166,21 +169,21 @@ func (c *compiler) f32Op(in *ir.Instr, args []int, z int, d ir.DType) (step, err
 	case ir.Add:
 		binary = func(a, b, z []float32) {
 			a, b = a[:len(z)], b[:len(z)]
-			for i := range z {
+			for i := vecF32('+', a, b, z); i < len(z); i++ {
 				z[i] = a[i] + b[i]
 			}
 		}
 	case ir.Sub:
 		binary = func(a, b, z []float32) {
 			a, b = a[:len(z)], b[:len(z)]
-			for i := range z {
+			for i := vecF32('-', a, b, z); i < len(z); i++ {
 				z[i] = a[i] - b[i]
 			}
 		}
 	case ir.Mul:
 		binary = func(a, b, z []float32) {
 			a, b = a[:len(z)], b[:len(z)]
-			for i := range z {
+			for i := vecF32('*', a, b, z); i < len(z); i++ {
 				z[i] = a[i] * b[i]
 			}
 		}
@@ -469,6 +472,29 @@ func (c *compiler) intOp(in *ir.Instr, args []int, z int, d ir.DType) (step, err
 			return nil
 		}, nil
 	}
+	if d == ir.I32 && (in.Op == ir.Add || in.Op == ir.Sub || in.Op == ir.Mul) {
+		// The common index arithmetic: wrap to i32 in the same pass.
+		op := in.Op
+		return func(fr *frame) error {
+			x, y, zz := fr.ints[a], fr.ints[b], fr.ints[z]
+			x, y = x[:len(zz)], y[:len(zz)]
+			switch op {
+			case ir.Add:
+				for i := range zz {
+					zz[i] = int64(int32(x[i] + y[i]))
+				}
+			case ir.Sub:
+				for i := range zz {
+					zz[i] = int64(int32(x[i] - y[i]))
+				}
+			default:
+				for i := range zz {
+					zz[i] = int64(int32(x[i] * y[i]))
+				}
+			}
+			return nil
+		}, nil
+	}
 	var f func(x, y []int64, z []int64)
 	switch in.Op {
 	case ir.Add:
@@ -595,53 +621,73 @@ func (c *compiler) compileCmp(in *ir.Instr, args []int, z int) (step, error) {
 	if pred < ir.CmpEQ || pred > ir.CmpGE {
 		return nil, c.errf(in.Pos, in.Op, "bad predicate %d", pred)
 	}
+	if s, ok := c.vectorScalarStep(in, args, z); ok {
+		return s, nil
+	}
 	switch c.p.slotClass[a] {
 	case clsF32:
-		return func(fr *frame) error {
-			x, y, zz := fr.f32[a], fr.f32[b], fr.ints[z]
-			for i := range zz {
-				zz[i] = b2i(cmpFloat(pred, float64(x[i]), float64(y[i])))
-			}
-			return nil
-		}, nil
+		return func(fr *frame) error { cmpInto(pred, fr.f32[a], fr.f32[b], fr.ints[z]); return nil }, nil
 	case clsF64:
+		return func(fr *frame) error { cmpInto(pred, fr.f64[a], fr.f64[b], fr.ints[z]); return nil }, nil
+	}
+	if ta.Elem == ir.U64 && !ta.Ptr {
 		return func(fr *frame) error {
-			x, y, zz := fr.f64[a], fr.f64[b], fr.ints[z]
+			x, y, zz := fr.ints[a], fr.ints[b], fr.ints[z]
 			for i := range zz {
-				zz[i] = b2i(cmpFloat(pred, x[i], y[i]))
+				zz[i] = b2i(cmpUnsigned(pred, uint64(x[i]), uint64(y[i])))
 			}
 			return nil
 		}, nil
 	}
-	unsigned := ta.Elem == ir.U64 && !ta.Ptr
-	return func(fr *frame) error {
-		x, y, zz := fr.ints[a], fr.ints[b], fr.ints[z]
-		for i := range zz {
-			var lt, eq bool
-			if unsigned {
-				lt, eq = uint64(x[i]) < uint64(y[i]), x[i] == y[i]
-			} else {
-				lt, eq = x[i] < y[i], x[i] == y[i]
-			}
-			var r bool
-			switch pred {
-			case ir.CmpEQ:
-				r = eq
-			case ir.CmpNE:
-				r = !eq
-			case ir.CmpLT:
-				r = lt
-			case ir.CmpLE:
-				r = lt || eq
-			case ir.CmpGT:
-				r = !lt && !eq
-			default:
-				r = !lt
-			}
-			zz[i] = b2i(r)
+	return func(fr *frame) error { cmpInto(pred, fr.ints[a], fr.ints[b], fr.ints[z]); return nil }, nil
+}
+
+// cmpInto compares lane by lane with one loop per predicate (the predicate is not re-decided
+// per element). Float NaNs compare false except under CmpNE, as IEEE says.
+func cmpInto[T int64 | float32 | float64](pred int64, x, y []T, z []int64) {
+	x, y = x[:len(z)], y[:len(z)]
+	switch pred {
+	case ir.CmpEQ:
+		for i := range z {
+			z[i] = b2i(x[i] == y[i])
 		}
-		return nil
-	}, nil
+	case ir.CmpNE:
+		for i := range z {
+			z[i] = b2i(x[i] != y[i])
+		}
+	case ir.CmpLT:
+		for i := range z {
+			z[i] = b2i(x[i] < y[i])
+		}
+	case ir.CmpLE:
+		for i := range z {
+			z[i] = b2i(x[i] <= y[i])
+		}
+	case ir.CmpGT:
+		for i := range z {
+			z[i] = b2i(x[i] > y[i])
+		}
+	default:
+		for i := range z {
+			z[i] = b2i(x[i] >= y[i])
+		}
+	}
+}
+
+func cmpUnsigned(pred int64, x, y uint64) bool {
+	switch pred {
+	case ir.CmpEQ:
+		return x == y
+	case ir.CmpNE:
+		return x != y
+	case ir.CmpLT:
+		return x < y
+	case ir.CmpLE:
+		return x <= y
+	case ir.CmpGT:
+		return x > y
+	}
+	return x >= y
 }
 
 func b2i(b bool) int64 {
@@ -699,6 +745,9 @@ func (c *compiler) compilePtrAdd(in *ir.Instr, args []int, z int) (step, error) 
 	tp, to, tz := c.p.slotType[p], c.p.slotType[off], c.p.slotType[z]
 	if !tp.Ptr || !tz.Equal(tp) || to.Ptr || !to.Elem.IsInt() || to.Elem == ir.I1 || !equalShape(to.Shape, tp.Shape) {
 		return nil, c.errf(in.Pos, in.Op, "expects (*E[S], int[S]) -> *E[S], got (%s, %s) -> %s", tp, to, tz)
+	}
+	if s, ok := c.vectorScalarStep(in, args, z); ok {
+		return s, nil
 	}
 	return func(fr *frame) error {
 		x, y, zz := fr.ints[p], fr.ints[off], fr.ints[z]

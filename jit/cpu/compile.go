@@ -38,8 +38,9 @@ type program struct {
 	fn        *ir.Func
 	slotType  []ir.Type
 	slotClass []class
-	params    []int // slot of each parameter
-	body      []step
+	params    []int  // slot of each parameter
+	prologue  []step // launch-invariant instructions, run once per worker and launch
+	body      []step // the rest, run by every program
 }
 
 // frame is one worker's state: a slice per slot, the program id, and the launch's bindings.
@@ -50,11 +51,14 @@ type frame struct {
 
 	pid, grid [3]int64
 	launch    *launch
+
+	prog *program
+	lz   lazyState // symbolic integer tiles (lazy.go)
 }
 
 func newFrame(p *program) *frame {
 	n := len(p.slotType)
-	fr := &frame{f32: make([][]float32, n), f64: make([][]float64, n), ints: make([][]int64, n)}
+	fr := &frame{f32: make([][]float32, n), f64: make([][]float64, n), ints: make([][]int64, n), prog: p, lz: newLazyState(n)}
 	for i, t := range p.slotType {
 		switch p.slotClass[i] {
 		case clsInt:
@@ -70,8 +74,12 @@ func newFrame(p *program) *frame {
 
 // compiler turns IR into steps.
 type compiler struct {
-	p     *program
-	slots map[*ir.Value]int
+	p        *program
+	slots    map[*ir.Value]int
+	absorbed map[*ir.Value]bool // Splat results read as scalars by all their consumers
+	hoisted  map[*ir.Value]bool // values computed once per launch or loop, not per use
+	uses     map[*ir.Value]int
+	defBlock map[*ir.Value]*ir.Block
 }
 
 func compileFunc(f *ir.Func) (p *program, err error) {
@@ -85,7 +93,8 @@ func compileFunc(f *ir.Func) (p *program, err error) {
 			p, err = nil, fmt.Errorf("kernel %s: cpu backend: malformed IR (%v)", f.Name, r)
 		}
 	}()
-	c := &compiler{p: &program{fn: f}, slots: map[*ir.Value]int{}}
+	c := &compiler{p: &program{fn: f}, slots: map[*ir.Value]int{}, absorbed: absorbSplats(f), hoisted: map[*ir.Value]bool{}}
+	c.uses, c.defBlock = analyzeUses(f)
 	for _, v := range f.Params {
 		s, err := c.define(v, ir.Pos{File: f.File})
 		if err != nil {
@@ -93,11 +102,31 @@ func compileFunc(f *ir.Func) (p *program, err error) {
 		}
 		c.p.params = append(c.p.params, s)
 	}
-	body, err := c.block(f.Body.Instrs)
-	if err != nil {
-		return nil, err
+	// Instructions of the function body that depend only on parameters and constants give
+	// the same value in every program: they run once per worker and launch (the prologue).
+	invariant := map[*ir.Value]bool{}
+	for _, v := range f.Params {
+		invariant[v] = true
 	}
-	c.p.body = body
+	for _, in := range f.Body.Instrs {
+		steps, err := c.block([]*ir.Instr{in})
+		if err != nil {
+			return nil, err
+		}
+		hoist := hoistable(in.Op) && len(in.Regions) == 0
+		for _, a := range in.Args {
+			hoist = hoist && invariant[a]
+		}
+		if hoist {
+			for _, r := range in.Results {
+				invariant[r] = true
+				c.hoisted[r] = true
+			}
+			c.p.prologue = append(c.p.prologue, steps...)
+		} else {
+			c.p.body = append(c.p.body, steps...)
+		}
+	}
 	return c.p, nil
 }
 
@@ -173,10 +202,16 @@ func (c *compiler) block(instrs []*ir.Instr) ([]step, error) {
 // region compiles a region block: its arguments are defined, its body compiled, and the
 // slots of its terminator's operands returned.
 type compiledRegion struct {
-	args  []int
-	steps []step
-	term  []int  // slots of the Yield/Condition operands
-	local []bool // term[i] is defined by an instruction of this block (its slot may be swapped away)
+	args    []int
+	hoisted []step // loop-invariant instructions: a loop runs them once, before iterating
+	steps   []step
+	term    []int  // slots of the Yield/Condition operands
+	local   []bool // term[i] is recomputed by every run of this block (its slot may be swapped away)
+}
+
+// all is the region's full instruction list, for regions that run once (If, Reduce).
+func (r *compiledRegion) all() []step {
+	return append(append([]step(nil), r.hoisted...), r.steps...)
 }
 
 func (c *compiler) region(b *ir.Block, owner *ir.Instr, terminator ir.Op) (*compiledRegion, error) {
@@ -184,26 +219,40 @@ func (c *compiler) region(b *ir.Block, owner *ir.Instr, terminator ir.Op) (*comp
 		return nil, c.errf(owner.Pos, owner.Op, "region without a terminator")
 	}
 	r := &compiledRegion{}
+	definedHere := map[*ir.Value]bool{}
 	for _, a := range b.Args {
 		s, err := c.define(a, owner.Pos)
 		if err != nil {
 			return nil, err
 		}
 		r.args = append(r.args, s)
+		definedHere[a] = true
 	}
 	last := b.Instrs[len(b.Instrs)-1]
 	if last == nil || last.Op != terminator {
 		return nil, c.errf(owner.Pos, owner.Op, "region does not end with %s", terminator)
 	}
-	steps, err := c.block(b.Instrs[:len(b.Instrs)-1])
-	if err != nil {
-		return nil, err
-	}
-	r.steps = steps
-	defined := map[*ir.Value]bool{}
-	for _, in := range b.Instrs {
+	invariant := map[*ir.Value]bool{}
+	for _, in := range b.Instrs[:len(b.Instrs)-1] {
+		steps, err := c.block([]*ir.Instr{in})
+		if err != nil {
+			return nil, err
+		}
+		// An instruction whose operands all come from outside the region (or from hoisted
+		// instructions) computes the same value in every iteration.
+		hoist := hoistable(in.Op) && len(in.Regions) == 0
+		for _, a := range in.Args {
+			hoist = hoist && (!definedHere[a] || invariant[a])
+		}
 		for _, res := range in.Results {
-			defined[res] = true
+			definedHere[res] = true
+			invariant[res] = hoist
+			c.hoisted[res] = hoist
+		}
+		if hoist {
+			r.hoisted = append(r.hoisted, steps...)
+		} else {
+			r.steps = append(r.steps, steps...)
 		}
 	}
 	seen := map[*ir.Value]bool{}
@@ -213,10 +262,19 @@ func (c *compiler) region(b *ir.Block, owner *ir.Instr, terminator ir.Op) (*comp
 			return nil, err
 		}
 		r.term = append(r.term, s)
-		r.local = append(r.local, defined[v] && !seen[v])
+		r.local = append(r.local, definedHere[v] && !invariant[v] && !isArg(b, v) && !seen[v])
 		seen[v] = true
 	}
 	return r, nil
+}
+
+func isArg(b *ir.Block, v *ir.Value) bool {
+	for _, a := range b.Args {
+		if a == v {
+			return true
+		}
+	}
+	return false
 }
 
 func runSteps(fr *frame, steps []step) error {
@@ -232,7 +290,16 @@ func runSteps(fr *frame, steps []step) error {
 func (fr *frame) copySlot(cls class, dst, src int) {
 	switch cls {
 	case clsInt:
-		copy(fr.ints[dst], fr.ints[src])
+		kind := fr.lz.kind[src]
+		fr.lz.kind[dst] = kind
+		switch kind {
+		case lazyNone:
+			copy(fr.ints[dst], fr.ints[src])
+		case lazyAffine:
+			fr.lz.aff[dst] = fr.lz.aff[src]
+		case lazyMask:
+			fr.lz.conds[dst] = append(fr.lz.conds[dst][:0], fr.lz.conds[src]...)
+		}
 	case clsF32:
 		copy(fr.f32[dst], fr.f32[src])
 	case clsF64:
@@ -246,6 +313,10 @@ func (fr *frame) swapSlot(cls class, a, b int) {
 	switch cls {
 	case clsInt:
 		fr.ints[a], fr.ints[b] = fr.ints[b], fr.ints[a]
+		l := &fr.lz
+		l.kind[a], l.kind[b] = l.kind[b], l.kind[a]
+		l.aff[a], l.aff[b] = l.aff[b], l.aff[a]
+		l.conds[a], l.conds[b] = l.conds[b], l.conds[a]
 	case clsF32:
 		fr.f32[a], fr.f32[b] = fr.f32[b], fr.f32[a]
 	case clsF64:
@@ -346,6 +417,9 @@ func (c *compiler) compileFor(in *ir.Instr, args, results []int) (step, error) {
 		for i, init := range inits {
 			fr.copySlot(cls[i], iters[i], init)
 		}
+		if err := runSteps(fr, body.hoisted); err != nil {
+			return err
+		}
 		for x := lo; (s > 0 && lessInt(dt, x, hi)) || (s < 0 && lessInt(dt, hi, x)); {
 			fr.ints[iv][0] = x
 			if err := runSteps(fr, body.steps); err != nil {
@@ -392,12 +466,13 @@ func (c *compiler) compileIf(in *ir.Instr, args, results []int) (step, error) {
 	cond := args[0]
 	cls := c.classes(results)
 	tmp := c.hiddenLike(results)
+	thenSteps, elseSteps := then.all(), els.all()
 	return func(fr *frame) error {
-		r := els
+		r, steps := els, elseSteps
 		if fr.ints[cond][0] != 0 {
-			r = then
+			r, steps = then, thenSteps
 		}
-		if err := runSteps(fr, r.steps); err != nil {
+		if err := runSteps(fr, steps); err != nil {
 			return err
 		}
 		transfer(fr, cls, results, r.term, r.local, tmp)
@@ -436,6 +511,12 @@ func (c *compiler) compileWhile(in *ir.Instr, args, results []int) (step, error)
 		for i, a := range args {
 			fr.copySlot(cls[i], cond.args[i], a)
 		}
+		if err := runSteps(fr, cond.hoisted); err != nil {
+			return err
+		}
+		if err := runSteps(fr, body.hoisted); err != nil {
+			return err
+		}
 		for {
 			if err := runSteps(fr, cond.steps); err != nil {
 				return err
@@ -454,8 +535,25 @@ func (c *compiler) compileWhile(in *ir.Instr, args, results []int) (step, error)
 	}, nil
 }
 
-// instr compiles one instruction.
+// instr compiles one instruction, with symbolic integer tiles where it can (lazy.go).
 func (c *compiler) instr(in *ir.Instr) (step, error) {
+	s, err := c.eagerInstr(in)
+	if err != nil || s == nil {
+		return s, err
+	}
+	args := make([]int, len(in.Args))
+	for i, a := range in.Args {
+		args[i] = c.slots[a]
+	}
+	results := make([]int, len(in.Results))
+	for i, r := range in.Results {
+		results[i] = c.slots[r]
+	}
+	return c.lazyStep(in, args, results, s), nil
+}
+
+// eagerInstr compiles one instruction on materialized values.
+func (c *compiler) eagerInstr(in *ir.Instr) (step, error) {
 	args := make([]int, len(in.Args))
 	for i, a := range in.Args {
 		s, err := c.use(a, in)
@@ -520,6 +618,12 @@ func (c *compiler) instr(in *ir.Instr) (step, error) {
 		if err := nargs(1); err != nil {
 			return nil, err
 		}
+		if in.Op == ir.Splat && c.absorbed[in.Results[0]] {
+			if t := c.p.slotType[args[0]]; !t.IsScalar() || t.Elem != in.Results[0].Type.Elem || t.Ptr != in.Results[0].Type.Ptr {
+				return nil, c.errf(in.Pos, in.Op, "operand must be a scalar of the result's element type, got %s", t)
+			}
+			return nil, nil
+		}
 		return c.compileShape(in, args[0], results[0])
 	case ir.Cmp:
 		if err := nargs(2); err != nil {
@@ -557,4 +661,57 @@ func (c *compiler) instr(in *ir.Instr) (step, error) {
 		return c.compileReduce(in, args, results)
 	}
 	return nil, c.errf(in.Pos, in.Op, "not supported by the CPU backend")
+}
+
+// hoistable reports ops whose result depends on their operands only and that cannot fail
+// (integer division can: it stays in the program, where its error names the program id).
+func hoistable(op ir.Op) bool {
+	switch op {
+	case ir.Const, ir.Arange, ir.NumPrograms, ir.Splat, ir.Broadcast, ir.ExpandDims, ir.Reshape,
+		ir.Permute, ir.Cmp, ir.Select, ir.Cast, ir.PtrAdd:
+		return true
+	case ir.Div, ir.Rem:
+		return false
+	}
+	return op.IsElementwise()
+}
+
+// analyzeUses counts the uses of every value and records the block defining it.
+func analyzeUses(f *ir.Func) (map[*ir.Value]int, map[*ir.Value]*ir.Block) {
+	uses, def := map[*ir.Value]int{}, map[*ir.Value]*ir.Block{}
+	var walk func(b *ir.Block)
+	walk = func(b *ir.Block) {
+		if b == nil {
+			return
+		}
+		for _, a := range b.Args {
+			def[a] = b
+		}
+		for _, in := range b.Instrs {
+			if in == nil {
+				continue
+			}
+			for _, a := range in.Args {
+				uses[a]++
+			}
+			for _, r := range in.Results {
+				def[r] = b
+			}
+			for _, r := range in.Regions {
+				walk(r)
+			}
+		}
+	}
+	walk(f.Body)
+	return uses, def
+}
+
+// deadAfter reports whether in is the only use of v and v is recomputed whenever in runs
+// again (defined in the same block, not hoisted out of it): in may then take over v's storage.
+func (c *compiler) deadAfter(v *ir.Value, in *ir.Instr) bool {
+	if len(in.Results) != 1 || c.uses[v] != 1 || c.hoisted[v] {
+		return false
+	}
+	b := c.defBlock[v]
+	return b != nil && b == c.defBlock[in.Results[0]]
 }

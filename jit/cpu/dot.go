@@ -32,9 +32,15 @@ func (c *compiler) compileDot(in *ir.Instr, args []int, z int) (step, error) {
 	switch {
 	case ca == clsF32 && cz == clsF32:
 		out := tz.Elem
+		// A loop-carried accumulator used only here is updated in place instead of copied.
+		inPlace := c.deadAfter(in.Args[2], in)
 		return func(fr *frame) error {
+			if inPlace {
+				fr.swapSlot(clsF32, z, acc)
+			} else {
+				copy(fr.f32[z], fr.f32[acc])
+			}
 			x, y, zz := fr.f32[a], fr.f32[b], fr.f32[z]
-			copy(zz, fr.f32[acc])
 			for bi := range batch {
 				gemmF32(m, n, k, x[bi*m*k:], k, y[bi*k*n:], n, zz[bi*m*n:], n)
 			}

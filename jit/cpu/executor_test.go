@@ -822,3 +822,76 @@ func TestMalformedIRIsRejected(t *testing.T) {
 		t.Fatal("ptx artifact loaded on the CPU")
 	}
 }
+
+func TestLoopInvariantValuesYieldedFromALoop(t *testing.T) {
+	// for i in range(0, n): inv = outer + 5 (loop-invariant, hoisted); yield (inv, acc + inv)
+	// The hoisted value is yielded: it must be copied, not moved, or the second iteration
+	// would read a stale slot.
+	x := newBuilder("licm")
+	p := x.param("p", ir.PtrTo(ir.I32))
+	n := x.param("n", i32)
+	outer := x.load(p)
+	zero, one := x.ci(i32, 0), x.ci(i32, 1)
+	loop := x.emit(ir.For, []ir.Type{i32, i32}, zero, n, one, zero, zero)
+	loop.Regions = []*ir.Block{x.region(func(a []*ir.Value) {
+		inv := x.op(ir.Add, i32, outer, x.ci(i32, 5))
+		x.yield(inv, x.op(ir.Add, i32, a[2], x.op(ir.Add, i32, inv, a[0])))
+	}, i32, i32, i32)}
+	x.store(x.op(ir.PtrAdd, ir.PtrTo(ir.I32), p, x.ci(i32, 1)), loop.Results[0])
+	x.store(x.op(ir.PtrAdd, ir.PtrTo(ir.I32), p, x.ci(i32, 2)), loop.Results[1])
+	b := intBuf(t, ir.I32, []int64{10, 0, 0})
+	mustRun(t, x.f, grid1(1), buf(b), scalar(int64(4)))
+	// acc = sum over i<4 of (15 + i) = 60 + 6
+	if got := ints(b); got[1] != 15 || got[2] != 66 {
+		t.Fatalf("got %v, want [10 15 66]", got)
+	}
+}
+
+func TestSplatOperandsReadAsScalars(t *testing.T) {
+	// s - v, s / v, s < v, v - s with s a splat on either side (absorbed splats), against Go.
+	x := newBuilder("splats")
+	p, q := x.param("p", ptr32), x.param("q", ir.PtrTo(ir.I32))
+	s := x.param("s", ir.Scalar(ir.F32))
+	si := x.param("si", i32)
+	n := 4
+	offs := x.arange(0, n)
+	v := x.load(x.op(ir.PtrAdd, ptrTile(ir.F32, n), x.splat(p, n), offs))
+	ft := tileOf(ir.F32, n)
+	r1 := x.op(ir.Sub, ft, x.splat(s, n), v)
+	r2 := x.op(ir.Div, ft, x.splat(s, n), v)
+	r3 := x.op(ir.Sub, ft, v, x.splat(s, n))
+	lt := x.cmp(ir.CmpLT, x.splat(s, n), v)
+	it := tileOf(ir.I32, n)
+	r4 := x.op(ir.Sub, it, x.splat(si, n), offs) // i32: wraps
+	store := func(k int, val *ir.Value) {
+		x.store(x.op(ir.PtrAdd, ptrTile(ir.F32, n), x.splat(p, n), x.op(ir.Add, it, offs, x.ci(it, int64(k*n)))), val)
+	}
+	store(1, r1)
+	store(2, r2)
+	store(3, r3)
+	store(4, x.cast(lt, ft))
+	x.store(x.op(ir.PtrAdd, ptrTile(ir.I32, n), x.splat(q, n), offs), r4)
+	in := []float32{1, -2, 4, 8}
+	b := f32Buf(t, append(in, make([]float32, 4*n)...))
+	qb := intBuf(t, ir.I32, make([]int64, n))
+	mustRun(t, x.f, grid1(1), buf(b), buf(qb), scalar(3.0), scalar(int64(math.MinInt32+1)))
+	got := b.f32()
+	for i, v := range in {
+		want := []float32{3 - v, 3 / v, v - 3, 0}
+		if 3 < v {
+			want[3] = 1
+		}
+		for k, w := range want {
+			if got[(k+1)*n+i] != w {
+				t.Errorf("result %d lane %d = %v, want %v", k, i, got[(k+1)*n+i], w)
+			}
+		}
+	}
+	if g := ints(qb); g[0] != math.MinInt32+1 || g[1] != math.MinInt32 || g[2] != math.MaxInt32 {
+		t.Errorf("i32 s - arange = %v, want wrap-around", g)
+	}
+	// The splats were absorbed: no Splat step ran (they are not in the compiled program).
+	if len(absorbSplats(x.f)) < 3 {
+		t.Errorf("expected the splats of s and si to be absorbed")
+	}
+}

@@ -104,6 +104,10 @@ func (k *Kernel) Launch(grid [3]int, args []jit.Arg) error {
 					fn.Name, fr.pid[0], fr.pid[1], fr.pid[2], r, debug.Stack()))
 			}
 		}()
+		if err := runSteps(fr, k.prog.prologue); err != nil {
+			fail(err)
+			return
+		}
 		for !l.stop.Load() {
 			idx := next.Add(1) - 1
 			if idx >= total {

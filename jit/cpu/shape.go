@@ -322,6 +322,7 @@ func (c *compiler) compileCustomReduce(in *ir.Instr, args, results []int, geo re
 		}
 	}
 	cls := c.classes(args)
+	combine := comb.all()
 	return func(fr *frame) error {
 		var err error
 		geo.each(func(o, base, stride int) {
@@ -335,7 +336,7 @@ func (c *compiler) compileCustomReduce(in *ir.Instr, args, results []int, geo re
 				for i := range k {
 					fr.copyElem(cls[i], comb.args[k+i], 0, args[i], base+j*stride)
 				}
-				if err = runSteps(fr, comb.steps); err != nil {
+				if err = runSteps(fr, combine); err != nil {
 					return
 				}
 				for i := range k {

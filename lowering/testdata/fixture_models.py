@@ -79,6 +79,11 @@ class Reductions(nn.Module):
 
 
 class Shapes(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ident = nn.Identity()
+        self.inorm = nn.InstanceNorm1d(3)
+
     def forward(self, x, y):
         p = x.permute(2, 0, 1)
         t = torch.relu(x.transpose(0, 2))
@@ -90,7 +95,10 @@ class Shapes(nn.Module):
         v = x.view(2, 15)
         r = x.transpose(1, 2).reshape(6, 5)
         f = torch.flatten(x, 0, 1)
-        return p, t, cat, st, c0, c1 + c2.sum(dim=2, keepdim=True), s0 * 3.0, s1, u, v, r, f
+        tc = self.ident(x.transpose(1, 2).contiguous()) * 2.0
+        h = x.view(x.size(0), -1)
+        return (p, t, cat, st, c0, c1 + c2.sum(dim=2, keepdim=True), s0 * 3.0, s1, u, v, r, f, tc, h,
+                self.inorm(x))
 
 
 class Matmuls(nn.Module):
@@ -124,3 +132,24 @@ class Blocks(nn.Module):
         n = torch.tanh(self.ln(r))
         e = self.emb(tok).mean(dim=1)
         return n, e
+
+
+class Views(nn.Module):
+    """Strided views feeding kernels that need rows (copies) or read strides directly."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(5, 6)
+        self.fc_sq = nn.Linear(7, 7)
+        self.ln = nn.LayerNorm(3)
+        _randomize(self.ln, 0.5, 1.5)
+
+    def forward(self, x, y):
+        a = self.fc(x.transpose(1, 2))
+        b = F.softmax(x.transpose(0, 2), dim=1)
+        c = self.ln(x.permute(1, 2, 0))
+        d = torch.matmul(x.transpose(1, 2), x)
+        e = x.transpose(1, 2).reshape(3, 35)
+        f = torch.relu(self.fc_sq(x) + y.transpose(1, 2))
+        g = torch.cat([x.transpose(1, 2), y], dim=2)
+        return a, b, c, d, e, f, g

@@ -22,6 +22,7 @@ FIXTURES = {
     "shapes": ["--module", MODELS + ":Shapes", "--input", "x=2,3,5", "--input", "y=2,3,5"],
     "matmuls": ["--module", MODELS + ":Matmuls", "--input", "x=2,3,7", "--input", "b=2,7,4", "--input", "v=7"],
     "blocks": ["--module", MODELS + ":Blocks", "--input", "x=5,19", "--input", "tok=3,7:int64:0:23"],
+    "views": ["--module", MODELS + ":Views", "--input", "x=3,5,7", "--input", "y=3,7,5"],
     "blocks_shared": ["--module", MODELS + ":Blocks", "--input", "x=5,19", "--input", "tok=3,7:int64:0:23", "--shared-input"],
 }
 

@@ -3,9 +3,10 @@ in ./pytriton, and compare its outputs with expected outputs.
 
     /usr/bin/python3 run_plan.py DUMP_DIR --weights W.safetensors --inputs IN.safetensors \
         [--expected EXP.safetensors] [--out OUT.safetensors] [--rtol 1e-4 --atol 1e-5]
+    /usr/bin/python3 run_plan.py --jobs JOBS.json   (a list of {dump, weights, inputs, expected})
 
-Prints one JSON line: {"ok": bool, "outputs": {name: {"max_abs", "bound"}}}; exit 1 on a
-mismatch. An independent executor for the plans lowering/ builds: it shares no code with the
+Prints one JSON line per job: {"dump": ..., "ok": bool, "outputs": {name: {"max_abs",
+"bound"}}} (or "error"); exit 1 on any mismatch or error. An independent executor for the plans lowering/ builds: it shares no code with the
 Go runtime, only the plan format.
 """
 import argparse
@@ -127,23 +128,20 @@ def run_plan(dump, weights, inputs):
     return outs
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("dump")
-    ap.add_argument("--weights", required=True)
-    ap.add_argument("--inputs", required=True)
-    ap.add_argument("--expected")
-    ap.add_argument("--out")
-    ap.add_argument("--rtol", type=float, default=1e-4)
-    ap.add_argument("--atol", type=float, default=1e-5)
-    a = ap.parse_args()
-    weights = read_safetensors(a.weights) if a.weights != "-" else {}
-    outs = run_plan(a.dump, weights, read_safetensors(a.inputs))
-    if a.out:
-        write_safetensors(a.out, outs)
-    result = {"ok": True, "outputs": {}}
-    if a.expected:
-        exp = read_safetensors(a.expected)
+def check(dump, weights_path, inputs_path, expected_path, out_path=None, rtol=1e-4, atol=1e-5):
+    result = {"dump": dump, "ok": True, "outputs": {}}
+    try:
+        weights = read_safetensors(weights_path) if weights_path != "-" else {}
+        outs = run_plan(dump, weights, read_safetensors(inputs_path))
+    except Exception as e:  # report, keep going with the other jobs
+        import traceback
+        result["ok"] = False
+        result["error"] = "".join(traceback.format_exception(e))
+        return result
+    if out_path:
+        write_safetensors(out_path, outs)
+    if expected_path:
+        exp = read_safetensors(expected_path)
         for name, got in outs.items():
             e = exp[name].astype(np.float64)
             g = got.astype(np.float64)
@@ -152,12 +150,35 @@ def main():
                 result["outputs"][name] = {"error": "shape %s vs %s" % (g.shape, e.shape)}
                 continue
             d = float(np.max(np.abs(g - e))) if g.size else 0.0
-            bound = a.atol + a.rtol * (float(np.max(np.abs(e))) if e.size else 0.0)
+            bound = atol + rtol * (float(np.max(np.abs(e))) if e.size else 0.0)
             ok = bool(d <= bound) and not np.isnan(d)
             result["ok"] = result["ok"] and ok
             result["outputs"][name] = {"max_abs": d, "bound": bound, "ok": ok}
-    print(json.dumps(result))
-    sys.exit(0 if result["ok"] else 1)
+    return result
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dump", nargs="?")
+    ap.add_argument("--jobs")
+    ap.add_argument("--weights")
+    ap.add_argument("--inputs")
+    ap.add_argument("--expected")
+    ap.add_argument("--out")
+    ap.add_argument("--rtol", type=float, default=1e-4)
+    ap.add_argument("--atol", type=float, default=1e-5)
+    a = ap.parse_args()
+    if a.jobs:
+        with open(a.jobs) as f:
+            jobs = json.load(f)
+    else:
+        jobs = [{"dump": a.dump, "weights": a.weights, "inputs": a.inputs, "expected": a.expected, "out": a.out}]
+    ok = True
+    for job in jobs:
+        r = check(job["dump"], job["weights"], job["inputs"], job.get("expected"), job.get("out"), a.rtol, a.atol)
+        ok = ok and r["ok"]
+        print(json.dumps(r), flush=True)
+    sys.exit(0 if ok else 1)
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ func valueName(v *Value) string {
 
 func printBlock(b *strings.Builder, blk *Block, depth int, header bool) {
 	ind := strings.Repeat("  ", depth)
-	if header {
+	if header && len(blk.Args) > 0 {
 		b.WriteString(ind[:len(ind)-2] + "^(")
 		for i, a := range blk.Args {
 			if i > 0 {

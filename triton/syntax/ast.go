@@ -107,8 +107,9 @@ type Alias struct {
 	AsName string
 }
 
-// FuncDef is a module-level `def`. A leading docstring is moved out of Body into Doc, so Body
-// holds only real statements (it is never empty: `def f(): "doc"` gets a Pass).
+// FuncDef is a module-level `def`; its span starts at `def` (decorators have their own). A
+// leading docstring is moved out of Body into Doc (escapes decoded, indentation as written),
+// so Body holds only real statements; it is never empty: `def f(): "doc"` gets a Pass.
 type FuncDef struct {
 	Span
 	Name       string
@@ -257,7 +258,8 @@ func (k ConstKind) String() string {
 }
 
 // Constant is a literal. Ints are arbitrary precision as in Python; use Int64 for the common
-// case. Raw is the exact source text (all parts of a concatenated string literal).
+// case. Raw is the source spelling (the parts of an implicitly concatenated string literal
+// joined by single spaces); Format prints it, so errors quote literals as written.
 type Constant struct {
 	Span
 	Kind  ConstKind

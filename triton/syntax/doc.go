@@ -7,10 +7,17 @@
 // so that Triton readers recognise it. Every node embeds a Span: Pos() is its first byte, End()
 // the position just after its last byte. Columns are 1-based byte columns.
 //
-// Entry point: ParseFile(path, src) returns a *File or an ErrorList whose entries read
+// Entry points: ParseFile(path, src) returns a *File or an ErrorList whose entries read
 // "FILE:LINE:COL: message"; several errors are reported at once, and after a statement-level
-// error the parser resynchronises at the next statement. Format prints any node back as Python
-// source, for error messages and debugging.
+// error the parser resynchronises at the next statement. ParseExpr parses one expression.
+// Scan exposes the token stream (INDENT/DEDENT/NEWLINE included). Format prints any node back as
+// Python source with minimal parentheses, for error messages and debugging; Inspect walks a tree.
+//
+// The parser is checked node by node, spans included, against CPython's ast module: the golden
+// files in testdata/golden are written by testdata/astdump/astdump.py. The kernels in
+// testdata/*.py are real Triton kernels in the style of Triton's tutorials (vector add,
+// softmax, matmul, layer norm, flash attention), meant to be reused by the specializer and
+// executor tests; testdata/parser_constructs.py is syntax coverage only.
 //
 // What the parser guarantees to its consumer (so the specializer need not re-check):
 //   - Constructs outside the subset are rejected here, naming the construct: nested def,

@@ -33,21 +33,21 @@ func Format(n Node) string {
 
 // Operator precedence, loosest first, as in Python's grammar.
 const (
-	precTuple  = iota // a, b
-	precTest          // x if c else y
-	precOr            // or
-	precAnd           // and
-	precNot           // not x
-	precCmp           // < == in is ...
-	precBitOr         // |
-	precBitXor        // ^
-	precBitAnd        // &
-	precShift         // << >>
-	precArith         // + -
-	precTerm          // * / // % @
-	precFactor        // unary + - ~
-	precPower         // **
-	precPrimary       // calls, attributes, subscripts, atoms
+	precTuple   = iota // a, b
+	precTest           // x if c else y
+	precOr             // or
+	precAnd            // and
+	precNot            // not x
+	precCmp            // < == in is ...
+	precBitOr          // |
+	precBitXor         // ^
+	precBitAnd         // &
+	precShift          // << >>
+	precArith          // + -
+	precTerm           // * / // % @
+	precFactor         // unary + - ~
+	precPower          // **
+	precPrimary        // calls, attributes, subscripts, atoms
 )
 
 func binaryPrec(op Operator) int {

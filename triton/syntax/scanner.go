@@ -1,6 +1,7 @@
 package syntax
 
 import (
+	"bytes"
 	"fmt"
 	"math/big"
 	"strconv"
@@ -87,10 +88,10 @@ func Scan(path string, src []byte) ([]Token, error) {
 type scanner struct {
 	path      string
 	src       []byte
-	off       int // current byte offset
-	line      int // current line, 1-based
-	lineStart int // offset of the current line's first byte
-	depth     int // open (, [ and {
+	off       int     // current byte offset
+	line      int     // current line, 1-based
+	lineStart int     // offset of the current line's first byte
+	open      []Token // the open brackets (, [ and {, innermost last
 	indents   []indentLevel
 	atLineBeg bool
 	toks      []Token
@@ -108,7 +109,9 @@ type indentLevel struct {
 }
 
 func newScanner(path string, src []byte) *scanner {
-	return &scanner{path: path, src: src, line: 1, indents: []indentLevel{{}}, atLineBeg: true}
+	// Kernel source averages about one token per 4 bytes; sizing once avoids regrowth.
+	return &scanner{path: path, src: src, line: 1, indents: []indentLevel{{}}, atLineBeg: true,
+		toks: make([]Token, 0, len(src)/4+8)}
 }
 
 func (s *scanner) pos() Pos { return s.posAt(s.off) }
@@ -157,7 +160,7 @@ func (s *scanner) nextLine(n int) {
 
 func (s *scanner) run() {
 	for {
-		if s.atLineBeg && s.depth == 0 {
+		if s.atLineBeg && len(s.open) == 0 {
 			if !s.lineStartIndent() {
 				break
 			}
@@ -173,7 +176,7 @@ func (s *scanner) run() {
 			s.skipComment()
 		case c == '\n' || c == '\r':
 			n := s.newlineLen(s.off)
-			if s.depth == 0 {
+			if len(s.open) == 0 {
 				start := s.pos()
 				s.emit(Token{Kind: TokNewline, Pos: start, End: Pos{File: s.path, Line: s.line, Col: start.Col + n}})
 				s.atLineBeg = true
@@ -283,8 +286,10 @@ func (s *scanner) popIndent(at Pos) {
 
 func (s *scanner) finish() {
 	end := s.pos()
-	if s.depth > 0 {
-		s.errorf(end, "unexpected end of file: %d unclosed bracket(s)", s.depth)
+	if len(s.open) > 0 {
+		// Name the innermost unclosed bracket, as Python does: that is where the fix goes.
+		b := s.open[len(s.open)-1]
+		s.errorf(b.Pos, "%q was never closed", b.Text)
 	}
 	if n := len(s.toks); n > 0 && s.toks[n-1].Kind != TokNewline && s.toks[n-1].Kind != TokDedent {
 		s.emit(Token{Kind: TokNewline, Pos: end, End: end})
@@ -295,9 +300,26 @@ func (s *scanner) finish() {
 	s.emit(Token{Kind: TokEOF, Pos: end, End: end})
 }
 
+// skipComment skips to the end of the line, checking that the comment is valid UTF-8 as
+// Python requires of the whole file.
 func (s *scanner) skipComment() {
+	start := s.off
 	for s.off < len(s.src) && s.src[s.off] != '\n' && s.src[s.off] != '\r' {
 		s.off++
+	}
+	if i := bytes.IndexByte(s.src[start:s.off], 0); i >= 0 {
+		s.errorf(s.posAt(start+i), "NUL byte in source")
+	}
+	if text := s.src[start:s.off]; !utf8.Valid(text) {
+		bad := start
+		for bad < s.off {
+			r, n := utf8.DecodeRune(s.src[bad:s.off])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			bad += n
+		}
+		s.errorf(s.posAt(bad), "invalid UTF-8 encoding in comment")
 	}
 }
 
@@ -389,6 +411,9 @@ func (s *scanner) scanString(startOff int, prefix string) {
 		if c == '\\' {
 			s.scanEscape(&val, raw, isBytes, q)
 			continue
+		}
+		if c == 0 {
+			s.errorf(s.pos(), "NUL byte in source")
 		}
 		if isBytes && c >= utf8.RuneSelf {
 			s.errorf(s.pos(), "bytes literal may contain only ASCII characters")
@@ -643,17 +668,20 @@ func (s *scanner) scanOperator() {
 	start := s.pos()
 	rest := s.src[s.off:]
 	for _, op := range operators {
-		if len(rest) >= len(op) && string(rest[:len(op)]) == op {
+		if op[0] == rest[0] && len(rest) >= len(op) && string(rest[:len(op)]) == op {
 			s.off += len(op)
+			tok := Token{Kind: TokOp, Text: op, Pos: start, End: s.pos()}
 			switch op {
 			case "(", "[", "{":
-				s.depth++
+				s.open = append(s.open, tok)
 			case ")", "]", "}":
-				if s.depth > 0 {
-					s.depth--
+				// A mismatched closer is the parser's to report; it still closes a level
+				// so that one typo does not swallow the rest of the file.
+				if len(s.open) > 0 {
+					s.open = s.open[:len(s.open)-1]
 				}
 			}
-			s.emit(Token{Kind: TokOp, Text: op, Pos: start, End: s.pos()})
+			s.emit(tok)
 			return
 		}
 	}

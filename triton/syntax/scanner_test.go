@@ -181,12 +181,17 @@ func TestScanErrors(t *testing.T) {
 		{"x = $", `t.py:1:5: invalid character '$'`},
 		{"x = !a", "t.py:1:5: invalid character '!' (use 'not' or '!=')"},
 		{"x = a \\ b", "t.py:1:7: unexpected character after line continuation character"},
-		{"x = (1,\n", "t.py:2:1: unexpected end of file: 1 unclosed bracket(s)"},
+		{"x = (1,\n", `t.py:1:5: "(" was never closed`},
+		{"x = [(1,\n  2), {3,\n", `t.py:2:7: "{" was never closed`},
 		{"x = '\\x4'", `t.py:1:6: truncated \x escape: want 2 hex digits`},
 		{"x = '\\N{DASH}'", `t.py:1:6: named unicode escapes (\N{...}) are not supported`},
 		{"x = b'é'", "t.py:1:7: bytes literal may contain only ASCII characters"},
 		{"x = \xff", "t.py:1:5: invalid UTF-8 encoding"},
 		{"x = a\\", "t.py:1:6: unexpected character after line continuation character"},
+		{"x = 1  # caf\xe9\n", "t.py:1:13: invalid UTF-8 encoding in comment"},
+		{"x = 1  # a\x00\n", "t.py:1:11: NUL byte in source"},
+		{"x = 'a\x00'\n", "t.py:1:7: NUL byte in source"},
+		{"x = \x00\n", `t.py:1:5: invalid character '\x00'`},
 	}
 	for _, tt := range tests {
 		_, err := Scan("t.py", []byte(tt.src))

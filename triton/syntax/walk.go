@@ -101,4 +101,3 @@ func Inspect(n Node, visit func(Node) bool) {
 	}
 	visit(nil)
 }
-

@@ -45,7 +45,7 @@ def {{.Fn}}(
                          mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
             w1t = tl.load(w1_base + rh[None, :] * K + ks[:, None],
                           mask=(ks[:, None] < K) & (rh[None, :] < H), other=0.0)
-            hacc += tl.dot(xt, w1t)
+            hacc += tl.dot(xt, w1t, input_precision="ieee")
         h = hacc
 {{- range .HiddenLoads}}
         {{.Name}} = {{.Load}}
@@ -56,7 +56,7 @@ def {{.Fn}}(
         # hidden columns past H meet zero rows of W2^T, so they add nothing
         w2t = tl.load(w2_base + rn[None, :] * H + rh[:, None],
                       mask=(rh[:, None] < H) & (rn[None, :] < N), other=0.0)
-        acc += tl.dot(h, w2t)
+        acc += tl.dot(h, w2t, input_precision="ieee")
     cmask = (rm[:, None] < M) & (rn[None, :] < N)
 {{- range .Epilogue}}
     {{.Name}} = {{.Load}}

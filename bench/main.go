@@ -1,0 +1,139 @@
+// Command bench runs the zoo benchmark (issue #4): the zoo's models (bench/zoo/*.json) at
+// several N on the CPU, timed in one run, interleaved repetition by repetition:
+//
+//   - widejit wide: one plan whose kernels serve all N models (compile time reported apart);
+//   - widejit sequential: the `--mode sequential` plan, the N models one after another;
+//   - PyTorch (bench/peers/torch_zoo.py, Debian's /usr/bin/python3): N modules called in a
+//     loop, and batched strategies (stacked weights with bmm/baddbmm/einsum, grouped
+//     convolutions), each checked against the loop before it is timed.
+//
+// It writes zoo.md (a Markdown table), zoo.json and zoo.png (a bar chart) to --out.
+//
+//	go run ./bench [--n 1,8,32,100] [--models mlp,deep_mlp,resblock,convnet] [--reps 15] [--out bench/results]
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// config is everything one benchmark run is told by its flags.
+type config struct {
+	ns         []int
+	models     []string
+	reps       int
+	out        string
+	threads    int           // CPU threads for widejit and torch alike
+	peers      bool          // run the PyTorch peer
+	python     string        // interpreter of the peer
+	peerScript string        // bench/peers/torch_zoo.py
+	minSample  time.Duration // one timed sample lasts at least this long (several calls when needed)
+	cellBudget time.Duration // soft cap on one (model, N) cell's timed repetitions
+	budget     time.Duration // soft cap on the whole run; cells share what is left
+	maxRun     time.Duration // a contender predicted slower than this per call is skipped
+	seed       int64         // inputs seed
+	progress   io.Writer
+}
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		var u usageError
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		if errors.As(err, &u) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+type usageError struct{ msg string }
+
+func (u usageError) Error() string { return u.msg }
+
+func parseArgs(args []string, stderr io.Writer) (*config, error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var nText, modelText string
+	c := &config{}
+	fs.StringVar(&nText, "n", "1,8,32,100", "comma-separated numbers of models")
+	fs.StringVar(&modelText, "models", strings.Join(zooModels, ","), "comma-separated zoo models")
+	fs.IntVar(&c.reps, "reps", 15, "timed repetitions per contender and cell (fewer when --cell-budget runs out; at least 1)")
+	fs.StringVar(&c.out, "out", "bench/results", "directory for zoo.md, zoo.json and zoo.png")
+	fs.IntVar(&c.threads, "threads", 0, "CPU threads for widejit and PyTorch (0: all cores)")
+	fs.BoolVar(&c.peers, "peers", true, "run the PyTorch peer")
+	fs.StringVar(&c.python, "python", "/usr/bin/python3", "Python interpreter with torch and numpy (Debian's)")
+	fs.StringVar(&c.peerScript, "peer-script", "bench/peers/torch_zoo.py", "the PyTorch peer script")
+	fs.DurationVar(&c.minSample, "min-sample", 20*time.Millisecond, "minimum duration of one timed sample")
+	fs.DurationVar(&c.cellBudget, "cell-budget", 40*time.Second, "soft time cap on one cell's repetitions")
+	fs.DurationVar(&c.budget, "budget", 9*time.Minute, "soft time cap on the whole run")
+	fs.DurationVar(&c.maxRun, "max-run", 30*time.Second, "skip a contender predicted (from the previous N) to take longer than this per call")
+	fs.Int64Var(&c.seed, "seed", 0, "seed of the generated inputs")
+	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
+	if err := fs.Parse(args); err != nil {
+		return nil, usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return nil, usageError{fmt.Sprintf("unexpected arguments %q", fs.Args())}
+	}
+	for _, f := range strings.Split(nText, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, usageError{fmt.Sprintf("--n: %q is not a positive integer", f)}
+		}
+		c.ns = append(c.ns, n)
+	}
+	for _, m := range strings.Split(modelText, ",") {
+		m = strings.TrimSpace(m)
+		if !isZooModel(m) {
+			return nil, usageError{fmt.Sprintf("--models: unknown model %q (the zoo has %s)", m, strings.Join(zooModels, ", "))}
+		}
+		c.models = append(c.models, m)
+	}
+	if c.reps < 1 {
+		return nil, usageError{fmt.Sprintf("--reps must be >= 1, got %d", c.reps)}
+	}
+	if c.threads < 0 {
+		return nil, usageError{fmt.Sprintf("--threads must be >= 0, got %d", c.threads)}
+	}
+	if c.threads == 0 {
+		c.threads = runtime.GOMAXPROCS(0)
+	}
+	if c.minSample <= 0 || c.cellBudget <= 0 || c.budget <= 0 || c.maxRun <= 0 {
+		return nil, usageError{"--min-sample, --cell-budget, --budget and --max-run must be positive"}
+	}
+	if !*quiet {
+		c.progress = stderr
+	}
+	return c, nil
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	c, err := parseArgs(args, stderr)
+	if err != nil {
+		return err
+	}
+	rep, err := benchmark(c)
+	if err != nil {
+		return err
+	}
+	paths, err := writeReport(c.out, rep)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, markdownTable(rep))
+	fmt.Fprintf(stdout, "\nwrote %s\n", strings.Join(paths, ", "))
+	return nil
+}
+
+func (c *config) logf(format string, args ...any) {
+	if c.progress != nil {
+		fmt.Fprintf(c.progress, format+"\n", args...)
+	}
+}

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"image"
+	"image/png"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSmoke runs the whole benchmark at tiny N, one repetition, without the peer, and checks
+// that the three files are produced and well-formed.
+func TestSmoke(t *testing.T) {
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	err := run([]string{"--n", "2,1", "--models", "mlp,convnet", "--reps", "1", "--peers=false",
+		"--min-sample", "1ms", "--quiet", "--out", out}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("run: %v\nstderr: %s", err, stderr.String())
+	}
+
+	var rep report
+	js, err := os.ReadFile(filepath.Join(out, "zoo.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(js, &rep); err != nil {
+		t.Fatalf("zoo.json: %v", err)
+	}
+	if len(rep.Cells) != 4 {
+		t.Fatalf("zoo.json has %d cells, want 4 (2 models x 2 N)", len(rep.Cells))
+	}
+	wantOrder := []struct {
+		model string
+		n     int
+	}{{"mlp", 1}, {"mlp", 2}, {"convnet", 1}, {"convnet", 2}}
+	for i, cl := range rep.Cells {
+		if cl.Model != wantOrder[i].model || cl.N != wantOrder[i].n {
+			t.Errorf("cell %d is %s N=%d, want %s N=%d", i, cl.Model, cl.N, wantOrder[i].model, wantOrder[i].n)
+		}
+		if cl.Wide == nil || cl.Seq == nil {
+			t.Fatalf("cell %s N=%d: widejit timings missing", cl.Model, cl.N)
+		}
+		for _, tm := range []*timing{cl.Wide, cl.Seq} {
+			if !(tm.MedianMS > 0) || len(tm.SamplesMS) != 1 || cl.Reps != 1 {
+				t.Errorf("cell %s N=%d: timing %+v, reps %d: want one positive sample", cl.Model, cl.N, tm, cl.Reps)
+			}
+		}
+		if cl.SpeedupVsSeq == nil || math.Abs(*cl.SpeedupVsSeq-cl.Seq.MedianMS/cl.Wide.MedianMS) > 1e-9 {
+			t.Errorf("cell %s N=%d: speedup vs seq %v, want seq/wide", cl.Model, cl.N, cl.SpeedupVsSeq)
+		}
+		if cl.TorchLoop != nil || cl.Check != nil || cl.SpeedupVsTorchLoop != nil {
+			t.Errorf("cell %s N=%d: torch figures without the peer", cl.Model, cl.N)
+		}
+		if cl.WideVsSeqRel == nil {
+			t.Errorf("cell %s N=%d: wide vs sequential not compared", cl.Model, cl.N)
+		}
+	}
+
+	md, err := os.ReadFile(filepath.Join(out, "zoo.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := tableLines(string(md))
+	if len(lines) != 2+4 {
+		t.Fatalf("zoo.md table has %d lines, want header, rule and 4 rows:\n%s", len(lines), md)
+	}
+	cols := strings.Count(lines[0], "|")
+	for _, l := range lines {
+		if strings.Count(l, "|") != cols {
+			t.Errorf("zoo.md row %q has %d bars, header has %d", l, strings.Count(l, "|"), cols)
+		}
+	}
+	if !strings.Contains(lines[2], "| mlp | 1 |") || !strings.Contains(lines[2], "n/a (--peers=false)") {
+		t.Errorf("first row %q: want mlp N=1 with n/a peer columns", lines[2])
+	}
+	if !strings.Contains(stdout.String(), lines[0]) {
+		t.Errorf("stdout does not print the table")
+	}
+
+	f, err := os.Open(filepath.Join(out, "zoo.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("zoo.png: %v", err)
+	}
+	if b := img.Bounds(); b.Dx() != 2*panelW || b.Dy() != chartTop+panelH {
+		t.Errorf("zoo.png is %v, want %dx%d (two panels side by side)", b, 2*panelW, chartTop+panelH)
+	}
+}
+
+func tableLines(md string) []string {
+	var out []string
+	for _, l := range strings.Split(md, "\n") {
+		if strings.HasPrefix(l, "| ") || strings.HasPrefix(l, "|---") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// TestPeer runs the PyTorch peer on mlp and resblock at N=2: its batched strategies must match
+// its loop, and widejit's outputs are compared with the loop's on the same weights.
+func TestPeer(t *testing.T) {
+	if err := exec.Command("/usr/bin/python3", "-c", "import torch, numpy").Run(); err != nil {
+		t.Skip("PyTorch is missing (/usr/bin/python3 -c 'import torch'): install it with bash .ci/setup")
+	}
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	err := run([]string{"--n", "2", "--models", "mlp,resblock", "--reps", "2", "--min-sample", "1ms", "--quiet", "--out", out}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("run: %v\nstderr: %s", err, stderr.String())
+	}
+	var rep report
+	js, _ := os.ReadFile(filepath.Join(out, "zoo.json"))
+	if err := json.Unmarshal(js, &rep); err != nil {
+		t.Fatal(err)
+	}
+	wantVariants := map[string][]string{"mlp": {"bmm", "baddbmm", "einsum"}, "resblock": {"grouped", "grouped_concat_first"}}
+	for _, cl := range rep.Cells {
+		if cl.Check == nil || cl.TorchLoop == nil {
+			t.Fatalf("%s: no torch figures; notes %v", cl.Model, cl.Notes)
+		}
+		if len(cl.Check.Rejected) > 0 {
+			t.Errorf("%s: batched strategies rejected: %v", cl.Model, cl.Check.Rejected)
+		}
+		for _, v := range wantVariants[cl.Model] {
+			if cl.TorchBatched[v] == nil || cl.Check.BatchedMaxRel[v] > 1e-4 {
+				t.Errorf("%s: variant %s timing %v, max rel %v", cl.Model, v, cl.TorchBatched[v], cl.Check.BatchedMaxRel[v])
+			}
+		}
+		if cl.Check.WidejitMaxRel == nil {
+			t.Errorf("%s: widejit's output was not compared with torch's: %s", cl.Model, cl.Check.WidejitError)
+		}
+		if cl.SpeedupVsTorchBest == nil || math.Abs(*cl.SpeedupVsTorchBest-*cl.TorchBestMS/cl.Wide.MedianMS) > 1e-9 {
+			t.Errorf("%s: speedup vs torch best %v", cl.Model, cl.SpeedupVsTorchBest)
+		}
+	}
+}
+
+// TestPeerMissingParams feeds the peer a params file for the wrong model and expects a
+// clear error instead of timings.
+func TestPeerMissingParams(t *testing.T) {
+	if err := exec.Command("/usr/bin/python3", "-c", "import torch, numpy").Run(); err != nil {
+		t.Skip("PyTorch is missing: install it with bash .ci/setup")
+	}
+	pr, err := startPeer("/usr/bin/python3", "peers/torch_zoo.py", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	dir := t.TempDir()
+	// inputs and params of mlp, set up as deep_mlp: the peer must name the missing param.
+	g, err := loadZooModel("mlp", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs, _ := g.GenerateInputs(0)
+	cl := &cell{Model: "deep_mlp", N: 1}
+	_, err = setupPeerCell(&config{threads: 1}, pr, cl, dir, g, inputs, nil)
+	if err == nil || !strings.Contains(err.Error(), "layers.0.weight") {
+		t.Fatalf("setup with the wrong params: err %v, want one naming layers.0.weight", err)
+	}
+}
+
+func TestMedianAndRound(t *testing.T) {
+	if m := median([]float64{5, 1, 3}); m != 3 {
+		t.Errorf("median odd = %v, want 3", m)
+	}
+	if m := median([]float64{4, 1, 3, 2}); m != 2.5 {
+		t.Errorf("median even = %v, want 2.5", m)
+	}
+	if !math.IsNaN(median(nil)) {
+		t.Error("median of nothing should be NaN")
+	}
+	if r := round3(0.0123456); r != 0.0123 {
+		t.Errorf("round3(0.0123456) = %v, want 0.0123", r)
+	}
+	if r := round3(1234.56789); r != 1234.568 {
+		t.Errorf("round3(1234.56789) = %v, want 1234.568", r)
+	}
+	if s := fmtMS(0.01234); s != "0.012" {
+		t.Errorf("fmtMS = %q", s)
+	}
+	if s := fmtMS(123.4); s != "123" {
+		t.Errorf("fmtMS = %q", s)
+	}
+}
+
+func TestParseArgsErrors(t *testing.T) {
+	for _, args := range [][]string{{"--n", "0"}, {"--n", "a"}, {"--models", "gpt"}, {"--reps", "0"}, {"extra"}, {"--budget", "-1s"}} {
+		_, err := parseArgs(args, &bytes.Buffer{})
+		if _, ok := err.(usageError); !ok {
+			t.Errorf("parseArgs(%q) = %v, want a usage error", args, err)
+		}
+	}
+	c, err := parseArgs([]string{"--n", "8, 1", "--models", "deep_mlp"}, &bytes.Buffer{})
+	if err != nil || len(c.ns) != 2 || c.ns[0] != 8 || c.ns[1] != 1 || c.models[0] != "deep_mlp" || c.threads < 1 || c.cellBudget != 40*time.Second {
+		t.Errorf("parseArgs: %+v, %v", c, err)
+	}
+}
+
+func TestPeerEnv(t *testing.T) {
+	env := peerEnv([]string{"PATH=/bin", "OPENBLAS_CORETYPE=Haswell", "OMP_NUM_THREADS=9"}, 2)
+	got := strings.Join(env, " ")
+	if strings.Contains(got, "CORETYPE") || strings.Contains(got, "=9") || !strings.Contains(got, "PATH=/bin") || !strings.Contains(got, "OPENBLAS_NUM_THREADS=2") {
+		t.Errorf("peerEnv = %v", env)
+	}
+}
+
+func TestDrawText(t *testing.T) {
+	for r, g := range glyphs {
+		for _, row := range g {
+			if len(row) != glyphW || strings.Trim(row, "01") != "" {
+				t.Errorf("glyph %q row %q is not %d bits", r, row, glyphW)
+			}
+		}
+	}
+	if w := textWidth("n=8", 2); w != (3*6-1)*2 {
+		t.Errorf("textWidth = %d", w)
+	}
+	// "1" is 00100 on its first row and 01110 on its last: check those pixels.
+	img := image.NewRGBA(image.Rect(0, 0, 10, 10))
+	drawText(img, 1, 1, "1", 1, chartInk)
+	for x, want := range []bool{false, false, false, true, false, false} {
+		if got := img.RGBAAt(x, 1) == chartInk; got != want {
+			t.Errorf("pixel (%d,1) inked %v, want %v", x, got, want)
+		}
+	}
+	for x, want := range []bool{false, false, true, true, true, false} {
+		if got := img.RGBAAt(x, 7) == chartInk; got != want {
+			t.Errorf("pixel (%d,7) inked %v, want %v", x, got, want)
+		}
+	}
+}

@@ -1,0 +1,431 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/widejit/widejit/graph"
+	"github.com/widejit/widejit/graph/safetensors"
+	"github.com/widejit/widejit/jit/cpu"
+)
+
+// contender is one way of running a cell's N models; Time runs it calls times back to back.
+type contender interface {
+	Name() string
+	Time(calls int) (time.Duration, error)
+}
+
+// timing is one contender's figures in one cell.
+type timing struct {
+	MedianMS       float64   `json:"median_ms"`        // median per-call time over the samples
+	MinMS          float64   `json:"min_ms"`           // fastest sample, per call
+	FirstMS        float64   `json:"first_ms"`         // the untimed warm-up call
+	CallsPerSample int       `json:"calls_per_sample"` // calls in one sample (>= --min-sample)
+	SamplesMS      []float64 `json:"samples_ms"`       // per-call time of each sample, in order
+}
+
+// cell is one (model, N) of the report.
+type cell struct {
+	Model        string             `json:"model"`
+	N            int                `json:"n"`
+	Reps         int                `json:"reps"`
+	Wide         *timing            `json:"widejit_wide"`
+	Seq          *timing            `json:"widejit_sequential"`
+	WideCompile  float64            `json:"widejit_wide_compile_ms"`
+	SeqCompile   float64            `json:"widejit_sequential_compile_ms"`
+	WideLaunches int                `json:"widejit_wide_launches"`
+	SeqLaunches  int                `json:"widejit_sequential_launches"`
+	WideVsSeqRel *float64           `json:"widejit_wide_vs_sequential_max_rel"`
+	TorchLoop    *timing            `json:"torch_loop"`
+	TorchBatched map[string]*timing `json:"torch_batched"`
+	TorchBest    string             `json:"torch_best_variant"`
+	TorchBestMS  *float64           `json:"torch_best_ms"`
+	Check        *peerCheck         `json:"torch_check"`
+	// Speedups of widejit wide: other's median / wide's median (> 1: widejit is faster).
+	SpeedupVsSeq       *float64 `json:"speedup_vs_widejit_sequential"`
+	SpeedupVsTorchLoop *float64 `json:"speedup_vs_torch_loop"`
+	SpeedupVsTorchBest *float64 `json:"speedup_vs_torch_best"`
+	Notes              []string `json:"notes"`
+}
+
+// report is the whole run.
+type report struct {
+	Started   string   `json:"started"`
+	Seconds   float64  `json:"seconds"`
+	Machine   machine  `json:"machine"`
+	Torch     any      `json:"torch"` // the peer's hello, or the reason it is n/a
+	TorchNote string   `json:"torch_note,omitempty"`
+	Reps      int      `json:"reps_requested"`
+	Ns        []int    `json:"ns"`
+	Models    []string `json:"models"`
+	Cells     []*cell  `json:"cells"`
+}
+
+type machine struct {
+	GOOS        string `json:"goos"`
+	GOARCH      string `json:"goarch"`
+	Go          string `json:"go"`
+	Cores       int    `json:"cores"`
+	Threads     int    `json:"threads"`
+	LoadBefore  string `json:"loadavg_before"`
+	LoadAfter   string `json:"loadavg_after"`
+	CPUModel    string `json:"cpu_model,omitempty"`
+	Executor    string `json:"executor"`
+	MinSampleMS int64  `json:"min_sample_ms"`
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// benchmark runs every cell.
+func benchmark(c *config) (*report, error) {
+	start := time.Now()
+	rep := &report{Started: start.UTC().Format(time.RFC3339), Reps: c.reps, Ns: c.ns, Models: c.models,
+		Machine: machine{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, Go: runtime.Version(), Cores: runtime.NumCPU(),
+			Threads: c.threads, LoadBefore: loadAvg(), CPUModel: cpuModel(), Executor: "jit/cpu",
+			MinSampleMS: c.minSample.Milliseconds()}}
+	var pr *peer
+	if c.peers {
+		var err error
+		pr, err = startPeer(c.python, c.peerScript, c.threads)
+		if err != nil {
+			rep.Torch = noTorch
+			rep.TorchNote = err.Error()
+			c.logf("PyTorch peer unavailable: %v", err)
+		} else {
+			rep.Torch = pr.Hello
+			defer pr.Close()
+		}
+	} else {
+		rep.Torch = "n/a (--peers=false)"
+	}
+	dev := cpu.NewDevice(c.threads)
+	defer dev.Close()
+	tmp, err := os.MkdirTemp("", "widejit-bench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+
+	cellsLeft := len(c.models) * len(c.ns)
+	for _, model := range c.models {
+		prev := map[string]float64{} // contender -> ms per call per model, at the previous N
+		ns := slices.Clone(c.ns)
+		sort.Ints(ns)
+		for _, n := range ns {
+			left := c.budget - time.Since(start)
+			budget := min(c.cellBudget, max(left, 0)/time.Duration(cellsLeft))
+			cellsLeft--
+			cl, err := runCell(c, dev, pr, model, n, budget, prev, filepath.Join(tmp, fmt.Sprintf("%s_%d", model, n)))
+			if err != nil {
+				return nil, err
+			}
+			rep.Cells = append(rep.Cells, cl)
+		}
+	}
+	rep.Machine.LoadAfter = loadAvg()
+	rep.Seconds = math.Round(time.Since(start).Seconds()*10) / 10
+	return rep, nil
+}
+
+// runCell compiles, checks and times one (model, N).
+func runCell(c *config, dev *cpu.Device, pr *peer, model string, n int, budget time.Duration, prev map[string]float64, dir string) (*cell, error) {
+	cl := &cell{Model: model, N: n, TorchBatched: map[string]*timing{}}
+	c.logf("%s N=%d: compiling", model, n)
+	g, err := loadZooModel(model, n)
+	if err != nil {
+		return nil, err
+	}
+	inputs, err := g.GenerateInputs(c.seed)
+	if err != nil {
+		return nil, err
+	}
+	// skip says whether a contender is predicted (linearly in N from the previous N) to be
+	// slower than --max-run per call.
+	skip := func(name string) bool {
+		perModel, ok := prev[name]
+		if !ok {
+			return false
+		}
+		predicted := time.Duration(perModel * float64(n) * float64(time.Millisecond))
+		if predicted > c.maxRun {
+			cl.Notes = append(cl.Notes, fmt.Sprintf("%s skipped: predicted %.1f s per call (> --max-run %s)", name, predicted.Seconds(), c.maxRun))
+			return true
+		}
+		return false
+	}
+	var contenders []contender
+	first := map[contender]time.Duration{}
+	var wideOut, seqOut map[string]*safetensors.Tensor
+	for _, mode := range []string{"wide", "sequential"} {
+		if skip("widejit " + mode) {
+			continue
+		}
+		p, err := newWidejitPlan(g, dev, mode, inputs)
+		if err != nil {
+			return nil, err
+		}
+		defer p.Close()
+		t0 := time.Now()
+		out, err := p.runner.Run(inputs)
+		if err != nil {
+			return nil, fmt.Errorf("%s N=%d: %s: %w", model, n, p.Name(), err)
+		}
+		first[p] = time.Since(t0)
+		ms := durMS(p.compile)
+		if mode == "wide" {
+			wideOut, cl.WideCompile, cl.WideLaunches = out, ms, len(p.plan.Launches)
+		} else {
+			seqOut, cl.SeqCompile, cl.SeqLaunches = out, ms, len(p.plan.Launches)
+		}
+		contenders = append(contenders, p)
+	}
+	if wideOut != nil && seqOut != nil {
+		rel, err := maxRelDiff(wideOut, seqOut)
+		if err != nil {
+			cl.Notes = append(cl.Notes, "widejit wide vs sequential: "+err.Error())
+		} else {
+			cl.WideVsSeqRel = &rel
+		}
+	}
+	if pr != nil {
+		peerContenders, err := setupPeerCell(c, pr, cl, dir, g, inputs, wideOut)
+		if err != nil {
+			cl.Notes = append(cl.Notes, "torch: "+err.Error())
+		}
+		for _, pc := range peerContenders {
+			if skip(pc.Name()) {
+				continue
+			}
+			d, err := pc.Time(1) // warm-up
+			if err != nil {
+				cl.Notes = append(cl.Notes, "torch: "+err.Error())
+				continue
+			}
+			first[pc] = d
+			contenders = append(contenders, pc)
+		}
+	}
+
+	// Calls per sample: from the fastest of a few calls after the warm-up (the warm-up itself
+	// pays one-time costs), so a sample lasts at least --min-sample; then repetitions, each
+	// running every contender once, starting at a different contender each time so drifts in
+	// machine load spread evenly.
+	calls := map[contender]int{}
+	for _, ct := range contenders {
+		est, err := estimateCall(ct, first[ct], c.minSample)
+		if err != nil {
+			return nil, fmt.Errorf("%s N=%d: %w", model, n, err)
+		}
+		calls[ct] = max(1, min(10000, int(math.Ceil(float64(c.minSample)/float64(max(est, time.Microsecond))))))
+	}
+	samples := map[contender][]float64{}
+	c.logf("%s N=%d: timing %d contenders (cell budget %s)", model, n, len(contenders), budget.Round(time.Second))
+	start := time.Now()
+	reps := 0
+	for reps < c.reps && (reps == 0 || time.Since(start) < budget) {
+		for i := range contenders {
+			ct := contenders[(i+reps)%len(contenders)]
+			d, err := ct.Time(calls[ct])
+			if err != nil {
+				return nil, fmt.Errorf("%s N=%d: %w", model, n, err)
+			}
+			samples[ct] = append(samples[ct], durMS(d)/float64(calls[ct]))
+		}
+		reps++
+	}
+	if reps < c.reps && len(contenders) > 0 {
+		cl.Notes = append(cl.Notes, fmt.Sprintf("%d of %d repetitions (cell budget %s)", reps, c.reps, budget.Round(time.Second)))
+	}
+	cl.Reps = reps
+	for _, ct := range contenders {
+		t := summarize(samples[ct], calls[ct], first[ct])
+		prev[ct.Name()] = t.MedianMS / float64(n)
+		switch v := ct.(type) {
+		case *widejitPlan:
+			if v.mode == "wide" {
+				cl.Wide = t
+			} else {
+				cl.Seq = t
+			}
+		case *peerVariant:
+			if v.variant == "loop" {
+				cl.TorchLoop = t
+			} else {
+				cl.TorchBatched[v.variant] = t
+			}
+		}
+	}
+	for name, t := range cl.TorchBatched {
+		if cl.TorchBestMS == nil || t.MedianMS < *cl.TorchBestMS || (t.MedianMS == *cl.TorchBestMS && name < cl.TorchBest) {
+			ms := t.MedianMS
+			cl.TorchBest, cl.TorchBestMS = name, &ms
+		}
+	}
+	if cl.Wide != nil {
+		ratio := func(other float64) *float64 { r := other / cl.Wide.MedianMS; return &r }
+		if cl.Seq != nil {
+			cl.SpeedupVsSeq = ratio(cl.Seq.MedianMS)
+		}
+		if cl.TorchLoop != nil {
+			cl.SpeedupVsTorchLoop = ratio(cl.TorchLoop.MedianMS)
+		}
+		if cl.TorchBestMS != nil {
+			cl.SpeedupVsTorchBest = ratio(*cl.TorchBestMS)
+		}
+	}
+	c.logf("%s N=%d: %d reps, %s", model, n, reps, summaryLine(cl))
+	return cl, nil
+}
+
+// setupPeerCell writes the cell's params, inputs and widejit's wide outputs to dir and has the
+// peer build and check its modules; it returns the peer's contenders, the loop first.
+func setupPeerCell(c *config, pr *peer, cl *cell, dir string, g *graph.Graph, inputs, wideOut map[string]*safetensors.Tensor) ([]contender, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	var params []*safetensors.Tensor
+	for _, p := range g.Params {
+		t, err := g.ParamTensor(p.Name)
+		if err != nil {
+			return nil, err
+		}
+		t.Name = p.Name
+		params = append(params, t)
+	}
+	if err := safetensors.Write(filepath.Join(dir, "params.safetensors"), params, nil); err != nil {
+		return nil, err
+	}
+	var ins []*safetensors.Tensor
+	for name, t := range inputs {
+		t.Name = name
+		ins = append(ins, t)
+	}
+	if err := safetensors.Write(filepath.Join(dir, "inputs.safetensors"), ins, nil); err != nil {
+		return nil, err
+	}
+	if wideOut != nil {
+		var outs []*safetensors.Tensor
+		for name, t := range wideOut {
+			t.Name = name
+			outs = append(outs, t)
+		}
+		if err := safetensors.Write(filepath.Join(dir, "widejit.safetensors"), outs, nil); err != nil {
+			return nil, err
+		}
+	}
+	variants, check, err := pr.setup(cl.Model, cl.N, c.threads, dir, g.Inputs[0].PerModel)
+	if err != nil {
+		return nil, err
+	}
+	cl.Check = check
+	for name, why := range check.Rejected {
+		cl.Notes = append(cl.Notes, fmt.Sprintf("torch %s rejected (not timed): %s", name, why))
+	}
+	if check.WidejitError != "" {
+		cl.Notes = append(cl.Notes, "widejit output check: "+check.WidejitError)
+	}
+	var out []contender
+	for _, v := range variants {
+		out = append(out, &peerVariant{p: pr, variant: v})
+	}
+	return out, nil
+}
+
+// estimateCall estimates one call's time: the fastest of up to 3 calls (stopping once they
+// add up to 3 samples' worth); a contender whose warm-up took over a second gets k = 1 anyway,
+// so it is not run again.
+func estimateCall(ct contender, first, minSample time.Duration) (time.Duration, error) {
+	if first > time.Second {
+		return first, nil
+	}
+	est, total := first, time.Duration(0)
+	for i := 0; i < 3 && total < 3*minSample; i++ {
+		d, err := ct.Time(1)
+		if err != nil {
+			return 0, err
+		}
+		est, total = min(est, d), total+d
+	}
+	return est, nil
+}
+
+func summarize(samples []float64, calls int, first time.Duration) *timing {
+	t := &timing{CallsPerSample: calls, FirstMS: round3(durMS(first))}
+	for _, s := range samples {
+		t.SamplesMS = append(t.SamplesMS, round3(s))
+	}
+	t.MedianMS = round3(median(samples))
+	t.MinMS = round3(slices.Min(samples))
+	return t
+}
+
+// median of xs (the mean of the two middle values for an even count); xs is not modified.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	sort.Float64s(s)
+	m := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[m]
+	}
+	return (s[m-1] + s[m]) / 2
+}
+
+func durMS(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// round3 keeps 3 significant decimals below 1 ms and 3 decimals above, enough for the report.
+func round3(x float64) float64 {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return x
+	}
+	scale := math.Pow(10, 3-math.Ceil(math.Log10(math.Abs(x))))
+	scale = max(scale, 1000)
+	return math.Round(x*scale) / scale
+}
+
+func summaryLine(cl *cell) string {
+	f := func(t *timing) string {
+		if t == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.3f ms", t.MedianMS)
+	}
+	best := "-"
+	if cl.TorchBestMS != nil {
+		best = fmt.Sprintf("%.3f ms (%s)", *cl.TorchBestMS, cl.TorchBest)
+	}
+	return fmt.Sprintf("wide %s, seq %s, torch loop %s, torch best %s", f(cl.Wide), f(cl.Seq), f(cl.TorchLoop), best)
+}

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// noTorch is what the peer columns say when PyTorch cannot run.
+const noTorch = "n/a (install python3-torch: bash .ci/setup)"
+
+// peer is the PyTorch peer process (bench/peers/torch_zoo.py), driven over JSON lines so its
+// runs interleave with widejit's.
+type peer struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Reader
+	stderr *tailBuffer
+	Hello  map[string]any
+}
+
+// peerCheck is what the peer found when it set a cell up.
+type peerCheck struct {
+	RTol          float64            `json:"rtol"`
+	BatchedMaxRel map[string]float64 `json:"batched_max_rel"`
+	Rejected      map[string]string  `json:"rejected"`
+	WidejitMaxRel *float64           `json:"widejit_max_rel,omitempty"`
+	WidejitError  string             `json:"widejit_error,omitempty"`
+}
+
+// findPeerScript resolves the script path against the working directory, then against this
+// source file's directory (go test runs in bench/, go run from anywhere in the module).
+func findPeerScript(path string) (string, error) {
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	if _, file, _, ok := runtime.Caller(0); ok {
+		alt := filepath.Join(filepath.Dir(file), "peers", filepath.Base(path))
+		if _, err := os.Stat(alt); err == nil {
+			return alt, nil
+		}
+	}
+	return "", fmt.Errorf("peer script %s not found (run from the repository root, or pass --peer-script)", path)
+}
+
+// startPeer starts the peer and says hello; an error means the peer columns are n/a.
+func startPeer(python, script string, threads int) (*peer, error) {
+	script, err := findPeerScript(script)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(python, script)
+	cmd.Env = peerEnv(os.Environ(), threads)
+	p := &peer{cmd: cmd, stderr: &tailBuffer{max: 4096}}
+	cmd.Stderr = p.stderr
+	if p.in, err = cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	p.out = bufio.NewReaderSize(stdout, 1<<16)
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", python, err)
+	}
+	if err := p.call(map[string]any{"op": "hello"}, &p.Hello); err != nil {
+		p.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// peerEnv is the environment of the peer: OPENBLAS_CORETYPE unset (it forces a slower kernel
+// on some machines) and the BLAS/OpenMP thread counts pinned to widejit's.
+func peerEnv(env []string, threads int) []string {
+	var out []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS":
+			continue
+		}
+		out = append(out, kv)
+	}
+	t := strconv.Itoa(threads)
+	return append(out, "OPENBLAS_NUM_THREADS="+t, "OMP_NUM_THREADS="+t, "MKL_NUM_THREADS="+t)
+}
+
+// call sends one request and decodes the reply into reply.
+func (p *peer) call(req map[string]any, reply any) error {
+	line, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	if _, err := p.in.Write(append(line, '\n')); err != nil {
+		return p.died(err)
+	}
+	resp, err := p.out.ReadBytes('\n')
+	if err != nil {
+		return p.died(err)
+	}
+	var e struct {
+		Error string `json:"error"`
+	}
+	if err := json.Unmarshal(resp, &e); err != nil {
+		return fmt.Errorf("peer: reply %q is not JSON: %w", strings.TrimSpace(string(resp)), err)
+	}
+	if e.Error != "" {
+		return fmt.Errorf("peer: %s", e.Error)
+	}
+	return json.Unmarshal(resp, reply)
+}
+
+func (p *peer) died(err error) error {
+	msg := strings.TrimSpace(p.stderr.String())
+	if msg == "" {
+		msg = err.Error()
+	}
+	return fmt.Errorf("peer exited: %s", msg)
+}
+
+// setup prepares the cell held in dir (see torch_zoo.py) and returns the variants to time.
+func (p *peer) setup(model string, n, threads int, dir string, perModel bool) ([]string, *peerCheck, error) {
+	var reply struct {
+		Variants []string  `json:"variants"`
+		Check    peerCheck `json:"check"`
+	}
+	err := p.call(map[string]any{"op": "setup", "model": model, "n": n, "threads": threads, "dir": dir,
+		"inputs": map[string]any{"x": map[string]any{"per_model": perModel}}}, &reply)
+	if err != nil {
+		return nil, nil, err
+	}
+	return reply.Variants, &reply.Check, nil
+}
+
+func (p *peer) Close() {
+	if p.in != nil {
+		p.in.Write([]byte(`{"op": "quit"}` + "\n"))
+		p.in.Close()
+	}
+	done := make(chan struct{})
+	go func() { p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		p.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// peerVariant is one PyTorch strategy as a contender.
+type peerVariant struct {
+	p       *peer
+	variant string
+}
+
+func (v *peerVariant) Name() string { return "torch " + v.variant }
+
+func (v *peerVariant) Time(calls int) (time.Duration, error) {
+	var reply struct {
+		Seconds *float64 `json:"seconds"`
+	}
+	if err := v.p.call(map[string]any{"op": "time", "variant": v.variant, "calls": calls}, &reply); err != nil {
+		return 0, err
+	}
+	if reply.Seconds == nil {
+		return 0, errors.New("peer: time reply without seconds")
+	}
+	return time.Duration(*reply.Seconds * float64(time.Second)), nil
+}
+
+// tailBuffer keeps the last max bytes written (the peer's stderr, for error messages).
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	max int
+}
+
+func (t *tailBuffer) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf.Write(b)
+	if extra := t.buf.Len() - t.max; extra > 0 {
+		t.buf.Next(extra)
+	}
+	return len(b), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.buf.String()
+}

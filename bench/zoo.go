@@ -1,0 +1,122 @@
+package main
+
+import (
+	"embed"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/widejit/widejit/autotune"
+	"github.com/widejit/widejit/graph"
+	"github.com/widejit/widejit/graph/safetensors"
+	"github.com/widejit/widejit/jit"
+	"github.com/widejit/widejit/lowering"
+)
+
+// The zoo: init graphs (weights generated from a seed), so any N runs without weight files.
+//
+//go:embed zoo/*.json
+var zooFiles embed.FS
+
+// zooModels is the zoo in report order.
+var zooModels = []string{"mlp", "deep_mlp", "resblock", "convnet"}
+
+func isZooModel(name string) bool { return slices.Contains(zooModels, name) }
+
+// loadZooModel parses bench/zoo/NAME.json with n models.
+func loadZooModel(name string, n int) (*graph.Graph, error) {
+	path := "zoo/" + name + ".json"
+	data, err := zooFiles.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("zoo model %q: %w", name, err)
+	}
+	return graph.Parse("bench/"+path, data, graph.Options{N: n})
+}
+
+// widejitPlan is one compiled plan (wide or sequential) ready to run.
+type widejitPlan struct {
+	mode    string
+	runner  *lowering.Runner
+	plan    *lowering.Plan
+	inputs  map[string]*safetensors.Tensor
+	compile time.Duration // lowering + kernel compilation + weight upload
+}
+
+// newWidejitPlan lowers g for dev ("wide" or "sequential", as `widejit run --mode`) and
+// compiles it with a fresh in-memory compiler, so compile time is a cold compile.
+func newWidejitPlan(g *graph.Graph, dev jit.Device, mode string, inputs map[string]*safetensors.Tensor) (*widejitPlan, error) {
+	info := dev.Info()
+	opts := lowering.Options{ModelMajor: mode == "sequential",
+		Device: autotune.DeviceInfo{Kind: info.Kind, Name: info.Name, ComputeCapability: info.ComputeCapability,
+			MemoryBytes: info.MemoryBytes, Cores: info.Cores}}
+	start := time.Now()
+	plan, err := lowering.Lower(g, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: lowering (%s): %w", g.File, mode, err)
+	}
+	comp := jit.NewCompiler(jit.CompilerOptions{Version: "bench"})
+	r, err := lowering.NewRunner(plan, dev, comp, g)
+	if err != nil {
+		return nil, fmt.Errorf("%s: compiling (%s): %w", g.File, mode, err)
+	}
+	return &widejitPlan{mode: mode, runner: r, plan: plan, inputs: inputs, compile: time.Since(start)}, nil
+}
+
+func (p *widejitPlan) Name() string { return "widejit " + p.mode }
+
+// Time runs the plan calls times (inputs uploaded, outputs read back each time, as a user of
+// Runner.Run sees it).
+func (p *widejitPlan) Time(calls int) (time.Duration, error) {
+	start := time.Now()
+	for i := 0; i < calls; i++ {
+		if _, err := p.runner.Run(p.inputs); err != nil {
+			return 0, fmt.Errorf("%s: %w", p.Name(), err)
+		}
+	}
+	return time.Since(start), nil
+}
+
+func (p *widejitPlan) Close() { p.runner.Close() }
+
+// maxRelDiff is max|a-b| / max|b| over every output both maps hold (b is the reference).
+func maxRelDiff(a, b map[string]*safetensors.Tensor) (float64, error) {
+	worst := 0.0
+	for name, tb := range b {
+		ta := a[name]
+		if ta == nil {
+			return 0, fmt.Errorf("output %q is missing", name)
+		}
+		va, err := ta.Float64s()
+		if err != nil {
+			return 0, err
+		}
+		vb, err := tb.Float64s()
+		if err != nil {
+			return 0, err
+		}
+		if len(va) != len(vb) {
+			return 0, fmt.Errorf("output %q: %d values against %d", name, len(va), len(vb))
+		}
+		diff, scale := 0.0, 0.0
+		for i := range va {
+			d := va[i] - vb[i]
+			if d != d { // NaN
+				return 0, fmt.Errorf("output %q has NaN at %d", name, i)
+			}
+			diff = max(diff, abs(d))
+			scale = max(scale, abs(vb[i]))
+		}
+		if scale == 0 {
+			scale = 1
+		}
+		worst = max(worst, diff/scale)
+	}
+	return worst, nil
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/widejit/widejit/lowering"
+)
+
+func init() { graphCmdAdd(newGraphExplainCmd) }
+
+// loweringFlags are the options that change a plan, shared by `graph explain` and `kernel dump`.
+type loweringFlags struct {
+	n        int
+	mode     string
+	noFusion bool
+	strategy string
+	dropout  string
+	seed     int64
+}
+
+func (f *loweringFlags) add(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.IntVar(&f.n, "n", 0, "override n (init graphs only)")
+	fl.StringVar(&f.mode, "mode", "wide", "wide | sequential (model by model)")
+	fl.BoolVar(&f.noFusion, "no-fusion", false, "one kernel per node (the unfused form)")
+	fl.StringVar(&f.strategy, "strategy", "", "force every kernel's strategy: batched | sequential")
+	fl.StringVar(&f.dropout, "dropout", "eval", "eval | mc")
+	fl.Int64Var(&f.seed, "seed", 0, "seed of Monte Carlo dropout masks")
+}
+
+func (f *loweringFlags) lower(path string) (*lowering.Plan, error) {
+	if f.mode != "wide" && f.mode != "sequential" {
+		return nil, usagef("--mode must be wide or sequential, got %q", f.mode)
+	}
+	if f.strategy != "" && f.strategy != lowering.Batched && f.strategy != lowering.Sequential {
+		return nil, usagef("--strategy must be batched or sequential, got %q", f.strategy)
+	}
+	if f.dropout != "eval" && f.dropout != "mc" {
+		return nil, usagef("--dropout must be eval or mc, got %q", f.dropout)
+	}
+	g, err := loadGraphArg(path, f.n)
+	if err != nil {
+		return nil, err
+	}
+	return lowering.Lower(g, lowering.Options{NoFusion: f.noFusion, Strategy: f.strategy,
+		ModelMajor: f.mode == "sequential", Dropout: f.dropout, Seed: f.seed})
+}
+
+func newGraphExplainCmd(a *app) *cobra.Command {
+	var f loweringFlags
+	var showPlan bool
+	cmd := &cobra.Command{
+		Use:   "explain GRAPH.json",
+		Short: "Show which nodes go into which kernel, with which strategy and why",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			plan, err := f.lower(args[0])
+			if err != nil {
+				return err
+			}
+			if _, err := fmt.Fprint(a.stdout, lowering.Explain(plan)); err != nil {
+				return err
+			}
+			if showPlan {
+				_, err = fmt.Fprint(a.stdout, "\n", plan.String())
+			}
+			return err
+		},
+	}
+	f.add(cmd)
+	cmd.Flags().BoolVar(&showPlan, "plan", false, "also print the plan (buffers, launches, arguments)")
+	return cmd
+}

@@ -1,0 +1,675 @@
+package cpu
+
+import (
+	"github.com/widejit/widejit/triton/ir"
+)
+
+// Lazy index tiles. Kernels spend most of their integer work building offset, pointer and
+// mask tiles (pid*BLOCK + arange, ptr + offs, offs < n) that are affine in the tile index.
+// Instead of filling such tiles element by element, the executor keeps them symbolic:
+//
+//   - an affine tile (i32/i64 or pointer): value[i_0..i_r] = base + sum_d strides[d]*i_d
+//     (pointers: buffer tag plus that element offset);
+//   - a mask tile (i1): the conjunction of up to maxConds conditions "affine < 0".
+//
+// Arange, Splat, Broadcast, ExpandDims, Add, Sub, Mul by a uniform value, PtrAdd, Cmp and
+// And of such tiles stay symbolic; Load and Store read them directly: per row of the last
+// dimension they solve the mask's linear conditions for the interval of live lanes, check
+// it against the buffer once and copy it. Every other consumer materializes the tile first
+// (fr.need), so symbolic tiles are invisible to the rest of the executor.
+//
+// Exactness: i32/i64 Add, Sub and Mul commute with wrapping, so an affine form evaluated in
+// int64 and wrapped at materialization equals the op-by-op result. Where the true (wrapped)
+// values matter, in comparisons and pointer offsets, the tile's range is checked first and a
+// tile that would wrap is materialized and handled element by element.
+
+const maxConds = 4
+
+const (
+	lazyNone   uint8 = iota // the slot's slice holds the values
+	lazyAffine              // fr.aff[slot] describes them
+	lazyMask                // fr.conds[slot] describe them
+)
+
+type affine struct {
+	base    int64 // value at index 0 (pointers: the element offset)
+	tag     int64 // pointers: the buffer tag
+	strides [ir8]int64
+}
+
+// cond is "a(i) < 0" for an affine a.
+type cond struct{ a affine }
+
+// lazyState is a frame's symbolic view of its slots.
+type lazyState struct {
+	kind  []uint8
+	aff   []affine
+	conds [][]cond
+}
+
+func newLazyState(n int) lazyState {
+	return lazyState{kind: make([]uint8, n), aff: make([]affine, n), conds: make([][]cond, n)}
+}
+
+// magnitude bound for symbolic arithmetic: beyond it the executor materializes rather than
+// reason about int64 overflow.
+const lazyLimit = 1 << 46
+
+func small(x int64) bool { return x > -lazyLimit && x < lazyLimit }
+
+// need materializes slot s if it is symbolic.
+func (fr *frame) need(s int) {
+	if fr.lz.kind[s] != lazyNone {
+		fr.materialize(s)
+	}
+}
+
+// rowIter walks the rows of the last dimension of a shape in row-major order without
+// allocating: at is the first element of the current row, idx its outer index.
+type rowIter struct {
+	shape     []int
+	n, total  int
+	at        int
+	idx       [ir8]int
+	outerRank int
+}
+
+func newRowIter(shape []int) rowIter {
+	it := rowIter{shape: shape, n: 1, total: 1, outerRank: max(len(shape)-1, 0)}
+	if len(shape) > 0 {
+		it.n = shape[len(shape)-1]
+	}
+	for _, d := range shape {
+		it.total *= d
+	}
+	return it
+}
+
+func (it *rowIter) more() bool { return it.at < it.total }
+
+func (it *rowIter) next() {
+	it.at += it.n
+	for d := it.outerRank - 1; d >= 0; d-- {
+		it.idx[d]++
+		if it.idx[d] < it.shape[d] {
+			return
+		}
+		it.idx[d] = 0
+	}
+}
+
+// rowBase is a's value at the first element of the iterator's row.
+func (a *affine) rowBase(it *rowIter) int64 {
+	b := a.base
+	for d := 0; d < it.outerRank; d++ {
+		b += a.strides[d] * int64(it.idx[d])
+	}
+	return b
+}
+
+// maskRow is the interval [lo, hi) of lanes of the iterator's row where every condition holds.
+func maskRow(conds []cond, it *rowIter) (int, int) {
+	lo, hi := 0, it.n
+	for i := range conds {
+		a := &conds[i].a
+		l, h := laneInterval(a.rowBase(it), a.strides[it.outerRank], it.n)
+		lo, hi = max(lo, l), min(hi, h)
+	}
+	if hi < lo {
+		hi = lo
+	}
+	return lo, hi
+}
+
+func (fr *frame) materialize(s int) {
+	t := fr.prog.slotType[s]
+	z := fr.ints[s]
+	switch fr.lz.kind[s] {
+	case lazyAffine:
+		a := &fr.lz.aff[s]
+		it := newRowIter(t.Shape)
+		step := a.strides[it.outerRank]
+		for ; it.more(); it.next() {
+			b := a.rowBase(&it)
+			row := z[it.at : it.at+it.n]
+			switch {
+			case t.Ptr:
+				hi := a.tag << ptrOffsetBits
+				for j := range row {
+					row[j] = hi | (b+step*int64(j))&ptrOffsetMask
+				}
+			case t.Elem == ir.I32:
+				for j := range row {
+					row[j] = int64(int32(b + step*int64(j)))
+				}
+			default:
+				for j := range row {
+					row[j] = b + step*int64(j)
+				}
+			}
+		}
+	case lazyMask:
+		conds := fr.lz.conds[s]
+		for it := newRowIter(t.Shape); it.more(); it.next() {
+			lo, hi := maskRow(conds, &it)
+			row := z[it.at : it.at+it.n]
+			for j := range row {
+				row[j] = b2i(j >= lo && j < hi)
+			}
+		}
+	}
+	fr.lz.kind[s] = lazyNone
+}
+
+// laneInterval is the set of j in [0, n) with a + b*j < 0, which is an interval.
+func laneInterval(a, b int64, n int) (int, int) {
+	switch {
+	case b == 0:
+		if a < 0 {
+			return 0, n
+		}
+		return 0, 0
+	case b > 0: // b*j < -a  <=>  j <= floor((-a-1)/b)
+		hi := floorDiv(-a-1, b) + 1
+		return 0, int(clamp(hi, 0, int64(n)))
+	default: // (-b)*j > a  <=>  j >= floor(a/(-b)) + 1
+		lo := floorDiv(a, -b) + 1
+		return int(clamp(lo, 0, int64(n))), n
+	}
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+func clamp(x, lo, hi int64) int64 { return max(lo, min(hi, x)) }
+
+// affineRange is the smallest and largest value of a over shape; ok is false when the
+// terms are too large to reason about.
+func affineRange(a *affine, shape []int) (lo, hi int64, ok bool) {
+	if !small(a.base) {
+		return 0, 0, false
+	}
+	lo, hi = a.base, a.base
+	for d, n := range shape {
+		s := a.strides[d]
+		if !small(s) || n > 1<<24 {
+			return 0, 0, false
+		}
+		t := s * int64(n-1)
+		if t < 0 {
+			lo += t
+		} else {
+			hi += t
+		}
+	}
+	return lo, hi, small(lo) && small(hi)
+}
+
+// trueValued reports whether the affine tile's values equal their wrapped dtype values
+// (no element wrapped), so comparisons and offsets may use them directly.
+func trueValued(a *affine, t ir.Type) bool {
+	lo, hi, ok := affineRange(a, t.Shape)
+	if !ok {
+		return false
+	}
+	if t.Elem == ir.I32 {
+		return lo >= -1<<31 && hi < 1<<31
+	}
+	return true
+}
+
+// lazyInt reports whether values of type t may be kept affine.
+func lazyInt(t ir.Type) bool {
+	return t.Rank() >= 1 && (t.Ptr || t.Elem == ir.I32 || t.Elem == ir.I64)
+}
+
+// affineRef says where operand i of an instruction comes from: an absorbed splat's scalar
+// (uniform) or a slot that may hold a symbolic tile.
+type affineRef struct {
+	slot   int
+	scalar bool
+	ptr    bool
+}
+
+func (c *compiler) affineOperand(in *ir.Instr, args []int, i int) affineRef {
+	if sc, ok := c.scalarOperand(in.Args[i]); ok {
+		return affineRef{slot: sc, scalar: true, ptr: in.Args[i].Type.Ptr}
+	}
+	return affineRef{slot: args[i]}
+}
+
+// affineOf gives the operand as an affine form, if it is one.
+func (fr *frame) affineOf(r affineRef) (affine, bool) {
+	if r.scalar {
+		v := fr.ints[r.slot][0]
+		if r.ptr {
+			return affine{tag: int64(ptrTag(v)), base: ptrOffset(v)}, true
+		}
+		return affine{base: v}, true
+	}
+	if fr.lz.kind[r.slot] != lazyAffine {
+		return affine{}, false
+	}
+	return fr.lz.aff[r.slot], true
+}
+
+// lazyStep wraps the eager step of in. Ops that can work on symbolic tiles try to; every
+// other op materializes its integer tile operands first. Either way an eagerly written
+// result is marked as holding values.
+func (c *compiler) lazyStep(in *ir.Instr, args, results []int, eager step) step {
+	if eager == nil {
+		return nil
+	}
+	if disableLazy {
+		return c.materializingStep(in, args, results, eager)
+	}
+	return c.symbolicStep(in, args, results, eager)
+}
+
+// disableLazy turns symbolic tiles off at compile time (differential tests).
+var disableLazy = false
+
+// materializingStep runs eager after materializing operands: the plain executor.
+func (c *compiler) materializingStep(in *ir.Instr, args, results []int, eager step) step {
+	switch in.Op {
+	case ir.For, ir.If, ir.While:
+		return eager
+	}
+	return func(fr *frame) error {
+		for _, s := range args {
+			if c.p.slotClass[s] == clsInt {
+				fr.need(s)
+			}
+		}
+		for _, s := range results {
+			fr.lz.kind[s] = lazyNone
+		}
+		return eager(fr)
+	}
+}
+
+func (c *compiler) symbolicStep(in *ir.Instr, args, results []int, eager step) step {
+	var tileArgs []int
+	for i, s := range args {
+		if c.p.slotClass[s] == clsInt && c.p.slotType[s].Rank() > 0 && !c.absorbed[in.Args[i]] {
+			tileArgs = append(tileArgs, s)
+		}
+	}
+	var intResults []int
+	for _, s := range results {
+		if c.p.slotClass[s] == clsInt {
+			intResults = append(intResults, s)
+		}
+	}
+	fallback := func(fr *frame) error {
+		for _, s := range tileArgs {
+			fr.need(s)
+		}
+		for _, s := range intResults {
+			fr.lz.kind[s] = lazyNone
+		}
+		return eager(fr)
+	}
+	switch in.Op {
+	case ir.For, ir.If, ir.While:
+		// Their operands and results move through copySlot/swapSlot, which carry the
+		// symbolic state; region bodies are wrapped instruction by instruction.
+		return eager
+	case ir.Load, ir.Store:
+		return c.lazyMemory(in, args, fallback)
+	}
+	if len(results) != 1 {
+		return fallback
+	}
+	z := results[0]
+	tz := c.p.slotType[z]
+	switch in.Op {
+	case ir.Arange:
+		if !lazyInt(tz) {
+			return fallback
+		}
+		start := int64(in.Ints[0])
+		return func(fr *frame) error {
+			fr.lz.kind[z] = lazyAffine
+			fr.lz.aff[z] = affine{base: start}
+			fr.lz.aff[z].strides[0] = 1
+			return nil
+		}
+	case ir.Splat:
+		if !lazyInt(tz) {
+			return fallback
+		}
+		src := args[0]
+		return func(fr *frame) error {
+			v := fr.ints[src][0]
+			fr.lz.kind[z] = lazyAffine
+			if tz.Ptr {
+				fr.lz.aff[z] = affine{tag: int64(ptrTag(v)), base: ptrOffset(v)}
+			} else {
+				fr.lz.aff[z] = affine{base: v}
+			}
+			return nil
+		}
+	case ir.Broadcast, ir.ExpandDims:
+		src := args[0]
+		ts := c.p.slotType[src]
+		// mapDims gives, for each result dim, the source dim it comes from (-1: none) and
+		// whether it is broadcast (stride 0).
+		var from [ir8]int
+		if in.Op == ir.ExpandDims {
+			ax := int(in.Int)
+			for d := range tz.Rank() {
+				switch {
+				case d < ax:
+					from[d] = d
+				case d == ax:
+					from[d] = -1
+				default:
+					from[d] = d - 1
+				}
+			}
+		} else {
+			for d := range tz.Rank() {
+				from[d] = d
+				if ts.Shape[d] == 1 && tz.Shape[d] != 1 {
+					from[d] = -1
+				}
+			}
+		}
+		rank := tz.Rank()
+		remap := func(a affine) affine {
+			out := affine{base: a.base, tag: a.tag}
+			for d := range rank {
+				if from[d] >= 0 {
+					out.strides[d] = a.strides[from[d]]
+				}
+			}
+			return out
+		}
+		if tz.Rank() > ir8 {
+			return fallback
+		}
+		return func(fr *frame) error {
+			switch fr.lz.kind[src] {
+			case lazyAffine:
+				fr.lz.kind[z] = lazyAffine
+				fr.lz.aff[z] = remap(fr.lz.aff[src])
+				return nil
+			case lazyMask:
+				cs := fr.lz.conds[z][:0]
+				for _, cd := range fr.lz.conds[src] {
+					cs = append(cs, cond{remap(cd.a)})
+				}
+				fr.lz.conds[z] = cs
+				fr.lz.kind[z] = lazyMask
+				return nil
+			}
+			return fallback(fr)
+		}
+	case ir.Add, ir.Sub, ir.Mul:
+		if !lazyInt(tz) || len(args) != 2 {
+			return fallback
+		}
+		x, y := c.affineOperand(in, args, 0), c.affineOperand(in, args, 1)
+		op := in.Op
+		rank := tz.Rank()
+		return func(fr *frame) error {
+			a, okA := fr.affineOf(x)
+			b, okB := fr.affineOf(y)
+			if !okA || !okB {
+				return fallback(fr)
+			}
+			out := affine{}
+			switch op {
+			case ir.Add:
+				out.base = a.base + b.base
+				for d := range rank {
+					out.strides[d] = a.strides[d] + b.strides[d]
+				}
+			case ir.Sub:
+				out.base = a.base - b.base
+				for d := range rank {
+					out.strides[d] = a.strides[d] - b.strides[d]
+				}
+			default:
+				if !uniform(&a, rank) {
+					a, b = b, a
+				}
+				if !uniform(&a, rank) {
+					return fallback(fr)
+				}
+				u := a.base
+				out.base = b.base * u
+				for d := range rank {
+					out.strides[d] = b.strides[d] * u
+				}
+			}
+			fr.lz.kind[z] = lazyAffine
+			fr.lz.aff[z] = out
+			return nil
+		}
+	case ir.PtrAdd:
+		if !lazyInt(tz) {
+			return fallback
+		}
+		p, off := c.affineOperand(in, args, 0), c.affineOperand(in, args, 1)
+		offType := in.Args[1].Type
+		rank := tz.Rank()
+		return func(fr *frame) error {
+			a, okA := fr.affineOf(p)
+			b, okB := fr.affineOf(off)
+			if !okA || !okB || !trueValued(&b, offType) {
+				return fallback(fr)
+			}
+			out := affine{tag: a.tag, base: a.base + b.base}
+			for d := range rank {
+				out.strides[d] = a.strides[d] + b.strides[d]
+			}
+			if !small(out.base) {
+				return fallback(fr)
+			}
+			fr.lz.kind[z] = lazyAffine
+			fr.lz.aff[z] = out
+			return nil
+		}
+	case ir.Cmp:
+		t := in.Args[0].Type
+		if t.Ptr || !(t.Elem == ir.I32 || t.Elem == ir.I64) || tz.Rank() == 0 || tz.Rank() > ir8 {
+			return fallback
+		}
+		pred := in.Int
+		if pred < ir.CmpLT || pred > ir.CmpGE {
+			return fallback
+		}
+		x, y := c.affineOperand(in, args, 0), c.affineOperand(in, args, 1)
+		rank := tz.Rank()
+		return func(fr *frame) error {
+			a, okA := fr.affineOf(x)
+			b, okB := fr.affineOf(y)
+			if !okA || !okB || !trueValued(&a, t) || !trueValued(&b, t) {
+				return fallback(fr)
+			}
+			// Rewrite x pred y as d < 0 with d affine.
+			var d affine
+			sign, bias := int64(1), int64(0)
+			switch pred {
+			case ir.CmpLT: // x - y < 0
+			case ir.CmpLE: // x - y - 1 < 0
+				bias = -1
+			case ir.CmpGT: // y - x < 0
+				sign = -1
+			case ir.CmpGE: // y - x - 1 < 0
+				sign, bias = -1, -1
+			}
+			d.base = sign*(a.base-b.base) + bias
+			for k := range rank {
+				d.strides[k] = sign * (a.strides[k] - b.strides[k])
+			}
+			fr.lz.conds[z] = append(fr.lz.conds[z][:0], cond{d})
+			fr.lz.kind[z] = lazyMask
+			return nil
+		}
+	case ir.And:
+		if tz.Elem != ir.I1 || tz.Ptr || tz.Rank() == 0 {
+			return fallback
+		}
+		x, y := args[0], args[1]
+		return func(fr *frame) error {
+			if fr.lz.kind[x] != lazyMask || fr.lz.kind[y] != lazyMask || len(fr.lz.conds[x])+len(fr.lz.conds[y]) > maxConds {
+				return fallback(fr)
+			}
+			cs := append(fr.lz.conds[z][:0], fr.lz.conds[x]...)
+			fr.lz.conds[z] = append(cs, fr.lz.conds[y]...)
+			fr.lz.kind[z] = lazyMask
+			return nil
+		}
+	}
+	return fallback
+}
+
+func uniform(a *affine, rank int) bool {
+	for d := range rank {
+		if a.strides[d] != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// lazyMemory runs Load and Store whose pointer tile is affine with unit stride along the
+// last dimension, or whose mask is symbolic, row by row: one bounds check and one copy per
+// row's live interval. Anything else goes to the eager path.
+func (c *compiler) lazyMemory(in *ir.Instr, args []int, fallback step) step {
+	tp := c.p.slotType[args[0]]
+	if tp.Rank() == 0 || tp.Rank() > ir8 {
+		return fallback
+	}
+	m := &memOp{in: in, p: args[0], mask: -1, other: -1, val: -1, shape: tp.Shape, d: tp.Elem, isLoad: in.Op == ir.Load, fallback: fallback}
+	m.n = tp.Shape[tp.Rank()-1]
+	m.last = tp.Rank() - 1
+	m.what = "store"
+	if m.isLoad {
+		m.what = "load"
+		if len(args) == 3 {
+			m.mask, m.other = args[1], args[2]
+		}
+		m.data = c.slots[in.Results[0]]
+	} else {
+		m.val, m.data = args[1], args[1]
+		if len(args) == 3 {
+			m.mask = args[2]
+		}
+	}
+	m.cls = c.p.slotClass[m.data]
+	return m.run
+}
+
+type memOp struct {
+	in                  *ir.Instr
+	p, mask, other, val int
+	data                int // the loaded result, or the stored value
+	cls                 class
+	shape               []int
+	n, last             int
+	d                   ir.DType
+	isLoad              bool
+	what                string
+	fallback            step
+}
+
+func (m *memOp) run(fr *frame) error {
+	maskLazy := m.mask >= 0 && fr.lz.kind[m.mask] == lazyMask
+	ptrLazy := fr.lz.kind[m.p] == lazyAffine && (m.n == 1 || fr.lz.aff[m.p].strides[m.last] == 1)
+	if m.mask >= 0 && fr.lz.kind[m.mask] == lazyAffine || !ptrLazy && !maskLazy {
+		return m.fallback(fr)
+	}
+	if !ptrLazy {
+		fr.need(m.p) // a gathered pointer tile under a symbolic mask
+	}
+	if m.mask >= 0 && !maskLazy {
+		// A materialized mask: its rows must be all-on or all-off to stay on this path.
+		mk := fr.ints[m.mask]
+		for r := 0; r < len(mk); r += m.n {
+			if maskState(mk[r:r+m.n]) == maskMixed {
+				return m.fallback(fr)
+			}
+		}
+	}
+	if m.isLoad {
+		fr.lz.kind[m.data] = lazyNone
+		if m.cls == clsInt && m.other >= 0 {
+			fr.need(m.other)
+		}
+	} else if m.cls == clsInt {
+		fr.need(m.val)
+	}
+	a := &fr.lz.aff[m.p]
+	for it := newRowIter(m.shape); it.more(); it.next() {
+		lo, hi := 0, m.n
+		switch {
+		case maskLazy:
+			lo, hi = maskRow(fr.lz.conds[m.mask], &it)
+		case m.mask >= 0 && fr.ints[m.mask][it.at] == 0:
+			hi = 0
+		}
+		var rowOff int64
+		if ptrLazy {
+			rowOff = a.rowBase(&it)
+		}
+		if err := m.moveRow(fr, it.at, lo, hi, ptrLazy, a.tag, rowOff); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// moveRow moves lanes [lo, hi) of the row starting at element at (loads fill the other
+// lanes from other); rowOff is the row's first element offset when the pointers are symbolic.
+func (m *memOp) moveRow(fr *frame, at, lo, hi int, ptrLazy bool, tag, rowOff int64) error {
+	n := m.n
+	if m.isLoad {
+		if lo > 0 {
+			fr.copyRange(m.cls, m.data, m.other, at, lo)
+		}
+		if hi < n {
+			fr.copyRange(m.cls, m.data, m.other, at+hi, n-hi)
+		}
+	}
+	if lo >= hi {
+		return nil
+	}
+	ptrs := fr.ints[m.p]
+	if ptrLazy || contiguous(ptrs[at+lo:at+hi]) {
+		first := makePtr(int(tag), rowOff+int64(lo))
+		if !ptrLazy {
+			first = ptrs[at+lo]
+		}
+		b, off, err := fr.resolve(m.in.Pos, m.what, first, hi-lo)
+		if err != nil {
+			return err
+		}
+		if m.isLoad {
+			fr.loadRow(m.cls, m.d, b, off, m.data, at+lo, hi-lo)
+		} else {
+			fr.storeRow(m.cls, m.d, b, off, m.data, at+lo, hi-lo)
+		}
+		return nil
+	}
+	for j := at + lo; j < at+hi; j++ {
+		b, off, err := fr.resolve(m.in.Pos, m.what, ptrs[j], 1)
+		if err != nil {
+			return err
+		}
+		if m.isLoad {
+			fr.loadRow(m.cls, m.d, b, off, m.data, j, 1)
+		} else {
+			fr.storeRow(m.cls, m.d, b, off, m.data, j, 1)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,161 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/widejit/widejit/triton/ir"
+	"math/rand"
+	"testing"
+
+	"github.com/widejit/widejit/jit"
+)
+
+func TestSymbolicMasksAgainstGo(t *testing.T) {
+	const block = 16
+	for _, p := range [][3]int{{16, 16, 0}, {9, 12, 3}, {0, 5, 1}, {16, 0, 0}, {5, 16, 20}} {
+		n, m, lo := p[0], p[1], p[2]
+		k := loadKernel(t, "masks.py", "masks_kernel", map[string]string{"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "m": "i32", "lo": "i32"},
+			map[string]any{"BLOCK": int64(block)})
+		x := make([]float32, block*block)
+		for i := range x {
+			x[i] = float32(i)
+		}
+		const sentinel = 777
+		outLen := block*block + 2*block + 2*block
+		out := make([]float32, outLen)
+		for i := range out {
+			out[i] = sentinel
+		}
+		ob := f32Buf(t, out)
+		if err := k.Launch(grid1(1), []jit.Arg{buf(f32Buf(t, x)), buf(ob), scalar(int64(n)), scalar(int64(m)), scalar(int64(lo))}); err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float32, outLen)
+		for i := range want {
+			want[i] = sentinel
+		}
+		for r := range block {
+			for c := range block {
+				on := r >= c && c >= lo && r < n && c < m
+				v := float32(-1)
+				if on {
+					v = x[r*block+c]
+				}
+				if on || c == 0 {
+					want[r*block+c] = v * 2
+				}
+			}
+		}
+		for c := range block {
+			rev := block - 1 - c
+			if rev < m {
+				want[block*block+c] = x[rev]
+			} else {
+				want[block*block+c] = 0
+			}
+			if int32(int64(c)*1000000000) < 0 {
+				want[block*block+block+c] = 1
+			} else {
+				want[block*block+block+c] = 0
+			}
+			if c < block/2 {
+				want[block*block+2*block+2*c] = float32(c)
+			}
+		}
+		got := ob.f32()
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("n=%d m=%d lo=%d: out[%d] = %v, want %v", n, m, lo, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// withoutSymbolicTiles compiles kernels with every integer tile materialized, for
+// differential tests.
+func withoutSymbolicTiles(t *testing.T) {
+	disableLazy = true
+	t.Cleanup(func() { disableLazy = false })
+}
+
+func TestSymbolicAndMaterializedTilesAgree(t *testing.T) {
+	run := func() [][]float32 {
+		var outs [][]float32
+		// vector add with a tail, softmax, matmul with tails, attention (block pointers).
+		k := loadKernel(t, "vector_add.py", "add_kernel",
+			map[string]string{"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"}, map[string]any{"BLOCK_SIZE": int64(64)})
+		rng := rand.New(rand.NewSource(9))
+		x, y := randF32(rng, 300, 1), randF32(rng, 300, 1)
+		o := f32Buf(t, make([]float32, 320))
+		if err := k.Launch(grid1(5), []jit.Arg{buf(f32Buf(t, x)), buf(f32Buf(t, y)), buf(o), scalar(int64(300))}); err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, o.f32())
+		mk := loadKernel(t, "matmul.py", "matmul_kernel", matmulSig, map[string]any{
+			"BLOCK_SIZE_M": int64(16), "BLOCK_SIZE_N": int64(32), "BLOCK_SIZE_K": int64(16), "GROUP_SIZE_M": int64(3), "ACTIVATION": "leaky_relu"})
+		a, b := randF32(rng, 45*37, 1), randF32(rng, 37*50, 1)
+		c := f32Buf(t, make([]float32, 45*50))
+		if err := runMatmul(t, mk, f32Buf(t, a), f32Buf(t, b), c, 45, 50, 37, 16, 32); err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, c.f32())
+		ak := loadKernel(t, "attention.py", "attn_fwd", map[string]string{
+			"Q": "*fp32", "K": "*fp32", "V": "*fp32", "sm_scale": "fp32", "Out": "*fp32", "stride_h": "i32", "stride_m": "i32", "stride_k": "i32"},
+			map[string]any{"N_CTX": int64(64), "HEAD_DIM": int64(16), "BLOCK_M": int64(16), "BLOCK_N": int64(16), "STAGE": int64(3)})
+		q := randF32(rng, 2*64*16, 1)
+		ao := f32Buf(t, make([]float32, 2*64*16))
+		if err := ak.Launch([3]int{4, 2, 1}, []jit.Arg{buf(f32Buf(t, q)), buf(f32Buf(t, q)), buf(f32Buf(t, q)), scalar(0.3), buf(ao),
+			scalar(int64(64 * 16)), scalar(int64(16)), scalar(int64(1))}); err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, ao.f32())
+		return outs
+	}
+	symbolic := run()
+	withoutSymbolicTiles(t)
+	eager := run()
+	for i := range symbolic {
+		for j := range symbolic[i] {
+			if math.Float32bits(symbolic[i][j]) != math.Float32bits(eager[i][j]) {
+				t.Fatalf("kernel %d: element %d: symbolic %v, materialized %v", i, j, symbolic[i][j], eager[i][j])
+			}
+		}
+	}
+}
+
+func TestVectorLoopsAndTails(t *testing.T) {
+	// 100 lanes: three AVX2 blocks of 32 and a tail of 4, against Go; vector-vector through
+	// a kernel, vector-scalar directly.
+	rng := rand.New(rand.NewSource(4))
+	a, b := randF32(rng, 100, 3), randF32(rng, 100, 3)
+	const s = float32(1.75)
+	for _, c := range []struct {
+		op  ir.Op
+		ref func(x, y float32) float32
+	}{
+		{ir.Add, func(x, y float32) float32 { return x + y }},
+		{ir.Sub, func(x, y float32) float32 { return x - y }},
+		{ir.Mul, func(x, y float32) float32 { return x * y }},
+		{ir.Div, func(x, y float32) float32 { return x / y }},
+	} {
+		z := floatOps(t, c.op, a, b)
+		for i := range z {
+			if z[i] != c.ref(a[i], b[i]) {
+				t.Fatalf("%s[%d] = %v, want %v", c.op, i, z[i], c.ref(a[i], b[i]))
+			}
+		}
+		for _, scalarFirst := range []bool{false, true} {
+			z := make([]float32, len(a))
+			arithScalarF32(c.op, scalarFirst, a, s, z)
+			for i := range z {
+				want := c.ref(a[i], s)
+				if scalarFirst {
+					want = c.ref(s, a[i])
+				}
+				if z[i] != want {
+					t.Fatalf("%s scalarFirst=%v [%d] = %v, want %v", c.op, scalarFirst, i, z[i], want)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,286 @@
+package cpu
+
+import (
+	"github.com/widejit/widejit/triton/ir"
+)
+
+// Splats that only feed binary ops need not be materialized: the specializer makes every
+// broadcast of a scalar explicit (x * splat(s)), and filling a tile only to read it back
+// costs a pass over memory per use. absorbSplats finds the Splat results whose every use is
+// an operand that can read the scalar directly; those Splats emit no step, and their
+// consumers run a vector-scalar loop instead.
+
+// absorbsScalar reports whether in can take its operand at index i as a scalar.
+func absorbsScalar(in *ir.Instr, i int) bool {
+	switch in.Op {
+	case ir.Add, ir.Sub, ir.Mul:
+		t := in.Results[0].Type
+		return !t.Ptr && t.Elem != ir.F64
+	case ir.Div:
+		return in.Results[0].Type.Elem.IsFloat() && in.Results[0].Type.Elem != ir.F64
+	case ir.Cmp:
+		return true
+	case ir.PtrAdd:
+		return true
+	}
+	return false
+}
+
+func absorbSplats(f *ir.Func) map[*ir.Value]bool {
+	type use struct {
+		in  *ir.Instr
+		arg int
+	}
+	uses := map[*ir.Value][]use{}
+	var splats []*ir.Instr
+	var walk func(b *ir.Block)
+	walk = func(b *ir.Block) {
+		if b == nil {
+			return
+		}
+		for _, in := range b.Instrs {
+			if in == nil {
+				continue
+			}
+			for i, a := range in.Args {
+				uses[a] = append(uses[a], use{in, i})
+			}
+			if in.Op == ir.Splat && len(in.Results) == 1 && len(in.Args) == 1 {
+				splats = append(splats, in)
+			}
+			for _, r := range in.Regions {
+				walk(r)
+			}
+		}
+	}
+	walk(f.Body)
+	absorbed := map[*ir.Instr]bool{} // consumers that already read one scalar operand
+	out := map[*ir.Value]bool{}
+	for _, s := range splats {
+		v := s.Results[0]
+		us := uses[v]
+		ok := len(us) > 0 && !v.Type.IsScalar()
+		seen := map[*ir.Instr]bool{}
+		for _, u := range us {
+			if !ok {
+				break
+			}
+			ok = absorbsScalar(u.in, u.arg) && !absorbed[u.in] && !seen[u.in] && len(u.in.Results) == 1
+			seen[u.in] = true
+		}
+		if !ok {
+			continue
+		}
+		out[v] = true
+		for _, u := range us {
+			absorbed[u.in] = true
+		}
+	}
+	return out
+}
+
+// scalarOperand is the slot of the scalar behind an absorbed splat operand.
+func (c *compiler) scalarOperand(v *ir.Value) (int, bool) {
+	if !c.absorbed[v] {
+		return 0, false
+	}
+	s, ok := c.slots[v.Def.Args[0]]
+	return s, ok
+}
+
+// vectorScalarStep builds the step of a binary op (Add, Sub, Mul, Div, Cmp, PtrAdd) one of
+// whose operands is an absorbed splat; ok is false when neither is.
+func (c *compiler) vectorScalarStep(in *ir.Instr, args []int, z int) (step, bool) {
+	if len(in.Args) != 2 {
+		return nil, false
+	}
+	vec, sc, scalarFirst := args[0], 0, false
+	if s, ok := c.scalarOperand(in.Args[1]); ok {
+		sc = s
+	} else if s, ok := c.scalarOperand(in.Args[0]); ok {
+		vec, sc, scalarFirst = args[1], s, true
+	} else {
+		return nil, false
+	}
+	t := c.p.slotType[z]
+	d := t.Elem
+	switch in.Op {
+	case ir.PtrAdd:
+		return func(fr *frame) error {
+			x, s, zz := fr.ints[vec], fr.ints[sc][0], fr.ints[z]
+			x = x[:len(zz)]
+			if scalarFirst { // splat(p) + offsets
+				for i := range zz {
+					zz[i] = s&^ptrOffsetMask | (s+x[i])&ptrOffsetMask
+				}
+				return nil
+			}
+			for i := range zz {
+				zz[i] = x[i]&^ptrOffsetMask | (x[i]+s)&ptrOffsetMask
+			}
+			return nil
+		}, true
+	case ir.Cmp:
+		pred := in.Int
+		if scalarFirst {
+			pred = flipPredicate(pred)
+		}
+		switch c.p.slotClass[vec] {
+		case clsF32:
+			return func(fr *frame) error { cmpScalar(pred, fr.f32[vec], fr.f32[sc][0], fr.ints[z]); return nil }, true
+		case clsF64:
+			return func(fr *frame) error { cmpScalar(pred, fr.f64[vec], fr.f64[sc][0], fr.ints[z]); return nil }, true
+		}
+		ta := c.p.slotType[vec]
+		if ta.Elem == ir.U64 && !ta.Ptr {
+			return func(fr *frame) error {
+				x, s, zz := fr.ints[vec], uint64(fr.ints[sc][0]), fr.ints[z]
+				for i := range zz {
+					zz[i] = b2i(cmpUnsigned(pred, uint64(x[i]), s))
+				}
+				return nil
+			}, true
+		}
+		return func(fr *frame) error { cmpScalar(pred, fr.ints[vec], fr.ints[sc][0], fr.ints[z]); return nil }, true
+	}
+	switch c.p.slotClass[z] {
+	case clsF32:
+		op := in.Op
+		return func(fr *frame) error {
+			arithScalarF32(op, scalarFirst, fr.f32[vec], fr.f32[sc][0], fr.f32[z])
+			roundTo(d, fr.f32[z])
+			return nil
+		}, true
+	case clsInt:
+		op := in.Op
+		if d == ir.I32 {
+			return func(fr *frame) error {
+				arithScalarI32(op, scalarFirst, fr.ints[vec], fr.ints[sc][0], fr.ints[z])
+				return nil
+			}, true
+		}
+		return func(fr *frame) error {
+			zz := fr.ints[z]
+			arithScalar(op, scalarFirst, fr.ints[vec], fr.ints[sc][0], zz)
+			normInts(d, zz)
+			return nil
+		}, true
+	}
+	return nil, false
+}
+
+func flipPredicate(p int64) int64 {
+	switch p {
+	case ir.CmpLT:
+		return ir.CmpGT
+	case ir.CmpLE:
+		return ir.CmpGE
+	case ir.CmpGT:
+		return ir.CmpLT
+	case ir.CmpGE:
+		return ir.CmpLE
+	}
+	return p
+}
+
+// arithScalar computes z = x op s (or s op x when scalarFirst) for Add, Sub, Mul and Div.
+func arithScalar[T int64 | float32](op ir.Op, scalarFirst bool, x []T, s T, z []T) {
+	x = x[:len(z)]
+	switch {
+	case op == ir.Add:
+		for i := range z {
+			z[i] = x[i] + s
+		}
+	case op == ir.Mul:
+		for i := range z {
+			z[i] = x[i] * s
+		}
+	case op == ir.Sub && scalarFirst:
+		for i := range z {
+			z[i] = s - x[i]
+		}
+	case op == ir.Sub:
+		for i := range z {
+			z[i] = x[i] - s
+		}
+	case op == ir.Div && scalarFirst:
+		for i := range z {
+			z[i] = s / x[i]
+		}
+	default: // Div (floats only: integer division never absorbs a splat)
+		for i := range z {
+			z[i] = x[i] / s
+		}
+	}
+}
+
+func cmpScalar[T int64 | float32 | float64](pred int64, x []T, s T, z []int64) {
+	x = x[:len(z)]
+	switch pred {
+	case ir.CmpEQ:
+		for i := range z {
+			z[i] = b2i(x[i] == s)
+		}
+	case ir.CmpNE:
+		for i := range z {
+			z[i] = b2i(x[i] != s)
+		}
+	case ir.CmpLT:
+		for i := range z {
+			z[i] = b2i(x[i] < s)
+		}
+	case ir.CmpLE:
+		for i := range z {
+			z[i] = b2i(x[i] <= s)
+		}
+	case ir.CmpGT:
+		for i := range z {
+			z[i] = b2i(x[i] > s)
+		}
+	default:
+		for i := range z {
+			z[i] = b2i(x[i] >= s)
+		}
+	}
+}
+
+// arithScalarI32 is arithScalar for i32 (Add, Sub, Mul), wrapping in the same pass.
+func arithScalarI32(op ir.Op, scalarFirst bool, x []int64, s int64, z []int64) {
+	x = x[:len(z)]
+	switch {
+	case op == ir.Add:
+		for i := range z {
+			z[i] = int64(int32(x[i] + s))
+		}
+	case op == ir.Mul:
+		for i := range z {
+			z[i] = int64(int32(x[i] * s))
+		}
+	case scalarFirst:
+		for i := range z {
+			z[i] = int64(int32(s - x[i]))
+		}
+	default:
+		for i := range z {
+			z[i] = int64(int32(x[i] - s))
+		}
+	}
+}
+
+// arithScalarF32 is arithScalar for fp32 with the AVX2 loops where they apply.
+func arithScalarF32(op ir.Op, scalarFirst bool, x []float32, s float32, z []float32) {
+	n := 0
+	switch {
+	case op == ir.Add:
+		n = vecF32Scalar('+', x, s, z)
+	case op == ir.Mul:
+		n = vecF32Scalar('*', x, s, z)
+	case op == ir.Sub && scalarFirst:
+		n = vecF32Scalar('r', x, s, z)
+	case op == ir.Sub:
+		n = vecF32Scalar('+', x, -s, z) // x - s is exactly x + (-s) in IEEE arithmetic
+	}
+	if n < len(z) {
+		arithScalar(op, scalarFirst, x[n:len(z)], s, z[n:])
+	}
+}

@@ -1,0 +1,64 @@
+package cpu
+
+import "golang.org/x/sys/cpu"
+
+//go:noescape
+func addVVAVX2(x, y, z *float32, n int)
+
+//go:noescape
+func subVVAVX2(x, y, z *float32, n int)
+
+//go:noescape
+func mulVVAVX2(x, y, z *float32, n int)
+
+//go:noescape
+func addVSAVX2(x, z *float32, n int, s float32)
+
+//go:noescape
+func mulVSAVX2(x, z *float32, n int, s float32)
+
+//go:noescape
+func subSVAVX2(x, z *float32, n int, s float32)
+
+var haveVecAVX2 = cpu.X86.HasAVX2
+
+// vecF32 computes z = x op y (op: '+', '-', '*') for len(z) lanes with AVX2 where it can;
+// it returns how many leading lanes it did (a multiple of 32), the caller does the rest.
+func vecF32(op byte, x, y, z []float32) int {
+	n := len(z) &^ 31
+	if !haveVecAVX2 || n == 0 {
+		return 0
+	}
+	_, _ = x[n-1], y[n-1]
+	switch op {
+	case '+':
+		addVVAVX2(&x[0], &y[0], &z[0], n)
+	case '-':
+		subVVAVX2(&x[0], &y[0], &z[0], n)
+	case '*':
+		mulVVAVX2(&x[0], &y[0], &z[0], n)
+	default:
+		return 0
+	}
+	return n
+}
+
+// vecF32Scalar computes z = x op s ('+', '*'), or z = s - x for op 'r'.
+func vecF32Scalar(op byte, x []float32, s float32, z []float32) int {
+	n := len(z) &^ 31
+	if !haveVecAVX2 || n == 0 {
+		return 0
+	}
+	_ = x[n-1]
+	switch op {
+	case '+':
+		addVSAVX2(&x[0], &z[0], n, s)
+	case '*':
+		mulVSAVX2(&x[0], &z[0], n, s)
+	case 'r':
+		subSVAVX2(&x[0], &z[0], n, s)
+	default:
+		return 0
+	}
+	return n
+}

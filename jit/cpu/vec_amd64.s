@@ -1,0 +1,169 @@
+#include "textflag.h"
+
+// Element-wise fp32 loops, 32 lanes per iteration; n is a multiple of 32 (the Go wrappers do
+// the tail). VV: z = x op y. VS: z = x op s. SV: z = s op x.
+
+// func addVVAVX2(x, y, z *float32, n int)
+TEXT ·addVVAVX2(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DX
+	MOVQ z+16(FP), DI
+	MOVQ n+24(FP), CX
+	SHRQ $5, CX
+	JZ addVVAVX2_done
+addVVAVX2_loop:
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VADDPS 0(DX), Y0, Y0
+	VADDPS 32(DX), Y1, Y1
+	VADDPS 64(DX), Y2, Y2
+	VADDPS 96(DX), Y3, Y3
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DX
+	ADDQ $128, DI
+	DECQ CX
+	JNZ addVVAVX2_loop
+addVVAVX2_done:
+	VZEROUPPER
+	RET
+
+// func subVVAVX2(x, y, z *float32, n int)
+TEXT ·subVVAVX2(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DX
+	MOVQ z+16(FP), DI
+	MOVQ n+24(FP), CX
+	SHRQ $5, CX
+	JZ subVVAVX2_done
+subVVAVX2_loop:
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VSUBPS 0(DX), Y0, Y0
+	VSUBPS 32(DX), Y1, Y1
+	VSUBPS 64(DX), Y2, Y2
+	VSUBPS 96(DX), Y3, Y3
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DX
+	ADDQ $128, DI
+	DECQ CX
+	JNZ subVVAVX2_loop
+subVVAVX2_done:
+	VZEROUPPER
+	RET
+
+// func mulVVAVX2(x, y, z *float32, n int)
+TEXT ·mulVVAVX2(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DX
+	MOVQ z+16(FP), DI
+	MOVQ n+24(FP), CX
+	SHRQ $5, CX
+	JZ mulVVAVX2_done
+mulVVAVX2_loop:
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VMULPS 0(DX), Y0, Y0
+	VMULPS 32(DX), Y1, Y1
+	VMULPS 64(DX), Y2, Y2
+	VMULPS 96(DX), Y3, Y3
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DX
+	ADDQ $128, DI
+	DECQ CX
+	JNZ mulVVAVX2_loop
+mulVVAVX2_done:
+	VZEROUPPER
+	RET
+
+// func addVSAVX2(x, z *float32, n int, s float32)
+TEXT ·addVSAVX2(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ z+8(FP), DI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS s+24(FP), Y15
+	SHRQ $5, CX
+	JZ addVSAVX2_done
+addVSAVX2_loop:
+	VADDPS 0(SI), Y15, Y0
+	VADDPS 32(SI), Y15, Y1
+	VADDPS 64(SI), Y15, Y2
+	VADDPS 96(SI), Y15, Y3
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ addVSAVX2_loop
+addVSAVX2_done:
+	VZEROUPPER
+	RET
+
+// func mulVSAVX2(x, z *float32, n int, s float32)
+TEXT ·mulVSAVX2(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ z+8(FP), DI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS s+24(FP), Y15
+	SHRQ $5, CX
+	JZ mulVSAVX2_done
+mulVSAVX2_loop:
+	VMULPS 0(SI), Y15, Y0
+	VMULPS 32(SI), Y15, Y1
+	VMULPS 64(SI), Y15, Y2
+	VMULPS 96(SI), Y15, Y3
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ mulVSAVX2_loop
+mulVSAVX2_done:
+	VZEROUPPER
+	RET
+
+// func subSVAVX2(x, z *float32, n int, s float32)
+TEXT ·subSVAVX2(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ z+8(FP), DI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS s+24(FP), Y15
+	SHRQ $5, CX
+	JZ subSVAVX2_done
+subSVAVX2_loop:
+	VSUBPS 0(SI), Y15, Y0
+	VSUBPS 32(SI), Y15, Y1
+	VSUBPS 64(SI), Y15, Y2
+	VSUBPS 96(SI), Y15, Y3
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ subSVAVX2_loop
+subSVAVX2_done:
+	VZEROUPPER
+	RET

@@ -1,0 +1,9 @@
+//go:build !amd64
+
+package cpu
+
+var haveVecAVX2 = false
+
+func vecF32(op byte, x, y, z []float32) int { return 0 }
+
+func vecF32Scalar(op byte, x []float32, s float32, z []float32) int { return 0 }

@@ -1,0 +1,10 @@
+// Package cuda is widejit's NVIDIA GPU device: the CUDA driver API bound at run time from
+// libcuda.so.1 with purego (no cgo, so one static binary runs with or without a GPU), the
+// device query, the primary context, a stream, memory (alloc, sync and async copies), events
+// for timing, and PTX modules loaded through the driver JIT (cuModuleLoadDataEx) with its
+// error log captured into the returned error. Kernels come from package ptx; Device.Target
+// is the ptx.Target for the GPU's architecture (sm_90 for 9.x and newer, sm_80 for 8.x).
+//
+// CUDA contexts are current per OS thread, so every call locks its goroutine's thread and
+// makes the device's context current first.
+package cuda

@@ -1,0 +1,157 @@
+package ptx
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/widejit/widejit/jit"
+	"github.com/widejit/widejit/triton"
+	"github.com/widejit/widejit/triton/ir"
+)
+
+// kernelCase is one kernel file specialized as its own package's tests specialize it.
+type kernelCase struct {
+	name, file, fn string
+	sig            map[string]string
+	consts         map[string]any
+	warps          int
+}
+
+func stridesSig(prefix, dims string) map[string]string {
+	m := map[string]string{}
+	for _, d := range dims {
+		m["stride_"+prefix+string(d)] = "i32"
+	}
+	return m
+}
+
+func mergeSig(ms ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range ms {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+var matmulSig32 = map[string]string{
+	"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32",
+	"stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32", "stride_cm": "i32", "stride_cn": "i32",
+}
+
+func withElem(sig map[string]string, from, to string) map[string]string {
+	out := map[string]string{}
+	for k, v := range sig {
+		if v == from {
+			v = to
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// languageCases are the kernel-language test kernels (jit/cpu/testdata, triton/testdata,
+// triton/syntax/testdata) with the specializations their tests use, plus this package's own.
+var languageCases = []kernelCase{
+	{"cpu_vector_add", "../cpu/testdata/vector_add.py", "add_kernel",
+		map[string]string{"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"},
+		map[string]any{"BLOCK_SIZE": int64(256)}, 0},
+	{"cpu_softmax", "../cpu/testdata/softmax.py", "softmax_kernel",
+		map[string]string{"output_ptr": "*fp32", "input_ptr": "*fp32", "input_row_stride": "i32", "output_row_stride": "i32", "n_rows": "i32", "n_cols": "i32"},
+		map[string]any{"BLOCK_SIZE": int64(1024)}, 0},
+	{"cpu_matmul", "../cpu/testdata/matmul.py", "matmul_kernel", matmulSig32,
+		map[string]any{"BLOCK_SIZE_M": int64(32), "BLOCK_SIZE_N": int64(32), "BLOCK_SIZE_K": int64(16), "GROUP_SIZE_M": int64(2), "ACTIVATION": "leaky_relu"}, 0},
+	{"cpu_matmul_plain", "../cpu/testdata/matmul.py", "matmul_kernel", matmulSig32,
+		map[string]any{"BLOCK_SIZE_M": int64(32), "BLOCK_SIZE_N": int64(32), "BLOCK_SIZE_K": int64(16), "GROUP_SIZE_M": int64(2), "ACTIVATION": ""}, 0},
+	{"cpu_layernorm", "../cpu/testdata/layernorm.py", "layer_norm_fwd",
+		map[string]string{"X": "*fp16", "Y": "*fp16", "W": "*fp16", "B": "*fp16", "Mean": "*fp32", "Rstd": "*fp32", "stride": "i32", "N": "i32", "eps": "fp32"},
+		map[string]any{"BLOCK_SIZE": int64(256)}, 0},
+	{"cpu_attention_stage1", "../cpu/testdata/attention.py", "attn_fwd",
+		map[string]string{"Q": "*fp32", "K": "*fp32", "V": "*fp32", "sm_scale": "fp32", "Out": "*fp32", "stride_h": "i32", "stride_m": "i32", "stride_k": "i32"},
+		map[string]any{"N_CTX": int64(64), "HEAD_DIM": int64(16), "BLOCK_M": int64(32), "BLOCK_N": int64(16), "STAGE": int64(1)}, 0},
+	{"cpu_attention_stage3", "../cpu/testdata/attention.py", "attn_fwd",
+		map[string]string{"Q": "*fp32", "K": "*fp32", "V": "*fp32", "sm_scale": "fp32", "Out": "*fp32", "stride_h": "i32", "stride_m": "i32", "stride_k": "i32"},
+		map[string]any{"N_CTX": int64(64), "HEAD_DIM": int64(16), "BLOCK_M": int64(32), "BLOCK_N": int64(16), "STAGE": int64(3)}, 0},
+	{"triton_add", "../../triton/testdata/add.py", "add_kernel",
+		map[string]string{"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n_elements": "i32"},
+		map[string]any{"BLOCK_SIZE": 16}, 0},
+	{"triton_constructs_double", "../../triton/testdata/constructs.py", "constructs_kernel",
+		map[string]string{"x_ptr": "*fp16", "out_ptr": "*fp32", "n": "i32", "flag": "i32"},
+		map[string]any{"BLOCK": 16, "MODE": "double"}, 0},
+	{"triton_constructs_other", "../../triton/testdata/constructs.py", "constructs_kernel",
+		map[string]string{"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "flag": "i32"},
+		map[string]any{"BLOCK": 8, "MODE": "other"}, 0},
+	{"triton_blockptr", "../../triton/testdata/blockptr.py", "copy_tiles",
+		map[string]string{"src": "*fp32", "dst": "*fp32", "M": "i32", "N": "i32", "stride_m": "i32"},
+		map[string]any{"BLOCK_M": 4, "BLOCK_N": 8}, 0},
+	{"triton_reduce", "../../triton/testdata/reduce.py", "reduce_kernel",
+		map[string]string{"x_ptr": "*fp32", "out_ptr": "*fp32"},
+		map[string]any{"BLOCK_M": 4, "BLOCK_N": 8}, 0},
+	{"tutorial_matmul_fp16", "../../triton/testdata/matmul.py", "matmul_kernel", withElem(matmulSig32, "*fp32", "*fp16"),
+		map[string]any{"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 16, "GROUP_SIZE_M": 4, "ACTIVATION": "leaky_relu"}, 0},
+	{"tutorial_softmax", "../../triton/testdata/softmax.py", "softmax_kernel",
+		map[string]string{"output_ptr": "*fp32", "input_ptr": "*fp32", "input_row_stride": "i32", "output_row_stride": "i32", "n_rows": "i32", "n_cols": "i32"},
+		map[string]any{"BLOCK_SIZE": 128, "num_stages": 2}, 0},
+	{"tutorial_layer_norm", "../../triton/testdata/layer_norm.py", "_layer_norm_fwd_fused",
+		map[string]string{"X": "*fp16", "Y": "*fp16", "W": "*fp16", "B": "*fp16", "Mean": "*fp32", "Rstd": "*fp32", "stride": "i32", "N": "i32", "eps": "fp32"},
+		map[string]any{"BLOCK_SIZE": 256}, 0},
+	{"tutorial_attention", "../../triton/testdata/flash_attention.py", "_attn_fwd",
+		mergeSig(map[string]string{"Q": "*fp16", "K": "*fp16", "V": "*fp16", "sm_scale": "fp32", "M": "*fp32", "Out": "*fp16", "Z": "i32", "H": "i32"},
+			stridesSig("q", "zhmk"), stridesSig("k", "zhnk"), stridesSig("v", "zhkn"), stridesSig("o", "zhmn")),
+		map[string]any{"N_CTX": 128, "HEAD_DIM": 64, "BLOCK_M": 32, "BLOCK_N": 32, "STAGE": 3}, 0},
+	{"syntax_vector_add", "../../triton/syntax/testdata/vector_add.py", "add_kernel",
+		map[string]string{"x_ptr": "*fp16", "y_ptr": "*fp16", "output_ptr": "*fp16", "n_elements": "i32"},
+		map[string]any{"BLOCK_SIZE": 1024}, 8},
+	{"ptx_features", "testdata/features.py", "features",
+		map[string]string{"x_ptr": "*fp32", "h_ptr": "*bf16", "i_ptr": "*i32", "b_ptr": "*i8", "out_ptr": "*fp32", "cnt_ptr": "*i32", "n": "i32", "seed": "i32"},
+		map[string]any{"BLOCK": 64}, 2},
+}
+
+func (c kernelCase) specialize(t testing.TB) *ir.Func {
+	t.Helper()
+	src, err := os.ReadFile(c.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := triton.Specialize(filepath.Base(c.file), string(src), c.fn, c.sig, c.consts)
+	if err != nil {
+		t.Fatalf("%s: %v", c.name, err)
+	}
+	return f
+}
+
+func (c kernelCase) codegen(t testing.TB, arch string) *jit.Artifact {
+	t.Helper()
+	a, err := Target{Arch: arch}.Codegen(c.specialize(t), jit.Spec{Sig: c.sig, Consts: c.consts, NumWarps: c.warps})
+	if err != nil {
+		t.Fatalf("%s (%s): %v", c.name, arch, err)
+	}
+	return a
+}
+
+func ptxasOrSkip(t *testing.T) string {
+	t.Helper()
+	p, err := FindPtxas(".")
+	if err != nil {
+		t.Skip(err.Error())
+	}
+	return p
+}
+
+func TestLanguageKernelsAssemble(t *testing.T) {
+	ptxas := ptxasOrSkip(t)
+	for _, c := range languageCases {
+		for _, arch := range Archs {
+			t.Run(c.name+"/"+arch, func(t *testing.T) {
+				a := c.codegen(t, arch)
+				rep, err := Assemble(ptxas, arch, string(a.Payload))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("%s: %d registers, %d bytes spilled, %s bytes shared", arch, rep.Registers, rep.SpillStores, a.Meta["shared_bytes"])
+			})
+		}
+	}
+}

@@ -1,0 +1,233 @@
+package ptx
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand"
+	"strconv"
+	"testing"
+
+	"github.com/widejit/widejit/jit"
+	"github.com/widejit/widejit/jit/cpu"
+	"github.com/widejit/widejit/triton/ir"
+)
+
+// runCase is a kernel with concrete buffers, scalars and a grid, run by the CPU backend and
+// by the PTX emulator from identical inputs; every buffer must agree afterwards.
+type runCase struct {
+	kc      kernelCase
+	grid    [3]int
+	lens    map[string]int // pointer parameter -> elements
+	scalars map[string]any
+	rtol    float64 // fp16/bf16 buffers use at least 1e-2
+	atol    float64
+}
+
+var runCases = []runCase{
+	{kc: languageCases[0], grid: [3]int{4, 1, 1}, lens: map[string]int{"x_ptr": 1000, "y_ptr": 1000, "output_ptr": 1000},
+		scalars: map[string]any{"n_elements": int64(1000)}},
+	{kc: languageCases[1], grid: [3]int{3, 1, 1}, lens: map[string]int{"output_ptr": 3 * 1003, "input_ptr": 3 * 1003},
+		scalars: map[string]any{"input_row_stride": int64(1003), "output_row_stride": int64(1003), "n_rows": int64(3), "n_cols": int64(1000)}, rtol: 1e-5, atol: 1e-7},
+	{kc: languageCases[2], grid: [3]int{4, 1, 1}, lens: map[string]int{"a_ptr": 64 * 48, "b_ptr": 48 * 64, "c_ptr": 64 * 64},
+		scalars: map[string]any{"M": int64(64), "N": int64(64), "K": int64(48), "stride_am": int64(48), "stride_ak": int64(1), "stride_bk": int64(64), "stride_bn": int64(1), "stride_cm": int64(64), "stride_cn": int64(1)}, rtol: 1e-5, atol: 1e-5},
+	{kc: languageCases[4], grid: [3]int{3, 1, 1}, lens: map[string]int{"X": 3 * 203, "Y": 3 * 203, "W": 200, "B": 200, "Mean": 3, "Rstd": 3},
+		scalars: map[string]any{"stride": int64(203), "N": int64(200), "eps": 1e-5}, rtol: 1e-2, atol: 1e-2},
+	{kc: languageCases[6], grid: [3]int{2, 2, 1}, lens: map[string]int{"Q": 2 * 64 * 16, "K": 2 * 64 * 16, "V": 2 * 64 * 16, "Out": 2 * 64 * 16},
+		scalars: map[string]any{"sm_scale": 0.25, "stride_h": int64(64 * 16), "stride_m": int64(16), "stride_k": int64(1)}, rtol: 1e-4, atol: 1e-5},
+	{kc: languageCases[8], grid: [3]int{3, 1, 1}, lens: map[string]int{"x_ptr": 40, "out_ptr": 40},
+		scalars: map[string]any{"n": int64(37), "flag": int64(1)}, rtol: 1e-2, atol: 1e-2},
+	{kc: languageCases[9], grid: [3]int{2, 1, 1}, lens: map[string]int{"x_ptr": 20, "out_ptr": 20},
+		scalars: map[string]any{"n": int64(13), "flag": int64(0)}, rtol: 1e-5, atol: 1e-6},
+	{kc: languageCases[10], grid: [3]int{2, 2, 1}, lens: map[string]int{"src": 8 * 16, "dst": 8 * 16},
+		scalars: map[string]any{"M": int64(7), "N": int64(13), "stride_m": int64(16)}},
+	{kc: languageCases[11], grid: [3]int{1, 1, 1}, lens: map[string]int{"x_ptr": 32, "out_ptr": 4}, rtol: 1e-5, atol: 1e-5},
+	{kc: languageCases[13], grid: [3]int{3, 1, 1}, lens: map[string]int{"output_ptr": 3 * 100, "input_ptr": 3 * 100},
+		scalars: map[string]any{"input_row_stride": int64(100), "output_row_stride": int64(100), "n_rows": int64(3), "n_cols": int64(100)}, rtol: 1e-5, atol: 1e-7},
+	{kc: languageCases[17], grid: [3]int{4, 1, 1}, lens: map[string]int{"x_ptr": 256, "h_ptr": 256, "i_ptr": 256, "b_ptr": 256, "out_ptr": 256 + 32, "cnt_ptr": 1},
+		scalars: map[string]any{"n": int64(200), "seed": int64(1234)}, rtol: 1e-4, atol: 1e-4},
+}
+
+func fillRandom(rng *rand.Rand, t ir.Type, n int) []byte {
+	out := make([]byte, n*t.Elem.Size())
+	for i := range n {
+		switch t.Elem {
+		case ir.F32:
+			binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(float32(rng.NormFloat64())))
+		case ir.F16:
+			binary.LittleEndian.PutUint16(out[2*i:], f32ToHalf(float32(rng.NormFloat64())))
+		case ir.BF16:
+			binary.LittleEndian.PutUint16(out[2*i:], uint16(fbits(rng.NormFloat64(), "bf16")))
+		case ir.I32:
+			binary.LittleEndian.PutUint32(out[4*i:], uint32(int32(rng.Intn(2001)-1000)))
+		case ir.I8:
+			out[i] = byte(int8(rng.Intn(255) - 127))
+		default:
+			panic("fillRandom: " + t.Elem.String())
+		}
+	}
+	return out
+}
+
+func decodeElems(t ir.Type, b []byte) []float64 {
+	n := len(b) / t.Elem.Size()
+	out := make([]float64, n)
+	for i := range out {
+		switch t.Elem {
+		case ir.F32:
+			out[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+		case ir.F16:
+			out[i] = float64(halfToF32(binary.LittleEndian.Uint16(b[2*i:])))
+		case ir.BF16:
+			out[i] = fval(uint64(binary.LittleEndian.Uint16(b[2*i:])), "bf16")
+		case ir.I32:
+			out[i] = float64(int32(binary.LittleEndian.Uint32(b[4*i:])))
+		case ir.I8:
+			out[i] = float64(int8(b[i]))
+		}
+	}
+	return out
+}
+
+func TestEmulatedPTXMatchesCPU(t *testing.T) {
+	for _, rc := range runCases {
+		t.Run(rc.kc.name, func(t *testing.T) {
+			f := rc.kc.specialize(t)
+			rng := rand.New(rand.NewSource(7))
+			init := make([][]byte, len(f.Params))
+			for i, p := range f.Params {
+				if p.Type.Ptr {
+					n, ok := rc.lens[p.Name]
+					if !ok {
+						t.Fatalf("no length for %s", p.Name)
+					}
+					init[i] = fillRandom(rng, p.Type, n)
+				}
+			}
+			cpuOut := runOnCPU(t, rc, f, init)
+			emuOut := runEmulated(t, rc, init)
+			for i, p := range f.Params {
+				if !p.Type.Ptr {
+					continue
+				}
+				rtol, atol := rc.rtol, rc.atol
+				if p.Type.Elem == ir.F16 || p.Type.Elem == ir.BF16 {
+					rtol, atol = max(rtol, 1e-2), max(atol, 1e-2)
+				}
+				want, got := decodeElems(p.Type, cpuOut[i]), decodeElems(p.Type, emuOut[i])
+				bad := 0
+				for j := range want {
+					d := math.Abs(got[j] - want[j])
+					if d > atol+rtol*math.Abs(want[j]) && !(math.IsNaN(got[j]) && math.IsNaN(want[j])) {
+						if bad < 5 {
+							t.Errorf("%s[%d] = %v on the PTX emulator, %v on the CPU", p.Name, j, got[j], want[j])
+						}
+						bad++
+					}
+				}
+				if bad > 0 {
+					t.Errorf("%s: %d of %d elements differ (rtol %g, atol %g)", p.Name, bad, len(want), rtol, atol)
+				}
+			}
+		})
+	}
+}
+
+func runOnCPU(t *testing.T, rc runCase, f *ir.Func, init [][]byte) [][]byte {
+	t.Helper()
+	dev := cpu.NewDevice(1)
+	k, err := dev.LoadFunc(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := make([]jit.Arg, len(f.Params))
+	bufs := make([]jit.Buffer, len(f.Params))
+	for i, p := range f.Params {
+		if p.Type.Ptr {
+			b, err := dev.Alloc(p.Type.Elem, len(init[i])/p.Type.Elem.Size())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := dev.Upload(b, init[i]); err != nil {
+				t.Fatal(err)
+			}
+			bufs[i] = b
+			args[i] = jit.Arg{Buf: b}
+		} else {
+			args[i] = jit.Arg{Scalar: rc.scalars[p.Name]}
+		}
+	}
+	if err := k.Launch(rc.grid, args); err != nil {
+		t.Fatalf("cpu: %v", err)
+	}
+	out := make([][]byte, len(f.Params))
+	for i, b := range bufs {
+		if b != nil {
+			out[i] = make([]byte, len(init[i]))
+			if err := dev.Download(b, out[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return out
+}
+
+func runEmulated(t *testing.T, rc runCase, init [][]byte) [][]byte {
+	t.Helper()
+	f := rc.kc.specialize(t)
+	a, err := Target{Arch: "sm_90"}.Codegen(f, jit.Spec{NumWarps: rc.kc.warps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := parseEmu(string(a.Payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := &emuMemory{}
+	params := make([]uint64, len(f.Params))
+	index := map[int]int{}
+	for i, p := range f.Params {
+		switch {
+		case p.Type.Ptr:
+			params[i] = mem.alloc(len(init[i]))
+			index[i] = len(mem.bufs) - 1
+			copy(mem.bufs[index[i]], init[i])
+		case p.Type.Elem == ir.F32:
+			params[i] = uint64(math.Float32bits(float32(toFloat(rc.scalars[p.Name]))))
+		default:
+			params[i] = uint64(toInt(rc.scalars[p.Name]))
+		}
+	}
+	smem, _ := strconv.Atoi(a.Meta["shared_bytes"])
+	if err := emulate(prog, mem, rc.grid, params, smem); err != nil {
+		t.Fatalf("emulated PTX: %v", err)
+	}
+	out := make([][]byte, len(f.Params))
+	for i, j := range index {
+		out[i] = mem.bufs[j]
+	}
+	return out
+}
+
+func toFloat(v any) float64 {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case int64:
+		return float64(x)
+	}
+	panic(fmt.Sprintf("scalar %v", v))
+}
+
+func toInt(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case bool:
+		if x {
+			return 1
+		}
+		return 0
+	}
+	panic(fmt.Sprintf("scalar %v", v))
+}

@@ -1,0 +1,220 @@
+package ptx
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/widejit/widejit/graph"
+	"github.com/widejit/widejit/graph/safetensors"
+	"github.com/widejit/widejit/jit"
+	"github.com/widejit/widejit/lowering"
+	"github.com/widejit/widejit/triton/ir"
+)
+
+// emuDevice runs PTX artifacts on the emulator as a jit.Device, so whole plans can run
+// through the PTX backend without a GPU.
+type emuDevice struct {
+	mu  sync.Mutex
+	mem emuMemory
+}
+
+type emuBuffer struct {
+	dt   ir.DType
+	n    int
+	idx  int
+	addr uint64
+}
+
+func (b *emuBuffer) DType() ir.DType { return b.dt }
+func (b *emuBuffer) Len() int        { return b.n }
+
+type emuKernel struct {
+	dev    *emuDevice
+	prog   *emuProgram
+	params []ir.Type
+	smem   int
+}
+
+func (d *emuDevice) Info() jit.DeviceInfo { return jit.DeviceInfo{Kind: "cuda", Name: "PTX emulator"} }
+func (d *emuDevice) Target() jit.Target   { return Target{Arch: "sm_90"} }
+func (d *emuDevice) Load(a *jit.Artifact) (jit.Kernel, error) {
+	prog, err := parseEmu(string(a.Payload))
+	if err != nil {
+		return nil, err
+	}
+	params, err := ParamTypes(a)
+	if err != nil {
+		return nil, err
+	}
+	smem, _ := strconv.Atoi(a.Meta["shared_bytes"])
+	return &emuKernel{dev: d, prog: prog, params: params, smem: smem}, nil
+}
+func (d *emuDevice) Alloc(dt ir.DType, n int) (jit.Buffer, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	addr := d.mem.alloc(max(n*dt.Size(), 1))
+	return &emuBuffer{dt: dt, n: n, idx: len(d.mem.bufs) - 1, addr: addr}, nil
+}
+func (d *emuDevice) Free(jit.Buffer) {}
+func (d *emuDevice) Upload(dst jit.Buffer, src []byte) error {
+	copy(d.mem.bufs[dst.(*emuBuffer).idx], src)
+	return nil
+}
+func (d *emuDevice) Download(src jit.Buffer, dst []byte) error {
+	copy(dst, d.mem.bufs[src.(*emuBuffer).idx])
+	return nil
+}
+func (d *emuDevice) Sync() error  { return nil }
+func (d *emuDevice) Close() error { return nil }
+
+func (k *emuKernel) Name() string { return k.prog.name }
+func (k *emuKernel) Launch(grid [3]int, args []jit.Arg) error {
+	params := make([]uint64, len(args))
+	for i, t := range k.params {
+		a := args[i]
+		switch {
+		case t.Ptr:
+			b := a.Buf.(*emuBuffer)
+			params[i] = b.addr + uint64(a.Offset*b.dt.Size())
+		case t.Elem == ir.F32:
+			switch v := a.Scalar.(type) {
+			case float64:
+				params[i] = uint64(math.Float32bits(float32(v)))
+			case int64:
+				params[i] = uint64(math.Float32bits(float32(v)))
+			default:
+				return fmt.Errorf("scalar %T for fp32", a.Scalar)
+			}
+		default:
+			switch v := a.Scalar.(type) {
+			case int64:
+				params[i] = uint64(v)
+			case int:
+				params[i] = uint64(v)
+			case bool:
+				params[i] = b2u(v)
+			default:
+				return fmt.Errorf("scalar %T for %s", a.Scalar, t)
+			}
+		}
+	}
+	k.dev.mu.Lock()
+	defer k.dev.mu.Unlock()
+	return emulate(k.prog, &k.dev.mem, grid, params, k.smem)
+}
+
+// TestExamplePlansOnEmulatedPTX runs every example's default plan through the PTX backend
+// (on the emulator) and compares the outputs with PyTorch's (expected.safetensors), with the
+// tolerance the lowering tests use for the CPU backend.
+func TestExamplePlansOnEmulatedPTX(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: emulates every kernel of every example")
+	}
+	paths, _ := filepath.Glob("../../examples/*/graph.json")
+	if len(paths) == 0 {
+		t.Fatal("no example graphs")
+	}
+	for _, p := range paths {
+		dir := filepath.Dir(p)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			g, err := graph.Load(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan, err := lowering.Lower(g, lowering.Options{})
+			if err != nil {
+				t.Skipf("lowering: %v", err)
+			}
+			r, err := lowering.NewRunner(plan, &emuDevice{}, jit.NewCompiler(jit.CompilerOptions{}), g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			outs, err := r.Run(readTensorFile(t, filepath.Join(dir, "inputs.safetensors")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, w := range readTensorFile(t, filepath.Join(dir, "expected.safetensors")) {
+				got := outs[name]
+				if got == nil {
+					t.Errorf("output %s missing", name)
+					continue
+				}
+				if err := closeTensors(got, w); err != nil {
+					t.Errorf("output %s: %v", name, err)
+				}
+			}
+		})
+	}
+}
+
+func readTensorFile(t *testing.T, path string) map[string]*safetensors.Tensor {
+	t.Helper()
+	f, err := safetensors.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ts, err := f.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]*safetensors.Tensor{}
+	for _, x := range ts {
+		m[x.Name] = x
+	}
+	return m
+}
+
+func tensorFloats(x *safetensors.Tensor) ([]float64, error) {
+	out := make([]float64, x.Numel())
+	for i := range out {
+		switch x.DType {
+		case safetensors.F32:
+			out[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(x.Data[4*i:])))
+		case safetensors.I64:
+			out[i] = float64(int64(binary.LittleEndian.Uint64(x.Data[8*i:])))
+		case safetensors.I32:
+			out[i] = float64(int32(binary.LittleEndian.Uint32(x.Data[4*i:])))
+		default:
+			return nil, fmt.Errorf("dtype %v not compared", x.DType)
+		}
+	}
+	return out, nil
+}
+
+func closeTensors(got, want *safetensors.Tensor) error {
+	g, err := tensorFloats(got)
+	if err != nil {
+		return err
+	}
+	w, err := tensorFloats(want)
+	if err != nil {
+		return err
+	}
+	if len(g) != len(w) {
+		return fmt.Errorf("%d elements, want %d", len(g), len(w))
+	}
+	scale, maxd, at := 0.0, 0.0, 0
+	for i := range w {
+		scale = max(scale, math.Abs(w[i]))
+	}
+	for i := range w {
+		d := math.Abs(g[i] - w[i])
+		if math.IsNaN(d) {
+			d = math.Inf(1)
+		}
+		if d > maxd {
+			maxd, at = d, i
+		}
+	}
+	if bound := 1e-5 + 1e-4*scale; maxd > bound {
+		return fmt.Errorf("max |diff| %.3g at flat index %d (got %g, want %g) > bound %.3g", maxd, at, g[at], w[at], bound)
+	}
+	return nil
+}

@@ -1,0 +1,903 @@
+package ptx
+
+// A small emulator for the PTX subset this package emits, so tests can run generated kernels
+// without a GPU and compare their results with the CPU backend. It runs each CTA's threads
+// one after another up to each bar.sync, checks every global and shared access against its
+// allocation, and models .approx instructions with exact math (the tolerances of the
+// comparisons cover the hardware's approximation error). It is a test oracle for the code
+// generator's logic (layouts, staging through shared memory, control flow, casts), not a model
+// of GPU timing or of races between CTAs.
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"strconv"
+	"strings"
+)
+
+type emuOperand struct {
+	kind  int // 0 reg, 1 imm, 2 addr, 3 special, 4 label, 5 param, 6 symbol
+	reg   int
+	imm   uint64
+	isF   bool // imm given as 0f/0d float bits
+	off   int64
+	name  string
+	param int
+}
+
+type emuInstr struct {
+	guard    int // register index, -1 none
+	guardNeg bool
+	op       []string // opcode split on '.'
+	args     []emuOperand
+	text     string
+}
+
+type emuProgram struct {
+	name    string
+	threads int
+	params  []string
+	nregs   int
+	code    []emuInstr
+	labels  map[string]int
+}
+
+func parseEmu(text string) (*emuProgram, error) {
+	p := &emuProgram{labels: map[string]int{}}
+	regs := map[string]int{}
+	regIndex := func(name string) int {
+		if i, ok := regs[name]; ok {
+			return i
+		}
+		regs[name] = len(regs)
+		return regs[name]
+	}
+	lines := strings.Split(text, "\n")
+	inBody := false
+	var pendingLabels []string
+	for _, raw := range lines {
+		line := strings.TrimSpace(raw)
+		if i := strings.Index(line, "//"); i >= 0 {
+			line = strings.TrimSpace(line[:i])
+		}
+		if line == "" {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(line, ".visible .entry "):
+			p.name = strings.TrimSuffix(strings.TrimPrefix(line, ".visible .entry "), "(")
+			continue
+		case strings.HasPrefix(line, ".param "):
+			f := strings.Fields(strings.TrimSuffix(line, ","))
+			p.params = append(p.params, f[len(f)-1])
+			continue
+		case strings.HasPrefix(line, ".maxntid "):
+			n, err := strconv.Atoi(strings.TrimSuffix(strings.Fields(line)[1], ","))
+			if err != nil {
+				return nil, err
+			}
+			p.threads = n
+			continue
+		case line == "{":
+			inBody = true
+			continue
+		case line == "}":
+			inBody = false
+			continue
+		}
+		if !inBody || strings.HasPrefix(line, ".reg") {
+			continue
+		}
+		if strings.HasSuffix(line, ":") {
+			pendingLabels = append(pendingLabels, strings.TrimSuffix(line, ":"))
+			continue
+		}
+		line = strings.TrimSuffix(line, ";")
+		in := emuInstr{guard: -1, text: line}
+		if strings.HasPrefix(line, "@") {
+			sp := strings.IndexByte(line, ' ')
+			g := line[1:sp]
+			if strings.HasPrefix(g, "!") {
+				in.guardNeg = true
+				g = g[1:]
+			}
+			in.guard = regIndex(g)
+			line = strings.TrimSpace(line[sp+1:])
+		}
+		opcode, rest, _ := strings.Cut(line, " ")
+		in.op = strings.Split(opcode, ".")
+		for _, a := range splitArgs(rest) {
+			o, err := parseOperand(a, regIndex, p.params)
+			if err != nil {
+				return nil, fmt.Errorf("%q: %v", line, err)
+			}
+			in.args = append(in.args, o)
+		}
+		for _, l := range pendingLabels {
+			p.labels[l] = len(p.code)
+		}
+		pendingLabels = nil
+		p.code = append(p.code, in)
+	}
+	for _, l := range pendingLabels {
+		p.labels[l] = len(p.code)
+	}
+	p.nregs = len(regs)
+	return p, nil
+}
+
+func splitArgs(s string) []string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil
+	}
+	parts := strings.Split(s, ",")
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	return parts
+}
+
+func parseOperand(a string, regIndex func(string) int, params []string) (emuOperand, error) {
+	switch {
+	case strings.HasPrefix(a, "["):
+		inner := strings.TrimSuffix(strings.TrimPrefix(a, "["), "]")
+		for i, p := range params {
+			if p == inner {
+				return emuOperand{kind: 5, param: i}, nil
+			}
+		}
+		base, off, hasOff := strings.Cut(inner, "+")
+		o := emuOperand{kind: 2, reg: regIndex(base)}
+		if hasOff {
+			v, err := strconv.ParseInt(off, 10, 64)
+			if err != nil {
+				return o, err
+			}
+			o.off = v
+		}
+		return o, nil
+	case strings.HasPrefix(a, "%tid") || strings.HasPrefix(a, "%ctaid") || strings.HasPrefix(a, "%nctaid"):
+		return emuOperand{kind: 3, name: a}, nil
+	case strings.HasPrefix(a, "%"):
+		return emuOperand{kind: 0, reg: regIndex(a)}, nil
+	case strings.HasPrefix(a, "$"):
+		return emuOperand{kind: 4, name: a}, nil
+	case a == "wj_smem":
+		return emuOperand{kind: 6, name: a}, nil
+	case strings.HasPrefix(a, "0f") || strings.HasPrefix(a, "0d"):
+		v, err := strconv.ParseUint(a[2:], 16, 64)
+		return emuOperand{kind: 1, imm: v, isF: true}, err
+	case strings.HasPrefix(a, "0x"):
+		v, err := strconv.ParseUint(a[2:], 16, 64)
+		return emuOperand{kind: 1, imm: v}, err
+	}
+	v, err := strconv.ParseInt(a, 10, 64)
+	return emuOperand{kind: 1, imm: uint64(v)}, err
+}
+
+// emuMemory is global memory: buffers at fixed addresses.
+type emuMemory struct {
+	bufs  [][]byte
+	bases []uint64
+}
+
+func (m *emuMemory) alloc(n int) uint64 {
+	base := uint64(0x10000)
+	if k := len(m.bases); k > 0 {
+		base = (m.bases[k-1] + uint64(len(m.bufs[k-1])) + 0x10000) &^ 0xff
+	}
+	m.bufs = append(m.bufs, make([]byte, n))
+	m.bases = append(m.bases, base)
+	return base
+}
+
+func (m *emuMemory) slice(addr uint64, size int) ([]byte, error) {
+	for i, b := range m.bases {
+		if addr >= b && addr+uint64(size) <= b+uint64(len(m.bufs[i])) {
+			return m.bufs[i][addr-b : addr-b+uint64(size)], nil
+		}
+	}
+	return nil, fmt.Errorf("global access of %d bytes at %#x outside every buffer", size, addr)
+}
+
+type emuThread struct {
+	regs    []uint64
+	pc      int
+	done    bool
+	waiting bool
+	tid     int
+}
+
+type emuRun struct {
+	p      *emuProgram
+	mem    *emuMemory
+	params []uint64
+	shared []byte
+	ctaid  [3]int
+	grid   [3]int
+	steps  int
+}
+
+// emulate runs p over grid with params (raw 64-bit values) and sharedBytes of shared memory.
+func emulate(p *emuProgram, mem *emuMemory, grid [3]int, params []uint64, sharedBytes int) error {
+	for z := range grid[2] {
+		for y := range grid[1] {
+			for x := range grid[0] {
+				r := &emuRun{p: p, mem: mem, params: params, shared: make([]byte, sharedBytes), ctaid: [3]int{x, y, z}, grid: grid}
+				if err := r.cta(); err != nil {
+					return fmt.Errorf("program (%d, %d, %d): %w", x, y, z, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (r *emuRun) cta() error {
+	ts := make([]*emuThread, r.p.threads)
+	for i := range ts {
+		ts[i] = &emuThread{regs: make([]uint64, r.p.nregs), tid: i}
+	}
+	for {
+		running := 0
+		// Highest thread first, so a thread reading what a lower thread writes before the
+		// next barrier sees stale data: a missing bar.sync shows up as wrong results.
+		for i := len(ts) - 1; i >= 0; i-- {
+			t := ts[i]
+			if t.done {
+				continue
+			}
+			t.waiting = false
+			if err := r.thread(t); err != nil {
+				return fmt.Errorf("thread %d: %w", t.tid, err)
+			}
+			if t.waiting {
+				running++
+			}
+		}
+		if running == 0 {
+			return nil
+		}
+		if running != len(ts) {
+			return fmt.Errorf("bar.sync reached by %d of %d threads (divergent barrier)", running, len(ts))
+		}
+	}
+}
+
+func (r *emuRun) thread(t *emuThread) error {
+	for t.pc < len(r.p.code) {
+		in := &r.p.code[t.pc]
+		t.pc++
+		r.steps++
+		if r.steps > 2e8 {
+			return fmt.Errorf("step limit exceeded")
+		}
+		if in.guard >= 0 && (t.regs[in.guard] != 0) == in.guardNeg {
+			continue
+		}
+		switch in.op[0] {
+		case "ret":
+			t.done = true
+			return nil
+		case "bar":
+			t.waiting = true
+			return nil
+		case "bra":
+			pc, ok := r.p.labels[in.args[0].name]
+			if !ok {
+				return fmt.Errorf("unknown label %s", in.args[0].name)
+			}
+			t.pc = pc
+			continue
+		}
+		if err := r.exec(t, in); err != nil {
+			return fmt.Errorf("%s: %w", in.text, err)
+		}
+	}
+	t.done = true
+	return nil
+}
+
+func (r *emuRun) val(t *emuThread, o emuOperand) uint64 {
+	switch o.kind {
+	case 0:
+		return t.regs[o.reg]
+	case 1:
+		return o.imm
+	case 3:
+		axis := int(o.name[len(o.name)-1] - 'x')
+		switch {
+		case strings.HasPrefix(o.name, "%tid"):
+			if axis == 0 {
+				return uint64(t.tid)
+			}
+			return 0
+		case strings.HasPrefix(o.name, "%ctaid"):
+			return uint64(r.ctaid[axis])
+		default:
+			return uint64(r.grid[axis])
+		}
+	case 6:
+		return 0
+	}
+	panic("operand kind")
+}
+
+// typed views of raw bits
+func f32of(x uint64) float64 { return float64(math.Float32frombits(uint32(x))) }
+func f32bits(f float64) uint64 { return uint64(math.Float32bits(float32(f))) }
+func f64of(x uint64) float64 { return math.Float64frombits(x) }
+
+func sext(x uint64, bitsN int) int64 { return int64(x<<(64-bitsN)) >> (64 - bitsN) }
+
+// typeInfo: bits, float?, signed?
+func typeInfo(ty string) (int, bool, bool) {
+	switch ty {
+	case "pred":
+		return 1, false, false
+	case "s8":
+		return 8, false, true
+	case "u8", "b8":
+		return 8, false, false
+	case "s16":
+		return 16, false, true
+	case "u16", "b16":
+		return 16, false, false
+	case "f16", "bf16":
+		return 16, true, false
+	case "s32":
+		return 32, false, true
+	case "u32", "b32":
+		return 32, false, false
+	case "f32":
+		return 32, true, false
+	case "s64":
+		return 64, false, true
+	case "u64", "b64":
+		return 64, false, false
+	case "f64":
+		return 64, true, false
+	}
+	return 0, false, false
+}
+
+func mask(bitsN int) uint64 {
+	if bitsN >= 64 {
+		return ^uint64(0)
+	}
+	return 1<<bitsN - 1
+}
+
+// fval reads a float operand of type ty as float64.
+func fval(x uint64, ty string) float64 {
+	switch ty {
+	case "f32":
+		return f32of(x)
+	case "f64":
+		return f64of(x)
+	case "f16":
+		return float64(halfToF32(uint16(x)))
+	case "bf16":
+		return float64(math.Float32frombits(uint32(uint16(x)) << 16))
+	}
+	panic("fval " + ty)
+}
+
+func fbits(f float64, ty string) uint64 {
+	switch ty {
+	case "f32":
+		return f32bits(f)
+	case "f64":
+		return math.Float64bits(f)
+	case "f16":
+		return uint64(f32ToHalf(float32(f)))
+	case "bf16":
+		b := math.Float32bits(float32(f))
+		if b&0x7fffffff > 0x7f800000 {
+			return uint64(uint16(b>>16) | 0x40)
+		}
+		b += 0x7fff + (b>>16)&1
+		return uint64(b >> 16)
+	}
+	panic("fbits " + ty)
+}
+
+func ival(x uint64, ty string) int64 {
+	n, _, signed := typeInfo(ty)
+	if signed {
+		return sext(x, n)
+	}
+	return int64(x & mask(n))
+}
+
+func (r *emuRun) exec(t *emuThread, in *emuInstr) error {
+	op := in.op
+	a := in.args
+	ty := op[len(op)-1]
+	set := func(v uint64) { t.regs[a[0].reg] = v }
+	src := func(i int) uint64 { return r.val(t, a[i]) }
+	nb, isF, signed := typeInfo(ty)
+	switch op[0] {
+	case "mov":
+		set(src(1))
+	case "add", "sub", "mul", "div", "rem", "min", "max", "mad", "fma", "copysign":
+		if op[0] == "mul" && op[1] == "wide" || op[0] == "mad" && op[1] == "wide" {
+			x, y := ival(src(1), ty), ival(src(2), ty)
+			if ty == "u32" {
+				x, y = int64(uint32(x)), int64(uint32(y))
+			}
+			v := uint64(x * y)
+			if op[0] == "mad" {
+				v += src(3)
+			}
+			set(v)
+			return nil
+		}
+		if isF {
+			x, y := fval(src(1), ty), fval(src(2), ty)
+			var v float64
+			switch op[0] {
+			case "add":
+				v = x + y
+			case "sub":
+				v = x - y
+			case "mul":
+				v = x * y
+			case "div":
+				v = x / y
+			case "min":
+				v = minNum(x, y)
+			case "max":
+				v = -minNum(-x, -y)
+			case "fma", "mad":
+				v = math.FMA(x, y, fval(src(3), ty))
+			case "copysign":
+				v = math.Copysign(y, x)
+			default:
+				return fmt.Errorf("unsupported")
+			}
+			if ty == "f32" {
+				v = float64(float32(v))
+			}
+			set(fbits(v, ty))
+			return nil
+		}
+		if op[1] == "hi" {
+			x, y := src(1)&mask(nb), src(2)&mask(nb)
+			if nb == 32 {
+				if signed {
+					set(uint64(uint32(uint64(sext(x, 32)*sext(y, 32)) >> 32)))
+				} else {
+					set(uint64(uint32((x * y) >> 32)))
+				}
+			} else if signed {
+				hi, _ := bits.Mul64(x, y)
+				if int64(x) < 0 {
+					hi -= y
+				}
+				if int64(y) < 0 {
+					hi -= x
+				}
+				set(hi)
+			} else {
+				hi, _ := bits.Mul64(x, y)
+				set(hi)
+			}
+			return nil
+		}
+		x, y := ival(src(1), ty), ival(src(2), ty)
+		var v int64
+		switch op[0] {
+		case "add":
+			v = x + y
+		case "sub":
+			v = x - y
+		case "mul", "mad":
+			v = x * y
+			if op[0] == "mad" {
+				v += ival(src(3), ty)
+			}
+		case "div", "rem":
+			if y == 0 {
+				v = -1
+				break
+			}
+			if signed {
+				if op[0] == "div" {
+					v = x / y
+				} else {
+					v = x % y
+				}
+			} else {
+				ux, uy := uint64(x), uint64(y)
+				if op[0] == "div" {
+					v = int64(ux / uy)
+				} else {
+					v = int64(ux % uy)
+				}
+			}
+		case "min":
+			if (signed && x < y) || (!signed && uint64(x) < uint64(y)) {
+				v = x
+			} else {
+				v = y
+			}
+		case "max":
+			if (signed && x > y) || (!signed && uint64(x) > uint64(y)) {
+				v = x
+			} else {
+				v = y
+			}
+		default:
+			return fmt.Errorf("unsupported")
+		}
+		set(uint64(v) & mask(nb))
+	case "and", "or", "xor":
+		x, y := src(1), src(2)
+		var v uint64
+		switch op[0] {
+		case "and":
+			v = x & y
+		case "or":
+			v = x | y
+		default:
+			v = x ^ y
+		}
+		set(v & mask(nb))
+	case "not":
+		set(^src(1) & mask(nb))
+	case "shl", "shr":
+		x, c := src(1)&mask(nb), src(2)&0xffffffff
+		if op[0] == "shl" {
+			if c >= uint64(nb) {
+				set(0)
+			} else {
+				set((x << c) & mask(nb))
+			}
+		} else if signed {
+			if c >= uint64(nb) {
+				c = uint64(nb - 1)
+			}
+			set(uint64(sext(x, nb)>>c) & mask(nb))
+		} else {
+			if c >= uint64(nb) {
+				set(0)
+			} else {
+				set(x >> c)
+			}
+		}
+	case "neg", "abs":
+		if isF {
+			x := fval(src(1), ty)
+			if op[0] == "neg" {
+				x = -x
+			} else {
+				x = math.Abs(x)
+			}
+			set(fbits(x, ty))
+		} else {
+			x := ival(src(1), ty)
+			if op[0] == "neg" || x < 0 {
+				x = -x
+			}
+			set(uint64(x) & mask(nb))
+		}
+	case "ex2", "lg2", "sin", "cos", "rsqrt", "sqrt", "rcp":
+		x := fval(src(1), ty)
+		var v float64
+		switch op[0] {
+		case "ex2":
+			v = math.Exp2(x)
+		case "lg2":
+			v = math.Log2(x)
+		case "sin":
+			v = math.Sin(x)
+		case "cos":
+			v = math.Cos(x)
+		case "rsqrt":
+			v = 1 / math.Sqrt(x)
+		case "sqrt":
+			v = math.Sqrt(x)
+		case "rcp":
+			v = 1 / x
+		}
+		set(fbits(v, ty))
+	case "setp":
+		cmp, sty := op[1], op[2]
+		x, y := src(1), src(2)
+		var res bool
+		if _, f, _ := typeInfo(sty); f {
+			fx, fy := fval(x, sty), fval(y, sty)
+			nan := math.IsNaN(fx) || math.IsNaN(fy)
+			switch cmp {
+			case "eq":
+				res = fx == fy
+			case "ne":
+				res = !nan && fx != fy
+			case "neu":
+				res = nan || fx != fy
+			case "lt":
+				res = fx < fy
+			case "le":
+				res = fx <= fy
+			case "gt":
+				res = fx > fy
+			case "ge":
+				res = fx >= fy
+			case "nan":
+				res = nan
+			case "num":
+				res = !nan
+			default:
+				return fmt.Errorf("unsupported comparison")
+			}
+		} else {
+			_, _, sg := typeInfo(sty)
+			ix, iy := ival(x, sty), ival(y, sty)
+			less := ix < iy
+			if !sg {
+				less = uint64(ix) < uint64(iy)
+			}
+			switch cmp {
+			case "eq":
+				res = ix == iy
+			case "ne":
+				res = ix != iy
+			case "lt":
+				res = less
+			case "le":
+				res = less || ix == iy
+			case "gt":
+				res = !less && ix != iy
+			case "ge":
+				res = !less
+			default:
+				return fmt.Errorf("unsupported comparison")
+			}
+		}
+		set(b2u(res))
+	case "selp":
+		if src(3) != 0 {
+			set(src(1))
+		} else {
+			set(src(2))
+		}
+	case "cvt":
+		return r.cvt(t, in)
+	case "ld":
+		space := spaceOf(op)
+		size := max(nb/8, 1)
+		if space == "param" {
+			set(r.params[a[1].param] & mask(max(nb, 8)))
+			return nil
+		}
+		addr := t.regs[a[1].reg] + uint64(a[1].off)
+		raw, err := r.mem2(space, addr, size)
+		if err != nil {
+			return err
+		}
+		var v uint64
+		for i := size - 1; i >= 0; i-- {
+			v = v<<8 | uint64(raw[i])
+		}
+		if signed {
+			v = uint64(sext(v, nb)) & 0xffffffff
+			if nb == 64 {
+				v = uint64(sext(v, 64))
+			}
+		}
+		set(v)
+	case "st":
+		space := spaceOf(op)
+		size := max(nb/8, 1)
+		addr := t.regs[a[0].reg] + uint64(a[0].off)
+		raw, err := r.mem2(space, addr, size)
+		if err != nil {
+			return err
+		}
+		v := r.val(t, a[1])
+		for i := range size {
+			raw[i] = byte(v >> (8 * i))
+		}
+	case "atom":
+		kind := op[len(op)-2]
+		if kind == "noftz" {
+			kind = op[len(op)-3]
+		}
+		size := nb / 8
+		addr := t.regs[a[1].reg]
+		raw, err := r.mem2("global", addr, size)
+		if err != nil {
+			return err
+		}
+		var old uint64
+		for i := size - 1; i >= 0; i-- {
+			old = old<<8 | uint64(raw[i])
+		}
+		b := src(2)
+		var nv uint64
+		switch kind {
+		case "add":
+			if isF {
+				nv = fbits(fval(old, ty)+fval(b, ty), ty)
+			} else {
+				nv = old + b
+			}
+		case "max", "min":
+			x, y := ival(old, ty), ival(b, ty)
+			less := x < y
+			if !signed {
+				less = uint64(x) < uint64(y)
+			}
+			if (kind == "max") == less {
+				nv = b
+			} else {
+				nv = old
+			}
+		case "and":
+			nv = old & b
+		case "or":
+			nv = old | b
+		case "xor":
+			nv = old ^ b
+		case "exch":
+			nv = b
+		case "cas":
+			nv = old
+			if old&mask(nb) == b&mask(nb) {
+				nv = src(3)
+			}
+		default:
+			return fmt.Errorf("unsupported atomic")
+		}
+		for i := range size {
+			raw[i] = byte(nv >> (8 * i))
+		}
+		set(old & mask(nb))
+	default:
+		return fmt.Errorf("unsupported instruction")
+	}
+	return nil
+}
+
+func (r *emuRun) mem2(space string, addr uint64, size int) ([]byte, error) {
+	if space == "shared" {
+		if addr+uint64(size) > uint64(len(r.shared)) {
+			return nil, fmt.Errorf("shared access of %d bytes at %d outside %d bytes", size, addr, len(r.shared))
+		}
+		return r.shared[addr : addr+uint64(size)], nil
+	}
+	return r.mem.slice(addr, size)
+}
+
+func (r *emuRun) cvt(t *emuThread, in *emuInstr) error {
+	op := in.op
+	dty, sty := op[len(op)-2], op[len(op)-1]
+	mode := ""
+	if len(op) == 4 {
+		mode = op[1]
+	}
+	x := r.val(t, in.args[1])
+	dn, dF, dS := typeInfo(dty)
+	_, sF, _ := typeInfo(sty)
+	var out uint64
+	switch {
+	case sF && dF:
+		f := fval(x, sty)
+		switch mode {
+		case "rzi":
+			f = math.Trunc(f)
+		case "rmi":
+			f = math.Floor(f)
+		case "rpi":
+			f = math.Ceil(f)
+		}
+		out = fbits(f, dty)
+	case sF:
+		f := math.Trunc(fval(x, sty))
+		var v int64
+		switch {
+		case math.IsNaN(f):
+			v = 0
+		case dS:
+			lo, hi := -math.Ldexp(1, dn-1), math.Ldexp(1, dn-1)-1
+			v = int64(math.Max(lo, math.Min(hi, f)))
+		default:
+			v = int64(uint64(math.Max(0, math.Min(math.Ldexp(1, dn)-1, f))))
+		}
+		out = uint64(v) & mask(dn)
+	case dF:
+		v := ival(x, sty)
+		_, _, ss := typeInfo(sty)
+		f := float64(v)
+		if !ss {
+			f = float64(uint64(v))
+		}
+		out = fbits(f, dty)
+	default:
+		v := ival(x, sty)
+		out = uint64(v) & mask(dn)
+		if dS && dn < 32 {
+			out = uint64(sext(out, dn)) & 0xffffffff
+		}
+	}
+	t.regs[in.args[0].reg] = out
+	return nil
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func minNum(x, y float64) float64 {
+	switch {
+	case math.IsNaN(x):
+		return y
+	case math.IsNaN(y):
+		return x
+	}
+	return math.Min(x, y)
+}
+
+func halfToF32(h uint16) float32 {
+	sign := uint32(h>>15) << 31
+	exp := uint32(h>>10) & 0x1f
+	mant := uint32(h) & 0x3ff
+	switch {
+	case exp == 0x1f:
+		return math.Float32frombits(sign | 0x7f800000 | mant<<13)
+	case exp == 0:
+		f := float32(mant) / (1 << 24)
+		if sign != 0 {
+			f = -f
+		}
+		return f
+	}
+	return math.Float32frombits(sign | (exp+112)<<23 | mant<<13)
+}
+
+func f32ToHalf(f float32) uint16 {
+	b := math.Float32bits(f)
+	sign := uint16(b>>16) & 0x8000
+	exp := int(b>>23&0xff) - 127 + 15
+	mant := b & 0x7fffff
+	switch {
+	case b&0x7fffffff > 0x7f800000:
+		return sign | 0x7e00
+	case exp >= 31:
+		return sign | 0x7c00
+	case exp <= 0:
+		if exp < -10 {
+			return sign
+		}
+		mant |= 0x800000
+		shift := uint(14 - exp)
+		h := mant >> shift
+		rem := mant & (1<<shift - 1)
+		half := uint32(1) << (shift - 1)
+		if rem > half || (rem == half && h&1 == 1) {
+			h++
+		}
+		return sign | uint16(h)
+	}
+	h := uint32(exp)<<10 | mant>>13
+	rem := mant & 0x1fff
+	if rem > 0x1000 || (rem == 0x1000 && h&1 == 1) {
+		h++
+	}
+	return sign | uint16(h)
+}
+
+func spaceOf(op []string) string {
+	for _, o := range op {
+		if o == "global" || o == "shared" || o == "param" {
+			return o
+		}
+	}
+	return "global"
+}

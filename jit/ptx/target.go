@@ -1,0 +1,116 @@
+package ptx
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/widejit/widejit/jit"
+	"github.com/widejit/widejit/triton/ir"
+)
+
+// ISA is the PTX ISA version every kernel is written in (Debian's ptxas 11.8 accepts it).
+const ISA = "7.8"
+
+// ArtifactKind is the Kind of PTX artifacts: PTX text, loaded by the driver JIT.
+const ArtifactKind = "ptx"
+
+// Archs are the SM architectures the generator targets. Newer GPUs JIT sm_90 PTX.
+var Archs = []string{"sm_80", "sm_90"}
+
+// Target generates PTX for one SM architecture. It needs no GPU.
+type Target struct {
+	Arch string // "sm_80" or "sm_90"
+}
+
+// Key names the ISA and the arch, e.g. "ptx7.8/sm_90".
+func (t Target) Key() string { return "ptx" + ISA + "/" + t.Arch }
+
+// ArchForCapability maps a compute capability ("9.0", "8.6") to the arch whose PTX the
+// device should load: sm_90 for 9.x and newer, sm_80 for 8.x.
+func ArchForCapability(cc string) (string, error) {
+	major, _, _ := strings.Cut(cc, ".")
+	m, err := strconv.Atoi(major)
+	if err != nil {
+		return "", fmt.Errorf("ptx: bad compute capability %q", cc)
+	}
+	switch {
+	case m >= 9:
+		return "sm_90", nil
+	case m == 8:
+		return "sm_80", nil
+	}
+	return "", fmt.Errorf("ptx: compute capability %s is older than 8.0 (sm_80), which widejit needs", cc)
+}
+
+// maxSharedBytes is the dynamic shared memory a CTA may opt into on each arch.
+var maxSharedBytes = map[string]int{"sm_80": 163 * 1024, "sm_90": 227 * 1024}
+
+// Codegen writes f as a PTX module with one .entry named f.Name.
+//
+// Meta keys: "num_warps", "threads", "shared_bytes" (dynamic shared memory the launch must
+// pass), "param_types" (the runtime parameter types in order, e.g. "*fp32,i32,fp32", which
+// fixes the kernel parameter ABI: pointers .u64; i1..i32 and u8..u32 .u32; i64/u64 .u64;
+// fp16/bf16 .b16; fp32 .f32; fp64 .f64), "tile_registers" (an estimate of the 32-bit
+// registers the largest live tiles need per thread; ptxas -v gives the real count).
+func (t Target) Codegen(f *ir.Func, spec jit.Spec) (*jit.Artifact, error) {
+	limit, ok := maxSharedBytes[t.Arch]
+	if !ok {
+		return nil, fmt.Errorf("ptx: unknown arch %q (expected one of %s)", t.Arch, strings.Join(Archs, ", "))
+	}
+	warps := spec.NumWarps
+	if warps == 0 {
+		warps = 4
+	}
+	if warps < 1 || warps > 32 || warps&(warps-1) != 0 {
+		return nil, fmt.Errorf("ptx: num_warps %d: expected a power of 2 from 1 to 32", warps)
+	}
+	g := newGen(f, t.Arch, warps*32, spec.Align16)
+	text, err := g.run()
+	if err != nil {
+		return nil, err
+	}
+	if g.smemBytes > limit {
+		return nil, fmt.Errorf("ptx: kernel %s needs %d bytes of shared memory for its tile conversions, more than %s allows (%d); use smaller blocks", f.Name, g.smemBytes, t.Arch, limit)
+	}
+	types := make([]string, len(f.Params))
+	for i, p := range f.Params {
+		types[i] = p.Type.String()
+	}
+	return &jit.Artifact{
+		Kind:    ArtifactKind,
+		Name:    f.Name,
+		Target:  t.Key(),
+		Payload: []byte(text),
+		Meta: map[string]string{
+			"num_warps":      strconv.Itoa(warps),
+			"threads":        strconv.Itoa(warps * 32),
+			"shared_bytes":   strconv.Itoa(g.smemBytes),
+			"param_types":    strings.Join(types, ","),
+			"tile_registers": strconv.Itoa(g.maxTileRegs),
+		},
+	}, nil
+}
+
+// ParamTypes parses an artifact's "param_types" meta back into types.
+func ParamTypes(a *jit.Artifact) ([]ir.Type, error) {
+	s := a.Meta["param_types"]
+	if s == "" {
+		return nil, nil
+	}
+	var out []ir.Type
+	for _, p := range strings.Split(s, ",") {
+		t := ir.Type{}
+		if strings.HasPrefix(p, "*") {
+			t.Ptr = true
+			p = p[1:]
+		}
+		d, ok := ir.ParseDType(p)
+		if !ok {
+			return nil, fmt.Errorf("ptx artifact %s: bad parameter type %q in meta", a.Name, p)
+		}
+		t.Elem = d
+		out = append(out, t)
+	}
+	return out, nil
+}

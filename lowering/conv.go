@@ -1,0 +1,205 @@
+package lowering
+
+import (
+	"fmt"
+
+	"github.com/widejit/widejit/graph"
+	"github.com/widejit/widejit/triton/templates"
+)
+
+// The convolution family: Conv1d and Conv2d (stride, padding incl. "same"/"valid", dilation,
+// groups incl. depthwise, bias) as one implicit-GEMM kernel (conv.py) per node, the N models
+// and the (sample, group) pairs on grid axes, with the bias and following element-wise ops
+// fused into its epilogue. A 1-d convolution runs as a 2-d one with a height of 1.
+// Depthwise convolutions (groups == in_channels) use a direct kernel (conv_depthwise.py)
+// instead: a GEMM tile over one group's 1 or 2 output channels would be mostly padding.
+
+func init() {
+	registerOp(lowerConv, "conv1d", "conv2d")
+}
+
+// convDirectDepthwise selects the direct kernel for depthwise convolutions; tests turn it off
+// to check the implicit GEMM on the same problems.
+var convDirectDepthwise = true
+
+type convGroup struct {
+	groupBase
+	x, w                   View
+	batch, groups          int
+	cg, ocg                int // channels per group, in and out
+	h, wd, oh, ow          int
+	kh, kw                 int
+	sh, sw, ph, pw, dh, dw int
+	xBStride, xCStride     int
+	depthwise              bool // direct kernel (conv_depthwise.py)
+}
+
+func lowerConv(l *lowerer, n *graph.Node) error {
+	x, err := l.input(n, 0)
+	if err != nil {
+		return err
+	}
+	if x.DType != graph.Float32 {
+		return fmt.Errorf("input is %s; convolutions are lowered for float32 only", x.DType)
+	}
+	a := n.Attrs
+	if a.String("padding_mode") != "zeros" {
+		return fmt.Errorf("padding_mode %q is not lowered (only zeros)", a.String("padding_mode"))
+	}
+	k := 1
+	if n.Op == "conv2d" {
+		k = 2
+	}
+	kernel, stride, pad, dil := a.Ints("kernel_size"), a.Ints("stride"), a.Ints("padding"), a.Ints("dilation")
+	outShape := n.Output().Shape
+	rank := len(x.Shape)
+	batched := rank == k+2
+	// per-model [B, C, *spatial] (unbatched: B = 1)
+	batch := 1
+	if batched {
+		batch = x.Shape[0]
+	}
+	inC := x.Shape[rank-k-1]
+	spatial := x.Shape[rank-k:]
+	outSpatial := outShape[len(outShape)-k:]
+	outC := outShape[len(outShape)-k-1]
+	groups := a.Int("groups")
+	g := &convGroup{batch: batch, groups: groups, cg: inC / groups, ocg: outC / groups}
+	if k == 1 {
+		g.h, g.wd, g.oh, g.ow = 1, spatial[0], 1, outSpatial[0]
+		g.kh, g.kw = 1, kernel[0]
+		g.sh, g.sw, g.ph, g.pw, g.dh, g.dw = 1, stride[0], 0, pad[0], 1, dil[0]
+	} else {
+		g.h, g.wd, g.oh, g.ow = spatial[0], spatial[1], outSpatial[0], outSpatial[1]
+		g.kh, g.kw = kernel[0], kernel[1]
+		g.sh, g.sw, g.ph, g.pw, g.dh, g.dw = stride[0], stride[1], pad[0], pad[1], dil[0], dil[1]
+	}
+	g.x = l.contiguous(x, n)
+	g.xCStride = g.h * g.wd
+	g.xBStride = inC * g.xCStride
+	g.w = l.values[n.Param("weight").Name]
+	out := l.newOutput(n.Name, outShape, n.Output().DType)
+	g.groupBase = groupBase{nodes: []string{n.Name}, ops: []string{n.Op}, out: out}
+	g.depthwise = convDirectDepthwise && groups == inC && groups > 1
+	chBound := "OCG"
+	if g.depthwise {
+		chBound = "OC"
+		l.notes[g] = append(l.notes[g], "depthwise: direct kernel, no GEMM over 1-channel groups")
+	}
+	g.epi = newConvEpilogue(out, batched, chBound)
+	if p := n.Param("bias"); p != nil {
+		bv := l.values[p.Name]
+		bv, _ = bv.reshape(append([]int{outC}, ones(k)...))
+		if !g.epi.tryFuse(opExpr("add", inExpr(), leafExpr(0)), []View{bv}) {
+			return fmt.Errorf("bias %s does not broadcast to %s", shapeStr(bv.Shape), shapeStr(out.Shape))
+		}
+	}
+	l.addGroup(g, n.Name)
+	return nil
+}
+
+// newConvEpilogue addresses the output [B, C, *spatial] (or [C, *spatial]) by the kernel's
+// sample index, global output channel and flat output pixel; chBound names the kernel's bound
+// of the channel tile index rn.
+func newConvEpilogue(out View, batched bool, chBound string) *epilogue {
+	r := len(out.Shape)
+	nb := 0
+	if batched {
+		nb = 1
+	}
+	return &epilogue{shape: out.Shape,
+		axes:  [][2]int{{0, nb}, {nb, nb + 1}, {nb + 1, r}},
+		vars:  []string{"bidx", "oc_g[None, :]", "rp[:, None]"},
+		masks: []string{"", "(rn[None, :] < " + chBound + ")", "(rp[:, None] < P)"}}
+}
+
+type convData struct {
+	Fn           string
+	Header       []string
+	Epilogue     []loadLine
+	EpilogueArgs []string
+	ExtraArgs    []string
+	Body         []string
+}
+
+func (g *convGroup) emit(l *lowerer) (*Launch, error) {
+	if g.depthwise {
+		return g.emitDepthwise(l)
+	}
+	fn := kernelName(g.index, g.ops)
+	p := g.oh * g.ow
+	outC := g.ocg * g.groups
+	re, err := g.epi.render("acc", "cmask", "tl.float32",
+		"(model + model_base) * c_mstride + bidx * c_bstride + oc_g[None, :] * P + rp[:, None]", "e", nil)
+	if err != nil {
+		return nil, err
+	}
+	ktot := g.cg * g.kh * g.kw
+	bp := clamp(nextPow2(p), 16, 64)
+	bn := clamp(nextPow2(g.ocg), 16, 64)
+	bk := clamp(nextPow2(ktot), 16, 32)
+	tilesOC := cdiv(g.ocg, bn)
+	var args []LaunchArg
+	args = append(args, ptrArgs("x", g.x)...)
+	args = append(args, intArg("x_bstride", g.xBStride), intArg("x_cstride", g.xCStride))
+	args = append(args, ptrArgs("w", g.w)...)
+	args = append(args, ptrArgs("c", g.out)...)
+	args = append(args, intArg("c_bstride", outC*p))
+	args = append(args, re.args...)
+	args = append(args, intArg("H", g.h), intArg("W", g.wd), intArg("OW", g.ow), intArg("P", p),
+		intArg("OCG", g.ocg), intArg("KTOT", ktot), intArg("KW", g.kw), intArg("KHW", g.kh*g.kw),
+		intArg("CG", g.cg), intArg("GROUPS", g.groups),
+		intArg("stride_h", g.sh), intArg("stride_w", g.sw), intArg("pad_h", g.ph), intArg("pad_w", g.pw),
+		intArg("dil_h", g.dh), intArg("dil_w", g.dw), intArg("tiles_oc", tilesOC))
+	args = append(args, re.extra...)
+	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads, EpilogueArgs: argNames(re.args),
+		ExtraArgs: argNames(re.extra), Body: re.body}
+	text, err := templates.Render("conv.py", d)
+	if err != nil {
+		return nil, err
+	}
+	return &Launch{
+		Kernel:    newKernel("conv.py", fn, text, map[string]any{"BLOCK_P": int64(bp), "BLOCK_OC": int64(bn), "BLOCK_K": int64(bk)}),
+		Grid:      [3]int{cdiv(p, bp) * tilesOC, g.batch * g.groups, l.n},
+		ModelAxis: 2,
+		Args:      args,
+	}, nil
+}
+
+func (g *convGroup) emitDepthwise(l *lowerer) (*Launch, error) {
+	fn := kernelName(g.index, g.ops)
+	p := g.oh * g.ow
+	outC := g.ocg * g.groups
+	re, err := g.epi.render("acc", "cmask", "tl.float32",
+		"(model + model_base) * c_mstride + bidx * c_bstride + oc_g[None, :] * P + rp[:, None]", "e", nil)
+	if err != nil {
+		return nil, err
+	}
+	bp := clamp(nextPow2(p), 16, 128)
+	bc := clamp(nextPow2(outC), 1, 16)
+	tilesC := cdiv(outC, bc)
+	var args []LaunchArg
+	args = append(args, ptrArgs("x", g.x)...)
+	args = append(args, intArg("x_bstride", g.xBStride), intArg("x_cstride", g.xCStride))
+	args = append(args, ptrArgs("w", g.w)...)
+	args = append(args, ptrArgs("c", g.out)...)
+	args = append(args, intArg("c_bstride", outC*p))
+	args = append(args, re.args...)
+	args = append(args, intArg("H", g.h), intArg("W", g.wd), intArg("OW", g.ow), intArg("P", p),
+		intArg("OC", outC), intArg("MULT", g.ocg), intArg("KH", g.kh), intArg("KW", g.kw),
+		intArg("stride_h", g.sh), intArg("stride_w", g.sw), intArg("pad_h", g.ph), intArg("pad_w", g.pw),
+		intArg("dil_h", g.dh), intArg("dil_w", g.dw), intArg("tiles_c", tilesC))
+	args = append(args, re.extra...)
+	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads, EpilogueArgs: argNames(re.args),
+		ExtraArgs: argNames(re.extra), Body: re.body}
+	text, err := templates.Render("conv_depthwise.py", d)
+	if err != nil {
+		return nil, err
+	}
+	return &Launch{
+		Kernel:    newKernel("conv_depthwise.py", fn, text, map[string]any{"BLOCK_P": int64(bp), "BLOCK_C": int64(bc)}),
+		Grid:      [3]int{cdiv(p, bp) * tilesC, g.batch, l.n},
+		ModelAxis: 2,
+		Args:      args,
+	}, nil
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""Regenerates lowering/testdata/{conv,pool,attention}/<model>_n<N>/ with
+exporters/torch/export.py:
+
+    /usr/bin/python3 lowering/testdata/make_conv_fixtures.py [NAME ...]   (from the repository root)
+
+NAME (e.g. pool/pools) limits the run to those fixtures.
+
+Each fixture is a graph.json, weights, inputs and the outputs of N PyTorch modules run one by
+one (expected.safetensors); lowering's conv/pool/attention tests run the lowered plans against
+them.
+"""
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+MODELS = os.path.join("lowering", "testdata", "models_conv.py")
+
+FIXTURES = {
+    "conv/convs_a": ["--module", MODELS + ":ConvsA", "--input", "img=2,6,7,5"],
+    "conv/convs_b": ["--module", MODELS + ":ConvsB", "--input", "img=2,6,7,5", "--input", "seq=2,6,13"],
+    "conv/unbatched": ["--module", MODELS + ":ConvUnbatched", "--input", "img=5,11,9", "--input", "seq=5,13"],
+    "conv/shared": ["--module", MODELS + ":ConvsA", "--input", "img=2,6,7,5", "--shared-input"],
+    "pool/pools": ["--module", MODELS + ":Pools", "--input", "img=2,5,11,9", "--input", "seq=2,5,13"],
+    "attention/attention_a": ["--module", MODELS + ":AttentionA", "--input", "x=7,3,12"],
+    "attention/attention_b": ["--module", MODELS + ":AttentionB", "--input", "x=7,3,12", "--input", "mem=3,9,11",
+                              "--input", "kv=3,9,5"],
+    "attention/unbatched": ["--module", MODELS + ":AttentionUnbatched", "--input", "x=7,12"],
+}
+
+
+def main():
+    only = set(sys.argv[1:])
+    for name, args in FIXTURES.items():
+        if only and name not in only:
+            continue
+        for n in (1, 3, 8):
+            if name.endswith("/shared") and n != 3:
+                continue
+            out = os.path.join(HERE, "%s_n%d" % (name, n))
+            cmd = [sys.executable, os.path.join(ROOT, "exporters", "torch", "export.py")] + args + \
+                ["--n", str(n), "--seed", "3", "--out", out]
+            print(" ".join(cmd[1:]), flush=True)
+            subprocess.run(cmd, cwd=ROOT, check=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,182 @@
+"""Tiny PyTorch modules for lowering's convolution, pooling and attention fixtures, with sizes
+that are neither powers of two nor multiples of the kernels' block sizes.
+make_conv_fixtures.py exports each at N in {1, 3, 8} with exporters/torch/export.py."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def _randomize(module, lo=-1.0, hi=1.0):
+    with torch.no_grad():
+        for p in module.parameters():
+            p.uniform_(lo, hi)
+
+
+class ConvsA(nn.Module):
+    """Conv2d: plain (+ReLU), strided, dilated, depthwise, grouped."""
+
+    def __init__(self):
+        super().__init__()
+        self.plain = nn.Conv2d(6, 10, 3, padding=1)
+        self.strided = nn.Conv2d(6, 7, (3, 4), stride=(2, 3), padding=(1, 2))
+        self.dilated = nn.Conv2d(6, 5, 3, dilation=2, padding=2)
+        self.depthwise = nn.Conv2d(6, 12, 3, padding=1, groups=6)
+        self.grouped = nn.Conv2d(6, 9, (2, 3), padding=(1, 0), groups=3)
+
+    def forward(self, img):
+        return (torch.relu(self.plain(img)), self.strided(img), self.dilated(img), self.depthwise(img),
+                self.grouped(img))
+
+
+class ConvsB(nn.Module):
+    """Conv2d 'same' with an even kernel, 'valid', no bias with a residual add, conv + eval
+    BatchNorm + ReLU; Conv1d plain (+GELU), 'same' with an even kernel, strided and grouped,
+    depthwise and dilated without bias."""
+
+    def __init__(self):
+        super().__init__()
+        self.same_even = nn.Conv2d(6, 5, (4, 2), padding="same", dilation=(1, 2))
+        self.valid = nn.Conv2d(6, 4, (5, 3), padding="valid")
+        self.residual = nn.Conv2d(6, 6, 3, padding=1, bias=False)
+        self.conv_bn = nn.Conv2d(6, 8, 1)
+        self.bn = nn.BatchNorm2d(8)
+        self.c1 = nn.Conv1d(6, 11, 3, padding=1)
+        self.c1_same = nn.Conv1d(6, 7, 4, padding="same")
+        self.c1_strided = nn.Conv1d(6, 4, 3, stride=2, padding=1, groups=2)
+        self.c1_depthwise = nn.Conv1d(6, 6, 3, dilation=3, padding=3, groups=6, bias=False)
+        with torch.no_grad():
+            self.bn.running_mean.uniform_(-1.0, 1.0)
+            self.bn.running_var.uniform_(0.5, 2.0)
+            self.bn.weight.uniform_(0.5, 1.5)
+
+    def forward(self, img, seq):
+        return (self.same_even(img), self.valid(img), self.residual(img) + img,
+                torch.relu(self.bn(self.conv_bn(img))),
+                F.gelu(self.c1(seq)), self.c1_same(seq), self.c1_strided(seq), self.c1_depthwise(seq))
+
+
+class ConvUnbatched(nn.Module):
+    """Unbatched [C, H, W] and [C, L] inputs."""
+
+    def __init__(self):
+        super().__init__()
+        self.c2 = nn.Conv2d(5, 7, 3, stride=2, padding=1)
+        self.c1 = nn.Conv1d(5, 3, 2, groups=1)
+        self.pool = nn.MaxPool2d(2)
+        self.pool1 = nn.AvgPool1d(3, 2, 1)
+
+    def forward(self, img, seq):
+        return self.pool(torch.relu(self.c2(img))), self.c1(seq), self.pool1(seq)
+
+
+class Pools(nn.Module):
+    """Max/avg/adaptive pooling, 2-d and 1-d: padding, dilation, ceil_mode, count_include_pad,
+    divisor_override. (Modules: the exporter maps pooling modules, not the functionals.)"""
+
+    def __init__(self):
+        super().__init__()
+        self.img_pools = nn.ModuleList([
+            nn.MaxPool2d(3, stride=2, padding=1),
+            nn.MaxPool2d(3, stride=2, ceil_mode=True),
+            nn.MaxPool2d((2, 3), stride=(1, 2), dilation=(2, 1), padding=(1, 1)),
+            nn.AvgPool2d(3, stride=2, padding=1),
+            nn.AvgPool2d(3, stride=2, padding=1, count_include_pad=False),
+            nn.AvgPool2d((3, 2), stride=2, padding=1, ceil_mode=True),
+            nn.AvgPool2d((3, 2), stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+            nn.AvgPool2d(2, divisor_override=3),
+            nn.AdaptiveAvgPool2d((4, 3)),
+            nn.AdaptiveAvgPool2d((5, None)),
+            nn.AdaptiveAvgPool2d(1),
+        ])
+        self.seq_pools = nn.ModuleList([
+            nn.MaxPool1d(4, stride=3, padding=2, ceil_mode=True),
+            nn.MaxPool1d(3, dilation=2),
+            nn.AvgPool1d(3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+            nn.AvgPool1d(4, stride=3, padding=2),
+            nn.AdaptiveAvgPool1d(5),
+        ])
+
+    def forward(self, img, seq):
+        return tuple(p(img) for p in self.img_pools) + tuple(p(seq) for p in self.seq_pools)
+
+
+L, B, E, H, S = 7, 3, 12, 4, 9
+
+
+class AttentionA(nn.Module):
+    """MultiheadAttention: self-attention (batch_first false) with a float attn_mask and
+    averaged weights; batch_first with a bool key_padding_mask (input made contiguous from a
+    transpose); a bool causal attn_mask."""
+
+    def __init__(self):
+        super().__init__()
+        self.self_attn = nn.MultiheadAttention(E, H)
+        self.padded = nn.MultiheadAttention(E, H, batch_first=True)
+        self.causal = nn.MultiheadAttention(E, 2, batch_first=True)
+        g = torch.Generator().manual_seed(5)
+        self.register_buffer("float_mask", torch.randn(L, L, generator=g))
+        pad = torch.zeros(B, L, dtype=torch.bool)
+        pad[0, 5:] = True
+        pad[2, 1] = True
+        pad[2, 3] = True
+        self.register_buffer("pad_mask", pad)
+        self.register_buffer("causal_mask", torch.triu(torch.ones(L, L, dtype=torch.bool), diagonal=1))
+
+    def forward(self, x):
+        # x: [L, B, E]
+        xb = x.transpose(0, 1)
+        a, aw = self.self_attn(x, x, x, attn_mask=self.float_mask)
+        b = self.padded(xb, xb, xb, key_padding_mask=self.pad_mask, need_weights=False)[0]
+        c, cw = self.causal(xb, xb, xb, attn_mask=self.causal_mask)
+        return a + x, aw, b, c, cw
+
+
+class AttentionB(nn.Module):
+    """MultiheadAttention: a 3-D float attn_mask per (sample, head) with per-head weights;
+    cross-attention with kdim/vdim and a key_padding_mask; cross-attention through row slices
+    of in_proj_weight (key = value, not the query); no bias."""
+
+    def __init__(self):
+        super().__init__()
+        self.per_head = nn.MultiheadAttention(E, 3)
+        self.cross = nn.MultiheadAttention(E, H, kdim=11, vdim=5, batch_first=True)
+        self.nobias = nn.MultiheadAttention(E, H, bias=False)
+        self.cross_same = nn.MultiheadAttention(E, H)
+        g = torch.Generator().manual_seed(6)
+        self.register_buffer("head_mask", torch.randn(B * 3, L, L, generator=g))
+        cross_pad = torch.zeros(B, S, dtype=torch.bool)
+        cross_pad[1, 4:] = True
+        self.register_buffer("cross_pad", cross_pad)
+
+    def forward(self, x, mem, kv):
+        # x: [L, B, E]; mem: [B, S, 11]; kv: [B, S, 5]
+        d, dw = self.per_head(x, x, x, attn_mask=self.head_mask, average_attn_weights=False)
+        e, ew = self.cross(x.transpose(0, 1), mem, kv, key_padding_mask=self.cross_pad)
+        f = self.nobias(x, x, x, need_weights=False)[0]
+        m = x * 0.5
+        h = self.cross_same(x, m, m, need_weights=False)[0]
+        return d, dw, e, ew, f, h
+
+
+class AttentionUnbatched(nn.Module):
+    """Unbatched [L, E] self-attention: a bool attn_mask with a bool key_padding_mask, and a
+    float key_padding_mask alone (torch 1.13 turns a float key_padding_mask into a bool one
+    when a bool attn_mask is also given; widejit follows the documented additive meaning)."""
+
+    def __init__(self):
+        super().__init__()
+        self.mha = nn.MultiheadAttention(E, H)
+        self.mha_float = nn.MultiheadAttention(E, 2)
+        m = torch.zeros(L, L, dtype=torch.bool)
+        m[0, 3] = True
+        m[4, 0:2] = True
+        self.register_buffer("mask", m)
+        pad = torch.zeros(L, dtype=torch.bool)
+        pad[2] = True
+        self.register_buffer("pad", pad)
+        self.register_buffer("float_pad", torch.linspace(-1.0, 0.0, L))
+
+    def forward(self, x):
+        a, aw = self.mha(x, x, x, attn_mask=self.mask, key_padding_mask=self.pad)
+        b, bw = self.mha_float(x, x, x, key_padding_mask=self.float_pad)
+        return a, aw, b, bw

@@ -1,0 +1,94 @@
+{{- /*
+Pooling (1-d and 2-d; 1-d runs with H = OH = KH = 1) over a contiguous [planes, H, W] view of
+each model's input, planes = batch * channels: program (pid, model) computes BLOCK output
+elements of one model and walks the KH x KW window with masks.
+Kind "max": max over the dilated window; padding reads as -inf.
+Kind "avg": sum over the window divided by the window size clipped to the padded input
+(count_include_pad), by the number of real input elements (not count_include_pad), or by
+divisor_override (Divisor: the DIVISOR argument).
+Kind "adaptive": the window of output o along a dim of size I -> O is
+[floor(o*I/O), ceil((o+1)*I/O)); KH, KW bound the window sizes.
+Data: Fn, Header, Kind, CountPad, Divisor bool.
+*/ -}}
+import triton
+import triton.language as tl
+
+
+# widejit kernel {{.Fn}} (template pool.py, {{.Kind}})
+{{- range .Header}}
+# {{.}}
+{{- end}}
+@triton.jit
+def {{.Fn}}(
+    x_ptr, x_mstride,
+    out_ptr, out_mstride,
+    numel, H, W, OH, OW, KH, KW,
+    stride_h, stride_w, pad_h, pad_w, dil_h, dil_w, DIVISOR,
+    BLOCK: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    model = tl.program_id(1)
+    idx = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = idx < numel
+    ow = idx % OW
+    oh = (idx // OW) % OH
+    plane = idx // (OW * OH)
+    x_base = x_ptr + model * x_mstride + plane * (H * W)
+{{- if eq .Kind "adaptive"}}
+    h0 = (oh * H) // OH
+    h1 = ((oh + 1) * H + OH - 1) // OH
+    w0 = (ow * W) // OW
+    w1 = ((ow + 1) * W + OW - 1) // OW
+{{- else}}
+    h0 = oh * stride_h - pad_h
+    w0 = ow * stride_w - pad_w
+{{- end}}
+{{- if eq .Kind "max"}}
+    acc = tl.full((BLOCK,), float("-inf"), tl.float32)
+{{- else}}
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+{{- end}}
+    for kh in range(0, KH):
+{{- if eq .Kind "adaptive"}}
+        ih = h0 + kh
+        hok = ih < h1
+{{- else}}
+        ih = h0 + kh * dil_h
+        hok = (ih >= 0) & (ih < H)
+{{- end}}
+        for kw in range(0, KW):
+{{- if eq .Kind "adaptive"}}
+            iw = w0 + kw
+            ok = mask & hok & (iw < w1)
+{{- else}}
+            iw = w0 + kw * dil_w
+            ok = mask & hok & (iw >= 0) & (iw < W)
+{{- end}}
+{{- if eq .Kind "max"}}
+            v = tl.load(x_base + ih * W + iw, mask=ok, other=float("-inf")).to(tl.float32)
+            acc = tl.maximum(acc, v)
+{{- else}}
+            v = tl.load(x_base + ih * W + iw, mask=ok, other=0.0).to(tl.float32)
+            acc += v
+{{- end}}
+{{- if eq .Kind "max"}}
+    y = acc
+{{- else if eq .Kind "adaptive"}}
+    y = acc / ((h1 - h0) * (w1 - w0)).to(tl.float32)
+{{- else}}
+{{- if .Divisor}}
+    y = acc / DIVISOR
+{{- else}}
+{{- if .CountPad}}
+    # the window clipped to the padded input
+    hh = tl.minimum(h0 + KH, H + pad_h) - h0
+    ww = tl.minimum(w0 + KW, W + pad_w) - w0
+{{- else}}
+    # the window clipped to the real input
+    hh = tl.minimum(h0 + KH, H) - tl.maximum(h0, 0)
+    ww = tl.minimum(w0 + KW, W) - tl.maximum(w0, 0)
+{{- end}}
+    y = acc / (hh * ww).to(tl.float32)
+{{- end}}
+{{- end}}
+    tl.store(out_ptr + model * out_mstride + idx, y, mask=mask)
