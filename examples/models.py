@@ -144,18 +144,19 @@ class Patterns(nn.Module):
     """The patterns the anchor gets wrong (shared/design/primitives.md), in one small model:
     a depthwise conv (groups=channels), a parameter and a buffer used directly in forward, cat of a
     list with a positive dim, softmax and mean over positive dims, a scalar operand, chunk with
-    getitem, nn.Flatten and torch.flatten(x, 1) heads, an LSTM (nested tuple output), and a tuple
-    output."""
+    getitem, nn.Flatten and torch.flatten(x, 1) heads, attention whose weights are used (a tuple
+    output of a module), and a tuple output of the model. (Recurrent layers come with their own
+    lowering in a later wave.)"""
 
-    def __init__(self, channels=4, size=6, hidden=8, classes=3):
+    def __init__(self, channels=4, size=6, classes=3):
         super().__init__()
         self.depthwise = nn.Conv2d(channels, channels, 3, padding=1, groups=channels)
         self.scale = nn.Parameter(torch.rand(channels, 1, 1) + 0.5)
         self.register_buffer("shift", torch.randn(channels, 1, 1) * 0.1)
         self.flatten = nn.Flatten()
         self.head = nn.Linear(2 * channels * size, classes)
-        self.lstm = nn.LSTM(size, hidden, batch_first=True)
-        self.proj = nn.Linear(hidden, classes)
+        self.attn = nn.MultiheadAttention(size, 2, batch_first=True)
+        self.proj = nn.Linear(size, classes)
 
     def forward(self, x):
         h = self.depthwise(x) * self.scale + self.shift            # [B, C, H, W]
@@ -166,6 +167,6 @@ class Patterns(nn.Module):
         a, b = torch.chunk(m, 2, dim=1)                             # [B, C, H] each
         seq = torch.flatten(a.permute(0, 2, 1) - b.transpose(1, 2), 1)  # [B, H*C]
         seq = seq.view(x.size(0), x.size(1), -1)                    # [B, C, H]
-        out, (h_n, c_n) = self.lstm(seq)
-        pooled = self.proj(out.mean(dim=1)) + self.proj(h_n.squeeze(0))
-        return F.log_softmax(logits, dim=1), pooled, c_n
+        out, weights = self.attn(seq, seq, seq)                     # weights: [B, C, C]
+        pooled = self.proj(out.mean(dim=1)) + self.proj(out.amax(dim=1))
+        return F.log_softmax(logits, dim=1), pooled, weights

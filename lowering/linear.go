@@ -254,6 +254,7 @@ func broadcastShapes(a, b []int) ([]int, error) {
 
 // matmulData is what matmul.py reads.
 type matmulData struct {
+	BRowsAlongK  bool
 	Fn           string
 	Header       []string
 	Epilogue     []loadLine
@@ -297,7 +298,7 @@ func (g *matmulGroup) emit(l *lowerer) (*Launch, error) {
 	args = append(args, re.args...)
 	args = append(args, intArg("M", g.m), intArg("N", g.nn), intArg("K", g.k), intArg("tiles_n", tilesN))
 	args = append(args, re.extra...)
-	d := matmulData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads, EpilogueArgs: argNames(re.args),
+	d := matmulData{BRowsAlongK: g.bSK == 1 && g.bSN != 1, Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads, EpilogueArgs: argNames(re.args),
 		ExtraArgs: argNames(re.extra), Body: re.body}
 	text, err := templates.Render("matmul.py", d)
 	if err != nil {
@@ -343,7 +344,7 @@ func (g *mlpGroup) emit(l *lowerer) (*Launch, error) {
 	}
 	bm := clamp(nextPow2(f.m), 16, 32)
 	bk := clamp(nextPow2(f.k), 16, 64)
-	bh := clamp(nextPow2(f.nn), 16, 32)
+	bh := clamp(nextPow2(f.nn), 16, 128)
 	bn := clamp(nextPow2(g.o), 16, mlpMaxOut)
 	var args []LaunchArg
 	args = append(args, ptrArgs("x", f.a)...)

@@ -241,3 +241,36 @@ func maxAbsDiff(a, b []float32) float64 {
 	}
 	return d
 }
+
+// The conv/pool/attention fixtures replayed by testdata/run_plan.py (numpy executor of the
+// dumped kernels): the kernels' text and the plans, independently of the Go pipeline.
+func TestReplayConvFixtures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays every plan in Python; skipped with -short")
+	}
+	needPython(t)
+	var jobs []replayJob
+	for _, family := range []string{"conv", "pool", "attention"} {
+		paths, _ := filepath.Glob(filepath.Join("testdata", family, "*", "graph.json"))
+		for _, p := range paths {
+			g, err := graph.Load(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Dir(p)
+			for _, v := range exampleVariants {
+				if v.name != "fused-batched" && v.name != "sequential" || !strings.HasSuffix(dir, "_n3") && v.name != "fused-batched" {
+					continue
+				}
+				plan, err := Lower(g, v.opts)
+				if err != nil {
+					t.Fatalf("%s %s: %v", p, v.name, err)
+				}
+				jobs = append(jobs, replayJob{name: filepath.Base(dir) + "/" + v.name, plan: plan,
+					weights: filepath.Join(dir, "weights.safetensors"), inputs: filepath.Join(dir, "inputs.safetensors"),
+					expected: filepath.Join(dir, "expected.safetensors")})
+			}
+		}
+	}
+	replayAll(t, jobs)
+}

@@ -51,7 +51,7 @@ func main() {
 	size := flag.Int("n", 1024, "matmul M=N=K")
 	outDir := flag.String("out", "bench/results", "directory for kernels.md and kernels.json")
 	python := flag.String("python", "/usr/bin/python3", "python with numpy")
-	elemBlock = flag.Int("block", 4096, "element-wise kernel BLOCK_SIZE")
+	elemBlock = flag.Int("block", 16384, "element-wise kernel BLOCK_SIZE")
 	flag.Parse()
 	if err := run(*reps, *elems, *size, *outDir, *python); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/kernels:", err)

@@ -51,7 +51,7 @@ func writeGraph(t *testing.T, src string) string {
 
 func TestInfo(t *testing.T) {
 	code, out, _ := runCLI(t, "info")
-	for _, want := range []string{"widejit " + buildVersion(), "go: go", "cpu: available (", "cuda: not available: the CUDA backend is not built yet"} {
+	for _, want := range []string{"widejit " + buildVersion(), "go: go", "cpu: available (", "cuda: " + cudaStatus()} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Fatalf("exit %d, output lacks %q:\n%s", code, want, out)
 		}

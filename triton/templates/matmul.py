@@ -7,7 +7,7 @@ single store. fp32 dots ask for IEEE precision, not TF32, so GPU results stay wi
 PyTorch's.
 Data: Fn, Header, Epilogue []{Name, Load string} (loads addressed by rm/rn), EpilogueArgs
 []string (pointer, model/batch/row/col strides of each epilogue operand), ExtraArgs []string,
-Body []string (statements from `acc` to `y`).
+Body []string (statements from `acc` to `y`), BRowsAlongK (B is read as rows of B^T).
 */ -}}
 import triton
 import triton.language as tl
@@ -41,9 +41,17 @@ def {{.Fn}}(
         ks = k0 + rk
         a = tl.load(a_base + rm[:, None] * a_sm + ks[None, :] * a_sk,
                     mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
+{{- if .BRowsAlongK}}
+        # B^T's rows (a Linear's weight rows) are contiguous along K: load them as rows and
+        # transpose in registers
+        bt = tl.load(b_base + rn[:, None] * b_sn + ks[None, :] * b_sk,
+                     mask=(rn[:, None] < N) & (ks[None, :] < K), other=0.0)
+        acc += tl.dot(a, tl.trans(bt), input_precision="ieee")
+{{- else}}
         b = tl.load(b_base + ks[:, None] * b_sk + rn[None, :] * b_sn,
                     mask=(ks[:, None] < K) & (rn[None, :] < N), other=0.0)
         acc += tl.dot(a, b, input_precision="ieee")
+{{- end}}
     cmask = (rm[:, None] < M) & (rn[None, :] < N)
 {{- range .Epilogue}}
     {{.Name}} = {{.Load}}

@@ -43,9 +43,10 @@ def {{.Fn}}(
             ks = k0 + rk
             xt = tl.load(x_base + rm[:, None] * x_sm + ks[None, :],
                          mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
-            w1t = tl.load(w1_base + rh[None, :] * K + ks[:, None],
-                          mask=(ks[:, None] < K) & (rh[None, :] < H), other=0.0)
-            hacc += tl.dot(xt, w1t, input_precision="ieee")
+            # W1 rows are contiguous along K: load [BLOCK_H, BLOCK_K] rows, transpose in registers
+            w1 = tl.load(w1_base + rh[:, None] * K + ks[None, :],
+                         mask=(rh[:, None] < H) & (ks[None, :] < K), other=0.0)
+            hacc += tl.dot(xt, tl.trans(w1), input_precision="ieee")
         h = hacc
 {{- range .HiddenLoads}}
         {{.Name}} = {{.Load}}
@@ -54,9 +55,9 @@ def {{.Fn}}(
         {{.}}
 {{- end}}
         # hidden columns past H meet zero rows of W2^T, so they add nothing
-        w2t = tl.load(w2_base + rn[None, :] * H + rh[:, None],
-                      mask=(rh[:, None] < H) & (rn[None, :] < N), other=0.0)
-        acc += tl.dot(h, w2t, input_precision="ieee")
+        w2 = tl.load(w2_base + rn[:, None] * H + rh[None, :],
+                     mask=(rn[:, None] < N) & (rh[None, :] < H), other=0.0)
+        acc += tl.dot(h, tl.trans(w2), input_precision="ieee")
     cmask = (rm[:, None] < M) & (rn[None, :] < N)
 {{- range .Epilogue}}
     {{.Name}} = {{.Load}}

@@ -25,7 +25,7 @@ var sampleData = map[string]map[string]any{
 		"Fn": "k_linear", "Header": []string{"serves node fc (linear)"},
 		"Epilogue":     []map[string]string{{"Name": "e0", "Load": "tl.load(e0_ptr + model * e0_mstride + rn[None, :] * e0_s2, mask=(rn[None, :] < N), other=0).to(tl.float32)"}},
 		"EpilogueArgs": []string{"e0_ptr", "e0_mstride", "e0_s2"}, "ExtraArgs": []string{},
-		"Body": []string{"t1 = acc + e0", "y = t1"},
+		"Body": []string{"t1 = acc + e0", "y = t1"}, "BRowsAlongK": true,
 	},
 	"mlp.py": {
 		"Fn": "k_mlp", "Header": []string{"serves node fc1 (linear)", "serves node fc2 (linear)"},

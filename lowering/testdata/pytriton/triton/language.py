@@ -168,3 +168,10 @@ def rand(seed, offsets):
     h = (h * np.uint64(0x94D049BB133111EB)) & np.uint64(0xFFFFFFFFFFFFFFFF)
     h ^= h >> np.uint64(29)
     return _t(((h >> np.uint64(40)).astype(np.float64) / float(1 << 24)).astype(np.float32))
+
+
+def trans(x, *dims):
+    return _t(np.transpose(np.asarray(x), dims or None))
+
+
+permute = trans
