@@ -68,6 +68,10 @@ func TestSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := tableLines(string(md))
+	if len(lines) != 2*(2+4) {
+		t.Fatalf("zoo.md has %d table lines, want two tables of header, rule and 4 rows:\n%s", len(lines), md)
+	}
+	lines = lines[:6]
 	if len(lines) != 2+4 {
 		t.Fatalf("zoo.md table has %d lines, want header, rule and 4 rows:\n%s", len(lines), md)
 	}
@@ -240,5 +244,33 @@ func TestDrawText(t *testing.T) {
 		if got := img.RGBAAt(x, 7) == chartInk; got != want {
 			t.Errorf("pixel (%d,7) inked %v, want %v", x, got, want)
 		}
+	}
+}
+
+// TestBudgetSkips: with no budget left, the contenders of the second N are predicted (from the
+// first) to overrun it and are skipped with a note; the report still has every row.
+func TestBudgetSkips(t *testing.T) {
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	err := run([]string{"--n", "1,2", "--models", "mlp", "--reps", "1", "--peers=false", "--min-sample", "1ms",
+		"--budget", "1ns", "--quiet", "--out", out}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	var rep report
+	js, _ := os.ReadFile(filepath.Join(out, "zoo.json"))
+	if err := json.Unmarshal(js, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Cells) != 2 || rep.Cells[0].Wide == nil {
+		t.Fatalf("cells %+v: want N=1 measured", rep.Cells)
+	}
+	second := rep.Cells[1]
+	if second.Wide != nil || second.Seq != nil || second.SpeedupVsSeq != nil || len(second.Notes) != 2 ||
+		!strings.Contains(second.Notes[0], "widejit wide skipped") {
+		t.Errorf("N=2 cell: wide %v seq %v notes %q: want both skipped with notes", second.Wide, second.Seq, second.Notes)
+	}
+	if !strings.Contains(stdout.String(), "| mlp | 2 | skipped | skipped |") {
+		t.Errorf("table does not show the skipped cell:\n%s", stdout.String())
 	}
 }

@@ -136,29 +136,47 @@ func benchmark(c *config) (*report, error) {
 	}
 	defer os.RemoveAll(tmp)
 
-	cellsLeft := len(c.models) * len(c.ns)
-	for _, model := range c.models {
-		prev := map[string]float64{} // contender -> ms per call per model, at the previous N
-		ns := slices.Clone(c.ns)
-		sort.Ints(ns)
-		for _, n := range ns {
-			left := c.budget - time.Since(start)
-			budget := min(c.cellBudget, max(left, 0)/time.Duration(cellsLeft))
+	// Small N first for every model, then larger N: the budget runs short, if at all, on the
+	// largest cells, and each model's previous N predicts the next (see runCell's skip).
+	ns := slices.Clone(c.ns)
+	sort.Ints(ns)
+	ns = slices.Compact(ns)
+	prev := map[string]map[string]float64{} // model -> contender -> ms per call per model at its previous N
+	cellsLeft := len(c.models) * len(ns)
+	deadline := start.Add(c.budget)
+	for _, n := range ns {
+		for _, model := range c.models {
+			if prev[model] == nil {
+				prev[model] = map[string]float64{}
+			}
+			left := max(time.Until(deadline), 0)
+			budget := min(c.cellBudget, left/time.Duration(cellsLeft))
 			cellsLeft--
-			cl, err := runCell(c, dev, pr, model, n, budget, prev, filepath.Join(tmp, fmt.Sprintf("%s_%d", model, n)))
+			cl, err := runCell(c, dev, pr, model, n, budget, deadline, prev[model], filepath.Join(tmp, fmt.Sprintf("%s_%d", model, n)))
 			if err != nil {
 				return nil, err
 			}
 			rep.Cells = append(rep.Cells, cl)
 		}
 	}
+	order := map[string]int{}
+	for i, m := range c.models {
+		order[m] = i
+	}
+	sort.SliceStable(rep.Cells, func(i, j int) bool {
+		a, b := rep.Cells[i], rep.Cells[j]
+		if order[a.Model] != order[b.Model] {
+			return order[a.Model] < order[b.Model]
+		}
+		return a.N < b.N
+	})
 	rep.Machine.LoadAfter = loadAvg()
 	rep.Seconds = math.Round(time.Since(start).Seconds()*10) / 10
 	return rep, nil
 }
 
 // runCell compiles, checks and times one (model, N).
-func runCell(c *config, dev *cpu.Device, pr *peer, model string, n int, budget time.Duration, prev map[string]float64, dir string) (*cell, error) {
+func runCell(c *config, dev *cpu.Device, pr *peer, model string, n int, budget time.Duration, deadline time.Time, prev map[string]float64, dir string) (*cell, error) {
 	cl := &cell{Model: model, N: n, TorchBatched: map[string]*timing{}}
 	c.logf("%s N=%d: compiling", model, n)
 	g, err := loadZooModel(model, n)
@@ -170,15 +188,20 @@ func runCell(c *config, dev *cpu.Device, pr *peer, model string, n int, budget t
 		return nil, err
 	}
 	// skip says whether a contender is predicted (linearly in N from the previous N) to be
-	// slower than --max-run per call.
+	// slower than --max-run per call, or to overrun the run's --budget with its warm-up and
+	// one repetition.
 	skip := func(name string) bool {
 		perModel, ok := prev[name]
 		if !ok {
 			return false
 		}
 		predicted := time.Duration(perModel * float64(n) * float64(time.Millisecond))
-		if predicted > c.maxRun {
+		switch {
+		case predicted > c.maxRun:
 			cl.Notes = append(cl.Notes, fmt.Sprintf("%s skipped: predicted %.1f s per call (> --max-run %s)", name, predicted.Seconds(), c.maxRun))
+			return true
+		case 2*predicted > time.Until(deadline):
+			cl.Notes = append(cl.Notes, fmt.Sprintf("%s skipped: predicted %.1f s per call, %.0f s left of --budget %s", name, predicted.Seconds(), max(time.Until(deadline), 0).Seconds(), c.budget))
 			return true
 		}
 		return false

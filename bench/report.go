@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -78,6 +79,38 @@ func markdownTable(rep *report) string {
 	return b.String()
 }
 
+// minTable is the fastest sample of each contender and the ratios between them.
+func minTable(rep *report) string {
+	var b strings.Builder
+	b.WriteString("| model | N | widejit wide | widejit seq | torch loop | torch batched (best) | wide vs torch loop | wide vs torch best |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	val := func(t *timing) (string, float64) {
+		if t == nil {
+			return "-", math.NaN()
+		}
+		return fmtMS(t.MinMS), t.MinMS
+	}
+	ratio := func(other, wide float64) string {
+		if math.IsNaN(other) || math.IsNaN(wide) || wide <= 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2fx", other/wide)
+	}
+	for _, cl := range rep.Cells {
+		wide, w := val(cl.Wide)
+		seq, _ := val(cl.Seq)
+		loop, l := val(cl.TorchLoop)
+		best, bv := "-", math.NaN()
+		for name, t := range cl.TorchBatched {
+			if math.IsNaN(bv) || t.MinMS < bv {
+				bv, best = t.MinMS, fmt.Sprintf("%s (%s)", fmtMS(t.MinMS), name)
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", cl.Model, cl.N, wide, seq, loop, best, ratio(l, w), ratio(bv, w))
+	}
+	return b.String()
+}
+
 // checkText summarises the correctness checks of a cell: widejit wide against the PyTorch
 // loop on the same weights and inputs (or against widejit sequential without the peer).
 func checkText(cl *cell) string {
@@ -147,6 +180,9 @@ func markdownReport(rep *report) string {
 	}
 	fmt.Fprintf(&b, "- up to %d repetitions per cell; a sample runs a contender back to back for at least %d ms\n\n", rep.Reps, m.MinSampleMS)
 	b.WriteString(markdownTable(rep))
+	b.WriteString("\nFastest sample of each contender (ms per run; less sensitive to the load of a shared machine, ")
+	b.WriteString("where PyTorch's OpenMP threads suffer most):\n\n")
+	b.WriteString(minTable(rep))
 	b.WriteString("\n![zoo chart](zoo.png)\n\nChart: one panel per model, bars per N, log scale: ")
 	b.WriteString("blue widejit wide, light blue widejit sequential, orange torch loop, red torch best batched.\n")
 	var notes []string

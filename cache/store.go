@@ -490,12 +490,13 @@ func (s *Store) PutDecision(key Key, name string, decisionJSON []byte) error {
 	return s.Put(key, &Record{Name: name, Payload: decisionJSON})
 }
 
-// GetDecision returns the decision JSON stored under a KindDecision key.
+// GetDecision returns the decision JSON stored under a KindDecision key. It does not count
+// in Hits/Misses, which report kernel artifacts (`run --json`'s cache object).
 func (s *Store) GetDecision(key Key) ([]byte, bool) {
 	if key.Kind != KindDecision {
 		return nil, false
 	}
-	rec, ok := s.Get(key)
+	rec, ok := s.get(key)
 	if !ok {
 		return nil, false
 	}

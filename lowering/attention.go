@@ -301,9 +301,11 @@ func (g *attentionGroup) emit(l *lowerer) (*Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	bl := clamp(nextPow2(g.l), 16, 64)
-	bs := clamp(nextPow2(g.s), 16, 64)
 	bd := clamp(nextPow2(g.headDim), 16, maxHeadDim)
+	// query and key tiles of BLOCK x head_dim stay within 16 KiB each (GPU shared memory)
+	rowCap := clamp(4096/bd, 16, 64)
+	bl := clamp(nextPow2(g.l), 16, rowCap)
+	bs := clamp(nextPow2(g.s), 16, rowCap)
 	return &Launch{
 		Kernel:    newKernel("attention.py", fn, text, map[string]any{"BLOCK_L": int64(bl), "BLOCK_S": int64(bs), "BLOCK_D": int64(bd)}),
 		Grid:      [3]int{cdiv(g.l, bl), g.batch * g.heads, l.n},

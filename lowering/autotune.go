@@ -154,8 +154,12 @@ func ExplainDecisions(points []DecisionPoint) string {
 			src += " (recorded answer)"
 		}
 		fmt.Fprintf(&sb, "  [%d] %s -> %s  source: %s", d.Index, d.Label(), d.Decision.CandidateID, src)
-		if d.Decision.Source == autotune.SourceRecorded || d.Decision.Note != "" {
-			fmt.Fprintf(&sb, "  (%s)", d.Decision.Explain())
+		switch {
+		case d.Decision.Source == autotune.SourceRecorded:
+			// Explain: "<id> by recorded measurement: <timings>"
+			sb.WriteString(strings.TrimPrefix(d.Decision.Explain(), d.Decision.CandidateID+" by recorded measurement"))
+		case d.Decision.Note != "":
+			sb.WriteString(": " + d.Decision.Note)
 		}
 		sb.WriteString("\n")
 	}

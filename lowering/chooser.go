@@ -1,7 +1,6 @@
 package lowering
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -137,28 +136,4 @@ func (l *lowerer) chooseStrategy(gr group, ln *Launch) error {
 	}
 	ln.Strategy, ln.Reason = strategy, reason
 	return nil
-}
-
-// TunerChooser lets an autotune.Tuner choose: recorded measurements first, then strategy
-// plugins, then its Heuristic (set it to Heuristic for the built-in one).
-type TunerChooser struct {
-	Tuner *autotune.Tuner
-	Ctx   context.Context
-}
-
-// Choose implements Chooser.
-func (c TunerChooser) Choose(p autotune.Problem, cands []autotune.Candidate) (Choice, error) {
-	ctx := c.Ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	d, err := c.Tuner.Decide(ctx, p, cands)
-	if err != nil {
-		return Choice{}, err
-	}
-	reason := d.Source
-	if d.Note != "" {
-		reason += ": " + d.Note
-	}
-	return Choice{ID: d.CandidateID, Reason: reason}, nil
 }

@@ -137,7 +137,7 @@ func (g *convGroup) emit(l *lowerer) (*Launch, error) {
 	ktot := g.cg * g.kh * g.kw
 	bp := clamp(nextPow2(p), 16, 64)
 	bn := clamp(nextPow2(g.ocg), 16, 64)
-	bk := clamp(nextPow2(ktot), 16, 32)
+	bk := clamp(nextPow2(ktot), 16, 64)
 	tilesOC := cdiv(g.ocg, bn)
 	var args []LaunchArg
 	args = append(args, ptrArgs("x", g.x)...)
@@ -152,8 +152,8 @@ func (g *convGroup) emit(l *lowerer) (*Launch, error) {
 		intArg("stride_h", g.sh), intArg("stride_w", g.sw), intArg("pad_h", g.ph), intArg("pad_w", g.pw),
 		intArg("dil_h", g.dh), intArg("dil_w", g.dw), intArg("tiles_oc", tilesOC))
 	args = append(args, re.extra...)
-	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads, EpilogueArgs: argNames(re.args),
-		ExtraArgs: argNames(re.extra), Body: re.body}
+	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads,
+		EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body}
 	text, err := templates.Render("conv.py", d)
 	if err != nil {
 		return nil, err

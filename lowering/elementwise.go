@@ -258,7 +258,7 @@ func (l *lowerer) tryFuseNode(n *graph.Node) bool {
 		if !ready {
 			continue
 		}
-		if ex.usesRandom() && !b.canDrawRandom() {
+		if ex.usesRandom() && !drawsRandom(g) {
 			continue
 		}
 		chain := append(append([]string(nil), b.ops...), n.Op)
@@ -282,8 +282,16 @@ func (l *lowerer) tryFuseNode(n *graph.Node) bool {
 	return false
 }
 
-// canDrawRandom: every group kind knows the wide linear index of its output elements.
-func (g *groupBase) canDrawRandom() bool { return true }
+// randomDrawer is implemented by group kinds whose epilogue knows the wide linear index of
+// each output element, so Monte Carlo dropout can fuse into them.
+type randomDrawer interface{ drawsRandom() }
+
+func drawsRandom(g group) bool { _, ok := g.(randomDrawer); return ok }
+
+func (*ewGroup) drawsRandom()     {}
+func (*matmulGroup) drawsRandom() {}
+func (*mlpGroup) drawsRandom()    {}
+func (*normGroup) drawsRandom()   {}
 
 func sameShape(a, b []int) bool {
 	if len(a) != len(b) {
@@ -320,7 +328,7 @@ func lowerDropout(l *lowerer, n *graph.Node) error {
 		e.seed = l.seedFor(n.Name)
 		return e
 	}
-	if g := l.fusable(n.Inputs[0].Name); g != nil && g.base().epi != nil && g.base().out.DType.IsFloat() {
+	if g := l.fusable(n.Inputs[0].Name); g != nil && g.base().epi != nil && g.base().out.DType.IsFloat() && drawsRandom(g) {
 		b := g.base()
 		ok, reason := l.decideFusion(append(append([]string(nil), b.ops...), n.Op), b.out, b.ops, n.Op)
 		if ok && b.epi.tryFuse(mk(inExpr()), nil) {

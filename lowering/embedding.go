@@ -29,8 +29,12 @@ func lowerEmbedding(l *lowerer, n *graph.Node) error {
 	if !idx.DType.IsInteger() {
 		return fmt.Errorf("indices are %s, want an integer tensor", idx.DType)
 	}
-	idx = l.contiguous(idx, n)
 	w := l.values[n.Param("weight").Name]
+	if idx.Buf.Kind == InputBuffer {
+		// an index out of range would read another model's table: check inputs on the host
+		l.indexChecks = append(l.indexChecks, IndexCheck{Input: idx.Buf.Name, Node: n.Name, Limit: w.Shape[0]})
+	}
+	idx = l.contiguous(idx, n)
 	out := l.newOutput(n.Name, n.Output().Shape, n.Output().DType)
 	g := &embeddingGroup{groupBase: groupBase{nodes: []string{n.Name}, ops: []string{n.Op}, out: out},
 		idx: idx, w: w, t: idx.Numel(), d: w.Shape[1]}

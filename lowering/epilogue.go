@@ -77,7 +77,7 @@ func (e *epilogue) tryFuse(ex *expr, operands []View) bool {
 	return true
 }
 
-// ops lists the epilogue's ops (for the group's op chain).
+// usesRandom reports whether the epilogue draws random numbers (Monte Carlo dropout).
 func (e *epilogue) usesRandom() bool { return e.root != nil && e.root.usesRandom() }
 
 // renderedEpilogue is an epilogue as kernel text and launch arguments.
@@ -100,10 +100,10 @@ func argNames(args []LaunchArg) []string {
 }
 
 // render produces the epilogue's loads and statements. in is the name of the group's own
-// value, mask the kernel's mask expression, compute the dtype leaves are converted to
-// ("" keeps the loaded type), linIdx the element's wide linear index (with `model_idx`) and
-// prefix names leaves and temporaries. skipStride lets the element-wise kernel address a
-// leaf that is laid out like the output by the flat index (returns "" otherwise).
+// value, mask the kernel's full mask, compute the dtype leaves are converted to ("" keeps the
+// loaded type), linIdx the element's wide linear index (for dropout) and prefix names leaves
+// and temporaries. flat, when not nil, may address leaf k by a flat index expression (the
+// element-wise kernel's `idx` for leaves laid out like the output); "" falls back to strides.
 func (e *epilogue) render(in, mask, compute, linIdx, prefix string, flat func(k int) string) (renderedEpilogue, error) {
 	var out renderedEpilogue
 	for k, lf := range e.leaves {

@@ -67,17 +67,6 @@ func (e *expr) usesRandom() bool {
 	return r
 }
 
-// onlyLeaves reports whether every leaf of e is accepted by ok.
-func (e *expr) leaves() []int {
-	var ls []int
-	e.walk(func(x *expr) {
-		if x.op == exprLeaf {
-			ls = append(ls, x.leaf)
-		}
-	})
-	return ls
-}
-
 // pyFloat writes v as a Python float literal.
 func pyFloat(v float64) string {
 	switch {

@@ -79,15 +79,15 @@ type lowerer struct {
 	chooser Chooser
 	n       int
 
-	values  map[string]View
-	owner   map[string]group // value -> the group whose output it is (while fusable)
-	uses    map[string]int
-	writer  map[*Buffer]int // temp buffer -> index of the last group writing it
-	groups  []group
-	buffers []*Buffer
-	inputs  []*Buffer
-	params  []*Buffer
-	dropout int // dropout nodes seen (for seeds)
+	values      map[string]View
+	owner       map[string]group // value -> the group whose output it is (while fusable)
+	uses        map[string]int
+	writer      map[*Buffer]int // temp buffer -> index of the last group writing it
+	groups      []group
+	buffers     []*Buffer
+	inputs      []*Buffer
+	params      []*Buffer
+	indexChecks []IndexCheck
 	// decisions made while grouping (fusion choices), reported by explain
 	notes map[group][]string
 }
@@ -147,7 +147,8 @@ func Lower(g *graph.Graph, opts Options) (*Plan, error) {
 			return nil, fmt.Errorf("%s: nodes[%d] %q (%s): %w", g.File, n.Index, n.Name, n.Op, err)
 		}
 	}
-	plan := &Plan{N: g.N, Graph: g.File, Inputs: l.inputs, Params: l.params, ModelMajor: opts.ModelMajor}
+	plan := &Plan{N: g.N, Graph: g.File, Inputs: l.inputs, Params: l.params, ModelMajor: opts.ModelMajor,
+		IndexChecks: l.indexChecks}
 	keep := map[*Buffer]bool{}
 	for _, o := range g.Outputs {
 		v, err := l.value(o)

@@ -110,8 +110,7 @@ func (l *Launch) Spec() jit.Spec {
 	return jit.Spec{Sig: sig, Consts: l.Kernel.Consts, NumWarps: l.Kernel.NumWarps}
 }
 
-// reads/writes: buffers a launch touches (its output is the last pointer argument that the
-// group writes; see Launch.Writes).
+// buffers lists the buffers a launch reads or writes (its pointer arguments).
 func (l *Launch) buffers() []*Buffer {
 	var out []*Buffer
 	for _, a := range l.Args {
@@ -148,6 +147,17 @@ type Plan struct {
 	// ModelMajor runs the whole plan for model 0, then model 1, ... with single-model
 	// launches (--mode sequential).
 	ModelMajor bool
+	// IndexChecks are the bounds Run checks on integer inputs before launching.
+	IndexChecks []IndexCheck
+}
+
+// IndexCheck: every value of graph input Input must lie in [0, Limit) (the rows of the table
+// node Node looks up). Kernels trust indices; an out-of-range one would read another model's
+// rows, so Run refuses it, as PyTorch does.
+type IndexCheck struct {
+	Input string
+	Node  string
+	Limit int
 }
 
 // Kernels returns the distinct kernel sources of the plan in first-use order.

@@ -102,6 +102,7 @@ type poolData struct {
 	Header            []string
 	Kind              string
 	CountPad, Divisor bool
+	Compute           string
 }
 
 func (g *poolGroup) emit(l *lowerer) (*Launch, error) {
@@ -114,8 +115,12 @@ func (g *poolGroup) emit(l *lowerer) (*Launch, error) {
 		intArg("KH", g.kh), intArg("KW", g.kw), intArg("stride_h", g.sh), intArg("stride_w", g.sw),
 		intArg("pad_h", g.ph), intArg("pad_w", g.pw), intArg("dil_h", g.dh), intArg("dil_w", g.dw),
 		intArg("DIVISOR", g.divisor))
+	compute := "tl.float32"
+	if g.x.DType == graph.Float64 {
+		compute = "tl.float64"
+	}
 	text, err := templates.Render("pool.py", poolData{Fn: fn, Header: header(g.nodes, g.ops), Kind: g.kind,
-		CountPad: g.countPad, Divisor: g.divisor != 0})
+		CountPad: g.countPad, Divisor: g.divisor != 0, Compute: compute})
 	if err != nil {
 		return nil, err
 	}

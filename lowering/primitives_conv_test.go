@@ -274,3 +274,86 @@ func TestReplayConvFixtures(t *testing.T) {
 	}
 	replayAll(t, jobs)
 }
+
+// fp64 pooling accumulates in fp64: against a straightforward loop (PyTorch's avg_pool2d
+// divisor rules, ceil_mode with padding) to 1e-12, far below fp32 rounding.
+func TestPoolFloat64AgainstLoop(t *testing.T) {
+	const n = 3
+	js := fmt.Sprintf(`{"format": "widejit.graph/v1", "n": %d,
+  "inputs": [{"name": "x", "shape": [2, 3, 6, 7], "dtype": "float64"}],
+  "params": [],
+  "nodes": [{"name": "avg", "op": "avg_pool2d", "inputs": ["x"],
+             "attrs": {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": true, "count_include_pad": %s}},
+            {"name": "mx", "op": "max_pool2d", "inputs": ["x"], "attrs": {"kernel_size": [2, 3], "stride": 2, "padding": 1}}],
+  "outputs": ["avg", "mx"], "weights": "weights.safetensors"}`, n, "%v")
+	for _, countPad := range []bool{true, false} {
+		g := writeGraph(t, fmt.Sprintf(js, countPad), map[string][]int{}, n, 1)
+		ins, err := g.GenerateInputs(4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs := runPlanCPU(t, g, Options{}, ins)
+		x, err := ins["x"].Float64s()
+		if err != nil {
+			t.Fatal(err)
+		}
+		const planes, h, w = n * 2 * 3, 6, 7
+		check := func(name string, kh, kw, pad int, ceil bool, pool func(vals []float64, window int) float64) {
+			got, err := outs[name].Float64s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			outSize := func(in, k int) int {
+				num := in + 2*pad - k
+				if ceil {
+					num += 1
+				}
+				o := num/2 + 1
+				if ceil && (o-1)*2 >= in+pad {
+					o--
+				}
+				return o
+			}
+			oh, ow := outSize(h, kh), outSize(w, kw)
+			if len(got) != planes*oh*ow {
+				t.Fatalf("%s: %d values, want %d", name, len(got), planes*oh*ow)
+			}
+			for p := 0; p < planes; p++ {
+				for i := 0; i < oh; i++ {
+					for j := 0; j < ow; j++ {
+						h0, w0 := i*2-pad, j*2-pad
+						h1, w1 := min(h0+kh, h+pad), min(w0+kw, w+pad)
+						window := (h1 - h0) * (w1 - w0) // clipped to the padded input
+						var vals []float64
+						for a := max(h0, 0); a < min(h1, h); a++ {
+							for b := max(w0, 0); b < min(w1, w); b++ {
+								vals = append(vals, x[(p*h+a)*w+b])
+							}
+						}
+						want := pool(vals, window)
+						if d := math.Abs(got[(p*oh+i)*ow+j] - want); d > 1e-12 {
+							t.Fatalf("%s (count_include_pad=%v): plane %d (%d,%d) = %.17g, want %.17g", name, countPad, p, i, j, got[(p*oh+i)*ow+j], want)
+						}
+					}
+				}
+			}
+		}
+		check("avg", 3, 3, 1, true, func(vals []float64, window int) float64 {
+			s := 0.0
+			for _, v := range vals {
+				s += v
+			}
+			if countPad {
+				return s / float64(window)
+			}
+			return s / float64(len(vals))
+		})
+		check("mx", 2, 3, 1, false, func(vals []float64, _ int) float64 {
+			m := math.Inf(-1)
+			for _, v := range vals {
+				m = math.Max(m, v)
+			}
+			return m
+		})
+	}
+}

@@ -145,6 +145,11 @@ func (r *Runner) Run(inputs map[string]*safetensors.Tensor) (map[string]*safeten
 			return nil, fmt.Errorf("input %q: %w", b.Name, err)
 		}
 	}
+	for _, c := range p.IndexChecks {
+		if err := checkIndices(inputs[c.Input], c); err != nil {
+			return nil, err
+		}
+	}
 	if p.ModelMajor {
 		for m := 0; m < p.N; m++ {
 			for i, l := range p.Launches {
@@ -228,4 +233,29 @@ func (r *Runner) launch(i int, l *Launch, grid [3]int, model int) error {
 		return fmt.Errorf("launch %d (%s, nodes %v, %s): %w", i, l.Kernel.Source.Fn, l.Nodes, who, err)
 	}
 	return nil
+}
+
+// checkIndices reports the first index of t outside [0, c.Limit).
+func checkIndices(t *safetensors.Tensor, c IndexCheck) error {
+	vals, err := t.Int64s()
+	if err != nil {
+		return fmt.Errorf("input %q: %w", c.Input, err)
+	}
+	for i, v := range vals {
+		if v < 0 || v >= int64(c.Limit) {
+			return fmt.Errorf("input %q: index %d at %v is out of range for %s (%d rows)", c.Input, v, unravel(i, t.Shape), c.Node, c.Limit)
+		}
+	}
+	return nil
+}
+
+func unravel(i int, shape []int) []int {
+	pos := make([]int, len(shape))
+	for d := len(shape) - 1; d >= 0; d-- {
+		if shape[d] > 0 {
+			pos[d] = i % shape[d]
+			i /= shape[d]
+		}
+	}
+	return pos
 }

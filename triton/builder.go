@@ -15,11 +15,18 @@ func (s *spec) fail(format string, args ...any) {
 	panic(bailout{&Error{Pos: s.pos, Msg: fmt.Sprintf(format, args...), Consts: s.consts}})
 }
 
+// maxInstrs bounds the instructions one specialization may emit (dry runs included).
+const maxInstrs = 1 << 20
+
 func (s *spec) emit(op ir.Op, t ir.Type, args ...*ir.Value) *ir.Value {
-	return s.f.Emit(s.blk, op, s.pos, []ir.Type{t}, args...).Result()
+	return s.emitInstr(op, []ir.Type{t}, args...).Result()
 }
 
 func (s *spec) emitInstr(op ir.Op, results []ir.Type, args ...*ir.Value) *ir.Instr {
+	s.emitted++
+	if s.emitted > maxInstrs {
+		s.fail("the kernel specializes to more than %d instructions (a runaway tl.static_range?)", maxInstrs)
+	}
 	return s.f.Emit(s.blk, op, s.pos, results, args...)
 }
 

@@ -466,12 +466,11 @@ func (s *spec) minmax(ca callArgs, which string) value {
 			}
 			continue
 		}
-		op := ir.Max
 		if which == "min" {
-			op = ir.Min
+			acc = s.elementwiseMinMax("min", ir.Min, acc, v)
+		} else {
+			acc = s.elementwiseMinMax("max", ir.Max, acc, v)
 		}
-		x, y := s.operands(which, acc, v, false, false, true, false)
-		acc = s.emit(op, x.Type, x, y)
 	}
 	return acc
 }

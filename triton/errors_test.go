@@ -82,6 +82,21 @@ func TestRejectedConstructs(t *testing.T) {
 		{"x = n < f < 3", "1:15", "chained comparisons"},
 		{"x = lambda y: y", "1:9", "lambda"},
 		{"def inner():\n    pass", "1:5", "nested"},
+		{"a = tl.zeros((16, 16), dtype=tl.float16)\nacc = tl.zeros((16, 16), dtype=tl.float16)\nc = tl.dot(a, a, acc)", "3:9", "acc has type fp16[16,16] but the product has type fp32[16,16]"},
+		{"bp = tl.make_block_ptr(x_ptr, (n, n), (n, 1), (0, 0), (B, B), (1, 0))\nq = bp + 1", "2:9", "on a block pointer; use tl.advance"},
+		{"bp = tl.make_block_ptr(x_ptr, (n, n), (n, 1), (0, 0), (B, B), (1, 0))\nq = tl.load(bp, mask=n > 0)", "2:9", "mask and other are not allowed with a block pointer"},
+		{"bp = tl.make_block_ptr(x_ptr, (n, n), (n, 1), (0, 0), (B, B), (1, 2))", "1:10", "order (1, 2) is not a permutation"},
+		{"tl.atomic_and(x_ptr, 1)", "1:5", "tl.atomic_and needs an integer pointer"},
+		{"s = (1, 2)[2]", "1:16", "tuple index 2 out of range"},
+		{"x = tl.arange(0, B).foo", "1:25", `tensors have no attribute "foo"`},
+		{"x = 3(4)", "1:9", "int is not callable"},
+		{"x = tl.static_range(4)", "1:9", "only allowed as the iterable of a for loop"},
+		{"x = (n > 0) and (n < 4) and (n != 2)", "1:9", "chained boolean operators on tensors"},
+		{"x = f ** 2", "1:9", "** is not defined on tensors"},
+		{"return n", "1:5", "a kernel cannot return a value"},
+		{"x = tl.rand(n, tl.arange(0, B).to(tl.int64))", "1:9", "static_assert failed: widejit's Philox takes 32-bit offsets"},
+		{"x = float('abc')", "1:9", `float("abc") is not supported`},
+		{"x = tl.arange(0, B)\ny = x.to(tl.float8e5)", "2:17", "fp8 types are not supported"},
 	}
 	for _, c := range cases {
 		err := specializeBody(c.body)
@@ -102,8 +117,10 @@ func TestRejectedConstructs(t *testing.T) {
 			t.Errorf("%q:\n got  %s\n want position %s", c.body, msg, wantPos)
 		}
 		var se *Error
-		if errors.As(err, &se) {
-			if se.Consts != "B=16" {
+		if !errors.As(err, &se) {
+			t.Errorf("%q: error of type %T, want *triton.Error", c.body, err)
+		} else {
+			if se.Syntax == nil && se.Consts != "B=16" {
 				t.Errorf("%q: constexprs %q, want B=16", c.body, se.Consts)
 			}
 			if se.Internal {

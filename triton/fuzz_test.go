@@ -3,8 +3,8 @@ package triton
 import (
 	"errors"
 	"os"
-	"time"
 	"testing"
+	"time"
 )
 
 // FuzzSpecialize feeds arbitrary kernel text through the specializer: it may fail, but never

@@ -122,9 +122,65 @@ def k(p, n):
 	if c[ir.If] != 1 {
 		t.Fatalf("%d ifs", c[ir.If])
 	}
+	// Triton compares the two branches, not the value before the if: a name retyped in both
+	// branches is fine.
+	src3 := strings.Replace(src, "def k(p, n):\n", "def k(p, n):\n    v = 0.5\n", 1)
+	f3, err := Specialize("b.py", src3, "k", map[string]string{"p": "*i32", "n": "i32"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range f3.Body.Instrs {
+		if in.Op == ir.If && (len(in.Results) != 1 || in.Results[0].Type.Elem != ir.I32) {
+			t.Errorf("if results %v, want one i32", in.Results)
+		}
+	}
 	src2 := strings.Replace(src, "tl.store(p, v)", "tl.store(p, only_then)", 1)
 	_, err = Specialize("b.py", src2, "k", map[string]string{"p": "*i32", "n": "i32"}, nil)
 	if err == nil || !strings.Contains(err.Error(), `b.py:12:17: name "only_then" is not defined`) {
 		t.Fatalf("got %v, want only_then undefined after the if", err)
+	}
+}
+
+func TestCarriedTuplesAndBlockPointers(t *testing.T) {
+	src := `import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(p, n, BLOCK: tl.constexpr):
+    pair = (tl.zeros((BLOCK,), dtype=tl.float32), 0)
+    bp = tl.make_block_ptr(p, (n,), (1,), (0,), (BLOCK,), (0,))
+    for i in range(0, n, BLOCK):
+        x = tl.load(bp, boundary_check=(0,))
+        pair = (pair[0] + x, pair[1] + 1)
+        if i > 4:
+            bp = tl.advance(bp, (BLOCK,))
+    tl.store(p + tl.arange(0, BLOCK), pair[0] / pair[1])
+`
+	f, err := Specialize("t.py", src, "k", map[string]string{"p": "*fp32", "n": "i32"}, map[string]any{"BLOCK": 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var loop *ir.Instr
+	for _, in := range f.Body.Instrs {
+		if in.Op == ir.For {
+			loop = in
+		}
+	}
+	if loop == nil {
+		t.Fatalf("no loop:\n%s", f)
+	}
+	// Carried: the tuple's two values and the block pointer's one offset.
+	want := []ir.Type{ir.Tile(ir.F32, 8), ir.Scalar(ir.I32), ir.Scalar(ir.I32)}
+	if len(loop.Results) != len(want) {
+		t.Fatalf("loop carries %d values, want %d:\n%s", len(loop.Results), len(want), f)
+	}
+	for i, r := range loop.Results {
+		if !r.Type.Equal(want[i]) {
+			t.Errorf("loop result %d has type %s, want %s", i, r.Type, want[i])
+		}
+	}
+	if c := countOps(loop.Regions[0], nil); c[ir.If] != 1 {
+		t.Errorf("%d ifs in the loop body, want 1 (advancing the block pointer)", c[ir.If])
 	}
 }

@@ -28,7 +28,7 @@ func (s *spec) execBlock(stmts []syntax.Stmt) bool {
 
 // maxSteps bounds the statements one specialization may execute, so a runaway
 // tl.static_range or helper recursion fails with a message instead of hanging.
-const maxSteps = 1 << 20
+const maxSteps = 1 << 18
 
 func (s *spec) exec(st syntax.Stmt) {
 	s.at(st)
@@ -93,6 +93,10 @@ func (s *spec) exec(st syntax.Stmt) {
 		var v value = cNone{}
 		if n.Value != nil {
 			v = s.eval(n.Value)
+		}
+		if _, none := v.(cNone); !none && s.depth == 0 {
+			s.at(n)
+			s.fail("a kernel cannot return a value")
 		}
 		s.fr.ret, s.fr.returned = v, true
 	case *syntax.Break:
@@ -382,23 +386,14 @@ func (s *spec) execIf(n *syntax.If) {
 	tmpls := make([]value, len(names))
 	for i, name := range names {
 		tv, ev := thenVars[name], elseVars[name]
-		if isPyNumber(tv) || isPyNumber(ev) {
+		if ok, _ := sameStructure(tv, ev); !ok {
 			s.blk = thenBlk
-			if isPyNumber(tv) {
-				tv = s.toTensor(tv)
-			}
+			tv = s.materialize(tv)
 			s.blk = elseBlk
-			if isPyNumber(ev) {
-				ev = s.toTensor(ev)
-			}
+			ev = s.materialize(ev)
 		}
 		if ok, d := sameStructure(tv, ev); !ok {
 			s.fail("variable %s has different types in the branches of the if at line %d: %s", name, ifPos.Line, d)
-		}
-		if bv, ok := before[name]; ok {
-			if ok, d := sameStructure(bv, tv); !ok && !isConst(bv) {
-				s.fail("variable %s changes type in the if at line %d: %s", name, ifPos.Line, d)
-			}
 		}
 		tmpls[i] = tv
 		thenVals = flatten(tv, thenVals)
@@ -457,6 +452,9 @@ func (s *spec) loopInits(names []string) ([]value, []*ir.Value) {
 	var inits []*ir.Value
 	for i, name := range names {
 		v := s.fr.vars[name]
+		if _, isTuple := v.(cTuple); isTuple {
+			v = s.materialize(v) // (acc, 0): the numbers inside become loop-carried scalars
+		}
 		if isConst(v) {
 			s.fail("compile-time variable %s (%s) cannot be reassigned inside a loop", name, constString(v))
 		}
@@ -479,8 +477,8 @@ func (s *spec) loopYields(names []string, tmpls []value, loopLine int) []*ir.Val
 	var out []*ir.Value
 	for i, name := range names {
 		v := s.fr.vars[name]
-		if isPyNumber(v) {
-			v = s.toTensor(v)
+		if ok, _ := sameStructure(tmpls[i], v); !ok {
+			v = s.materialize(v)
 		}
 		if ok, d := sameStructure(tmpls[i], v); !ok {
 			if _, isIR := v.(*ir.Value); isIR {
@@ -699,4 +697,20 @@ func (s *spec) execWhile(n *syntax.While) {
 	s.fr.restore(before, order)
 	s.bindLoopArgs(names, tmpls, in.Results)
 	nameValues(names, tmpls, condBlk.Args, bodyBlk.Args, in.Results)
+}
+
+// materialize turns Python numbers (alone or inside tuples) into IR scalars of their literal
+// dtypes, so that they can be merged or carried like the IR values they meet.
+func (s *spec) materialize(v value) value {
+	switch x := v.(type) {
+	case cInt, cFloat, cBool:
+		return s.toTensor(x)
+	case cTuple:
+		out := make(cTuple, len(x))
+		for i, e := range x {
+			out[i] = s.materialize(e)
+		}
+		return out
+	}
+	return v
 }

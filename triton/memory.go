@@ -102,9 +102,13 @@ func (s *spec) valueFor(fn, param string, v value, p *ir.Value) *ir.Value {
 	if isPyNumber(v) {
 		// Triton makes the literal a tensor and casts it; a constant of the element type
 		// holds the same value (the backend rounds Const.Float to the element type).
-		if d := literalDType(v); d.IsFloat() && !elem.IsFloat() {
+		d := literalDType(v)
+		if d.IsFloat() && !elem.IsFloat() {
 			x = s.constant(ir.Scalar(d), v)
 		} else {
+			if f, ok := v.(cFloat); ok && d == ir.F32 {
+				v = cFloat(float32(f)) // Triton rounds the literal to fp32 before the cast
+			}
 			return s.constant(ir.Type{Elem: elem, Shape: p.Type.Shape}, v)
 		}
 	} else {

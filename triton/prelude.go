@@ -79,6 +79,7 @@ def uint_to_uniform_float(x):
 
 @triton.jit
 def rand(seed, offset, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
+    tl.static_assert(offset.dtype.primitive_bitwidth == 32, "widejit's Philox takes 32-bit offsets")
     offset = offset.to(tl.uint32, bitcast=True)
     source = randint(seed, offset, n_rounds)
     return uint_to_uniform_float(source)
@@ -103,6 +104,7 @@ def randn(seed, offset, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
 
 @triton.jit
 def rand4x(seed, offsets, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
+    tl.static_assert(offsets.dtype.primitive_bitwidth == 32, "widejit's Philox takes 32-bit offsets")
     offsets = offsets.to(tl.uint32, bitcast=True)
     i1, i2, i3, i4 = randint4x(seed, offsets, n_rounds)
     u1 = uint_to_uniform_float(i1)

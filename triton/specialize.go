@@ -1,6 +1,7 @@
 package triton
 
 import (
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -17,8 +18,8 @@ import (
 // Specialize parses text (file names it in positions), finds the @triton.jit function fn and
 // specializes it with the runtime parameter types sig ("*fp32", "i32", ...) and the constexpr
 // values consts (int64, float64, bool, string, ir.DType, nil, []any), returning verified,
-// typed tile IR. Errors carry FILE:LINE:COL and the constexprs in force; they are *Error
-// (or a syntax.ErrorList for a parse failure).
+// typed tile IR. Errors are *Error: FILE:LINE:COL, the message and the constexprs in force
+// (for a parse failure, Syntax holds the parser's full error list).
 func Specialize(file, text, fn string, sig map[string]string, consts map[string]any) (*ir.Func, error) {
 	return SpecializeWith(Options{}, file, text, fn, sig, consts)
 }
@@ -70,7 +71,7 @@ func SpecializeWith(opts Options, file, text, fn string, sig map[string]string, 
 	if opts.CSE {
 		eliminateCommonSubexpressions(s.f)
 	}
-	// removeDeadCode(s.f) TEMP
+	removeDeadCode(s.f)
 	if verr := ir.Verify(s.f); verr != nil {
 		pos := s.pos
 		if ve, ok := verr.(*ir.VerifyError); ok && ve.Pos.Line > 0 {
@@ -96,6 +97,7 @@ type spec struct {
 	depth   int
 	dry     int // > 0 while dry-running a loop body to find loop-carried names
 	steps   int // statements executed, bounded by maxSteps
+	emitted int // instructions emitted, bounded by maxInstrs
 	globals map[*unit]map[string]value
 	inGlob  map[string]bool
 }
@@ -268,7 +270,12 @@ func parseCached(file, text string) (*unit, error) {
 	parseCache.Unlock()
 	f, err := syntax.ParseFile(file, []byte(text))
 	if err != nil {
-		return nil, err
+		var list syntax.ErrorList
+		if errors.As(err, &list) && len(list) > 0 {
+			p := list[0].Pos
+			return nil, &Error{Pos: ir.Pos{File: p.File, Line: p.Line, Col: p.Col}, Msg: list[0].Msg, Syntax: list}
+		}
+		return nil, &Error{Pos: ir.Pos{File: file}, Msg: err.Error()}
 	}
 	u := newUnit(f)
 	parseCache.Lock()

@@ -279,19 +279,10 @@ func registerTL() {
 			if pn, ok := a[2].(cStr); ok && pn != "" && pn != "none" && pn != "NONE" {
 				s.fail("tl.%s: propagate_nan=%q is not supported (maxnum semantics only)", mm.name, string(pn))
 			}
-			if isConst(a[0]) && isConst(a[1]) {
-				if mm.op == ir.Max {
-					return s.minmax(callArgs{pos: a[:2]}, "max")
-				}
-				return s.minmax(callArgs{pos: a[:2]}, "min")
-			}
-			x, y := s.operands("tl."+mm.name, a[0], a[1], false, false, true, false)
-			if x.Type.Ptr {
-				s.fail("tl.%s on pointers", mm.name)
-			}
-			return s.emit(mm.op, x.Type, x, y)
+			return s.elementwiseMinMax("tl."+mm.name, mm.op, a[0], a[1])
 		}
 	}
+
 	t["tl.abs"] = func(s *spec, ca callArgs) value {
 		a := s.bind("tl.abs", ca, []string{"x"})
 		x := s.tensorArg("tl.abs", "x", a[0])
@@ -333,15 +324,22 @@ func registerTL() {
 		return s.emit(ir.FMA, z.Type, x, y, z)
 	}
 	t["tl.clamp"] = func(s *spec, ca callArgs) value {
+		// Triton's clamp: operands become tensors (Python numbers are not weak here), bf16 is
+		// promoted to fp32, then min(max(x, lo), hi) on floats.
 		a := s.bind("tl.clamp", ca, []string{"x", "min", "max", "propagate_nan"})
-		lo, hi := s.operands("tl.clamp", a[1], a[2], false, false, true, false)
-		x, lo2 := s.operands("tl.clamp", a[0], lo, false, false, true, false)
+		s.checkPropagateNan("tl.clamp", a[3])
+		xs := make([]*ir.Value, 3)
+		for i, n := range []string{"x", "min", "max"} {
+			xs[i] = s.promoteBF16(s.tensorArg("tl.clamp", n, a[i]))
+		}
+		lo, hi := s.operands("tl.clamp", xs[1], xs[2], false, false, true, false)
+		x, lo2 := s.operands("tl.clamp", xs[0], lo, false, false, true, false)
 		x, hi2 := s.operands("tl.clamp", x, hi, false, false, true, false)
 		if !x.Type.Elem.IsFloat() || x.Type.Ptr {
 			s.fail("tl.clamp supports floating-point tensors only, got %s", x.Type)
 		}
 		shape := x.Type.Shape
-		lo2, hi2 = s.broadcastTo(s.cast(lo2, x.Type.Elem), shape), s.broadcastTo(hi2, shape)
+		lo2, hi2 = s.broadcastTo(s.cast(lo2, x.Type.Elem), shape), s.broadcastTo(s.cast(hi2, x.Type.Elem), shape)
 		m := s.emit(ir.Max, x.Type, x, lo2)
 		return s.emit(ir.Min, x.Type, m, hi2)
 	}
@@ -601,4 +599,30 @@ func (s *spec) gridQuery(op ir.Op, fn string, axis value) *ir.Value {
 	in := s.emitInstr(op, []ir.Type{ir.Scalar(ir.I32)})
 	in.Int = int64(ax)
 	return in.Result()
+}
+
+func (s *spec) checkPropagateNan(fn string, v value) {
+	if pn, ok := v.(cStr); ok && pn != "" && pn != "none" && pn != "NONE" {
+		s.fail("%s: propagate_nan=%q is not supported (maxnum semantics only)", fn, string(pn))
+	}
+}
+
+func (s *spec) promoteBF16(x *ir.Value) *ir.Value {
+	if !x.Type.Ptr && x.Type.Elem == ir.BF16 {
+		return s.cast(x, ir.F32)
+	}
+	return x
+}
+
+// elementwiseMinMax is tl.maximum/tl.minimum (and the min/max builtins on tensors): as in
+// Triton, both operands become tensors first (Python numbers are not weak here) and bf16 is
+// promoted to fp32; then the usual promotion and broadcasting apply.
+func (s *spec) elementwiseMinMax(fn string, op ir.Op, a, b value) *ir.Value {
+	x := s.promoteBF16(s.tensorArg(fn, "x", a))
+	y := s.promoteBF16(s.tensorArg(fn, "y", b))
+	x, y = s.operands(fn, x, y, false, false, true, false)
+	if x.Type.Ptr {
+		s.fail("%s on pointers", fn)
+	}
+	return s.emit(op, x.Type, x, y)
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/widejit/widejit/autotune"
 	"github.com/widejit/widejit/lowering"
 )
 
@@ -18,6 +19,10 @@ type loweringFlags struct {
 	strategy string
 	dropout  string
 	seed     int64
+	// chooser and device, when set, decide strategies (graph explain: recorded decisions,
+	// plugins, heuristic; see tune.go)
+	chooser lowering.Chooser
+	device  autotune.DeviceInfo
 }
 
 func (f *loweringFlags) add(cmd *cobra.Command) {
@@ -45,7 +50,7 @@ func (f *loweringFlags) lower(path string) (*lowering.Plan, error) {
 		return nil, err
 	}
 	return lowering.Lower(g, lowering.Options{NoFusion: f.noFusion, Strategy: f.strategy,
-		ModelMajor: f.mode == "sequential", Dropout: f.dropout, Seed: f.seed})
+		ModelMajor: f.mode == "sequential", Dropout: f.dropout, Seed: f.seed, Chooser: f.chooser, Device: f.device})
 }
 
 func newGraphExplainCmd(a *app) *cobra.Command {
@@ -56,11 +61,16 @@ func newGraphExplainCmd(a *app) *cobra.Command {
 		Short: "Show which nodes go into which kernel, with which strategy and why",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			decisions, done, err := explainTuning(cmd, a, &f)
+			if err != nil {
+				return err
+			}
+			defer done()
 			plan, err := f.lower(args[0])
 			if err != nil {
 				return err
 			}
-			if _, err := fmt.Fprint(a.stdout, lowering.Explain(plan)); err != nil {
+			if _, err := fmt.Fprint(a.stdout, lowering.Explain(plan), decisions()); err != nil {
 				return err
 			}
 			if showPlan {
@@ -71,5 +81,7 @@ func newGraphExplainCmd(a *app) *cobra.Command {
 	}
 	f.add(cmd)
 	cmd.Flags().BoolVar(&showPlan, "plan", false, "also print the plan (buffers, launches, arguments)")
+	cmd.Flags().String("device", "auto", "the device whose recorded decisions apply: auto | cpu | cuda")
+	addPluginFlag(cmd)
 	return cmd
 }

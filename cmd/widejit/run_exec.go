@@ -106,6 +106,9 @@ func executeLowered(ctx context.Context, g *graph.Graph, inputs map[string]*safe
 	store := openCacheStore(opts.Config)
 	comp := jit.NewCompiler(jit.CompilerOptions{Store: store, Version: buildVersion(),
 		Warn: func(msg string) { fmt.Fprintf(opts.Config.stderr, "widejit: warning: %s\n", msg) }})
+	// strategy decisions: recorded (widejit tune), then plugins, then the heuristic (tune.go)
+	tuning := newDecisionTuning(ctx, opts.Config, store, pluginFlag(f.cmd))
+	defer tuning.close()
 	runs := map[string]*modeRun{}
 	var runners []*lowering.Runner
 	defer func() {
@@ -116,6 +119,7 @@ func executeLowered(ctx context.Context, g *graph.Graph, inputs map[string]*safe
 	for _, mode := range modes {
 		o := lopts
 		o.ModelMajor = mode == "sequential"
+		o.Chooser = tuning.chooser(mode)
 		start := time.Now()
 		plan, err := lowering.Lower(g, o)
 		if err != nil {
@@ -149,6 +153,13 @@ func executeLowered(ctx context.Context, g *graph.Graph, inputs map[string]*safe
 			w = opts.Config.stderr
 		}
 		if err := writeExplain(w, main.plan); err != nil {
+			return nil, err
+		}
+		mainMode := opts.Mode
+		if runs[mainMode] == nil {
+			mainMode = "wide"
+		}
+		if _, err := io.WriteString(w, tuning.explain(mainMode)); err != nil {
 			return nil, err
 		}
 	}

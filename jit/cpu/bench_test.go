@@ -10,7 +10,7 @@ import (
 // Benchmarks of whole kernels (bench/kernels compares them against peers).
 
 func BenchmarkElementwiseScaleShift(b *testing.B) {
-	const n, block = 1 << 24, 16384
+	const n, block = 1 << 26, 16384
 	k := loadKernel(&testing.T{}, "vector_add.py", "scale_shift_kernel",
 		map[string]string{"x_ptr": "*fp32", "out_ptr": "*fp32", "n_elements": "i32", "scale": "fp32", "shift": "fp32"},
 		map[string]any{"BLOCK_SIZE": int64(block)})

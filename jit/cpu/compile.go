@@ -297,6 +297,10 @@ func (fr *frame) copySlot(cls class, dst, src int) {
 			copy(fr.ints[dst], fr.ints[src])
 		case lazyAffine:
 			fr.lz.aff[dst] = fr.lz.aff[src]
+			if a := &fr.lz.aff[src]; a.vec != vecNone {
+				vl := vecLen(a, fr.prog.slotType[src].Shape)
+				copy(fr.ints[dst][:vl], fr.ints[src][:vl])
+			}
 		case lazyMask:
 			fr.lz.conds[dst] = append(fr.lz.conds[dst][:0], fr.lz.conds[src]...)
 		}

@@ -1,18 +1,34 @@
 // Package cpu is widejit's CPU backend and reference executor. Its Target encodes the tile IR
 // as the artifact (ir.Encode); its Device decodes an artifact once into an executable program
-// and runs a launch's programs in parallel on worker goroutines.
+// and runs a launch's programs in parallel on worker goroutines (NewDevice(threads), 0: all
+// cores). Buffers are host memory; (*Buffer).Bytes gives the runtime zero-copy access.
 //
-// Execution model: every SSA value of the kernel gets a slot holding a typed Go slice (fp16,
-// bf16 and fp32 values in []float32, fp64 in []float64, every integer, i1 and pointer in
-// []int64, normalized to its dtype's range after each operation). Slots are allocated once
+// Execution model (compile.go): every SSA value of the kernel gets a slot holding a typed Go
+// slice (fp16, bf16 and fp32 values in []float32, fp64 in []float64, every integer, i1 and
+// pointer in []int64, normalized to its dtype after each operation). Slots are allocated once
 // per worker and reused by every program that worker runs, so the steady state allocates
-// nothing. Pointers are encoded as the bound buffer's tag (parameter index + 1) in the high
-// 16 bits and the element offset in the low 48 bits, so selecting between pointers of
-// different buffers works and every access can be checked against its own buffer.
+// nothing per op or per program. Loop-carried values move between slots by swapping storage.
+// Pointers are encoded as the bound buffer's tag (parameter index + 1) in the high 16 bits
+// and the element offset in the low 48 bits, so a Select between pointers of different
+// buffers works and every access is checked against its own buffer.
 //
-// Every unmasked lane of every load, store and atomic is bounds-checked; a violation stops the
-// launch with an error naming the kernel, the source position, the program id, the element
-// offset and the buffer length. Masked lanes are never touched. Loads and stores whose pointer
-// rows are consecutive are copied row by row; tl.dot runs on a blocked AVX2/FMA micro-kernel
-// when the CPU has one (pure Go otherwise).
+// Checks: every unmasked lane of every load, store and atomic is bounds-checked (including
+// jit.Arg.Offset); a violation stops the launch with an error naming the kernel, the source
+// position, the program id, the element offset and the buffer length. Masked lanes are never
+// touched. Integer division by zero is an error too. fp16/bf16 results round to nearest even
+// after every operation, as on the GPU; float math is IEEE (transcendentals through float64).
+//
+// Speed, in the order it matters:
+//   - tl.dot runs on an AVX-512 (8x32) or AVX2/FMA (4x16) micro-kernel chosen at run time
+//     through golang.org/x/sys/cpu, pure Go otherwise (dot*.go); a loop-carried accumulator
+//     is updated in place.
+//   - Index tiles stay symbolic (lazy.go): pid*BLOCK + arange, ptr + offs, offs < n, and
+//     offs[:, None]*stride + arange[None, :] even when offs is gathered (x % M) are affine
+//     forms and interval masks, never filled element by element; Load and Store solve a
+//     row's live lanes, check the row once and copy it. Any other consumer materializes
+//     them first, so the rest of the executor only sees values.
+//   - Instructions that depend only on parameters run once per worker and launch, loop
+//     invariants once per loop (hoisting); splats feeding binary ops are read as scalars
+//     (splat.go); fp32 add/sub/mul run on AVX2 loops (vec_amd64.s).
+//   - Programs are spread over workers; one program stays on one worker.
 package cpu

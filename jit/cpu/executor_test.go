@@ -895,3 +895,204 @@ func TestSplatOperandsReadAsScalars(t *testing.T) {
 		t.Errorf("expected the splats of s and si to be absorbed")
 	}
 }
+
+func TestInt8DotAccumulatesInI32(t *testing.T) {
+	const m, n, k = 4, 8, 16
+	x := newBuilder("dot_i8")
+	pa, pb, pz := x.param("a", ir.PtrTo(ir.I8)), x.param("b", ir.PtrTo(ir.I8)), x.param("z", ir.PtrTo(ir.I32))
+	ld := func(p *ir.Value, d ir.DType, r, c int) (*ir.Value, *ir.Value) {
+		ptrs := x.op(ir.Reshape, ptrTile(d, r, c), x.op(ir.PtrAdd, ptrTile(d, r*c), x.splat(p, r*c), x.arange(0, r*c)))
+		return x.load(ptrs), ptrs
+	}
+	a, _ := ld(pa, ir.I8, m, k)
+	b, _ := ld(pb, ir.I8, k, n)
+	acc, zp := ld(pz, ir.I32, m, n)
+	x.store(zp, x.op(ir.Dot, tileOf(ir.I32, m, n), a, b, acc))
+	rng := rand.New(rand.NewSource(8))
+	av, bv, zv := make([]int64, m*k), make([]int64, k*n), make([]int64, m*n)
+	for i := range av {
+		av[i] = int64(rng.Intn(256) - 128)
+	}
+	for i := range bv {
+		bv[i] = int64(rng.Intn(256) - 128)
+	}
+	for i := range zv {
+		zv[i] = int64(rng.Intn(1000))
+	}
+	z := intBuf(t, ir.I32, zv)
+	mustRun(t, x.f, grid1(1), buf(intBuf(t, ir.I8, av)), buf(intBuf(t, ir.I8, bv)), buf(z))
+	got := ints(z)
+	for i := range m {
+		for j := range n {
+			s := zv[i*n+j]
+			for p := range k {
+				s += av[i*k+p] * bv[p*n+j]
+			}
+			if got[i*n+j] != s {
+				t.Fatalf("z[%d,%d] = %d, want %d", i, j, got[i*n+j], s)
+			}
+		}
+	}
+}
+
+// unaryOnTile runs a one-operand op over an fp32 tile.
+func TestRemainingFloatOps(t *testing.T) {
+	in := []float32{0.5, 2, 3.75, -1.25}
+	ops := []struct {
+		op  ir.Op
+		ref func(float64) float64
+	}{
+		{ir.Log, math.Log}, {ir.Log2, math.Log2}, {ir.Rsqrt, func(x float64) float64 { return 1 / math.Sqrt(x) }},
+		{ir.Sin, math.Sin}, {ir.Cos, math.Cos}, {ir.Floor, math.Floor}, {ir.Ceil, math.Ceil},
+		{ir.Neg, func(x float64) float64 { return -x }},
+	}
+	for _, o := range ops {
+		got := floatOps(t, o.op, in)
+		for i, v := range in {
+			want := float32(o.ref(float64(v)))
+			if !bitsEq(got[i], want) && !(got[i] != got[i] && want != want) {
+				t.Errorf("%s(%v) = %v, want %v", o.op, v, got[i], want)
+			}
+		}
+	}
+}
+
+func TestRemainingIntOpsAndPredicates(t *testing.T) {
+	a := []int64{6, -6, 0x7fffffff, 1}
+	b := []int64{3, 1, 1, 31}
+	for _, c := range []struct {
+		op   ir.Op
+		want []int64
+	}{
+		{ir.Or, []int64{7, -5, 0x7fffffff, 31}},
+		{ir.Xor, []int64{5, -5, 0x7ffffffe, 30}},
+		{ir.Shl, []int64{48, -12, -2, math.MinInt32}},
+		{ir.Min, []int64{3, -6, 1, 1}},
+		{ir.Sub, []int64{3, -7, 0x7ffffffe, -30}},
+	} {
+		got, err := intBinary(t, c.op, ir.I32, a, b)
+		if err != nil || !equalInts(got, c.want) {
+			t.Errorf("i32 %s = %v (%v), want %v", c.op, got, err, c.want)
+		}
+	}
+	// Unary int ops and i1 logic, and every comparison predicate on ints and floats.
+	x := newBuilder("unary_int")
+	p := x.param("p", ir.PtrTo(ir.I32))
+	q := x.param("q", ir.PtrTo(ir.I32))
+	f := x.param("f", ptr32)
+	n := 4
+	offs := x.arange(0, n)
+	it := tileOf(ir.I32, n)
+	v := x.load(x.op(ir.PtrAdd, ptrTile(ir.I32, n), x.splat(p, n), offs))
+	fv := x.load(x.op(ir.PtrAdd, ptrTile(ir.F32, n), x.splat(f, n), offs))
+	out := func(k int, val *ir.Value) {
+		x.store(x.op(ir.PtrAdd, ptrTile(ir.I32, n), x.splat(q, n), x.op(ir.Add, it, offs, x.ci(it, int64(k*n)))), val)
+	}
+	out(0, x.op(ir.Neg, it, v))
+	out(1, x.op(ir.Not, it, v))
+	out(2, x.op(ir.Abs, it, v))
+	isNeg := x.cmp(ir.CmpLT, v, x.ci(it, 0))
+	out(3, x.cast(x.op(ir.Not, tileOf(ir.I1, n), isNeg), it))
+	two := x.ci(it, 2)
+	ftwo := x.cf(tileOf(ir.F32, n), 2)
+	for k, pred := range []int64{ir.CmpEQ, ir.CmpNE, ir.CmpLT, ir.CmpLE, ir.CmpGT, ir.CmpGE} {
+		out(4+k, x.cast(x.cmp(pred, v, two), it))
+		out(10+k, x.cast(x.cmp(pred, fv, ftwo), it))
+	}
+	x.emit(ir.Barrier, nil)
+	pb := intBuf(t, ir.I32, []int64{2, -3, math.MinInt32, 5})
+	qb := intBuf(t, ir.I32, make([]int64, 16*n))
+	nan := float32(math.NaN())
+	mustRun(t, x.f, grid1(1), buf(pb), buf(qb), buf(f32Buf(t, []float32{2, nan, 1, 3})))
+	got := ints(qb)
+	want := [][]int64{
+		{-2, 3, math.MinInt32, -5},                                                         // neg wraps MinInt32
+		{-3, 2, math.MaxInt32, -6},                                                         // not
+		{2, 3, math.MinInt32, 5},                                                           // abs wraps MinInt32
+		{1, 0, 0, 1},                                                                       // not of i1
+		{1, 0, 0, 0}, {0, 1, 1, 1}, {0, 1, 1, 0}, {1, 1, 1, 0}, {0, 0, 0, 1}, {1, 0, 0, 1}, // v vs 2
+		{1, 0, 0, 0}, {0, 1, 1, 1}, {0, 0, 1, 0}, {1, 0, 1, 0}, {0, 0, 0, 1}, {1, 0, 0, 1}, // f vs 2, NaN only !=
+	}
+	for k, w := range want {
+		if g := got[k*n : k*n+n]; !equalInts(g, w) {
+			t.Errorf("row %d = %v, want %v", k, g, w)
+		}
+	}
+}
+
+func TestRemainingAtomicKinds(t *testing.T) {
+	// One program, one lane per kind, on i32 cells; then float min/max/xchg.
+	kinds := []struct {
+		kind      int64
+		init, val int64
+		want      int64
+	}{
+		{ir.AtomicMin, 5, 3, 3}, {ir.AtomicAnd, 6, 3, 2}, {ir.AtomicOr, 4, 3, 7}, {ir.AtomicXor, 6, 3, 5}, {ir.AtomicXchg, 6, 9, 9},
+	}
+	for _, k := range kinds {
+		x := newBuilder("atomic")
+		p := x.param("p", ir.PtrTo(ir.I32))
+		in := x.emit(ir.AtomicRMW, []ir.Type{tileOf(ir.I32, 1)}, x.splat(p, 1), x.ci(tileOf(ir.I32, 1), k.val), x.ci(tileOf(ir.I1, 1), 1))
+		in.Int = k.kind
+		x.store(x.op(ir.PtrAdd, ptrTile(ir.I32, 1), x.splat(p, 1), x.ci(tileOf(ir.I32, 1), 1)), in.Result())
+		b := intBuf(t, ir.I32, []int64{k.init, 0})
+		mustRun(t, x.f, grid1(1), buf(b))
+		if got := ints(b); got[0] != k.want || got[1] != k.init {
+			t.Errorf("atomic kind %d: memory %d old %d, want %d and %d", k.kind, got[0], got[1], k.want, k.init)
+		}
+	}
+	for _, k := range []struct {
+		kind      int64
+		init, val float32
+		want      float32
+	}{{ir.AtomicMax, 1.5, 2.5, 2.5}, {ir.AtomicMin, 1.5, 2.5, 1.5}, {ir.AtomicXchg, 1.5, -4, -4}, {ir.AtomicAdd, 1.5, 0.25, 1.75}} {
+		x := newBuilder("atomic_f")
+		p := x.param("p", ptr32)
+		in := x.emit(ir.AtomicRMW, []ir.Type{ir.Scalar(ir.F32)}, p, x.cf(ir.Scalar(ir.F32), float64(k.val)), x.ci(ir.Scalar(ir.I1), 1))
+		in.Int = k.kind
+		x.store(x.op(ir.PtrAdd, ptr32, p, x.ci(i32, 1)), in.Result())
+		b := f32Buf(t, []float32{k.init, 0})
+		mustRun(t, x.f, grid1(1), buf(b))
+		if got := b.f32(); got[0] != k.want || got[1] != k.init {
+			t.Errorf("float atomic kind %d: memory %v old %v, want %v and %v", k.kind, got[0], got[1], k.want, k.init)
+		}
+	}
+}
+
+func TestFloat64Path(t *testing.T) {
+	// fp64 loads, arithmetic, math, a reduction and casts, against Go float64.
+	x := newBuilder("f64")
+	p := x.param("p", ir.PtrTo(ir.F64))
+	q := x.param("q", ptr32)
+	n := 4
+	ft := tileOf(ir.F64, n)
+	offs := x.arange(0, n)
+	v := x.load(x.op(ir.PtrAdd, ptrTile(ir.F64, n), x.splat(p, n), offs))
+	w := x.op(ir.Add, ft, x.op(ir.Mul, ft, v, v), x.op(ir.Sqrt, ft, v))
+	e := x.op(ir.Exp, ft, v)
+	red := x.emit(ir.Reduce, []ir.Type{ir.Scalar(ir.F64)}, w)
+	red.Ints = []int{ir.ReduceSum, 0}
+	outp := x.op(ir.PtrAdd, ptrTile(ir.F64, n), x.splat(p, n), x.op(ir.Add, tileOf(ir.I32, n), offs, x.ci(tileOf(ir.I32, n), int64(n))))
+	x.store(outp, w)
+	x.store(x.op(ir.PtrAdd, ir.PtrTo(ir.F64), p, x.ci(i32, int64(2*n))), red.Result())
+	x.store(x.op(ir.PtrAdd, ptrTile(ir.F32, n), x.splat(q, n), offs), x.cast(e, tileOf(ir.F32, n)))
+	in := []float64{0.25, 1, 2, 9}
+	pb, _ := NewBuffer(ir.F64, 2*n+1)
+	copy(pb.f64(), in)
+	qb := f32Buf(t, make([]float32, n))
+	mustRun(t, x.f, grid1(1), buf(pb), buf(qb))
+	sum := 0.0
+	for i, v := range in {
+		want := v*v + math.Sqrt(v)
+		sum += want
+		if got := pb.f64()[n+i]; got != want {
+			t.Errorf("w[%d] = %v, want %v", i, got, want)
+		}
+		if got := qb.f32()[i]; got != float32(math.Exp(v)) {
+			t.Errorf("exp[%d] = %v, want %v", i, got, float32(math.Exp(v)))
+		}
+	}
+	if got := pb.f64()[2*n]; math.Abs(got-sum) > 1e-12 {
+		t.Errorf("sum = %v, want %v", got, sum)
+	}
+}

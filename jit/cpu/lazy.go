@@ -35,6 +35,37 @@ type affine struct {
 	base    int64 // value at index 0 (pointers: the element offset)
 	tag     int64 // pointers: the buffer tag
 	strides [ir8]int64
+	// vec adds a gathered vector: per row (vecRows: one value per row of the last
+	// dimension) or per lane (vecCols: one value per index of the last dimension). Its
+	// values live at the start of the slot's own storage; vecLo/vecHi bound them. This is
+	// how offs[:, None]*stride + affine stays symbolic when offs is arbitrary (e.g. % M).
+	vec          uint8
+	vecLo, vecHi int64
+}
+
+const (
+	vecNone uint8 = iota
+	vecRows
+	vecCols
+)
+
+// vecLen is the number of entries of a's vector for a tile of shape.
+func vecLen(a *affine, shape []int) int {
+	n := 1
+	if len(shape) > 0 {
+		n = shape[len(shape)-1]
+	}
+	switch a.vec {
+	case vecRows:
+		total := 1
+		for _, d := range shape {
+			total *= d
+		}
+		return total / n
+	case vecCols:
+		return n
+	}
+	return 0
 }
 
 // cond is "a(i) < 0" for an affine a.
@@ -98,6 +129,57 @@ func (it *rowIter) next() {
 	}
 }
 
+// materializeVec fills a tile whose affine form carries a vector stored at the start of the
+// same storage: rows are written last to first, each reading its vector entries before
+// overwriting them (row r covers [r*n, r*n+n), which holds no entry of an earlier row).
+func (fr *frame) materializeVec(s int, a *affine, t ir.Type, z []int64) {
+	shape := t.Shape
+	last := len(shape) - 1
+	n := shape[last]
+	rowsN := len(z) / n
+	step := a.strides[last]
+	var hi int64
+	if t.Ptr {
+		hi = a.tag << ptrOffsetBits
+	}
+	it := newRowIter(shape)
+	for r := rowsN - 1; r >= 0; r-- {
+		it.seek(r)
+		b := a.rowBase(&it)
+		row := z[r*n : r*n+n]
+		if a.vec == vecRows {
+			b += z[r]
+			for j := range row {
+				row[j] = fr.wrapLazy(t, hi, b+step*int64(j))
+			}
+			continue
+		}
+		for j := range row {
+			row[j] = fr.wrapLazy(t, hi, b+z[j]+step*int64(j)) // z[j] is still the vector in row 0
+		}
+	}
+}
+
+// wrapLazy turns an unnormalized symbolic value into the slot's representation.
+func (fr *frame) wrapLazy(t ir.Type, tagBits, v int64) int64 {
+	switch {
+	case t.Ptr:
+		return tagBits | v&ptrOffsetMask
+	case t.Elem == ir.I32:
+		return int64(int32(v))
+	}
+	return v
+}
+
+// seek positions the iterator on row r.
+func (it *rowIter) seek(r int) {
+	it.at = r * it.n
+	for d := it.outerRank - 1; d >= 0; d-- {
+		it.idx[d] = r % it.shape[d]
+		r /= it.shape[d]
+	}
+}
+
 // rowBase is a's value at the first element of the iterator's row.
 func (a *affine) rowBase(it *rowIter) int64 {
 	b := a.base
@@ -127,6 +209,10 @@ func (fr *frame) materialize(s int) {
 	switch fr.lz.kind[s] {
 	case lazyAffine:
 		a := &fr.lz.aff[s]
+		if a.vec != vecNone {
+			fr.materializeVec(s, a, t, z)
+			break
+		}
 		it := newRowIter(t.Shape)
 		step := a.strides[it.outerRank]
 		for ; it.more(); it.next() {
@@ -206,6 +292,12 @@ func affineRange(a *affine, shape []int) (lo, hi int64, ok bool) {
 		} else {
 			hi += t
 		}
+	}
+	if a.vec != vecNone {
+		if !small(a.vecLo) || !small(a.vecHi) {
+			return 0, 0, false
+		}
+		lo, hi = lo+a.vecLo, hi+a.vecHi
 	}
 	return lo, hi, small(lo) && small(hi)
 }
@@ -394,11 +486,44 @@ func (c *compiler) symbolicStep(in *ir.Instr, args, results []int, eager step) s
 		if tz.Rank() > ir8 {
 			return fallback
 		}
+		// A broadcast of a gathered tile along the last dimension ([M,1] -> [M,N]) or
+		// along all the others ([1,N] -> [K,N]) becomes an affine form with a vector.
+		vecMode := vecNone
+		if in.Op == ir.Broadcast && !tz.Ptr && (tz.Elem == ir.I32 || tz.Elem == ir.I64) && rank >= 2 {
+			lastT, lastS := tz.Shape[rank-1], ts.Shape[rank-1]
+			outerSame, outerOnes := true, true
+			for d := 0; d < rank-1; d++ {
+				outerSame = outerSame && ts.Shape[d] == tz.Shape[d]
+				outerOnes = outerOnes && ts.Shape[d] == 1
+			}
+			switch {
+			case lastS == 1 && lastT > 1 && outerSame:
+				vecMode = vecRows
+			case lastS == lastT && outerOnes:
+				vecMode = vecCols
+			}
+		}
 		return func(fr *frame) error {
 			switch fr.lz.kind[src] {
 			case lazyAffine:
+				if fr.lz.aff[src].vec != vecNone {
+					return fallback(fr)
+				}
 				fr.lz.kind[z] = lazyAffine
 				fr.lz.aff[z] = remap(fr.lz.aff[src])
+				return nil
+			case lazyNone:
+				if vecMode == vecNone {
+					return fallback(fr)
+				}
+				x := fr.ints[src]
+				lo, hi := x[0], x[0]
+				for _, v := range x {
+					lo, hi = min(lo, v), max(hi, v)
+				}
+				copy(fr.ints[z], x)
+				fr.lz.kind[z] = lazyAffine
+				fr.lz.aff[z] = affine{vec: vecMode, vecLo: lo, vecHi: hi}
 				return nil
 			case lazyMask:
 				cs := fr.lz.conds[z][:0]
@@ -424,6 +549,19 @@ func (c *compiler) symbolicStep(in *ir.Instr, args, results []int, eager step) s
 			if !okA || !okB {
 				return fallback(fr)
 			}
+			// At most one operand may carry a vector; the result gets its own copy.
+			vecFrom, scale := -1, int64(1)
+			switch {
+			case a.vec != vecNone && b.vec != vecNone:
+				return fallback(fr)
+			case a.vec != vecNone:
+				vecFrom = x.slot
+			case b.vec != vecNone:
+				if op == ir.Sub {
+					return fallback(fr)
+				}
+				vecFrom = y.slot
+			}
 			out := affine{}
 			switch op {
 			case ir.Add:
@@ -448,6 +586,16 @@ func (c *compiler) symbolicStep(in *ir.Instr, args, results []int, eager step) s
 				for d := range rank {
 					out.strides[d] = b.strides[d] * u
 				}
+				scale = u
+			}
+			if vecFrom >= 0 {
+				src := &a
+				if b.vec != vecNone {
+					src = &b
+				}
+				if !fr.copyVec(z, vecFrom, src, scale, &out) {
+					return fallback(fr)
+				}
 			}
 			fr.lz.kind[z] = lazyAffine
 			fr.lz.aff[z] = out
@@ -470,7 +618,10 @@ func (c *compiler) symbolicStep(in *ir.Instr, args, results []int, eager step) s
 			for d := range rank {
 				out.strides[d] = a.strides[d] + b.strides[d]
 			}
-			if !small(out.base) {
+			if !small(out.base) || a.vec != vecNone && b.vec != vecNone {
+				return fallback(fr)
+			}
+			if a.vec != vecNone && !fr.copyVec(z, p.slot, &a, 1, &out) || b.vec != vecNone && !fr.copyVec(z, off.slot, &b, 1, &out) {
 				return fallback(fr)
 			}
 			fr.lz.kind[z] = lazyAffine
@@ -491,7 +642,7 @@ func (c *compiler) symbolicStep(in *ir.Instr, args, results []int, eager step) s
 		return func(fr *frame) error {
 			a, okA := fr.affineOf(x)
 			b, okB := fr.affineOf(y)
-			if !okA || !okB || !trueValued(&a, t) || !trueValued(&b, t) {
+			if !okA || !okB || a.vec != vecNone || b.vec != vecNone || !trueValued(&a, t) || !trueValued(&b, t) {
 				return fallback(fr)
 			}
 			// Rewrite x pred y as d < 0 with d affine.
@@ -532,7 +683,32 @@ func (c *compiler) symbolicStep(in *ir.Instr, args, results []int, eager step) s
 	return fallback
 }
 
+// copyVec gives out the vector of src (stored in slot from) times scale, stored in slot z.
+func (fr *frame) copyVec(z, from int, src *affine, scale int64, out *affine) bool {
+	if !small(scale) || !small(src.vecLo) || !small(src.vecHi) {
+		return false
+	}
+	if m := max(-src.vecLo, src.vecHi, 1); scale != 0 && (scale > lazyLimit/m || -scale > lazyLimit/m) {
+		return false // the scaled vector could overflow
+	}
+	vl := vecLen(src, fr.prog.slotType[from].Shape)
+	dst, v := fr.ints[z][:vl], fr.ints[from][:vl]
+	if scale == 1 {
+		copy(dst, v)
+	} else {
+		for i, x := range v {
+			dst[i] = x * scale
+		}
+	}
+	lo, hi := src.vecLo*scale, src.vecHi*scale
+	out.vec, out.vecLo, out.vecHi = src.vec, min(lo, hi), max(lo, hi)
+	return true
+}
+
 func uniform(a *affine, rank int) bool {
+	if a.vec != vecNone {
+		return false
+	}
 	for d := range rank {
 		if a.strides[d] != 0 {
 			return false
@@ -584,7 +760,26 @@ type memOp struct {
 
 func (m *memOp) run(fr *frame) error {
 	maskLazy := m.mask >= 0 && fr.lz.kind[m.mask] == lazyMask
-	ptrLazy := fr.lz.kind[m.p] == lazyAffine && (m.n == 1 || fr.lz.aff[m.p].strides[m.last] == 1)
+	ptrLazy := false
+	var colBase int64
+	if fr.lz.kind[m.p] == lazyAffine {
+		a := &fr.lz.aff[m.p]
+		switch a.vec {
+		case vecNone, vecRows:
+			ptrLazy = m.n == 1 || a.strides[m.last] == 1
+		case vecCols:
+			// Lane offsets vec[j] + stride*j: contiguous when they count up by one.
+			v, st := fr.ints[m.p][:m.n], a.strides[m.last]
+			ptrLazy = true
+			for j := range v {
+				if v[j]+st*int64(j) != v[0]+int64(j) {
+					ptrLazy = false
+					break
+				}
+			}
+			colBase = v[0]
+		}
+	}
 	if m.mask >= 0 && fr.lz.kind[m.mask] == lazyAffine || !ptrLazy && !maskLazy {
 		return m.fallback(fr)
 	}
@@ -609,6 +804,7 @@ func (m *memOp) run(fr *frame) error {
 		fr.need(m.val)
 	}
 	a := &fr.lz.aff[m.p]
+	ptrs := fr.ints[m.p] // the vector of a symbolic pointer tile, or the pointers
 	for it := newRowIter(m.shape); it.more(); it.next() {
 		lo, hi := 0, m.n
 		switch {
@@ -620,6 +816,12 @@ func (m *memOp) run(fr *frame) error {
 		var rowOff int64
 		if ptrLazy {
 			rowOff = a.rowBase(&it)
+			switch a.vec {
+			case vecRows:
+				rowOff += ptrs[it.at/m.n]
+			case vecCols:
+				rowOff += colBase
+			}
 		}
 		if err := m.moveRow(fr, it.at, lo, hi, ptrLazy, a.tag, rowOff); err != nil {
 			return err

@@ -159,3 +159,60 @@ func TestVectorLoopsAndTails(t *testing.T) {
 		}
 	}
 }
+
+func TestGatheredRowsAndColumnsAgainstGo(t *testing.T) {
+	const block, stride = 8, 10
+	for _, perm := range [][]int64{{0, 1, 2, 3, 4, 5, 6, 7}, {7, 0, 3, 3, 1, 6, 2, 5}, {2, 3, 4, 5, 6, 7, 8, 9}} {
+		for _, lazy := range []bool{true, false} {
+			disableLazy = !lazy
+			k := loadKernel(t, "gather.py", "gather_kernel", map[string]string{"x_ptr": "*fp32", "idx_ptr": "*i32", "out_ptr": "*fp32", "stride": "i32"},
+				map[string]any{"BLOCK": int64(block)})
+			disableLazy = false
+			x := make([]float32, stride*stride)
+			for i := range x {
+				x[i] = float32(i) * 0.5
+			}
+			out := f32Buf(t, make([]float32, 3*block*block))
+			if err := k.Launch(grid1(1), []jit.Arg{buf(f32Buf(t, x)), buf(intBuf(t, ir.I32, perm)), buf(out), scalar(int64(stride))}); err != nil {
+				t.Fatal(err)
+			}
+			got := out.f32()
+			for i := range block {
+				for j := range block {
+					want := []float32{
+						x[int(perm[i])*stride+j] + float32(int64(j)-2*perm[i]),
+						x[i*stride+int(perm[j])],
+						x[-int(perm[i])+stride*block-1-j],
+					}
+					for q, w := range want {
+						if g := got[q*block*block+i*block+j]; g != w {
+							t.Fatalf("perm %v lazy %v: out%d[%d,%d] = %v, want %v", perm, lazy, q, i, j, g, w)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestStreamingStoresCopyExactly(t *testing.T) {
+	// storeF32 with the streaming path forced on (a large bufBytes): every alignment of the
+	// destination and a length with a tail, against copy.
+	src := make([]float32, 5000)
+	for i := range src {
+		src[i] = float32(i) + 0.5
+	}
+	for shift := range 17 {
+		dst := make([]float32, len(src)+32)
+		storeF32(dst[shift:shift+len(src)], src, 1<<40)
+		for i := range dst {
+			want := float32(0)
+			if i >= shift && i < shift+len(src) {
+				want = src[i-shift]
+			}
+			if dst[i] != want {
+				t.Fatalf("shift %d: dst[%d] = %v, want %v", shift, i, dst[i], want)
+			}
+		}
+	}
+}

@@ -216,7 +216,7 @@ func (fr *frame) storeRow(cls class, d ir.DType, b *Buffer, off, v, at, n int) {
 		src := fr.f32[v][at : at+n]
 		switch d {
 		case ir.F32:
-			copy(b.f32()[off:off+n], src)
+			storeF32(b.f32()[off:off+n], src, len(b.data))
 		case ir.F16:
 			dst := b.u16()[off : off+n]
 			for j, x := range src {

@@ -1,6 +1,10 @@
 package cpu
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 //go:noescape
 func addVVAVX2(x, y, z *float32, n int)
@@ -61,4 +65,46 @@ func vecF32Scalar(op byte, x []float32, s float32, z []float32) int {
 		return 0
 	}
 	return n
+}
+
+//go:noescape
+func copyNTAVX(dst, src *float32, n int)
+
+//go:noescape
+func copyNTAVX512(dst, src *float32, n int)
+
+var haveAVX512 = cpu.X86.HasAVX512F
+
+// Streaming stores pay off only for outputs far larger than the caches (the lines would be
+// evicted before anyone reads them again), written in long runs.
+const (
+	streamMinBufferBytes = 64 << 20
+	streamMinRow         = 4096
+)
+
+// storeF32 copies src into dst, a row of a buffer of bufBytes bytes, with non-temporal
+// stores when the row is long and the buffer much larger than the caches.
+func storeF32(dst, src []float32, bufBytes int) {
+	n := len(dst)
+	if !haveVecAVX2 || n < streamMinRow || bufBytes < streamMinBufferBytes {
+		copy(dst, src)
+		return
+	}
+	src = src[:n]
+	if uintptr(unsafe.Pointer(&dst[0]))%4 != 0 {
+		copy(dst, src)
+		return
+	}
+	// Align the destination to a cache line, stream whole blocks, copy the tail.
+	head := int((64 - uintptr(unsafe.Pointer(&dst[0]))%64) % 64 / 4)
+	copy(dst[:head], src[:head])
+	body := (n - head) &^ 63
+	if body > 0 {
+		if haveAVX512 {
+			copyNTAVX512(&dst[head], &src[head], body)
+		} else {
+			copyNTAVX(&dst[head], &src[head], body)
+		}
+	}
+	copy(dst[head+body:], src[head+body:])
 }

@@ -167,3 +167,56 @@ subSVAVX2_loop:
 subSVAVX2_done:
 	VZEROUPPER
 	RET
+
+// func copyNTAVX(dst, src *float32, n int)
+// Streams n floats (a multiple of 32; dst 32-byte aligned) with non-temporal stores, which
+// skip the read-for-ownership of the destination lines; SFENCE orders them before return.
+TEXT ·copyNTAVX(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $5, CX
+	JZ copynt_done
+copynt_loop:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VMOVNTPS Y0, (DI)
+	VMOVNTPS Y1, 32(DI)
+	VMOVNTPS Y2, 64(DI)
+	VMOVNTPS Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ copynt_loop
+copynt_done:
+	SFENCE
+	VZEROUPPER
+	RET
+
+// func copyNTAVX512(dst, src *float32, n int)
+// copyNTAVX with whole-cache-line (64-byte) streaming stores; dst 64-byte aligned.
+TEXT ·copyNTAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $6, CX
+	JZ copynt512_done
+copynt512_loop:
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 128(SI), Z2
+	VMOVUPS 192(SI), Z3
+	VMOVNTPS Z0, (DI)
+	VMOVNTPS Z1, 64(DI)
+	VMOVNTPS Z2, 128(DI)
+	VMOVNTPS Z3, 192(DI)
+	ADDQ $256, SI
+	ADDQ $256, DI
+	DECQ CX
+	JNZ copynt512_loop
+copynt512_done:
+	SFENCE
+	VZEROUPPER
+	RET

@@ -7,3 +7,5 @@ var haveVecAVX2 = false
 func vecF32(op byte, x, y, z []float32) int { return 0 }
 
 func vecF32Scalar(op byte, x []float32, s float32, z []float32) int { return 0 }
+
+func storeF32(dst, src []float32, bufBytes int) { copy(dst, src) }

@@ -36,6 +36,10 @@ func Open(ordinal int) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
+	return openWith(drv, ordinal)
+}
+
+func openWith(drv *driver, ordinal int) (*Device, error) {
 	var n int32
 	if err := drv.check("cuDeviceGetCount", drv.cuDeviceGetCount(&n)); err != nil {
 		return nil, err

@@ -5,9 +5,11 @@
 // Layout. A CTA runs 32*num_warps threads (T). Every tile of n elements is distributed by its
 // row-major element index alone, whatever its shape or dtype, so element-wise ops, casts,
 // reshapes and expand_dims never move data:
-//   - n >= T: each thread holds R = n/T elements in runs of V = min(R, 4) contiguous ones;
-//     slot r of thread t holds element (r/V)*T*V + t*V + r%V, so a warp's loads of a
-//     contiguous row touch consecutive addresses (coalesced).
+//   - n >= T: each thread holds R = n/T elements; slot r of thread t holds element r*T + t,
+//     so a warp's loads of a contiguous row touch consecutive addresses (coalesced) and its
+//     shared-memory accesses hit distinct banks. (The code is written for runs of V
+//     contiguous elements per thread, element (r/V)*T*V + t*V + r%V, to vectorize later;
+//     V is 1 until contiguity analysis proves wider accesses safe.)
 //   - n < T (and scalars, n = 1): thread t holds element t mod n; elements are replicated.
 //     Stores from replicas write the same value twice (harmless); atomics run only in the
 //     owner thread (t < n), which shares the old value through shared memory.
@@ -17,11 +19,15 @@
 //
 // Ops that move elements between threads stage their operands in dynamic shared memory
 // (bar.sync, st.shared, bar.sync, ld.shared): broadcast (except from one element or between
-// equal counts), permute, reduce (each thread folds the output elements it holds sequentially
-// over the reduced axis) and dot (each thread computes its output elements with fp32 FMAs
-// over K, reading A and B rows/columns from shared memory; int8 with 32-bit integer
-// multiply-adds). The kernel's dynamic shared memory is the largest such staging area
-// (Meta "shared_bytes"); the launch passes it.
+// equal counts), permute, reduce and dot. A reduction with at least as many outputs as
+// threads (or a short axis) folds each output sequentially in the thread that holds it; with
+// fewer outputs, the axis is split into chunks, one thread per (output, chunk) folds its
+// chunk, and the partial results are combined in a tree through shared memory (log2(chunks)
+// rounds, each ending in a barrier), so argmax keeps the first index and custom combine
+// regions are applied as Triton applies them (assumed associative). A dot computes each
+// output element in the thread that holds it with fp32 FMAs over K, reading A and B from
+// shared memory (int8: 32-bit integer multiply-adds). The kernel's dynamic shared memory is
+// the largest staging area (Meta "shared_bytes"); the launch passes it.
 //
 // Numerics. fp16/bf16 values live in 16-bit registers and compute in fp32 with one rounding
 // per op. exp/exp2/log/log2/sin/cos use the .approx instructions as Triton does (exp and log
@@ -30,6 +36,12 @@
 // transcendentals go through fp32. Float add/sub/mul use .rn so ptxas does not contract
 // them into FMAs. tl.dot computes in full fp32 even when TF32 is allowed.
 //
-// Not yet done: vectorized global access (ld.global.v4 under Align16), warp-shuffle
-// reductions, mma.sync tensor-core dots and tl.device_print (rejected with an error).
+// Not yet done: vectorized global access (ld.global.v4 under Align16 and contiguity
+// analysis), warp-shuffle reductions (the tree runs in shared memory), mma.sync tensor-core
+// dots (fp16/bf16, TF32) and tl.device_print (rejected with a clear error).
+//
+// Tests: every test kernel and every kernel of the examples' plans is assembled with ptxas
+// for sm_80 and sm_90; golden PTX for three small kernels; and a PTX emulator (test code)
+// runs the generated kernels, and whole example plans, and compares them with the CPU
+// backend and with PyTorch's outputs.
 package ptx

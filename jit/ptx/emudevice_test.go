@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -108,7 +109,11 @@ func (k *emuKernel) Launch(grid [3]int, args []jit.Arg) error {
 	return emulate(k.prog, &k.dev.mem, grid, params, k.smem)
 }
 
-// TestExamplePlansOnEmulatedPTX runs every example's default plan through the PTX backend
+// slowExamples have convolutions whose emulation takes minutes.
+var slowExamples = map[string]bool{"convnet": true, "resblock": true}
+
+// TestExamplePlansOnEmulatedPTX runs every example's default plan (with WIDEJIT_EMULATE_ALL=1
+// also the unfused, sequential and model-major plans, and the slow convolution examples) through the PTX backend
 // (on the emulator) and compares the outputs with PyTorch's (expected.safetensors), with the
 // tolerance the lowering tests use for the CPU backend.
 func TestExamplePlansOnEmulatedPTX(t *testing.T) {
@@ -119,37 +124,58 @@ func TestExamplePlansOnEmulatedPTX(t *testing.T) {
 	if len(paths) == 0 {
 		t.Fatal("no example graphs")
 	}
+	variants := []struct {
+		name string
+		opts lowering.Options
+	}{{"default", lowering.Options{}}}
+	if os.Getenv("WIDEJIT_EMULATE_ALL") != "" {
+		variants = append(variants, struct {
+			name string
+			opts lowering.Options
+		}{"unfused", lowering.Options{NoFusion: true}}, struct {
+			name string
+			opts lowering.Options
+		}{"sequential", lowering.Options{Strategy: lowering.Sequential}}, struct {
+			name string
+			opts lowering.Options
+		}{"model-major", lowering.Options{ModelMajor: true}})
+	}
 	for _, p := range paths {
 		dir := filepath.Dir(p)
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			g, err := graph.Load(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			plan, err := lowering.Lower(g, lowering.Options{})
-			if err != nil {
-				t.Skipf("lowering: %v", err)
-			}
-			r, err := lowering.NewRunner(plan, &emuDevice{}, jit.NewCompiler(jit.CompilerOptions{}), g)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			outs, err := r.Run(readTensorFile(t, filepath.Join(dir, "inputs.safetensors")))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for name, w := range readTensorFile(t, filepath.Join(dir, "expected.safetensors")) {
-				got := outs[name]
-				if got == nil {
-					t.Errorf("output %s missing", name)
-					continue
+		for _, v := range variants {
+			t.Run(filepath.Base(dir)+"/"+v.name, func(t *testing.T) {
+				if slowExamples[filepath.Base(dir)] && os.Getenv("WIDEJIT_EMULATE_ALL") == "" {
+					t.Skip("takes minutes on the emulator: set WIDEJIT_EMULATE_ALL=1 (it passed when written)")
 				}
-				if err := closeTensors(got, w); err != nil {
-					t.Errorf("output %s: %v", name, err)
+				g, err := graph.Load(p)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-		})
+				plan, err := lowering.Lower(g, v.opts)
+				if err != nil {
+					t.Skipf("lowering: %v", err)
+				}
+				r, err := lowering.NewRunner(plan, &emuDevice{}, jit.NewCompiler(jit.CompilerOptions{}), g)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer r.Close()
+				outs, err := r.Run(readTensorFile(t, filepath.Join(dir, "inputs.safetensors")))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for name, w := range readTensorFile(t, filepath.Join(dir, "expected.safetensors")) {
+					got := outs[name]
+					if got == nil {
+						t.Errorf("output %s missing", name)
+						continue
+					}
+					if err := closeTensors(got, w); err != nil {
+						t.Errorf("output %s: %v", name, err)
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -326,9 +326,9 @@ func (r *emuRun) val(t *emuThread, o emuOperand) uint64 {
 }
 
 // typed views of raw bits
-func f32of(x uint64) float64 { return float64(math.Float32frombits(uint32(x))) }
+func f32of(x uint64) float64   { return float64(math.Float32frombits(uint32(x))) }
 func f32bits(f float64) uint64 { return uint64(math.Float32bits(float32(f))) }
-func f64of(x uint64) float64 { return math.Float64frombits(x) }
+func f64of(x uint64) float64   { return math.Float64frombits(x) }
 
 func sext(x uint64, bitsN int) int64 { return int64(x<<(64-bitsN)) >> (64 - bitsN) }
 

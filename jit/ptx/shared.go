@@ -116,6 +116,21 @@ func (g *gen) gather(t ir.Type, strides []int, off int) []string {
 	st := t.ScalarType()
 	size := smemSize(st)
 	out := make([]string, g.slots(n))
+	if base, consts, ok := g.splitIndex(n, t.Shape, strides); ok {
+		a := g.newReg(rcB32)
+		g.emit("mad.lo.u32 %s, %s, %d, %s", a, base, size, g.smem())
+		loaded := map[int]string{} // slots reading the same element share one load
+		for r := range out {
+			o := consts[r]*size + off
+			if v, ok := loaded[o]; ok {
+				out[r] = v
+				continue
+			}
+			out[r] = g.ld("shared", st, offsetAddr(a, o), "", "", false)
+			loaded[o] = out[r]
+		}
+		return out
+	}
 	for r := range out {
 		idx := g.mapIndex(g.slotIndex(n, r), t.Shape, strides)
 		a := g.newReg(rcB32)
@@ -123,6 +138,26 @@ func (g *gen) gather(t ir.Type, strides []int, off int) []string {
 		out[r] = g.ld("shared", st, offsetAddr(a, off), "", "", false)
 	}
 	return out
+}
+
+// splitIndex writes mapIndex(e_r, shape, strides) for every slot r of an n-element tile as
+// one register plus a constant per slot, when it can: with n >= T and runs of 1, e_r is
+// tid + r*T = tid | r*T (disjoint bits, as tid < T = 2^p), and mapIndex, a sum over dims of
+// bit fields times strides, splits over disjoint bits: mapIndex(tid) + mapIndex(r*T).
+func (g *gen) splitIndex(n int, shape, strides []int) (string, []int, bool) {
+	if n < g.threads || g.runLen(n) != 1 {
+		return "", nil, false
+	}
+	consts := make([]int, g.slots(n))
+	for r := range consts {
+		e := r * g.threads
+		inner := 1
+		for d := len(shape) - 1; d >= 0; d-- {
+			consts[r] += (e / inner) % shape[d] * strides[d]
+			inner *= shape[d]
+		}
+	}
+	return g.mapIndex(g.tid, shape, strides), consts, true
 }
 
 func (g *gen) broadcast(in *ir.Instr) {
@@ -188,7 +223,27 @@ func (g *gen) reduce(in *ir.Instr) {
 		offs[i] = total
 		total = align16(total + x.Type.NumElems()*smemSize(x.Type))
 	}
-	g.need(total)
+	outN := in.Results[0].Type.NumElems()
+	arg := kind == ir.ReduceArgMax || kind == ir.ReduceArgMin
+	// Fewer outputs than threads: split the reduced axis into chunks, one thread per
+	// (output, chunk), then fold the chunks' partial results in a tree through shared memory.
+	chunks := 1
+	if outN < g.threads && k >= 16 {
+		chunks = min(g.threads/outN, k/4)
+	}
+	partOffs := make([]int, len(xs)+1)
+	need := total
+	if chunks > 1 {
+		for i, x := range xs {
+			partOffs[i] = need
+			need = align16(need + chunks*outN*smemSize(x.Type.ScalarType()))
+		}
+		partOffs[len(xs)] = need
+		if arg {
+			need = align16(need + chunks*outN*4)
+		}
+	}
+	g.need(need)
 	g.emit("bar.sync 0")
 	for i, x := range xs {
 		g.toShared(x, offs[i])
@@ -199,66 +254,172 @@ func (g *gen) reduce(in *ir.Instr) {
 	keep[axis] = 1
 	mstr := append([]int(nil), xstr...)
 	mstr[axis] = 0
-	outN := in.Results[0].Type.NumElems()
+	if chunks == 1 {
+		res := g.foldRange(in, kind, xs, offs, keep, mstr, xstr[axis], g.slots(outN), func(r int) string { return g.slotIndex(outN, r) }, "", k)
+		for i, v := range in.Results {
+			out := make([]string, len(res))
+			for r := range res {
+				if arg {
+					out[r] = res[r].idx
+				} else {
+					out[r] = res[r].accs[i]
+				}
+			}
+			g.set(v, out)
+		}
+		return
+	}
+	// Stage 1: thread t folds chunk j = t / outN of output o = t % outN.
+	per := k / chunks
+	o, j := g.newReg(rcB32), g.newReg(rcB32)
+	g.emit("and.b32 %s, %s, %d", o, g.tid, outN-1)
+	g.emit("shr.u32 %s, %s, %d", j, g.tid, log2(outN))
+	idle, skip := g.newReg(rcPred), g.label()
+	g.emit("setp.ge.u32 %s, %s, %d", idle, j, chunks)
+	g.emit("@%s bra %s", idle, skip)
+	k0 := g.newReg(rcB32)
+	g.emit("mul.lo.u32 %s, %s, %d", k0, j, per)
+	part := g.foldRange(in, kind, xs, offs, keep, mstr, xstr[axis], 1, func(int) string { return o }, k0, per)[0]
+	slot := g.newReg(rcB32) // j*outN + o
+	g.emit("mad.lo.u32 %s, %s, %d, %s", slot, j, outN, o)
+	g.storePartial(xs, partOffs, arg, slot, part)
+	g.placeLabel(skip)
+	g.emit("bar.sync 0")
+	// Stage 2: a tree over the chunks; chunk j takes in chunk j+s.
+	for s := chunks / 2; s >= 1; s /= 2 {
+		out := g.label()
+		p := g.newReg(rcPred)
+		g.emit("setp.ge.u32 %s, %s, %d", p, j, s)
+		g.emit("@%s bra %s", p, out)
+		a := g.loadPartial(xs, partOffs, arg, slot)
+		other := g.newReg(rcB32)
+		g.emit("add.u32 %s, %s, %d", other, slot, s*outN)
+		b := g.loadPartial(xs, partOffs, arg, other)
+		g.combine(in, kind, a.accs, b.accs, a.idx, b.idx)
+		g.storePartial(xs, partOffs, arg, slot, a)
+		g.placeLabel(out)
+		g.emit("bar.sync 0")
+	}
+	// Every thread reads its output elements from chunk 0.
 	nslots := g.slots(outN)
+	final := make([]partial, nslots)
+	for r := range final {
+		final[r] = g.loadPartial(xs, partOffs, arg, g.slotIndex(outN, r))
+	}
+	for i, v := range in.Results {
+		out := make([]string, nslots)
+		for r := range out {
+			if arg {
+				out[r] = final[r].idx
+			} else {
+				out[r] = final[r].accs[i]
+			}
+		}
+		g.set(v, out)
+	}
+}
+
+// partial is a running reduction: one accumulator per input, and the index for arg kinds.
+type partial struct {
+	accs []string
+	idx  string
+}
+
+// foldRange folds, for nslots outputs (element index register by slot), n consecutive
+// elements of the reduced axis starting at k0 (a register; "" for 0), reading the staged
+// inputs. Accumulators are fresh registers.
+func (g *gen) foldRange(in *ir.Instr, kind int, xs []*ir.Value, offs, keep, mstr []int, axisStride, nslots int, outIndex func(r int) string, k0 string, n int) []partial {
 	arg := kind == ir.ReduceArgMax || kind == ir.ReduceArgMin
-	// Per slot: the staged address of element k=0 of every input, and the accumulators.
 	addrs := make([][]string, nslots)
-	accs := make([][]string, nslots)
-	idxs := make([]string, nslots)
+	res := make([]partial, nslots)
 	for r := range nslots {
-		bidx := g.mapIndex(g.slotIndex(outN, r), keep, mstr)
+		bidx := g.mapIndex(outIndex(r), keep, mstr)
+		if k0 != "" {
+			t := g.newReg(rcB32)
+			g.emit("mad.lo.u32 %s, %s, %d, %s", t, k0, axisStride, bidx)
+			bidx = t
+		}
 		for i, x := range xs {
 			st := x.Type.ScalarType()
 			a := g.newReg(rcB32)
 			g.emit("mad.lo.u32 %s, %s, %d, %s", a, bidx, smemSize(st), g.smem())
-			a0 := a
 			if offs[i] != 0 {
-				a0 = g.newReg(rcB32)
-				g.emit("add.u32 %s, %s, %d", a0, a, offs[i])
+				g.emit("add.u32 %s, %s, %d", a, a, offs[i])
 			}
-			addrs[r] = append(addrs[r], a0)
-			v := g.ld("shared", st, a0, "", "", false)
+			addrs[r] = append(addrs[r], a)
+			v := g.ld("shared", st, a, "", "", false)
 			acc := g.newReg(classOf(st))
 			g.mov(classOf(st), acc, v)
-			accs[r] = append(accs[r], acc)
+			res[r].accs = append(res[r].accs, acc)
 		}
 		if arg {
-			idxs[r] = g.newReg(rcB32)
-			g.emit("mov.u32 %s, 0", idxs[r])
+			res[r].idx = g.newReg(rcB32)
+			if k0 != "" {
+				g.emit("mov.u32 %s, %s", res[r].idx, k0)
+			} else {
+				g.emit("mov.u32 %s, 0", res[r].idx)
+			}
 		}
 	}
-	if k > 1 {
+	if n > 1 {
 		kr := g.newReg(rcB32)
 		g.emit("mov.u32 %s, 1", kr)
 		loop := g.label()
 		g.placeLabel(loop)
+		kAbs := kr
+		if arg && k0 != "" {
+			kAbs = g.newReg(rcB32)
+			g.emit("add.u32 %s, %s, %s", kAbs, k0, kr)
+		}
 		for r := range nslots {
 			bs := make([]string, len(xs))
 			for i, x := range xs {
 				st := x.Type.ScalarType()
 				a := g.newReg(rcB32)
-				g.emit("mad.lo.u32 %s, %s, %d, %s", a, kr, xstr[axis]*smemSize(st), addrs[r][i])
+				g.emit("mad.lo.u32 %s, %s, %d, %s", a, kr, axisStride*smemSize(st), addrs[r][i])
 				bs[i] = g.ld("shared", st, a, "", "", false)
 			}
-			g.combine(in, kind, accs[r], bs, idxs[r], kr)
+			g.combine(in, kind, res[r].accs, bs, res[r].idx, kAbs)
 		}
 		g.emit("add.u32 %s, %s, 1", kr, kr)
 		more := g.newReg(rcPred)
-		g.emit("setp.lt.u32 %s, %s, %d", more, kr, k)
+		g.emit("setp.lt.u32 %s, %s, %d", more, kr, n)
 		g.emit("@%s bra %s", more, loop)
 	}
-	for i, res := range in.Results {
-		out := make([]string, nslots)
-		for r := range out {
-			if arg {
-				out[r] = idxs[r]
-			} else {
-				out[r] = accs[r][i]
-			}
-		}
-		g.set(res, out)
+	return res
+}
+
+func (g *gen) storePartial(xs []*ir.Value, partOffs []int, arg bool, slot string, p partial) {
+	for i, x := range xs {
+		st := x.Type.ScalarType()
+		a := g.newReg(rcB32)
+		g.emit("mad.lo.u32 %s, %s, %d, %s", a, slot, smemSize(st), g.smem())
+		g.st("shared", st, offsetAddr(a, partOffs[i]), p.accs[i], "")
 	}
+	if arg {
+		a := g.newReg(rcB32)
+		g.emit("mad.lo.u32 %s, %s, 4, %s", a, slot, g.smem())
+		g.st("shared", ir.Scalar(ir.I32), offsetAddr(a, partOffs[len(xs)]), p.idx, "")
+	}
+}
+
+func (g *gen) loadPartial(xs []*ir.Value, partOffs []int, arg bool, slot string) partial {
+	var p partial
+	for i, x := range xs {
+		st := x.Type.ScalarType()
+		a := g.newReg(rcB32)
+		g.emit("mad.lo.u32 %s, %s, %d, %s", a, slot, smemSize(st), g.smem())
+		v := g.ld("shared", st, offsetAddr(a, partOffs[i]), "", "", false)
+		acc := g.newReg(classOf(st))
+		g.mov(classOf(st), acc, v)
+		p.accs = append(p.accs, acc)
+	}
+	if arg {
+		a := g.newReg(rcB32)
+		g.emit("mad.lo.u32 %s, %s, 4, %s", a, slot, g.smem())
+		p.idx = g.ld("shared", ir.Scalar(ir.I32), offsetAddr(a, partOffs[len(xs)]), "", "", false)
+	}
+	return p
 }
 
 // combine folds the next elements bs into the accumulators accs (and idx for arg kinds).
@@ -336,7 +497,7 @@ func (g *gen) dot(in *ir.Instr) {
 	if rank == 3 {
 		batch = rs[0]
 	}
-	ad, bd, cd := a.Type.Elem, b.Type.Elem, res.Type.Elem
+	ad, cd := a.Type.Elem, res.Type.Elem
 	sa, sb := smemSize(a.Type), smemSize(b.Type)
 	offB := align16(a.Type.NumElems() * sa)
 	g.need(offB + b.Type.NumElems()*sb)
@@ -356,16 +517,7 @@ func (g *gen) dot(in *ir.Instr) {
 	nslots := g.slots(outN)
 	accIn := g.get(acc)
 	cs := make([]string, nslots)
-	aAddr := make([]string, nslots)
-	bAddr := make([]string, nslots)
 	for r := range nslots {
-		e := g.slotIndex(outN, r)
-		ai := g.mapIndex(e, outShape, []int{m * kk, kk, 0})
-		bi := g.mapIndex(e, outShape, []int{kk * n, 0, 1})
-		aAddr[r], bAddr[r] = g.newReg(rcB32), g.newReg(rcB32)
-		g.emit("mad.lo.u32 %s, %s, %d, %s", aAddr[r], ai, sa, g.smem())
-		g.emit("mad.lo.u32 %s, %s, %d, %s", bAddr[r], bi, sb, g.smem())
-		g.emit("add.u32 %s, %s, %d", bAddr[r], bAddr[r], offB)
 		cs[r] = g.newReg(accClass)
 		v := accIn[r]
 		if isHalf(cd) {
@@ -380,30 +532,76 @@ func (g *gen) dot(in *ir.Instr) {
 			break
 		}
 	}
+	aStr, bStr := []int{m * kk, kk, 0}, []int{kk * n, 0, 1}
+	ra, ca, okA := g.splitIndex(outN, outShape, aStr)
+	rb, cb, okB := g.splitIndex(outN, outShape, bStr)
+	if !okA || !okB {
+		// One address pair per slot.
+		ra, rb, ca, cb = "", "", make([]int, nslots), make([]int, nslots)
+	}
+	// operand loads a K-step element for every slot; slots reading the same element (the
+	// same row of A or column of B) share one load when the addresses split.
+	fma := func(av, bv, c string) {
+		if intDot {
+			g.emit("mad.lo.s32 %s, %s, %s, %s", c, av, bv, c)
+		} else {
+			g.emit("fma.rn.f32 %s, %s, %s, %s", c, av, bv, c)
+		}
+	}
+	operand := func(cache map[int]string, base string, off int, t ir.Type) string {
+		if v, ok := cache[off]; ok && base != "" {
+			return v
+		}
+		v := g.ld("shared", t.ScalarType(), offsetAddr(base, off), "", "", false)
+		if isHalf(t.Elem) {
+			v = g.toF32(t.Elem, v)
+		}
+		cache[off] = v
+		return v
+	}
 	kr := g.newReg(rcB32)
 	g.emit("mov.u32 %s, 0", kr)
 	loop := g.label()
-	g.placeLabel(loop)
-	for j := range unroll {
-		for r := range nslots {
-			av := g.ld("shared", a.Type.ScalarType(), offsetAddr(aAddr[r], j*sa), "", "", false)
-			bv := g.ld("shared", b.Type.ScalarType(), offsetAddr(bAddr[r], j*n*sb), "", "", false)
-			if intDot {
-				g.emit("mad.lo.s32 %s, %s, %s, %s", cs[r], av, bv, cs[r])
-				continue
+	if ra != "" {
+		aBase, bBase := g.newReg(rcB32), g.newReg(rcB32)
+		g.emit("mad.lo.u32 %s, %s, %d, %s", aBase, ra, sa, g.smem())
+		g.emit("mad.lo.u32 %s, %s, %d, %s", bBase, rb, sb, g.smem())
+		g.emit("add.u32 %s, %s, %d", bBase, bBase, offB)
+		g.placeLabel(loop)
+		for j := range unroll {
+			aCache, bCache := map[int]string{}, map[int]string{}
+			for r := range nslots {
+				av := operand(aCache, aBase, (ca[r]+j)*sa, a.Type)
+				bv := operand(bCache, bBase, (cb[r]+j*n)*sb, b.Type)
+				fma(av, bv, cs[r])
 			}
-			if isHalf(ad) {
-				av = g.toF32(ad, av)
-			}
-			if isHalf(bd) {
-				bv = g.toF32(bd, bv)
-			}
-			g.emit("fma.rn.f32 %s, %s, %s, %s", cs[r], av, bv, cs[r])
 		}
-	}
-	for r := range nslots {
-		g.emit("add.u32 %s, %s, %d", aAddr[r], aAddr[r], unroll*sa)
-		g.emit("add.u32 %s, %s, %d", bAddr[r], bAddr[r], unroll*n*sb)
+		g.emit("add.u32 %s, %s, %d", aBase, aBase, unroll*sa)
+		g.emit("add.u32 %s, %s, %d", bBase, bBase, unroll*n*sb)
+	} else {
+		aAddr := make([]string, nslots)
+		bAddr := make([]string, nslots)
+		for r := range nslots {
+			e := g.slotIndex(outN, r)
+			ai := g.mapIndex(e, outShape, aStr)
+			bi := g.mapIndex(e, outShape, bStr)
+			aAddr[r], bAddr[r] = g.newReg(rcB32), g.newReg(rcB32)
+			g.emit("mad.lo.u32 %s, %s, %d, %s", aAddr[r], ai, sa, g.smem())
+			g.emit("mad.lo.u32 %s, %s, %d, %s", bAddr[r], bi, sb, g.smem())
+			g.emit("add.u32 %s, %s, %d", bAddr[r], bAddr[r], offB)
+		}
+		g.placeLabel(loop)
+		for j := range unroll {
+			for r := range nslots {
+				av := operand(map[int]string{}, aAddr[r], j*sa, a.Type)
+				bv := operand(map[int]string{}, bAddr[r], j*n*sb, b.Type)
+				fma(av, bv, cs[r])
+			}
+		}
+		for r := range nslots {
+			g.emit("add.u32 %s, %s, %d", aAddr[r], aAddr[r], unroll*sa)
+			g.emit("add.u32 %s, %s, %d", bAddr[r], bAddr[r], unroll*n*sb)
+		}
 	}
 	g.emit("add.u32 %s, %s, %d", kr, kr, unroll)
 	more := g.newReg(rcPred)

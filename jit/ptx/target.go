@@ -51,8 +51,9 @@ var maxSharedBytes = map[string]int{"sm_80": 163 * 1024, "sm_90": 227 * 1024}
 // Meta keys: "num_warps", "threads", "shared_bytes" (dynamic shared memory the launch must
 // pass), "param_types" (the runtime parameter types in order, e.g. "*fp32,i32,fp32", which
 // fixes the kernel parameter ABI: pointers .u64; i1..i32 and u8..u32 .u32; i64/u64 .u64;
-// fp16/bf16 .b16; fp32 .f32; fp64 .f64), "tile_registers" (an estimate of the 32-bit
-// registers the largest live tiles need per thread; ptxas -v gives the real count).
+// fp16/bf16 .b16; fp32 .f32; fp64 .f64), "tile_registers" (the 32-bit registers per
+// thread of the largest tile value, a lower bound; ptxas -v, see Assemble, gives the real
+// count).
 func (t Target) Codegen(f *ir.Func, spec jit.Spec) (*jit.Artifact, error) {
 	limit, ok := maxSharedBytes[t.Arch]
 	if !ok {
@@ -113,4 +114,10 @@ func ParamTypes(a *jit.Artifact) ([]ir.Type, error) {
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// ValidArch reports whether arch is one the generator targets.
+func ValidArch(arch string) bool {
+	_, ok := maxSharedBytes[arch]
+	return ok
 }

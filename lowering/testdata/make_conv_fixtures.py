@@ -21,12 +21,15 @@ MODELS = os.path.join("lowering", "testdata", "models_conv.py")
 FIXTURES = {
     "conv/convs_a": ["--module", MODELS + ":ConvsA", "--input", "img=2,6,7,5"],
     "conv/convs_b": ["--module", MODELS + ":ConvsB", "--input", "img=2,6,7,5", "--input", "seq=2,6,13"],
-    "conv/unbatched": ["--module", MODELS + ":ConvUnbatched", "--input", "img=5,11,9", "--input", "seq=5,13"],
+    "conv/unbatched": ["--module", MODELS + ":ConvUnbatched", "--input", "img=5,11,9", "--input", "seq=5,13",
+                       "--input", "long=3,150"],
     "conv/shared": ["--module", MODELS + ":ConvsA", "--input", "img=2,6,7,5", "--shared-input"],
     "pool/pools": ["--module", MODELS + ":Pools", "--input", "img=2,5,11,9", "--input", "seq=2,5,13"],
     "attention/attention_a": ["--module", MODELS + ":AttentionA", "--input", "x=7,3,12"],
     "attention/attention_b": ["--module", MODELS + ":AttentionB", "--input", "x=7,3,12", "--input", "mem=3,9,11",
                               "--input", "kv=3,9,5"],
+    "attention/long": ["--module", MODELS + ":AttentionLong", "--input", "x=70,2,8", "--input", "q=2,5,8"],
+    "attention/shared": ["--module", MODELS + ":AttentionA", "--input", "x=7,3,12", "--shared-input"],
     "attention/unbatched": ["--module", MODELS + ":AttentionUnbatched", "--input", "x=7,12"],
 }
 

@@ -56,7 +56,8 @@ class ConvsB(nn.Module):
 
 
 class ConvUnbatched(nn.Module):
-    """Unbatched [C, H, W] and [C, L] inputs."""
+    """Unbatched [C, H, W] and [C, L] inputs; several output-channel tiles (1x1 to 70
+    channels, depthwise with 4 channels per input channel) and pixel tiles (L = 150)."""
 
     def __init__(self):
         super().__init__()
@@ -64,9 +65,14 @@ class ConvUnbatched(nn.Module):
         self.c1 = nn.Conv1d(5, 3, 2, groups=1)
         self.pool = nn.MaxPool2d(2)
         self.pool1 = nn.AvgPool1d(3, 2, 1)
+        self.wide = nn.Conv1d(5, 70, 1)
+        self.multiplier = nn.Conv1d(5, 20, 3, groups=5)
+        self.long = nn.Conv1d(3, 4, 5, padding=2)
+        self.long_depthwise = nn.Conv1d(3, 3, 3, padding=1, groups=3)
 
-    def forward(self, img, seq):
-        return self.pool(torch.relu(self.c2(img))), self.c1(seq), self.pool1(seq)
+    def forward(self, img, seq, long):
+        return (self.pool(torch.relu(self.c2(img))), self.c1(seq), self.pool1(seq), self.wide(seq),
+                self.multiplier(seq), self.long(long), self.long_depthwise(long))
 
 
 class Pools(nn.Module):
@@ -180,3 +186,26 @@ class AttentionUnbatched(nn.Module):
         a, aw = self.mha(x, x, x, attn_mask=self.mask, key_padding_mask=self.pad)
         b, bw = self.mha_float(x, x, x, key_padding_mask=self.float_pad)
         return a, aw, b, bw
+
+
+class AttentionLong(nn.Module):
+    """Sequences longer than one block (L = S = 70 > 64): causal self-attention with a bool
+    key_padding_mask across query and key blocks; cross-attention of 5 queries over 70 keys with
+    averaged weights."""
+
+    def __init__(self):
+        super().__init__()
+        self.self_attn = nn.MultiheadAttention(8, 2)
+        self.cross = nn.MultiheadAttention(8, 2, batch_first=True)
+        self.register_buffer("causal_mask", torch.triu(torch.ones(70, 70, dtype=torch.bool), diagonal=1))
+        pad = torch.zeros(2, 70, dtype=torch.bool)
+        pad[1, 60:] = True
+        pad[0, 3] = True
+        self.register_buffer("pad", pad)
+
+    def forward(self, x, q):
+        # x: [70, 2, 8]; q: [2, 5, 8]
+        a = self.self_attn(x, x, x, attn_mask=self.causal_mask, key_padding_mask=self.pad, need_weights=False)[0]
+        xb = x.transpose(0, 1)
+        b, bw = self.cross(q, xb, xb, key_padding_mask=self.pad)
+        return a, b, bw

@@ -3,8 +3,9 @@ Convolution (1-d and 2-d; a 1-d convolution is a 2-d one with H = KH = 1) as an 
 for every model, sample and group, C[p, oc] = sum_k X_col[p, k] * W[oc, k], where p walks the
 output pixels (OH*OW), oc the group's output channels and k = (ci, kh, kw) the group's input
 channels times the kernel taps. X_col is never built: each K slice gathers its input pixels
-with masks for the zero padding. Grid axis 0 walks the BLOCK_P x BLOCK_OC output tiles, axis 1
-the (sample, group) pairs, axis 2 the model. The fused epilogue (bias, activation, eval
+with masks for the zero padding. One K loop runs over (channel, tap) pairs, which keeps the
+dots full when a group has only a few channels. Grid axis 0 walks the BLOCK_P x BLOCK_OC
+output tiles, axis 1 the (sample, group) pairs, axis 2 the model. The fused epilogue (bias, activation, eval
 BatchNorm, residual add, dropout) runs on the fp32 accumulator before the single store.
 Data: Fn, Header, Epilogue []{Name, Load string} (loads addressed by bidx, oc_g, rp),
 EpilogueArgs, ExtraArgs []string, Body []string (statements from `acc` to `y`).

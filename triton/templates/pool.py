@@ -8,7 +8,8 @@ Kind "avg": sum over the window divided by the window size clipped to the padded
 divisor_override (Divisor: the DIVISOR argument).
 Kind "adaptive": the window of output o along a dim of size I -> O is
 [floor(o*I/O), ceil((o+1)*I/O)); KH, KW bound the window sizes.
-Data: Fn, Header, Kind, CountPad, Divisor bool.
+Data: Fn, Header, Kind, CountPad, Divisor bool, Compute (the accumulation dtype: tl.float32, or
+tl.float64 for fp64 inputs).
 */ -}}
 import triton
 import triton.language as tl
@@ -44,9 +45,9 @@ def {{.Fn}}(
     w0 = ow * stride_w - pad_w
 {{- end}}
 {{- if eq .Kind "max"}}
-    acc = tl.full((BLOCK,), float("-inf"), tl.float32)
+    acc = tl.full((BLOCK,), float("-inf"), {{.Compute}})
 {{- else}}
-    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    acc = tl.zeros((BLOCK,), dtype={{.Compute}})
 {{- end}}
     for kh in range(0, KH):
 {{- if eq .Kind "adaptive"}}
@@ -65,16 +66,16 @@ def {{.Fn}}(
             ok = mask & hok & (iw >= 0) & (iw < W)
 {{- end}}
 {{- if eq .Kind "max"}}
-            v = tl.load(x_base + ih * W + iw, mask=ok, other=float("-inf")).to(tl.float32)
+            v = tl.load(x_base + ih * W + iw, mask=ok, other=float("-inf")).to({{.Compute}})
             acc = tl.maximum(acc, v)
 {{- else}}
-            v = tl.load(x_base + ih * W + iw, mask=ok, other=0.0).to(tl.float32)
+            v = tl.load(x_base + ih * W + iw, mask=ok, other=0.0).to({{.Compute}})
             acc += v
 {{- end}}
 {{- if eq .Kind "max"}}
     y = acc
 {{- else if eq .Kind "adaptive"}}
-    y = acc / ((h1 - h0) * (w1 - w0)).to(tl.float32)
+    y = acc / ((h1 - h0) * (w1 - w0)).to({{.Compute}})
 {{- else}}
 {{- if .Divisor}}
     y = acc / DIVISOR
@@ -88,7 +89,7 @@ def {{.Fn}}(
     hh = tl.minimum(h0 + KH, H) - tl.maximum(h0, 0)
     ww = tl.minimum(w0 + KW, W) - tl.maximum(w0, 0)
 {{- end}}
-    y = acc / (hh * ww).to(tl.float32)
+    y = acc / (hh * ww).to({{.Compute}})
 {{- end}}
 {{- end}}
     tl.store(out_ptr + model * out_mstride + idx, y, mask=mask)

@@ -1,0 +1,151 @@
+package cuda
+
+import (
+	"encoding/binary"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/widejit/widejit/jit"
+	"github.com/widejit/widejit/triton/ir"
+)
+
+// fakeDevice builds testdata/fakecuda.c into a libcuda.so.1 and opens it: the binding's
+// calls, argument passing and error paths run for real, without a GPU.
+func fakeDevice(t *testing.T) *Device {
+	t.Helper()
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skip("no C compiler (cc) to build the fake libcuda")
+	}
+	lib := filepath.Join(t.TempDir(), "libcuda.so.1")
+	if out, err := exec.Command(cc, "-shared", "-fPIC", "-O1", "-o", lib, "testdata/fakecuda.c").CombinedOutput(); err != nil {
+		t.Fatalf("building the fake libcuda: %v\n%s", err, out)
+	}
+	drv, err := loadFrom([]string{lib})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := openWith(drv, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+func TestBindingAgainstFakeDriver(t *testing.T) {
+	d := fakeDevice(t)
+	info := d.Info()
+	if info.Name != "Fake GPU" || info.ComputeCapability != "9.0" || info.Cores != 132 || info.MemoryBytes != 80<<30 || info.DriverVersion != "13.0" {
+		t.Fatalf("device info %+v", info)
+	}
+	if d.Target().Key() != "ptx7.8/sm_90" {
+		t.Fatalf("target %s, want ptx7.8/sm_90", d.Target().Key())
+	}
+
+	// A real generated kernel, loaded and launched; the fake runs add_kernel's semantics on
+	// the parameters exactly as the PTX ABI lays them out.
+	text, err := os.ReadFile("../cpu/testdata/vector_add.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jit.NewCompiler(jit.CompilerOptions{})
+	k, err := c.Load(d, jit.Source{File: "vector_add.py", Text: string(text), Fn: "add_kernel"}, jit.Spec{
+		Sig: map[string]string{"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"}, Consts: map[string]any{"BLOCK_SIZE": int64(256)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 300
+	x, _ := d.Alloc(ir.F32, n)
+	y, _ := d.Alloc(ir.F32, n)
+	out, _ := d.Alloc(ir.F32, n+10)
+	defer d.Free(x)
+	defer d.Free(y)
+	defer d.Free(out)
+	hx, hy := make([]byte, 4*n), make([]byte, 4*n)
+	for i := range n {
+		binary.LittleEndian.PutUint32(hx[4*i:], math.Float32bits(float32(i)))
+		binary.LittleEndian.PutUint32(hy[4*i:], math.Float32bits(0.5))
+	}
+	if err := d.Upload(x, hx); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.UploadAsync(y, hy); err != nil {
+		t.Fatal(err)
+	}
+	// Offset 10 elements into out: the pointer parameter must carry the byte offset.
+	if err := k.Launch([3]int{2, 1, 1}, []jit.Arg{{Buf: x}, {Buf: y}, {Buf: out, Offset: 10}, {Scalar: int64(n)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	ho := make([]byte, 4*(n+10))
+	if err := d.Download(out, ho); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n + 10 {
+		got := math.Float32frombits(binary.LittleEndian.Uint32(ho[4*i:]))
+		want := float32(0)
+		if i >= 10 {
+			want = float32(i-10) + 0.5
+		}
+		if got != want {
+			t.Fatalf("out[%d] = %v, want %v", i, got, want)
+		}
+	}
+	if err := k.Launch([3]int{2, 1, 1}, []jit.Arg{{Buf: x}, {Buf: y}, {Buf: out}}); err == nil || !strings.Contains(err.Error(), "3 arguments for 4 parameters") {
+		t.Errorf("short argument list: %v", err)
+	}
+	if err := k.Launch([3]int{1, 70000, 1}, []jit.Arg{{Buf: x}, {Buf: y}, {Buf: out}, {Scalar: int64(n)}}); err == nil {
+		t.Error("grid y of 70000 accepted")
+	}
+
+	// Device-to-device copy and event timing.
+	if err := d.CopyAsync(y, x); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.DownloadAsync(y, hy); err != nil {
+		t.Fatal(err)
+	}
+	d.Sync()
+	if string(hy) != string(hx) {
+		t.Error("device-to-device copy did not copy")
+	}
+	dt, err := d.Time(func() error { return nil })
+	if err != nil || dt != 1500*time.Microsecond {
+		t.Errorf("event time %v, %v; want the fake's 1.5 ms", dt, err)
+	}
+}
+
+func TestJITLogAndDriverErrorsAgainstFakeDriver(t *testing.T) {
+	d := fakeDevice(t)
+	_, err := d.Load(&jit.Artifact{Kind: "ptx", Name: "bad", Payload: []byte(".visible .entry bad() { bogus; }"), Meta: map[string]string{"threads": "128"}})
+	if err == nil {
+		t.Fatal("bad PTX loaded")
+	}
+	for _, want := range []string{"cuModuleLoadDataEx", "CUDA_ERROR_INVALID_PTX (218)", "JIT error log", "Unknown instruction 'bogus'", "fake ptxas info"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	_, err = d.Load(&jit.Artifact{Kind: "ptx", Name: "missing", Payload: []byte(".visible .entry x() { ret; }"), Meta: map[string]string{"threads": "128"}})
+	if err == nil || !strings.Contains(err.Error(), "CUDA_ERROR_NOT_FOUND") || !strings.Contains(err.Error(), "entry missing") {
+		t.Errorf("missing entry: %v", err)
+	}
+	_, err = d.Load(&jit.Artifact{Kind: "ir", Name: "x"})
+	if err == nil || !strings.Contains(err.Error(), `cannot load a "ir" artifact`) {
+		t.Errorf("CPU artifact: %v", err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Alloc(ir.F32, 4); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("alloc after close: %v", err)
+	}
+}
