@@ -138,9 +138,13 @@ func TestPeer(t *testing.T) {
 			t.Errorf("%s: batched strategies rejected: %v", cl.Model, cl.Check.Rejected)
 		}
 		for _, v := range wantVariants[cl.Model] {
-			if cl.TorchBatched[v] == nil || cl.Check.BatchedMaxRel[v] > 1e-4 {
-				t.Errorf("%s: variant %s timing %v, max rel %v", cl.Model, v, cl.TorchBatched[v], cl.Check.BatchedMaxRel[v])
+			rel, checked := cl.Check.BatchedMaxRel[v]
+			if cl.TorchBatched[v+"@1t"] == nil || !checked || rel > 1e-4 {
+				t.Errorf("%s: variant %s timing %v, checked %v, max rel %v", cl.Model, v, cl.TorchBatched[v+"@1t"], checked, rel)
 			}
+		}
+		if loop := cl.TorchLoops["loop@1t"]; loop == nil || cl.TorchLoop.MedianMS > loop.MedianMS {
+			t.Errorf("%s: torch loop %v is not the faster of %v", cl.Model, cl.TorchLoop, cl.TorchLoops)
 		}
 		if cl.Check.WidejitMaxRel == nil {
 			t.Errorf("%s: widejit's output was not compared with torch's: %s", cl.Model, cl.Check.WidejitError)

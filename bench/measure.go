@@ -33,21 +33,23 @@ type timing struct {
 
 // cell is one (model, N) of the report.
 type cell struct {
-	Model        string             `json:"model"`
-	N            int                `json:"n"`
-	Reps         int                `json:"reps"`
-	Wide         *timing            `json:"widejit_wide"`
-	Seq          *timing            `json:"widejit_sequential"`
-	WideCompile  float64            `json:"widejit_wide_compile_ms"`
-	SeqCompile   float64            `json:"widejit_sequential_compile_ms"`
-	WideLaunches int                `json:"widejit_wide_launches"`
-	SeqLaunches  int                `json:"widejit_sequential_launches"`
-	WideVsSeqRel *float64           `json:"widejit_wide_vs_sequential_max_rel"`
-	TorchLoop    *timing            `json:"torch_loop"`
-	TorchBatched map[string]*timing `json:"torch_batched"`
-	TorchBest    string             `json:"torch_best_variant"`
-	TorchBestMS  *float64           `json:"torch_best_ms"`
-	Check        *peerCheck         `json:"torch_check"`
+	Model         string             `json:"model"`
+	N             int                `json:"n"`
+	Reps          int                `json:"reps"`
+	Wide          *timing            `json:"widejit_wide"`
+	Seq           *timing            `json:"widejit_sequential"`
+	WideCompile   float64            `json:"widejit_wide_compile_ms"`
+	SeqCompile    float64            `json:"widejit_sequential_compile_ms"`
+	WideLaunches  int                `json:"widejit_wide_launches"`
+	SeqLaunches   int                `json:"widejit_sequential_launches"`
+	WideVsSeqRel  *float64           `json:"widejit_wide_vs_sequential_max_rel"`
+	TorchLoop     *timing            `json:"torch_loop"`      // the faster thread count
+	TorchLoopBest string             `json:"torch_loop_best"` // e.g. "loop@1t"
+	TorchLoops    map[string]*timing `json:"torch_loops"`     // every thread count, "loop@2t"
+	TorchBatched  map[string]*timing `json:"torch_batched"`   // "bmm@2t", "grouped@1t", ...
+	TorchBest     string             `json:"torch_best_variant"`
+	TorchBestMS   *float64           `json:"torch_best_ms"`
+	Check         *peerCheck         `json:"torch_check"`
 	// Speedups of widejit wide: other's median / wide's median (> 1: widejit is faster).
 	SpeedupVsSeq       *float64 `json:"speedup_vs_widejit_sequential"`
 	SpeedupVsTorchLoop *float64 `json:"speedup_vs_torch_loop"`
@@ -177,7 +179,7 @@ func benchmark(c *config) (*report, error) {
 
 // runCell compiles, checks and times one (model, N).
 func runCell(c *config, dev *cpu.Device, pr *peer, model string, n int, budget time.Duration, deadline time.Time, prev map[string]float64, dir string) (*cell, error) {
-	cl := &cell{Model: model, N: n, TorchBatched: map[string]*timing{}}
+	cl := &cell{Model: model, N: n, TorchBatched: map[string]*timing{}, TorchLoops: map[string]*timing{}}
 	c.logf("%s N=%d: compiling", model, n)
 	g, err := loadZooModel(model, n)
 	if err != nil {
@@ -302,9 +304,12 @@ func runCell(c *config, dev *cpu.Device, pr *peer, model string, n int, budget t
 			}
 		case *peerVariant:
 			if v.variant == "loop" {
-				cl.TorchLoop = t
+				cl.TorchLoops[v.key()] = t
+				if cl.TorchLoop == nil || t.MedianMS < cl.TorchLoop.MedianMS {
+					cl.TorchLoop, cl.TorchLoopBest = t, v.key()
+				}
 			} else {
-				cl.TorchBatched[v.variant] = t
+				cl.TorchBatched[v.key()] = t
 			}
 		}
 	}
@@ -378,9 +383,18 @@ func setupPeerCell(c *config, pr *peer, cl *cell, dir string, g *graph.Graph, in
 	if check.WidejitError != "" {
 		cl.Notes = append(cl.Notes, "widejit output check: "+check.WidejitError)
 	}
+	// Every variant at --threads and, when that is more than one, at one thread: on a loaded
+	// machine OpenMP's barriers can make PyTorch's multi-threaded runs far slower than its
+	// single-threaded ones, and the report keeps the better of the two.
+	threadCounts := []int{c.threads}
+	if c.threads > 1 {
+		threadCounts = append(threadCounts, 1)
+	}
 	var out []contender
 	for _, v := range variants {
-		out = append(out, &peerVariant{p: pr, variant: v})
+		for _, t := range threadCounts {
+			out = append(out, &peerVariant{p: pr, variant: v, threads: t})
+		}
 	}
 	return out, nil
 }

@@ -160,19 +160,23 @@ func (p *peer) Close() {
 	}
 }
 
-// peerVariant is one PyTorch strategy as a contender.
+// peerVariant is one PyTorch strategy at one thread count as a contender.
 type peerVariant struct {
 	p       *peer
 	variant string
+	threads int
 }
 
-func (v *peerVariant) Name() string { return "torch " + v.variant }
+// key names the variant and its thread count, e.g. "bmm@1t".
+func (v *peerVariant) key() string { return fmt.Sprintf("%s@%dt", v.variant, v.threads) }
+
+func (v *peerVariant) Name() string { return "torch " + v.key() }
 
 func (v *peerVariant) Time(calls int) (time.Duration, error) {
 	var reply struct {
 		Seconds *float64 `json:"seconds"`
 	}
-	if err := v.p.call(map[string]any{"op": "time", "variant": v.variant, "calls": calls}, &reply); err != nil {
+	if err := v.p.call(map[string]any{"op": "time", "variant": v.variant, "calls": calls, "threads": v.threads}, &reply); err != nil {
 		return 0, err
 	}
 	if reply.Seconds == nil {

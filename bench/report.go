@@ -72,8 +72,12 @@ func markdownTable(rep *report) string {
 		if cl.Seq != nil {
 			seq = fmtMS(cl.Seq.MedianMS)
 		}
+		loop := torchCell(cl.TorchLoop)
+		if cl.TorchLoop != nil {
+			loop += " (" + strings.TrimPrefix(cl.TorchLoopBest, "loop@") + ")"
+		}
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %.1f | %s |\n", cl.Model, cl.N, wide, seq,
-			torchCell(cl.TorchLoop), best, fmtRatio(cl.SpeedupVsSeq), fmtRatio(cl.SpeedupVsTorchLoop),
+			loop, best, fmtRatio(cl.SpeedupVsSeq), fmtRatio(cl.SpeedupVsTorchLoop),
 			fmtRatio(cl.SpeedupVsTorchBest), cl.WideCompile, checkText(cl))
 	}
 	return b.String()
@@ -99,13 +103,17 @@ func minTable(rep *report) string {
 	for _, cl := range rep.Cells {
 		wide, w := val(cl.Wide)
 		seq, _ := val(cl.Seq)
-		loop, l := val(cl.TorchLoop)
-		best, bv := "-", math.NaN()
-		for name, t := range cl.TorchBatched {
-			if math.IsNaN(bv) || t.MinMS < bv {
-				bv, best = t.MinMS, fmt.Sprintf("%s (%s)", fmtMS(t.MinMS), name)
+		fastest := func(ts map[string]*timing) (string, float64) {
+			text, v := "-", math.NaN()
+			for _, name := range sortedKeys(ts) {
+				if t := ts[name]; math.IsNaN(v) || t.MinMS < v {
+					v, text = t.MinMS, fmt.Sprintf("%s (%s)", fmtMS(t.MinMS), name)
+				}
 			}
+			return text, v
 		}
+		loop, l := fastest(cl.TorchLoops)
+		best, bv := fastest(cl.TorchBatched)
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", cl.Model, cl.N, wide, seq, loop, best, ratio(l, w), ratio(bv, w))
 	}
 	return b.String()
@@ -162,7 +170,9 @@ func markdownReport(rep *report) string {
 	b.WriteString("models, in milliseconds, measured in the same run with the contenders interleaved repetition by\n")
 	b.WriteString("repetition. Ratios are `other / widejit wide`: above 1 means widejit wide is faster. \"torch\n")
 	b.WriteString("batched\" is the fastest of PyTorch's batched strategies that matched its loop (named in\n")
-	b.WriteString("brackets). \"check\" compares widejit wide's outputs with the PyTorch loop's on the same weights\n")
+	b.WriteString("brackets). Every PyTorch contender runs at the full thread count and at 1 thread (`@2t`, `@1t`)\n")
+	b.WriteString("and the faster is reported: on a loaded machine OpenMP's barriers can make the multi-threaded runs\n")
+	b.WriteString("much slower. \"check\" compares widejit wide's outputs with the PyTorch loop's on the same weights\n")
 	b.WriteString("and inputs (max |diff| / max |torch|; ok at <= 1e-4), and with widejit sequential.\n\n")
 	m := rep.Machine
 	fmt.Fprintf(&b, "- started %s, %.0f s; %s/%s, %d cores (%s), %d threads for widejit and PyTorch; %s\n",
@@ -188,17 +198,14 @@ func markdownReport(rep *report) string {
 	var notes []string
 	for _, cl := range rep.Cells {
 		var extra []string
-		if len(cl.TorchBatched) > 0 {
-			names := make([]string, 0, len(cl.TorchBatched))
-			for n := range cl.TorchBatched {
-				names = append(names, n)
-			}
-			sort.Strings(names)
+		if len(cl.TorchLoops)+len(cl.TorchBatched) > 0 {
 			var vs []string
-			for _, n := range names {
-				vs = append(vs, fmt.Sprintf("%s %s ms", n, fmtMS(cl.TorchBatched[n].MedianMS)))
+			for _, ts := range []map[string]*timing{cl.TorchLoops, cl.TorchBatched} {
+				for _, n := range sortedKeys(ts) {
+					vs = append(vs, fmt.Sprintf("%s %s ms", n, fmtMS(ts[n].MedianMS)))
+				}
 			}
-			extra = append(extra, "torch batched: "+strings.Join(vs, ", "))
+			extra = append(extra, "torch medians: "+strings.Join(vs, ", "))
 		}
 		if cl.Wide != nil {
 			extra = append(extra, fmt.Sprintf("widejit launches wide/seq %d/%d, compile seq %.1f ms, %d reps", cl.WideLaunches, cl.SeqLaunches, cl.SeqCompile, cl.Reps))
@@ -214,6 +221,15 @@ func markdownReport(rep *report) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+func sortedKeys(m map[string]*timing) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func orDash(s string) string {

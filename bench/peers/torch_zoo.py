@@ -13,7 +13,8 @@ that the driver can interleave its own runs with the peer's, one repetition at a
         checks them: each batched result must equal the loop's (max |diff| <= 1e-4 * max|loop|)
         -> {"variants": ["loop", "bmm", ...], "check": {...}}; a failing variant is dropped
         (listed in check.rejected) and never timed.
-  {"op": "time", "variant": "bmm", "calls": K}  -> {"seconds": total wall time of K calls}
+  {"op": "time", "variant": "bmm", "calls": K, "threads": T}
+        -> {"seconds": total wall time of K calls with torch.set_num_threads(T)}
   {"op": "quit"}
 
 Every reply carries "error" instead when something went wrong. Fairness notes: modules run in
@@ -242,6 +243,8 @@ class Session:
         if fn is None:
             raise ValueError("no variant %r set up (have %s)" % (req["variant"], list(self.calls)))
         k = max(1, int(req.get("calls", 1)))
+        if req.get("threads"):
+            torch.set_num_threads(int(req["threads"]))
         with torch.inference_mode():
             t0 = time.perf_counter()
             for _ in range(k):

@@ -256,6 +256,7 @@ func runKernel(a *app, dev jit.Device, r kernelRun) error {
 			if err != nil {
 				return err
 			}
+			defer dev.Free(b)
 			if err := dev.Upload(b, t.Data); err != nil {
 				return err
 			}

@@ -115,6 +115,9 @@ func runPopulate(cmd *cobra.Command, a *app, path string, f populateFlags) error
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	if a.v.GetBool("no_cache") {
+		return usagef("cache populate: --no-cache (or WIDEJIT_NO_CACHE) leaves nothing to populate")
+	}
 	ns, err := parseNList(f.nList)
 	if err != nil {
 		return err

@@ -21,10 +21,17 @@ func TestRunMLPExampleCheck(t *testing.T) {
 	}
 }
 
+// Every example passes --check in --mode sequential (wide is TestRunMLPExampleCheck and
+// lowering's TestCPUExamples).
 func TestRunExamplesCheck(t *testing.T) {
 	isolatedCache(t)
-	for _, name := range []string{"deep_mlp", "embedding"} {
-		dir := filepath.Join("../../examples", name)
+	graphs, _ := filepath.Glob("../../examples/*/graph.json")
+	if len(graphs) == 0 {
+		t.Fatal("no examples")
+	}
+	for _, g := range graphs {
+		dir := filepath.Dir(g)
+		name := filepath.Base(dir)
 		code, out, errOut := runCLI(t, "run", filepath.Join(dir, "graph.json"), "--mode", "sequential",
 			"--inputs", filepath.Join(dir, "inputs.safetensors"), "--check", filepath.Join(dir, "expected.safetensors"))
 		if code != 0 {

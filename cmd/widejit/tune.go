@@ -126,7 +126,7 @@ Init graphs take any N; a graph with a weights file only its own n.`,
 	fl.StringVar(&f.budget, "budget", "0", "time budget of the whole tuning, e.g. 30s (0: no limit; at least one timed round per candidate runs)")
 	fl.StringVar(&f.export, "export", "", "write every measurement to this timings file (input of autotune/cmd/fittree)")
 	fl.IntVar(&f.reps, "reps", 5, "timed runs per candidate")
-	fl.IntVar(&f.warmup, "warmup", 1, "untimed runs per candidate first")
+	fl.IntVar(&f.warmup, "warmup", 1, "untimed runs per candidate first (at least 1: it also compiles the candidate)")
 	fl.Int64Var(&f.seed, "seed", 0, "seed for the generated inputs")
 	fl.BoolVar(&f.asJSON, "json", false, "print a JSON summary (no progress bar)")
 	addPluginFlag(cmd)
@@ -173,6 +173,9 @@ func runTune(cmd *cobra.Command, a *app, path string, f tuneFlags) error {
 		return err
 	}
 	defer dev.Close()
+	if a.v.GetBool("no_cache") {
+		fmt.Fprintf(a.stderr, "widejit: warning: --no-cache: the timings are measured and shown but not recorded\n")
+	}
 	store := openCacheStore(a)
 	defer func() {
 		if err := store.Close(); err != nil {

@@ -10,8 +10,8 @@ import (
 // Benchmarks of whole kernels (bench/kernels compares them against peers).
 
 func BenchmarkElementwiseScaleShift(b *testing.B) {
-	const n, block = 1 << 26, 16384
-	k := loadKernel(&testing.T{}, "vector_add.py", "scale_shift_kernel",
+	const n, block = 1 << 24, 16384
+	k := loadKernel(b, "vector_add.py", "scale_shift_kernel",
 		map[string]string{"x_ptr": "*fp32", "out_ptr": "*fp32", "n_elements": "i32", "scale": "fp32", "shift": "fp32"},
 		map[string]any{"BLOCK_SIZE": int64(block)})
 	x, _ := NewBuffer(ir.F32, n)
@@ -27,7 +27,7 @@ func BenchmarkElementwiseScaleShift(b *testing.B) {
 
 func BenchmarkMatmul1024(b *testing.B) {
 	const n, bm = 1024, 256
-	k := loadKernel(&testing.T{}, "matmul.py", "matmul_kernel", matmulSig, map[string]any{
+	k := loadKernel(b, "matmul.py", "matmul_kernel", matmulSig, map[string]any{
 		"BLOCK_SIZE_M": int64(bm), "BLOCK_SIZE_N": int64(bm), "BLOCK_SIZE_K": int64(64), "GROUP_SIZE_M": int64(4), "ACTIVATION": ""})
 	a, _ := NewBuffer(ir.F32, n*n)
 	bb, _ := NewBuffer(ir.F32, n*n)

@@ -17,7 +17,7 @@ import (
 // (triton.Specialize), the CPU target (encode) and the device (decode, compile, launch), and
 // are checked against straightforward Go references.
 
-func loadKernel(t *testing.T, file, fn string, sig map[string]string, consts map[string]any) *Kernel {
+func loadKernel(t testing.TB, file, fn string, sig map[string]string, consts map[string]any) *Kernel {
 	t.Helper()
 	path := filepath.Join("testdata", file)
 	text, err := os.ReadFile(path)
