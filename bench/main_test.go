@@ -12,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/widejit/widejit/graph/safetensors"
+	"github.com/widejit/widejit/jit/cpu"
 )
 
 // TestSmoke runs the whole benchmark at tiny N, one repetition, without the peer, and checks
@@ -276,5 +279,71 @@ func TestBudgetSkips(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "| mlp | 2 | skipped | skipped |") {
 		t.Errorf("table does not show the skipped cell:\n%s", stdout.String())
+	}
+}
+
+// TestPeerFlagsWrongOutput hands the peer a widejit output with one value changed: its check
+// must see the difference (and the report must call it WRONG).
+func TestPeerFlagsWrongOutput(t *testing.T) {
+	if err := exec.Command("/usr/bin/python3", "-c", "import torch, numpy").Run(); err != nil {
+		t.Skip("PyTorch is missing: install it with bash .ci/setup")
+	}
+	pr, err := startPeer("/usr/bin/python3", "peers/torch_zoo.py", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	g, err := loadZooModel("mlp", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs, _ := g.GenerateInputs(0)
+	dev := cpu.NewDevice(1)
+	defer dev.Close()
+	p, err := newWidejitPlan(g, dev, "wide", inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	outs, err := p.runner.Run(inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, wrong := range []bool{false, true} {
+		if wrong {
+			vals, _ := outs["fc2"].Float32s()
+			vals[len(vals)-1] += 0.5
+			outs["fc2"] = safetensors.FromFloat32s("fc2", outs["fc2"].Shape, vals)
+		}
+		cl := &cell{Model: "mlp", N: 2, TorchBatched: map[string]*timing{}, TorchLoops: map[string]*timing{}}
+		if _, err := setupPeerCell(&config{threads: 1}, pr, cl, t.TempDir(), g, inputs, outs); err != nil {
+			t.Fatal(err)
+		}
+		if cl.Check.WidejitMaxRel == nil {
+			t.Fatalf("no widejit check: %+v", cl.Check)
+		}
+		rel := *cl.Check.WidejitMaxRel
+		if wrong != (rel > 1e-4) || wrong != strings.HasPrefix(checkText(cl), "WRONG") {
+			t.Errorf("perturbed %v: max rel %g, check %q", wrong, rel, checkText(cl))
+		}
+	}
+}
+
+// TestNoTorch: a Python that cannot run the peer leaves the peer columns n/a, with the way to
+// install torch, and the run still succeeds.
+func TestNoTorch(t *testing.T) {
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	for _, python := range []string{filepath.Join(out, "no-such-python"), "/bin/false"} {
+		err := run([]string{"--n", "1", "--models", "mlp", "--reps", "1", "--min-sample", "1ms", "--python", python,
+			"--quiet", "--out", out}, &stdout, &stderr)
+		if err != nil {
+			t.Fatalf("python %s: run: %v", python, err)
+		}
+		md, _ := os.ReadFile(filepath.Join(out, "zoo.md"))
+		row := tableLines(string(md))[2]
+		if strings.Count(row, noTorch) != 2 {
+			t.Errorf("python %s: row %q: want the two torch columns to say %q", python, row, noTorch)
+		}
 	}
 }

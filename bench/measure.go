@@ -265,11 +265,24 @@ func runCell(c *config, dev *cpu.Device, pr *peer, model string, n int, budget t
 	// pays one-time costs), so a sample lasts at least --min-sample; then repetitions, each
 	// running every contender once, starting at a different contender each time so drifts in
 	// machine load spread evenly.
+	// A widejit failure fails the run; a peer failure drops that contender with a note.
+	failed := map[contender]bool{}
+	fail := func(ct contender, err error) error {
+		if _, isPeer := ct.(*peerVariant); !isPeer {
+			return fmt.Errorf("%s N=%d: %w", model, n, err)
+		}
+		failed[ct] = true
+		cl.Notes = append(cl.Notes, fmt.Sprintf("%s dropped: %v", ct.Name(), err))
+		return nil
+	}
 	calls := map[contender]int{}
 	for _, ct := range contenders {
 		est, err := estimateCall(ct, first[ct], c.minSample)
 		if err != nil {
-			return nil, fmt.Errorf("%s N=%d: %w", model, n, err)
+			if err := fail(ct, err); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		calls[ct] = max(1, min(10000, int(math.Ceil(float64(c.minSample)/float64(max(est, time.Microsecond))))))
 	}
@@ -280,14 +293,21 @@ func runCell(c *config, dev *cpu.Device, pr *peer, model string, n int, budget t
 	for reps < c.reps && (reps == 0 || time.Since(start) < budget) {
 		for i := range contenders {
 			ct := contenders[(i+reps)%len(contenders)]
+			if failed[ct] {
+				continue
+			}
 			d, err := ct.Time(calls[ct])
 			if err != nil {
-				return nil, fmt.Errorf("%s N=%d: %w", model, n, err)
+				if err := fail(ct, err); err != nil {
+					return nil, err
+				}
+				continue
 			}
 			samples[ct] = append(samples[ct], durMS(d)/float64(calls[ct]))
 		}
 		reps++
 	}
+	contenders = slices.DeleteFunc(contenders, func(ct contender) bool { return failed[ct] })
 	if reps < c.reps && len(contenders) > 0 {
 		cl.Notes = append(cl.Notes, fmt.Sprintf("%d of %d repetitions (cell budget %s)", reps, c.reps, budget.Round(time.Second)))
 	}

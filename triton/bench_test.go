@@ -8,7 +8,7 @@ import (
 // BenchmarkSpecializeMatmul measures one specialization of a cached template (the lowering
 // path: one template, many constexpr sets).
 func BenchmarkSpecializeMatmul(b *testing.B) {
-	src, err := os.ReadFile("testdata/matmul.py")
+	src, err := os.ReadFile("testdata/kernels/matmul.py")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -22,8 +22,8 @@ type kernelCase struct {
 }
 
 var goldenCases = []kernelCase{
-	{"add", "testdata/add.py", "add_kernel",
-		map[string]string{"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n_elements": "i32"},
+	{"vector_add", "testdata/kernels/vector_add.py", "add_kernel",
+		map[string]string{"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"},
 		map[string]any{"BLOCK_SIZE": 16}},
 	{"constructs_double", "testdata/constructs.py", "constructs_kernel",
 		map[string]string{"x_ptr": "*fp16", "out_ptr": "*fp32", "n": "i32", "flag": "i32"},

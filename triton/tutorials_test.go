@@ -44,7 +44,7 @@ func merge(ms ...map[string]string) map[string]string {
 // TestTutorialKernels specializes the tutorial-style kernels and checks the structure that
 // their constexprs imply (static ifs taken or not, loops, dots).
 func TestTutorialKernels(t *testing.T) {
-	mm := kernelCase{"matmul", "testdata/matmul.py", "matmul_kernel",
+	mm := kernelCase{"matmul", "testdata/kernels/matmul.py", "matmul_kernel",
 		map[string]string{"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
 			"stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32", "stride_cm": "i32", "stride_cn": "i32"},
 		map[string]any{"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 16, "GROUP_SIZE_M": 4, "ACTIVATION": "leaky_relu"}}
@@ -57,7 +57,7 @@ func TestTutorialKernels(t *testing.T) {
 		t.Errorf("matmul without activation: %d selects, want 0 (the static if must not be compiled)", c[ir.Select])
 	}
 
-	sm := kernelCase{"softmax", "testdata/softmax.py", "softmax_kernel",
+	sm := kernelCase{"softmax", "testdata/kernels/softmax.py", "softmax_kernel",
 		map[string]string{"output_ptr": "*fp32", "input_ptr": "*fp32", "input_row_stride": "i32", "output_row_stride": "i32", "n_rows": "i32", "n_cols": "i32"},
 		map[string]any{"BLOCK_SIZE": 128, "num_stages": 2}}
 	c = countOps(specializeFile(t, sm).Body, nil)
@@ -65,7 +65,7 @@ func TestTutorialKernels(t *testing.T) {
 		t.Errorf("softmax: for=%d reduce=%d exp=%d, want 1, 2, 1", c[ir.For], c[ir.Reduce], c[ir.Exp])
 	}
 
-	ln := kernelCase{"layer_norm", "testdata/layer_norm.py", "_layer_norm_fwd_fused",
+	ln := kernelCase{"layer_norm", "testdata/kernels/layer_norm.py", "_layer_norm_fwd_fused",
 		map[string]string{"X": "*fp16", "Y": "*fp16", "W": "*fp16", "B": "*fp16", "Mean": "*fp32", "Rstd": "*fp32", "stride": "i32", "N": "i32", "eps": "fp32"},
 		map[string]any{"BLOCK_SIZE": 256}}
 	c = countOps(specializeFile(t, ln).Body, nil)
@@ -73,7 +73,7 @@ func TestTutorialKernels(t *testing.T) {
 		t.Errorf("layer norm: for=%d sqrt=%d, want 3 and 1", c[ir.For], c[ir.Sqrt])
 	}
 
-	fa := kernelCase{"attention", "testdata/flash_attention.py", "_attn_fwd",
+	fa := kernelCase{"attention", "testdata/kernels/flash_attention.py", "_attn_fwd",
 		merge(map[string]string{"Q": "*fp16", "K": "*fp16", "V": "*fp16", "sm_scale": "fp32", "M": "*fp32", "Out": "*fp16", "Z": "i32", "H": "i32"},
 			strides("q", "zhmk"), strides("k", "zhnk"), strides("v", "zhkn"), strides("o", "zhmn")),
 		map[string]any{"N_CTX": 128, "HEAD_DIM": 64, "BLOCK_M": 32, "BLOCK_N": 32, "STAGE": 3}}

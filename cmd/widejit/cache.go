@@ -15,14 +15,6 @@ import (
 
 func init() { register("cache", newCacheCmd) }
 
-// cacheSubcommandMakers are extra `widejit cache` subcommands registered from other files
-// (`populate` lives with the lowering code): call registerCacheSubcommand in an init func.
-var cacheSubcommandMakers []commandMaker
-
-func registerCacheSubcommand(m commandMaker) {
-	cacheSubcommandMakers = append(cacheSubcommandMakers, m)
-}
-
 // cacheDir is the configured cache directory ("" means cache.DefaultDir()).
 func cacheDir(a *app) string { return a.v.GetString("cache_dir") }
 
@@ -81,9 +73,6 @@ func newCacheCmd(a *app) *cobra.Command {
 		cacheSub(a, "gc", "Compact the tables and garbage-collect the value log", runCacheGC),
 		cacheSub(a, "clear", "Remove every record", runCacheClear),
 	)
-	for _, m := range cacheSubcommandMakers {
-		c.AddCommand(m(a))
-	}
 	return c
 }
 

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { kernelSubcommands = append(kernelSubcommands, newKernelDumpCmd) }
+func init() { extend("kernel", func(a *app, c *cobra.Command) { c.AddCommand(newKernelDumpCmd(a)) }) }
 
 func newKernelDumpCmd(a *app) *cobra.Command {
 	var f loweringFlags

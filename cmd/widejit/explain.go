@@ -9,7 +9,7 @@ import (
 	"github.com/widejit/widejit/lowering"
 )
 
-func init() { graphCmdAdd(newGraphExplainCmd) }
+func init() { extend("graph", func(a *app, c *cobra.Command) { c.AddCommand(newGraphExplainCmd(a)) }) }
 
 // loweringFlags are the options that change a plan, shared by `graph explain` and `kernel dump`.
 type loweringFlags struct {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -113,16 +114,23 @@ func TestGraphCheckErrors(t *testing.T) {
 	}
 }
 
-func TestGraphSubcommandHook(t *testing.T) {
-	old := graphSubcommands
-	defer func() { graphSubcommands = old }()
-	graphCmdAdd(func(a *app) *cobra.Command {
-		return &cobra.Command{Use: "hello", RunE: func(*cobra.Command, []string) error {
-			_, err := a.stdout.Write([]byte("hi from graph hello\n"))
+// Extensions reach commands at any depth, including subcommands other extensions added.
+func TestCommandExtensions(t *testing.T) {
+	old := extensions
+	defer func() { extensions = old }()
+	extensions = map[string][]extension{}
+	for k, v := range old {
+		extensions[k] = v
+	}
+	extend("graph", func(a *app, c *cobra.Command) {
+		c.AddCommand(&cobra.Command{Use: "hello", RunE: func(cmd *cobra.Command, _ []string) error {
+			who, _ := cmd.Flags().GetString("who")
+			_, err := fmt.Fprintf(a.stdout, "hi %s\n", who)
 			return err
-		}}
+		}})
 	})
-	if code, out, _ := runCLI(t, "graph", "hello"); code != 0 || out != "hi from graph hello\n" {
+	extend("graph hello", func(_ *app, c *cobra.Command) { c.Flags().String("who", "graph", "") })
+	if code, out, _ := runCLI(t, "graph", "hello", "--who", "there"); code != 0 || out != "hi there\n" {
 		t.Fatalf("exit %d %q", code, out)
 	}
 }

@@ -14,13 +14,6 @@ import (
 
 func init() { register("graph", newGraphCmd) }
 
-// graphSubcommands are attached under `widejit graph` besides `check`; other files add theirs
-// with graphCmdAdd from their init (e.g. `graph explain`).
-var graphSubcommands []commandMaker
-
-// graphCmdAdd registers a `widejit graph <sub>` command maker.
-func graphCmdAdd(m commandMaker) { graphSubcommands = append(graphSubcommands, m) }
-
 func newGraphCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "graph",
@@ -31,9 +24,6 @@ func newGraphCmd(a *app) *cobra.Command {
 		},
 	}
 	cmd.AddCommand(newGraphCheckCmd(a))
-	for _, m := range graphSubcommands {
-		cmd.AddCommand(m(a))
-	}
 	return cmd
 }
 

@@ -5,15 +5,15 @@ import (
 	"runtime"
 
 	"github.com/spf13/cobra"
+
+	"github.com/widejit/widejit/jit/device"
 )
 
 func init() { register("info", newInfoCmd) }
 
 // cudaStatus describes the CUDA backend in one line ("available: ..." or "not available:
-// why"). The CUDA backend replaces it from its own file when it is built in.
-var cudaStatus = func() string {
-	return "not available: the CUDA backend is not built yet"
-}
+// why"); a variable so tests can stand in a GPU.
+var cudaStatus = device.CUDAStatus
 
 func newInfoCmd(a *app) *cobra.Command {
 	return &cobra.Command{

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,7 +12,7 @@ import (
 
 	"github.com/widejit/widejit/graph/safetensors"
 	"github.com/widejit/widejit/jit"
-	"github.com/widejit/widejit/jit/cpu"
+	"github.com/widejit/widejit/jit/device"
 	"github.com/widejit/widejit/triton"
 	"github.com/widejit/widejit/triton/ir"
 	"github.com/widejit/widejit/triton/syntax"
@@ -20,25 +20,12 @@ import (
 
 func init() { register("kernel", newKernelCmd) }
 
-// kernelSubcommands lets other files attach subcommands to `widejit kernel` (e.g. `kernel
-// dump`): append a maker in init.
-var kernelSubcommands []func(a *app) *cobra.Command
-
-// kernelDevices opens a device by --device name; the CUDA backend adds "cuda" from its own
-// file. "auto" tries "cuda" when registered, then the CPU.
-var kernelDevices = map[string]func(a *app) (jit.Device, error){
-	"cpu": func(a *app) (jit.Device, error) { return cpu.NewDevice(a.v.GetInt("threads")), nil },
-}
-
 func newKernelCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "kernel",
 		Short: "Run or inspect one Triton-language kernel",
 	}
 	cmd.AddCommand(newKernelRunCmd(a), newKernelIRCmd(a))
-	for _, m := range kernelSubcommands {
-		cmd.AddCommand(m(a))
-	}
 	return cmd
 }
 
@@ -74,7 +61,7 @@ a dtype such as tl.float16, else a string). After the run, every bound tensor is
 			if err != nil {
 				return err
 			}
-			dev, err := openKernelDevice(a, device)
+			dev, err := openDevice(a, device)
 			if err != nil {
 				return err
 			}
@@ -145,28 +132,16 @@ func newKernelIRCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-func openKernelDevice(a *app, name string) (jit.Device, error) {
+// openDevice opens the device named by --device (else the configured one): auto uses the GPU
+// when the CUDA driver finds one and the CPU otherwise.
+func openDevice(a *app, name string) (jit.Device, error) {
 	if name == "" {
 		name = a.v.GetString("device")
 	}
-	if name == "" || name == "auto" {
-		if open, ok := kernelDevices["cuda"]; ok {
-			if d, err := open(a); err == nil {
-				return d, nil
-			}
-		}
-		name = "cpu"
+	if !slices.Contains(device.Kinds, name) && name != "" {
+		return nil, usagef("--device %q: expected one of %s", name, strings.Join(device.Kinds, ", "))
 	}
-	open, ok := kernelDevices[name]
-	if !ok {
-		names := make([]string, 0, len(kernelDevices))
-		for n := range kernelDevices {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		return nil, usagef("--device %q: expected auto or one of %s", name, strings.Join(names, ", "))
-	}
-	return open(a)
+	return device.Open(name, a.v.GetInt("threads"))
 }
 
 // readKernel reads the file and finds fn's definition (for its parameter list).

@@ -14,21 +14,10 @@ import (
 )
 
 // Adds `--arch sm_80,sm_90` to `widejit kernel dump`: each kernel's PTX is also written, as
-// DIR/<kernel>.<arch>.ptx. (dump.go offers no hook, so this wraps the command its maker
-// builds; this file's init runs after dump.go's because files initialize in name order.)
-func init() {
-	for i, make := range kernelSubcommands {
-		kernelSubcommands[i] = func(a *app) *cobra.Command {
-			cmd := make(a)
-			if cmd.Name() == "dump" {
-				addDumpArch(cmd)
-			}
-			return cmd
-		}
-	}
-}
+// DIR/<kernel>.<arch>.ptx.
+func init() { extend("kernel dump", addDumpArch) }
 
-func addDumpArch(cmd *cobra.Command) {
+func addDumpArch(_ *app, cmd *cobra.Command) {
 	var archList string
 	cmd.Flags().StringVar(&archList, "arch", "", "also write each kernel's PTX for these archs (sm_80,sm_90)")
 	run := cmd.RunE

@@ -27,7 +27,7 @@ import (
 // populate.go: `widejit cache populate`, ahead-of-time compilation of every kernel a graph
 // needs, for the CPU or for GPU archs, on a machine without a GPU.
 
-func init() { registerCacheSubcommand(newCachePopulateCmd) }
+func init() { extend("cache", func(a *app, c *cobra.Command) { c.AddCommand(newCachePopulateCmd(a)) }) }
 
 type populateFlags struct {
 	nList, archList string

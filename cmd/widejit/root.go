@@ -24,6 +24,31 @@ type commandMaker func(a *app) *cobra.Command
 
 var commandMakers = map[string]commandMaker{}
 
+// An extension changes a command another file builds (adds flags or subcommands, wraps its
+// RunE); extensions are keyed by the command's path below the root ("run", "kernel dump") and
+// applied after every command is built, so no file depends on the order files initialize in.
+type extension func(a *app, cmd *cobra.Command)
+
+var extensions = map[string][]extension{}
+
+// extend registers e for the command at path; call it from init.
+func extend(path string, e extension) { extensions[path] = append(extensions[path], e) }
+
+// applyExtensions runs the extensions of c (at path) and then of its subcommands, including
+// those the extensions just added.
+func applyExtensions(a *app, c *cobra.Command, path string) {
+	for _, e := range extensions[path] {
+		e(a, c)
+	}
+	for _, sub := range c.Commands() {
+		p := sub.Name()
+		if path != "" {
+			p = path + " " + p
+		}
+		applyExtensions(a, sub, p)
+	}
+}
+
 func register(name string, m commandMaker) {
 	if _, dup := commandMakers[name]; dup {
 		panic("widejit: command registered twice: " + name)
@@ -71,6 +96,7 @@ func newRootCmd(a *app) *cobra.Command {
 	for _, name := range names {
 		root.AddCommand(commandMakers[name](a))
 	}
+	applyExtensions(a, root, "")
 	wrapArgValidators(root)
 	return root
 }

@@ -29,8 +29,9 @@ type runOptions struct {
 	CacheDir string // "" : default
 	NoCache  bool
 	Plugins  []string
-	Stderr   io.Writer // warnings
-	Config   *app      // the full layered configuration, for anything else
+	Stderr   io.Writer      // warnings
+	Config   *app           // the full layered configuration, for anything else
+	Cmd      *cobra.Command // the run command: flags that other files add (extend("run", ...))
 }
 
 // runResult is what the executor returns: every graph output stacked [N, ...], plus optional
@@ -67,7 +68,7 @@ graph input, [N, ...] per model or the bare shape when shared) or are generated 
 [0, 2)). --check compares every output with EXPECTED.safetensors and fails (exit 1) when
 |got - expected| > atol + rtol * max|expected| anywhere in an output.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runGraph(cmd.Context(), a, args[0], f) },
+		RunE: func(cmd *cobra.Command, args []string) error { return runGraph(cmd, a, args[0], f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.inputs, "inputs", "", "inputs safetensors file (default: generated from --seed)")
@@ -83,7 +84,8 @@ graph input, [N, ...] per model or the bare shape when shared) or are generated 
 	return cmd
 }
 
-func runGraph(ctx context.Context, a *app, path string, f runFlags) error {
+func runGraph(cmd *cobra.Command, a *app, path string, f runFlags) error {
+	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -122,7 +124,7 @@ func runGraph(ctx context.Context, a *app, path string, f runFlags) error {
 		return errExecutionUnavailable
 	}
 	opts := runOptions{Device: device, Mode: f.mode, Threads: a.v.GetInt("threads"), CacheDir: a.v.GetString("cache_dir"),
-		NoCache: a.v.GetBool("no_cache"), Plugins: a.v.GetStringSlice("plugins"), Stderr: a.stderr, Config: a}
+		NoCache: a.v.GetBool("no_cache"), Plugins: a.v.GetStringSlice("plugins"), Stderr: a.stderr, Config: a, Cmd: cmd}
 	res, err := executeGraph(ctx, g, inputs, opts)
 	if err != nil {
 		return err

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -28,39 +27,29 @@ type execFlags struct {
 	cmd     *cobra.Command
 }
 
-var (
-	execFlagsMu  sync.Mutex
-	execFlagsFor = map[*app]*execFlags{}
-)
-
 func init() {
 	executeGraph = executeLowered
-	makeRun := commandMakers["run"]
-	if makeRun == nil {
-		panic("widejit: run_exec.go needs run.go's command")
-	}
-	commandMakers["run"] = func(a *app) *cobra.Command {
-		cmd := makeRun(a)
-		f := &execFlags{cmd: cmd}
+	extend("run", func(_ *app, cmd *cobra.Command) {
 		fl := cmd.Flags()
-		fl.IntVar(&f.repeat, "repeat", 0, "run the plan R more times after the first and report the median time")
-		fl.BoolVar(&f.compare, "compare", false, "run both modes (wide and sequential) and report the speedup")
-		fl.StringVar(&f.dropout, "dropout", "eval", "eval (dropout is the identity) | mc (Monte Carlo: independent per-model masks from --seed)")
-		fl.BoolVar(&f.explain, "explain", false, "print which nodes went into which kernel, with which strategy and why")
-		execFlagsMu.Lock()
-		execFlagsFor[a] = f
-		execFlagsMu.Unlock()
-		return cmd
-	}
+		fl.Int("repeat", 0, "run the plan R more times after the first and report the median time")
+		fl.Bool("compare", false, "run both modes (wide and sequential) and report the speedup")
+		fl.String("dropout", "eval", "eval (dropout is the identity) | mc (Monte Carlo: independent per-model masks from --seed)")
+		fl.Bool("explain", false, "print which nodes went into which kernel, with which strategy and why")
+	})
 }
 
-func flagsOf(a *app) *execFlags {
-	execFlagsMu.Lock()
-	defer execFlagsMu.Unlock()
-	if f := execFlagsFor[a]; f != nil {
+// flagsOf reads the execution flags from the run command (defaults when cmd is nil).
+func flagsOf(cmd *cobra.Command) *execFlags {
+	f := &execFlags{dropout: "eval", cmd: cmd}
+	if cmd == nil {
 		return f
 	}
-	return &execFlags{dropout: "eval"}
+	fl := cmd.Flags()
+	f.repeat, _ = fl.GetInt("repeat")
+	f.compare, _ = fl.GetBool("compare")
+	f.dropout, _ = fl.GetString("dropout")
+	f.explain, _ = fl.GetBool("explain")
+	return f
 }
 
 // modeRun is one mode's execution: outputs and timings.
@@ -75,7 +64,7 @@ type modeRun struct {
 }
 
 func executeLowered(ctx context.Context, g *graph.Graph, inputs map[string]*safetensors.Tensor, opts runOptions) (*runResult, error) {
-	f := flagsOf(opts.Config)
+	f := flagsOf(opts.Cmd)
 	if f.repeat < 0 {
 		return nil, usagef("--repeat must be >= 0, got %d", f.repeat)
 	}
@@ -88,7 +77,7 @@ func executeLowered(ctx context.Context, g *graph.Graph, inputs map[string]*safe
 			fmt.Sscan(fl.Value.String(), &seed)
 		}
 	}
-	dev, err := openKernelDevice(opts.Config, opts.Device)
+	dev, err := openDevice(opts.Config, opts.Device)
 	if err != nil {
 		return nil, err
 	}

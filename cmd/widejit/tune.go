@@ -25,16 +25,7 @@ import (
 
 func init() {
 	register("tune", newTuneCmd)
-	// `run --plugin`: run_exec.go (sorted before this file) has already wrapped the command.
-	makeRun := commandMakers["run"]
-	if makeRun == nil {
-		panic("widejit: tune.go needs run.go's command")
-	}
-	commandMakers["run"] = func(a *app) *cobra.Command {
-		cmd := makeRun(a)
-		addPluginFlag(cmd)
-		return cmd
-	}
+	extend("run", func(_ *app, cmd *cobra.Command) { addPluginFlag(cmd) })
 }
 
 // addPluginFlag adds --plugin (repeatable); plugins from the config file come first.
@@ -168,7 +159,7 @@ func runTune(cmd *cobra.Command, a *app, path string, f tuneFlags) error {
 	if err != nil {
 		return err
 	}
-	dev, err := openKernelDevice(a, a.v.GetString("device"))
+	dev, err := openDevice(a, a.v.GetString("device"))
 	if err != nil {
 		return err
 	}
@@ -420,7 +411,7 @@ func loadGraphsForNs(path string, ns []int) ([]*graph.Graph, error) {
 // --device would take (recorded in the kernel cache, plugins, heuristic). decisions lists
 // them after lowering; done closes the cache and the plugins.
 func explainTuning(cmd *cobra.Command, a *app, f *loweringFlags) (decisions func() string, done func(), err error) {
-	dev, err := openKernelDevice(a, a.v.GetString("device"))
+	dev, err := openDevice(a, a.v.GetString("device"))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"github.com/widejit/widejit/triton/ir"
+	"path/filepath"
 	"testing"
 
 	"github.com/widejit/widejit/jit"
@@ -11,7 +12,7 @@ import (
 
 func BenchmarkElementwiseScaleShift(b *testing.B) {
 	const n, block = 1 << 24, 16384
-	k := loadKernel(b, "vector_add.py", "scale_shift_kernel",
+	k := loadKernel(b, filepath.Join(tutorialKernels, "vector_add.py"), "scale_shift_kernel",
 		map[string]string{"x_ptr": "*fp32", "out_ptr": "*fp32", "n_elements": "i32", "scale": "fp32", "shift": "fp32"},
 		map[string]any{"BLOCK_SIZE": int64(block)})
 	x, _ := NewBuffer(ir.F32, n)
@@ -27,7 +28,7 @@ func BenchmarkElementwiseScaleShift(b *testing.B) {
 
 func BenchmarkMatmul1024(b *testing.B) {
 	const n, bm = 1024, 256
-	k := loadKernel(b, "matmul.py", "matmul_kernel", matmulSig, map[string]any{
+	k := loadKernel(b, filepath.Join(tutorialKernels, "matmul.py"), "matmul_kernel", matmulSig, map[string]any{
 		"BLOCK_SIZE_M": int64(bm), "BLOCK_SIZE_N": int64(bm), "BLOCK_SIZE_K": int64(64), "GROUP_SIZE_M": int64(4), "ACTIVATION": ""})
 	a, _ := NewBuffer(ir.F32, n*n)
 	bb, _ := NewBuffer(ir.F32, n*n)

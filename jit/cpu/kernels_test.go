@@ -13,13 +13,17 @@ import (
 	"github.com/widejit/widejit/triton/ir"
 )
 
-// End-to-end tests: tutorial-style kernels in testdata/ go through the front end
-// (triton.Specialize), the CPU target (encode) and the device (decode, compile, launch), and
-// are checked against straightforward Go references.
+// End-to-end tests: the shared tutorial kernels (triton/testdata/kernels) go through the front
+// end (triton.Specialize), the CPU target (encode) and the device (decode, compile, launch),
+// and are checked against straightforward Go references.
 
-func loadKernel(t testing.TB, file, fn string, sig map[string]string, consts map[string]any) *Kernel {
+// tutorialKernels holds the tutorial-style kernels shared by the parser, specializer, CPU and
+// PTX tests; this package's own kernels are in testdata/.
+const tutorialKernels = "../../triton/testdata/kernels"
+
+// loadKernel compiles fn from path (relative to this package's directory).
+func loadKernel(t testing.TB, path, fn string, sig map[string]string, consts map[string]any) *Kernel {
 	t.Helper()
-	path := filepath.Join("testdata", file)
 	text, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +66,7 @@ func f64s(v []float32) []float64 {
 
 func TestKernelVectorAdd(t *testing.T) {
 	for _, n := range []int{1, 127, 1000, 4096} {
-		k := loadKernel(t, "vector_add.py", "add_kernel",
+		k := loadKernel(t, filepath.Join(tutorialKernels, "vector_add.py"), "add_kernel",
 			map[string]string{"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"},
 			map[string]any{"BLOCK_SIZE": int64(256)})
 		rng := rand.New(rand.NewSource(int64(n)))
@@ -81,9 +85,9 @@ func TestKernelVectorAdd(t *testing.T) {
 
 func TestKernelSoftmaxPersistentRows(t *testing.T) {
 	const rows, cols, stride = 37, 781, 800
-	k := loadKernel(t, "softmax.py", "softmax_kernel",
+	k := loadKernel(t, filepath.Join(tutorialKernels, "softmax.py"), "softmax_kernel",
 		map[string]string{"output_ptr": "*fp32", "input_ptr": "*fp32", "input_row_stride": "i32", "output_row_stride": "i32", "n_rows": "i32", "n_cols": "i32"},
-		map[string]any{"BLOCK_SIZE": int64(1024)})
+		map[string]any{"BLOCK_SIZE": int64(1024), "num_stages": int64(2)})
 	rng := rand.New(rand.NewSource(2))
 	in := randF32(rng, rows*stride, 5)
 	out := f32Buf(t, make([]float32, rows*cols))
@@ -142,7 +146,7 @@ func TestKernelMatmulGroupedWithTailsAndLeakyReLU(t *testing.T) {
 	for _, s := range [][3]int{{64, 64, 64}, {100, 72, 50}, {33, 17, 129}} {
 		m, n, kk := s[0], s[1], s[2]
 		for _, act := range []string{"", "leaky_relu"} {
-			k := loadKernel(t, "matmul.py", "matmul_kernel", matmulSig, map[string]any{
+			k := loadKernel(t, filepath.Join(tutorialKernels, "matmul.py"), "matmul_kernel", matmulSig, map[string]any{
 				"BLOCK_SIZE_M": int64(32), "BLOCK_SIZE_N": int64(32), "BLOCK_SIZE_K": int64(16), "GROUP_SIZE_M": int64(2), "ACTIVATION": act})
 			rng := rand.New(rand.NewSource(int64(m * n * kk)))
 			a, b := randF32(rng, m*kk, 1), randF32(rng, kk*n, 1)
@@ -157,7 +161,7 @@ func TestKernelMatmulGroupedWithTailsAndLeakyReLU(t *testing.T) {
 
 func TestKernelLayerNormFP16(t *testing.T) {
 	const rows, n, stride = 5, 1000, 1003
-	k := loadKernel(t, "layernorm.py", "layer_norm_fwd", map[string]string{
+	k := loadKernel(t, filepath.Join(tutorialKernels, "layer_norm.py"), "_layer_norm_fwd_fused", map[string]string{
 		"X": "*fp16", "Y": "*fp16", "W": "*fp16", "B": "*fp16", "Mean": "*fp32", "Rstd": "*fp32", "stride": "i32", "N": "i32", "eps": "fp32"},
 		map[string]any{"BLOCK_SIZE": int64(256)})
 	rng := rand.New(rand.NewSource(5))
@@ -208,22 +212,42 @@ func TestKernelLayerNormFP16(t *testing.T) {
 	}
 }
 
+// attentionSig is the fp32 signature of flash_attention.py's _attn_fwd. Its strides are
+// named per tensor as the tutorial names them (K's last two dimensions "n, k", V's "k, n").
+var attentionSig = func() map[string]string {
+	sig := map[string]string{"Q": "*fp32", "K": "*fp32", "V": "*fp32", "sm_scale": "fp32", "M": "*fp32", "Out": "*fp32", "Z": "i32", "H": "i32"}
+	for _, s := range strings.Fields("qz qh qm qk kz kh kn kk vz vh vk vn oz oh om on") {
+		sig["stride_"+s] = "i32"
+	}
+	return sig
+}()
+
+// attentionArgs binds _attn_fwd's runtime parameters for contiguous [z, h, nctx, dim] tensors.
+func attentionArgs(q, k, v, m, out *Buffer, scale float64, z, h, nctx, dim int) []jit.Arg {
+	args := []jit.Arg{buf(q), buf(k), buf(v), scalar(scale), buf(m), buf(out)}
+	for range 4 { // q, k, v, out: z, h, row, column strides
+		args = append(args, scalar(int64(h*nctx*dim)), scalar(int64(nctx*dim)), scalar(int64(dim)), scalar(int64(1)))
+	}
+	return append(args, scalar(int64(z)), scalar(int64(h)))
+}
+
 func TestKernelAttentionCausalAndFull(t *testing.T) {
-	const heads, nctx, dim = 3, 128, 32
+	const z, h, nctx, dim = 1, 3, 128, 32
+	const heads = z * h
 	for _, stage := range []int64{1, 3} {
-		k := loadKernel(t, "attention.py", "attn_fwd", map[string]string{
-			"Q": "*fp32", "K": "*fp32", "V": "*fp32", "sm_scale": "fp32", "Out": "*fp32", "stride_h": "i32", "stride_m": "i32", "stride_k": "i32"},
+		k := loadKernel(t, filepath.Join(tutorialKernels, "flash_attention.py"), "_attn_fwd", attentionSig,
 			map[string]any{"N_CTX": int64(nctx), "HEAD_DIM": int64(dim), "BLOCK_M": int64(32), "BLOCK_N": int64(16), "STAGE": stage})
 		rng := rand.New(rand.NewSource(stage))
 		q, kk, v := randF32(rng, heads*nctx*dim, 1), randF32(rng, heads*nctx*dim, 1), randF32(rng, heads*nctx*dim, 1)
 		out := f32Buf(t, make([]float32, heads*nctx*dim))
+		lse := f32Buf(t, make([]float32, heads*nctx))
 		const scale = 0.5
-		err := k.Launch([3]int{nctx / 32, heads, 1}, []jit.Arg{buf(f32Buf(t, q)), buf(f32Buf(t, kk)), buf(f32Buf(t, v)), scalar(scale), buf(out),
-			scalar(int64(nctx * dim)), scalar(int64(dim)), scalar(int64(1))})
+		err := k.Launch([3]int{nctx / 32, heads, 1}, attentionArgs(f32Buf(t, q), f32Buf(t, kk), f32Buf(t, v), lse, out, scale, z, h, nctx, dim))
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := make([]float64, heads*nctx*dim)
+		wantLSE := make([]float64, heads*nctx)
 		for h := range heads {
 			base := h * nctx * dim
 			for i := range nctx {
@@ -245,6 +269,8 @@ func TestKernelAttentionCausalAndFull(t *testing.T) {
 					s[j] = math.Exp(s[j] - m)
 					sum += s[j]
 				}
+				// M holds the row's log-sum-exp of the scaled scores, in base 2.
+				wantLSE[h*nctx+i] = (m + math.Log(sum)) / math.Ln2
 				for d := range dim {
 					acc := 0.0
 					for j := range last {
@@ -255,13 +281,14 @@ func TestKernelAttentionCausalAndFull(t *testing.T) {
 			}
 		}
 		closeTo(t, "attention stage "+string(rune('0'+stage)), f64s(out.f32()), want, 1e-4, 1e-5)
+		closeTo(t, "attention log-sum-exp stage "+string(rune('0'+stage)), f64s(lse.f32()), wantLSE, 1e-5, 1e-5)
 	}
 }
 
 func TestKernelOutOfBoundsNamesTheSourceLine(t *testing.T) {
 	// Vector add launched over more programs than the output holds, with n larger than the
-	// buffers: the tail mask does not protect, and the error names the load on line 12.
-	k := loadKernel(t, "vector_add.py", "add_kernel",
+	// buffers: the tail mask does not protect, and the error names the load on line 24.
+	k := loadKernel(t, filepath.Join(tutorialKernels, "vector_add.py"), "add_kernel",
 		map[string]string{"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"},
 		map[string]any{"BLOCK_SIZE": int64(64)})
 	small := f32Buf(t, make([]float32, 100))
@@ -269,7 +296,7 @@ func TestKernelOutOfBoundsNamesTheSourceLine(t *testing.T) {
 	if err == nil {
 		t.Fatal("no error")
 	}
-	for _, want := range []string{"kernel add_kernel", filepath.Join("testdata", "vector_add.py") + ":12:", "program (1, 0, 0)", "load out of bounds", "element offset 100", "x_ptr"} {
+	for _, want := range []string{"kernel add_kernel", filepath.Join(tutorialKernels, "vector_add.py") + ":24:", "program (1, 0, 0)", "load out of bounds", "element offset 100", "x_ptr"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
@@ -278,12 +305,11 @@ func TestKernelOutOfBoundsNamesTheSourceLine(t *testing.T) {
 
 // Specialize's output must survive the artifact round trip unchanged.
 func TestSpecializedIRRoundTripsThroughTheArtifact(t *testing.T) {
-	text, err := os.ReadFile("testdata/attention.py")
+	text, err := os.ReadFile(filepath.Join(tutorialKernels, "flash_attention.py"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := triton.Specialize("attention.py", string(text), "attn_fwd", map[string]string{
-		"Q": "*fp32", "K": "*fp32", "V": "*fp32", "sm_scale": "fp32", "Out": "*fp32", "stride_h": "i32", "stride_m": "i32", "stride_k": "i32"},
+	f, err := triton.Specialize("flash_attention.py", string(text), "_attn_fwd", attentionSig,
 		map[string]any{"N_CTX": int64(64), "HEAD_DIM": int64(16), "BLOCK_M": int64(16), "BLOCK_N": int64(16), "STAGE": int64(3)})
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"path/filepath"
 
 	"github.com/widejit/widejit/triton/ir"
 	"math/rand"
@@ -14,7 +15,7 @@ func TestSymbolicMasksAgainstGo(t *testing.T) {
 	const block = 16
 	for _, p := range [][3]int{{16, 16, 0}, {9, 12, 3}, {0, 5, 1}, {16, 0, 0}, {5, 16, 20}} {
 		n, m, lo := p[0], p[1], p[2]
-		k := loadKernel(t, "masks.py", "masks_kernel", map[string]string{"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "m": "i32", "lo": "i32"},
+		k := loadKernel(t, filepath.Join("testdata", "masks.py"), "masks_kernel", map[string]string{"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "m": "i32", "lo": "i32"},
 			map[string]any{"BLOCK": int64(block)})
 		x := make([]float32, block*block)
 		for i := range x {
@@ -82,7 +83,7 @@ func TestSymbolicAndMaterializedTilesAgree(t *testing.T) {
 	run := func() [][]float32 {
 		var outs [][]float32
 		// vector add with a tail, softmax, matmul with tails, attention (block pointers).
-		k := loadKernel(t, "vector_add.py", "add_kernel",
+		k := loadKernel(t, filepath.Join(tutorialKernels, "vector_add.py"), "add_kernel",
 			map[string]string{"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"}, map[string]any{"BLOCK_SIZE": int64(64)})
 		rng := rand.New(rand.NewSource(9))
 		x, y := randF32(rng, 300, 1), randF32(rng, 300, 1)
@@ -91,7 +92,7 @@ func TestSymbolicAndMaterializedTilesAgree(t *testing.T) {
 			t.Fatal(err)
 		}
 		outs = append(outs, o.f32())
-		mk := loadKernel(t, "matmul.py", "matmul_kernel", matmulSig, map[string]any{
+		mk := loadKernel(t, filepath.Join(tutorialKernels, "matmul.py"), "matmul_kernel", matmulSig, map[string]any{
 			"BLOCK_SIZE_M": int64(16), "BLOCK_SIZE_N": int64(32), "BLOCK_SIZE_K": int64(16), "GROUP_SIZE_M": int64(3), "ACTIVATION": "leaky_relu"})
 		a, b := randF32(rng, 45*37, 1), randF32(rng, 37*50, 1)
 		c := f32Buf(t, make([]float32, 45*50))
@@ -99,16 +100,15 @@ func TestSymbolicAndMaterializedTilesAgree(t *testing.T) {
 			t.Fatal(err)
 		}
 		outs = append(outs, c.f32())
-		ak := loadKernel(t, "attention.py", "attn_fwd", map[string]string{
-			"Q": "*fp32", "K": "*fp32", "V": "*fp32", "sm_scale": "fp32", "Out": "*fp32", "stride_h": "i32", "stride_m": "i32", "stride_k": "i32"},
+		ak := loadKernel(t, filepath.Join(tutorialKernels, "flash_attention.py"), "_attn_fwd", attentionSig,
 			map[string]any{"N_CTX": int64(64), "HEAD_DIM": int64(16), "BLOCK_M": int64(16), "BLOCK_N": int64(16), "STAGE": int64(3)})
 		q := randF32(rng, 2*64*16, 1)
 		ao := f32Buf(t, make([]float32, 2*64*16))
-		if err := ak.Launch([3]int{4, 2, 1}, []jit.Arg{buf(f32Buf(t, q)), buf(f32Buf(t, q)), buf(f32Buf(t, q)), scalar(0.3), buf(ao),
-			scalar(int64(64 * 16)), scalar(int64(16)), scalar(int64(1))}); err != nil {
+		lse := f32Buf(t, make([]float32, 2*64))
+		if err := ak.Launch([3]int{4, 2, 1}, attentionArgs(f32Buf(t, q), f32Buf(t, q), f32Buf(t, q), lse, ao, 0.3, 1, 2, 64, 16)); err != nil {
 			t.Fatal(err)
 		}
-		outs = append(outs, ao.f32())
+		outs = append(outs, ao.f32(), lse.f32())
 		return outs
 	}
 	symbolic := run()
@@ -165,7 +165,7 @@ func TestGatheredRowsAndColumnsAgainstGo(t *testing.T) {
 	for _, perm := range [][]int64{{0, 1, 2, 3, 4, 5, 6, 7}, {7, 0, 3, 3, 1, 6, 2, 5}, {2, 3, 4, 5, 6, 7, 8, 9}} {
 		for _, lazy := range []bool{true, false} {
 			disableLazy = !lazy
-			k := loadKernel(t, "gather.py", "gather_kernel", map[string]string{"x_ptr": "*fp32", "idx_ptr": "*i32", "out_ptr": "*fp32", "stride": "i32"},
+			k := loadKernel(t, filepath.Join("testdata", "gather.py"), "gather_kernel", map[string]string{"x_ptr": "*fp32", "idx_ptr": "*i32", "out_ptr": "*fp32", "stride": "i32"},
 				map[string]any{"BLOCK": int64(block)})
 			disableLazy = false
 			x := make([]float32, stride*stride)

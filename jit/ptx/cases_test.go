@@ -3,6 +3,7 @@ package ptx
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/widejit/widejit/jit"
@@ -153,5 +154,59 @@ func TestLanguageKernelsAssemble(t *testing.T) {
 				t.Logf("%s: %d registers, %d bytes spilled, %s bytes shared", arch, rep.Registers, rep.SpillStores, a.Meta["shared_bytes"])
 			})
 		}
+	}
+}
+
+func TestCodegenErrorsNamePositions(t *testing.T) {
+	src := "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(p, B: tl.constexpr):\n    x = tl.load(p + tl.arange(0, B))\n    tl.device_print(\"x\", x)\n"
+	f, err := triton.Specialize("k.py", src, "k", map[string]string{"p": "*fp32"}, map[string]any{"B": 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Target{Arch: "sm_90"}.Codegen(f, jit.Spec{})
+	if err == nil || !strings.Contains(err.Error(), "k.py:7:") || !strings.Contains(err.Error(), "device_print") {
+		t.Errorf("device_print: %v", err)
+	}
+	f, err = triton.Specialize("k.py", src, "k", map[string]string{"p": "*fp32"}, map[string]any{"B": 1 << 18})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Target{Arch: "sm_80"}.Codegen(f, jit.Spec{NumWarps: 1})
+	if err == nil || !strings.Contains(err.Error(), "k.py:6:") || !strings.Contains(err.Error(), "elements per thread") {
+		t.Errorf("huge tile: %v", err)
+	}
+	if _, err := (Target{Arch: "sm_70"}).Codegen(f, jit.Spec{}); err == nil || !strings.Contains(err.Error(), `unknown arch "sm_70"`) {
+		t.Errorf("sm_70: %v", err)
+	}
+	if _, err := (Target{Arch: "sm_90"}).Codegen(f, jit.Spec{NumWarps: 3}); err == nil || !strings.Contains(err.Error(), "num_warps 3") {
+		t.Errorf("3 warps: %v", err)
+	}
+}
+
+func TestArchForCapability(t *testing.T) {
+	for cc, want := range map[string]string{"9.0": "sm_90", "10.0": "sm_90", "12.0": "sm_90", "8.0": "sm_80", "8.9": "sm_80"} {
+		if got, err := ArchForCapability(cc); err != nil || got != want {
+			t.Errorf("%s: %s, %v; want %s", cc, got, err, want)
+		}
+	}
+	if _, err := ArchForCapability("7.5"); err == nil {
+		t.Error("7.5 accepted")
+	}
+}
+
+// BenchmarkCodegen measures IR -> PTX for the tutorial kernels (front end excluded).
+func BenchmarkCodegen(b *testing.B) {
+	for _, c := range languageCases {
+		if !strings.HasPrefix(c.name, "tutorial_") {
+			continue
+		}
+		f := c.specialize(b)
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := (Target{Arch: "sm_90"}).Codegen(f, jit.Spec{NumWarps: c.warps}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

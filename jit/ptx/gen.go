@@ -293,7 +293,16 @@ func (g *gen) block(b *ir.Block) []*ir.Value {
 	return nil
 }
 
+// maxSlots bounds the elements of one tile a thread holds: beyond it the unrolled code and
+// its registers grow out of all proportion (ptxas would spill nearly everything).
+const maxSlots = 1024
+
 func (g *gen) instr(in *ir.Instr) {
+	for _, v := range in.Results {
+		if n := v.Type.NumElems(); g.slots(n) > maxSlots {
+			g.failf(in.Pos, "ptx: a %s tile is %d elements per thread with %d threads (at most %d); use smaller blocks or more warps", v.Type, g.slots(n), g.threads, maxSlots)
+		}
+	}
 	switch op := in.Op; {
 	case op == ir.Const:
 		g.constant(in)
