@@ -1,4 +1,3 @@
-// Command widejit runs N models of one architecture as one wide model.
 package main
 
 import "os"

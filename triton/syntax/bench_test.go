@@ -8,7 +8,7 @@ import (
 // BenchmarkParseFile measures front-end latency on the largest tutorial kernel; compile
 // latency is budgeted in milliseconds per kernel, and parsing should be a small part of it.
 func BenchmarkParseFile(b *testing.B) {
-	src, err := os.ReadFile("testdata/flash_attention.py")
+	src, err := os.ReadFile("../testdata/kernels/flash_attention.py")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -2,13 +2,11 @@ package syntax
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 )
 
 func addSeedFiles(f *testing.F) {
-	files, _ := filepath.Glob("testdata/*.py")
-	for _, path := range files {
+	for _, path := range kernelFiles(f) {
 		src, err := os.ReadFile(path)
 		if err != nil {
 			f.Fatal(err)

@@ -8,22 +8,32 @@ import (
 	"testing"
 )
 
-// TestAgainstCPythonAST parses every testdata/*.py file and compares the tree, node by node
-// with exact spans, to CPython's ast module (golden files written by
+// kernelFiles lists the parser's test kernels: its own (testdata/*.py, parser constructs) and
+// the tutorial kernels shared with the specializer and backend tests (triton/testdata/kernels).
+// Each file's CPython dump is golden/<name>.ast in the file's directory.
+func kernelFiles(tb testing.TB) []string {
+	tb.Helper()
+	own, err1 := filepath.Glob("testdata/*.py")
+	shared, err2 := filepath.Glob("../testdata/kernels/*.py")
+	if err1 != nil || err2 != nil || len(own) == 0 || len(shared) == 0 {
+		tb.Fatalf("no test kernels: testdata/*.py %d, ../testdata/kernels/*.py %d (errors %v, %v)", len(own), len(shared), err1, err2)
+	}
+	return append(own, shared...)
+}
+
+// TestAgainstCPythonAST parses every test kernel (kernelFiles) and compares the tree, node by
+// node with exact spans, to CPython's ast module (golden files written by
 // testdata/astdump/astdump.py).
 func TestAgainstCPythonAST(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.py")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no testdata/*.py files (err %v)", err)
-	}
-	for _, path := range files {
+	for _, path := range kernelFiles(t) {
 		name := strings.TrimSuffix(filepath.Base(path), ".py")
-		t.Run(name, func(t *testing.T) {
+		t.Run(strings.TrimPrefix(path, "../"), func(t *testing.T) {
 			src, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := os.ReadFile(filepath.Join("testdata", "golden", name+".ast"))
+			golden := filepath.Join(filepath.Dir(path), "golden", name+".ast")
+			want, err := os.ReadFile(golden)
 			if err != nil {
 				t.Fatalf("missing golden file (regenerate with testdata/astdump/astdump.py): %v", err)
 			}
@@ -33,7 +43,7 @@ func TestAgainstCPythonAST(t *testing.T) {
 			}
 			got := dumpTree(f)
 			if got != string(want) {
-				t.Errorf("tree differs from CPython's:\n%s", firstDiff(got, string(want)))
+				t.Errorf("tree differs from CPython's (%s):\n%s", golden, firstDiff(got, string(want)))
 			}
 		})
 	}

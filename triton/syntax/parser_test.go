@@ -3,7 +3,6 @@ package syntax
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -183,11 +182,10 @@ func sexprOrNil(x Expr) string {
 
 var spanRE = regexp.MustCompile(` \d+:\d+-\d+:\d+`)
 
-// TestFormatRoundTrip formats every testdata file and reparses it: the trees must agree up to
+// TestFormatRoundTrip formats every test kernel and reparses it: the trees must agree up to
 // positions.
 func TestFormatRoundTrip(t *testing.T) {
-	files, _ := filepath.Glob("testdata/*.py")
-	for _, path := range files {
+	for _, path := range kernelFiles(t) {
 		src, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)

@@ -2,9 +2,11 @@
 dumpTree prints, so the Go parser is checked against CPython's ast module (an independent
 reference for structure, precedence and positions).
 
-Regenerate the golden files after adding or changing a testdata/*.py file:
+Regenerate the golden files (golden/<name>.ast beside the kernels) after adding or changing a
+triton/syntax/testdata/*.py file or a shared tutorial kernel in triton/testdata/kernels/:
 
     cd triton/syntax/testdata && /usr/bin/python3 astdump/astdump.py *.py
+    cd triton/testdata/kernels && /usr/bin/python3 ../../syntax/testdata/astdump/astdump.py *.py
 
 Needs Python >= 3.10 (end positions on every node). The canonical form differs from ast.dump
 where widejit's AST deliberately differs from Python's: docstrings are lifted out of bodies,
