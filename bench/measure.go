@@ -13,7 +13,8 @@ import (
 
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/graph/safetensors"
-	"github.com/widejit/widejit/jit/cpu"
+	"github.com/widejit/widejit/jit"
+	"github.com/widejit/widejit/jit/device"
 )
 
 // contender is one way of running a cell's N models; Time runs it calls times back to back.
@@ -130,7 +131,11 @@ func benchmark(c *config) (*report, error) {
 	} else {
 		rep.Torch = "n/a (--peers=false)"
 	}
-	dev := cpu.NewDevice(c.threads)
+	sel, err := device.Select("cpu", c.threads)
+	if err != nil {
+		return nil, err
+	}
+	dev := sel.Device
 	defer dev.Close()
 	tmp, err := os.MkdirTemp("", "widejit-bench-")
 	if err != nil {
@@ -178,7 +183,7 @@ func benchmark(c *config) (*report, error) {
 }
 
 // runCell compiles, checks and times one (model, N).
-func runCell(c *config, dev *cpu.Device, pr *peer, model string, n int, budget time.Duration, deadline time.Time, prev map[string]float64, dir string) (*cell, error) {
+func runCell(c *config, dev jit.Device, pr *peer, model string, n int, budget time.Duration, deadline time.Time, prev map[string]float64, dir string) (*cell, error) {
 	cl := &cell{Model: model, N: n, TorchBatched: map[string]*timing{}, TorchLoops: map[string]*timing{}}
 	c.logf("%s N=%d: compiling", model, n)
 	g, err := loadZooModel(model, n)

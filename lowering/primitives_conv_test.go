@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/widejit/widejit/graph"
+	"github.com/widejit/widejit/internal/testkit"
 )
 
 // Convolution, pooling and attention against PyTorch fixtures (testdata/{conv,pool,attention},
@@ -88,8 +89,8 @@ func rewriteFixtureGraph(t *testing.T, dir, node string, edit func(n map[string]
 func TestAttentionIsCausal(t *testing.T) {
 	for _, n := range []int{1, 3, 8} {
 		dir := fmt.Sprintf("testdata/attention/attention_a_n%d", n)
-		want := readTensors(t, filepath.Join(dir, "expected.safetensors"))
-		ins := readTensors(t, filepath.Join(dir, "inputs.safetensors"))
+		want := testkit.ReadTensors(t, filepath.Join(dir, "expected.safetensors"))
+		ins := testkit.ReadTensors(t, filepath.Join(dir, "inputs.safetensors"))
 		for _, keepMask := range []bool{false, true} {
 			t.Run(fmt.Sprintf("n%d/mask=%v", n, keepMask), func(t *testing.T) {
 				g := rewriteFixtureGraph(t, dir, "causal", func(m map[string]any) {
@@ -100,7 +101,7 @@ func TestAttentionIsCausal(t *testing.T) {
 				})
 				outs := runPlanCPU(t, g, Options{}, ins)
 				for _, name := range []string{"causal_item0", "causal_item1"} {
-					if err := compareTensors(outs[name], want[name]); err != nil {
+					if err := testkit.CompareTensors(outs[name], want[name]); err != nil {
 						t.Errorf("%s: %v", name, err)
 					}
 				}
@@ -109,7 +110,7 @@ func TestAttentionIsCausal(t *testing.T) {
 		// control: without the mask and without is_causal the outputs differ
 		g := rewriteFixtureGraph(t, dir, "causal", func(m map[string]any) { m["inputs"].([]any)[4] = nil })
 		outs := runPlanCPU(t, g, Options{}, ins)
-		if compareTensors(outs["causal_item1"], want["causal_item1"]) == nil {
+		if testkit.CompareTensors(outs["causal_item1"], want["causal_item1"]) == nil {
 			t.Errorf("n%d: unmasked attention matches the causal reference; the test cannot tell them apart", n)
 		}
 	}
@@ -183,7 +184,7 @@ func TestAttentionDropoutMonteCarlo(t *testing.T) {
 	const n, p = 3, 0.25
 	dir := "testdata/attention/attention_b_n3"
 	g := rewriteFixtureGraph(t, dir, "per_head", func(m map[string]any) { m["attrs"].(map[string]any)["dropout"] = p })
-	ins := readTensors(t, filepath.Join(dir, "inputs.safetensors"))
+	ins := testkit.ReadTensors(t, filepath.Join(dir, "inputs.safetensors"))
 	run := func(o Options) ([]float32, []float32) {
 		outs := runPlanCPU(t, g, o, ins)
 		return f32s(t, outs["per_head_item1"]), f32s(t, outs["per_head_item0"])

@@ -12,6 +12,7 @@ import (
 	"github.com/widejit/widejit/autotune"
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/graph/safetensors"
+	"github.com/widejit/widejit/internal/testkit"
 	"github.com/widejit/widejit/jit/cpu"
 )
 
@@ -113,7 +114,7 @@ func TestRMSNormAgainstLoop(t *testing.T) {
 				}
 				wt := safetensors.FromFloat32s("rms", append([]int{n}, tc.shape...), want)
 				gt := safetensors.FromFloat32s("rms", append([]int{n}, tc.shape...), got)
-				if err := compareTensors(gt, wt); err != nil {
+				if err := testkit.CompareTensors(gt, wt); err != nil {
 					t.Fatal(err)
 				}
 			})
@@ -255,7 +256,7 @@ func TestBufferReuse(t *testing.T) {
 	ins, _ := g.GenerateInputs(1)
 	a := runPlanCPU(t, g, Options{NoFusion: true}, ins)["e"]
 	b := runPlanCPU(t, g, Options{}, ins)["e"]
-	if err := compareTensors(b, a); err != nil {
+	if err := testkit.CompareTensors(b, a); err != nil {
 		t.Error(err)
 	}
 	x := f32s(t, ins["x"])
@@ -353,7 +354,7 @@ func TestEmbeddingIndexOutOfRange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ins := readTensors(t, "testdata/fixtures/blocks_n3/inputs.safetensors")
+	ins := testkit.ReadTensors(t, "testdata/fixtures/blocks_n3/inputs.safetensors")
 	tok := ins["tok"]
 	bad := *tok
 	bad.Data = append([]byte(nil), tok.Data...)

@@ -1,12 +1,11 @@
 package lowering
 
 import (
-	"fmt"
 	"path/filepath"
-	"sort"
 	"testing"
 
 	"github.com/widejit/widejit/graph"
+	"github.com/widejit/widejit/internal/testkit/ptxkit"
 	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/jit/ptx"
 )
@@ -23,13 +22,7 @@ func TestConvKernelsAssemblePTX(t *testing.T) {
 		t.Skip(err.Error() + " (bash .ci/setup installs ptxas)")
 	}
 	variants := []Options{{}, {NoFusion: true}, {Strategy: Sequential}, {Dropout: "mc", Seed: 1}}
-	c := jit.NewCompiler(jit.CompilerOptions{})
-	type job struct {
-		name string
-		src  jit.Source
-		spec jit.Spec
-	}
-	jobs := map[string]job{}
+	kernels := ptxkit.NewKernels(jit.NewCompiler(jit.CompilerOptions{}))
 	collect := func() {
 		for _, family := range []string{"conv", "pool", "attention"} {
 			paths, _ := filepath.Glob(filepath.Join("testdata", family, "*_n3", "graph.json"))
@@ -49,12 +42,9 @@ func TestConvKernelsAssemblePTX(t *testing.T) {
 						default:
 							continue
 						}
-						spec := l.Spec()
-						k, err := c.Key(l.Kernel.Source, spec, ptx.Target{Arch: "sm_90"})
-						if err != nil {
+						if err := kernels.Add(filepath.Base(filepath.Dir(p))+"/"+l.Kernel.Source.Fn, l.Kernel.Source, l.Spec()); err != nil {
 							t.Fatal(err)
 						}
-						jobs[fmt.Sprint(k)] = job{filepath.Base(filepath.Dir(p)) + "/" + l.Kernel.Source.Fn, l.Kernel.Source, spec}
 					}
 				}
 			}
@@ -64,35 +54,9 @@ func TestConvKernelsAssemblePTX(t *testing.T) {
 	convDirectDepthwise = false
 	collect()
 	convDirectDepthwise = true
-	if len(jobs) == 0 {
+	if kernels.Len() == 0 {
 		t.Fatal("no conv/pool/attention kernels in the fixtures' plans")
 	}
-	keys := make([]string, 0, len(jobs))
-	for k := range jobs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, arch := range ptx.Archs {
-		var texts, names []string
-		for _, k := range keys {
-			j := jobs[k]
-			a, err := c.Compile(j.src, j.spec, ptx.Target{Arch: arch})
-			if err != nil {
-				t.Errorf("%s (%s): %v", j.name, arch, err)
-				continue
-			}
-			texts = append(texts, string(a.Payload))
-			names = append(names, j.name)
-		}
-		// one ptxas run for all kernels; on failure, one per kernel to name the culprit
-		if _, err := ptx.Assemble(ptxas, arch, ptx.MergeModules(arch, texts)); err == nil {
-			continue
-		}
-		for i, text := range texts {
-			if _, err := ptx.Assemble(ptxas, arch, text); err != nil {
-				t.Errorf("%s (%s): %v", names[i], arch, err)
-			}
-		}
-	}
-	t.Logf("%d distinct kernels assembled for %v", len(keys), ptx.Archs)
+	kernels.AssembleAll(t, ptxas)
+	t.Logf("%d distinct kernels assembled for %v", kernels.Len(), ptx.Archs)
 }

@@ -5,14 +5,15 @@ import (
 	"math"
 	"math/rand"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/widejit/widejit/graph/safetensors"
 )
 
-// The tutorial-style kernels of the CPU backend's end-to-end tests.
-const kernelDir = "../../jit/cpu/testdata"
+// The tutorial-style kernels shared by the parser, specializer and backend tests.
+const kernelDir = "../../triton/testdata/kernels"
 
 func kernelCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
@@ -125,7 +126,7 @@ func TestKernelRunSoftmaxMatmulLayerNormAttention(t *testing.T) {
 	// softmax: 10 rows of 300, two persistent programs.
 	sx := rnd(3, 3000)
 	run("softmax.py", "softmax_kernel", "2", writeInputs(t, map[string][]float32{"input_ptr": sx, "output_ptr": make([]float32, 3000)}, nil),
-		"--const", "BLOCK_SIZE=512", "--arg", "input_row_stride=300", "--arg", "output_row_stride=300", "--arg", "n_rows=10", "--arg", "n_cols=300")
+		"--const", "BLOCK_SIZE=512", "--const", "num_stages=2", "--arg", "input_row_stride=300", "--arg", "output_row_stride=300", "--arg", "n_rows=10", "--arg", "n_cols=300")
 	sm := readOutput(t, out, "output_ptr")
 	want := make([]float64, 3000)
 	for r := range 10 {
@@ -165,7 +166,7 @@ func TestKernelRunSoftmaxMatmulLayerNormAttention(t *testing.T) {
 
 	// layer norm with fp16 I/O: 3 rows of 200; check the fp32 means.
 	lx := rnd(6, 600)
-	run("layernorm.py", "layer_norm_fwd", "3", writeInputs(t, map[string][]float32{
+	run("layer_norm.py", "_layer_norm_fwd_fused", "3", writeInputs(t, map[string][]float32{
 		"X": lx, "Y": make([]float32, 600), "W": rnd(7, 200), "B": rnd(8, 200), "Mean": make([]float32, 3), "Rstd": make([]float32, 3)},
 		map[string]bool{"X": true, "Y": true, "W": true, "B": true}),
 		"--const", "BLOCK_SIZE=64", "--arg", "stride=200", "--arg", "N=200", "--arg", "eps=1e-5")
@@ -181,10 +182,19 @@ func TestKernelRunSoftmaxMatmulLayerNormAttention(t *testing.T) {
 
 	// attention, non-causal, one head of 32x16.
 	q, k, v := rnd(9, 512), rnd(10, 512), rnd(11, 512)
-	run("attention.py", "attn_fwd", "2,1", writeInputs(t, map[string][]float32{"Q": q, "K": k, "V": v, "Out": make([]float32, 512)}, nil),
-		"--const", "N_CTX=32", "--const", "HEAD_DIM=16", "--const", "BLOCK_M=16", "--const", "BLOCK_N=16", "--const", "STAGE=1",
-		"--arg", "sm_scale=0.25", "--arg", "stride_h=512", "--arg", "stride_m=16", "--arg", "stride_k=1")
+	flags := []string{"--const", "N_CTX=32", "--const", "HEAD_DIM=16", "--const", "BLOCK_M=16", "--const", "BLOCK_N=16", "--const", "STAGE=1",
+		"--arg", "sm_scale=0.25", "--arg", "Z=1", "--arg", "H=1"}
+	// Contiguous [Z, H, N_CTX, HEAD_DIM] tensors; each tensor's strides are named z, h, row,
+	// column in the tutorial's letters.
+	for _, names := range []string{"qz qh qm qk", "kz kh kn kk", "vz vh vk vn", "oz oh om on"} {
+		for i, s := range strings.Fields(names) {
+			flags = append(flags, "--arg", "stride_"+s+"="+strconv.Itoa([]int{512, 512, 16, 1}[i]))
+		}
+	}
+	run("flash_attention.py", "_attn_fwd", "2,1",
+		writeInputs(t, map[string][]float32{"Q": q, "K": k, "V": v, "M": make([]float32, 32), "Out": make([]float32, 512)}, nil), flags...)
 	at := readOutput(t, out, "Out")
+	lse := readOutput(t, out, "M")
 	for i := range 32 {
 		sc := make([]float64, 32)
 		m, sum := math.Inf(-1), 0.0
@@ -205,6 +215,8 @@ func TestKernelRunSoftmaxMatmulLayerNormAttention(t *testing.T) {
 			}
 			near(t, "attention", at[i*16+d:i*16+d+1], []float64{o / sum}, 1e-4)
 		}
+		// M: the row's log-sum-exp of the scaled scores, in base 2.
+		near(t, "attention log-sum-exp", lse[i:i+1], []float64{(m + math.Log(sum)) / math.Ln2}, 1e-5)
 	}
 }
 

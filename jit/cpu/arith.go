@@ -202,13 +202,15 @@ func (c *compiler) f32Op(in *ir.Instr, args []int, z int, d ir.DType) (step, err
 		}
 	case ir.Min:
 		binary = func(a, b, z []float32) {
-			for i := range z {
+			a, b = a[:len(z)], b[:len(z)]
+			for i := vecF32('m', a, b, z); i < len(z); i++ {
 				z[i] = minNum32(a[i], b[i])
 			}
 		}
 	case ir.Max:
 		binary = func(a, b, z []float32) {
-			for i := range z {
+			a, b = a[:len(z)], b[:len(z)]
+			for i := vecF32('M', a, b, z); i < len(z); i++ {
 				z[i] = maxNum32(a[i], b[i])
 			}
 		}

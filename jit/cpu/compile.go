@@ -78,8 +78,11 @@ type compiler struct {
 	slots    map[*ir.Value]int
 	absorbed map[*ir.Value]bool // Splat results read as scalars by all their consumers
 	hoisted  map[*ir.Value]bool // values computed once per launch or loop, not per use
-	uses     map[*ir.Value]int
-	defBlock map[*ir.Value]*ir.Block
+	// fnInvariant: values that depend only on parameters and constants, computed in the
+	// prologue (once per worker and launch) even when they appear inside a region.
+	fnInvariant map[*ir.Value]bool
+	uses        map[*ir.Value]int
+	defBlock    map[*ir.Value]*ir.Block
 }
 
 func compileFunc(f *ir.Func) (p *program, err error) {
@@ -93,7 +96,8 @@ func compileFunc(f *ir.Func) (p *program, err error) {
 			p, err = nil, fmt.Errorf("kernel %s: cpu backend: malformed IR (%v)", f.Name, r)
 		}
 	}()
-	c := &compiler{p: &program{fn: f}, slots: map[*ir.Value]int{}, absorbed: absorbSplats(f), hoisted: map[*ir.Value]bool{}}
+	c := &compiler{p: &program{fn: f}, slots: map[*ir.Value]int{}, absorbed: absorbSplats(f), hoisted: map[*ir.Value]bool{},
+		fnInvariant: map[*ir.Value]bool{}}
 	c.uses, c.defBlock = analyzeUses(f)
 	for _, v := range f.Params {
 		s, err := c.define(v, ir.Pos{File: f.File})
@@ -104,7 +108,7 @@ func compileFunc(f *ir.Func) (p *program, err error) {
 	}
 	// Instructions of the function body that depend only on parameters and constants give
 	// the same value in every program: they run once per worker and launch (the prologue).
-	invariant := map[*ir.Value]bool{}
+	invariant := c.fnInvariant
 	for _, v := range f.Params {
 		invariant[v] = true
 	}
@@ -244,12 +248,23 @@ func (c *compiler) region(b *ir.Block, owner *ir.Instr, terminator ir.Op) (*comp
 		for _, a := range in.Args {
 			hoist = hoist && (!definedHere[a] || invariant[a])
 		}
+		// Invariant of the whole launch (e.g. tl.zeros and `other` tiles in a loop nest): it
+		// runs once per worker in the prologue rather than at every entry of the region.
+		launchInvariant := hoist
+		for _, a := range in.Args {
+			launchInvariant = launchInvariant && c.fnInvariant[a]
+		}
 		for _, res := range in.Results {
 			definedHere[res] = true
 			invariant[res] = hoist
 			c.hoisted[res] = hoist
+			if launchInvariant {
+				c.fnInvariant[res] = true
+			}
 		}
-		if hoist {
+		if launchInvariant {
+			c.p.prologue = append(c.p.prologue, steps...)
+		} else if hoist {
 			r.hoisted = append(r.hoisted, steps...)
 		} else {
 			r.steps = append(r.steps, steps...)

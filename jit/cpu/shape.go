@@ -70,6 +70,11 @@ func (c *compiler) compileShape(in *ir.Instr, a, z int) (step, error) {
 			seen[o] = true
 			strides[i] = src[o]
 		}
+		if cls == clsF32 && tz.Rank() == 2 && in.Ints[0] == 1 {
+			// tl.trans of a loaded weight tile feeding tl.dot: the hot permute
+			rows, cols := ts.Shape[0], ts.Shape[1]
+			return func(fr *frame) error { transposeF32(fr.f32[z], fr.f32[a], rows, cols); return nil }, nil
+		}
 		return stridedCopyStep(cls, a, z, tz.Shape, strides), nil
 	}
 	return nil, c.errf(in.Pos, in.Op, "not a shape op")
@@ -131,6 +136,29 @@ func stridedCopy[T any](dst, src []T, shape, strides []int) {
 				break
 			}
 			idx[d] = 0
+		}
+	}
+}
+
+// transposeF32 writes the [cols, rows] transpose of src [rows, cols] into dst, four source
+// rows at a time so that every read stream is sequential and each write is 16 bytes.
+func transposeF32(dst, src []float32, rows, cols int) {
+	dst, src = dst[:rows*cols], src[:rows*cols]
+	i := 0
+	for ; i+4 <= rows; i += 4 {
+		s0 := src[i*cols : i*cols+cols]
+		s1 := src[(i+1)*cols : (i+1)*cols+cols]
+		s2 := src[(i+2)*cols : (i+2)*cols+cols]
+		s3 := src[(i+3)*cols : (i+3)*cols+cols]
+		s1, s2, s3 = s1[:len(s0)], s2[:len(s0)], s3[:len(s0)]
+		for j, v := range s0 {
+			d := dst[j*rows+i : j*rows+i+4]
+			d[0], d[1], d[2], d[3] = v, s1[j], s2[j], s3[j]
+		}
+	}
+	for ; i < rows; i++ {
+		for j, v := range src[i*cols : i*cols+cols] {
+			dst[j*rows+i] = v
 		}
 	}
 }

@@ -16,6 +16,12 @@ func subVVAVX2(x, y, z *float32, n int)
 func mulVVAVX2(x, y, z *float32, n int)
 
 //go:noescape
+func maxVVAVX2(x, y, z *float32, n int)
+
+//go:noescape
+func minVVAVX2(x, y, z *float32, n int)
+
+//go:noescape
 func addVSAVX2(x, z *float32, n int, s float32)
 
 //go:noescape
@@ -26,7 +32,7 @@ func subSVAVX2(x, z *float32, n int, s float32)
 
 var haveVecAVX2 = cpu.X86.HasAVX2
 
-// vecF32 computes z = x op y (op: '+', '-', '*') for len(z) lanes with AVX2 where it can;
+// vecF32 computes z = x op y (op: '+', '-', '*', 'M' maxNum32, 'm' minNum32) for len(z) lanes with AVX2 where it can;
 // it returns how many leading lanes it did (a multiple of 32), the caller does the rest.
 func vecF32(op byte, x, y, z []float32) int {
 	n := len(z) &^ 31
@@ -41,6 +47,10 @@ func vecF32(op byte, x, y, z []float32) int {
 		subVVAVX2(&x[0], &y[0], &z[0], n)
 	case '*':
 		mulVVAVX2(&x[0], &y[0], &z[0], n)
+	case 'M':
+		maxVVAVX2(&x[0], &y[0], &z[0], n)
+	case 'm':
+		minVVAVX2(&x[0], &y[0], &z[0], n)
 	default:
 		return 0
 	}

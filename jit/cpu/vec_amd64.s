@@ -220,3 +220,65 @@ copynt512_done:
 	SFENCE
 	VZEROUPPER
 	RET
+
+// IEEE maxNum/minNum, 8 lanes per iteration, exactly as maxNum32/minNum32: a NaN operand
+// is ignored (both NaN: y), and +0 beats -0 for max (-0 for min). VMAXPS alone returns its
+// second operand on equality or NaN, so both orders are taken: where they disagree the
+// operands are equal (±0), and AND (max) / OR (min) of the two picks the right zero; NaN
+// lanes are then fixed with blends.
+
+// func maxVVAVX2(x, y, z *float32, n int)
+TEXT ·maxVVAVX2(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DX
+	MOVQ z+16(FP), DI
+	MOVQ n+24(FP), CX
+	SHRQ $3, CX
+	JZ maxVVAVX2_done
+maxVVAVX2_loop:
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 0(DX), Y1
+	VMAXPS Y1, Y0, Y2
+	VMAXPS Y0, Y1, Y3
+	VANDPS Y3, Y2, Y2
+	VCMPPS $3, Y1, Y1, Y4
+	VBLENDVPS Y4, Y0, Y2, Y2
+	VCMPPS $3, Y0, Y0, Y5
+	VBLENDVPS Y5, Y1, Y2, Y2
+	VMOVUPS Y2, 0(DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	DECQ CX
+	JNZ maxVVAVX2_loop
+maxVVAVX2_done:
+	VZEROUPPER
+	RET
+
+// func minVVAVX2(x, y, z *float32, n int)
+TEXT ·minVVAVX2(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DX
+	MOVQ z+16(FP), DI
+	MOVQ n+24(FP), CX
+	SHRQ $3, CX
+	JZ minVVAVX2_done
+minVVAVX2_loop:
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 0(DX), Y1
+	VMINPS Y1, Y0, Y2
+	VMINPS Y0, Y1, Y3
+	VORPS Y3, Y2, Y2
+	VCMPPS $3, Y1, Y1, Y4
+	VBLENDVPS Y4, Y0, Y2, Y2
+	VCMPPS $3, Y0, Y0, Y5
+	VBLENDVPS Y5, Y1, Y2, Y2
+	VMOVUPS Y2, 0(DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	DECQ CX
+	JNZ minVVAVX2_loop
+minVVAVX2_done:
+	VZEROUPPER
+	RET

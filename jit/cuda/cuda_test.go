@@ -114,7 +114,7 @@ func TestJITErrorLogIsReported(t *testing.T) {
 
 func TestVectorAddOnGPU(t *testing.T) {
 	d := openOrSkip(t)
-	text, err := os.ReadFile("../cpu/testdata/vector_add.py")
+	text, err := os.ReadFile("../../triton/testdata/kernels/vector_add.py")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,7 @@ func TestBindingAgainstFakeDriver(t *testing.T) {
 
 	// A real generated kernel, loaded and launched; the fake runs add_kernel's semantics on
 	// the parameters exactly as the PTX ABI lays them out.
-	text, err := os.ReadFile("../cpu/testdata/vector_add.py")
+	text, err := os.ReadFile("../../triton/testdata/kernels/vector_add.py")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,8 +33,8 @@ var runCases = []runCase{
 		scalars: map[string]any{"M": int64(64), "N": int64(64), "K": int64(48), "stride_am": int64(48), "stride_ak": int64(1), "stride_bk": int64(64), "stride_bn": int64(1), "stride_cm": int64(64), "stride_cn": int64(1)}, rtol: 1e-5, atol: 1e-5},
 	{kc: languageCases[4], grid: [3]int{3, 1, 1}, lens: map[string]int{"X": 3 * 203, "Y": 3 * 203, "W": 200, "B": 200, "Mean": 3, "Rstd": 3},
 		scalars: map[string]any{"stride": int64(203), "N": int64(200), "eps": 1e-5}, rtol: 1e-2, atol: 1e-2},
-	{kc: languageCases[6], grid: [3]int{2, 2, 1}, lens: map[string]int{"Q": 2 * 64 * 16, "K": 2 * 64 * 16, "V": 2 * 64 * 16, "Out": 2 * 64 * 16},
-		scalars: map[string]any{"sm_scale": 0.25, "stride_h": int64(64 * 16), "stride_m": int64(16), "stride_k": int64(1)}, rtol: 1e-4, atol: 1e-5},
+	{kc: languageCases[6], grid: [3]int{2, 2, 1}, lens: map[string]int{"Q": 2 * 64 * 16, "K": 2 * 64 * 16, "V": 2 * 64 * 16, "M": 2 * 64, "Out": 2 * 64 * 16},
+		scalars: attentionScalars(0.25, 1, 2, 64, 16), rtol: 1e-4, atol: 1e-5},
 	{kc: languageCases[8], grid: [3]int{3, 1, 1}, lens: map[string]int{"x_ptr": 40, "out_ptr": 40},
 		scalars: map[string]any{"n": int64(37), "flag": int64(1)}, rtol: 1e-2, atol: 1e-2},
 	{kc: languageCases[9], grid: [3]int{2, 1, 1}, lens: map[string]int{"x_ptr": 20, "out_ptr": 20},
@@ -46,6 +46,17 @@ var runCases = []runCase{
 		scalars: map[string]any{"input_row_stride": int64(100), "output_row_stride": int64(100), "n_rows": int64(3), "n_cols": int64(100)}, rtol: 1e-5, atol: 1e-7},
 	{kc: languageCases[17], grid: [3]int{4, 1, 1}, lens: map[string]int{"x_ptr": 256, "h_ptr": 256, "i_ptr": 256, "b_ptr": 256, "out_ptr": 256 + 32, "cnt_ptr": 1},
 		scalars: map[string]any{"n": int64(200), "seed": int64(1234)}, rtol: 1e-4, atol: 1e-4},
+}
+
+// attentionScalars binds _attn_fwd's scalars for contiguous [z, h, nctx, dim] tensors.
+func attentionScalars(smScale float64, z, h, nctx, dim int) map[string]any {
+	m := map[string]any{"sm_scale": smScale, "Z": int64(z), "H": int64(h)}
+	for _, t := range []struct{ tensor, dims string }{{"q", "zhmk"}, {"k", "zhnk"}, {"v", "zhkn"}, {"o", "zhmn"}} {
+		for i, stride := range []int{h * nctx * dim, nctx * dim, dim, 1} {
+			m["stride_"+t.tensor+string(t.dims[i])] = int64(stride)
+		}
+	}
+	return m
 }
 
 func fillRandom(rng *rand.Rand, t ir.Type, n int) []byte {

@@ -22,9 +22,10 @@
 // equal counts), permute, reduce and dot. A reduction with at least as many outputs as
 // threads (or a short axis) folds each output sequentially in the thread that holds it; with
 // fewer outputs, the axis is split into chunks, one thread per (output, chunk) folds its
-// chunk, and the partial results are combined in a tree through shared memory (log2(chunks)
-// rounds, each ending in a barrier), so argmax keeps the first index and custom combine
-// regions are applied as Triton applies them (assumed associative). A dot computes each
+// chunk, the chunks of a warp are combined with butterfly shuffles (shfl.sync.bfly, the
+// lower chunk as the accumulator), and the warps' results through shared memory (64-bit
+// values use a tree in shared memory instead). Combination stays in index order, so argmax
+// keeps the first index; custom combine regions are assumed associative, as in Triton. A dot computes each
 // output element in the thread that holds it with fp32 FMAs over K, reading A and B from
 // shared memory (int8: 32-bit integer multiply-adds). The kernel's dynamic shared memory is
 // the largest staging area (Meta "shared_bytes"); the launch passes it.
@@ -37,7 +38,7 @@
 // them into FMAs. tl.dot computes in full fp32 even when TF32 is allowed.
 //
 // Not yet done: vectorized global access (ld.global.v4 under Align16 and contiguity
-// analysis), warp-shuffle reductions (the tree runs in shared memory), mma.sync tensor-core
+// analysis), mma.sync tensor-core
 // dots (fp16/bf16, TF32) and tl.device_print (rejected with a clear error).
 //
 // Tests: every test kernel and every kernel of the examples' plans is assembled with ptxas

@@ -1,7 +1,6 @@
 package ptx
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"os"
@@ -11,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/widejit/widejit/graph"
-	"github.com/widejit/widejit/graph/safetensors"
+	"github.com/widejit/widejit/internal/testkit"
 	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/lowering"
 	"github.com/widejit/widejit/triton/ir"
@@ -160,87 +159,12 @@ func TestExamplePlansOnEmulatedPTX(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer r.Close()
-				outs, err := r.Run(readTensorFile(t, filepath.Join(dir, "inputs.safetensors")))
+				outs, err := r.Run(testkit.ReadTensors(t, filepath.Join(dir, "inputs.safetensors")))
 				if err != nil {
 					t.Fatal(err)
 				}
-				for name, w := range readTensorFile(t, filepath.Join(dir, "expected.safetensors")) {
-					got := outs[name]
-					if got == nil {
-						t.Errorf("output %s missing", name)
-						continue
-					}
-					if err := closeTensors(got, w); err != nil {
-						t.Errorf("output %s: %v", name, err)
-					}
-				}
+				testkit.CheckOutputs(t, outs, testkit.ReadTensors(t, filepath.Join(dir, "expected.safetensors")))
 			})
 		}
 	}
-}
-
-func readTensorFile(t *testing.T, path string) map[string]*safetensors.Tensor {
-	t.Helper()
-	f, err := safetensors.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	ts, err := f.ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := map[string]*safetensors.Tensor{}
-	for _, x := range ts {
-		m[x.Name] = x
-	}
-	return m
-}
-
-func tensorFloats(x *safetensors.Tensor) ([]float64, error) {
-	out := make([]float64, x.Numel())
-	for i := range out {
-		switch x.DType {
-		case safetensors.F32:
-			out[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(x.Data[4*i:])))
-		case safetensors.I64:
-			out[i] = float64(int64(binary.LittleEndian.Uint64(x.Data[8*i:])))
-		case safetensors.I32:
-			out[i] = float64(int32(binary.LittleEndian.Uint32(x.Data[4*i:])))
-		default:
-			return nil, fmt.Errorf("dtype %v not compared", x.DType)
-		}
-	}
-	return out, nil
-}
-
-func closeTensors(got, want *safetensors.Tensor) error {
-	g, err := tensorFloats(got)
-	if err != nil {
-		return err
-	}
-	w, err := tensorFloats(want)
-	if err != nil {
-		return err
-	}
-	if len(g) != len(w) {
-		return fmt.Errorf("%d elements, want %d", len(g), len(w))
-	}
-	scale, maxd, at := 0.0, 0.0, 0
-	for i := range w {
-		scale = max(scale, math.Abs(w[i]))
-	}
-	for i := range w {
-		d := math.Abs(g[i] - w[i])
-		if math.IsNaN(d) {
-			d = math.Inf(1)
-		}
-		if d > maxd {
-			maxd, at = d, i
-		}
-	}
-	if bound := 1e-5 + 1e-4*scale; maxd > bound {
-		return fmt.Errorf("max |diff| %.3g at flat index %d (got %g, want %g) > bound %.3g", maxd, at, g[at], w[at], bound)
-	}
-	return nil
 }

@@ -207,6 +207,7 @@ type emuThread struct {
 	pc      int
 	done    bool
 	waiting bool
+	shfl    *emuInstr // the shuffle this thread waits at (nil: a barrier)
 	tid     int
 }
 
@@ -261,7 +262,29 @@ func (r *emuRun) cta() error {
 			return nil
 		}
 		if running != len(ts) {
-			return fmt.Errorf("bar.sync reached by %d of %d threads (divergent barrier)", running, len(ts))
+			return fmt.Errorf("bar.sync or shfl.sync reached by %d of %d threads (divergent)", running, len(ts))
+		}
+		if in := ts[0].shfl; in != nil {
+			// shfl.sync.bfly d, a, mask, clamp, members: every lane reads lane^mask's a.
+			vals := make([]uint64, len(ts))
+			for i, t := range ts {
+				if t.shfl != in {
+					return fmt.Errorf("threads wait at different shuffles or at a barrier")
+				}
+				vals[i] = r.val(t, in.args[1])
+			}
+			mask := int(r.val(ts[0], in.args[2]))
+			for i, t := range ts {
+				src := i&^31 | (i & 31) ^ mask
+				t.regs[in.args[0].reg] = vals[src] & 0xffffffff
+				t.shfl = nil
+			}
+		} else {
+			for _, t := range ts {
+				if t.shfl != nil {
+					return fmt.Errorf("threads wait at a barrier and at a shuffle")
+				}
+			}
 		}
 	}
 }
@@ -283,6 +306,10 @@ func (r *emuRun) thread(t *emuThread) error {
 			return nil
 		case "bar":
 			t.waiting = true
+			return nil
+		case "shfl":
+			t.waiting = true
+			t.shfl = in
 			return nil
 		case "bra":
 			pc, ok := r.p.labels[in.args[0].name]

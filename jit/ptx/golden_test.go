@@ -11,8 +11,8 @@ var update = flag.Bool("update", false, "rewrite the golden PTX files in testdat
 
 // goldenCases are small kernels whose PTX is checked in, so codegen changes show in review.
 var goldenCases = []kernelCase{
-	{"vector_add", "../../triton/testdata/add.py", "add_kernel",
-		map[string]string{"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n_elements": "i32"},
+	{"vector_add", "../../triton/testdata/kernels/vector_add.py", "add_kernel",
+		map[string]string{"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"},
 		map[string]any{"BLOCK_SIZE": 256}, 1},
 	{"reduce", "../../triton/testdata/reduce.py", "reduce_kernel",
 		map[string]string{"x_ptr": "*fp32", "out_ptr": "*fp32"},

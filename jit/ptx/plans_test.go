@@ -1,12 +1,11 @@
 package ptx_test
 
 import (
-	"fmt"
 	"path/filepath"
-	"sort"
 	"testing"
 
 	"github.com/widejit/widejit/graph"
+	"github.com/widejit/widejit/internal/testkit/ptxkit"
 	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/jit/ptx"
 	"github.com/widejit/widejit/lowering"
@@ -33,13 +32,7 @@ func TestExamplePlanKernelsAssemble(t *testing.T) {
 		"sequential": {Strategy: lowering.Sequential},
 		"mc":         {Dropout: "mc", Seed: 1},
 	}
-	c := jit.NewCompiler(jit.CompilerOptions{})
-	type job struct {
-		name string
-		src  jit.Source
-		spec jit.Spec
-	}
-	jobs := map[string]job{}
+	kernels := ptxkit.NewKernels(jit.NewCompiler(jit.CompilerOptions{}))
 	for _, p := range paths {
 		g, err := graph.Load(p)
 		if err != nil {
@@ -54,47 +47,12 @@ func TestExamplePlanKernelsAssemble(t *testing.T) {
 				continue
 			}
 			for _, l := range plan.Launches {
-				spec := l.Spec()
-				k, err := c.Key(l.Kernel.Source, spec, ptx.Target{Arch: "sm_90"})
-				if err != nil {
+				if err := kernels.Add(filepath.Base(filepath.Dir(p))+"/"+l.Kernel.Source.Fn, l.Kernel.Source, l.Spec()); err != nil {
 					t.Fatal(err)
 				}
-				key := fmt.Sprint(k)
-				if _, ok := jobs[key]; !ok {
-					jobs[key] = job{filepath.Base(filepath.Dir(p)) + "/" + l.Kernel.Source.Fn, l.Kernel.Source, spec}
-				}
 			}
 		}
 	}
-	keys := make([]string, 0, len(jobs))
-	for k := range jobs {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		return jobs[keys[i]].name < jobs[keys[j]].name || (jobs[keys[i]].name == jobs[keys[j]].name && keys[i] < keys[j])
-	})
-	t.Logf("%d distinct kernels from %d example graphs", len(keys), len(paths))
-	for _, arch := range ptx.Archs {
-		texts := make([]string, 0, len(keys))
-		names := make([]string, 0, len(keys))
-		for _, k := range keys {
-			j := jobs[k]
-			a, err := c.Compile(j.src, j.spec, ptx.Target{Arch: arch})
-			if err != nil {
-				t.Errorf("%s (%s): %v", j.name, arch, err)
-				continue
-			}
-			texts = append(texts, string(a.Payload))
-			names = append(names, j.name)
-		}
-		// One ptxas run for all kernels; on failure, one per kernel to name the culprit.
-		if _, err := ptx.Assemble(ptxas, arch, ptx.MergeModules(arch, texts)); err == nil {
-			continue
-		}
-		for i, text := range texts {
-			if _, err := ptx.Assemble(ptxas, arch, text); err != nil {
-				t.Errorf("%s (%s): %v", names[i], arch, err)
-			}
-		}
-	}
+	t.Logf("%d distinct kernels from %d example graphs", kernels.Len(), len(paths))
+	kernels.AssembleAll(t, ptxas)
 }

@@ -2,6 +2,7 @@ package ptx
 
 import (
 	"math/bits"
+	"strconv"
 
 	"github.com/widejit/widejit/triton/ir"
 )
@@ -45,32 +46,13 @@ func (g *gen) toShared(v *ir.Value, off int) {
 }
 
 func offsetAddr(reg string, off int) string {
-	if off == 0 {
+	switch {
+	case off == 0:
 		return reg
+	case off < 0:
+		return reg + strconv.Itoa(off)
 	}
-	if off < 0 {
-		return reg + "+" + itoa(off)
-	}
-	return reg + "+" + itoa(off)
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	var b []byte
-	for n > 0 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-		n /= 10
-	}
-	if neg {
-		b = append([]byte{'-'}, b...)
-	}
-	return string(b)
+	return reg + "+" + strconv.Itoa(off)
 }
 
 // slotIndex is a register with the element index of slot r of an n-element tile.
@@ -282,30 +264,19 @@ func (g *gen) reduce(in *ir.Instr) {
 	part := g.foldRange(in, kind, xs, offs, keep, mstr, xstr[axis], 1, func(int) string { return o }, k0, per)[0]
 	slot := g.newReg(rcB32) // j*outN + o
 	g.emit("mad.lo.u32 %s, %s, %d, %s", slot, j, outN, o)
-	g.storePartial(xs, partOffs, arg, slot, part)
-	g.placeLabel(skip)
-	g.emit("bar.sync 0")
-	// Stage 2: a tree over the chunks; chunk j takes in chunk j+s.
-	for s := chunks / 2; s >= 1; s /= 2 {
-		out := g.label()
-		p := g.newReg(rcPred)
-		g.emit("setp.ge.u32 %s, %s, %d", p, j, s)
-		g.emit("@%s bra %s", p, out)
-		a := g.loadPartial(xs, partOffs, arg, slot)
-		other := g.newReg(rcB32)
-		g.emit("add.u32 %s, %s, %d", other, slot, s*outN)
-		b := g.loadPartial(xs, partOffs, arg, other)
-		g.combine(in, kind, a.accs, b.accs, a.idx, b.idx)
-		g.storePartial(xs, partOffs, arg, slot, a)
-		g.placeLabel(out)
-		g.emit("bar.sync 0")
+	shuffle := true // warp shuffles move 32-bit values; 64-bit partials use the shared tree
+	for _, x := range xs {
+		if c := classOf(x.Type.ScalarType()); c == rcB64 || c == rcF64 {
+			shuffle = false
+		}
 	}
-	// Every thread reads its output elements from chunk 0.
+	var final []partial
+	if shuffle {
+		final = g.shuffleTree(in, kind, xs, partOffs, arg, part, o, j, outN, chunks, skip)
+	} else {
+		final = g.sharedTree(in, kind, xs, partOffs, arg, part, slot, j, outN, chunks, skip)
+	}
 	nslots := g.slots(outN)
-	final := make([]partial, nslots)
-	for r := range final {
-		final[r] = g.loadPartial(xs, partOffs, arg, g.slotIndex(outN, r))
-	}
 	for i, v := range in.Results {
 		out := make([]string, nslots)
 		for r := range out {
@@ -317,6 +288,111 @@ func (g *gen) reduce(in *ir.Instr) {
 		}
 		g.set(v, out)
 	}
+}
+
+// sharedTree folds the chunks' partials (thread j*outN+o holds chunk j of output o) in
+// shared memory: chunk j takes in chunk j+s for s = chunks/2 .. 1, a barrier after each round;
+// then every thread reads its outputs from chunk 0.
+func (g *gen) sharedTree(in *ir.Instr, kind int, xs []*ir.Value, partOffs []int, arg bool, part partial, slot, j string, outN, chunks int, skip string) []partial {
+	g.storePartial(xs, partOffs, arg, slot, part, "")
+	g.placeLabel(skip)
+	g.emit("bar.sync 0")
+	for s := chunks / 2; s >= 1; s /= 2 {
+		out := g.label()
+		p := g.newReg(rcPred)
+		g.emit("setp.ge.u32 %s, %s, %d", p, j, s)
+		g.emit("@%s bra %s", p, out)
+		a := g.loadPartial(xs, partOffs, arg, slot)
+		other := g.newReg(rcB32)
+		g.emit("add.u32 %s, %s, %d", other, slot, s*outN)
+		b := g.loadPartial(xs, partOffs, arg, other)
+		g.combine(in, kind, a.accs, b.accs, a.idx, b.idx)
+		g.storePartial(xs, partOffs, arg, slot, a, "")
+		g.placeLabel(out)
+		g.emit("bar.sync 0")
+	}
+	final := make([]partial, g.slots(outN))
+	for r := range final {
+		final[r] = g.loadPartial(xs, partOffs, arg, g.slotIndex(outN, r))
+	}
+	return final
+}
+
+// shuffleTree folds the chunks' partials first within each warp with butterfly shuffles
+// (chunks j and j^s, the lower one as the accumulator so the order is the sequential one),
+// then the per-warp results through shared memory: the first chunk of each group of sW
+// writes its partial, and every thread folds the groups of its outputs in order.
+func (g *gen) shuffleTree(in *ir.Instr, kind int, xs []*ir.Value, partOffs []int, arg bool, part partial, o, j string, outN, chunks int, skip string) []partial {
+	g.placeLabel(skip)
+	sW := max(1, min(chunks, 32/outN))
+	for s := 1; s < sW; s *= 2 {
+		upper := g.newReg(rcPred)
+		bit := g.newReg(rcB32)
+		g.emit("and.b32 %s, %s, %d", bit, j, s)
+		g.emit("setp.ne.u32 %s, %s, 0", upper, bit)
+		next := partial{}
+		var bs []string
+		for i, x := range xs {
+			st := x.Type.ScalarType()
+			other := g.shfl(classOf(st), part.accs[i], s*outN)
+			next.accs = append(next.accs, g.selectOp(st, upper, other, part.accs[i]))
+			bs = append(bs, g.selectOp(st, upper, part.accs[i], other))
+		}
+		var bIdx string
+		if arg {
+			other := g.shfl(rcB32, part.idx, s*outN)
+			next.idx = g.selectOp(ir.Scalar(ir.I32), upper, other, part.idx)
+			bIdx = g.selectOp(ir.Scalar(ir.I32), upper, part.idx, other)
+		}
+		g.combine(in, kind, next.accs, bs, next.idx, bIdx)
+		part = next
+	}
+	groups := chunks / sW
+	lead, p1, p2, rem := g.newReg(rcPred), g.newReg(rcPred), g.newReg(rcPred), g.newReg(rcB32)
+	g.emit("and.b32 %s, %s, %d", rem, j, sW-1)
+	g.emit("setp.eq.u32 %s, %s, 0", p1, rem)
+	g.emit("setp.lt.u32 %s, %s, %d", p2, j, chunks)
+	g.emit("and.pred %s, %s, %s", lead, p1, p2)
+	slot := g.newReg(rcB32) // (j / sW) * outN + o
+	g.emit("shr.u32 %s, %s, %d", slot, j, log2(sW))
+	g.emit("mad.lo.u32 %s, %s, %d, %s", slot, slot, outN, o)
+	g.emit("bar.sync 0")
+	g.storePartial(xs, partOffs, arg, slot, part, lead)
+	g.emit("bar.sync 0")
+	final := make([]partial, g.slots(outN))
+	for r := range final {
+		e := g.slotIndex(outN, r)
+		final[r] = g.loadPartial(xs, partOffs, arg, e)
+		for c := 1; c < groups; c++ {
+			other := g.newReg(rcB32)
+			g.emit("add.u32 %s, %s, %d", other, e, c*outN)
+			b := g.loadPartial(xs, partOffs, arg, other)
+			g.combine(in, kind, final[r].accs, b.accs, final[r].idx, b.idx)
+		}
+	}
+	return final
+}
+
+// shfl is a butterfly shuffle of one 32-bit (or narrower) value across lanes lane^mask.
+func (g *gen) shfl(c regClass, v string, mask int) string {
+	switch c {
+	case rcB16:
+		w, r := g.newReg(rcB32), g.newReg(rcB32)
+		g.emit("cvt.u32.u16 %s, %s", w, v)
+		g.emit("shfl.sync.bfly.b32 %s, %s, %d, 31, -1", r, w, mask)
+		d := g.newReg(rcB16)
+		g.emit("cvt.u16.u32 %s, %s", d, r)
+		return d
+	case rcPred:
+		w, r := g.predToInt(v), g.newReg(rcB32)
+		g.emit("shfl.sync.bfly.b32 %s, %s, %d, 31, -1", r, w, mask)
+		d := g.newReg(rcPred)
+		g.emit("setp.ne.u32 %s, %s, 0", d, r)
+		return d
+	}
+	d := g.newReg(c)
+	g.emit("shfl.sync.bfly.b32 %s, %s, %d, 31, -1", d, v, mask)
+	return d
 }
 
 // partial is a running reduction: one accumulator per input, and the index for arg kinds.
@@ -389,17 +465,17 @@ func (g *gen) foldRange(in *ir.Instr, kind int, xs []*ir.Value, offs, keep, mstr
 	return res
 }
 
-func (g *gen) storePartial(xs []*ir.Value, partOffs []int, arg bool, slot string, p partial) {
+func (g *gen) storePartial(xs []*ir.Value, partOffs []int, arg bool, slot string, p partial, guard string) {
 	for i, x := range xs {
 		st := x.Type.ScalarType()
 		a := g.newReg(rcB32)
 		g.emit("mad.lo.u32 %s, %s, %d, %s", a, slot, smemSize(st), g.smem())
-		g.st("shared", st, offsetAddr(a, partOffs[i]), p.accs[i], "")
+		g.st("shared", st, offsetAddr(a, partOffs[i]), p.accs[i], guard)
 	}
 	if arg {
 		a := g.newReg(rcB32)
 		g.emit("mad.lo.u32 %s, %s, 4, %s", a, slot, g.smem())
-		g.st("shared", ir.Scalar(ir.I32), offsetAddr(a, partOffs[len(xs)]), p.idx, "")
+		g.st("shared", ir.Scalar(ir.I32), offsetAddr(a, partOffs[len(xs)]), p.idx, guard)
 	}
 }
 

@@ -14,10 +14,10 @@
 // Python source with minimal parentheses, for error messages and debugging; Inspect walks a tree.
 //
 // The parser is checked node by node, spans included, against CPython's ast module: the golden
-// files in testdata/golden are written by testdata/astdump/astdump.py. The kernels in
-// testdata/*.py are real Triton kernels in the style of Triton's tutorials (vector add,
-// softmax, matmul, layer norm, flash attention), meant to be reused by the specializer and
-// executor tests; testdata/parser_constructs.py is syntax coverage only.
+// files (golden/*.ast beside the kernels) are written by testdata/astdump/astdump.py. The
+// kernels checked are the tutorial-style Triton kernels in triton/testdata/kernels (vector add,
+// softmax, matmul, layer norm, flash attention), shared with the specializer, CPU and PTX
+// tests, and this package's testdata/*.py; testdata/parser_constructs.py is syntax coverage only.
 //
 // What the parser guarantees to its consumer (so the specializer need not re-check):
 //   - Constructs outside the subset are rejected here, naming the construct: nested def,

@@ -1,0 +1,86 @@
+package testkit
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/widejit/widejit/graph/safetensors"
+)
+
+// ReadTensors reads every tensor of a safetensors file, by name.
+func ReadTensors(tb testing.TB, path string) map[string]*safetensors.Tensor {
+	tb.Helper()
+	f, err := safetensors.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	ts, err := f.ReadAll()
+	if err != nil {
+		tb.Fatalf("%s: %v", path, err)
+	}
+	m := make(map[string]*safetensors.Tensor, len(ts))
+	for _, x := range ts {
+		m[x.Name] = x
+	}
+	return m
+}
+
+// CompareTensors checks got against want: equal shapes and |got - want| <= 1e-5 + 1e-4 *
+// max|want| everywhere (the fixtures' fp32 tolerance: a backend computes exactly, the
+// difference is summation order). A NaN matches only a NaN. The error names the worst element.
+func CompareTensors(got, want *safetensors.Tensor) error {
+	if got == nil || want == nil {
+		return fmt.Errorf("tensor missing (got %v, want %v)", got != nil, want != nil)
+	}
+	if fmt.Sprint(got.Shape) != fmt.Sprint(want.Shape) {
+		return fmt.Errorf("shape %v, want %v", got.Shape, want.Shape)
+	}
+	g, err := got.Float64s()
+	if err != nil {
+		return err
+	}
+	w, err := want.Float64s()
+	if err != nil {
+		return err
+	}
+	if len(g) != len(w) {
+		return fmt.Errorf("%d elements, want %d", len(g), len(w))
+	}
+	scale, maxd, at := 0.0, 0.0, -1
+	for _, v := range w {
+		if !math.IsNaN(v) { // a NaN would make the bound NaN and let everything pass
+			scale = math.Max(scale, math.Abs(v))
+		}
+	}
+	for i := range g {
+		d := math.Abs(g[i] - w[i])
+		if math.IsNaN(g[i]) != math.IsNaN(w[i]) {
+			d = math.Inf(1)
+		}
+		if d > maxd {
+			maxd, at = d, i
+		}
+	}
+	if bound := 1e-5 + 1e-4*scale; maxd > bound {
+		return fmt.Errorf("max |diff| %.3g at flat index %d (got %g, want %g) > bound %.3g", maxd, at, g[at], w[at], bound)
+	}
+	return nil
+}
+
+// CheckOutputs reports, without stopping the test, every tensor of want that got lacks or
+// that differs beyond CompareTensors' tolerance.
+func CheckOutputs(tb testing.TB, got, want map[string]*safetensors.Tensor) {
+	tb.Helper()
+	for name, w := range want {
+		g := got[name]
+		if g == nil {
+			tb.Errorf("output %s missing", name)
+			continue
+		}
+		if err := CompareTensors(g, w); err != nil {
+			tb.Errorf("output %s: %v", name, err)
+		}
+	}
+}
