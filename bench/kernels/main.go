@@ -51,7 +51,7 @@ func main() {
 
 func testdata(name string) (string, string, error) {
 	_, self, _, _ := runtime.Caller(0)
-	path := filepath.Join(filepath.Dir(self), "..", "..", "jit", "cpu", "testdata", name)
+	path := filepath.Join(filepath.Dir(self), "..", "..", "triton", "testdata", "kernels", name)
 	b, err := os.ReadFile(path)
 	return path, string(b), err
 }
