@@ -63,7 +63,9 @@ def as_float(dtype, arr):
     return arr.astype(np.float64)
 
 
-def rand(rng, dtype, n):
+def rand(rng, dtype, n, lo_hi=None):
+    if lo_hi is not None:
+        return rng.integers(lo_hi[0], lo_hi[1], n).astype(np.int32)
     if dtype == "F32":
         return rng.standard_normal(n).astype(np.float32)
     if dtype == "F16":
@@ -121,6 +123,13 @@ CASES = [
     ("ptx/features", "jit/ptx/testdata/features.py", "features", "4", {"BLOCK": 64},
      {"x_ptr": ("F32", 256), "h_ptr": ("BF16", 256), "i_ptr": ("I32", 256), "b_ptr": ("I8", 256), "out_ptr": ("F32", 288), "cnt_ptr": ("I32", 1)},
      {"n": 200, "seed": 1234}, 1e-4, 2),
+    ("cpu/masks", "jit/cpu/testdata/masks.py", "masks_kernel", "1", {"BLOCK": 16},
+     {"x_ptr": ("F32", 256), "out_ptr": ("F32", 320)}, {"n": 9, "m": 12, "lo": 3}, 0, 4),
+    ("cpu/gather", "jit/cpu/testdata/gather.py", "gather_kernel", "1", {"BLOCK": 8},
+     {"x_ptr": ("F32", 100), "idx_ptr": ("I32", 8, (0, 10)), "out_ptr": ("F32", 192)}, {"stride": 10}, 0, 4),
+    ("tutorial/layer_norm", "triton/testdata/kernels/layer_norm.py", "_layer_norm_fwd_fused", "3", {"BLOCK_SIZE": 256},
+     {"X": ("F16", 3 * 203), "Y": ("F16", 3 * 203), "W": ("F16", 200), "B": ("F16", 200), "Mean": ("F32", 3), "Rstd": ("F32", 3)},
+     {"stride": 203, "N": 200, "eps": 1e-5}, 1e-4, 4),
 ]
 
 
@@ -144,7 +153,7 @@ def main():
             continue
         tag = name.replace("/", "_")
         inp = os.path.join(args.work, tag + ".in.safetensors")
-        write_safetensors(inp, {k: (dt, rand(rng, dt, n)) for k, (dt, n) in tensors.items()})
+        write_safetensors(inp, {k: (spec[0], rand(rng, *spec)) for k, spec in tensors.items()})
         outs = {}
         ok = True
         for dev in ("cpu", "cuda"):

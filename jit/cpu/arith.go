@@ -254,6 +254,13 @@ func (c *compiler) f32Op(in *ir.Instr, args []int, z int, d ir.DType) (step, err
 					z[i] = float32(math.Exp(float64(a[i])))
 				}
 			}
+		} else if in.Op == ir.Erf {
+			unary = func(a, z []float32) {
+				a = a[:len(z)]
+				for i := range z {
+					z[i] = erf32(a[i])
+				}
+			}
 		} else {
 			unary = func(a, z []float32) {
 				for i := range z {

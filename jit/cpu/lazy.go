@@ -804,6 +804,12 @@ func (m *memOp) run(fr *frame) error {
 		fr.need(m.val)
 	}
 	a := &fr.lz.aff[m.p]
+	if ptrLazy && a.vec == vecNone && m.wholeTileLive(fr, maskLazy) && rowMajor(a, m.shape) {
+		// One contiguous block, every lane live (a weight tile of a matmul whose rows are
+		// BLOCK_K long): one bounds check and one copy instead of one per row. The checked
+		// range is the union of the rows', so a bad access reports the same offset.
+		return m.moveRowN(fr, a.tag, a.base, fr.prog.slotType[m.data].NumElems())
+	}
 	ptrs := fr.ints[m.p] // the vector of a symbolic pointer tile, or the pointers
 	for it := newRowIter(m.shape); it.more(); it.next() {
 		lo, hi := 0, m.n
@@ -826,6 +832,49 @@ func (m *memOp) run(fr *frame) error {
 		if err := m.moveRow(fr, it.at, lo, hi, ptrLazy, a.tag, rowOff); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// wholeTileLive reports whether no lane of the tile is masked off: no mask, or symbolic
+// conditions that hold on the whole tile.
+func (m *memOp) wholeTileLive(fr *frame, maskLazy bool) bool {
+	if m.mask < 0 {
+		return true
+	}
+	if !maskLazy {
+		return false
+	}
+	for i := range fr.lz.conds[m.mask] {
+		if _, hi, ok := affineRange(&fr.lz.conds[m.mask][i].a, m.shape); !ok || hi >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// rowMajor reports whether the affine tile a of shape counts up by one in row-major order.
+func rowMajor(a *affine, shape []int) bool {
+	want := int64(1)
+	for d := len(shape) - 1; d >= 0; d-- {
+		if shape[d] > 1 && a.strides[d] != want {
+			return false
+		}
+		want *= int64(shape[d])
+	}
+	return true
+}
+
+// moveRowN moves the whole tile, n elements from element offset off of buffer tag.
+func (m *memOp) moveRowN(fr *frame, tag, off int64, n int) error {
+	b, o, err := fr.resolve(m.in.Pos, m.what, makePtr(int(tag), off), n)
+	if err != nil {
+		return err
+	}
+	if m.isLoad {
+		fr.loadRow(m.cls, m.d, b, o, m.data, 0, n)
+	} else {
+		fr.storeRow(m.cls, m.d, b, o, m.data, 0, n)
 	}
 	return nil
 }

@@ -140,25 +140,36 @@ func stridedCopy[T any](dst, src []T, shape, strides []int) {
 	}
 }
 
-// transposeF32 writes the [cols, rows] transpose of src [rows, cols] into dst, four source
-// rows at a time so that every read stream is sequential and each write is 16 bytes.
+// transposeF32 writes the [cols, rows] transpose of src [rows, cols] into dst: 8x8 blocks
+// in AVX2 where it can, the edges four source rows at a time (sequential reads, 16-byte
+// writes).
 func transposeF32(dst, src []float32, rows, cols int) {
 	dst, src = dst[:rows*cols], src[:rows*cols]
-	i := 0
-	for ; i+4 <= rows; i += 4 {
-		s0 := src[i*cols : i*cols+cols]
-		s1 := src[(i+1)*cols : (i+1)*cols+cols]
-		s2 := src[(i+2)*cols : (i+2)*cols+cols]
-		s3 := src[(i+3)*cols : (i+3)*cols+cols]
+	r8, c8 := transposeBlocks(dst, src, rows, cols)
+	if c8 < cols {
+		transposeGo(dst, src, rows, cols, 0, r8, c8)
+	}
+	transposeGo(dst, src, rows, cols, r8, rows, 0)
+}
+
+// transposeGo transposes source rows [r0, r1), columns [c0, cols).
+func transposeGo(dst, src []float32, rows, cols, r0, r1, c0 int) {
+	i := r0
+	for ; i+4 <= r1; i += 4 {
+		s0 := src[i*cols+c0 : i*cols+cols]
+		s1 := src[(i+1)*cols+c0 : (i+1)*cols+cols]
+		s2 := src[(i+2)*cols+c0 : (i+2)*cols+cols]
+		s3 := src[(i+3)*cols+c0 : (i+3)*cols+cols]
 		s1, s2, s3 = s1[:len(s0)], s2[:len(s0)], s3[:len(s0)]
 		for j, v := range s0 {
-			d := dst[j*rows+i : j*rows+i+4]
+			o := (c0+j)*rows + i
+			d := dst[o : o+4]
 			d[0], d[1], d[2], d[3] = v, s1[j], s2[j], s3[j]
 		}
 	}
-	for ; i < rows; i++ {
-		for j, v := range src[i*cols : i*cols+cols] {
-			dst[j*rows+i] = v
+	for ; i < r1; i++ {
+		for j, v := range src[i*cols+c0 : i*cols+cols] {
+			dst[(c0+j)*rows+i] = v
 		}
 	}
 }

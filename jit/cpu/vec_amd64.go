@@ -118,3 +118,22 @@ func storeF32(dst, src []float32, bufBytes int) {
 	}
 	copy(dst[head+body:], src[head+body:])
 }
+
+//go:noescape
+func transposeStripAVX2(dst, src *float32, blocks, srcStride, dstStride int)
+
+// transposeBlocks transposes the leading [rows&^7, cols&^7] corner of src [rows, cols] into
+// dst [cols, rows] with AVX2 8x8 blocks; it returns the corner's size (0, 0 without AVX2).
+func transposeBlocks(dst, src []float32, rows, cols int) (int, int) {
+	r8, c8 := rows&^7, cols&^7
+	if !haveVecAVX2 || r8 == 0 || c8 == 0 {
+		return 0, 0
+	}
+	// Bounds that the assembly relies on, checked once here.
+	_ = src[(r8-1)*cols+c8-1]
+	_ = dst[(c8-1)*rows+r8-1]
+	for i := 0; i < r8; i += 8 {
+		transposeStripAVX2(&dst[i], &src[i*cols], c8/8, cols*4, rows*4)
+	}
+	return r8, c8
+}

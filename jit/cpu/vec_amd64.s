@@ -282,3 +282,69 @@ minVVAVX2_loop:
 minVVAVX2_done:
 	VZEROUPPER
 	RET
+
+// func transposeStripAVX2(dst, src *float32, blocks, srcStride, dstStride int)
+// Transposes a strip of 8 source rows, 8x8 blocks at a time: block b (source columns
+// 8b..8b+7) becomes 8 destination rows of 8 floats. Strides are in bytes.
+TEXT ·transposeStripAVX2(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), CX
+	MOVQ src+8(FP), AX
+	MOVQ blocks+16(FP), SI
+	MOVQ srcStride+24(FP), R8
+	MOVQ dstStride+32(FP), DX
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R9)(R8*4), R11
+	LEAQ (DX)(DX*2), BX
+	LEAQ (DX)(DX*4), R12
+	LEAQ (BX)(DX*4), R13
+	TESTQ SI, SI
+	JZ transposeStrip_done
+transposeStrip_loop:
+	VMOVUPS (AX), Y0
+	VMOVUPS (AX)(R8*1), Y1
+	VMOVUPS (AX)(R8*2), Y2
+	VMOVUPS (AX)(R9*1), Y3
+	VMOVUPS (AX)(R8*4), Y4
+	VMOVUPS (AX)(R10*1), Y5
+	VMOVUPS (AX)(R9*2), Y6
+	VMOVUPS (AX)(R11*1), Y7
+	VUNPCKLPS Y1, Y0, Y8
+	VUNPCKHPS Y1, Y0, Y9
+	VUNPCKLPS Y3, Y2, Y10
+	VUNPCKHPS Y3, Y2, Y11
+	VUNPCKLPS Y5, Y4, Y12
+	VUNPCKHPS Y5, Y4, Y13
+	VUNPCKLPS Y7, Y6, Y14
+	VUNPCKHPS Y7, Y6, Y15
+	VSHUFPS $0x44, Y10, Y8, Y0
+	VSHUFPS $0xEE, Y10, Y8, Y1
+	VSHUFPS $0x44, Y11, Y9, Y2
+	VSHUFPS $0xEE, Y11, Y9, Y3
+	VSHUFPS $0x44, Y14, Y12, Y4
+	VSHUFPS $0xEE, Y14, Y12, Y5
+	VSHUFPS $0x44, Y15, Y13, Y6
+	VSHUFPS $0xEE, Y15, Y13, Y7
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x20, Y5, Y1, Y9
+	VPERM2F128 $0x20, Y6, Y2, Y10
+	VPERM2F128 $0x20, Y7, Y3, Y11
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VPERM2F128 $0x31, Y5, Y1, Y13
+	VPERM2F128 $0x31, Y6, Y2, Y14
+	VPERM2F128 $0x31, Y7, Y3, Y15
+	VMOVUPS Y8, (CX)
+	VMOVUPS Y9, (CX)(DX*1)
+	VMOVUPS Y10, (CX)(DX*2)
+	VMOVUPS Y11, (CX)(BX*1)
+	VMOVUPS Y12, (CX)(DX*4)
+	VMOVUPS Y13, (CX)(R12*1)
+	VMOVUPS Y14, (CX)(BX*2)
+	VMOVUPS Y15, (CX)(R13*1)
+	ADDQ $32, AX
+	LEAQ (CX)(DX*8), CX
+	DECQ SI
+	JNZ transposeStrip_loop
+transposeStrip_done:
+	VZEROUPPER
+	RET

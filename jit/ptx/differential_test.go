@@ -22,30 +22,39 @@ type runCase struct {
 	scalars map[string]any
 	rtol    float64 // fp16/bf16 buffers use at least 1e-2
 	atol    float64
+	ints    map[string][2]int // value range [lo, hi) of integer buffers (default -1000..1000)
 }
 
 var runCases = []runCase{
-	{kc: languageCases[0], grid: [3]int{4, 1, 1}, lens: map[string]int{"x_ptr": 1000, "y_ptr": 1000, "output_ptr": 1000},
+	{kc: caseNamed("cpu_vector_add"), grid: [3]int{4, 1, 1}, lens: map[string]int{"x_ptr": 1000, "y_ptr": 1000, "output_ptr": 1000},
 		scalars: map[string]any{"n_elements": int64(1000)}},
-	{kc: languageCases[1], grid: [3]int{3, 1, 1}, lens: map[string]int{"output_ptr": 3 * 1003, "input_ptr": 3 * 1003},
+	{kc: caseNamed("cpu_softmax"), grid: [3]int{3, 1, 1}, lens: map[string]int{"output_ptr": 3 * 1003, "input_ptr": 3 * 1003},
 		scalars: map[string]any{"input_row_stride": int64(1003), "output_row_stride": int64(1003), "n_rows": int64(3), "n_cols": int64(1000)}, rtol: 1e-5, atol: 1e-7},
-	{kc: languageCases[2], grid: [3]int{4, 1, 1}, lens: map[string]int{"a_ptr": 64 * 48, "b_ptr": 48 * 64, "c_ptr": 64 * 64},
+	{kc: caseNamed("cpu_matmul"), grid: [3]int{4, 1, 1}, lens: map[string]int{"a_ptr": 64 * 48, "b_ptr": 48 * 64, "c_ptr": 64 * 64},
 		scalars: map[string]any{"M": int64(64), "N": int64(64), "K": int64(48), "stride_am": int64(48), "stride_ak": int64(1), "stride_bk": int64(64), "stride_bn": int64(1), "stride_cm": int64(64), "stride_cn": int64(1)}, rtol: 1e-5, atol: 1e-5},
-	{kc: languageCases[4], grid: [3]int{3, 1, 1}, lens: map[string]int{"X": 3 * 203, "Y": 3 * 203, "W": 200, "B": 200, "Mean": 3, "Rstd": 3},
+	{kc: caseNamed("cpu_layernorm"), grid: [3]int{3, 1, 1}, lens: map[string]int{"X": 3 * 203, "Y": 3 * 203, "W": 200, "B": 200, "Mean": 3, "Rstd": 3},
 		scalars: map[string]any{"stride": int64(203), "N": int64(200), "eps": 1e-5}, rtol: 1e-2, atol: 1e-2},
-	{kc: languageCases[6], grid: [3]int{2, 2, 1}, lens: map[string]int{"Q": 2 * 64 * 16, "K": 2 * 64 * 16, "V": 2 * 64 * 16, "M": 2 * 64, "Out": 2 * 64 * 16},
+	{kc: caseNamed("cpu_attention_stage3"), grid: [3]int{2, 2, 1}, lens: map[string]int{"Q": 2 * 64 * 16, "K": 2 * 64 * 16, "V": 2 * 64 * 16, "M": 2 * 64, "Out": 2 * 64 * 16},
 		scalars: attentionScalars(0.25, 1, 2, 64, 16), rtol: 1e-4, atol: 1e-5},
-	{kc: languageCases[8], grid: [3]int{3, 1, 1}, lens: map[string]int{"x_ptr": 40, "out_ptr": 40},
+	{kc: caseNamed("triton_constructs_double"), grid: [3]int{3, 1, 1}, lens: map[string]int{"x_ptr": 40, "out_ptr": 40},
 		scalars: map[string]any{"n": int64(37), "flag": int64(1)}, rtol: 1e-2, atol: 1e-2},
-	{kc: languageCases[9], grid: [3]int{2, 1, 1}, lens: map[string]int{"x_ptr": 20, "out_ptr": 20},
+	{kc: caseNamed("triton_constructs_other"), grid: [3]int{2, 1, 1}, lens: map[string]int{"x_ptr": 20, "out_ptr": 20},
 		scalars: map[string]any{"n": int64(13), "flag": int64(0)}, rtol: 1e-5, atol: 1e-6},
-	{kc: languageCases[10], grid: [3]int{2, 2, 1}, lens: map[string]int{"src": 8 * 16, "dst": 8 * 16},
+	{kc: caseNamed("triton_blockptr"), grid: [3]int{2, 2, 1}, lens: map[string]int{"src": 8 * 16, "dst": 8 * 16},
 		scalars: map[string]any{"M": int64(7), "N": int64(13), "stride_m": int64(16)}},
-	{kc: languageCases[11], grid: [3]int{1, 1, 1}, lens: map[string]int{"x_ptr": 32, "out_ptr": 4}, rtol: 1e-5, atol: 1e-5},
-	{kc: languageCases[13], grid: [3]int{3, 1, 1}, lens: map[string]int{"output_ptr": 3 * 100, "input_ptr": 3 * 100},
+	{kc: caseNamed("triton_reduce"), grid: [3]int{1, 1, 1}, lens: map[string]int{"x_ptr": 32, "out_ptr": 4}, rtol: 1e-5, atol: 1e-5},
+	{kc: caseNamed("tutorial_softmax"), grid: [3]int{3, 1, 1}, lens: map[string]int{"output_ptr": 3 * 100, "input_ptr": 3 * 100},
 		scalars: map[string]any{"input_row_stride": int64(100), "output_row_stride": int64(100), "n_rows": int64(3), "n_cols": int64(100)}, rtol: 1e-5, atol: 1e-7},
-	{kc: languageCases[17], grid: [3]int{4, 1, 1}, lens: map[string]int{"x_ptr": 256, "h_ptr": 256, "i_ptr": 256, "b_ptr": 256, "out_ptr": 256 + 32, "cnt_ptr": 1},
+	{kc: caseNamed("ptx_features"), grid: [3]int{4, 1, 1}, lens: map[string]int{"x_ptr": 256, "h_ptr": 256, "i_ptr": 256, "b_ptr": 256, "out_ptr": 256 + 32, "cnt_ptr": 1},
 		scalars: map[string]any{"n": int64(200), "seed": int64(1234)}, rtol: 1e-4, atol: 1e-4},
+	{kc: caseNamed("cpujit_attention"), grid: [3]int{2, 2, 1}, lens: map[string]int{"Q": 2 * 64 * 16, "K": 2 * 64 * 16, "V": 2 * 64 * 16, "Out": 2 * 64 * 16},
+		scalars: map[string]any{"sm_scale": 0.25, "stride_h": int64(64 * 16), "stride_m": int64(16), "stride_k": int64(1)}, rtol: 1e-4, atol: 1e-5},
+	{kc: caseNamed("cpujit_layernorm"), grid: [3]int{3, 1, 1}, lens: map[string]int{"X": 3 * 203, "Y": 3 * 203, "W": 200, "B": 200, "Mean": 3, "Rstd": 3},
+		scalars: map[string]any{"stride": int64(203), "N": int64(200), "eps": 1e-5}, rtol: 1e-2, atol: 1e-2},
+	{kc: caseNamed("cpujit_masks"), grid: [3]int{1, 1, 1}, lens: map[string]int{"x_ptr": 256, "out_ptr": 256 + 64},
+		scalars: map[string]any{"n": int64(9), "m": int64(12), "lo": int64(3)}},
+	{kc: caseNamed("cpujit_gather"), grid: [3]int{1, 1, 1}, lens: map[string]int{"x_ptr": 100, "idx_ptr": 8, "out_ptr": 3 * 64},
+		scalars: map[string]any{"stride": int64(10)}, ints: map[string][2]int{"idx_ptr": {0, 10}}},
 }
 
 // attentionScalars binds _attn_fwd's scalars for contiguous [z, h, nctx, dim] tensors.
@@ -113,6 +122,11 @@ func TestEmulatedPTXMatchesCPU(t *testing.T) {
 						t.Fatalf("no length for %s", p.Name)
 					}
 					init[i] = fillRandom(rng, p.Type, n)
+					if r, ok := rc.ints[p.Name]; ok {
+						for j := range n {
+							binary.LittleEndian.PutUint32(init[i][4*j:], uint32(int32(r[0]+rng.Intn(r[1]-r[0]))))
+						}
+					}
 				}
 			}
 			cpuOut := runOnCPU(t, rc, f, init)

@@ -135,6 +135,11 @@ func (g *gen) load(in *ir.Instr) {
 			out[r] = g.ld("global", t, ptrs[r], "", "", in.Int&1 != 0)
 		}
 	}
+	if n := in.Result().Type.NumElems(); in.Int&1 != 0 && n < g.threads {
+		// A volatile location may change between the replicas' loads (a flag another program
+		// sets); the owner's value is shared so a branch on it stays uniform across the CTA.
+		out = g.shareFromOwners(in.Result().Type, out)
+	}
 	g.set(in.Result(), out)
 }
 

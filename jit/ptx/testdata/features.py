@@ -42,6 +42,7 @@ def features(x_ptr, h_ptr, i_ptr, b_ptr, out_ptr, cnt_ptr, n, seed, BLOCK: tl.co
     gb, gw = tl.reduce((acc, offs), 0, _pick)
     tot += gi.to(tl.float32) + gb + (gw % 64).to(tl.float32) + tl.max(y, axis=0)
     tot += tl.argmin(tl.floor(x), axis=0).to(tl.float32)  # ties: the first index must win
+    tot += tl.load(i_ptr + 5, volatile=True).to(tl.float32)  # a volatile scalar: shared
     r = tl.rand(seed, offs)
     tl.store(out_ptr + offs, acc + r, mask=mask)
     tl.store(out_ptr + n + pid * 8 + tl.arange(0, 8), tot)
