@@ -5,7 +5,9 @@
 //   - widejit sequential: the `--mode sequential` plan, the N models one after another;
 //   - PyTorch (bench/peers/torch_zoo.py, Debian's /usr/bin/python3): N modules called in a
 //     loop, and batched strategies (stacked weights with bmm/baddbmm/einsum, grouped
-//     convolutions), each checked against the loop before it is timed.
+//     convolutions), each checked against the loop before it is timed, each at the full thread
+//     count and at one thread (the faster is reported); the peer also checks widejit's outputs
+//     against its loop on the same weights and inputs.
 //
 // It writes zoo.md (a Markdown table), zoo.json and zoo.png (a bar chart) to --out.
 //

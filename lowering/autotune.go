@@ -3,6 +3,7 @@ package lowering
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -20,8 +21,9 @@ import (
 // decisions while grouping, then one strategy decision per group. A decision point is the
 // index of a question in that order.
 //
-// The candidates are the strategies lowering offers (fused or not; batched or sequential).
-// Tile sizes and num_warps are chosen by each family's emitter and are not candidates yet.
+// The candidates are what lowering offers: fused or not, and for each group batched or
+// sequential, times the kernel's tunables (tile sizes, num_warps) where its family has them
+// (ids like "batched/bm32-bn64-bk32-w4", values in Params; see strategyCandidates).
 type AutotuneChooser struct {
 	Tuner *autotune.Tuner
 	Ctx   context.Context // nil: context.Background()
@@ -44,11 +46,22 @@ type DecisionPoint struct {
 // Key is the decision store key of the point (autotune.Key).
 func (d DecisionPoint) Key() string { return autotune.Key(d.Problem, d.Candidates) }
 
-// Label names the question readably, e.g. "linear,relu,linear [32 64] N=8: fused|sequential".
+// Label names the question readably, e.g. "linear,relu [32 128] N=8: fused|unfused"; with
+// tunables, the strategies and the number of configurations, e.g.
+// "linear,relu,linear [32 64] N=8: batched|sequential x 6 tunables".
 func (d DecisionPoint) Label() string {
 	ids := make([]string, len(d.Candidates))
+	var strategies []string
+	tuned := false
 	for i, c := range d.Candidates {
 		ids[i] = c.ID
+		tuned = tuned || c.Params != nil
+		if !slices.Contains(strategies, c.Strategy) {
+			strategies = append(strategies, c.Strategy)
+		}
+	}
+	if tuned {
+		ids = []string{fmt.Sprintf("%s x %d tunables", strings.Join(strategies, "|"), len(d.Candidates)/max(len(strategies), 1))}
 	}
 	var shape []int
 	if len(d.Problem.Shapes) > 0 {

@@ -104,27 +104,48 @@ func (l *lowerer) decideFusion(chain []string, out View, ops []string, op string
 	return c.ID == "fused", c.Reason
 }
 
-// chooseStrategy sets a launch's strategy: forced by the options, else the Chooser's pick
-// between one batched launch and N single-model launches.
-func (l *lowerer) chooseStrategy(gr group, ln *Launch) error {
+// chooseStrategy decides a group's strategy and tunables before it is emitted: forced by the
+// options (with the built-in tunables), else the Chooser's pick among strategy x tunables
+// (strategyCandidates). The tunables go to the group (groupBase.tuned) for its emitter.
+func (l *lowerer) chooseStrategy(gr group) (strategy, reason string, err error) {
+	b := gr.base()
+	if l.opts.Strategy != "" {
+		return l.opts.Strategy, "forced by options", nil
+	}
+	cands := strategyCandidates(gr)
+	c, err := l.chooser.Choose(l.problem(b.ops, b.out), cands)
+	if err != nil {
+		return "", "", fmt.Errorf("choosing a strategy for %s: %w", strings.Join(b.nodes, ","), err)
+	}
+	var chosen *autotune.Candidate
+	for i := range cands {
+		if cands[i].ID == c.ID {
+			chosen = &cands[i]
+		}
+	}
+	if chosen == nil || (chosen.Strategy != Batched && chosen.Strategy != Sequential) {
+		return "", "", fmt.Errorf("chooser picked unknown candidate %q for %s", c.ID, strings.Join(b.nodes, ","))
+	}
+	if chosen.Params != nil {
+		b.tuned = Tunables(chosen.Params)
+	}
+	return chosen.Strategy, c.Reason, nil
+}
+
+// applyStrategy records the decision on the group's launch: strategy (batched becomes fused
+// for a merged group), why, the strategies considered, and the tunables rendered.
+func (l *lowerer) applyStrategy(gr group, ln *Launch, strategy, reason string) {
 	b := gr.base()
 	ln.Nodes, ln.Ops = b.nodes, b.ops
 	ln.Candidates = []string{Batched, Sequential}
 	if len(b.nodes) > 1 {
 		ln.Candidates = []string{Fused, Sequential}
 	}
-	var strategy, reason string
-	if l.opts.Strategy != "" {
-		strategy, reason = l.opts.Strategy, "forced by options"
-	} else {
-		cands := []autotune.Candidate{{ID: Batched, Strategy: Batched}, {ID: Sequential, Strategy: Sequential}}
-		c, err := l.chooser.Choose(l.problem(b.ops, b.out), cands)
-		if err != nil {
-			return fmt.Errorf("choosing a strategy for %s: %w", strings.Join(b.nodes, ","), err)
-		}
-		strategy, reason = c.ID, c.Reason
-		if strategy != Batched && strategy != Sequential {
-			return fmt.Errorf("chooser picked unknown candidate %q for %s", c.ID, strings.Join(b.nodes, ","))
+	if tg, ok := gr.(tunableGroup); ok {
+		if space, ok := tg.tunables(); ok {
+			ln.Tunables = chosenTunables(tg)
+			ln.TunablesID = space.id(ln.Tunables)
+			applyNumWarps(ln.Kernel, ln.Tunables)
 		}
 	}
 	if strategy == Batched && len(b.nodes) > 1 {
@@ -135,5 +156,4 @@ func (l *lowerer) chooseStrategy(gr group, ln *Launch) error {
 		reason += "; " + strings.Join(notes, "; ")
 	}
 	ln.Strategy, ln.Reason = strategy, reason
-	return nil
 }

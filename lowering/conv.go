@@ -122,6 +122,12 @@ type convData struct {
 	Body         []string
 }
 
+// heuristicBlocks is the built-in tile choice of the implicit GEMM (the default tunables
+// candidate, tunables.go).
+func (g *convGroup) heuristicBlocks() (bp, boc, bk int) {
+	return clamp(nextPow2(g.oh*g.ow), 16, 64), clamp(nextPow2(g.ocg), 16, 64), clamp(nextPow2(g.cg*g.kh*g.kw), 16, 64)
+}
+
 func (g *convGroup) emit(l *lowerer) (*Launch, error) {
 	if g.depthwise {
 		return g.emitDepthwise(l)
@@ -135,9 +141,7 @@ func (g *convGroup) emit(l *lowerer) (*Launch, error) {
 		return nil, err
 	}
 	ktot := g.cg * g.kh * g.kw
-	bp := clamp(nextPow2(p), 16, 64)
-	bn := clamp(nextPow2(g.ocg), 16, 64)
-	bk := clamp(nextPow2(ktot), 16, 64)
+	bp, bn, bk := g.blocks() // the chosen tunables, else heuristicBlocks
 	tilesOC := cdiv(g.ocg, bn)
 	var args []LaunchArg
 	args = append(args, ptrArgs("x", g.x)...)

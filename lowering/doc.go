@@ -18,6 +18,10 @@
 //     `sequential` (the same kernel launched once per model, with jit.Arg.Offset selecting
 //     the model's slice); a merged group is `fused`. A Chooser picks among the candidates
 //     (HeuristicChooser is built in; autotune can plug in through the same interface).
+//   - Tunables: for the families whose tile sizes matter (matmul, MLP, conv implicit GEMM,
+//     element-wise / norm / pool BLOCK) each strategy comes with a few tile-size and
+//     num_warps configurations (tunables.go), the emitter's built-in choice first; the
+//     group is emitted after its decision, with the chosen tiles and the grid they imply.
 //   - Plan: launches in order with their buffers, offsets and scalars; temporary buffers are
 //     reused once their last reader has run (liveness).
 //

@@ -451,7 +451,7 @@ func (g *ewGroup) emit(l *lowerer) (*Launch, error) {
 	}
 	args = append(args, re.extra...)
 	d.ExtraArgs = argNames(re.extra)
-	block := clamp(nextPow2(m), 16, 1024)
+	block := vectorBlock(g) // the chosen tunables, else heuristicVectorBlock
 	text, err := templates.Render("elementwise.py", d)
 	if err != nil {
 		return nil, err

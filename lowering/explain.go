@@ -19,6 +19,9 @@ func Explain(p *Plan) string {
 			fmt.Fprintf(&sb, "  node %s (%s)\n", n, op)
 		}
 		fmt.Fprintf(&sb, "  candidates: %s\n", strings.Join(l.Candidates, ", "))
+		if l.TunablesID != "" {
+			fmt.Fprintf(&sb, "  tunables: %s (%s)\n", l.TunablesID, l.Tunables)
+		}
 		fmt.Fprintf(&sb, "  why: %s\n", l.Reason)
 	}
 	if p.ModelMajor {

@@ -270,6 +270,11 @@ func ptrArgs(prefix string, v View) []LaunchArg {
 
 func intArg(name string, v int) LaunchArg { return LaunchArg{Name: name, Kind: IntArg, Int: int64(v)} }
 
+// heuristicBlocks is the built-in tile choice (the default tunables candidate, tunables.go).
+func (g *matmulGroup) heuristicBlocks() (bm, bn, bk int) {
+	return clamp(nextPow2(g.m), 16, 64), clamp(nextPow2(g.nn), 16, 64), clamp(nextPow2(g.k), 16, 32)
+}
+
 func (g *matmulGroup) emit(l *lowerer) (*Launch, error) {
 	fn := kernelName(g.index, g.ops)
 	var re renderedEpilogue
@@ -283,9 +288,7 @@ func (g *matmulGroup) emit(l *lowerer) (*Launch, error) {
 	} else {
 		re.body = []string{"y = acc"}
 	}
-	bm := clamp(nextPow2(g.m), 16, 64)
-	bn := clamp(nextPow2(g.nn), 16, 64)
-	bk := clamp(nextPow2(g.k), 16, 32)
+	bm, bn, bk := g.blocks() // the chosen tunables, else heuristicBlocks
 	tilesN := cdiv(g.nn, bn)
 	outBS := g.m * g.nn
 	var args []LaunchArg
@@ -325,6 +328,12 @@ type mlpData struct {
 	Body         []string
 }
 
+// heuristicBlocks is the built-in tile choice (the default tunables candidate, tunables.go).
+func (g *mlpGroup) heuristicBlocks() (bm, bk, bh int) {
+	f := g.first
+	return clamp(nextPow2(f.m), 16, 32), clamp(nextPow2(f.k), 16, 64), clamp(nextPow2(f.nn), 16, 128)
+}
+
 func (g *mlpGroup) emit(l *lowerer) (*Launch, error) {
 	fn := kernelName(g.index, g.ops)
 	f := g.first
@@ -342,9 +351,7 @@ func (g *mlpGroup) emit(l *lowerer) (*Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	bm := clamp(nextPow2(f.m), 16, 32)
-	bk := clamp(nextPow2(f.k), 16, 64)
-	bh := clamp(nextPow2(f.nn), 16, 128)
+	bm, bk, bh := g.blocks() // the chosen tunables, else heuristicBlocks
 	bn := clamp(nextPow2(g.o), 16, mlpMaxOut)
 	var args []LaunchArg
 	args = append(args, ptrArgs("x", f.a)...)

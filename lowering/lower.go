@@ -69,6 +69,8 @@ type groupBase struct {
 	epi   *epilogue
 	// fused records the fusion decisions taken into this group, for explain.
 	fused []string
+	// tuned holds the tunables the Chooser picked for the kernel; nil: the built-in ones.
+	tuned Tunables
 }
 
 func (g *groupBase) base() *groupBase { return g }
@@ -162,13 +164,16 @@ func Lower(g *graph.Graph, opts Options) (*Plan, error) {
 		plan.Outputs = append(plan.Outputs, Output{Name: o.Name, View: v, Shape: o.Type.Shape})
 	}
 	for _, gr := range l.groups {
+		// decided before emitting: the emitter renders the chosen tunables
+		strategy, reason, err := l.chooseStrategy(gr)
+		if err != nil {
+			return nil, err
+		}
 		launch, err := gr.emit(l)
 		if err != nil {
 			return nil, fmt.Errorf("%s: kernel for %s: %w", g.File, strings.Join(gr.base().nodes, ","), err)
 		}
-		if err := l.chooseStrategy(gr, launch); err != nil {
-			return nil, err
-		}
+		l.applyStrategy(gr, launch, strategy, reason)
 		launch.Index = len(plan.Launches)
 		plan.Launches = append(plan.Launches, launch)
 	}

@@ -141,7 +141,7 @@ func (g *normGroup) emit(l *lowerer) (*Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	block := clamp(nextPow2(g.r), 16, 1024)
+	block := vectorBlock(g) // the chosen tunables, else heuristicVectorBlock
 	return &Launch{
 		Kernel:    newKernel("norm.py", fn, text, map[string]any{"BLOCK": int64(block)}),
 		Grid:      [3]int{g.rows, l.n, 1},

@@ -99,6 +99,10 @@ type Launch struct {
 	Reason    string
 	// Candidates lists the strategies that were considered.
 	Candidates []string
+	// Tunables are the kernel's tile sizes and num_warps as chosen (nil when its family has
+	// none); TunablesID names them as in candidate ids, e.g. "bm32-bn64-bk32-w4".
+	Tunables   Tunables
+	TunablesID string
 }
 
 // Spec is the jit specialization of the launch's kernel.

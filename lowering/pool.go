@@ -124,7 +124,7 @@ func (g *poolGroup) emit(l *lowerer) (*Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	block := clamp(nextPow2(m), 16, 1024)
+	block := vectorBlock(g) // the chosen tunables, else heuristicVectorBlock
 	return &Launch{
 		Kernel:    newKernel("pool.py", fn, text, map[string]any{"BLOCK": int64(block)}),
 		Grid:      [3]int{cdiv(m, block), l.n, 1},

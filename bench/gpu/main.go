@@ -26,23 +26,23 @@ type kernelBench struct {
 const elems = 1 << 26 // 64 Mi fp32 values: 256 MiB per vector
 
 var benches = []kernelBench{
-	{"vector_add fp32 (3 x 256 MiB)", "jit/cpu/testdata/vector_add.py", "add_kernel",
+	{"vector_add fp32 (3 x 256 MiB)", "triton/testdata/kernels/vector_add.py", "add_kernel",
 		map[string]string{"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"},
 		map[string]any{"BLOCK_SIZE": int64(1024)}, 4,
 		func() (map[string]int, map[string]any, [3]int, int64) {
 			return map[string]int{"x_ptr": elems, "y_ptr": elems, "output_ptr": elems}, map[string]any{"n_elements": int64(elems)},
 				[3]int{elems / 1024, 1, 1}, 3 * 4 * elems
 		}},
-	{"softmax rows fp32 (65536 x 1024)", "jit/cpu/testdata/softmax.py", "softmax_kernel",
+	{"softmax rows fp32 (65536 x 1024)", "triton/testdata/kernels/softmax.py", "softmax_kernel",
 		map[string]string{"output_ptr": "*fp32", "input_ptr": "*fp32", "input_row_stride": "i32", "output_row_stride": "i32", "n_rows": "i32", "n_cols": "i32"},
-		map[string]any{"BLOCK_SIZE": int64(1024)}, 4,
+		map[string]any{"BLOCK_SIZE": int64(1024), "num_stages": int64(2)}, 4,
 		func() (map[string]int, map[string]any, [3]int, int64) {
 			const rows, cols = 65536, 1024
 			return map[string]int{"output_ptr": rows * cols, "input_ptr": rows * cols},
 				map[string]any{"input_row_stride": int64(cols), "output_row_stride": int64(cols), "n_rows": int64(rows), "n_cols": int64(cols)},
 				[3]int{rows, 1, 1}, 2 * 4 * rows * cols
 		}},
-	{"layer norm rows fp16 (65536 x 1024)", "jit/cpu/testdata/layernorm.py", "layer_norm_fwd",
+	{"layer norm rows fp16 (65536 x 1024)", "triton/testdata/kernels/layer_norm.py", "_layer_norm_fwd_fused",
 		map[string]string{"X": "*fp16", "Y": "*fp16", "W": "*fp16", "B": "*fp16", "Mean": "*fp32", "Rstd": "*fp32", "stride": "i32", "N": "i32", "eps": "fp32"},
 		map[string]any{"BLOCK_SIZE": int64(1024)}, 4,
 		func() (map[string]int, map[string]any, [3]int, int64) {

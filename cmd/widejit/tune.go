@@ -100,9 +100,10 @@ func newTuneCmd(a *app) *cobra.Command {
 	var f tuneFlags
 	cmd := &cobra.Command{
 		Use:   "tune GRAPH.json",
-		Short: "Time each kernel group's candidate strategies and record the fastest in the cache",
+		Short: "Time each kernel group's candidates (strategy x tunables) and record the fastest in the cache",
 		Long: `Lower GRAPH.json for each N of --n and, for every decision lowering takes (fuse or not;
-one batched launch or N sequential ones), time the plan with each candidate on the active
+one batched launch or N sequential ones, each with a few tile-size / num_warps configurations
+for the kernels that have them), time the plan with each candidate on the active
 device (--device): warm-up runs, then repetitions interleaved across candidates, median.
 Decisions are tuned in plan order, each with the earlier winners in place. The winner and every
 timing are recorded in the kernel cache; the next 'widejit run' (and 'graph explain') uses

@@ -43,7 +43,7 @@ func TestTuneThenRunUsesRecordedDecisions(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("tune --json: %v\n%s", err, out)
 	}
-	measured := 0
+	measured, tunedWinner := 0, ""
 	for _, d := range rep.Decisions {
 		if d.Error != "" {
 			t.Errorf("decision %d: %s", d.Index, d.Error)
@@ -53,9 +53,19 @@ func TestTuneThenRunUsesRecordedDecisions(t *testing.T) {
 		}
 		measured++
 		ranked := autotune.RankByTime(d.Timings)
-		if len(d.Timings) != 2 || ranked[0] != d.Winner {
+		if len(d.Timings) < 2 || ranked[0] != d.Winner {
 			t.Errorf("decision %d: winner %s, timings %+v: the winner must be the fastest", d.Index, d.Winner, d.Timings)
 		}
+		// the MLP kernel's strategy x tunables: 2 strategies x 5 tile/warp configurations
+		if strings.Contains(d.Label, "tunables") {
+			if len(d.Timings) != 10 || !regexp.MustCompile(`^(batched|sequential)/bm\d+-bk\d+-bh\d+-w[48]$`).MatchString(d.Winner) {
+				t.Errorf("decision %d (%s): winner %q, %d timings", d.Index, d.Label, d.Winner, len(d.Timings))
+			}
+			tunedWinner = d.Winner
+		}
+	}
+	if tunedWinner == "" {
+		t.Errorf("no decision with tunables was measured: %s", out)
 	}
 	if measured == 0 {
 		t.Fatalf("tune measured nothing: %s", out)
@@ -79,6 +89,9 @@ func TestTuneThenRunUsesRecordedDecisions(t *testing.T) {
 		if !strings.Contains(l, "source: recorded:") {
 			t.Errorf("not a recorded decision: %s", l)
 		}
+	}
+	if !strings.Contains(errOut, "-> "+tunedWinner+"  source: recorded:") {
+		t.Errorf("run --explain does not report the recorded tunables %s:\n%s", tunedWinner, errOut)
 	}
 	if strings.Contains(errOut, "strategy plugin") {
 		t.Errorf("the plugin was asked although every decision was recorded:\n%s", errOut)

@@ -54,6 +54,8 @@ type frame struct {
 
 	prog *program
 	lz   lazyState // symbolic integer tiles (lazy.go)
+
+	ownF32 [][]float32 // storage of slots that view buffer memory (alias.go), by slot
 }
 
 func newFrame(p *program) *frame {

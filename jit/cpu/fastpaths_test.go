@@ -1,9 +1,13 @@
 package cpu
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
+
+	"github.com/widejit/widejit/jit"
 )
 
 // The executor's fast paths (erf.go, the min/max vector loops, transposeF32) must agree bit for
@@ -98,6 +102,109 @@ func TestTransposeF32AgainstLoops(t *testing.T) {
 				if dst[j*rows+i] != src[i*cols+j] {
 					t.Fatalf("%dx%d: dst[%d][%d] = %g, want %g", rows, cols, j, i, dst[j*rows+i], src[i*cols+j])
 				}
+			}
+		}
+	}
+}
+
+const tileCopySrc = `import triton
+import triton.language as tl
+
+
+@triton.jit
+def tile_copy(x_ptr, y_ptr, R, C, BR: tl.constexpr, BC: tl.constexpr):
+    rr = tl.arange(0, BR)
+    cc = tl.arange(0, BC)
+    mask = (rr[:, None] < R) & (cc[None, :] < C)
+    v = tl.load(x_ptr + rr[:, None] * C + cc[None, :], mask=mask, other=-1.0)
+    tl.store(y_ptr + rr[:, None] * BC + cc[None, :], v)
+`
+
+// A masked 2-D load whose tile is one contiguous block takes one copy when every lane is
+// live; partial masks and out-of-bounds blocks must behave as the row-by-row path does.
+func TestWholeTileLoadAgainstLoops(t *testing.T) {
+	const br, bc = 8, 16
+	c := jit.NewCompiler(jit.CompilerOptions{Version: "test"})
+	k, err := c.Load(NewDevice(1), jit.Source{File: "tile_copy.py", Text: tileCopySrc, Fn: "tile_copy"},
+		jit.Spec{Sig: map[string]string{"x_ptr": "*fp32", "y_ptr": "*fp32", "R": "i32", "C": "i32"},
+			Consts: map[string]any{"BR": int64(br), "BC": int64(bc)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ r, c, xlen int }{{br, bc, br * bc}, {br - 3, bc, br * bc}, {br, bc - 5, br * bc}, {br, bc, br*bc - 1}} {
+		xs := make([]float32, tc.xlen)
+		for i := range xs {
+			xs[i] = float32(i) + 0.5
+		}
+		x, y := f32Buf(t, xs), f32Buf(t, make([]float32, br*bc))
+		err := k.Launch(grid1(1), []jit.Arg{{Buf: x}, {Buf: y}, {Scalar: int64(tc.r)}, {Scalar: int64(tc.c)}})
+		if tc.xlen < tc.r*tc.c {
+			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("element offset %d", tc.xlen)) {
+				t.Fatalf("%+v: error %v, want an out-of-bounds load at element offset %d", tc, err, tc.xlen)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%+v: %v", tc, err)
+		}
+		got := y.f32()
+		for i := range br {
+			for j := range bc {
+				want := float32(-1)
+				if i < tc.r && j < tc.c {
+					want = float32(i*tc.c+j) + 0.5
+				}
+				if got[i*bc+j] != want {
+					t.Fatalf("%+v: y[%d][%d] = %g, want %g", tc, i, j, got[i*bc+j], want)
+				}
+			}
+		}
+	}
+}
+
+const aliasSrc = `import triton
+import triton.language as tl
+
+
+@triton.jit
+def alias_k(x_ptr, y_ptr, BR: tl.constexpr, BC: tl.constexpr):
+    rr = tl.arange(0, BR)
+    cc = tl.arange(0, BC)
+    offs = rr[:, None] * BC + cc[None, :]
+    a = tl.load(x_ptr + offs)
+    b = a * 2.0
+    tl.store(x_ptr + offs, b)
+    c = tl.load(x_ptr + offs)
+    tl.store(x_ptr + offs, b * 0.0)
+    d = c + 1.0
+    tl.store(y_ptr + offs, d)
+`
+
+// A load may view buffer memory only while nothing can write it: here c is read after a
+// store to the same memory, so it must hold the values from before that store.
+func TestZeroCopyLoadsSeeNoLaterStores(t *testing.T) {
+	const br, bc = 4, 32
+	c := jit.NewCompiler(jit.CompilerOptions{Version: "test"})
+	k, err := c.Load(NewDevice(1), jit.Source{File: "alias_k.py", Text: aliasSrc, Fn: "alias_k"},
+		jit.Spec{Sig: map[string]string{"x_ptr": "*fp32", "y_ptr": "*fp32"}, Consts: map[string]any{"BR": int64(br), "BC": int64(bc)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 2 { // the second launch reuses the pooled frame
+		xs := make([]float32, br*bc)
+		for i := range xs {
+			xs[i] = float32(i + round)
+		}
+		x, y := f32Buf(t, xs), f32Buf(t, make([]float32, br*bc))
+		if err := k.Launch(grid1(1), []jit.Arg{{Buf: x}, {Buf: y}}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range xs {
+			if got, want := y.f32()[i], 2*float32(i+round)+1; got != want {
+				t.Fatalf("round %d: y[%d] = %g, want %g", round, i, got, want)
+			}
+			if x.f32()[i] != 0 {
+				t.Fatalf("round %d: x[%d] = %g, want 0", round, i, x.f32()[i])
 			}
 		}
 	}

@@ -151,6 +151,7 @@ func (k *Kernel) getFrame() *frame {
 
 func (k *Kernel) putFrame(fr *frame) {
 	fr.launch = nil
+	fr.unaliasAll()
 	k.mu.Lock()
 	k.frames = append(k.frames, fr)
 	k.mu.Unlock()

@@ -742,6 +742,7 @@ func (c *compiler) lazyMemory(in *ir.Instr, args []int, fallback step) step {
 		}
 	}
 	m.cls = c.p.slotClass[m.data]
+	m.alias = m.isLoad && m.cls == clsF32 && m.d == ir.F32 && c.aliasableLoad(in)
 	return m.run
 }
 
@@ -754,11 +755,15 @@ type memOp struct {
 	n, last             int
 	d                   ir.DType
 	isLoad              bool
+	alias               bool // a whole live tile may be viewed in place (alias.go)
 	what                string
 	fallback            step
 }
 
 func (m *memOp) run(fr *frame) error {
+	if m.alias {
+		fr.unalias(m.data)
+	}
 	maskLazy := m.mask >= 0 && fr.lz.kind[m.mask] == lazyMask
 	ptrLazy := false
 	var colBase int64
@@ -870,6 +875,10 @@ func (m *memOp) moveRowN(fr *frame, tag, off int64, n int) error {
 	b, o, err := fr.resolve(m.in.Pos, m.what, makePtr(int(tag), off), n)
 	if err != nil {
 		return err
+	}
+	if m.alias {
+		fr.aliasF32(m.data, b.f32()[o:o+n:o+n])
+		return nil
 	}
 	if m.isLoad {
 		fr.loadRow(m.cls, m.d, b, o, m.data, 0, n)

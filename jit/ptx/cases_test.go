@@ -111,21 +111,8 @@ var languageCases = []kernelCase{
 	{"ptx_features", "testdata/features.py", "features",
 		map[string]string{"x_ptr": "*fp32", "h_ptr": "*bf16", "i_ptr": "*i32", "b_ptr": "*i8", "out_ptr": "*fp32", "cnt_ptr": "*i32", "n": "i32", "seed": "i32"},
 		map[string]any{"BLOCK": 64}, 2},
-	// The CPU backend's own test kernels (jit/cpu/testdata).
-	{"cpujit_vector_add", "../cpu/testdata/vector_add.py", "add_kernel",
-		map[string]string{"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"},
-		map[string]any{"BLOCK_SIZE": int64(256)}, 0},
-	{"cpujit_softmax", "../cpu/testdata/softmax.py", "softmax_kernel",
-		map[string]string{"output_ptr": "*fp32", "input_ptr": "*fp32", "input_row_stride": "i32", "output_row_stride": "i32", "n_rows": "i32", "n_cols": "i32"},
-		map[string]any{"BLOCK_SIZE": int64(1024)}, 0},
-	{"cpujit_matmul", "../cpu/testdata/matmul.py", "matmul_kernel", matmulSig32,
-		map[string]any{"BLOCK_SIZE_M": int64(32), "BLOCK_SIZE_N": int64(32), "BLOCK_SIZE_K": int64(16), "GROUP_SIZE_M": int64(2), "ACTIVATION": "leaky_relu"}, 0},
-	{"cpujit_layernorm", "../cpu/testdata/layernorm.py", "layer_norm_fwd",
-		map[string]string{"X": "*fp16", "Y": "*fp16", "W": "*fp16", "B": "*fp16", "Mean": "*fp32", "Rstd": "*fp32", "stride": "i32", "N": "i32", "eps": "fp32"},
-		map[string]any{"BLOCK_SIZE": int64(256)}, 0},
-	{"cpujit_attention", "../cpu/testdata/attention.py", "attn_fwd",
-		map[string]string{"Q": "*fp32", "K": "*fp32", "V": "*fp32", "sm_scale": "fp32", "Out": "*fp32", "stride_h": "i32", "stride_m": "i32", "stride_k": "i32"},
-		map[string]any{"N_CTX": int64(64), "HEAD_DIM": int64(16), "BLOCK_M": int64(32), "BLOCK_N": int64(16), "STAGE": int64(3)}, 0},
+	// The CPU backend's own test kernels (jit/cpu/testdata; its tutorial kernels are the shared
+	// ones above).
 	{"cpujit_masks", "../cpu/testdata/masks.py", "masks_kernel",
 		map[string]string{"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "m": "i32", "lo": "i32"},
 		map[string]any{"BLOCK": int64(16)}, 0},

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/widejit/widejit/jit"
@@ -23,6 +24,8 @@ type runCase struct {
 	rtol    float64 // fp16/bf16 buffers use at least 1e-2
 	atol    float64
 	ints    map[string][2]int // value range [lo, hi) of integer buffers (default -1000..1000)
+	align16 []string          // jit.Spec.Align16 (the values given must honour it)
+	wantPTX []string          // instructions the PTX must contain (e.g. "ld.global.v4.f32")
 }
 
 var runCases = []runCase{
@@ -47,14 +50,29 @@ var runCases = []runCase{
 		scalars: map[string]any{"input_row_stride": int64(100), "output_row_stride": int64(100), "n_rows": int64(3), "n_cols": int64(100)}, rtol: 1e-5, atol: 1e-7},
 	{kc: caseNamed("ptx_features"), grid: [3]int{4, 1, 1}, lens: map[string]int{"x_ptr": 256, "h_ptr": 256, "i_ptr": 256, "b_ptr": 256, "out_ptr": 256 + 32, "cnt_ptr": 1},
 		scalars: map[string]any{"n": int64(200), "seed": int64(1234)}, rtol: 1e-4, atol: 1e-4},
-	{kc: caseNamed("cpujit_attention"), grid: [3]int{2, 2, 1}, lens: map[string]int{"Q": 2 * 64 * 16, "K": 2 * 64 * 16, "V": 2 * 64 * 16, "Out": 2 * 64 * 16},
-		scalars: map[string]any{"sm_scale": 0.25, "stride_h": int64(64 * 16), "stride_m": int64(16), "stride_k": int64(1)}, rtol: 1e-4, atol: 1e-5},
-	{kc: caseNamed("cpujit_layernorm"), grid: [3]int{3, 1, 1}, lens: map[string]int{"X": 3 * 203, "Y": 3 * 203, "W": 200, "B": 200, "Mean": 3, "Rstd": 3},
-		scalars: map[string]any{"stride": int64(203), "N": int64(200), "eps": 1e-5}, rtol: 1e-2, atol: 1e-2},
 	{kc: caseNamed("cpujit_masks"), grid: [3]int{1, 1, 1}, lens: map[string]int{"x_ptr": 256, "out_ptr": 256 + 64},
 		scalars: map[string]any{"n": int64(9), "m": int64(12), "lo": int64(3)}},
 	{kc: caseNamed("cpujit_gather"), grid: [3]int{1, 1, 1}, lens: map[string]int{"x_ptr": 100, "idx_ptr": 8, "out_ptr": 3 * 64},
 		scalars: map[string]any{"stride": int64(10)}, ints: map[string][2]int{"idx_ptr": {0, 10}}},
+
+	// Vectorized global access under Align16 hints: 256 elements over 128 threads make runs
+	// of 2 (v2), 1024 over 128 or 256 threads runs of 4 (v4); the masks' bounds are multiples
+	// of 16, so every vector is wholly in or wholly out. The emulator rejects misaligned
+	// vector accesses.
+	{kc: caseNamed("cpu_vector_add"), grid: [3]int{4, 1, 1}, lens: map[string]int{"x_ptr": 1024, "y_ptr": 1024, "output_ptr": 1024},
+		scalars: map[string]any{"n_elements": int64(992)}, align16: []string{"x_ptr", "y_ptr", "output_ptr", "n_elements"},
+		wantPTX: []string{"ld.global.v2.f32", "st.global.v2.f32"}},
+	{kc: caseNamed("syntax_vector_add"), grid: [3]int{1, 1, 1}, lens: map[string]int{"x_ptr": 1024, "y_ptr": 1024, "output_ptr": 1024},
+		scalars: map[string]any{"n_elements": int64(1008)}, align16: []string{"x_ptr", "y_ptr", "output_ptr", "n_elements"},
+		wantPTX: []string{"ld.global.v4.b16", "st.global.v4.b16"}},
+	{kc: caseNamed("cpu_softmax"), grid: [3]int{3, 1, 1}, lens: map[string]int{"output_ptr": 3 * 1008, "input_ptr": 3 * 1008},
+		scalars: map[string]any{"input_row_stride": int64(1008), "output_row_stride": int64(1008), "n_rows": int64(3), "n_cols": int64(992)}, rtol: 1e-5, atol: 1e-7,
+		align16: []string{"output_ptr", "input_ptr", "input_row_stride", "output_row_stride", "n_cols"},
+		wantPTX: []string{"ld.global.v4.f32", "st.global.v4.f32"}},
+	{kc: caseNamed("cpu_layernorm"), grid: [3]int{3, 1, 1}, lens: map[string]int{"X": 3 * 208, "Y": 3 * 208, "W": 192, "B": 192, "Mean": 3, "Rstd": 3},
+		scalars: map[string]any{"stride": int64(208), "N": int64(192), "eps": 1e-5}, rtol: 1e-2, atol: 1e-2,
+		align16: []string{"X", "Y", "W", "B", "stride", "N"},
+		wantPTX: []string{"ld.global.v2.b16", "st.global.v2.b16"}},
 }
 
 // attentionScalars binds _attn_fwd's scalars for contiguous [z, h, nctx, dim] tensors.
@@ -111,7 +129,11 @@ func decodeElems(t ir.Type, b []byte) []float64 {
 
 func TestEmulatedPTXMatchesCPU(t *testing.T) {
 	for _, rc := range runCases {
-		t.Run(rc.kc.name, func(t *testing.T) {
+		name := rc.kc.name
+		if rc.align16 != nil {
+			name += "_align16"
+		}
+		t.Run(name, func(t *testing.T) {
 			f := rc.kc.specialize(t)
 			rng := rand.New(rand.NewSource(7))
 			init := make([][]byte, len(f.Params))
@@ -200,9 +222,18 @@ func runOnCPU(t *testing.T, rc runCase, f *ir.Func, init [][]byte) [][]byte {
 func runEmulated(t *testing.T, rc runCase, init [][]byte) [][]byte {
 	t.Helper()
 	f := rc.kc.specialize(t)
-	a, err := Target{Arch: "sm_90"}.Codegen(f, jit.Spec{NumWarps: rc.kc.warps})
+	a, err := Target{Arch: "sm_90"}.Codegen(f, jit.Spec{NumWarps: rc.kc.warps, Align16: rc.align16})
 	if err != nil {
 		t.Fatal(err)
+	}
+	text := string(a.Payload)
+	for _, w := range rc.wantPTX {
+		if !strings.Contains(text, w) {
+			t.Errorf("the PTX has no %s", w)
+		}
+	}
+	if rc.align16 == nil && (strings.Contains(text, ".v2.") || strings.Contains(text, ".v4.")) {
+		t.Errorf("vector access without Align16 hints")
 	}
 	prog, err := parseEmu(string(a.Payload))
 	if err != nil {

@@ -17,7 +17,8 @@ import (
 )
 
 type emuOperand struct {
-	kind  int // 0 reg, 1 imm, 2 addr, 3 special, 4 label, 5 param, 6 symbol
+	kind  int   // 0 reg, 1 imm, 2 addr, 3 special, 4 label, 5 param, 6 symbol, 7 vector of regs
+	regs  []int // kind 7
 	reg   int
 	imm   uint64
 	isF   bool // imm given as 0f/0d float bits
@@ -132,15 +133,35 @@ func splitArgs(s string) []string {
 	if s == "" {
 		return nil
 	}
-	parts := strings.Split(s, ",")
-	for i := range parts {
-		parts[i] = strings.TrimSpace(parts[i])
+	var parts []string
+	depth, start := 0, 0
+	for i, c := range s {
+		switch c {
+		case '{':
+			depth++
+		case '}':
+			depth--
+		case ',':
+			if depth == 0 {
+				parts = append(parts, strings.TrimSpace(s[start:i]))
+				start = i + 1
+			}
+		}
 	}
-	return parts
+	return append(parts, strings.TrimSpace(s[start:]))
 }
 
 func parseOperand(a string, regIndex func(string) int, params []string) (emuOperand, error) {
 	switch {
+	case strings.HasPrefix(a, "{"):
+		o := emuOperand{kind: 7}
+		for _, r := range splitArgs(strings.TrimSuffix(strings.TrimPrefix(a, "{"), "}")) {
+			if !strings.HasPrefix(r, "%") {
+				return o, fmt.Errorf("vector element %q is not a register", r)
+			}
+			o.regs = append(o.regs, regIndex(r))
+		}
+		return o, nil
 	case strings.HasPrefix(a, "["):
 		inner := strings.TrimSuffix(strings.TrimPrefix(a, "["), "]")
 		for i, p := range params {
@@ -701,32 +722,53 @@ func (r *emuRun) exec(t *emuThread, in *emuInstr) error {
 			return nil
 		}
 		addr := t.regs[a[1].reg] + uint64(a[1].off)
-		raw, err := r.mem2(space, addr, size)
-		if err != nil {
+		dsts := []int{a[0].reg}
+		if a[0].kind == 7 {
+			dsts = a[0].regs
+		}
+		if err := checkVector(op, addr, size, len(dsts)); err != nil {
 			return err
 		}
-		var v uint64
-		for i := size - 1; i >= 0; i-- {
-			v = v<<8 | uint64(raw[i])
-		}
-		if signed {
-			v = uint64(sext(v, nb)) & 0xffffffff
-			if nb == 64 {
-				v = uint64(sext(v, 64))
+		for i, d := range dsts {
+			raw, err := r.mem2(space, addr+uint64(i*size), size)
+			if err != nil {
+				return err
 			}
+			var v uint64
+			for i := size - 1; i >= 0; i-- {
+				v = v<<8 | uint64(raw[i])
+			}
+			if signed {
+				v = uint64(sext(v, nb)) & 0xffffffff
+				if nb == 64 {
+					v = uint64(sext(v, 64))
+				}
+			}
+			t.regs[d] = v
 		}
-		set(v)
 	case "st":
 		space := spaceOf(op)
 		size := max(nb/8, 1)
 		addr := t.regs[a[0].reg] + uint64(a[0].off)
-		raw, err := r.mem2(space, addr, size)
-		if err != nil {
+		vals := []uint64{}
+		if a[1].kind == 7 {
+			for _, s := range a[1].regs {
+				vals = append(vals, t.regs[s])
+			}
+		} else {
+			vals = append(vals, r.val(t, a[1]))
+		}
+		if err := checkVector(op, addr, size, len(vals)); err != nil {
 			return err
 		}
-		v := r.val(t, a[1])
-		for i := range size {
-			raw[i] = byte(v >> (8 * i))
+		for k, v := range vals {
+			raw, err := r.mem2(space, addr+uint64(k*size), size)
+			if err != nil {
+				return err
+			}
+			for i := range size {
+				raw[i] = byte(v >> (8 * i))
+			}
 		}
 	case "atom":
 		kind := op[len(op)-2]
@@ -927,4 +969,25 @@ func spaceOf(op []string) string {
 		}
 	}
 	return "global"
+}
+
+// checkVector checks that an ld/st names as many registers as its .v2/.v4 says and that a
+// vector access is aligned to its whole size, as the hardware requires.
+func checkVector(op []string, addr uint64, size, regs int) error {
+	want := 1
+	for _, o := range op {
+		switch o {
+		case "v2":
+			want = 2
+		case "v4":
+			want = 4
+		}
+	}
+	if regs != want {
+		return fmt.Errorf("%d registers for a %d-element access", regs, want)
+	}
+	if want > 1 && addr%uint64(want*size) != 0 {
+		return fmt.Errorf("misaligned %d-byte vector access at %#x", want*size, addr)
+	}
+	return nil
 }

@@ -76,10 +76,13 @@ type gen struct {
 	smemBytes int
 
 	maxTileRegs int
+
+	contig *contiguity // facts for vectorizing global accesses
+	vec    int         // the kernel's run length V (see runLen)
 }
 
 func newGen(f *ir.Func, arch string, threads int, align16 []string) *gen {
-	g := &gen{f: f, arch: arch, threads: threads, align16: map[string]bool{}, vals: map[*ir.Value][]string{},
+	g := &gen{f: f, arch: arch, threads: threads, align16: map[string]bool{}, vals: map[*ir.Value][]string{}, vec: 1,
 		bases: map[int]string{}, owners: map[int]string{}}
 	for _, a := range align16 {
 		g.align16[a] = true
@@ -123,12 +126,13 @@ func (g *gen) slots(n int) int {
 	return 1
 }
 
-// runLen is the length V of each thread's contiguous run in an n-element tile. It is 1:
-// slot r of consecutive threads holds consecutive elements, so every scalar load and store of
-// a warp is one coalesced 128-byte access and shared memory is free of bank conflicts. (Runs
-// of 4 with ld.global.v4 need contiguity and alignment analysis, which is not done yet.)
+// runLen is the length V of each thread's contiguous run in an n-element tile (n >= T). It is
+// 1 unless the contiguity analysis proved that some global access of the kernel can use
+// ld/st.global.v2/.v4 (then 2 or 4, capped by n/T), chosen once per kernel so every tile of
+// n elements has one layout. With 1, slot r of consecutive threads holds consecutive
+// elements: scalar accesses of a warp coalesce and shared memory is free of bank conflicts.
 func (g *gen) runLen(n int) int {
-	return 1
+	return max(1, min(g.vec, n/g.threads))
 }
 
 // elemIndex returns the register holding the base element index of this thread in an
@@ -221,6 +225,8 @@ func (g *gen) run() (text string, err error) {
 	}()
 	g.tid = g.newReg(rcB32)
 	g.emitPro("mov.u32 %s, %%tid.x", g.tid)
+	g.contig = analyzeContiguity(g.f, g.align16)
+	g.vec = g.chooseRunLen(g.f.Body)
 	var params strings.Builder
 	for i, p := range g.f.Params {
 		name := fmt.Sprintf("%s_param_%d", g.f.Name, i)

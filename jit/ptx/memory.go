@@ -2,6 +2,7 @@ package ptx
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/widejit/widejit/triton/ir"
 )
@@ -124,18 +125,45 @@ func (g *gen) load(in *ir.Instr) {
 	t := in.Result().Type.ScalarType()
 	ptrs := g.get(in.Args[0])
 	var mask, other []string
+	var maskV *ir.Value
 	if len(in.Args) == 3 {
 		mask, other = g.get(in.Args[1]), g.get(in.Args[2])
+		maskV = in.Args[1]
 	}
+	volatile := in.Int&1 != 0
+	n := in.Result().Type.NumElems()
+	w := g.vecWidth(in.Args[0], maskV, g.runLen(n))
 	out := make([]string, len(ptrs))
-	for r := range out {
+	for r := 0; r < len(out); r += w {
+		pred := ""
 		if mask != nil {
-			out[r] = g.ld("global", t, ptrs[r], mask[r], other[r], in.Int&1 != 0)
-		} else {
-			out[r] = g.ld("global", t, ptrs[r], "", "", in.Int&1 != 0)
+			pred = mask[r]
 		}
+		if w == 1 {
+			o := ""
+			if other != nil {
+				o = other[r]
+			}
+			out[r] = g.ld("global", t, ptrs[r], pred, o, volatile)
+			continue
+		}
+		c := classOf(t)
+		for j := range w {
+			out[r+j] = g.newReg(c)
+			if pred != "" {
+				g.mov(c, out[r+j], other[r+j])
+			}
+		}
+		guard, vol := "", ""
+		if pred != "" {
+			guard = "@" + pred + " "
+		}
+		if volatile {
+			vol = ".volatile"
+		}
+		g.emit("%sld%s.global.v%d.%s {%s}, [%s]", guard, vol, w, memType(t.Elem, false), strings.Join(out[r:r+w], ", "), ptrs[r])
 	}
-	if n := in.Result().Type.NumElems(); in.Int&1 != 0 && n < g.threads {
+	if volatile && n < g.threads {
 		// A volatile location may change between the replicas' loads (a flag another program
 		// sets); the owner's value is shared so a branch on it stays uniform across the CTA.
 		out = g.shareFromOwners(in.Result().Type, out)
@@ -147,15 +175,26 @@ func (g *gen) store(in *ir.Instr) {
 	t := in.Args[1].Type.ScalarType()
 	ptrs, vals := g.get(in.Args[0]), g.get(in.Args[1])
 	var mask []string
+	var maskV *ir.Value
 	if len(in.Args) == 3 {
 		mask = g.get(in.Args[2])
+		maskV = in.Args[2]
 	}
-	for r := range ptrs {
+	w := g.vecWidth(in.Args[0], maskV, g.runLen(in.Args[1].Type.NumElems()))
+	for r := 0; r < len(ptrs); r += w {
 		p := ""
 		if mask != nil {
 			p = mask[r]
 		}
-		g.st("global", t, ptrs[r], vals[r], p)
+		if w == 1 {
+			g.st("global", t, ptrs[r], vals[r], p)
+			continue
+		}
+		guard := ""
+		if p != "" {
+			guard = "@" + p + " "
+		}
+		g.emit("%sst.global.v%d.%s [%s], {%s}", guard, w, memType(t.Elem, false), ptrs[r], strings.Join(vals[r:r+w], ", "))
 	}
 }
 

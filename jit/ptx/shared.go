@@ -123,23 +123,29 @@ func (g *gen) gather(t ir.Type, strides []int, off int) []string {
 }
 
 // splitIndex writes mapIndex(e_r, shape, strides) for every slot r of an n-element tile as
-// one register plus a constant per slot, when it can: with n >= T and runs of 1, e_r is
-// tid + r*T = tid | r*T (disjoint bits, as tid < T = 2^p), and mapIndex, a sum over dims of
-// bit fields times strides, splits over disjoint bits: mapIndex(tid) + mapIndex(r*T).
+// one register plus a constant per slot, when it can: with n >= T and runs of V, e_r is
+// tid*V + (r/V)*T*V + r%V, a sum of terms with disjoint bits (tid < T, V and T powers of
+// two), and mapIndex, a sum over dims of bit fields times strides, splits over disjoint bits:
+// mapIndex(tid*V) + mapIndex((r/V)*T*V + r%V).
 func (g *gen) splitIndex(n int, shape, strides []int) (string, []int, bool) {
-	if n < g.threads || g.runLen(n) != 1 {
+	if n < g.threads {
 		return "", nil, false
 	}
+	v := g.runLen(n)
 	consts := make([]int, g.slots(n))
 	for r := range consts {
-		e := r * g.threads
+		e := (r/v)*g.threads*v + r%v
 		inner := 1
 		for d := len(shape) - 1; d >= 0; d-- {
 			consts[r] += (e / inner) % shape[d] * strides[d]
 			inner *= shape[d]
 		}
 	}
-	return g.mapIndex(g.tid, shape, strides), consts, true
+	e := g.tid
+	if v > 1 {
+		e = g.base(-v)
+	}
+	return g.mapIndex(e, shape, strides), consts, true
 }
 
 func (g *gen) broadcast(in *ir.Instr) {

@@ -1,0 +1,96 @@
+package cpu
+
+import "github.com/widejit/widejit/triton/ir"
+
+// Zero-copy loads. A fp32 tile that is one contiguous, fully live block of a fp32 buffer
+// (a weight tile whose rows are BLOCK_K long) need not be copied when its consumers only
+// read it: the load's slot then views the buffer itself for the rest of the program. The
+// slot's own storage is kept aside and put back before the load runs again and when the
+// frame returns to the pool, so nothing outside the load's consumers ever sees the view.
+
+// aliasableLoad reports whether the result of load may view buffer memory: every consumer
+// sits in the load's own block, after it, and only reads the value (no Yield, which moves
+// storage between slots, no in-place accumulator), and no store, atomic or nested region
+// runs between the load and its last consumer (so the memory cannot change underneath).
+func (c *compiler) aliasableLoad(load *ir.Instr) bool {
+	if len(load.Results) != 1 {
+		return false
+	}
+	v := load.Results[0]
+	if v.Type.Elem != ir.F32 || v.Type.Ptr || v.Type.Rank() == 0 {
+		return false
+	}
+	blk := c.defBlock[v]
+	if blk == nil {
+		return false
+	}
+	at := map[*ir.Instr]int{}
+	for i, in := range blk.Instrs {
+		at[in] = i
+	}
+	li, ok := at[load]
+	if !ok {
+		return false
+	}
+	last, n := li, 0
+	for _, in := range blk.Instrs[li+1:] {
+		for i, a := range in.Args {
+			if a != v {
+				continue
+			}
+			if !readsOnly(in, i) {
+				return false
+			}
+			n++
+			last = at[in]
+		}
+	}
+	if n == 0 || n != c.uses[v] { // a use in a nested region or elsewhere
+		return false
+	}
+	for _, in := range blk.Instrs[li+1 : last+1] {
+		switch {
+		case in.Op == ir.Store, in.Op == ir.AtomicRMW, in.Op == ir.AtomicCAS, len(in.Regions) > 0:
+			return false
+		}
+	}
+	return true
+}
+
+// readsOnly reports consumers whose steps read operand i without taking over its storage.
+func readsOnly(in *ir.Instr, i int) bool {
+	switch in.Op {
+	case ir.Permute, ir.Broadcast, ir.ExpandDims, ir.Reshape:
+		return true
+	case ir.Dot:
+		return i < 2 // the accumulator may be updated in place
+	case ir.Add, ir.Sub, ir.Mul, ir.Div, ir.Max, ir.Min:
+		return true
+	}
+	return false
+}
+
+// aliasF32 makes slot s view the buffer memory view, keeping its own storage aside.
+func (fr *frame) aliasF32(s int, view []float32) {
+	if fr.ownF32 == nil {
+		fr.ownF32 = make([][]float32, len(fr.f32))
+	}
+	if fr.ownF32[s] == nil {
+		fr.ownF32[s] = fr.f32[s]
+	}
+	fr.f32[s] = view
+}
+
+// unalias gives slot s its own storage back.
+func (fr *frame) unalias(s int) {
+	if fr.ownF32 != nil && fr.ownF32[s] != nil {
+		fr.f32[s], fr.ownF32[s] = fr.ownF32[s], nil
+	}
+}
+
+// unaliasAll drops every view, so a pooled frame holds no buffer.
+func (fr *frame) unaliasAll() {
+	for s := range fr.ownF32 {
+		fr.unalias(s)
+	}
+}
