@@ -33,7 +33,9 @@ func (HeuristicChooser) Choose(p autotune.Problem, cands []autotune.Candidate) (
 	return Choice{ID: ranked[0], Reason: heuristicReason(p, ranked[0], cands)}, nil
 }
 
-// Heuristic ranks candidates best first; it has autotune.Heuristic's shape.
+// Heuristic ranks candidates best first; it has autotune.Heuristic's shape. It ranks by
+// strategy only and keeps the candidates' order within one (a stable sort): lowering lists
+// each strategy's built-in tunables first, so the heuristic keeps the emitters' tiles.
 func Heuristic(p autotune.Problem, cands []autotune.Candidate) []string {
 	score := func(c autotune.Candidate) int {
 		switch c.Strategy {
@@ -112,7 +114,7 @@ func (l *lowerer) chooseStrategy(gr group) (strategy, reason string, err error) 
 	if l.opts.Strategy != "" {
 		return l.opts.Strategy, "forced by options", nil
 	}
-	cands := strategyCandidates(gr)
+	cands := strategyCandidates(gr, l.opts.Device)
 	c, err := l.chooser.Choose(l.problem(b.ops, b.out), cands)
 	if err != nil {
 		return "", "", fmt.Errorf("choosing a strategy for %s: %w", strings.Join(b.nodes, ","), err)

@@ -13,7 +13,7 @@ import (
 // tunableSpace: each axis has the emitter's built-in choice (the heuristic, kept in the family
 // file) and the range that is valid for the group's shapes. A group's candidates are then
 // strategy x a few configurations: the heuristic's first, then one axis at a time halved or
-// doubled, then num_warps 8. The chosen configuration is stored in groupBase.tuned before the
+// doubled, then num_warps 8 (GPUs). The chosen configuration is stored in groupBase.tuned before the
 // group is emitted; emitters read their block sizes from it (chosenTunables) and compute
 // their grids from them.
 
@@ -72,9 +72,9 @@ func (s tunableSpace) defaults() Tunables {
 }
 
 // configs lists the configurations offered, the built-in one first: then each axis halved,
-// then each axis doubled (within its range; at most maxTunableConfigs-2 of these), then the
-// built-in tiles with 8 warps.
-func (s tunableSpace) configs() []Tunables {
+// then each axis doubled (within its range; at most maxTunableConfigs-2 of these), then, when
+// warps is set, the built-in tiles with 8 warps.
+func (s tunableSpace) configs(warps bool) []Tunables {
 	def := s.defaults()
 	var variants []Tunables
 	for _, a := range s.axes {
@@ -89,8 +89,16 @@ func (s tunableSpace) configs() []Tunables {
 	}
 	variants = variants[:min(len(variants), maxTunableConfigs-2)]
 	out := append([]Tunables{def}, variants...)
+	if !warps {
+		return out
+	}
 	return append(out, def.with(NumWarpsParam, wideNumWarps))
 }
+
+// offersWarps reports whether num_warps is worth a candidate on dev: not on a CPU, where the
+// kernel is the same computation whatever the warp count (timing the copies would only pick
+// between identical kernels by noise). An unknown device (kind "") is offered them.
+func offersWarps(dev autotune.DeviceInfo) bool { return dev.Kind != "cpu" }
 
 // with returns a copy of t with name set to v.
 func (t Tunables) with(name string, v int) Tunables {
@@ -143,7 +151,7 @@ func (t Tunables) String() string {
 // ids "<strategy>/<config>" and the configuration in Params; each strategy's built-in
 // configuration comes first among its candidates, so the heuristic's ranking (stable within
 // a strategy) keeps the emitter's choice.
-func strategyCandidates(gr group) []autotune.Candidate {
+func strategyCandidates(gr group, dev autotune.DeviceInfo) []autotune.Candidate {
 	strategies := []string{Batched, Sequential}
 	tg, ok := gr.(tunableGroup)
 	var space tunableSpace
@@ -156,7 +164,7 @@ func strategyCandidates(gr group) []autotune.Candidate {
 			cands = append(cands, autotune.Candidate{ID: s, Strategy: s})
 			continue
 		}
-		for _, t := range space.configs() {
+		for _, t := range space.configs(offersWarps(dev)) {
 			cands = append(cands, autotune.Candidate{ID: s + "/" + space.id(t), Strategy: s, Params: t})
 		}
 	}

@@ -150,6 +150,16 @@ func (c *compiler) compileElementwise(in *ir.Instr, args []int, z int) (step, er
 		return nil, c.errf(in.Pos, in.Op, "does not apply to pointers (use ptr_add)")
 	}
 	d := t.Elem
+	if c.mulSkip[in] {
+		return nil, nil // computed by the Add that consumes it
+	}
+	if pair, ok := c.mulAdds[in]; ok {
+		s, ok := c.mulAddStep(in, pair, z)
+		if !ok {
+			return nil, c.errf(in.Pos, in.Op, "cannot fuse with the multiply of its operand")
+		}
+		return s, nil
+	}
 	if s, ok := c.vectorScalarStep(in, args, z); ok {
 		return s, nil
 	}

@@ -83,6 +83,8 @@ type compiler struct {
 	// fnInvariant: values that depend only on parameters and constants, computed in the
 	// prologue (once per worker and launch) even when they appear inside a region.
 	fnInvariant map[*ir.Value]bool
+	mulAdds     map[*ir.Instr]mulAddPair // Adds that compute their Mul operand too (muladd.go)
+	mulSkip     map[*ir.Instr]bool       // those Muls: no step of their own
 	uses        map[*ir.Value]int
 	defBlock    map[*ir.Value]*ir.Block
 }
@@ -101,6 +103,7 @@ func compileFunc(f *ir.Func) (p *program, err error) {
 	c := &compiler{p: &program{fn: f}, slots: map[*ir.Value]int{}, absorbed: absorbSplats(f), hoisted: map[*ir.Value]bool{},
 		fnInvariant: map[*ir.Value]bool{}}
 	c.uses, c.defBlock = analyzeUses(f)
+	c.mulAdds, c.mulSkip = c.findMulAdds(f)
 	for _, v := range f.Params {
 		s, err := c.define(v, ir.Pos{File: f.File})
 		if err != nil {

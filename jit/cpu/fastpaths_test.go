@@ -209,3 +209,52 @@ func TestZeroCopyLoadsSeeNoLaterStores(t *testing.T) {
 		}
 	}
 }
+
+const scaleShiftSrc = `import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_shift(x_ptr, out_ptr, n, scale, shift, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = x * scale + shift
+    tl.store(out_ptr + offs, y, mask=mask)
+`
+
+// x*scale + shift runs as one fused loop, but must still round twice (no FMA):
+// u*u - (1+2^-22) with u = 1+2^-23 is 0 after a rounded multiply, 2^-46 with an FMA.
+func TestMulAddRoundsTwice(t *testing.T) {
+	const block, n = 128, 300
+	c := jit.NewCompiler(jit.CompilerOptions{Version: "test"})
+	k, err := c.Load(NewDevice(2), jit.Source{File: "scale_shift.py", Text: scaleShiftSrc, Fn: "scale_shift"},
+		jit.Spec{Sig: map[string]string{"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "scale": "fp32", "shift": "fp32"},
+			Consts: map[string]any{"BLOCK": int64(block)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := float32(1 + math.Ldexp(1, -23))
+	shift := -(1 + float32(math.Ldexp(1, -22)))
+	xs := make([]float32, n)
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range xs {
+		xs[i] = u
+		if i%3 == 1 {
+			xs[i] = float32(r.NormFloat64())
+		}
+	}
+	x, out := f32Buf(t, xs), f32Buf(t, make([]float32, n))
+	if err := k.Launch(grid1((n+block-1)/block), []jit.Arg{{Buf: x}, {Buf: out}, {Scalar: int64(n)}, {Scalar: float64(u)}, {Scalar: float64(shift)}}); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range xs {
+		want := float32(v*u) + shift
+		if got := out.f32()[i]; !bitsEq(got, want) {
+			t.Fatalf("out[%d] = %g, want %g (x = %g)", i, got, want, v)
+		}
+		if v == u && out.f32()[i] != 0 {
+			t.Fatalf("out[%d] = %g: fused into an FMA", i, out.f32()[i])
+		}
+	}
+}

@@ -137,3 +137,18 @@ func transposeBlocks(dst, src []float32, rows, cols int) (int, int) {
 	}
 	return r8, c8
 }
+
+//go:noescape
+func mulAddVSSAVX2(x, z *float32, n int, a, b float32)
+
+// vecMulAddF32 computes z = x*a + b (two roundings) for the leading lanes it can; it returns
+// how many it did.
+func vecMulAddF32(x []float32, a, b float32, z []float32) int {
+	n := len(z) &^ 31
+	if !haveVecAVX2 || n == 0 {
+		return 0
+	}
+	_ = x[n-1]
+	mulAddVSSAVX2(&x[0], &z[0], n, a, b)
+	return n
+}

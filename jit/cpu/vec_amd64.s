@@ -348,3 +348,35 @@ transposeStrip_loop:
 transposeStrip_done:
 	VZEROUPPER
 	RET
+
+// func mulAddVSSAVX2(x, z *float32, n int, a, b float32)
+// z = x*a + b with two roundings (a multiply, then an add: not an FMA), 32 lanes per
+// iteration; one pass over memory instead of two.
+TEXT ·mulAddVSSAVX2(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ z+8(FP), DI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS a+24(FP), Y15
+	VBROADCASTSS b+28(FP), Y14
+	SHRQ $5, CX
+	JZ mulAddVSSAVX2_done
+mulAddVSSAVX2_loop:
+	VMULPS 0(SI), Y15, Y0
+	VMULPS 32(SI), Y15, Y1
+	VMULPS 64(SI), Y15, Y2
+	VMULPS 96(SI), Y15, Y3
+	VADDPS Y14, Y0, Y0
+	VADDPS Y14, Y1, Y1
+	VADDPS Y14, Y2, Y2
+	VADDPS Y14, Y3, Y3
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ mulAddVSSAVX2_loop
+mulAddVSSAVX2_done:
+	VZEROUPPER
+	RET

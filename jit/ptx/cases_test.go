@@ -111,6 +111,13 @@ var languageCases = []kernelCase{
 	{"ptx_features", "testdata/features.py", "features",
 		map[string]string{"x_ptr": "*fp32", "h_ptr": "*bf16", "i_ptr": "*i32", "b_ptr": "*i8", "out_ptr": "*fp32", "cnt_ptr": "*i32", "n": "i32", "seed": "i32"},
 		map[string]any{"BLOCK": 64}, 2},
+	bdotCase("ptx_bdot_f16", "*fp16", 2, 32, 16, 32, "ieee", 2),
+	bdotCase("ptx_bdot_bf16", "*bf16", 2, 16, 32, 16, "ieee", 4),
+	bdotCase("ptx_bdot_tf32", "*fp32", 2, 16, 8, 16, "tf32", 4), // 2 tiles for 4 warps
+	bdotCase("ptx_bdot_k8", "*fp16", 1, 16, 8, 8, "ieee", 1),    // K < 16: FMA path
+	bdotCase("ptx_bdot_ieee", "*fp32", 2, 16, 8, 16, "ieee", 4), // IEEE fp32: FMA path
+	{"tutorial_matmul_bf16", "../../triton/testdata/kernels/matmul.py", "matmul_kernel", withElem(matmulSig32, "*fp32", "*bf16"),
+		map[string]any{"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 2, "ACTIVATION": ""}, 8},
 	// The CPU backend's own test kernels (jit/cpu/testdata; its tutorial kernels are the shared
 	// ones above).
 	{"cpujit_masks", "../cpu/testdata/masks.py", "masks_kernel",
@@ -119,6 +126,13 @@ var languageCases = []kernelCase{
 	{"cpujit_gather", "../cpu/testdata/gather.py", "gather_kernel",
 		map[string]string{"x_ptr": "*fp32", "idx_ptr": "*i32", "out_ptr": "*fp32", "stride": "i32"},
 		map[string]any{"BLOCK": int64(8)}, 0},
+}
+
+// bdotCase is testdata/bdot.py: c[b] += a[b] @ b[b] with operands of type elem.
+func bdotCase(name, elem string, batch, m, n, k int, prec string, warps int) kernelCase {
+	return kernelCase{name, "testdata/bdot.py", "bdot",
+		map[string]string{"a_ptr": elem, "b_ptr": elem, "c_ptr": "*fp32"},
+		map[string]any{"BATCH": batch, "M": m, "N": n, "K": k, "PREC": prec}, warps}
 }
 
 // caseNamed finds a language case by name.

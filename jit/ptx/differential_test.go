@@ -26,6 +26,8 @@ type runCase struct {
 	ints    map[string][2]int // value range [lo, hi) of integer buffers (default -1000..1000)
 	align16 []string          // jit.Spec.Align16 (the values given must honour it)
 	wantPTX []string          // instructions the PTX must contain (e.g. "ld.global.v4.f32")
+	notPTX  []string          // and must not
+	fmaDots bool              // Target.FMADots
 }
 
 var runCases = []runCase{
@@ -34,11 +36,11 @@ var runCases = []runCase{
 	{kc: caseNamed("cpu_softmax"), grid: [3]int{3, 1, 1}, lens: map[string]int{"output_ptr": 3 * 1003, "input_ptr": 3 * 1003},
 		scalars: map[string]any{"input_row_stride": int64(1003), "output_row_stride": int64(1003), "n_rows": int64(3), "n_cols": int64(1000)}, rtol: 1e-5, atol: 1e-7},
 	{kc: caseNamed("cpu_matmul"), grid: [3]int{4, 1, 1}, lens: map[string]int{"a_ptr": 64 * 48, "b_ptr": 48 * 64, "c_ptr": 64 * 64},
-		scalars: map[string]any{"M": int64(64), "N": int64(64), "K": int64(48), "stride_am": int64(48), "stride_ak": int64(1), "stride_bk": int64(64), "stride_bn": int64(1), "stride_cm": int64(64), "stride_cn": int64(1)}, rtol: 1e-5, atol: 1e-5},
+		scalars: matmulScalars(64, 64, 48), rtol: 1e-5, atol: 1e-5, fmaDots: true, notPTX: []string{"mma"}},
 	{kc: caseNamed("cpu_layernorm"), grid: [3]int{3, 1, 1}, lens: map[string]int{"X": 3 * 203, "Y": 3 * 203, "W": 200, "B": 200, "Mean": 3, "Rstd": 3},
 		scalars: map[string]any{"stride": int64(203), "N": int64(200), "eps": 1e-5}, rtol: 1e-2, atol: 1e-2},
 	{kc: caseNamed("cpu_attention_stage3"), grid: [3]int{2, 2, 1}, lens: map[string]int{"Q": 2 * 64 * 16, "K": 2 * 64 * 16, "V": 2 * 64 * 16, "M": 2 * 64, "Out": 2 * 64 * 16},
-		scalars: attentionScalars(0.25, 1, 2, 64, 16), rtol: 1e-4, atol: 1e-5},
+		scalars: attentionScalars(0.25, 1, 2, 64, 16), rtol: 1e-4, atol: 1e-5, fmaDots: true},
 	{kc: caseNamed("triton_constructs_double"), grid: [3]int{3, 1, 1}, lens: map[string]int{"x_ptr": 40, "out_ptr": 40},
 		scalars: map[string]any{"n": int64(37), "flag": int64(1)}, rtol: 1e-2, atol: 1e-2},
 	{kc: caseNamed("triton_constructs_other"), grid: [3]int{2, 1, 1}, lens: map[string]int{"x_ptr": 20, "out_ptr": 20},
@@ -54,6 +56,28 @@ var runCases = []runCase{
 		scalars: map[string]any{"n": int64(9), "m": int64(12), "lo": int64(3)}},
 	{kc: caseNamed("cpujit_gather"), grid: [3]int{1, 1, 1}, lens: map[string]int{"x_ptr": 100, "idx_ptr": 8, "out_ptr": 3 * 64},
 		scalars: map[string]any{"stride": int64(10)}, ints: map[string][2]int{"idx_ptr": {0, 10}}},
+
+	// Tensor-core dots (mma.sync) against the CPU's fp32 dots. fp16/bf16 products are exact in
+	// fp32, so only the summation order differs (1e-3); TF32 rounds the inputs to 10 mantissa
+	// bits: rtol and atol 1e-2. Shapes that do not tile, and IEEE fp32, keep the FMA path.
+	{kc: caseNamed("cpu_matmul"), grid: [3]int{4, 1, 1}, lens: map[string]int{"a_ptr": 64 * 48, "b_ptr": 48 * 64, "c_ptr": 64 * 64},
+		scalars: matmulScalars(64, 64, 48), rtol: 1e-2, atol: 1e-2, wantPTX: []string{"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "cvt.rna.tf32.f32"}},
+	{kc: caseNamed("cpu_attention_stage3"), grid: [3]int{2, 2, 1}, lens: map[string]int{"Q": 2 * 64 * 16, "K": 2 * 64 * 16, "V": 2 * 64 * 16, "M": 2 * 64, "Out": 2 * 64 * 16},
+		scalars: attentionScalars(0.25, 1, 2, 64, 16), rtol: 1e-2, atol: 1e-2, wantPTX: []string{"m16n8k8"}},
+	{kc: caseNamed("tutorial_matmul_fp16"), grid: [3]int{4, 1, 1}, lens: map[string]int{"a_ptr": 64 * 48, "b_ptr": 48 * 64, "c_ptr": 64 * 64},
+		scalars: matmulScalars(64, 64, 48), wantPTX: []string{"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"}},
+	{kc: caseNamed("tutorial_matmul_bf16"), grid: [3]int{2, 1, 1}, lens: map[string]int{"a_ptr": 64 * 96, "b_ptr": 96 * 64, "c_ptr": 64 * 64},
+		scalars: matmulScalars(64, 64, 96), wantPTX: []string{"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"}},
+	{kc: caseNamed("ptx_bdot_f16"), grid: [3]int{1, 1, 1}, lens: map[string]int{"a_ptr": 2 * 32 * 32, "b_ptr": 2 * 32 * 16, "c_ptr": 2 * 32 * 16},
+		rtol: 1e-3, atol: 1e-3, wantPTX: []string{"m16n8k16.row.col.f32.f16"}},
+	{kc: caseNamed("ptx_bdot_bf16"), grid: [3]int{1, 1, 1}, lens: map[string]int{"a_ptr": 2 * 16 * 16, "b_ptr": 2 * 16 * 32, "c_ptr": 2 * 16 * 32},
+		rtol: 1e-3, atol: 1e-3, wantPTX: []string{"m16n8k16.row.col.f32.bf16"}},
+	{kc: caseNamed("ptx_bdot_tf32"), grid: [3]int{1, 1, 1}, lens: map[string]int{"a_ptr": 2 * 16 * 16, "b_ptr": 2 * 16 * 8, "c_ptr": 2 * 16 * 8},
+		rtol: 1e-2, atol: 1e-2, wantPTX: []string{"m16n8k8.row.col.f32.tf32"}},
+	{kc: caseNamed("ptx_bdot_k8"), grid: [3]int{1, 1, 1}, lens: map[string]int{"a_ptr": 16 * 8, "b_ptr": 8 * 8, "c_ptr": 16 * 8},
+		rtol: 1e-5, atol: 1e-5, notPTX: []string{"mma"}},
+	{kc: caseNamed("ptx_bdot_ieee"), grid: [3]int{1, 1, 1}, lens: map[string]int{"a_ptr": 2 * 16 * 16, "b_ptr": 2 * 16 * 8, "c_ptr": 2 * 16 * 8},
+		rtol: 1e-5, atol: 1e-5, notPTX: []string{"mma"}},
 
 	// Vectorized global access under Align16 hints: 256 elements over 128 threads make runs
 	// of 2 (v2), 1024 over 128 or 256 threads runs of 4 (v4); the masks' bounds are multiples
@@ -73,6 +97,12 @@ var runCases = []runCase{
 		scalars: map[string]any{"stride": int64(208), "N": int64(192), "eps": 1e-5}, rtol: 1e-2, atol: 1e-2,
 		align16: []string{"X", "Y", "W", "B", "stride", "N"},
 		wantPTX: []string{"ld.global.v2.b16", "st.global.v2.b16"}},
+}
+
+// matmulScalars binds matmul_kernel's scalars for contiguous row-major operands.
+func matmulScalars(m, n, k int) map[string]any {
+	return map[string]any{"M": int64(m), "N": int64(n), "K": int64(k), "stride_am": int64(k), "stride_ak": int64(1),
+		"stride_bk": int64(n), "stride_bn": int64(1), "stride_cm": int64(n), "stride_cn": int64(1)}
 }
 
 // attentionScalars binds _attn_fwd's scalars for contiguous [z, h, nctx, dim] tensors.
@@ -132,6 +162,9 @@ func TestEmulatedPTXMatchesCPU(t *testing.T) {
 		name := rc.kc.name
 		if rc.align16 != nil {
 			name += "_align16"
+		}
+		if rc.fmaDots {
+			name += "_fma"
 		}
 		t.Run(name, func(t *testing.T) {
 			f := rc.kc.specialize(t)
@@ -222,7 +255,7 @@ func runOnCPU(t *testing.T, rc runCase, f *ir.Func, init [][]byte) [][]byte {
 func runEmulated(t *testing.T, rc runCase, init [][]byte) [][]byte {
 	t.Helper()
 	f := rc.kc.specialize(t)
-	a, err := Target{Arch: "sm_90"}.Codegen(f, jit.Spec{NumWarps: rc.kc.warps, Align16: rc.align16})
+	a, err := Target{Arch: "sm_90", FMADots: rc.fmaDots}.Codegen(f, jit.Spec{NumWarps: rc.kc.warps, Align16: rc.align16})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,6 +263,11 @@ func runEmulated(t *testing.T, rc runCase, init [][]byte) [][]byte {
 	for _, w := range rc.wantPTX {
 		if !strings.Contains(text, w) {
 			t.Errorf("the PTX has no %s", w)
+		}
+	}
+	for _, w := range rc.notPTX {
+		if strings.Contains(text, w) {
+			t.Errorf("the PTX has %s", w)
 		}
 	}
 	if rc.align16 == nil && (strings.Contains(text, ".v2.") || strings.Contains(text, ".v4.")) {

@@ -5,11 +5,16 @@
 // Layout. A CTA runs 32*num_warps threads (T). Every tile of n elements is distributed by its
 // row-major element index alone, whatever its shape or dtype, so element-wise ops, casts,
 // reshapes and expand_dims never move data:
-//   - n >= T: each thread holds R = n/T elements; slot r of thread t holds element r*T + t,
-//     so a warp's loads of a contiguous row touch consecutive addresses (coalesced) and its
-//     shared-memory accesses hit distinct banks. (The code is written for runs of V
-//     contiguous elements per thread, element (r/V)*T*V + t*V + r%V, to vectorize later;
-//     V is 1 until contiguity analysis proves wider accesses safe.)
+//   - n >= T: each thread holds R = n/T elements in runs of V contiguous elements: slot r of
+//     thread t holds element (r/V)*T*V + t*V + r%V. V is one per kernel: 1 (element r*T + t,
+//     so a warp's scalar loads of a row coalesce and its shared-memory accesses hit distinct
+//     banks) unless the contiguity analysis (contiguity.go) proves that some global load or
+//     store can use ld/st.global.v2/.v4; then V is that width (2 or 4, at most 16 bytes),
+//     capped by R. A vector access needs, along the fastest dim, a pointer tile contiguous
+//     over the run and aligned to the vector's bytes, and a mask constant over it; the facts
+//     come from arange, constants, expand_dims/broadcast and jit.Spec.Align16 (16-byte
+//     aligned pointers, ints divisible by 16), and survive loops (fixed point). Without
+//     Align16 hints nothing is vectorized and V is 1.
 //   - n < T (and scalars, n = 1): thread t holds element t mod n; elements are replicated.
 //     Stores from replicas write the same value twice (harmless); atomics run only in the
 //     owner thread (t < n), which shares the old value through shared memory.
@@ -25,21 +30,34 @@
 // chunk, the chunks of a warp are combined with butterfly shuffles (shfl.sync.bfly, the
 // lower chunk as the accumulator), and the warps' results through shared memory (64-bit
 // values use a tree in shared memory instead). Combination stays in index order, so argmax
-// keeps the first index; custom combine regions are assumed associative, as in Triton. A dot computes each
-// output element in the thread that holds it with fp32 FMAs over K, reading A and B from
-// shared memory (int8: 32-bit integer multiply-adds). The kernel's dynamic shared memory is
-// the largest staging area (Meta "shared_bytes"); the launch passes it.
+// keeps the first index; custom combine regions are assumed associative, as in Triton.
+//
+// Dots. Tensor cores where eligible (mma.go): fp16/bf16 operands with
+// mma.sync.m16n8k16.row.col.f32, fp32 operands whose precision is TF32 (Triton's default)
+// with mma.sync.m16n8k8 .tf32 (inputs rounded by cvt.rna.tf32.f32), when M, N, K are
+// multiples of 16, 8 and the instruction's K. A, B and the accumulator (as fp32) are staged
+// row-major in shared memory; the output is cut into 16x8 tiles (batch, M/16, N/8) dealt
+// round-robin to the warps; each warp loads its C fragment and, per K step, its A and B
+// fragments with ld.shared in the PTX ISA's fragment layouts (groupID = lane>>2,
+// threadID_in_group = lane%4), accumulates in fp32 registers and stores D over C; after a
+// barrier every thread reads its elements back in the blocked layout. Every warp runs the
+// same number of tiles so mma.sync stays warp-uniform (a warp past the last tile recomputes
+// one and does not store it). Everything else (IEEE fp32, TF32x3, int8, odd shapes, or
+// Target.FMADots) computes each output element in the thread that holds it with fp32 FMAs
+// over K from shared memory (int8: 32-bit integer multiply-adds). The kernel's dynamic
+// shared memory is the largest staging area (Meta "shared_bytes"); the launch passes it.
 //
 // Numerics. fp16/bf16 values live in 16-bit registers and compute in fp32 with one rounding
 // per op. exp/exp2/log/log2/sin/cos use the .approx instructions as Triton does (exp and log
 // via ex2/lg2 with log2(e) and ln(2) scaling), rsqrt.approx for fp32, IEEE sqrt and division
 // (sqrt.rn, div.rn), erf a Taylor series below 1 and Abramowitz-Stegun 7.1.26 above. fp64
 // transcendentals go through fp32. Float add/sub/mul use .rn so ptxas does not contract
-// them into FMAs. tl.dot computes in full fp32 even when TF32 is allowed.
+// them into FMAs. TF32 dots round their inputs to 10 mantissa bits (relative error about
+// 1e-3 per product; tests allow 1e-2); fp16/bf16 tensor-core dots differ from the FMA path
+// only in summation order.
 //
-// Not yet done: vectorized global access (ld.global.v4 under Align16 and contiguity
-// analysis), mma.sync tensor-core
-// dots (fp16/bf16, TF32) and tl.device_print (rejected with a clear error).
+// Not yet done: tl.device_print (rejected with a clear error); ldmatrix/cp.async and
+// register-resident mma operands (fragments are reloaded from shared memory per K step).
 //
 // Tests: every test kernel and every kernel of the examples' plans is assembled with ptxas
 // for sm_80 and sm_90; golden PTX for three small kernels; and a PTX emulator (test code)

@@ -285,7 +285,19 @@ func (r *emuRun) cta() error {
 		if running != len(ts) {
 			return fmt.Errorf("bar.sync or shfl.sync reached by %d of %d threads (divergent)", running, len(ts))
 		}
-		if in := ts[0].shfl; in != nil {
+		if in := ts[0].shfl; in != nil && in.op[0] == "mma" {
+			for _, t := range ts {
+				if t.shfl != in {
+					return fmt.Errorf("threads wait at different mma.sync instructions")
+				}
+				t.shfl = nil
+			}
+			for w := 0; w+32 <= len(ts); w += 32 {
+				if err := mmaSync(in, ts[w:w+32]); err != nil {
+					return fmt.Errorf("%s: %w", in.text, err)
+				}
+			}
+		} else if in := ts[0].shfl; in != nil {
 			// shfl.sync.bfly d, a, mask, clamp, members: every lane reads lane^mask's a.
 			vals := make([]uint64, len(ts))
 			for i, t := range ts {
@@ -328,7 +340,7 @@ func (r *emuRun) thread(t *emuThread) error {
 		case "bar":
 			t.waiting = true
 			return nil
-		case "shfl":
+		case "shfl", "mma":
 			t.waiting = true
 			t.shfl = in
 			return nil
@@ -469,6 +481,16 @@ func (r *emuRun) exec(t *emuThread, in *emuInstr) error {
 	nb, isF, signed := typeInfo(ty)
 	switch op[0] {
 	case "mov":
+		if a[1].kind == 7 {
+			// Pack: the first register is the low part.
+			var v uint64
+			w := nb / len(a[1].regs)
+			for i, reg := range a[1].regs {
+				v |= (t.regs[reg] & mask(w)) << (w * i)
+			}
+			set(v)
+			return nil
+		}
 		set(src(1))
 	case "add", "sub", "mul", "div", "rem", "min", "max", "mad", "fma", "copysign":
 		if op[0] == "mul" && op[1] == "wide" || op[0] == "mad" && op[1] == "wide" {
@@ -849,6 +871,10 @@ func (r *emuRun) cvt(t *emuThread, in *emuInstr) error {
 		mode = op[1]
 	}
 	x := r.val(t, in.args[1])
+	if dty == "tf32" {
+		t.regs[in.args[0].reg] = tf32Round(x)
+		return nil
+	}
 	dn, dF, dS := typeInfo(dty)
 	_, sF, _ := typeInfo(sty)
 	var out uint64
@@ -988,6 +1014,90 @@ func checkVector(op []string, addr uint64, size, regs int) error {
 	}
 	if want > 1 && addr%uint64(want*size) != 0 {
 		return fmt.Errorf("misaligned %d-byte vector access at %#x", want*size, addr)
+	}
+	return nil
+}
+
+// tf32Round is cvt.rna.tf32.f32: round an fp32 to 10 mantissa bits, ties away from zero,
+// leaving the low 13 bits zero (NaN and infinity pass through).
+func tf32Round(x uint64) uint64 {
+	u := uint32(x)
+	if u&0x7f800000 == 0x7f800000 {
+		return uint64(u)
+	}
+	return uint64((u + 0x1000) &^ 0x1fff)
+}
+
+// mmaSync runs mma.sync.aligned.{m16n8k16,m16n8k8}.row.col.f32.{f16,bf16,tf32}.*.f32 for one
+// warp, reading and writing the fragments exactly as the PTX ISA's "Matrix Fragments for
+// mma.m16n8k16 / mma.m16n8k8" sections lay them out (groupID = lane>>2,
+// threadID_in_group = lane%4). Products are exact and summed in float64, rounded once to
+// fp32 (the hardware's internal order and rounding differ within the test tolerances).
+func mmaSync(in *emuInstr, lanes []*emuThread) error {
+	op := in.op
+	if len(op) != 10 || op[4] != "row" || op[5] != "col" || op[6] != "f32" || op[9] != "f32" || op[7] != op[8] {
+		return fmt.Errorf("unsupported mma form")
+	}
+	typ := op[7]
+	var k int
+	switch {
+	case op[3] == "m16n8k16" && (typ == "f16" || typ == "bf16"):
+		k = 16
+	case op[3] == "m16n8k8" && typ == "tf32":
+		k = 8
+	default:
+		return fmt.Errorf("unsupported mma shape/type")
+	}
+	d, a, b, c := in.args[0], in.args[1], in.args[2], in.args[3]
+	if len(d.regs) != 4 || len(a.regs) != 4 || len(b.regs) != 2 || len(c.regs) != 4 {
+		return fmt.Errorf("wrong fragment register counts")
+	}
+	var A [16][16]float64
+	var B [16][8]float64
+	var C [16][8]float64
+	for lane, t := range lanes {
+		g, tig := lane>>2, lane%4
+		if k == 16 {
+			for i := range 8 { // a0..a7: two 16-bit elements per register
+				h := t.regs[a.regs[i/2]] >> (16 * (i % 2)) & 0xffff
+				row := g
+				if !(i < 2 || (i >= 4 && i < 6)) {
+					row = g + 8
+				}
+				col := tig*2 + i&1
+				if i >= 4 {
+					col += 8
+				}
+				A[row][col] = fval(h, typ)
+			}
+			for i := range 4 { // b0..b3
+				h := t.regs[b.regs[i/2]] >> (16 * (i % 2)) & 0xffff
+				row := tig*2 + i&1
+				if i >= 2 {
+					row += 8
+				}
+				B[row][g] = fval(h, typ)
+			}
+		} else {
+			tf := func(reg int) float64 { return f32of(t.regs[reg] &^ 0x1fff) }
+			A[g][tig], A[g+8][tig] = tf(a.regs[0]), tf(a.regs[1])
+			A[g][tig+4], A[g+8][tig+4] = tf(a.regs[2]), tf(a.regs[3])
+			B[tig][g], B[tig+4][g] = tf(b.regs[0]), tf(b.regs[1])
+		}
+		for i := range 4 {
+			C[g+8*(i/2)][tig*2+i&1] = f32of(t.regs[c.regs[i]])
+		}
+	}
+	for lane, t := range lanes {
+		g, tig := lane>>2, lane%4
+		for i := range 4 {
+			row, col := g+8*(i/2), tig*2+i&1
+			sum := C[row][col]
+			for kk := range k {
+				sum += A[row][kk] * B[kk][col]
+			}
+			t.regs[d.regs[i]] = f32bits(sum)
+		}
 	}
 	return nil
 }

@@ -79,6 +79,8 @@ type gen struct {
 
 	contig *contiguity // facts for vectorizing global accesses
 	vec    int         // the kernel's run length V (see runLen)
+
+	fmaDots bool // Target.FMADots
 }
 
 func newGen(f *ir.Func, arch string, threads int, align16 []string) *gen {

@@ -567,6 +567,10 @@ func (g *gen) combine(in *ir.Instr, kind int, accs, bs []string, idx, k string) 
 }
 
 func (g *gen) dot(in *ir.Instr) {
+	if typ, kstep, ok := g.mmaKind(in); ok {
+		g.mmaDot(in, typ, kstep)
+		return
+	}
 	a, b, acc := in.Args[0], in.Args[1], in.Args[2]
 	res := in.Result()
 	as, bs, rs := a.Type.Shape, b.Type.Shape, res.Type.Shape

@@ -21,10 +21,19 @@ var Archs = []string{"sm_80", "sm_90"}
 // Target generates PTX for one SM architecture. It needs no GPU.
 type Target struct {
 	Arch string // "sm_80" or "sm_90"
+	// FMADots keeps every tl.dot on fp32 FMAs instead of tensor cores (mma.sync), so fp16,
+	// bf16 and TF32 dots compute at full fp32 precision, as the CPU backend does.
+	FMADots bool
 }
 
-// Key names the ISA and the arch, e.g. "ptx7.8/sm_90".
-func (t Target) Key() string { return "ptx" + ISA + "/" + t.Arch }
+// Key names the ISA and the arch, e.g. "ptx7.8/sm_90" ("ptx7.8/sm_90/fma" with FMADots).
+func (t Target) Key() string {
+	k := "ptx" + ISA + "/" + t.Arch
+	if t.FMADots {
+		k += "/fma"
+	}
+	return k
+}
 
 // ArchForCapability maps a compute capability ("9.0", "8.6") to the arch whose PTX the
 // device should load: sm_90 for 9.x and newer, sm_80 for 8.x.
@@ -67,6 +76,7 @@ func (t Target) Codegen(f *ir.Func, spec jit.Spec) (*jit.Artifact, error) {
 		return nil, fmt.Errorf("ptx: num_warps %d: expected a power of 2 from 1 to 32", warps)
 	}
 	g := newGen(f, t.Arch, warps*32, spec.Align16)
+	g.fmaDots = t.FMADots
 	text, err := g.run()
 	if err != nil {
 		return nil, err

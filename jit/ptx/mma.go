@@ -1,0 +1,200 @@
+package ptx
+
+import (
+	"github.com/widejit/widejit/triton/ir"
+)
+
+// mmaKind says whether a dot runs on tensor cores, and how: fp16/bf16 operands with
+// m16n8k16, fp32 operands with TF32 precision asked for with m16n8k8 (inputs rounded to
+// tf32). M, N and K must be multiples of the instruction's 16, 8 and k; everything else
+// (IEEE fp32, TF32x3, int8, odd shapes) keeps the FMA path.
+func (g *gen) mmaKind(in *ir.Instr) (typ string, kstep int, ok bool) {
+	if g.fmaDots {
+		return "", 0, false
+	}
+	a, b, res := in.Args[0].Type, in.Args[1].Type, in.Result().Type
+	if a.Elem != b.Elem || !(res.Elem == ir.F32 || isHalf(res.Elem)) {
+		return "", 0, false
+	}
+	switch {
+	case a.Elem == ir.F16:
+		typ, kstep = "f16", 16
+	case a.Elem == ir.BF16:
+		typ, kstep = "bf16", 16
+	case a.Elem == ir.F32 && in.Int == ir.PrecisionTF32:
+		typ, kstep = "tf32", 8
+	default:
+		return "", 0, false
+	}
+	rank := len(res.Shape)
+	if rank != 2 && rank != 3 {
+		return "", 0, false
+	}
+	m, n, k := res.Shape[rank-2], res.Shape[rank-1], a.Shape[rank-1]
+	if m%16 != 0 || n%8 != 0 || k%kstep != 0 {
+		return "", 0, false
+	}
+	return typ, kstep, true
+}
+
+// mmaDot computes a dot with mma.sync. A, B and the accumulator (as fp32) are staged in
+// shared memory row-major; the output is cut into 16x8 tiles (batch, M/16, N/8), and warp w
+// takes tiles w, w+W, w+2W, ... (W warps). Per tile it loads its C fragment, walks K loading
+// the A and B fragments with ld.shared in the PTX ISA's fragment layouts (groupID = lane>>2,
+// tig = lane&3), and stores D back over C. Every warp runs the same number of tiles (so
+// mma.sync stays warp-uniform); a warp past the last tile recomputes tile t mod count and
+// does not store it. After a barrier every thread reads its own elements of the result.
+func (g *gen) mmaDot(in *ir.Instr, typ string, kstep int) {
+	a, b, acc := in.Args[0], in.Args[1], in.Args[2]
+	res := in.Result()
+	rs := res.Type.Shape
+	rank := len(rs)
+	m, n, kk := rs[rank-2], rs[rank-1], a.Type.Shape[rank-1]
+	batch := 1
+	if rank == 3 {
+		batch = rs[0]
+	}
+	cd := res.Type.Elem
+	sz := smemSize(a.Type) // A and B share the dtype
+	offB := align16(a.Type.NumElems() * sz)
+	offC := align16(offB + b.Type.NumElems()*sz)
+	outN := res.Type.NumElems()
+	g.need(offC + outN*4)
+	g.emit("bar.sync 0")
+	g.toShared(a, 0)
+	g.toShared(b, offB)
+	addrs := map[string]string{}
+	for r, v := range g.get(acc) {
+		if isHalf(cd) {
+			v = g.toF32(cd, v)
+		}
+		base, k := g.elemIndex(outN, r)
+		ad, ok := addrs[base]
+		if !ok {
+			ad = g.newReg(rcB32)
+			g.emit("mad.lo.u32 %s, %s, 4, %s", ad, base, g.smem())
+			addrs[base] = ad
+		}
+		g.emit("st.shared.f32 [%s], %s", offsetAddr(ad, offC+4*k), v)
+	}
+	g.emit("bar.sync 0")
+
+	warps := g.threads / 32
+	tilesN, tilesM := n/8, m/16
+	tiles := batch * tilesM * tilesN
+	iters := (tiles + warps - 1) / warps
+	warp, lane, grp, tig := g.newReg(rcB32), g.newReg(rcB32), g.newReg(rcB32), g.newReg(rcB32)
+	g.emit("shr.u32 %s, %s, 5", warp, g.tid)
+	g.emit("and.b32 %s, %s, 31", lane, g.tid)
+	g.emit("shr.u32 %s, %s, 2", grp, lane)
+	g.emit("and.b32 %s, %s, 3", tig, lane)
+	it := g.newReg(rcB32)
+	g.emit("mov.u32 %s, 0", it)
+	tileLoop, kLoop := g.label(), g.label()
+	g.placeLabel(tileLoop)
+	tile, valid := g.newReg(rcB32), g.newReg(rcPred)
+	g.emit("mad.lo.u32 %s, %s, %d, %s", tile, it, warps, warp)
+	g.emit("setp.lt.u32 %s, %s, %d", valid, tile, tiles)
+	g.emit("and.b32 %s, %s, %d", tile, tile, tiles-1)
+	tn, row, t := g.newReg(rcB32), g.newReg(rcB32), g.newReg(rcB32)
+	g.emit("and.b32 %s, %s, %d", tn, tile, tilesN-1)
+	// Row of A / C (batch folded in): (tile / tilesN) * 16 + grp, as tile / tilesN is
+	// batch*tilesM + tm and every batch holds tilesM*16 = m rows.
+	g.emit("shr.u32 %s, %s, %d", t, tile, log2(tilesN))
+	g.emit("mad.lo.u32 %s, %s, 16, %s", row, t, grp)
+	bk := g.newReg(rcB32) // batch * kk: the first row of this batch's B
+	g.emit("shr.u32 %s, %s, %d", bk, t, log2(tilesM))
+	g.emit("mul.lo.u32 %s, %s, %d", bk, bk, kk)
+	col := g.newReg(rcB32) // tn*8 + grp: B's column of this lane
+	g.emit("mad.lo.u32 %s, %s, 8, %s", col, tn, grp)
+
+	// C/D fragment: c0, c1 at (grp, 2*tig + 0/1), c2, c3 eight rows below.
+	tig2 := g.newReg(rcB32)
+	g.emit("shl.b32 %s, %s, 1", tig2, tig)
+	cAddr := g.newReg(rcB32) // (row*n + tn*8 + 2*tig) * 4
+	g.emit("mad.lo.u32 %s, %s, %d, %s", cAddr, row, n, tig2)
+	g.emit("mad.lo.u32 %s, %s, 8, %s", cAddr, tn, cAddr)
+	g.emit("mad.lo.u32 %s, %s, 4, %s", cAddr, cAddr, g.smem())
+	cOffs := []int{offC, offC + 4, offC + 8*n*4, offC + 8*n*4 + 4}
+	cs := make([]string, 4)
+	for i := range cs {
+		cs[i] = g.newReg(rcF32)
+		g.emit("ld.shared.f32 %s, [%s]", cs[i], offsetAddr(cAddr, cOffs[i]))
+	}
+
+	// A fragment base: (row, tig*2) for 16-bit types, (row, tig) for tf32.
+	aAddr, bAddr := g.newReg(rcB32), g.newReg(rcB32)
+	tigCol := tig
+	if kstep == 16 {
+		tigCol = tig2
+	}
+	g.emit("mad.lo.u32 %s, %s, %d, %s", aAddr, row, kk, tigCol)
+	g.emit("mad.lo.u32 %s, %s, %d, %s", aAddr, aAddr, sz, g.smem())
+	// B fragment base: (batch*kk + tig*2 (tf32: tig), tn*8 + grp).
+	g.emit("add.u32 %s, %s, %s", bAddr, bk, tigCol)
+	g.emit("mad.lo.u32 %s, %s, %d, %s", bAddr, bAddr, n, col)
+	g.emit("mad.lo.u32 %s, %s, %d, %s", bAddr, bAddr, sz, g.smem())
+	g.emit("add.u32 %s, %s, %d", bAddr, bAddr, offB)
+
+	kr := g.newReg(rcB32)
+	g.emit("mov.u32 %s, 0", kr)
+	g.placeLabel(kLoop)
+	var as, bs [4]string
+	if kstep == 16 {
+		// a0: (grp, 2tig..+1), a1: (grp+8, ...), a2: (grp, 2tig+8..+9), a3: (grp+8, 2tig+8..+9);
+		// each register packs two adjacent elements of a row (the lower column in the low half).
+		for i, off := range []int{0, 8 * kk * sz, 8 * sz, 8*kk*sz + 8*sz} {
+			as[i] = g.newReg(rcB32)
+			g.emit("ld.shared.b32 %s, [%s]", as[i], offsetAddr(aAddr, off))
+		}
+		// b0: rows 2tig, 2tig+1 of column grp; b1: rows 2tig+8, 2tig+9 (lower row low).
+		for i, off := range []int{0, 8 * n * sz} {
+			lo, hi := g.newReg(rcB16), g.newReg(rcB16)
+			g.emit("ld.shared.b16 %s, [%s]", lo, offsetAddr(bAddr, off))
+			g.emit("ld.shared.b16 %s, [%s]", hi, offsetAddr(bAddr, off+n*sz))
+			bs[i] = g.newReg(rcB32)
+			g.emit("mov.b32 %s, {%s, %s}", bs[i], lo, hi)
+		}
+	} else {
+		// a0: (grp, tig), a1: (grp+8, tig), a2: (grp, tig+4), a3: (grp+8, tig+4); b0: (tig, grp),
+		// b1: (tig+4, grp); each rounded to tf32.
+		tf32 := func(addr string, off int) string {
+			f, r := g.newReg(rcF32), g.newReg(rcB32)
+			g.emit("ld.shared.f32 %s, [%s]", f, offsetAddr(addr, off))
+			g.emit("cvt.rna.tf32.f32 %s, %s", r, f)
+			return r
+		}
+		for i, off := range []int{0, 8 * kk * 4, 16, 8*kk*4 + 16} {
+			as[i] = tf32(aAddr, off)
+		}
+		bs[0], bs[1] = tf32(bAddr, 0), tf32(bAddr, 4*n*4)
+	}
+	shape := "m16n8k16"
+	if kstep == 8 {
+		shape = "m16n8k8"
+	}
+	g.emit("mma.sync.aligned.%s.row.col.f32.%s.%s.f32 {%s, %s, %s, %s}, {%s, %s, %s, %s}, {%s, %s}, {%s, %s, %s, %s}",
+		shape, typ, typ, cs[0], cs[1], cs[2], cs[3], as[0], as[1], as[2], as[3], bs[0], bs[1], cs[0], cs[1], cs[2], cs[3])
+	g.emit("add.u32 %s, %s, %d", aAddr, aAddr, kstep*sz)
+	g.emit("add.u32 %s, %s, %d", bAddr, bAddr, kstep*n*sz)
+	g.emit("add.u32 %s, %s, %d", kr, kr, kstep)
+	more := g.newReg(rcPred)
+	g.emit("setp.lt.u32 %s, %s, %d", more, kr, kk)
+	g.emit("@%s bra %s", more, kLoop)
+	for i := range cs {
+		g.emit("@%s st.shared.f32 [%s], %s", valid, offsetAddr(cAddr, cOffs[i]), cs[i])
+	}
+	g.emit("add.u32 %s, %s, 1", it, it)
+	again := g.newReg(rcPred)
+	g.emit("setp.lt.u32 %s, %s, %d", again, it, iters)
+	g.emit("@%s bra %s", again, tileLoop)
+	g.emit("bar.sync 0")
+
+	out := g.gather(ir.Tile(ir.F32, rs...), rowMajorStrides(rs), offC)
+	if isHalf(cd) {
+		for r := range out {
+			out[r] = g.fromF32(cd, out[r])
+		}
+	}
+	g.set(res, out)
+}
