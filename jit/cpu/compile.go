@@ -39,6 +39,7 @@ type program struct {
 	slotType  []ir.Type
 	slotClass []class
 	params    []int  // slot of each parameter
+	constants []step // tl.zeros, `other` tiles...: run once per frame, which keeps them
 	prologue  []step // launch-invariant instructions, run once per worker and launch
 	body      []step // the rest, run by every program
 }
@@ -52,8 +53,9 @@ type frame struct {
 	pid, grid [3]int64
 	launch    *launch
 
-	prog *program
-	lz   lazyState // symbolic integer tiles (lazy.go)
+	prog           *program
+	lz             lazyState // symbolic integer tiles (lazy.go)
+	constantsReady bool      // the program's constants are in their slots
 
 	ownF32 [][]float32 // storage of slots that view buffer memory (alias.go), by slot
 }
@@ -131,12 +133,23 @@ func compileFunc(f *ir.Func) (p *program, err error) {
 				invariant[r] = true
 				c.hoisted[r] = true
 			}
-			c.p.prologue = append(c.p.prologue, steps...)
+			c.hoist(in, steps)
 		} else {
 			c.p.body = append(c.p.body, steps...)
 		}
 	}
 	return c.p, nil
+}
+
+// hoist puts the steps of a launch-invariant instruction in the prologue, or, for a
+// constant, among the steps a frame runs once: no step writes a hoisted value's slot (loop
+// and branch results copy them, an in-place dot never takes one), so it stays valid.
+func (c *compiler) hoist(in *ir.Instr, steps []step) {
+	if in.Op == ir.Const && len(in.Args) == 0 {
+		c.p.constants = append(c.p.constants, steps...)
+		return
+	}
+	c.p.prologue = append(c.p.prologue, steps...)
 }
 
 func (c *compiler) errf(pos ir.Pos, op ir.Op, format string, args ...any) error {
@@ -268,7 +281,7 @@ func (c *compiler) region(b *ir.Block, owner *ir.Instr, terminator ir.Op) (*comp
 			}
 		}
 		if launchInvariant {
-			c.p.prologue = append(c.p.prologue, steps...)
+			c.hoist(in, steps)
 		} else if hoist {
 			r.hoisted = append(r.hoisted, steps...)
 		} else {

@@ -104,6 +104,13 @@ func (k *Kernel) Launch(grid [3]int, args []jit.Arg) error {
 					fn.Name, fr.pid[0], fr.pid[1], fr.pid[2], r, debug.Stack()))
 			}
 		}()
+		if !fr.constantsReady {
+			if err := runSteps(fr, k.prog.constants); err != nil {
+				fail(err)
+				return
+			}
+			fr.constantsReady = true
+		}
 		if err := runSteps(fr, k.prog.prologue); err != nil {
 			fail(err)
 			return

@@ -116,6 +116,9 @@ var languageCases = []kernelCase{
 	bdotCase("ptx_bdot_tf32", "*fp32", 2, 16, 8, 16, "tf32", 4), // 2 tiles for 4 warps
 	bdotCase("ptx_bdot_k8", "*fp16", 1, 16, 8, 8, "ieee", 1),    // K < 16: FMA path
 	bdotCase("ptx_bdot_ieee", "*fp32", 2, 16, 8, 16, "ieee", 4), // IEEE fp32: FMA path
+	{"ptx_vecloop", "testdata/vecloop.py", "vecloop",
+		map[string]string{"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"},
+		map[string]any{"B": 512, "ITERS": 3}, 1},
 	{"tutorial_matmul_bf16", "../../triton/testdata/kernels/matmul.py", "matmul_kernel", withElem(matmulSig32, "*fp32", "*bf16"),
 		map[string]any{"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 2, "ACTIVATION": ""}, 8},
 	// The CPU backend's own test kernels (jit/cpu/testdata; its tutorial kernels are the shared

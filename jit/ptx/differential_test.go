@@ -97,6 +97,11 @@ var runCases = []runCase{
 		scalars: map[string]any{"stride": int64(208), "N": int64(192), "eps": 1e-5}, rtol: 1e-2, atol: 1e-2,
 		align16: []string{"X", "Y", "W", "B", "stride", "N"},
 		wantPTX: []string{"ld.global.v2.b16", "st.global.v2.b16"}},
+	{kc: caseNamed("ptx_vecloop"), grid: [3]int{1, 1, 1}, lens: map[string]int{"x_ptr": 3 * 512, "y_ptr": 512},
+		scalars: map[string]any{"n": int64(496)}, rtol: 1e-6, atol: 1e-6, align16: []string{"x_ptr", "y_ptr", "n"},
+		wantPTX: []string{"ld.global.v4.f32", "st.global.v4.f32"}},
+	{kc: caseNamed("ptx_vecloop"), grid: [3]int{1, 1, 1}, lens: map[string]int{"x_ptr": 3 * 512, "y_ptr": 512},
+		scalars: map[string]any{"n": int64(501)}, rtol: 1e-6, atol: 1e-6, notPTX: []string{".v4.", ".v2."}},
 }
 
 // matmulScalars binds matmul_kernel's scalars for contiguous row-major operands.

@@ -31,7 +31,13 @@ func (g *gen) mmaKind(in *ir.Instr) (typ string, kstep int, ok bool) {
 		return "", 0, false
 	}
 	m, n, k := res.Shape[rank-2], res.Shape[rank-1], a.Shape[rank-1]
-	if m%16 != 0 || n%8 != 0 || k%kstep != 0 {
+	batch := 1
+	if rank == 3 {
+		batch = res.Shape[0]
+	}
+	pow2 := func(x int) bool { return x&(x-1) == 0 }
+	// Tile indices are split with shifts and masks: the counts must be powers of two.
+	if m%16 != 0 || n%8 != 0 || k%kstep != 0 || !pow2(m) || !pow2(n) || !pow2(batch) {
 		return "", 0, false
 	}
 	return typ, kstep, true
