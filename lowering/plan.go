@@ -111,7 +111,31 @@ func (l *Launch) Spec() jit.Spec {
 	for _, a := range l.Args {
 		sig[a.Name] = a.sigType()
 	}
-	return jit.Spec{Sig: sig, Consts: l.Kernel.Consts, NumWarps: l.Kernel.NumWarps}
+	var align []string
+	for _, a := range l.Args {
+		// launched per model, model m's pointer is m model strides further
+		perModel := l.Strategy == Sequential && l.Grid[l.ModelAxis] > 1
+		if a.aligned16(perModel) {
+			align = append(align, a.Name)
+		}
+	}
+	sort.Strings(align)
+	return jit.Spec{Sig: sig, Consts: l.Kernel.Consts, NumWarps: l.Kernel.NumWarps, Align16: align}
+}
+
+// aligned16 reports whether every launch passes a multiple of 16 here: for a pointer, its
+// address in bytes (every buffer starts 16-byte aligned, device allocations 256-byte; the
+// element offset decides, and per model in sequential launches the model stride too); for
+// an integer, its value. The PTX backend turns such facts into vector loads and stores.
+func (a LaunchArg) aligned16(perModel bool) bool {
+	switch a.Kind {
+	case PtrArg:
+		size := a.Buf.DType.Size()
+		return (a.Offset*size)%16 == 0 && (!perModel || (a.ModelStride*size)%16 == 0)
+	case IntArg:
+		return !a.ModelBase && a.Int%16 == 0
+	}
+	return false
 }
 
 // buffers lists the buffers a launch reads or writes (its pointer arguments).

@@ -287,6 +287,9 @@ func (c *compiler) f32Op(in *ir.Instr, args []int, z int, d ir.DType) (step, err
 			return nil
 		}, nil
 	}
+	if s, ok := c.rowBroadcastStep(in, args, z, d, binary); ok {
+		return s, nil
+	}
 	b := args[1]
 	if d == ir.F32 {
 		return func(fr *frame) error { binary(fr.f32[a], fr.f32[b], fr.f32[z]); return nil }, nil

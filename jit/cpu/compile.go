@@ -87,6 +87,7 @@ type compiler struct {
 	fnInvariant map[*ir.Value]bool
 	mulAdds     map[*ir.Instr]mulAddPair // Adds that compute their Mul operand too (muladd.go)
 	mulSkip     map[*ir.Instr]bool       // those Muls: no step of their own
+	rowBcast    map[*ir.Value]*ir.Value  // row broadcasts read in place: result -> source (rowbcast.go)
 	uses        map[*ir.Value]int
 	defBlock    map[*ir.Value]*ir.Block
 }
@@ -106,6 +107,7 @@ func compileFunc(f *ir.Func) (p *program, err error) {
 		fnInvariant: map[*ir.Value]bool{}}
 	c.uses, c.defBlock = analyzeUses(f)
 	c.mulAdds, c.mulSkip = c.findMulAdds(f)
+	c.rowBcast = c.findRowBroadcasts(f)
 	for _, v := range f.Params {
 		s, err := c.define(v, ir.Pos{File: f.File})
 		if err != nil {
@@ -654,6 +656,9 @@ func (c *compiler) eagerInstr(in *ir.Instr) (step, error) {
 	case ir.Splat, ir.Broadcast, ir.ExpandDims, ir.Reshape, ir.Permute:
 		if err := nargs(1); err != nil {
 			return nil, err
+		}
+		if in.Op == ir.Broadcast && c.rowBcast[in.Results[0]] != nil {
+			return nil, nil // its consumers read the source row by row
 		}
 		if in.Op == ir.Splat && c.absorbed[in.Results[0]] {
 			if t := c.p.slotType[args[0]]; !t.IsScalar() || t.Elem != in.Results[0].Type.Elem || t.Ptr != in.Results[0].Type.Ptr {

@@ -21,14 +21,22 @@
 // Speed, in the order it matters:
 //   - tl.dot runs on an AVX-512 (8x32) or AVX2/FMA (4x16) micro-kernel chosen at run time
 //     through golang.org/x/sys/cpu, pure Go otherwise (dot*.go); a loop-carried accumulator
-//     is updated in place.
+//     is updated in place. tl.trans of a 2-D fp32 tile (the weight operand of a Linear)
+//     is an AVX2 8x8-block transpose (shape.go, vec_amd64.s).
 //   - Index tiles stay symbolic (lazy.go): pid*BLOCK + arange, ptr + offs, offs < n, and
 //     offs[:, None]*stride + arange[None, :] even when offs is gathered (x % M) are affine
 //     forms and interval masks, never filled element by element; Load and Store solve a
-//     row's live lanes, check the row once and copy it. Any other consumer materializes
-//     them first, so the rest of the executor only sees values.
-//   - Instructions that depend only on parameters run once per worker and launch, loop
-//     invariants once per loop (hoisting); splats feeding binary ops are read as scalars
-//     (splat.go); fp32 add/sub/mul run on AVX2 loops (vec_amd64.s).
+//     row's live lanes, check the row once and copy it. A tile that is one contiguous block
+//     with every lane live is checked and copied at once, and an fp32 load whose consumers
+//     only read it before any store views the buffer instead of copying (alias.go). Any
+//     other consumer materializes symbolic tiles first, so the rest of the executor only
+//     sees values.
+//   - Constants (tl.zeros, `other` tiles) are computed once per frame; instructions that
+//     depend only on parameters run once per worker and launch, wherever they sit, other
+//     loop invariants once per loop (hoisting); splats feeding binary ops are read as
+//     scalars (splat.go); fp32 add/sub/mul/min/max run on AVX2 loops (vec_amd64.s), and
+//     x*a + b with scalar a, b is one loop (muladd.go), still rounded twice.
+//   - erf (GELU) is a table-driven Taylor expansion equal to float32(math.Erf) bit for bit
+//     (erf.go).
 //   - Programs are spread over workers; one program stays on one worker.
 package cpu

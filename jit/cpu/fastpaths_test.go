@@ -258,3 +258,105 @@ func TestMulAddRoundsTwice(t *testing.T) {
 		}
 	}
 }
+
+const accumulateSrc = `import triton
+import triton.language as tl
+
+
+@triton.jit
+def column_sums(x_ptr, y_ptr, K, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for k in range(0, K):
+        acc += tl.load(x_ptr + k * BLOCK + r)
+    tl.store(y_ptr + r, acc)
+`
+
+// Constants are computed once per frame and kept: a tl.zeros accumulator must start from
+// zero again in the next launch on the same (pooled) frame.
+func TestConstantsSurviveRelaunch(t *testing.T) {
+	const block, k = 64, 5
+	c := jit.NewCompiler(jit.CompilerOptions{Version: "test"})
+	kern, err := c.Load(NewDevice(1), jit.Source{File: "column_sums.py", Text: accumulateSrc, Fn: "column_sums"},
+		jit.Spec{Sig: map[string]string{"x_ptr": "*fp32", "y_ptr": "*fp32", "K": "i32"}, Consts: map[string]any{"BLOCK": int64(block)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	xs := make([]float32, block*k)
+	for i := range xs {
+		xs[i] = float32(i%7) - 2
+	}
+	for launch := range 3 {
+		x, y := f32Buf(t, xs), f32Buf(t, make([]float32, block))
+		if err := kern.Launch(grid1(2), []jit.Arg{{Buf: x}, {Buf: y}, {Scalar: int64(k)}}); err != nil {
+			t.Fatal(err)
+		}
+		for j := range block {
+			var want float32
+			for p := range k {
+				want += xs[p*block+j]
+			}
+			if got := y.f32()[j]; got != want {
+				t.Fatalf("launch %d: y[%d] = %g, want %g", launch, j, got, want)
+			}
+		}
+	}
+}
+
+const biasSrc = `import triton
+import triton.language as tl
+
+
+@triton.jit
+def bias_ops(x_ptr, b_ptr, y_ptr, BR: tl.constexpr, BC: tl.constexpr):
+    rr = tl.arange(0, BR)
+    cc = tl.arange(0, BC)
+    offs = rr[:, None] * BC + cc[None, :]
+    x = tl.load(x_ptr + offs)
+    b = tl.load(b_ptr + cc[None, :])
+    y = tl.maximum(b - x, x * b) + b
+    tl.store(y_ptr + offs, y)
+    c = tl.load(x_ptr + offs) / b
+    tl.store(x_ptr + offs, y)
+    tl.store(y_ptr + BR * BC + offs, c)
+`
+
+// Row broadcasts (a [1, N] bias against [M, N] tiles) read in place, as either operand.
+func TestRowBroadcastOperandsAgainstLoops(t *testing.T) {
+	for _, shape := range [][2]int{{4, 64}, {8, 16}} {
+		testRowBroadcast(t, shape[0], shape[1])
+	}
+}
+
+func testRowBroadcast(t *testing.T, br, bc int) {
+	c := jit.NewCompiler(jit.CompilerOptions{Version: "test"})
+	k, err := c.Load(NewDevice(1), jit.Source{File: "bias_ops.py", Text: biasSrc, Fn: "bias_ops"},
+		jit.Spec{Sig: map[string]string{"x_ptr": "*fp32", "b_ptr": "*fp32", "y_ptr": "*fp32"}, Consts: map[string]any{"BR": int64(br), "BC": int64(bc)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	xs, bs := make([]float32, br*bc), make([]float32, bc)
+	for i := range xs {
+		xs[i] = float32(r.NormFloat64())
+	}
+	for i := range bs {
+		bs[i] = float32(r.NormFloat64()) + 3
+	}
+	x, b, y := f32Buf(t, append([]float32(nil), xs...)), f32Buf(t, bs), f32Buf(t, make([]float32, 2*br*bc))
+	if err := k.Launch(grid1(1), []jit.Arg{{Buf: x}, {Buf: b}, {Buf: y}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range br {
+		for j := range bc {
+			xv, bv := xs[i*bc+j], bs[j]
+			want := max(bv-xv, xv*bv) + bv
+			if got := y.f32()[i*bc+j]; !bitsEq(got, want) {
+				t.Fatalf("y[%d][%d] = %g, want %g", i, j, got, want)
+			}
+			if got, want := y.f32()[br*bc+i*bc+j], xv/bv; !bitsEq(got, want) {
+				t.Fatalf("c[%d][%d] = %g, want %g", i, j, got, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,131 @@
+package cpu
+
+import "github.com/widejit/widejit/triton/ir"
+
+// Row broadcasts read in place. A bias added to a matmul tile arrives as a [1, N] load
+// broadcast to [M, N]; filling the [M, N] tile only to read it once costs a pass over memory.
+// When every consumer of such a Broadcast is an fp32 binary op (add, sub, mul, div, min, max)
+// in the same block, after it, with no store, atomic or region in between (the source cannot
+// change), the Broadcast emits no step and each consumer walks its other operand row by row
+// against the [N] source.
+
+func (c *compiler) findRowBroadcasts(f *ir.Func) map[*ir.Value]*ir.Value {
+	out := map[*ir.Value]*ir.Value{}
+	var walk func(b *ir.Block)
+	walk = func(b *ir.Block) {
+		if b == nil {
+			return
+		}
+		for i, in := range b.Instrs {
+			if in == nil {
+				continue
+			}
+			for _, r := range in.Regions {
+				walk(r)
+			}
+			if in.Op != ir.Broadcast || len(in.Args) != 1 || len(in.Results) != 1 {
+				continue
+			}
+			v, src := in.Results[0], in.Args[0]
+			if !rowVectorBroadcast(src.Type, v.Type) {
+				continue
+			}
+			n, last, ok := 0, i, true
+			for j, use := range b.Instrs[i+1:] {
+				if use == nil {
+					ok = false
+					break
+				}
+				k := 0
+				for _, a := range use.Args {
+					if a == v {
+						k++
+					}
+				}
+				if k > 0 {
+					ok = ok && k == 1 && rowBroadcastConsumer(c, use, v)
+					n += k
+					last = i + 1 + j
+				}
+			}
+			if !ok || n == 0 || n != c.uses[v] {
+				continue
+			}
+			for _, between := range b.Instrs[i+1 : last] {
+				if between.Op == ir.Store || between.Op == ir.AtomicRMW || between.Op == ir.AtomicCAS || len(between.Regions) > 0 {
+					ok = false
+				}
+			}
+			if ok {
+				out[v] = src
+			}
+		}
+	}
+	walk(f.Body)
+	return out
+}
+
+// rowVectorBroadcast: [1, ..., 1, N] -> [..., N] of an fp32-class element type.
+func rowVectorBroadcast(src, dst ir.Type) bool {
+	r := dst.Rank()
+	if dst.Ptr || src.Ptr || classOf(dst) != clsF32 || src.Elem != dst.Elem || r < 2 || src.Rank() != r {
+		return false
+	}
+	for d := 0; d < r-1; d++ {
+		if src.Shape[d] != 1 {
+			return false
+		}
+	}
+	return src.Shape[r-1] == dst.Shape[r-1]
+}
+
+func rowBroadcastConsumer(c *compiler, use *ir.Instr, v *ir.Value) bool {
+	switch use.Op {
+	case ir.Add, ir.Sub, ir.Mul, ir.Div, ir.Max, ir.Min:
+	default:
+		return false
+	}
+	if len(use.Args) != 2 || len(use.Results) != 1 || classOf(use.Results[0].Type) != clsF32 {
+		return false
+	}
+	other := use.Args[0]
+	if other == v {
+		other = use.Args[1]
+	}
+	// the other operand must be a plain tile (not a scalar read in place, not another broadcast)
+	return !c.absorbed[other] && !(other.Def != nil && other.Def.Op == ir.Broadcast)
+}
+
+// rowBroadcastStep runs binary with one operand read row by row from its [N] source.
+func (c *compiler) rowBroadcastStep(in *ir.Instr, args []int, z int, d ir.DType, binary func(a, b, z []float32)) (step, bool) {
+	vecFirst := true
+	src, ok := c.rowBcast[in.Args[0]]
+	other := args[1]
+	if !ok {
+		vecFirst = false
+		if src, ok = c.rowBcast[in.Args[1]]; !ok {
+			return nil, false
+		}
+		other = args[0]
+	}
+	vs, ok := c.slots[src]
+	if !ok {
+		return nil, false
+	}
+	t := c.p.slotType[z]
+	n := t.Shape[t.Rank()-1]
+	return func(fr *frame) error {
+		vec, x, zz := fr.f32[vs][:n], fr.f32[other], fr.f32[z]
+		for r := 0; r < len(zz); r += n {
+			if vecFirst {
+				binary(vec, x[r:r+n], zz[r:r+n])
+			} else {
+				binary(x[r:r+n], vec, zz[r:r+n])
+			}
+		}
+		if d != ir.F32 {
+			roundTo(d, zz)
+		}
+		return nil
+	}, true
+}
