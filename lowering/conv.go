@@ -22,6 +22,14 @@ func init() {
 // to check the implicit GEMM on the same problems.
 var convDirectDepthwise = true
 
+// convRowKernel selects the row-tiled implicit GEMM (conv_rows.py) for the convolutions whose
+// output rows are at least convRowMinWidth wide; tests turn it off to check conv.py on the
+// same problems. Narrower rows would leave most of a dot tile (at least 16 wide) idle, and
+// conv.py tiles the flat pixel index instead.
+var convRowKernel = true
+
+const convRowMinWidth = 8
+
 type convGroup struct {
 	groupBase
 	x, w                   View
@@ -32,6 +40,7 @@ type convGroup struct {
 	sh, sw, ph, pw, dh, dw int
 	xBStride, xCStride     int
 	depthwise              bool // direct kernel (conv_depthwise.py)
+	rows                   bool // row-tiled implicit GEMM (conv_rows.py), else conv.py
 }
 
 func lowerConv(l *lowerer, n *graph.Node) error {
@@ -86,7 +95,12 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 		chBound = "OC"
 		l.notes[g] = append(l.notes[g], "depthwise: direct kernel, no GEMM over 1-channel groups")
 	}
-	g.epi = newConvEpilogue(out, batched, chBound)
+	g.rows = !g.depthwise && convRowKernel && g.rowWidth() >= convRowMinWidth
+	if g.rows {
+		g.epi = newConvRowsEpilogue(out, batched)
+	} else {
+		g.epi = newConvEpilogue(out, batched, chBound)
+	}
 	if p := n.Param("bias"); p != nil {
 		bv := l.values[p.Name]
 		bv, _ = bv.reshape(append([]int{outC}, ones(k)...))
@@ -113,6 +127,32 @@ func newConvEpilogue(out View, batched bool, chBound string) *epilogue {
 		masks: []string{"", "(rn[None, :] < " + chBound + ")", "(rp[:, None] < P)"}}
 }
 
+// newConvRowsEpilogue is newConvEpilogue for conv_rows.py, whose accumulator is
+// [BLOCK_OC, BLOCK_P] (channels on the first axis).
+func newConvRowsEpilogue(out View, batched bool) *epilogue {
+	e := newConvEpilogue(out, batched, "OCG")
+	e.vars = []string{"bidx", "oc_g[:, None]", "rp[None, :]"}
+	e.masks = []string{"", "(rn[:, None] < OCG)", "(rp[None, :] < P)"}
+	return e
+}
+
+// pointwise reports a 1x1 convolution with unit stride and no padding: a plain GEMM over
+// the flat pixels, which conv_rows.py runs as one row of H*W pixels.
+func (g *convGroup) pointwise() bool {
+	return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0
+}
+
+// rowGeometry is the (H, W, OH, OW) conv_rows.py runs with: the real ones, or one row of
+// all pixels for a pointwise convolution.
+func (g *convGroup) rowGeometry() (h, w, oh, ow int) {
+	if g.pointwise() {
+		return 1, g.h * g.wd, 1, g.oh * g.ow
+	}
+	return g.h, g.wd, g.oh, g.ow
+}
+
+func (g *convGroup) rowWidth() int { _, _, _, ow := g.rowGeometry(); return ow }
+
 type convData struct {
 	Fn           string
 	Header       []string
@@ -124,13 +164,20 @@ type convData struct {
 
 // heuristicBlocks is the built-in tile choice of the implicit GEMM (the default tunables
 // candidate, tunables.go).
+// For conv_rows.py BLOCK_P tiles one output row and BLOCK_K the input channels of one tap.
 func (g *convGroup) heuristicBlocks() (bp, boc, bk int) {
+	if g.rows {
+		return clamp(nextPow2(g.rowWidth()), 16, 64), clamp(nextPow2(g.ocg), 16, 64), clamp(nextPow2(g.cg), 16, 64)
+	}
 	return clamp(nextPow2(g.oh*g.ow), 16, 64), clamp(nextPow2(g.ocg), 16, 64), clamp(nextPow2(g.cg*g.kh*g.kw), 16, 64)
 }
 
 func (g *convGroup) emit(l *lowerer) (*Launch, error) {
 	if g.depthwise {
 		return g.emitDepthwise(l)
+	}
+	if g.rows {
+		return g.emitRows(l)
 	}
 	fn := kernelName(g.index, g.ops)
 	p := g.oh * g.ow
@@ -165,6 +212,45 @@ func (g *convGroup) emit(l *lowerer) (*Launch, error) {
 	return &Launch{
 		Kernel:    newKernel("conv.py", fn, text, map[string]any{"BLOCK_P": int64(bp), "BLOCK_OC": int64(bn), "BLOCK_K": int64(bk)}),
 		Grid:      [3]int{cdiv(p, bp) * tilesOC, g.batch * g.groups, l.n},
+		ModelAxis: 2,
+		Args:      args,
+	}, nil
+}
+
+func (g *convGroup) emitRows(l *lowerer) (*Launch, error) {
+	fn := kernelName(g.index, g.ops)
+	h, w, oh, ow := g.rowGeometry()
+	p := oh * ow
+	outC := g.ocg * g.groups
+	re, err := g.epi.render("acc", "cmask", "tl.float32",
+		"(model + model_base) * c_mstride + bidx * c_bstride + oc_g[:, None] * P + rp[None, :]", "e", nil)
+	if err != nil {
+		return nil, err
+	}
+	bp, bn, bk := g.blocks() // the chosen tunables, else heuristicBlocks
+	tilesOW, tilesOC := cdiv(ow, bp), cdiv(g.ocg, bn)
+	var args []LaunchArg
+	args = append(args, ptrArgs("x", g.x)...)
+	args = append(args, intArg("x_bstride", g.xBStride), intArg("x_cstride", g.xCStride))
+	args = append(args, ptrArgs("w", g.w)...)
+	args = append(args, ptrArgs("c", g.out)...)
+	args = append(args, intArg("c_bstride", outC*p))
+	args = append(args, re.args...)
+	args = append(args, intArg("H", h), intArg("W", w), intArg("OW", ow), intArg("P", p),
+		intArg("OCG", g.ocg), intArg("KTOT", g.cg*g.kh*g.kw), intArg("KH", g.kh), intArg("KW", g.kw),
+		intArg("KHW", g.kh*g.kw), intArg("CG", g.cg), intArg("GROUPS", g.groups),
+		intArg("stride_h", g.sh), intArg("stride_w", g.sw), intArg("pad_h", g.ph), intArg("pad_w", g.pw),
+		intArg("dil_h", g.dh), intArg("dil_w", g.dw), intArg("tiles_ow", tilesOW), intArg("tiles_oc", tilesOC))
+	args = append(args, re.extra...)
+	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads,
+		EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body}
+	text, err := templates.Render("conv_rows.py", d)
+	if err != nil {
+		return nil, err
+	}
+	return &Launch{
+		Kernel:    newKernel("conv_rows.py", fn, text, map[string]any{"BLOCK_P": int64(bp), "BLOCK_OC": int64(bn), "BLOCK_K": int64(bk)}),
+		Grid:      [3]int{oh * tilesOW * tilesOC, g.batch * g.groups, l.n},
 		ModelAxis: 2,
 		Args:      args,
 	}, nil

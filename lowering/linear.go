@@ -337,11 +337,12 @@ func (g *mlpGroup) heuristicBlocks() (bm, bk, bh int) {
 func (g *mlpGroup) emit(l *lowerer) (*Launch, error) {
 	fn := kernelName(g.index, g.ops)
 	f := g.first
-	// the hidden epilogue reads per-column vectors along the hidden slice rh
+	// the hidden epilogue reads per-unit vectors along the hidden slice rh; mlp.py holds the
+	// hidden tile transposed, [BLOCK_H, BLOCK_M]
 	hid := *g.hidden
-	hid.vars = []string{"batch", "0", "rh[None, :]"}
-	hid.masks = []string{"", "", "(rh[None, :] < H)"}
-	hre, err := hid.render("h", "rh[None, :] < H", "tl.float32", "", "hid", nil)
+	hid.vars = []string{"batch", "0", "rh[:, None]"}
+	hid.masks = []string{"", "", "(rh[:, None] < H)"}
+	hre, err := hid.render("h", "rh[:, None] < H", "tl.float32", "", "hid", nil)
 	if err != nil {
 		return nil, err
 	}

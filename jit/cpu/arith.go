@@ -267,7 +267,7 @@ func (c *compiler) f32Op(in *ir.Instr, args []int, z int, d ir.DType) (step, err
 		} else if in.Op == ir.Erf {
 			unary = func(a, z []float32) {
 				a = a[:len(z)]
-				for i := range z {
+				for i := erfF32Vec(a, z); i < len(z); i++ {
 					z[i] = erf32(a[i])
 				}
 			}

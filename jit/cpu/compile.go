@@ -57,7 +57,9 @@ type frame struct {
 	lz             lazyState // symbolic integer tiles (lazy.go)
 	constantsReady bool      // the program's constants are in their slots
 
-	ownF32 [][]float32 // storage of slots that view buffer memory (alias.go), by slot
+	ownF32       [][]float32 // storage of slots that view buffer memory (alias.go), by slot
+	gemmScratch  []float32   // padded panels of narrow tl.dot operands (dot.go)
+	bcastScratch []float32   // one row of a column broadcast (rowbcast.go)
 }
 
 func newFrame(p *program) *frame {

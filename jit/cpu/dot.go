@@ -42,7 +42,7 @@ func (c *compiler) compileDot(in *ir.Instr, args []int, z int) (step, error) {
 			}
 			x, y, zz := fr.f32[a], fr.f32[b], fr.f32[z]
 			for bi := range batch {
-				gemmF32(m, n, k, x[bi*m*k:], k, y[bi*k*n:], n, zz[bi*m*n:], n)
+				gemmF32(m, n, k, x[bi*m*k:], k, y[bi*k*n:], n, zz[bi*m*n:], n, &fr.gemmScratch)
 			}
 			roundTo(out, zz)
 			return nil
@@ -90,8 +90,11 @@ func (c *compiler) compileDot(in *ir.Instr, args []int, z int) (step, error) {
 }
 
 // gemmF32 computes c[m,n] += a[m,k] x b[k,n] (row-major with leading dimensions lda, ldb,
-// ldc), register-blocked through the widest micro-kernel the CPU has, the edges in Go.
-func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+// ldc), register-blocked through the widest micro-kernel the CPU has. Columns past the last
+// whole micro-tile (all of them when n is narrower than one, e.g. a 16-wide tile under the
+// 32-wide AVX-512 kernel) run on the micro-kernel too, through zero-padded copies in
+// scratch; the bottom rows run in Go.
+func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, scratch *[]float32) {
 	if k == 0 {
 		return
 	}
@@ -109,12 +112,44 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 			}
 		}
 	}
+	if microKernel != nil && nDone < n && m >= mr {
+		mDone = m - m%mr
+		gemmPaddedEdge(mDone, n-nDone, k, a, lda, b[nDone:], ldb, c[nDone:], ldc, scratch)
+		nDone = n
+	}
 	// Right edge of the blocked rows, then the bottom rows.
 	if nDone < n {
 		gemmGo(mDone, n-nDone, k, a, lda, b[nDone:], ldb, c[nDone:], ldc)
 	}
 	if mDone < m {
 		gemmGo(m-mDone, n, k, a[mDone*lda:], lda, b, ldb, c[mDone*ldc:], ldc)
+	}
+}
+
+// gemmPaddedEdge runs c[m, w] += a[m, k] x b[k, w] (w < microCols, m a multiple of
+// microRows) on the micro-kernel: b is copied into a [k, microCols] panel padded with zeros,
+// and each block of c rows into a [microRows, microCols] tile and back.
+func gemmPaddedEdge(m, w, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, scratch *[]float32) {
+	mr, nr := microRows, microCols
+	need := k*nr + mr*nr
+	if cap(*scratch) < need {
+		*scratch = make([]float32, need)
+	}
+	panel, tile := (*scratch)[:k*nr], (*scratch)[k*nr:need]
+	for p := range k {
+		row := panel[p*nr : p*nr+nr]
+		copy(row, b[p*ldb:p*ldb+w])
+		clear(row[w:])
+	}
+	_ = a[(m-1)*lda+k-1]
+	for i := 0; i < m; i += mr {
+		for r := range mr {
+			copy(tile[r*nr:r*nr+w], c[(i+r)*ldc:(i+r)*ldc+w])
+		}
+		microKernel(k, &a[i*lda], lda, &panel[0], nr, &tile[0], nr)
+		for r := range mr {
+			copy(c[(i+r)*ldc:(i+r)*ldc+w], tile[r*nr:r*nr+w])
+		}
 	}
 }
 

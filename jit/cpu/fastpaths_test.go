@@ -25,10 +25,18 @@ func TestErf32MatchesMathErf(t *testing.T) {
 		g := float32(i) / erfGridInv
 		xs = append(xs, g, math.Nextafter32(g, 0), math.Nextafter32(g, 10), g+0.5/erfGridInv)
 	}
-	for _, x := range xs {
+	vec := make([]float32, len(xs))
+	done := erfF32Vec(xs, vec)
+	if haveVecAVX2 && done < len(xs)-3 {
+		t.Fatalf("erfF32Vec did %d of %d lanes with AVX2 present", done, len(xs))
+	}
+	for i, x := range xs {
 		got, want := erf32(x), float32(math.Erf(float64(x)))
 		if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
 			t.Fatalf("erf32(%g) = %g (%#x), want %g (%#x)", x, got, math.Float32bits(got), want, math.Float32bits(want))
+		}
+		if got := vec[i]; i < done && math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+			t.Fatalf("erfF32Vec lane %d: erf(%g) = %g (%#x), want %g (%#x)", i, x, got, math.Float32bits(got), want, math.Float32bits(want))
 		}
 	}
 }
@@ -319,9 +327,13 @@ def bias_ops(x_ptr, b_ptr, y_ptr, BR: tl.constexpr, BC: tl.constexpr):
     c = tl.load(x_ptr + offs) / b
     tl.store(x_ptr + offs, y)
     tl.store(y_ptr + BR * BC + offs, c)
+    bcol = tl.load(b_ptr + rr[:, None])
+    tl.store(y_ptr + 2 * BR * BC + offs, tl.minimum(x, bcol) - bcol * x)
+    tl.store(y_ptr + 3 * BR * BC + offs, (bcol - x) + (x - bcol) * (x / bcol) + (bcol / x) + (x + bcol))
 `
 
-// Row broadcasts (a [1, N] bias against [M, N] tiles) read in place, as either operand.
+// Row and column broadcasts (a [1, N] or [M, 1] bias against [M, N] tiles) read in place,
+// as either operand.
 func TestRowBroadcastOperandsAgainstLoops(t *testing.T) {
 	for _, shape := range [][2]int{{4, 64}, {8, 16}} {
 		testRowBroadcast(t, shape[0], shape[1])
@@ -343,19 +355,65 @@ func testRowBroadcast(t *testing.T, br, bc int) {
 	for i := range bs {
 		bs[i] = float32(r.NormFloat64()) + 3
 	}
-	x, b, y := f32Buf(t, append([]float32(nil), xs...)), f32Buf(t, bs), f32Buf(t, make([]float32, 2*br*bc))
+	x, b, y := f32Buf(t, append([]float32(nil), xs...)), f32Buf(t, bs), f32Buf(t, make([]float32, 4*br*bc))
 	if err := k.Launch(grid1(1), []jit.Arg{{Buf: x}, {Buf: b}, {Buf: y}}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range br {
 		for j := range bc {
 			xv, bv := xs[i*bc+j], bs[j]
-			want := max(bv-xv, xv*bv) + bv
+			want := max(bv-xv, float32(xv*bv)) + bv
 			if got := y.f32()[i*bc+j]; !bitsEq(got, want) {
 				t.Fatalf("y[%d][%d] = %g, want %g", i, j, got, want)
 			}
 			if got, want := y.f32()[br*bc+i*bc+j], xv/bv; !bitsEq(got, want) {
 				t.Fatalf("c[%d][%d] = %g, want %g", i, j, got, want)
+			}
+			if got, want := y.f32()[2*br*bc+i*bc+j], min(xv, bs[i])-float32(bs[i]*xv); !bitsEq(got, want) {
+				t.Fatalf("column broadcast [%d][%d] = %g, want %g", i, j, got, want)
+			}
+			bi := bs[i]
+			t1, t2, t3, t4, t5 := bi-xv, xv-bi, xv/bi, bi/xv, xv+bi
+			if got, want := y.f32()[3*br*bc+i*bc+j], ((t1+float32(t2*t3))+t4)+t5; !bitsEq(got, want) { // float32(): no FMA
+				t.Fatalf("column broadcast arithmetic [%d][%d] = %g, want %g", i, j, got, want)
+			}
+		}
+	}
+}
+
+// gemmF32 on every edge case of the micro-tiles (narrow, ragged, padded columns) against
+// a float64 triple loop.
+func TestGemmEdgesAgainstLoops(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	var scratch []float32
+	for _, s := range [][3]int{{32, 16, 64}, {16, 16, 16}, {8, 1, 5}, {9, 40, 7}, {33, 70, 3}, {64, 32, 128}, {3, 3, 3}, {128, 32, 64}} {
+		m, n, k := s[0], s[1], s[2]
+		lda, ldb, ldc := k+1, n+2, n+3 // leading dimensions wider than the rows
+		a, b, c := make([]float32, m*lda), make([]float32, k*ldb), make([]float32, m*ldc)
+		for _, x := range [][]float32{a, b, c} {
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+		}
+		want := make([]float64, m*ldc)
+		for i := range m {
+			for j := range ldc {
+				want[i*ldc+j] = float64(c[i*ldc+j])
+				if j >= n {
+					continue
+				}
+				for p := range k {
+					want[i*ldc+j] += float64(a[i*lda+p]) * float64(b[p*ldb+j])
+				}
+			}
+		}
+		gemmF32(m, n, k, a, lda, b, ldb, c, ldc, &scratch)
+		for i := range m {
+			for j := range ldc {
+				got, w := float64(c[i*ldc+j]), want[i*ldc+j]
+				if math.Abs(got-w) > 1e-5*(1+math.Abs(w))*float64(k) {
+					t.Fatalf("%dx%dx%d: c[%d][%d] = %g, want %g", m, n, k, i, j, got, w)
+				}
 			}
 		}
 	}

@@ -2,8 +2,9 @@ package cpu
 
 import "github.com/widejit/widejit/triton/ir"
 
-// Row broadcasts read in place. A bias added to a matmul tile arrives as a [1, N] load
-// broadcast to [M, N]; filling the [M, N] tile only to read it once costs a pass over memory.
+// Row and column broadcasts read in place. A bias added to a matmul tile arrives as a [1, N]
+// (or, for a transposed tile, [M, 1]) load broadcast to [M, N]; filling the [M, N] tile only
+// to read it once costs a pass over memory.
 // When every consumer of such a Broadcast is an fp32 binary op (add, sub, mul, div, min, max)
 // in the same block, after it, with no store, atomic or region in between (the source cannot
 // change), the Broadcast emits no step and each consumer walks its other operand row by row
@@ -65,18 +66,34 @@ func (c *compiler) findRowBroadcasts(f *ir.Func) map[*ir.Value]*ir.Value {
 	return out
 }
 
-// rowVectorBroadcast: [1, ..., 1, N] -> [..., N] of an fp32-class element type.
+// rowVectorBroadcast: [1, ..., 1, N] -> [..., N] (a row vector against every row) or
+// [..., M, 1] -> [..., M, N] (one value per row) of an fp32-class element type.
 func rowVectorBroadcast(src, dst ir.Type) bool {
 	r := dst.Rank()
 	if dst.Ptr || src.Ptr || classOf(dst) != clsF32 || src.Elem != dst.Elem || r < 2 || src.Rank() != r {
 		return false
 	}
+	return isRowVector(src, dst) || isColumnVector(src, dst)
+}
+
+func isRowVector(src, dst ir.Type) bool {
+	r := dst.Rank()
 	for d := 0; d < r-1; d++ {
 		if src.Shape[d] != 1 {
 			return false
 		}
 	}
 	return src.Shape[r-1] == dst.Shape[r-1]
+}
+
+func isColumnVector(src, dst ir.Type) bool {
+	r := dst.Rank()
+	for d := 0; d < r-1; d++ {
+		if src.Shape[d] != dst.Shape[d] {
+			return false
+		}
+	}
+	return src.Shape[r-1] == 1
 }
 
 func rowBroadcastConsumer(c *compiler, use *ir.Instr, v *ir.Value) bool {
@@ -114,6 +131,42 @@ func (c *compiler) rowBroadcastStep(in *ir.Instr, args []int, z int, d ir.DType,
 	}
 	t := c.p.slotType[z]
 	n := t.Shape[t.Rank()-1]
+	if isColumnVector(src.Type, t) && !isRowVector(src.Type, t) {
+		switch in.Op {
+		case ir.Add, ir.Sub, ir.Mul, ir.Div:
+			// one value per row: the vector-scalar loops of absorbed splats
+			op := in.Op
+			return func(fr *frame) error {
+				col, x, zz := fr.f32[vs], fr.f32[other], fr.f32[z]
+				for r := 0; r < len(zz); r += n {
+					arithScalarF32(op, vecFirst, x[r:r+n], col[r/n], zz[r:r+n])
+				}
+				if d != ir.F32 {
+					roundTo(d, zz)
+				}
+				return nil
+			}, true
+		}
+		// min, max: spread the row's value over a row-long scratch (in L1), then the vector loop
+		return func(fr *frame) error {
+			if cap(fr.bcastScratch) < n {
+				fr.bcastScratch = make([]float32, n)
+			}
+			row, col, x, zz := fr.bcastScratch[:n], fr.f32[vs], fr.f32[other], fr.f32[z]
+			for r := 0; r < len(zz); r += n {
+				fill(row, col[r/n])
+				if vecFirst {
+					binary(row, x[r:r+n], zz[r:r+n])
+				} else {
+					binary(x[r:r+n], row, zz[r:r+n])
+				}
+			}
+			if d != ir.F32 {
+				roundTo(d, zz)
+			}
+			return nil
+		}, true
+	}
 	return func(fr *frame) error {
 		vec, x, zz := fr.f32[vs][:n], fr.f32[other], fr.f32[z]
 		for r := 0; r < len(zz); r += n {

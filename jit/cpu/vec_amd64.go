@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"math"
 	"unsafe"
 
 	"golang.org/x/sys/cpu"
@@ -150,5 +151,32 @@ func vecMulAddF32(x []float32, a, b float32, z []float32) int {
 	}
 	_ = x[n-1]
 	mulAddVSSAVX2(&x[0], &z[0], n, a, b)
+	return n
+}
+
+//go:noescape
+func erfF32AVX2(x, z *float32, n int, flags *uint8, table *float64)
+
+// erfF32Vec computes z = erf32(x) for the leading lanes it can (a multiple of 4) with AVX2;
+// it returns how many it did.
+func erfF32Vec(x, z []float32) int {
+	n := len(z) &^ 3
+	if !haveVecAVX2 || n == 0 {
+		return 0
+	}
+	x = x[:n]
+	var flags [256]uint8 // one per 4 lanes of a chunk
+	for off := 0; off < n; off += 4 * len(flags) {
+		m := min(4*len(flags), n-off)
+		erfF32AVX2(&x[off], &z[off], m, &flags[0], &erfTaylor[0][0])
+		for g, f := range flags[:m/4] {
+			for l := 0; f != 0; l, f = l+1, f>>1 {
+				if f&1 != 0 {
+					i := off + 4*g + l
+					z[i] = float32(math.Erf(float64(x[i])))
+				}
+			}
+		}
+	}
 	return n
 }

@@ -380,3 +380,153 @@ mulAddVSSAVX2_loop:
 mulAddVSSAVX2_done:
 	VZEROUPPER
 	RET
+
+// erf for fp32 lanes (erf.go): the Taylor table evaluated 4 lanes at a time in float64.
+// Each constant is 4 copies (32 bytes), so it can be a 256-bit memory operand.
+DATA erfconst<>+0(SB)/8, $0x7fffffffffffffff
+DATA erfconst<>+8(SB)/8, $0x7fffffffffffffff
+DATA erfconst<>+16(SB)/8, $0x7fffffffffffffff
+DATA erfconst<>+24(SB)/8, $0x7fffffffffffffff
+DATA erfconst<>+32(SB)/8, $0x3c30000000000000
+DATA erfconst<>+40(SB)/8, $0x3c30000000000000
+DATA erfconst<>+48(SB)/8, $0x3c30000000000000
+DATA erfconst<>+56(SB)/8, $0x3c30000000000000
+DATA erfconst<>+64(SB)/8, $0x4018000000000000
+DATA erfconst<>+72(SB)/8, $0x4018000000000000
+DATA erfconst<>+80(SB)/8, $0x4018000000000000
+DATA erfconst<>+88(SB)/8, $0x4018000000000000
+DATA erfconst<>+96(SB)/8, $0x4017f5c28f5c28f6
+DATA erfconst<>+104(SB)/8, $0x4017f5c28f5c28f6
+DATA erfconst<>+112(SB)/8, $0x4017f5c28f5c28f6
+DATA erfconst<>+120(SB)/8, $0x4017f5c28f5c28f6
+DATA erfconst<>+128(SB)/8, $0x4040000000000000
+DATA erfconst<>+136(SB)/8, $0x4040000000000000
+DATA erfconst<>+144(SB)/8, $0x4040000000000000
+DATA erfconst<>+152(SB)/8, $0x4040000000000000
+DATA erfconst<>+160(SB)/8, $0x3fe0000000000000
+DATA erfconst<>+168(SB)/8, $0x3fe0000000000000
+DATA erfconst<>+176(SB)/8, $0x3fe0000000000000
+DATA erfconst<>+184(SB)/8, $0x3fe0000000000000
+DATA erfconst<>+192(SB)/8, $0x3fa0000000000000
+DATA erfconst<>+200(SB)/8, $0x3fa0000000000000
+DATA erfconst<>+208(SB)/8, $0x3fa0000000000000
+DATA erfconst<>+216(SB)/8, $0x3fa0000000000000
+DATA erfconst<>+224(SB)/8, $0x1fffffff
+DATA erfconst<>+232(SB)/8, $0x1fffffff
+DATA erfconst<>+240(SB)/8, $0x1fffffff
+DATA erfconst<>+248(SB)/8, $0x1fffffff
+DATA erfconst<>+256(SB)/8, $0xfffc000
+DATA erfconst<>+264(SB)/8, $0xfffc000
+DATA erfconst<>+272(SB)/8, $0xfffc000
+DATA erfconst<>+280(SB)/8, $0xfffc000
+DATA erfconst<>+288(SB)/8, $0xffffffffffffffff
+DATA erfconst<>+296(SB)/8, $0xffffffffffffffff
+DATA erfconst<>+304(SB)/8, $0xffffffffffffffff
+DATA erfconst<>+312(SB)/8, $0xffffffffffffffff
+DATA erfconst<>+320(SB)/8, $0x8000
+DATA erfconst<>+328(SB)/8, $0x8000
+DATA erfconst<>+336(SB)/8, $0x8000
+DATA erfconst<>+344(SB)/8, $0x8000
+DATA erfconst<>+352(SB)/8, $0x8000000000000000
+DATA erfconst<>+360(SB)/8, $0x8000000000000000
+DATA erfconst<>+368(SB)/8, $0x8000000000000000
+DATA erfconst<>+376(SB)/8, $0x8000000000000000
+GLOBL erfconst<>(SB), RODATA|NOPTR, $384
+
+// func erfF32AVX2(x, z *float32, n int, flags *uint8, table *float64)
+// z[i] = erf(x[i]) for n lanes (a multiple of 4); flags[i/4] gets bit i%4 set for each lane
+// the caller must recompute with math.Erf: tiny, large or NaN inputs, and values within
+// 2^14 float64 ulps of a float32 rounding midpoint (erf32 decides the same way).
+TEXT ·erfF32AVX2(SB), NOSPLIT, $0-40
+	MOVQ x+0(FP), SI
+	MOVQ z+8(FP), DI
+	MOVQ n+16(FP), CX
+	MOVQ flags+24(FP), DX
+	MOVQ table+32(FP), R8
+	SHRQ $2, CX
+	JZ erfF32AVX2_done
+erfF32AVX2_loop:
+	VCVTPS2PD (SI), Y0
+	VANDPD erfconst<>+0(SB), Y0, Y1
+	VCMPPD $0x1D, erfconst<>+32(SB), Y1, Y2
+	VCMPPD $0x11, erfconst<>+64(SB), Y1, Y3
+	VANDPD Y3, Y2, Y2
+	VMINPD erfconst<>+64(SB), Y1, Y3
+	VMULPD erfconst<>+128(SB), Y3, Y4
+	VADDPD erfconst<>+160(SB), Y4, Y4
+	VCVTTPD2DQY Y4, X4
+	VCVTDQ2PD X4, Y5
+	VMULPD erfconst<>+192(SB), Y5, Y5
+	VSUBPD Y5, Y3, Y5
+	VMULPD Y5, Y5, Y1
+	// Each lane's coefficients are one 64-byte table row: load the 4 rows and transpose
+	// them 4x4 at a time (gathers are microcoded, and slow, on some CPUs).
+	VMOVD X4, R9
+	VPEXTRD $1, X4, R10
+	VPEXTRD $2, X4, R11
+	VPEXTRD $3, X4, R12
+	SHLQ $6, R9
+	SHLQ $6, R10
+	SHLQ $6, R11
+	SHLQ $6, R12
+	// c4..c6; A = h2*((c4 + h*c5) + h2*c6)
+	VMOVUPD 32(R8)(R9*1), Y6
+	VMOVUPD 32(R8)(R10*1), Y7
+	VMOVUPD 32(R8)(R11*1), Y8
+	VMOVUPD 32(R8)(R12*1), Y9
+	VUNPCKLPD Y7, Y6, Y10
+	VUNPCKHPD Y7, Y6, Y11
+	VUNPCKLPD Y9, Y8, Y12
+	VUNPCKHPD Y9, Y8, Y13
+	VPERM2F128 $0x20, Y12, Y10, Y6
+	VPERM2F128 $0x20, Y13, Y11, Y7
+	VPERM2F128 $0x31, Y12, Y10, Y8
+	VMULPD Y7, Y5, Y7
+	VADDPD Y7, Y6, Y6
+	VMULPD Y8, Y1, Y8
+	VADDPD Y8, Y6, Y8
+	VMULPD Y8, Y1, Y8
+	// c0..c3; A = h2*((c2 + h*c3) + A); y = (c0 + h*c1) + A
+	VMOVUPD (R8)(R9*1), Y6
+	VMOVUPD (R8)(R10*1), Y7
+	VMOVUPD (R8)(R11*1), Y9
+	VMOVUPD (R8)(R12*1), Y10
+	VUNPCKLPD Y7, Y6, Y11
+	VUNPCKHPD Y7, Y6, Y12
+	VUNPCKLPD Y10, Y9, Y13
+	VUNPCKHPD Y10, Y9, Y14
+	VPERM2F128 $0x20, Y13, Y11, Y6
+	VPERM2F128 $0x20, Y14, Y12, Y7
+	VPERM2F128 $0x31, Y13, Y11, Y9
+	VPERM2F128 $0x31, Y14, Y12, Y10
+	VMULPD Y10, Y5, Y10
+	VADDPD Y10, Y9, Y9
+	VADDPD Y8, Y9, Y8
+	VMULPD Y8, Y1, Y8
+	VMULPD Y7, Y5, Y7
+	VADDPD Y7, Y6, Y6
+	VADDPD Y8, Y6, Y8
+	// ok = valid && the low 29 bits are not within 2^14 of the midpoint 2^28
+	VPAND erfconst<>+224(SB), Y8, Y3
+	VPSUBQ erfconst<>+256(SB), Y3, Y3
+	VPCMPGTQ erfconst<>+288(SB), Y3, Y6
+	VMOVDQU erfconst<>+320(SB), Y7
+	VPCMPGTQ Y3, Y7, Y7
+	VPAND Y7, Y6, Y6
+	VANDNPD Y2, Y6, Y6
+	VMOVMSKPD Y6, AX
+	XORL $15, AX
+	MOVB AX, (DX)
+	// erf is odd: copy the sign of x, round to fp32
+	VANDPD erfconst<>+352(SB), Y0, Y0
+	VORPD Y0, Y8, Y8
+	VCVTPD2PSY Y8, X8
+	VMOVUPS X8, (DI)
+	ADDQ $16, SI
+	ADDQ $16, DI
+	INCQ DX
+	DECQ CX
+	JNZ erfF32AVX2_loop
+erfF32AVX2_done:
+	VZEROUPPER
+	RET

@@ -1,8 +1,11 @@
 {{- /*
 A whole Linear-act-Linear block in one kernel: each program owns BLOCK_M rows of one model and
 walks the hidden layer in BLOCK_H slices; every slice h = act(x @ W1[slice]^T + b1[slice]) is
-consumed at once by the second matmul (acc += h @ W2[:, slice]^T), so the hidden activation
-never goes to memory. BLOCK_O covers the whole output width. Grid: (row blocks, 1, models).
+consumed at once by the second matmul, so the hidden activation never goes to memory. The
+block is computed transposed, h^T = W1[slice] @ x^T and y^T += W2[:, slice] @ h^T: the weights
+are then read as they lie in memory (rows along K) and only the small x and y tiles are
+transposed. BLOCK_N covers the whole output width. Grid: (row blocks, 1, models).
+The hidden statements see h as [BLOCK_H, BLOCK_M] (per-hidden-unit vectors index rh[:, None]).
 Data: Fn, Header, HiddenArgs []string, HiddenLoads []{Name, Load} (addressed by rh), Hidden
 []string (statements from `h` to `h`, e.g. bias and activation), Epilogue []{Name, Load},
 EpilogueArgs, ExtraArgs, Body []string (from `acc` to `y`).
@@ -35,18 +38,17 @@ def {{.Fn}}(
     x_base = x_ptr + model * x_mstride
     w1_base = w1_ptr + model * w1_mstride
     w2_base = w2_ptr + model * w2_mstride
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    acct = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)
     for hs in range(0, H, BLOCK_H):
         rh = hs + rh0
-        hacc = tl.zeros((BLOCK_M, BLOCK_H), dtype=tl.float32)
+        hacc = tl.zeros((BLOCK_H, BLOCK_M), dtype=tl.float32)
         for k0 in range(0, K, BLOCK_K):
             ks = k0 + rk
             xt = tl.load(x_base + rm[:, None] * x_sm + ks[None, :],
                          mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
-            # W1 rows are contiguous along K: load [BLOCK_H, BLOCK_K] rows, transpose in registers
             w1 = tl.load(w1_base + rh[:, None] * K + ks[None, :],
                          mask=(rh[:, None] < H) & (ks[None, :] < K), other=0.0)
-            hacc += tl.dot(xt, tl.trans(w1), input_precision="ieee")
+            hacc += tl.dot(w1, tl.trans(xt), input_precision="ieee")
         h = hacc
 {{- range .HiddenLoads}}
         {{.Name}} = {{.Load}}
@@ -54,10 +56,11 @@ def {{.Fn}}(
 {{- range .Hidden}}
         {{.}}
 {{- end}}
-        # hidden columns past H meet zero rows of W2^T, so they add nothing
+        # hidden units past H meet zero columns of W2, so they add nothing
         w2 = tl.load(w2_base + rn[:, None] * H + rh[None, :],
                      mask=(rn[:, None] < N) & (rh[None, :] < H), other=0.0)
-        acc += tl.dot(h, tl.trans(w2), input_precision="ieee")
+        acct += tl.dot(w2, h, input_precision="ieee")
+    acc = tl.trans(acct)
     cmask = (rm[:, None] < M) & (rn[None, :] < N)
 {{- range .Epilogue}}
     {{.Name}} = {{.Load}}
