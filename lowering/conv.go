@@ -13,6 +13,10 @@ import (
 // fused into its epilogue. A 1-d convolution runs as a 2-d one with a height of 1.
 // Depthwise convolutions (groups == in_channels) use a direct kernel (conv_depthwise.py)
 // instead: a GEMM tile over one group's 1 or 2 output channels would be mostly padding.
+// Convolutions with wide enough output rows use the row-tiled implicit GEMM (conv_rows.py:
+// taps and channel blocks as loops, loads affine along the row, which the CPU backend copies
+// row by row instead of gathering), fed by a per-run weight relayout (conv_weight.py);
+// conv.py (K = channels x taps flattened) remains for the rest.
 
 func init() {
 	registerOp(lowerConv, "conv1d", "conv2d")
@@ -23,10 +27,12 @@ func init() {
 var convDirectDepthwise = true
 
 // convRowKernel selects the row-tiled implicit GEMM (conv_rows.py) for the convolutions whose
-// output rows are at least convRowMinWidth wide; tests turn it off to check conv.py on the
-// same problems. Narrower rows would leave most of a dot tile (at least 16 wide) idle, and
-// conv.py tiles the flat pixel index instead.
+// output rows are at least convRowMinWidth wide and whose steps pay off (rowStepsPayOff);
+// narrower rows would leave most of a dot tile (at least 16 wide) idle, and conv.py tiles the
+// flat pixel index instead. Tests turn it off to check conv.py on the same problems, and
+// turn convRowAlways on to check conv_rows.py on every convolution but depthwise ones.
 var convRowKernel = true
+var convRowAlways = false
 
 const convRowMinWidth = 8
 
@@ -95,11 +101,26 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 		chBound = "OC"
 		l.notes[g] = append(l.notes[g], "depthwise: direct kernel, no GEMM over 1-channel groups")
 	}
-	g.rows = !g.depthwise && convRowKernel && g.rowWidth() >= convRowMinWidth
+	g.rows = !g.depthwise && convRowKernel && (convRowAlways || g.rowWidth() >= convRowMinWidth && g.rowStepsPayOff())
 	if g.rows {
 		g.epi = newConvRowsEpilogue(out, batched)
 	} else {
 		g.epi = newConvEpilogue(out, batched, chBound)
+	}
+	if g.rows && g.kh*g.kw > 1 {
+		// conv_rows.py reads one tap's [out, in] weight tile per step: laid out as
+		// [tap, out, in], the tile is one contiguous block when it spans the group, which the
+		// CPU backend reads in place (a copy of O(weights) per run, against a strided gather
+		// per program and tap).
+		if !g.w.Contiguous() {
+			return fmt.Errorf("weight %s is not contiguous", shapeStr(g.w.Shape))
+		}
+		name := n.Name + ".weight"
+		wg := &convWeightGroup{w: g.w, oc: outC, cg: g.cg, taps: g.kh * g.kw}
+		wg.groupBase = groupBase{nodes: []string{n.Name + " (weight as [tap, out, in])"}, ops: []string{"relayout"},
+			out: l.newOutput(name, []int{g.kh * g.kw, outC, g.cg}, g.w.DType)}
+		l.addGroup(wg, name)
+		g.w = wg.out
 	}
 	if p := n.Param("bias"); p != nil {
 		bv := l.values[p.Name]
@@ -152,6 +173,14 @@ func (g *convGroup) rowGeometry() (h, w, oh, ow int) {
 }
 
 func (g *convGroup) rowWidth() int { _, _, _, ow := g.rowGeometry(); return ow }
+
+// rowStepsPayOff: conv_rows.py runs one dot per (tap, channel block), so with only a few
+// input channels per group its steps are small and only pay for wide tiles. Measured on the
+// CPU: 3 -> 32 channels, 32 pixels wide, rows 1.6x faster than conv.py; 3 -> 16 channels, 16
+// wide, 1.6x slower (examples/classifier).
+func (g *convGroup) rowStepsPayOff() bool {
+	return g.cg >= 16 || g.ocg*g.rowWidth() >= 1024
+}
 
 type convData struct {
 	Fn           string
@@ -237,8 +266,8 @@ func (g *convGroup) emitRows(l *lowerer) (*Launch, error) {
 	args = append(args, intArg("c_bstride", outC*p))
 	args = append(args, re.args...)
 	args = append(args, intArg("H", h), intArg("W", w), intArg("OW", ow), intArg("P", p),
-		intArg("OCG", g.ocg), intArg("KTOT", g.cg*g.kh*g.kw), intArg("KH", g.kh), intArg("KW", g.kw),
-		intArg("KHW", g.kh*g.kw), intArg("CG", g.cg), intArg("GROUPS", g.groups),
+		intArg("OC", outC), intArg("OCG", g.ocg), intArg("KH", g.kh), intArg("KW", g.kw),
+		intArg("CG", g.cg), intArg("GROUPS", g.groups),
 		intArg("stride_h", g.sh), intArg("stride_w", g.sw), intArg("pad_h", g.ph), intArg("pad_w", g.pw),
 		intArg("dil_h", g.dh), intArg("dil_w", g.dw), intArg("tiles_ow", tilesOW), intArg("tiles_oc", tilesOC))
 	args = append(args, re.extra...)
@@ -251,6 +280,33 @@ func (g *convGroup) emitRows(l *lowerer) (*Launch, error) {
 	return &Launch{
 		Kernel:    newKernel("conv_rows.py", fn, text, map[string]any{"BLOCK_P": int64(bp), "BLOCK_OC": int64(bn), "BLOCK_K": int64(bk)}),
 		Grid:      [3]int{oh * tilesOW * tilesOC, g.batch * g.groups, l.n},
+		ModelAxis: 2,
+		Args:      args,
+	}, nil
+}
+
+// convWeightGroup copies a convolution weight [OC, CG, taps] to [taps, OC, CG] for
+// conv_rows.py (conv_weight.py).
+type convWeightGroup struct {
+	groupBase
+	w            View
+	oc, cg, taps int
+}
+
+func (g *convWeightGroup) emit(l *lowerer) (*Launch, error) {
+	fn := kernelName(g.index, g.ops)
+	var args []LaunchArg
+	args = append(args, ptrArgs("w", g.w)...)
+	args = append(args, ptrArgs("o", g.out)...)
+	args = append(args, intArg("OC", g.oc), intArg("CG", g.cg), intArg("KHW", g.taps))
+	text, err := templates.Render("conv_weight.py", convData{Fn: fn, Header: header(g.nodes, g.ops)})
+	if err != nil {
+		return nil, err
+	}
+	bc, bt := clamp(nextPow2(g.cg), 16, 64), max(nextPow2(g.taps), 16)
+	return &Launch{
+		Kernel:    newKernel("conv_weight.py", fn, text, map[string]any{"BLOCK_C": int64(bc), "BLOCK_T": int64(bt)}),
+		Grid:      [3]int{g.oc, 1, l.n},
 		ModelAxis: 2,
 		Args:      args,
 	}, nil

@@ -11,7 +11,8 @@ import (
 )
 
 // Every distinct conv/pool/attention kernel of the fixtures' plans (default, unfused,
-// sequential, Monte Carlo dropout; the depthwise convolutions through both kernels) compiles to
+// sequential, Monte Carlo dropout; the depthwise convolutions through both kernels; every
+// convolution through conv_rows.py) compiles to
 // PTX and assembles with ptxas for sm_80 and sm_90, so the templates stay GPU-ready.
 func TestConvKernelsAssemblePTX(t *testing.T) {
 	if testing.Short() {
@@ -38,7 +39,7 @@ func TestConvKernelsAssemblePTX(t *testing.T) {
 					}
 					for _, l := range plan.Launches {
 						switch l.Kernel.Template {
-						case "conv.py", "conv_depthwise.py", "pool.py", "attention.py":
+						case "conv.py", "conv_rows.py", "conv_weight.py", "conv_depthwise.py", "pool.py", "attention.py":
 						default:
 							continue
 						}
@@ -54,6 +55,9 @@ func TestConvKernelsAssemblePTX(t *testing.T) {
 	convDirectDepthwise = false
 	collect()
 	convDirectDepthwise = true
+	convRowAlways = true // the row kernel on the fixtures' narrow images too
+	defer func() { convRowAlways = false }()
+	collect()
 	if kernels.Len() == 0 {
 		t.Fatal("no conv/pool/attention kernels in the fixtures' plans")
 	}

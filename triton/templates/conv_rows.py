@@ -4,8 +4,10 @@ affine fast paths: program (row tile, sample x group, model) computes C[oc, ow] 
 output channels and BLOCK_P pixels of ONE output row oh. Loops run over the taps (kh, kw) and
 then over blocks of BLOCK_K input channels, so the input tile [BLOCK_K, BLOCK_P] is
 x[c, ih, ow*stride_w + kw*dil_w - pad_w]: contiguous along P when stride_w == 1, with the
-zero padding as an interval mask on iw and one scalar row check on ih; no // or % per
-element. The weight tile [BLOCK_OC, BLOCK_K] is w[oc, c, kh, kw] and the dot W x X needs no
+zero padding as an interval mask on iw (at most 4 interval conditions, which the CPU backend
+keeps symbolic) and a tap row in the padding skipped; no // or % per
+element. The weight comes laid out as [KH*KW, OC, CG] (lowering copies it so; a 1x1 weight
+is that already), so the weight tile [BLOCK_OC, BLOCK_K] of one tap has contiguous rows, and the dot W x X needs no
 transpose; the accumulator is [BLOCK_OC, BLOCK_P], so the store is contiguous along P.
 A 1x1 convolution with stride 1 and no padding runs with the whole image as one row.
 The fused epilogue (bias, activation, eval BatchNorm, residual add, dropout) runs on the fp32
@@ -27,7 +29,7 @@ def {{.Fn}}(
     w_ptr, w_mstride,
     c_ptr, c_mstride, c_bstride,
     {{pyargs .EpilogueArgs}}
-    H, W, OW, P, OCG, KTOT, KH, KW, KHW, CG, GROUPS,
+    H, W, OW, P, OC, OCG, KH, KW, CG, GROUPS,
     stride_h, stride_w, pad_h, pad_w, dil_h, dil_w, tiles_ow, tiles_oc, {{pyargs .ExtraArgs}}
     BLOCK_P: tl.constexpr, BLOCK_OC: tl.constexpr, BLOCK_K: tl.constexpr,
 ):
@@ -44,24 +46,27 @@ def {{.Fn}}(
     rc = tl.arange(0, BLOCK_K)
     oc_g = grp * OCG + rn
     rp = oh * OW + ow
-    iw0 = ow * stride_w - pad_w
+    iwp0 = ow * stride_w
     ih0 = oh * stride_h - pad_h
     x_base = x_ptr + model * x_mstride + bidx * x_bstride + grp * CG * x_cstride
-    w_base = w_ptr + model * w_mstride + grp * OCG * KTOT
+    w_base = w_ptr + model * w_mstride + grp * OCG * CG
     ocmask = rn[:, None] < OCG
     acc = tl.zeros((BLOCK_OC, BLOCK_P), dtype=tl.float32)
     for kh in range(0, KH):
         ih = ih0 + kh * dil_h
-        row_in = (ih >= 0) & (ih < H)
+        # a tap row in the padding contributes nothing: its channel loop runs no steps
+        c_end = tl.where((ih >= 0) & (ih < H), CG, 0)
         for kw in range(0, KW):
-            iw = iw0 + kw * dil_w
-            pmask = (iw >= 0) & (iw < W) & (ow < OW) & row_in
-            for c0 in range(0, CG, BLOCK_K):
+            # iw + pad_w, so that every bound is a runtime scalar: a comparison with a literal
+            # (iw >= 0) is not kept symbolic by the CPU backend, and its load is gathered
+            iwp = iwp0[None, :] + kw * dil_w
+            pmask = (iwp >= pad_w) & (iwp < W + pad_w) & (ow[None, :] < OW)
+            for c0 in range(0, c_end, BLOCK_K):
                 cs = c0 + rc
-                a = tl.load(w_base + rn[:, None] * KTOT + cs[None, :] * KHW + (kh * KW + kw),
+                a = tl.load(w_base + (kh * KW + kw) * OC * CG + rn[:, None] * CG + cs[None, :],
                             mask=ocmask & (cs[None, :] < CG), other=0.0)
-                b = tl.load(x_base + cs[:, None] * x_cstride + ih * W + iw[None, :],
-                            mask=(cs[:, None] < CG) & pmask[None, :], other=0.0)
+                b = tl.load(x_base + cs[:, None] * x_cstride + (ih * W - pad_w) + iwp,
+                            mask=(cs[:, None] < CG) & pmask, other=0.0)
                 acc += tl.dot(a, b)
     cmask = ocmask & (ow[None, :] < OW)
 {{- range .Epilogue}}

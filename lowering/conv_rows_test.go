@@ -1,0 +1,100 @@
+package lowering
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/widejit/widejit/graph"
+)
+
+// convTemplates maps each convolution node of a fixture's plan to its kernel template.
+func convTemplates(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	g, err := graph.Load(filepath.Join(dir, "graph.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Lower(g, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	convs := map[string]bool{}
+	for _, n := range g.Nodes {
+		if n.Op == "conv1d" || n.Op == "conv2d" {
+			convs[n.Name] = true
+		}
+	}
+	got := map[string]string{}
+	for _, ln := range plan.Launches {
+		for _, n := range ln.Nodes {
+			if convs[n] {
+				got[n] = ln.Kernel.Template
+			}
+		}
+	}
+	if len(got) != len(convs) {
+		t.Fatalf("%s: %d convolutions, %d found in the plan's launches", dir, len(convs), len(got))
+	}
+	return got
+}
+
+// Every conv fixture (strided, dilated, grouped, 'same'/'valid', 1x1, conv1d, fused bias,
+// BatchNorm, activations and residual adds) through the row-tiled kernel, forced onto the
+// fixtures' narrow images, and through conv.py with the row kernel off: both against PyTorch.
+// Depthwise convolutions keep the direct kernel either way.
+func TestConvRowKernelAndFlatKernel(t *testing.T) {
+	dirs, _ := filepath.Glob(filepath.Join("testdata", "conv", "*"))
+	if len(dirs) == 0 {
+		t.Fatal("no conv fixtures: run /usr/bin/python3 lowering/testdata/make_conv_fixtures.py")
+	}
+	run := func(want string) {
+		rowKernelSeen := false
+		for _, dir := range dirs {
+			for node, tmpl := range convTemplates(t, dir) {
+				if tmpl != want && tmpl != "conv_depthwise.py" {
+					t.Errorf("%s: node %s uses %s, want %s", dir, node, tmpl, want)
+				}
+				rowKernelSeen = rowKernelSeen || tmpl == want
+			}
+			for _, v := range exampleVariants {
+				if v.name == "fused-batched" || filepath.Base(dir) == "convs_b_n3" {
+					checkFixtureCPU(t, dir, v.opts)
+				}
+			}
+		}
+		if !rowKernelSeen {
+			t.Errorf("no convolution used %s", want)
+		}
+	}
+	defer func() { convRowAlways, convRowKernel = false, true }()
+	convRowAlways = true
+	t.Run("rows", func(t *testing.T) { run("conv_rows.py") })
+	convRowAlways, convRowKernel = false, false
+	t.Run("flat", func(t *testing.T) { run("conv.py") })
+}
+
+// The zoo's convolutions (16 and 32 pixels wide, 3 to 64 channels) take the row kernel by
+// default, the classifier's small 3 -> 16 one conv.py, and a pointwise convolution runs as
+// one row of all pixels.
+func TestConvRowKernelChoice(t *testing.T) {
+	for _, ex := range []string{"resblock", "convnet"} {
+		for node, tmpl := range convTemplates(t, filepath.Join("..", "examples", ex)) {
+			if tmpl != "conv_rows.py" {
+				t.Errorf("%s: node %s uses %s, want conv_rows.py", ex, node, tmpl)
+			}
+		}
+	}
+	for node, tmpl := range convTemplates(t, filepath.Join("..", "examples", "classifier")) {
+		if tmpl != "conv.py" { // 3 -> 16 channels, 16 wide: too small for the row kernel's steps
+			t.Errorf("classifier: node %s uses %s, want conv.py", node, tmpl)
+		}
+	}
+	pw := &convGroup{h: 3, wd: 5, oh: 3, ow: 5, kh: 1, kw: 1, sh: 1, sw: 1}
+	if h, w, oh, ow := pw.rowGeometry(); h != 1 || w != 15 || oh != 1 || ow != 15 {
+		t.Errorf("pointwise 3x5 runs as %dx%d -> %dx%d, want 1x15 -> 1x15", h, w, oh, ow)
+	}
+	padded := &convGroup{h: 3, wd: 5, oh: 3, ow: 5, kh: 1, kw: 1, sh: 1, sw: 1, ph: 1}
+	if _, w, _, ow := padded.rowGeometry(); w != 5 || ow != 5 {
+		t.Errorf("padded 1x1 conv runs %d -> %d wide, want 5 -> 5", w, ow)
+	}
+}

@@ -1,0 +1,32 @@
+{{- /*
+Weight relayout for conv_rows.py: w[oc, c, tap] (a convolution weight [OC, CG, KH, KW], per
+model) to o[tap, oc, c], so that each tap's [out, in] tile has contiguous rows. Program
+(oc, -, model) moves one output channel: [BLOCK_C, BLOCK_T] tiles read along the taps,
+transposed, written along the channels.
+Data: Fn, Header.
+*/ -}}
+import triton
+import triton.language as tl
+
+
+# widejit kernel {{.Fn}} (template conv_weight.py)
+{{- range .Header}}
+# {{.}}
+{{- end}}
+@triton.jit
+def {{.Fn}}(
+    w_ptr, w_mstride, o_ptr, o_mstride, OC, CG, KHW,
+    BLOCK_C: tl.constexpr, BLOCK_T: tl.constexpr,
+):
+    oc = tl.program_id(0)
+    model = tl.program_id(2)
+    rc = tl.arange(0, BLOCK_C)
+    rt = tl.arange(0, BLOCK_T)
+    w_base = w_ptr + model * w_mstride + oc * CG * KHW
+    o_base = o_ptr + model * o_mstride + oc * CG
+    for c0 in range(0, CG, BLOCK_C):
+        cs = c0 + rc
+        t = tl.load(w_base + cs[:, None] * KHW + rt[None, :],
+                    mask=(cs[:, None] < CG) & (rt[None, :] < KHW), other=0.0)
+        tl.store(o_base + rt[:, None] * (OC * CG) + cs[None, :], tl.trans(t),
+                 mask=(rt[:, None] < KHW) & (cs[None, :] < CG))
