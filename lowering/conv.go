@@ -15,7 +15,7 @@ import (
 // instead: a GEMM tile over one group's 1 or 2 output channels would be mostly padding.
 // Convolutions with wide enough output rows use the row-tiled implicit GEMM (conv_rows.py:
 // taps and channel blocks as loops, loads affine along the row, which the CPU backend copies
-// row by row instead of gathering), fed by a per-run weight relayout (conv_weight.py);
+// row by row instead of gathering), fed by a once per runner (a prepare launch) weight relayout (conv_weight.py);
 // conv.py (K = channels x taps flattened) remains for the rest.
 
 func init() {

@@ -4,7 +4,7 @@
 //
 //	plan, err := lowering.Lower(g, lowering.Options{})   // widen, group, choose, render, plan
 //	fmt.Print(plan)                                      // readable plan
-//	r, err := lowering.NewRunner(plan, dev, compiler, g) // compile every kernel, upload weights
+//	r, err := lowering.NewRunner(plan, dev, compiler, g) // compile kernels, upload weights, run prepare launches
 //	outs, err := r.Run(inputs)                           // repeatable; inputs/outputs [N, ...]
 //
 // How a graph becomes a plan:

@@ -11,6 +11,9 @@ func Explain(p *Plan) string {
 	fmt.Fprintf(&sb, "%s: N=%d, %d nodes' worth of work in %d launches (%d kernels)\n", p.Graph, p.N, countNodes(p), len(p.Launches), len(p.Kernels()))
 	for _, l := range p.Launches {
 		fmt.Fprintf(&sb, "kernel %s (%s), %s, grid %v\n", l.Kernel.Source.Fn, l.Kernel.Template, l.Strategy, l.Grid)
+		if l.Prepare {
+			sb.WriteString("  prepare: reads parameters only, so it runs once when the runner is built, not on every run\n")
+		}
 		for i, n := range l.Nodes {
 			op := ""
 			if i < len(l.Ops) {

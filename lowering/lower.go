@@ -163,6 +163,7 @@ func Lower(g *graph.Graph, opts Options) (*Plan, error) {
 		keep[v.Buf] = true
 		plan.Outputs = append(plan.Outputs, Output{Name: o.Name, View: v, Shape: o.Type.Shape})
 	}
+	var written []*Buffer // per launch, the buffer its group writes
 	for _, gr := range l.groups {
 		// decided before emitting: the emitter renders the chosen tunables
 		strategy, reason, err := l.chooseStrategy(gr)
@@ -176,6 +177,7 @@ func Lower(g *graph.Graph, opts Options) (*Plan, error) {
 		l.applyStrategy(gr, launch, strategy, reason)
 		launch.Index = len(plan.Launches)
 		plan.Launches = append(plan.Launches, launch)
+		written = append(written, gr.base().out.Buf)
 	}
 	used := map[*Buffer]bool{}
 	for _, ln := range plan.Launches {
@@ -190,6 +192,10 @@ func Lower(g *graph.Graph, opts Options) (*Plan, error) {
 		if b.Kind != TempBuffer || used[b] {
 			plan.Buffers = append(plan.Buffers, b)
 		}
+	}
+	for b := range plan.markPrepare(written, keep) {
+		// prepared buffers live for the whole plan: a slot of their own, never freed
+		keep[b] = true
 	}
 	plan.assignSlots(keep)
 	return plan, nil

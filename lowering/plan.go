@@ -103,6 +103,10 @@ type Launch struct {
 	// none); TunablesID names them as in candidate ids, e.g. "bm32-bn64-bk32-w4".
 	Tunables   Tunables
 	TunablesID string
+	// Prepare marks a launch whose inputs are only parameters (and constants, and the
+	// outputs of earlier prepare launches), e.g. a conv weight relayout: the Runner runs it
+	// once after uploading the weights, never in Run.
+	Prepare bool
 }
 
 // Spec is the jit specialization of the launch's kernel.
@@ -231,8 +235,12 @@ func (p *Plan) String() string {
 	}
 	sb.WriteString("launches:\n")
 	for _, l := range p.Launches {
-		fmt.Fprintf(&sb, "  [%d] %s %s grid=%v model_axis=%d nodes=%s\n", l.Index, l.Kernel.Source.Fn, l.Strategy,
-			l.Grid, l.ModelAxis, strings.Join(l.Nodes, ","))
+		prepare := ""
+		if l.Prepare {
+			prepare = " prepare"
+		}
+		fmt.Fprintf(&sb, "  [%d] %s %s%s grid=%v model_axis=%d nodes=%s\n", l.Index, l.Kernel.Source.Fn, l.Strategy,
+			prepare, l.Grid, l.ModelAxis, strings.Join(l.Nodes, ","))
 		args := make([]string, len(l.Args))
 		for i, a := range l.Args {
 			args[i] = a.String()
@@ -268,6 +276,42 @@ func sumElems(bs []*Buffer) int {
 		n += b.Elems
 	}
 	return n
+}
+
+// markPrepare marks the launches that depend on parameters alone (see Launch.Prepare) and
+// returns the temp buffers they touch, which must then live for the whole plan. written[i]
+// is the buffer launch i's group writes. A launch qualifies when it reads no input, takes
+// no model base (kernels that draw random numbers), writes a temp buffer that is no graph
+// output and that no other launch writes, and every other temp buffer it touches is the
+// output of an earlier prepare launch.
+func (p *Plan) markPrepare(written []*Buffer, keep map[*Buffer]bool) map[*Buffer]bool {
+	writers := map[*Buffer]int{}
+	for _, b := range written {
+		writers[b]++
+	}
+	prepared := map[*Buffer]bool{}
+	for i, l := range p.Launches {
+		out := written[i]
+		ok := out.Kind == TempBuffer && !keep[out] && writers[out] == 1 && !prepared[out]
+		for _, a := range l.Args {
+			if !ok {
+				break
+			}
+			switch {
+			case a.ModelBase:
+				ok = false
+			case a.Kind != PtrArg || a.Buf == out || a.Buf.Kind == ParamBuffer:
+			case a.Buf.Kind == TempBuffer && prepared[a.Buf]:
+			default:
+				ok = false
+			}
+		}
+		if ok {
+			l.Prepare = true
+			prepared[out] = true
+		}
+	}
+	return prepared
 }
 
 // assignSlots gives every temp buffer a physical slot: a buffer takes a free slot of its
@@ -394,6 +438,8 @@ type launchJSON struct {
 	Reason    string         `json:"reason"`
 	Nodes     []string       `json:"nodes"`
 	Args      []argJSON      `json:"args"`
+	// Prepare: run once after the weights are uploaded, not on every run.
+	Prepare bool `json:"prepare,omitempty"`
 }
 
 type argJSON struct {
@@ -422,7 +468,7 @@ func (p *Plan) JSON() ([]byte, error) {
 	}
 	for _, l := range p.Launches {
 		lj := launchJSON{Index: l.Index, File: l.Kernel.Source.File, Fn: l.Kernel.Source.Fn, Template: l.Kernel.Template,
-			Consts: l.Kernel.Consts, Grid: l.Grid, ModelAxis: l.ModelAxis, Strategy: l.Strategy, Reason: l.Reason, Nodes: l.Nodes}
+			Consts: l.Kernel.Consts, Grid: l.Grid, ModelAxis: l.ModelAxis, Strategy: l.Strategy, Reason: l.Reason, Nodes: l.Nodes, Prepare: l.Prepare}
 		for _, a := range l.Args {
 			aj := argJSON{Name: a.Name}
 			switch a.Kind {

@@ -18,8 +18,8 @@ type ParamSource interface {
 	ParamTensor(name string) (*safetensors.Tensor, error)
 }
 
-// Runner executes a plan on a device: NewRunner compiles every kernel and uploads the weights
-// once; Run feeds inputs, launches the plan and returns the outputs, as often as needed.
+// Runner executes a plan on a device: NewRunner compiles every kernel, uploads the weights and
+// runs the prepare launches (Launch.Prepare) once; Run feeds inputs, launches the plan and returns the outputs, as often as needed.
 type Runner struct {
 	plan    *Plan
 	dev     jit.Device
@@ -28,7 +28,8 @@ type Runner struct {
 	slots   []jit.Buffer
 	// CompileTime is the time NewRunner spent compiling and loading kernels.
 	CompileTime time.Duration
-	// UploadTime is the time NewRunner spent allocating buffers and uploading weights.
+	// UploadTime is the time NewRunner spent allocating buffers, uploading weights and running
+	// the prepare launches.
 	UploadTime time.Duration
 }
 
@@ -41,7 +42,7 @@ func irDType(d graph.DType) (ir.DType, error) {
 }
 
 // NewRunner compiles the plan's kernels through comp for dev (in parallel), allocates its
-// buffers and uploads the parameters from params.
+// buffers, uploads the parameters from params and runs the prepare launches.
 func NewRunner(plan *Plan, dev jit.Device, comp *jit.Compiler, params ParamSource) (*Runner, error) {
 	r := &Runner{plan: plan, dev: dev, kernels: make([]jit.Kernel, len(plan.Launches)), bufs: map[*Buffer]jit.Buffer{}}
 	start := time.Now()
@@ -114,8 +115,51 @@ func NewRunner(plan *Plan, dev jit.Device, comp *jit.Compiler, params ParamSourc
 			r.bufs[b] = r.slots[b.Slot]
 		}
 	}
+	if err := r.runLaunches(true); err != nil {
+		r.Close()
+		return nil, err
+	}
+	if err := dev.Sync(); err != nil {
+		r.Close()
+		return nil, err
+	}
 	r.UploadTime = time.Since(start)
 	return r, nil
+}
+
+// runLaunches runs the plan's prepare launches (prepare true) or all the others, in order.
+func (r *Runner) runLaunches(prepare bool) error {
+	p := r.plan
+	if p.ModelMajor {
+		for m := 0; m < p.N; m++ {
+			for i, l := range p.Launches {
+				if l.Prepare != prepare {
+					continue
+				}
+				if err := r.launchModel(i, l, m); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	for i, l := range p.Launches {
+		if l.Prepare != prepare {
+			continue
+		}
+		var err error
+		if l.Strategy == Sequential {
+			for m := 0; m < p.N && err == nil; m++ {
+				err = r.launchModel(i, l, m)
+			}
+		} else {
+			err = r.launch(i, l, l.Grid, -1)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Close frees the device buffers.
@@ -150,28 +194,8 @@ func (r *Runner) Run(inputs map[string]*safetensors.Tensor) (map[string]*safeten
 			return nil, err
 		}
 	}
-	if p.ModelMajor {
-		for m := 0; m < p.N; m++ {
-			for i, l := range p.Launches {
-				if err := r.launchModel(i, l, m); err != nil {
-					return nil, err
-				}
-			}
-		}
-	} else {
-		for i, l := range p.Launches {
-			var err error
-			if l.Strategy == Sequential {
-				for m := 0; m < p.N && err == nil; m++ {
-					err = r.launchModel(i, l, m)
-				}
-			} else {
-				err = r.launch(i, l, l.Grid, -1)
-			}
-			if err != nil {
-				return nil, err
-			}
-		}
+	if err := r.runLaunches(false); err != nil {
+		return nil, err
 	}
 	if err := r.dev.Sync(); err != nil {
 		return nil, err

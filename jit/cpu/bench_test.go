@@ -1,8 +1,10 @@
 package cpu
 
 import (
-	"github.com/widejit/widejit/triton/ir"
+	"os"
 	"path/filepath"
+
+	"github.com/widejit/widejit/triton/ir"
 	"testing"
 
 	"github.com/widejit/widejit/jit"
@@ -36,6 +38,26 @@ func BenchmarkMatmul1024(b *testing.B) {
 	b.SetBytes(2 * n * n * n) // "bytes" here are flops: MB/s reads as MFLOP/s
 	for b.Loop() {
 		if err := runMatmul(b, k, a, bb, c, n, n, n, bm, bm); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// Masked row loads whose masks and offsets are written with integer literals (iw >= 0,
+// ow * 1 - 1): they stay symbolic and copy row by row instead of gathering.
+func BenchmarkLiteralMaskConv(b *testing.B) {
+	const c, w, blockC, blockP = 64, 1 << 14, 64, 64
+	path := filepath.Join(b.TempDir(), "lit.py")
+	if err := os.WriteFile(path, []byte(litConvSource), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	k := loadKernel(b, path, "lit_conv", map[string]string{"x_ptr": "*fp32", "out_ptr": "*fp32", "C": "i32", "W": "i32"},
+		map[string]any{"BLOCK_C": int64(blockC), "BLOCK_P": int64(blockP)})
+	x, _ := NewBuffer(ir.F32, c*w)
+	y, _ := NewBuffer(ir.F32, c*w)
+	args := []jit.Arg{{Buf: x}, {Buf: y}, {Scalar: int64(c)}, {Scalar: int64(w)}}
+	for b.Loop() {
+		if err := k.Launch(grid1(w/blockP), args); err != nil {
 			b.Fatal(err)
 		}
 	}

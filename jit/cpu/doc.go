@@ -20,13 +20,16 @@
 //
 // Speed, in the order it matters:
 //   - tl.dot runs on an AVX-512 (8x32) or AVX2/FMA (4x16) micro-kernel chosen at run time
-//     through golang.org/x/sys/cpu, pure Go otherwise (dot*.go); a loop-carried accumulator
-//     is updated in place. tl.trans of a 2-D fp32 tile (the weight operand of a Linear)
+//     through golang.org/x/sys/cpu, pure Go otherwise (dot*.go); under AVX-512 a 16-wide
+//     column strip (N=16 tiles) runs on 16x16/8x16 kernels rather than zero-padded copies;
+//     a loop-carried accumulator is updated in place. tl.trans of a 2-D fp32 tile (the weight operand of a Linear)
 //     is an AVX2 8x8-block transpose (shape.go, vec_amd64.s).
 //   - Index tiles stay symbolic (lazy.go): pid*BLOCK + arange, ptr + offs, offs < n, and
 //     offs[:, None]*stride + arange[None, :] even when offs is gathered (x % M) are affine
-//     forms and interval masks, never filled element by element; Load and Store solve a
-//     row's live lanes, check the row once and copy it. A tile that is one contiguous block
+//     forms and interval masks, never filled element by element; integer literal tiles
+//     (iw >= 0, ow * 1, x - 1) fold into them as constants. Load and Store solve a row's
+//     live lanes (conditions that do not vary by row once per tile), check the row once
+//     and copy it. A tile that is one contiguous block
 //     with every lane live is checked and copied at once, and an fp32 load whose consumers
 //     only read it before any store views the buffer instead of copying (alias.go). Any
 //     other consumer materializes symbolic tiles first, so the rest of the executor only

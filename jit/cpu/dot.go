@@ -90,30 +90,44 @@ func (c *compiler) compileDot(in *ir.Instr, args []int, z int) (step, error) {
 }
 
 // gemmF32 computes c[m,n] += a[m,k] x b[k,n] (row-major with leading dimensions lda, ldb,
-// ldc), register-blocked through the widest micro-kernel the CPU has. Columns past the last
-// whole micro-tile (all of them when n is narrower than one, e.g. a 16-wide tile under the
-// 32-wide AVX-512 kernel) run on the micro-kernel too, through zero-padded copies in
-// scratch; the bottom rows run in Go.
+// ldc), register-blocked through the widest micro-kernel the CPU has. Under AVX-512, a
+// 16-column strip left after the 32-wide tiles (all of a 16-wide tile) runs on the 16-wide
+// kernels; remaining columns run on the micro-kernel through zero-padded copies in scratch;
+// the bottom rows run in Go.
 func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, scratch *[]float32) {
 	if k == 0 {
 		return
 	}
 	mr, nr := microRows, microCols
 	mDone, nDone := 0, 0
-	if microKernel != nil && m >= mr && n >= nr {
-		mDone, nDone = m-m%mr, n-n%nr
+	if microKernel != nil && m >= mr {
+		mDone = m - m%mr
 		// Bounds that the assembly relies on, checked once here.
 		_ = a[(mDone-1)*lda+k-1]
-		_ = b[(k-1)*ldb+nDone-1]
-		_ = c[(mDone-1)*ldc+nDone-1]
+		_ = c[(mDone-1)*ldc+n-1]
+		_ = b[(k-1)*ldb+n-1]
+	}
+	if microKernel != nil && m >= mr && n >= nr {
+		nDone = n - n%nr
 		for i := 0; i < mDone; i += mr {
 			for j := 0; j < nDone; j += nr {
 				microKernel(k, &a[i*lda], lda, &b[j], ldb, &c[i*ldc+j], ldc)
 			}
 		}
 	}
+	if narrowKernel16 != nil && m >= mr && n-nDone >= 16 {
+		// mDone is a multiple of 8 (microRows): 16-row blocks, then one 8-row block.
+		j := nDone
+		i := 0
+		for ; i+16 <= mDone; i += 16 {
+			narrowKernel16(k, &a[i*lda], lda, &b[j], ldb, &c[i*ldc+j], ldc)
+		}
+		if i < mDone {
+			narrowKernel8(k, &a[i*lda], lda, &b[j], ldb, &c[i*ldc+j], ldc)
+		}
+		nDone += 16
+	}
 	if microKernel != nil && nDone < n && m >= mr {
-		mDone = m - m%mr
 		gemmPaddedEdge(mDone, n-nDone, k, a, lda, b[nDone:], ldb, c[nDone:], ldc, scratch)
 		nDone = n
 	}

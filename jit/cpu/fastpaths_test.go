@@ -386,33 +386,41 @@ func testRowBroadcast(t *testing.T, br, bc int) {
 func TestGemmEdgesAgainstLoops(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	var scratch []float32
-	for _, s := range [][3]int{{32, 16, 64}, {16, 16, 16}, {8, 1, 5}, {9, 40, 7}, {33, 70, 3}, {64, 32, 128}, {3, 3, 3}, {128, 32, 64}} {
-		m, n, k := s[0], s[1], s[2]
-		lda, ldb, ldc := k+1, n+2, n+3 // leading dimensions wider than the rows
-		a, b, c := make([]float32, m*lda), make([]float32, k*ldb), make([]float32, m*ldc)
-		for _, x := range [][]float32{a, b, c} {
-			for i := range x {
-				x[i] = float32(r.NormFloat64())
-			}
-		}
-		want := make([]float64, m*ldc)
-		for i := range m {
-			for j := range ldc {
-				want[i*ldc+j] = float64(c[i*ldc+j])
-				if j >= n {
-					continue
-				}
-				for p := range k {
-					want[i*ldc+j] += float64(a[i*lda+p]) * float64(b[p*ldb+j])
+	// Shapes cover the 32-wide tiles, the 16-wide strip (16- and 8-row blocks), the padded
+	// edge after either, and the Go bottom rows; under AVX-512 and AVX2 at most.
+	shapes := [][3]int{{32, 16, 64}, {16, 16, 16}, {8, 1, 5}, {9, 40, 7}, {33, 70, 3}, {64, 32, 128}, {3, 3, 3}, {128, 32, 64},
+		{64, 16, 64}, {24, 16, 9}, {8, 16, 1}, {40, 48, 17}, {25, 50, 6}, {16, 20, 11}, {7, 16, 4}}
+	defer selectMicroKernel(true)
+	for variant := range 2 {
+		selectMicroKernel(variant == 0)
+		for _, s := range shapes {
+			m, n, k := s[0], s[1], s[2]
+			lda, ldb, ldc := k+1, n+2, n+3 // leading dimensions wider than the rows
+			a, b, c := make([]float32, m*lda), make([]float32, k*ldb), make([]float32, m*ldc)
+			for _, x := range [][]float32{a, b, c} {
+				for i := range x {
+					x[i] = float32(r.NormFloat64())
 				}
 			}
-		}
-		gemmF32(m, n, k, a, lda, b, ldb, c, ldc, &scratch)
-		for i := range m {
-			for j := range ldc {
-				got, w := float64(c[i*ldc+j]), want[i*ldc+j]
-				if math.Abs(got-w) > 1e-5*(1+math.Abs(w))*float64(k) {
-					t.Fatalf("%dx%dx%d: c[%d][%d] = %g, want %g", m, n, k, i, j, got, w)
+			want := make([]float64, m*ldc)
+			for i := range m {
+				for j := range ldc {
+					want[i*ldc+j] = float64(c[i*ldc+j])
+					if j >= n {
+						continue
+					}
+					for p := range k {
+						want[i*ldc+j] += float64(a[i*lda+p]) * float64(b[p*ldb+j])
+					}
+				}
+			}
+			gemmF32(m, n, k, a, lda, b, ldb, c, ldc, &scratch)
+			for i := range m {
+				for j := range ldc {
+					got, w := float64(c[i*ldc+j]), want[i*ldc+j]
+					if math.Abs(got-w) > 1e-5*(1+math.Abs(w))*float64(k) {
+						t.Fatalf("%s %dx%dx%d: c[%d][%d] = %g, want %g", dotKernelName(), m, n, k, i, j, got, w)
+					}
 				}
 			}
 		}

@@ -203,6 +203,57 @@ func maskRow(conds []cond, it *rowIter) (int, int) {
 	return lo, hi
 }
 
+// splitMask is a symbolic mask prepared for a row-by-row walk: the conditions that do not
+// vary between rows (e.g. a column bound, iw < W) are solved once into [colLo, colHi); only
+// the others (e.g. a channel bound on rows, cs < C) are solved per row.
+type splitMask struct {
+	colLo, colHi int
+	rowConds     [8]*affine
+	nRow         int
+	all          []cond // more row conditions than rowConds holds: solve all per row
+}
+
+func splitConds(conds []cond, outerRank, n int) splitMask {
+	sm := splitMask{colHi: n}
+	for i := range conds {
+		a := &conds[i].a
+		perRow := false
+		for d := range outerRank {
+			perRow = perRow || a.strides[d] != 0
+		}
+		if !perRow {
+			l, h := laneInterval(a.base, a.strides[outerRank], n)
+			sm.colLo, sm.colHi = max(sm.colLo, l), min(sm.colHi, h)
+			continue
+		}
+		if sm.nRow == len(sm.rowConds) {
+			return splitMask{colHi: n, all: conds}
+		}
+		sm.rowConds[sm.nRow] = a
+		sm.nRow++
+	}
+	return sm
+}
+
+// row is the interval [lo, hi) of lanes of the iterator's row where every condition holds.
+func (sm *splitMask) row(it *rowIter) (int, int) {
+	if sm.all != nil {
+		return maskRow(sm.all, it)
+	}
+	lo, hi := sm.colLo, sm.colHi
+	for _, a := range sm.rowConds[:sm.nRow] {
+		if hi <= lo {
+			break
+		}
+		l, h := laneInterval(a.rowBase(it), a.strides[it.outerRank], it.n)
+		lo, hi = max(lo, l), min(hi, h)
+	}
+	if hi < lo {
+		hi = lo
+	}
+	return lo, hi
+}
+
 func (fr *frame) materialize(s int) {
 	t := fr.prog.slotType[s]
 	z := fr.ints[s]
@@ -326,17 +377,28 @@ type affineRef struct {
 	slot   int
 	scalar bool
 	ptr    bool
+	// lit: an integer literal tile (iw >= 0, ow * 1, x - 1): the constant val, so that the
+	// result stays symbolic instead of falling back to values.
+	lit bool
+	val int64
 }
 
 func (c *compiler) affineOperand(in *ir.Instr, args []int, i int) affineRef {
-	if sc, ok := c.scalarOperand(in.Args[i]); ok {
-		return affineRef{slot: sc, scalar: true, ptr: in.Args[i].Type.Ptr}
+	v := in.Args[i]
+	if sc, ok := c.scalarOperand(v); ok {
+		return affineRef{slot: sc, scalar: true, ptr: v.Type.Ptr}
+	}
+	if d := v.Def; d != nil && d.Op == ir.Const && len(d.Args) == 0 && !v.Type.Ptr && (v.Type.Elem == ir.I32 || v.Type.Elem == ir.I64) {
+		return affineRef{slot: args[i], lit: true, val: normInt(v.Type.Elem, d.Int)}
 	}
 	return affineRef{slot: args[i]}
 }
 
 // affineOf gives the operand as an affine form, if it is one.
 func (fr *frame) affineOf(r affineRef) (affine, bool) {
+	if r.lit {
+		return affine{base: r.val}, true
+	}
 	if r.scalar {
 		v := fr.ints[r.slot][0]
 		if r.ptr {
@@ -474,14 +536,15 @@ func (c *compiler) symbolicStep(in *ir.Instr, args, results []int, eager step) s
 			}
 		}
 		rank := tz.Rank()
-		remap := func(a affine) affine {
-			out := affine{base: a.base, tag: a.tag}
+		// remap writes a's form over the result's dims into out in place (these tiles are
+		// remapped every loop iteration; copying the struct twice showed in profiles).
+		remap := func(out, a *affine) {
+			*out = affine{base: a.base, tag: a.tag}
 			for d := range rank {
 				if from[d] >= 0 {
 					out.strides[d] = a.strides[from[d]]
 				}
 			}
-			return out
 		}
 		if tz.Rank() > ir8 {
 			return fallback
@@ -510,7 +573,7 @@ func (c *compiler) symbolicStep(in *ir.Instr, args, results []int, eager step) s
 					return fallback(fr)
 				}
 				fr.lz.kind[z] = lazyAffine
-				fr.lz.aff[z] = remap(fr.lz.aff[src])
+				remap(&fr.lz.aff[z], &fr.lz.aff[src])
 				return nil
 			case lazyNone:
 				if vecMode == vecNone {
@@ -527,8 +590,9 @@ func (c *compiler) symbolicStep(in *ir.Instr, args, results []int, eager step) s
 				return nil
 			case lazyMask:
 				cs := fr.lz.conds[z][:0]
-				for _, cd := range fr.lz.conds[src] {
-					cs = append(cs, cond{remap(cd.a)})
+				for i := range fr.lz.conds[src] {
+					cs = append(cs, cond{})
+					remap(&cs[len(cs)-1].a, &fr.lz.conds[src][i].a)
 				}
 				fr.lz.conds[z] = cs
 				fr.lz.kind[z] = lazyMask
@@ -816,11 +880,15 @@ func (m *memOp) run(fr *frame) error {
 		return m.moveRowN(fr, a.tag, a.base, fr.prog.slotType[m.data].NumElems())
 	}
 	ptrs := fr.ints[m.p] // the vector of a symbolic pointer tile, or the pointers
+	var split splitMask
+	if maskLazy {
+		split = splitConds(fr.lz.conds[m.mask], len(m.shape)-1, m.n)
+	}
 	for it := newRowIter(m.shape); it.more(); it.next() {
 		lo, hi := 0, m.n
 		switch {
 		case maskLazy:
-			lo, hi = maskRow(fr.lz.conds[m.mask], &it)
+			lo, hi = split.row(&it)
 		case m.mask >= 0 && fr.ints[m.mask][it.at] == 0:
 			hi = 0
 		}

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"os"
 	"path/filepath"
 
 	"github.com/widejit/widejit/triton/ir"
@@ -216,3 +217,110 @@ func TestStreamingStoresCopyExactly(t *testing.T) {
 		}
 	}
 }
+
+// splitConds + row (column conditions solved once, row conditions per row) against each
+// lane's conditions evaluated directly, on random 2-D and 3-D masks mixing row-only,
+// column-only and diagonal conditions, and more row conditions than the fast path holds.
+func TestSplitMaskAgainstLanes(t *testing.T) {
+	r := rand.New(rand.NewSource(11))
+	for trial := range 400 {
+		shape := []int{1 + r.Intn(5), 1 + r.Intn(7)}
+		if trial%3 == 0 {
+			shape = append([]int{1 + r.Intn(3)}, shape...)
+		}
+		outer := len(shape) - 1
+		conds := make([]cond, r.Intn(12))
+		for i := range conds {
+			a := affine{base: int64(r.Intn(21) - 10)}
+			switch r.Intn(3) {
+			case 0: // column only
+				a.strides[outer] = int64(r.Intn(7) - 3)
+			case 1: // row only
+				a.strides[r.Intn(outer)] = int64(r.Intn(7) - 3)
+			default:
+				for d := range shape {
+					a.strides[d] = int64(r.Intn(7) - 3)
+				}
+			}
+			conds[i] = cond{a}
+		}
+		sm := splitConds(conds, outer, shape[outer])
+		for it := newRowIter(shape); it.more(); it.next() {
+			lo, hi := sm.row(&it)
+			for j := range it.n {
+				live := true
+				for _, c := range conds {
+					v := c.a.base + c.a.strides[outer]*int64(j)
+					for d := range outer {
+						v += c.a.strides[d] * int64(it.idx[d])
+					}
+					live = live && v < 0
+				}
+				if got := j >= lo && j < hi; got != live {
+					t.Fatalf("trial %d shape %v row %v lane %d: live %v, want %v (interval [%d,%d))", trial, shape, it.idx[:outer], j, got, live, lo, hi)
+				}
+			}
+		}
+	}
+}
+
+// Literal integer tiles in index arithmetic and masks (iw = ow * 1 - 1 + kw, iw >= 0,
+// 2 - iw <= 1) as a padded 1-D convolution over channel rows writes them: symbolic (the
+// literals fold into affine forms), materialized, and a Go loop agree exactly.
+func TestLiteralTileOperandsAgainstGo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lit.py")
+	if err := os.WriteFile(path, []byte(litConvSource), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const c, w, blockC, blockP = 5, 21, 8, 8
+	rng := rand.New(rand.NewSource(3))
+	x := randF32(rng, c*w, 1)
+	want := make([]float32, c*w)
+	for ch := range c {
+		for o := range w {
+			var s float32
+			for kw := range 3 {
+				if iw := o - 1 + kw; iw >= 0 && iw < w {
+					s += x[ch*w+iw] * float32(kw+1)
+				}
+			}
+			want[ch*w+o] = s
+		}
+	}
+	run := func() []float32 {
+		k := loadKernel(t, path, "lit_conv", map[string]string{"x_ptr": "*fp32", "out_ptr": "*fp32", "C": "i32", "W": "i32"},
+			map[string]any{"BLOCK_C": int64(blockC), "BLOCK_P": int64(blockP)})
+		o := f32Buf(t, make([]float32, c*w))
+		if err := k.Launch(grid1((w+blockP-1)/blockP), []jit.Arg{buf(f32Buf(t, x)), buf(o), scalar(int64(c)), scalar(int64(w))}); err != nil {
+			t.Fatal(err)
+		}
+		return o.f32()
+	}
+	symbolic := run()
+	withoutSymbolicTiles(t)
+	eager := run()
+	for i := range want {
+		if !bitsEq(symbolic[i], want[i]) || !bitsEq(eager[i], want[i]) {
+			t.Fatalf("element %d: symbolic %v, materialized %v, want %v", i, symbolic[i], eager[i], want[i])
+		}
+	}
+}
+
+// litConvSource is a padded 1-D convolution over channel rows written with integer literal
+// tiles, as the flat conv template once was.
+const litConvSource = `import triton
+import triton.language as tl
+
+
+@triton.jit
+def lit_conv(x_ptr, out_ptr, C, W, BLOCK_C: tl.constexpr, BLOCK_P: tl.constexpr):
+    cs = tl.arange(0, BLOCK_C)
+    ow = tl.program_id(0) * BLOCK_P + tl.arange(0, BLOCK_P)
+    acc = tl.zeros((BLOCK_C, BLOCK_P), dtype=tl.float32)
+    for kw in tl.static_range(3):
+        iw = ow * 1 - 1 + kw
+        m = (cs[:, None] < C) & (iw[None, :] >= 0) & (iw[None, :] < W) & (2 - iw[None, :] <= 1 + W)
+        x = tl.load(x_ptr + cs[:, None] * W + iw[None, :], mask=m, other=0.0)
+        acc += x * (kw + 1)
+    tl.store(out_ptr + cs[:, None] * W + ow[None, :], acc, mask=(cs[:, None] < C) & (ow[None, :] < W))
+`
