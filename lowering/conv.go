@@ -15,8 +15,8 @@ import (
 // instead: a GEMM tile over one group's 1 or 2 output channels would be mostly padding.
 // Convolutions with wide enough output rows use the row-tiled implicit GEMM (conv_rows.py:
 // taps and channel blocks as loops, loads affine along the row, which the CPU backend copies
-// row by row instead of gathering), fed by a once per runner (a prepare launch) weight relayout (conv_weight.py);
-// conv.py (K = channels x taps flattened) remains for the rest.
+// row by row instead of gathering), fed by a weight relayout (conv_weight.py) that runs once
+// per runner as a prepare launch; conv.py (K = channels x taps flattened) remains for the rest.
 
 func init() {
 	registerOp(lowerConv, "conv1d", "conv2d")
