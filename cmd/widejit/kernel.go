@@ -333,59 +333,64 @@ func splitAssign(flag, item string) (string, string, error) {
 	return name, strings.TrimSpace(val), nil
 }
 
-// parseConsts reads constexprs: int, float, true/false, a dtype (tl.float16, fp16), None,
-// else a string (quotes stripped).
-func parseConsts(items []string) (map[string]any, error) {
+// parseAssignments reads NAME=VALUE items of --flag into a map, each VALUE through parse.
+func parseAssignments(flag string, items []string, parse func(name, val string) (any, error)) (map[string]any, error) {
 	out := map[string]any{}
 	for _, item := range items {
-		name, val, err := splitAssign("const", item)
+		name, val, err := splitAssign(flag, item)
 		if err != nil {
 			return nil, err
 		}
 		if _, dup := out[name]; dup {
-			return nil, usagef("--const %s given twice", name)
+			return nil, usagef("--%s %s given twice", flag, name)
 		}
-		if n, err := strconv.ParseInt(val, 0, 64); err == nil {
-			out[name] = n
-		} else if f, err := strconv.ParseFloat(val, 64); err == nil {
-			out[name] = f
-		} else if val == "true" || val == "True" {
-			out[name] = true
-		} else if val == "false" || val == "False" {
-			out[name] = false
-		} else if val == "None" {
-			out[name] = nil
-		} else if d, ok := ir.ParseDType(val); ok {
-			out[name] = d
-		} else {
-			out[name] = strings.Trim(val, `"'`)
+		if out[name], err = parse(name, val); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
 }
 
+// parseScalar reads an int64, a float64 or a bool (true/True, false/False).
+func parseScalar(val string) (any, bool) {
+	if n, err := strconv.ParseInt(val, 0, 64); err == nil {
+		return n, true
+	}
+	if f, err := strconv.ParseFloat(val, 64); err == nil {
+		return f, true
+	}
+	switch val {
+	case "true", "True":
+		return true, true
+	case "false", "False":
+		return false, true
+	}
+	return nil, false
+}
+
+// parseConsts reads constexprs: int, float, true/false, a dtype (tl.float16, fp16), None,
+// else a string (quotes stripped).
+func parseConsts(items []string) (map[string]any, error) {
+	return parseAssignments("const", items, func(_, val string) (any, error) {
+		if v, ok := parseScalar(val); ok {
+			return v, nil
+		}
+		if val == "None" {
+			return nil, nil
+		}
+		if d, ok := ir.ParseDType(val); ok {
+			return d, nil
+		}
+		return strings.Trim(val, `"'`), nil
+	})
+}
+
 // parseKernelArgs reads scalar arguments: int64, float64 or bool.
 func parseKernelArgs(items []string) (map[string]any, error) {
-	out := map[string]any{}
-	for _, item := range items {
-		name, val, err := splitAssign("arg", item)
-		if err != nil {
-			return nil, err
+	return parseAssignments("arg", items, func(name, val string) (any, error) {
+		if v, ok := parseScalar(val); ok {
+			return v, nil
 		}
-		if _, dup := out[name]; dup {
-			return nil, usagef("--arg %s given twice", name)
-		}
-		if n, err := strconv.ParseInt(val, 0, 64); err == nil {
-			out[name] = n
-		} else if f, err := strconv.ParseFloat(val, 64); err == nil {
-			out[name] = f
-		} else if val == "true" || val == "True" {
-			out[name] = true
-		} else if val == "false" || val == "False" {
-			out[name] = false
-		} else {
-			return nil, usagef("--arg %s=%q: expected an int, a float, true or false", name, val)
-		}
-	}
-	return out, nil
+		return nil, usagef("--arg %s=%q: expected an int, a float, true or false", name, val)
+	})
 }
