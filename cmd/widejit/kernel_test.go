@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"github.com/widejit/widejit/internal/half"
 	"math"
 	"math/rand"
 	"path/filepath"
@@ -23,15 +24,15 @@ func kernelCLI(t *testing.T, args ...string) (int, string, string) {
 	return code, stdout.String(), stderr.String()
 }
 
-// writeInputs writes fp32 tensors (and fp16 ones for names in half) to a safetensors file.
-func writeInputs(t *testing.T, tensors map[string][]float32, half map[string]bool) string {
+// writeInputs writes fp32 tensors (and fp16 ones for names in fp16) to a safetensors file.
+func writeInputs(t *testing.T, tensors map[string][]float32, fp16 map[string]bool) string {
 	t.Helper()
 	var list []*safetensors.Tensor
 	for name, v := range tensors {
-		if half[name] {
+		if fp16[name] {
 			data := make([]byte, 2*len(v))
 			for i, x := range v {
-				h := safetensors.Float32ToFloat16(x)
+				h := half.F32ToF16(x)
 				data[2*i], data[2*i+1] = byte(h), byte(h>>8)
 			}
 			list = append(list, &safetensors.Tensor{Name: name, DType: safetensors.F16, Shape: []int{len(v)}, Data: data})
@@ -60,7 +61,7 @@ func readOutput(t *testing.T, path, name string) []float64 {
 	if tt.DType == safetensors.F16 {
 		out := make([]float64, tt.Numel())
 		for i := range out {
-			out[i] = float64(safetensors.Float16ToFloat32(uint16(tt.Data[2*i]) | uint16(tt.Data[2*i+1])<<8))
+			out[i] = float64(half.F16ToF32(uint16(tt.Data[2*i]) | uint16(tt.Data[2*i+1])<<8))
 		}
 		return out
 	}

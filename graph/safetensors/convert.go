@@ -3,6 +3,7 @@ package safetensors
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/widejit/widejit/internal/half"
 	"math"
 )
 
@@ -40,9 +41,9 @@ func (t *Tensor) Float64s() ([]float64, error) {
 		case F64:
 			out[i] = math.Float64frombits(binary.LittleEndian.Uint64(d[8*i:]))
 		case F16:
-			out[i] = float64(Float16ToFloat32(binary.LittleEndian.Uint16(d[2*i:])))
+			out[i] = float64(half.F16ToF32(binary.LittleEndian.Uint16(d[2*i:])))
 		case BF16:
-			out[i] = float64(BFloat16ToFloat32(binary.LittleEndian.Uint16(d[2*i:])))
+			out[i] = float64(half.BF16ToF32(binary.LittleEndian.Uint16(d[2*i:])))
 		case I64:
 			out[i] = float64(int64(binary.LittleEndian.Uint64(d[8*i:])))
 		case I32:
@@ -125,9 +126,9 @@ func FromFloat64s(name string, d DType, shape []int, v []float64) (*Tensor, erro
 		case F64:
 			binary.LittleEndian.PutUint64(data[8*i:], math.Float64bits(x))
 		case F16:
-			binary.LittleEndian.PutUint16(data[2*i:], Float32ToFloat16(float32(x)))
+			binary.LittleEndian.PutUint16(data[2*i:], half.F32ToF16(float32(x)))
 		case BF16:
-			binary.LittleEndian.PutUint16(data[2*i:], Float32ToBFloat16(float32(x)))
+			binary.LittleEndian.PutUint16(data[2*i:], half.F32ToBF16(float32(x)))
 		}
 	}
 	return &Tensor{Name: name, DType: d, Shape: append([]int(nil), shape...), Data: data}, nil
@@ -157,62 +158,4 @@ func FromInt64s(name string, d DType, shape []int, v []int64) (*Tensor, error) {
 		}
 	}
 	return &Tensor{Name: name, DType: d, Shape: append([]int(nil), shape...), Data: data}, nil
-}
-
-// Float16ToFloat32 decodes an IEEE 754 half-precision value.
-func Float16ToFloat32(h uint16) float32 {
-	sign := uint32(h>>15) << 31
-	exp := uint32(h>>10) & 0x1f
-	mant := uint32(h) & 0x3ff
-	switch {
-	case exp == 0x1f: // inf or NaN
-		return math.Float32frombits(sign | 0xff<<23 | mant<<13)
-	case exp == 0 && mant == 0:
-		return math.Float32frombits(sign)
-	case exp == 0: // subnormal: value = mant * 2^-24
-		v := float32(mant) * float32(math.Ldexp(1, -24))
-		if sign != 0 {
-			v = -v
-		}
-		return v
-	}
-	return math.Float32frombits(sign | (exp+127-15)<<23 | mant<<13)
-}
-
-// Float32ToFloat16 encodes f as half precision, rounding to nearest even.
-func Float32ToFloat16(f float32) uint16 {
-	b := math.Float32bits(f)
-	sign := uint16(b>>16) & 0x8000
-	if math.IsNaN(float64(f)) {
-		return sign | 0x7e00
-	}
-	a := math.Abs(float64(f))
-	if a >= 65520 { // rounds to infinity
-		return sign | 0x7c00
-	}
-	if a < math.Ldexp(1, -14) { // subnormal (or zero): units of 2^-24
-		return sign | uint16(math.RoundToEven(a*math.Ldexp(1, 24)))
-	}
-	exp := int(b>>23&0xff) - 127 + 15
-	mant := b & 0x7fffff
-	// round the 23-bit mantissa to 10 bits, nearest even; a carry bumps the exponent.
-	r := mant >> 13
-	rest := mant & 0x1fff
-	if rest > 0x1000 || (rest == 0x1000 && r&1 == 1) {
-		r++
-	}
-	return sign | uint16(exp<<10) + uint16(r)
-}
-
-// BFloat16ToFloat32 decodes a bfloat16 value.
-func BFloat16ToFloat32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
-
-// Float32ToBFloat16 encodes f as bfloat16, rounding to nearest even.
-func Float32ToBFloat16(f float32) uint16 {
-	b := math.Float32bits(f)
-	if math.IsNaN(float64(f)) {
-		return uint16(b>>16) | 0x40
-	}
-	b += 0x7fff + (b>>16)&1
-	return uint16(b >> 16)
 }

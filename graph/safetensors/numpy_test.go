@@ -2,6 +2,7 @@ package safetensors
 
 import (
 	"encoding/json"
+	"github.com/widejit/widejit/internal/half"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -90,7 +91,7 @@ func TestAgainstNumpy(t *testing.T) {
 	var f16 []uint16
 	json.Unmarshal(got["__f16__"], &f16)
 	for i, p := range probes {
-		if mine := Float32ToFloat16(p); mine != f16[i] {
+		if mine := half.F32ToF16(p); mine != f16[i] {
 			t.Fatalf("float16(%v): Go %#04x, numpy %#04x", p, mine, f16[i])
 		}
 	}

@@ -3,6 +3,7 @@ package safetensors
 import (
 	"bytes"
 	"encoding/binary"
+	"github.com/widejit/widejit/internal/half"
 	"math"
 	"os"
 	"path/filepath"
@@ -228,8 +229,8 @@ func TestFloat16KnownValues(t *testing.T) {
 		{float32(math.Ldexp(1, -14)), 0x0400}, {0, 0}, {float32(math.Inf(1)), 0x7c00}, {1e6, 0x7c00},
 		{0.1, 0x2e66}, {1 + 1.0/2048, 0x3c00} /* tie rounds to even */, {1 + 3.0/2048, 0x3c02}}
 	for _, c := range cases {
-		if got := Float32ToFloat16(c.f); got != c.h {
-			t.Errorf("Float32ToFloat16(%v) = %#04x want %#04x", c.f, got, c.h)
+		if got := half.F32ToF16(c.f); got != c.h {
+			t.Errorf("half.F32ToF16(%v) = %#04x want %#04x", c.f, got, c.h)
 		}
 	}
 	// Every finite half value survives a round trip through float32.
@@ -237,11 +238,11 @@ func TestFloat16KnownValues(t *testing.T) {
 		if h&0x7c00 == 0x7c00 {
 			continue
 		}
-		if back := Float32ToFloat16(Float16ToFloat32(uint16(h))); back != uint16(h) {
-			t.Fatalf("half %#04x -> %v -> %#04x", h, Float16ToFloat32(uint16(h)), back)
+		if back := half.F32ToF16(half.F16ToF32(uint16(h))); back != uint16(h) {
+			t.Fatalf("half %#04x -> %v -> %#04x", h, half.F16ToF32(uint16(h)), back)
 		}
 	}
-	if Float32ToBFloat16(1) != 0x3f80 || BFloat16ToFloat32(0xc000) != -2 || Float32ToBFloat16(1+1.0/256) != 0x3f80 {
+	if half.F32ToBF16(1) != 0x3f80 || half.BF16ToF32(0xc000) != -2 || half.F32ToBF16(1+1.0/256) != 0x3f80 {
 		t.Fatal("bfloat16 conversions")
 	}
 }

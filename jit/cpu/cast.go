@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"github.com/widejit/widejit/internal/half"
 	"math"
 
 	"github.com/widejit/widejit/triton/ir"
@@ -121,9 +122,9 @@ func f64ToF32Exact(x float64, d ir.DType) float32 {
 	f := float32(x)
 	switch d {
 	case ir.F16:
-		return f16ToF32(f32ToF16(f))
+		return half.F16ToF32(half.F32ToF16(f))
 	case ir.BF16:
-		return bf16ToF32(f32ToBF16(f))
+		return half.BF16ToF32(half.F32ToBF16(f))
 	}
 	return f
 }
@@ -174,9 +175,9 @@ func (fr *frame) rawBits(cls class, d ir.DType, s, i int) uint64 {
 		v := fr.f32[s][i]
 		switch d {
 		case ir.F16:
-			return uint64(f32ToF16(v))
+			return uint64(half.F32ToF16(v))
 		case ir.BF16:
-			return uint64(f32ToBF16(v))
+			return uint64(half.F32ToBF16(v))
 		}
 		return uint64(math.Float32bits(v))
 	case clsF64:
@@ -194,9 +195,9 @@ func (fr *frame) setRawBits(cls class, d ir.DType, s, i int, b uint64) {
 	case clsF32:
 		switch d {
 		case ir.F16:
-			fr.f32[s][i] = f16ToF32(uint16(b))
+			fr.f32[s][i] = half.F16ToF32(uint16(b))
 		case ir.BF16:
-			fr.f32[s][i] = bf16ToF32(uint16(b))
+			fr.f32[s][i] = half.BF16ToF32(uint16(b))
 		default:
 			fr.f32[s][i] = math.Float32frombits(uint32(b))
 		}

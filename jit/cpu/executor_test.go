@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"bytes"
+	"github.com/widejit/widejit/internal/half"
 	"math"
 	"math/rand"
 	"strings"
@@ -221,17 +222,17 @@ func TestHalfConversionsExhaustive(t *testing.T) {
 		if u&0x7c00 == 0x7c00 {
 			continue
 		}
-		if back := f32ToF16(f16ToF32(u)); back != u {
-			t.Fatalf("fp16 %#04x -> %v -> %#04x", u, f16ToF32(u), back)
+		if back := half.F32ToF16(half.F16ToF32(u)); back != u {
+			t.Fatalf("fp16 %#04x -> %v -> %#04x", u, half.F16ToF32(u), back)
 		}
 		if u&0x7fff < 0x7bff {
-			lo, hi := f16ToF32(u), f16ToF32(u+1)
+			lo, hi := half.F16ToF32(u), half.F16ToF32(u+1)
 			mid := float32((float64(lo) + float64(hi)) / 2)
 			want := u
 			if u&1 == 1 {
 				want = u + 1
 			}
-			if g := f32ToF16(mid); g != want && !(lo == 0 && hi == 0) {
+			if g := half.F32ToF16(mid); g != want && !(lo == 0 && hi == 0) {
 				t.Fatalf("fp16 midpoint of %#04x and %#04x -> %#04x, want %#04x", u, u+1, g, want)
 			}
 		}

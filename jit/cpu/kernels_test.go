@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"github.com/widejit/widejit/internal/half"
 	"math"
 	"math/rand"
 	"os"
@@ -165,16 +166,16 @@ func TestKernelLayerNormFP16(t *testing.T) {
 		"X": "*fp16", "Y": "*fp16", "W": "*fp16", "B": "*fp16", "Mean": "*fp32", "Rstd": "*fp32", "stride": "i32", "N": "i32", "eps": "fp32"},
 		map[string]any{"BLOCK_SIZE": int64(256)})
 	rng := rand.New(rand.NewSource(5))
-	half := func(v []float32) *Buffer {
+	toF16Buffer := func(v []float32) *Buffer {
 		b, _ := NewBuffer(ir.F16, len(v))
 		for i, x := range v {
-			b.u16()[i] = f32ToF16(x)
-			v[i] = f16ToF32(b.u16()[i]) // the reference sees the fp16 values
+			b.u16()[i] = half.F32ToF16(x)
+			v[i] = half.F16ToF32(b.u16()[i]) // the reference sees the fp16 values
 		}
 		return b
 	}
 	x, w, bias := randF32(rng, rows*stride, 3), randF32(rng, n, 1), randF32(rng, n, 1)
-	xb, wb, bb := half(x), half(w), half(bias)
+	xb, wb, bb := toF16Buffer(x), toF16Buffer(w), toF16Buffer(bias)
 	yb, _ := NewBuffer(ir.F16, rows*stride)
 	mean, rstd := f32Buf(t, make([]float32, rows)), f32Buf(t, make([]float32, rows))
 	const eps = 1e-5
@@ -198,7 +199,7 @@ func TestKernelLayerNormFP16(t *testing.T) {
 		closeTo(t, "rstd", []float64{float64(rstd.f32()[r])}, []float64{rs}, 1e-5, 0)
 		got, want := make([]float64, n), make([]float64, n)
 		for c := range n {
-			got[c] = float64(f16ToF32(yb.u16()[r*stride+c]))
+			got[c] = float64(half.F16ToF32(yb.u16()[r*stride+c]))
 			want[c] = (float64(x[r*stride+c])-mu)*rs*float64(w[c]) + float64(bias[c])
 		}
 		// fp16 output: half an ulp of fp16 (2^-11 relative) plus fp32 rounding on the way.

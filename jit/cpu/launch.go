@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"github.com/widejit/widejit/internal/half"
 	"math"
 	"runtime/debug"
 	"sync"
@@ -240,9 +241,9 @@ func bindFloat(d ir.DType, v float64) (int64, float64, error) {
 	}
 	switch d {
 	case ir.F16:
-		v = float64(f16ToF32(f32ToF16(float32(v))))
+		v = float64(half.F16ToF32(half.F32ToF16(float32(v))))
 	case ir.BF16:
-		v = float64(bf16ToF32(f32ToBF16(float32(v))))
+		v = float64(half.BF16ToF32(half.F32ToBF16(float32(v))))
 	case ir.F32:
 		v = float64(float32(v))
 	}

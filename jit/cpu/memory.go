@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"github.com/widejit/widejit/internal/half"
 	"github.com/widejit/widejit/triton/ir"
 )
 
@@ -148,11 +149,11 @@ func (fr *frame) loadRow(cls class, d ir.DType, b *Buffer, off, z, at, n int) {
 			copy(dst, b.f32()[off:off+n])
 		case ir.F16:
 			for j, h := range b.u16()[off : off+n] {
-				dst[j] = f16ToF32(h)
+				dst[j] = half.F16ToF32(h)
 			}
 		default:
 			for j, h := range b.u16()[off : off+n] {
-				dst[j] = bf16ToF32(h)
+				dst[j] = half.BF16ToF32(h)
 			}
 		}
 	case clsF64:
@@ -220,12 +221,12 @@ func (fr *frame) storeRow(cls class, d ir.DType, b *Buffer, off, v, at, n int) {
 		case ir.F16:
 			dst := b.u16()[off : off+n]
 			for j, x := range src {
-				dst[j] = f32ToF16(x)
+				dst[j] = half.F32ToF16(x)
 			}
 		default:
 			dst := b.u16()[off : off+n]
 			for j, x := range src {
-				dst[j] = f32ToBF16(x)
+				dst[j] = half.F32ToBF16(x)
 			}
 		}
 	case clsF64:
@@ -424,9 +425,9 @@ func (fr *frame) setFloat(cls class, s, i int, v float64) {
 func (b *Buffer) getFloat(d ir.DType, i int) float64 {
 	switch d {
 	case ir.F16:
-		return float64(f16ToF32(b.u16()[i]))
+		return float64(half.F16ToF32(b.u16()[i]))
 	case ir.BF16:
-		return float64(bf16ToF32(b.u16()[i]))
+		return float64(half.BF16ToF32(b.u16()[i]))
 	case ir.F32:
 		return float64(b.f32()[i])
 	}
@@ -438,9 +439,9 @@ func (b *Buffer) getFloat(d ir.DType, i int) float64 {
 func (b *Buffer) setFloat(d ir.DType, i int, v float64) {
 	switch d {
 	case ir.F16:
-		b.u16()[i] = f32ToF16(float32(v))
+		b.u16()[i] = half.F32ToF16(float32(v))
 	case ir.BF16:
-		b.u16()[i] = f32ToBF16(float32(v))
+		b.u16()[i] = half.F32ToBF16(float32(v))
 	case ir.F32:
 		b.f32()[i] = float32(v)
 	default:

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"encoding/binary"
+	"github.com/widejit/widejit/internal/half"
 	"math"
 	"os"
 	"strings"
@@ -26,16 +27,16 @@ func TestHalfArgumentEncoding(t *testing.T) {
 		f    float32
 		want uint16
 	}{{1, 0x3C00}, {-2, 0xC000}, {65504, 0x7BFF}, {1e6, 0x7C00}, {0.1, 0x2E66}, {5.9604645e-8, 0x0001}, {1e-8, 0}, {float32(math.Inf(-1)), 0xFC00}} {
-		if got := f32ToF16(c.f); got != c.want {
-			t.Errorf("f32ToF16(%g) = %#04x, want %#04x", c.f, got, c.want)
+		if got := half.F32ToF16(c.f); got != c.want {
+			t.Errorf("half.F32ToF16(%g) = %#04x, want %#04x", c.f, got, c.want)
 		}
 	}
 	for _, c := range []struct {
 		f    float32
 		want uint16
 	}{{1, 0x3F80}, {0.1, 0x3DCD}, {-3.5, 0xC060}} {
-		if got := f32ToBF16(c.f); got != c.want {
-			t.Errorf("f32ToBF16(%g) = %#04x, want %#04x", c.f, got, c.want)
+		if got := half.F32ToBF16(c.f); got != c.want {
+			t.Errorf("half.F32ToBF16(%g) = %#04x, want %#04x", c.f, got, c.want)
 		}
 	}
 }

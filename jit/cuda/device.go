@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"github.com/widejit/widejit/internal/half"
 	"math"
 	"runtime"
 	"strconv"
@@ -544,9 +545,9 @@ func packArg(t ir.Type, a jit.Arg) (uint64, error) {
 		case ir.F64:
 			return math.Float64bits(fv), nil
 		case ir.F16:
-			return uint64(f32ToF16(float32(fv))), nil
+			return uint64(half.F32ToF16(float32(fv))), nil
 		case ir.BF16:
-			return uint64(f32ToBF16(float32(fv))), nil
+			return uint64(half.F32ToBF16(float32(fv))), nil
 		}
 	}
 	if isFloat {
@@ -582,46 +583,4 @@ func fits(d ir.DType, v int64) bool {
 		return true
 	}
 	return true
-}
-
-// f32ToF16 rounds to nearest even (scalar kernel arguments only).
-func f32ToF16(f float32) uint16 {
-	b := math.Float32bits(f)
-	sign := uint16(b>>16) & 0x8000
-	exp := int(b>>23&0xff) - 127 + 15
-	mant := b & 0x7fffff
-	switch {
-	case b&0x7fffffff > 0x7f800000: // NaN
-		return sign | 0x7e00
-	case exp >= 31:
-		return sign | 0x7c00
-	case exp <= 0:
-		if exp < -10 {
-			return sign
-		}
-		mant |= 0x800000
-		shift := uint(14 - exp)
-		h := mant >> shift
-		rem := mant & (1<<shift - 1)
-		half := uint32(1) << (shift - 1)
-		if rem > half || (rem == half && h&1 == 1) {
-			h++
-		}
-		return sign | uint16(h)
-	}
-	h := uint32(exp)<<10 | mant>>13
-	rem := mant & 0x1fff
-	if rem > 0x1000 || (rem == 0x1000 && h&1 == 1) {
-		h++
-	}
-	return sign | uint16(h)
-}
-
-func f32ToBF16(f float32) uint16 {
-	b := math.Float32bits(f)
-	if b&0x7fffffff > 0x7f800000 {
-		return uint16(b>>16) | 0x40
-	}
-	b += 0x7fff + (b>>16)&1
-	return uint16(b >> 16)
 }

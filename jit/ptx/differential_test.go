@@ -3,6 +3,7 @@ package ptx
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/widejit/widejit/internal/half"
 	"math"
 	"math/rand"
 	"strconv"
@@ -128,7 +129,7 @@ func fillRandom(rng *rand.Rand, t ir.Type, n int) []byte {
 		case ir.F32:
 			binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(float32(rng.NormFloat64())))
 		case ir.F16:
-			binary.LittleEndian.PutUint16(out[2*i:], f32ToHalf(float32(rng.NormFloat64())))
+			binary.LittleEndian.PutUint16(out[2*i:], half.F32ToF16(float32(rng.NormFloat64())))
 		case ir.BF16:
 			binary.LittleEndian.PutUint16(out[2*i:], uint16(fbits(rng.NormFloat64(), "bf16")))
 		case ir.I32:
@@ -150,7 +151,7 @@ func decodeElems(t ir.Type, b []byte) []float64 {
 		case ir.F32:
 			out[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
 		case ir.F16:
-			out[i] = float64(halfToF32(binary.LittleEndian.Uint16(b[2*i:])))
+			out[i] = float64(half.F16ToF32(binary.LittleEndian.Uint16(b[2*i:])))
 		case ir.BF16:
 			out[i] = fval(uint64(binary.LittleEndian.Uint16(b[2*i:])), "bf16")
 		case ir.I32:

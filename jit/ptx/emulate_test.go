@@ -10,6 +10,7 @@ package ptx
 
 import (
 	"fmt"
+	"github.com/widejit/widejit/internal/half"
 	"math"
 	"math/bits"
 	"strconv"
@@ -438,7 +439,7 @@ func fval(x uint64, ty string) float64 {
 	case "f64":
 		return f64of(x)
 	case "f16":
-		return float64(halfToF32(uint16(x)))
+		return float64(half.F16ToF32(uint16(x)))
 	case "bf16":
 		return float64(math.Float32frombits(uint32(uint16(x)) << 16))
 	}
@@ -452,7 +453,7 @@ func fbits(f float64, ty string) uint64 {
 	case "f64":
 		return math.Float64bits(f)
 	case "f16":
-		return uint64(f32ToHalf(float32(f)))
+		return uint64(half.F32ToF16(float32(f)))
 	case "bf16":
 		b := math.Float32bits(float32(f))
 		if b&0x7fffffff > 0x7f800000 {
@@ -937,55 +938,6 @@ func minNum(x, y float64) float64 {
 		return x
 	}
 	return math.Min(x, y)
-}
-
-func halfToF32(h uint16) float32 {
-	sign := uint32(h>>15) << 31
-	exp := uint32(h>>10) & 0x1f
-	mant := uint32(h) & 0x3ff
-	switch {
-	case exp == 0x1f:
-		return math.Float32frombits(sign | 0x7f800000 | mant<<13)
-	case exp == 0:
-		f := float32(mant) / (1 << 24)
-		if sign != 0 {
-			f = -f
-		}
-		return f
-	}
-	return math.Float32frombits(sign | (exp+112)<<23 | mant<<13)
-}
-
-func f32ToHalf(f float32) uint16 {
-	b := math.Float32bits(f)
-	sign := uint16(b>>16) & 0x8000
-	exp := int(b>>23&0xff) - 127 + 15
-	mant := b & 0x7fffff
-	switch {
-	case b&0x7fffffff > 0x7f800000:
-		return sign | 0x7e00
-	case exp >= 31:
-		return sign | 0x7c00
-	case exp <= 0:
-		if exp < -10 {
-			return sign
-		}
-		mant |= 0x800000
-		shift := uint(14 - exp)
-		h := mant >> shift
-		rem := mant & (1<<shift - 1)
-		half := uint32(1) << (shift - 1)
-		if rem > half || (rem == half && h&1 == 1) {
-			h++
-		}
-		return sign | uint16(h)
-	}
-	h := uint32(exp)<<10 | mant>>13
-	rem := mant & 0x1fff
-	if rem > 0x1000 || (rem == 0x1000 && h&1 == 1) {
-		h++
-	}
-	return sign | uint16(h)
 }
 
 func spaceOf(op []string) string {
