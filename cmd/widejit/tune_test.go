@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -56,10 +57,13 @@ func TestTuneThenRunUsesRecordedDecisions(t *testing.T) {
 		if len(d.Timings) < 2 || ranked[0] != d.Winner {
 			t.Errorf("decision %d: winner %s, timings %+v: the winner must be the fastest", d.Index, d.Winner, d.Timings)
 		}
-		// the MLP kernel's strategy x tunables: 2 strategies x 4 tile configurations (on a
-		// CPU num_warps is not offered: it changes nothing there)
-		if strings.Contains(d.Label, "tunables") {
-			if len(d.Timings) != 8 || !regexp.MustCompile(`^(batched|sequential)/bm\d+-bk\d+-bh\d+-w4$`).MatchString(d.Winner) {
+		// strategy x tunables: "batched|sequential x K tunables" is 2*K candidates, each timed;
+		// which kernels are tuned depends on earlier winners (the fused MLP's bm-bk-bh tiles,
+		// or, when the unfused plan won, a linear kernel's bm-bn-bk and the relu's block). On a
+		// CPU num_warps is not offered (w4 only): it changes nothing there.
+		if m := regexp.MustCompile(`x (\d+) tunables`).FindStringSubmatch(d.Label); m != nil {
+			k, _ := strconv.Atoi(m[1])
+			if len(d.Timings) != 2*k || !regexp.MustCompile(`^(batched|sequential)/([a-z]+\d+-)+w4$`).MatchString(d.Winner) {
 				t.Errorf("decision %d (%s): winner %q, %d timings", d.Index, d.Label, d.Winner, len(d.Timings))
 			}
 			tunedWinner = d.Winner
