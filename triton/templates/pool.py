@@ -46,6 +46,7 @@ def {{.Fn}}(
 {{- end}}
 {{- if eq .Kind "max"}}
     acc = tl.full((BLOCK,), float("-inf"), {{.Compute}})
+    nan_acc = tl.zeros((BLOCK,), dtype={{.Compute}})
 {{- else}}
     acc = tl.zeros((BLOCK,), dtype={{.Compute}})
 {{- end}}
@@ -68,12 +69,16 @@ def {{.Fn}}(
 {{- if eq .Kind "max"}}
             v = tl.load(x_base + ih * W + iw, mask=ok, other=float("-inf")).to({{.Compute}})
             acc = tl.maximum(acc, v)
+            # tl.maximum is maxnum (drops NaN) but torch's max_pool propagates it: 0/(v*v+1)
+            # is 0 for every non-NaN v (inf included) and NaN for NaN, so nan_acc remembers a
+            # NaN in the window with vectorizable arithmetic
+            nan_acc += 0.0 / (v * v + 1.0)
 {{- else}}
             v = tl.load(x_base + ih * W + iw, mask=ok, other=0.0).to({{.Compute}})
             acc += v
 {{- end}}
 {{- if eq .Kind "max"}}
-    y = acc
+    y = tl.where(nan_acc != nan_acc, nan_acc, acc)
 {{- else if eq .Kind "adaptive"}}
     y = acc / ((h1 - h0) * (w1 - w0)).to({{.Compute}})
 {{- else}}

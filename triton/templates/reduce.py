@@ -59,6 +59,7 @@ def {{.Fn}}(
 {{- else}}
 {{- if eq .Kind "amax"}}
     acc = tl.full((BLOCK_R, BLOCK_I), float("-inf"), tl.float32)
+    nan_acc = tl.zeros((BLOCK_R, BLOCK_I), dtype=tl.float32)
 {{- else}}
     acc = tl.zeros((BLOCK_R, BLOCK_I), dtype=tl.float32)
 {{- end}}
@@ -68,7 +69,12 @@ def {{.Fn}}(
 {{- if eq .Kind "amax"}}
         xv = tl.load(x_base + rr[:, None] * inner + ri[None, :], mask=msk, other=float("-inf")).to(tl.float32)
         acc = tl.maximum(acc, xv)
-    y = tl.max(acc, axis=0)
+        # tl.maximum and tl.max are maxnum (drop NaN) but torch.amax propagates it: 0/(x*x+1)
+        # is 0 for every non-NaN x (inf included) and NaN for NaN, so nan_acc remembers a NaN
+        # with vectorizable arithmetic
+        nan_acc += 0.0 / (xv * xv + 1.0)
+    nan_any = tl.sum(nan_acc, axis=0)
+    y = tl.where(nan_any != nan_any, nan_any, tl.max(acc, axis=0))
 {{- else}}
         xv = tl.load(x_base + rr[:, None] * inner + ri[None, :], mask=msk, other=0.0).to(tl.float32)
         acc += xv
