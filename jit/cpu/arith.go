@@ -200,7 +200,7 @@ func (c *compiler) f32Op(in *ir.Instr, args []int, z int, d ir.DType) (step, err
 	case ir.Div:
 		binary = func(a, b, z []float32) {
 			a, b = a[:len(z)], b[:len(z)]
-			for i := range z {
+			for i := vecF32('/', a, b, z); i < len(z); i++ {
 				z[i] = a[i] / b[i]
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/widejit/widejit/jit"
+	"github.com/widejit/widejit/triton/ir"
 )
 
 // The executor's fast paths (erf.go, the min/max vector loops, transposeF32) must agree bit for
@@ -422,6 +423,42 @@ func TestGemmEdgesAgainstLoops(t *testing.T) {
 						t.Fatalf("%s %dx%dx%d: c[%d][%d] = %g, want %g", dotKernelName(), m, n, k, i, j, got, w)
 					}
 				}
+			}
+		}
+	}
+}
+
+// The division loops (x / y and s / x) are IEEE division, so they agree bit for bit with Go's
+// float32 division, specials included (NaN compared as NaN).
+func TestDivVectorLoopsAgainstGo(t *testing.T) {
+	specials := []float32{0, float32(math.Copysign(0, -1)), 1, -1, 3, 1e-40, -1e-40, 3e38,
+		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}
+	r := rand.New(rand.NewPCG(7, 8))
+	const n = 100 // 3 vector blocks of 32 and a tail
+	x, y := make([]float32, n), make([]float32, n)
+	for i := range n {
+		x[i], y[i] = specials[i%len(specials)], specials[(i/len(specials))%len(specials)]
+		if i%3 == 2 {
+			x[i], y[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+		}
+	}
+	same := func(a, b float32) bool {
+		return math.Float32bits(a) == math.Float32bits(b) || (a != a && b != b)
+	}
+	z := make([]float32, n)
+	for i := vecF32('/', x, y, z); i < n; i++ {
+		z[i] = x[i] / y[i]
+	}
+	for i := range n {
+		if want := x[i] / y[i]; !same(z[i], want) {
+			t.Fatalf("x/y lane %d: %v / %v = %v, want %v", i, x[i], y[i], z[i], want)
+		}
+	}
+	for _, s := range []float32{0, 1, -2.5, float32(math.Inf(1)), float32(math.NaN())} {
+		arithScalarF32(ir.Div, true, x, s, z)
+		for i := range n {
+			if want := s / x[i]; !same(z[i], want) {
+				t.Fatalf("s/x lane %d: %v / %v = %v, want %v", i, s, x[i], z[i], want)
 			}
 		}
 	}

@@ -17,6 +17,9 @@ func subVVAVX2(x, y, z *float32, n int)
 func mulVVAVX2(x, y, z *float32, n int)
 
 //go:noescape
+func divVVAVX2(x, y, z *float32, n int)
+
+//go:noescape
 func maxVVAVX2(x, y, z *float32, n int)
 
 //go:noescape
@@ -31,9 +34,12 @@ func mulVSAVX2(x, z *float32, n int, s float32)
 //go:noescape
 func subSVAVX2(x, z *float32, n int, s float32)
 
+//go:noescape
+func divSVAVX2(x, z *float32, n int, s float32)
+
 var haveVecAVX2 = cpu.X86.HasAVX2
 
-// vecF32 computes z = x op y (op: '+', '-', '*', 'M' maxNum32, 'm' minNum32) for len(z) lanes with AVX2 where it can;
+// vecF32 computes z = x op y (op: '+', '-', '*', '/', 'M' maxNum32, 'm' minNum32) for len(z) lanes with AVX2 where it can;
 // it returns how many leading lanes it did (a multiple of 32), the caller does the rest.
 func vecF32(op byte, x, y, z []float32) int {
 	n := len(z) &^ 31
@@ -48,6 +54,8 @@ func vecF32(op byte, x, y, z []float32) int {
 		subVVAVX2(&x[0], &y[0], &z[0], n)
 	case '*':
 		mulVVAVX2(&x[0], &y[0], &z[0], n)
+	case '/':
+		divVVAVX2(&x[0], &y[0], &z[0], n)
 	case 'M':
 		maxVVAVX2(&x[0], &y[0], &z[0], n)
 	case 'm':
@@ -58,7 +66,7 @@ func vecF32(op byte, x, y, z []float32) int {
 	return n
 }
 
-// vecF32Scalar computes z = x op s ('+', '*'), or z = s - x for op 'r'.
+// vecF32Scalar computes z = x op s ('+', '*'), z = s - x for op 'r', or z = s / x for op 'q'.
 func vecF32Scalar(op byte, x []float32, s float32, z []float32) int {
 	n := len(z) &^ 31
 	if !haveVecAVX2 || n == 0 {
@@ -72,6 +80,8 @@ func vecF32Scalar(op byte, x []float32, s float32, z []float32) int {
 		mulVSAVX2(&x[0], &z[0], n, s)
 	case 'r':
 		subSVAVX2(&x[0], &z[0], n, s)
+	case 'q':
+		divSVAVX2(&x[0], &z[0], n, s)
 	default:
 		return 0
 	}

@@ -168,6 +168,62 @@ subSVAVX2_done:
 	VZEROUPPER
 	RET
 
+// func divVVAVX2(x, y, z *float32, n int)
+TEXT ·divVVAVX2(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DX
+	MOVQ z+16(FP), DI
+	MOVQ n+24(FP), CX
+	SHRQ $5, CX
+	JZ divVVAVX2_done
+divVVAVX2_loop:
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VDIVPS 0(DX), Y0, Y0
+	VDIVPS 32(DX), Y1, Y1
+	VDIVPS 64(DX), Y2, Y2
+	VDIVPS 96(DX), Y3, Y3
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DX
+	ADDQ $128, DI
+	DECQ CX
+	JNZ divVVAVX2_loop
+divVVAVX2_done:
+	VZEROUPPER
+	RET
+
+// z = s / x
+// func divSVAVX2(x, z *float32, n int, s float32)
+TEXT ·divSVAVX2(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ z+8(FP), DI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS s+24(FP), Y15
+	SHRQ $5, CX
+	JZ divSVAVX2_done
+divSVAVX2_loop:
+	VDIVPS 0(SI), Y15, Y0
+	VDIVPS 32(SI), Y15, Y1
+	VDIVPS 64(SI), Y15, Y2
+	VDIVPS 96(SI), Y15, Y3
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ divSVAVX2_loop
+divSVAVX2_done:
+	VZEROUPPER
+	RET
+
 // func copyNTAVX(dst, src *float32, n int)
 // Streams n floats (a multiple of 32; dst 32-byte aligned) with non-temporal stores, which
 // skip the read-for-ownership of the destination lines; SFENCE orders them before return.
