@@ -719,22 +719,6 @@ func b2i(b bool) int64 {
 	return 0
 }
 
-func cmpFloat(pred int64, x, y float64) bool {
-	switch pred {
-	case ir.CmpEQ:
-		return x == y
-	case ir.CmpNE:
-		return x != y
-	case ir.CmpLT:
-		return x < y
-	case ir.CmpLE:
-		return x <= y
-	case ir.CmpGT:
-		return x > y
-	}
-	return x >= y
-}
-
 func (c *compiler) compileSelect(in *ir.Instr, args []int, z int) (step, error) {
 	cond, a, b := args[0], args[1], args[2]
 	if err := c.sameTypes(in, z, a, b); err != nil {

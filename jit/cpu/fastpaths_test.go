@@ -428,9 +428,9 @@ func TestGemmEdgesAgainstLoops(t *testing.T) {
 	}
 }
 
-// The division loops (x / y and s / x) are IEEE division, so they agree bit for bit with Go's
-// float32 division, specials included (NaN compared as NaN).
-func TestDivVectorLoopsAgainstGo(t *testing.T) {
+// The element-wise loops (x op y, x op s, s op x) are plain IEEE arithmetic, so they agree bit
+// for bit with Go's float32 operators, specials included (NaN compared as NaN).
+func TestVectorLoopsAgainstGo(t *testing.T) {
 	specials := []float32{0, float32(math.Copysign(0, -1)), 1, -1, 3, 1e-40, -1e-40, 3e38,
 		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}
 	r := rand.New(rand.NewPCG(7, 8))
@@ -445,20 +445,42 @@ func TestDivVectorLoopsAgainstGo(t *testing.T) {
 	same := func(a, b float32) bool {
 		return math.Float32bits(a) == math.Float32bits(b) || (a != a && b != b)
 	}
-	z := make([]float32, n)
-	for i := vecF32('/', x, y, z); i < n; i++ {
-		z[i] = x[i] / y[i]
+	ops := map[byte]func(a, b float32) float32{
+		'+': func(a, b float32) float32 { return a + b },
+		'-': func(a, b float32) float32 { return a - b },
+		'*': func(a, b float32) float32 { return a * b },
+		'/': func(a, b float32) float32 { return a / b },
 	}
-	for i := range n {
-		if want := x[i] / y[i]; !same(z[i], want) {
-			t.Fatalf("x/y lane %d: %v / %v = %v, want %v", i, x[i], y[i], z[i], want)
+	z := make([]float32, n)
+	for op, f := range ops {
+		done := vecF32(op, x, y, z) // the vector lanes; the tail is the caller's
+		if haveVecAVX2 && done != n&^31 {
+			t.Fatalf("x %c y: the vector loop did %d lanes", op, done)
+		}
+		for i := range done {
+			if want := f(x[i], y[i]); !same(z[i], want) {
+				t.Fatalf("lane %d: %v %c %v = %v, want %v", i, x[i], op, y[i], z[i], want)
+			}
 		}
 	}
-	for _, s := range []float32{0, 1, -2.5, float32(math.Inf(1)), float32(math.NaN())} {
-		arithScalarF32(ir.Div, true, x, s, z)
-		for i := range n {
-			if want := s / x[i]; !same(z[i], want) {
-				t.Fatalf("s/x lane %d: %v / %v = %v, want %v", i, s, x[i], z[i], want)
+	scalarOps := []struct {
+		op          ir.Op
+		scalarFirst bool
+		f           func(x, s float32) float32
+	}{
+		{ir.Add, false, func(x, s float32) float32 { return x + s }},
+		{ir.Mul, false, func(x, s float32) float32 { return x * s }},
+		{ir.Sub, false, func(x, s float32) float32 { return x - s }},
+		{ir.Sub, true, func(x, s float32) float32 { return s - x }},
+		{ir.Div, true, func(x, s float32) float32 { return s / x }},
+	}
+	for _, so := range scalarOps {
+		for _, s := range []float32{0, 1, -2.5, float32(math.Inf(1)), float32(math.NaN())} {
+			arithScalarF32(so.op, so.scalarFirst, x, s, z)
+			for i := range n {
+				if want := so.f(x[i], s); !same(z[i], want) {
+					t.Fatalf("%s (scalar first %v) lane %d: x=%v s=%v: %v, want %v", so.op, so.scalarFirst, i, x[i], s, z[i], want)
+				}
 			}
 		}
 	}

@@ -3,226 +3,94 @@
 // Element-wise fp32 loops, 32 lanes per iteration; n is a multiple of 32 (the Go wrappers do
 // the tail). VV: z = x op y. VS: z = x op s. SV: z = s op x.
 
+// VV_LOOP(OP) is the body of func(x, y, z *float32, n int): z = x OP y. Labels are local to
+// each TEXT block, so every function can expand it.
+#define VV_LOOP(OP) \
+	MOVQ x+0(FP), SI; \
+	MOVQ y+8(FP), DX; \
+	MOVQ z+16(FP), DI; \
+	MOVQ n+24(FP), CX; \
+	SHRQ $5, CX; \
+	JZ done; \
+loop: \
+	VMOVUPS 0(SI), Y0; \
+	VMOVUPS 32(SI), Y1; \
+	VMOVUPS 64(SI), Y2; \
+	VMOVUPS 96(SI), Y3; \
+	OP 0(DX), Y0, Y0; \
+	OP 32(DX), Y1, Y1; \
+	OP 64(DX), Y2, Y2; \
+	OP 96(DX), Y3, Y3; \
+	VMOVUPS Y0, 0(DI); \
+	VMOVUPS Y1, 32(DI); \
+	VMOVUPS Y2, 64(DI); \
+	VMOVUPS Y3, 96(DI); \
+	ADDQ $128, SI; \
+	ADDQ $128, DX; \
+	ADDQ $128, DI; \
+	DECQ CX; \
+	JNZ loop; \
+done: \
+	VZEROUPPER; \
+	RET
+
+// SV_LOOP(OP) is the body of func(x, z *float32, n int, s float32): z = s OP x (Go's operand
+// order: OP mem, Y15, Y0 computes Y15 OP mem). For + and * that is also x OP s.
+#define SV_LOOP(OP) \
+	MOVQ x+0(FP), SI; \
+	MOVQ z+8(FP), DI; \
+	MOVQ n+16(FP), CX; \
+	VBROADCASTSS s+24(FP), Y15; \
+	SHRQ $5, CX; \
+	JZ done; \
+loop: \
+	OP 0(SI), Y15, Y0; \
+	OP 32(SI), Y15, Y1; \
+	OP 64(SI), Y15, Y2; \
+	OP 96(SI), Y15, Y3; \
+	VMOVUPS Y0, 0(DI); \
+	VMOVUPS Y1, 32(DI); \
+	VMOVUPS Y2, 64(DI); \
+	VMOVUPS Y3, 96(DI); \
+	ADDQ $128, SI; \
+	ADDQ $128, DI; \
+	DECQ CX; \
+	JNZ loop; \
+done: \
+	VZEROUPPER; \
+	RET
+
 // func addVVAVX2(x, y, z *float32, n int)
 TEXT ·addVVAVX2(SB), NOSPLIT, $0-32
-	MOVQ x+0(FP), SI
-	MOVQ y+8(FP), DX
-	MOVQ z+16(FP), DI
-	MOVQ n+24(FP), CX
-	SHRQ $5, CX
-	JZ addVVAVX2_done
-addVVAVX2_loop:
-	VMOVUPS 0(SI), Y0
-	VMOVUPS 32(SI), Y1
-	VMOVUPS 64(SI), Y2
-	VMOVUPS 96(SI), Y3
-	VADDPS 0(DX), Y0, Y0
-	VADDPS 32(DX), Y1, Y1
-	VADDPS 64(DX), Y2, Y2
-	VADDPS 96(DX), Y3, Y3
-	VMOVUPS Y0, 0(DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
-	ADDQ $128, SI
-	ADDQ $128, DX
-	ADDQ $128, DI
-	DECQ CX
-	JNZ addVVAVX2_loop
-addVVAVX2_done:
-	VZEROUPPER
-	RET
+	VV_LOOP(VADDPS)
 
 // func subVVAVX2(x, y, z *float32, n int)
 TEXT ·subVVAVX2(SB), NOSPLIT, $0-32
-	MOVQ x+0(FP), SI
-	MOVQ y+8(FP), DX
-	MOVQ z+16(FP), DI
-	MOVQ n+24(FP), CX
-	SHRQ $5, CX
-	JZ subVVAVX2_done
-subVVAVX2_loop:
-	VMOVUPS 0(SI), Y0
-	VMOVUPS 32(SI), Y1
-	VMOVUPS 64(SI), Y2
-	VMOVUPS 96(SI), Y3
-	VSUBPS 0(DX), Y0, Y0
-	VSUBPS 32(DX), Y1, Y1
-	VSUBPS 64(DX), Y2, Y2
-	VSUBPS 96(DX), Y3, Y3
-	VMOVUPS Y0, 0(DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
-	ADDQ $128, SI
-	ADDQ $128, DX
-	ADDQ $128, DI
-	DECQ CX
-	JNZ subVVAVX2_loop
-subVVAVX2_done:
-	VZEROUPPER
-	RET
+	VV_LOOP(VSUBPS)
 
 // func mulVVAVX2(x, y, z *float32, n int)
 TEXT ·mulVVAVX2(SB), NOSPLIT, $0-32
-	MOVQ x+0(FP), SI
-	MOVQ y+8(FP), DX
-	MOVQ z+16(FP), DI
-	MOVQ n+24(FP), CX
-	SHRQ $5, CX
-	JZ mulVVAVX2_done
-mulVVAVX2_loop:
-	VMOVUPS 0(SI), Y0
-	VMOVUPS 32(SI), Y1
-	VMOVUPS 64(SI), Y2
-	VMOVUPS 96(SI), Y3
-	VMULPS 0(DX), Y0, Y0
-	VMULPS 32(DX), Y1, Y1
-	VMULPS 64(DX), Y2, Y2
-	VMULPS 96(DX), Y3, Y3
-	VMOVUPS Y0, 0(DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
-	ADDQ $128, SI
-	ADDQ $128, DX
-	ADDQ $128, DI
-	DECQ CX
-	JNZ mulVVAVX2_loop
-mulVVAVX2_done:
-	VZEROUPPER
-	RET
-
-// func addVSAVX2(x, z *float32, n int, s float32)
-TEXT ·addVSAVX2(SB), NOSPLIT, $0-28
-	MOVQ x+0(FP), SI
-	MOVQ z+8(FP), DI
-	MOVQ n+16(FP), CX
-	VBROADCASTSS s+24(FP), Y15
-	SHRQ $5, CX
-	JZ addVSAVX2_done
-addVSAVX2_loop:
-	VADDPS 0(SI), Y15, Y0
-	VADDPS 32(SI), Y15, Y1
-	VADDPS 64(SI), Y15, Y2
-	VADDPS 96(SI), Y15, Y3
-	VMOVUPS Y0, 0(DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
-	ADDQ $128, SI
-	ADDQ $128, DI
-	DECQ CX
-	JNZ addVSAVX2_loop
-addVSAVX2_done:
-	VZEROUPPER
-	RET
-
-// func mulVSAVX2(x, z *float32, n int, s float32)
-TEXT ·mulVSAVX2(SB), NOSPLIT, $0-28
-	MOVQ x+0(FP), SI
-	MOVQ z+8(FP), DI
-	MOVQ n+16(FP), CX
-	VBROADCASTSS s+24(FP), Y15
-	SHRQ $5, CX
-	JZ mulVSAVX2_done
-mulVSAVX2_loop:
-	VMULPS 0(SI), Y15, Y0
-	VMULPS 32(SI), Y15, Y1
-	VMULPS 64(SI), Y15, Y2
-	VMULPS 96(SI), Y15, Y3
-	VMOVUPS Y0, 0(DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
-	ADDQ $128, SI
-	ADDQ $128, DI
-	DECQ CX
-	JNZ mulVSAVX2_loop
-mulVSAVX2_done:
-	VZEROUPPER
-	RET
-
-// func subSVAVX2(x, z *float32, n int, s float32)
-TEXT ·subSVAVX2(SB), NOSPLIT, $0-28
-	MOVQ x+0(FP), SI
-	MOVQ z+8(FP), DI
-	MOVQ n+16(FP), CX
-	VBROADCASTSS s+24(FP), Y15
-	SHRQ $5, CX
-	JZ subSVAVX2_done
-subSVAVX2_loop:
-	VSUBPS 0(SI), Y15, Y0
-	VSUBPS 32(SI), Y15, Y1
-	VSUBPS 64(SI), Y15, Y2
-	VSUBPS 96(SI), Y15, Y3
-	VMOVUPS Y0, 0(DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
-	ADDQ $128, SI
-	ADDQ $128, DI
-	DECQ CX
-	JNZ subSVAVX2_loop
-subSVAVX2_done:
-	VZEROUPPER
-	RET
+	VV_LOOP(VMULPS)
 
 // func divVVAVX2(x, y, z *float32, n int)
 TEXT ·divVVAVX2(SB), NOSPLIT, $0-32
-	MOVQ x+0(FP), SI
-	MOVQ y+8(FP), DX
-	MOVQ z+16(FP), DI
-	MOVQ n+24(FP), CX
-	SHRQ $5, CX
-	JZ divVVAVX2_done
-divVVAVX2_loop:
-	VMOVUPS 0(SI), Y0
-	VMOVUPS 32(SI), Y1
-	VMOVUPS 64(SI), Y2
-	VMOVUPS 96(SI), Y3
-	VDIVPS 0(DX), Y0, Y0
-	VDIVPS 32(DX), Y1, Y1
-	VDIVPS 64(DX), Y2, Y2
-	VDIVPS 96(DX), Y3, Y3
-	VMOVUPS Y0, 0(DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
-	ADDQ $128, SI
-	ADDQ $128, DX
-	ADDQ $128, DI
-	DECQ CX
-	JNZ divVVAVX2_loop
-divVVAVX2_done:
-	VZEROUPPER
-	RET
+	VV_LOOP(VDIVPS)
 
-// z = s / x
-// func divSVAVX2(x, z *float32, n int, s float32)
+// func addVSAVX2(x, z *float32, n int, s float32): z = x + s
+TEXT ·addVSAVX2(SB), NOSPLIT, $0-28
+	SV_LOOP(VADDPS)
+
+// func mulVSAVX2(x, z *float32, n int, s float32): z = x * s
+TEXT ·mulVSAVX2(SB), NOSPLIT, $0-28
+	SV_LOOP(VMULPS)
+
+// func subSVAVX2(x, z *float32, n int, s float32): z = s - x
+TEXT ·subSVAVX2(SB), NOSPLIT, $0-28
+	SV_LOOP(VSUBPS)
+
+// func divSVAVX2(x, z *float32, n int, s float32): z = s / x
 TEXT ·divSVAVX2(SB), NOSPLIT, $0-28
-	MOVQ x+0(FP), SI
-	MOVQ z+8(FP), DI
-	MOVQ n+16(FP), CX
-	VBROADCASTSS s+24(FP), Y15
-	SHRQ $5, CX
-	JZ divSVAVX2_done
-divSVAVX2_loop:
-	VDIVPS 0(SI), Y15, Y0
-	VDIVPS 32(SI), Y15, Y1
-	VDIVPS 64(SI), Y15, Y2
-	VDIVPS 96(SI), Y15, Y3
-	VMOVUPS Y0, 0(DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
-	ADDQ $128, SI
-	ADDQ $128, DI
-	DECQ CX
-	JNZ divSVAVX2_loop
-divSVAVX2_done:
-	VZEROUPPER
-	RET
+	SV_LOOP(VDIVPS)
 
 // func copyNTAVX(dst, src *float32, n int)
 // Streams n floats (a multiple of 32; dst 32-byte aligned) with non-temporal stores, which

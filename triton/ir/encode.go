@@ -189,26 +189,25 @@ func (d *decoder) function() (*Func, error) {
 
 func (d *decoder) uvarint() (uint64, error) {
 	x, n := binary.Uvarint(d.data[d.pos:])
-	if n <= 0 {
-		if n == 0 {
-			return 0, errTruncated
-		}
-		return 0, errors.New("varint overflows 64 bits")
-	}
-	d.pos += n
-	return x, nil
+	return x, d.advance(n)
 }
 
 func (d *decoder) varint() (int64, error) {
 	x, n := binary.Varint(d.data[d.pos:])
-	if n <= 0 {
-		if n == 0 {
-			return 0, errTruncated
-		}
-		return 0, errors.New("varint overflows 64 bits")
+	return x, d.advance(n)
+}
+
+// advance moves past a varint of n bytes, as encoding/binary reports it: 0 means the input
+// ended, a negative n an overflow of 64 bits.
+func (d *decoder) advance(n int) error {
+	switch {
+	case n == 0:
+		return errTruncated
+	case n < 0:
+		return errors.New("varint overflows 64 bits")
 	}
 	d.pos += n
-	return x, nil
+	return nil
 }
 
 // count reads a length; every counted item takes at least one byte, so a count larger than
