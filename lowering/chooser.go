@@ -111,6 +111,10 @@ func (l *lowerer) decideFusion(chain []string, out View, ops []string, op string
 // (strategyCandidates). The tunables go to the group (groupBase.tuned) for its emitter.
 func (l *lowerer) chooseStrategy(gr group) (strategy, reason string, err error) {
 	b := gr.base()
+	b.cpu, b.cores, b.models = l.opts.Device.Kind == "cpu", max(l.opts.Device.Cores, 1), l.n
+	if l.opts.ModelMajor {
+		b.models = 1
+	}
 	if l.opts.Strategy != "" {
 		return l.opts.Strategy, "forced by options", nil
 	}

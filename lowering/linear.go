@@ -271,8 +271,37 @@ func ptrArgs(prefix string, v View) []LaunchArg {
 func intArg(name string, v int) LaunchArg { return LaunchArg{Name: name, Kind: IntArg, Int: int64(v)} }
 
 // heuristicBlocks is the built-in tile choice (the default tunables candidate, tunables.go).
+// On the CPU a program multiplies tiles of up to 128 x 128 over K panels of up to 512: few
+// large dots keep the per-tile work (loads, the weight tile's transpose) small next to the
+// multiply-adds, and edge tiles cost only their live part (jit/cpu's live extents). A tile
+// that is exactly a whole operand block (BLOCK_K = K) is read in place, without a copy.
 func (g *matmulGroup) heuristicBlocks() (bm, bn, bk int) {
+	if g.cpu {
+		bm, bn = clamp(nextPow2(g.m), 16, cpuMaxBlockMN), clamp(nextPow2(g.nn), 16, cpuMaxBlockMN)
+		bm, bn = g.spreadOverCores(bm, bn, g.m, g.nn, g.batch)
+		return bm, bn, clamp(nextPow2(g.k), 16, cpuMaxBlockK)
+	}
 	return clamp(nextPow2(g.m), 16, 64), clamp(nextPow2(g.nn), 16, 64), clamp(nextPow2(g.k), 16, 32)
+}
+
+// The largest CPU dot tiles: a 128 x 512 activation tile and a 512 x 128 weight tile (256 KiB
+// each) stay within a core's L2.
+const (
+	cpuMaxBlockMN = 128
+	cpuMaxBlockK  = 512
+)
+
+// spreadOverCores halves the output tile (the wider side first) until the launch has at
+// least two programs per core, so a small problem (N=1, one batch) still uses every core.
+func (g *groupBase) spreadOverCores(bm, bn, m, n, batch int) (int, int) {
+	for cdiv(m, bm)*cdiv(n, bn)*batch*g.models < 2*g.cores && max(bm, bn) > 32 {
+		if bn >= bm {
+			bn /= 2
+		} else {
+			bm /= 2
+		}
+	}
+	return bm, bn
 }
 
 func (g *matmulGroup) emit(l *lowerer) (*Launch, error) {
@@ -331,6 +360,10 @@ type mlpData struct {
 // heuristicBlocks is the built-in tile choice (the default tunables candidate, tunables.go).
 func (g *mlpGroup) heuristicBlocks() (bm, bk, bh int) {
 	f := g.first
+	if g.cpu {
+		bm, bh := g.spreadOverCores(clamp(nextPow2(f.m), 16, 64), clamp(nextPow2(f.nn), 16, cpuMaxBlockMN), f.m, 1, 1)
+		return bm, clamp(nextPow2(f.k), 16, cpuMaxBlockK), bh
+	}
 	return clamp(nextPow2(f.m), 16, 32), clamp(nextPow2(f.k), 16, 64), clamp(nextPow2(f.nn), 16, 128)
 }
 

@@ -71,6 +71,12 @@ type groupBase struct {
 	fused []string
 	// tuned holds the tunables the Chooser picked for the kernel; nil: the built-in ones.
 	tuned Tunables
+	// cpu: the plan runs on the CPU executor, whose tiles are sized for caches and a few
+	// large dots per program rather than for a GPU's registers and shared memory.
+	cpu bool
+	// models is the number of models one launch serves (N, or 1 in sequential mode) and
+	// cores the device's, for spreading a CPU launch over every core.
+	models, cores int
 }
 
 func (g *groupBase) base() *groupBase { return g }

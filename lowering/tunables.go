@@ -196,9 +196,18 @@ func (g *matmulGroup) tunables() (tunableSpace, bool) {
 	bm, bn, bk := g.heuristicBlocks()
 	return tunableSpace{axes: []tunableAxis{
 		blockAxis("BLOCK_M", "bm", bm, dotMinBlock, 128, g.m),
-		blockAxis("BLOCK_N", "bn", bn, dotMinBlock, 128, g.nn),
-		blockAxis("BLOCK_K", "bk", bk, dotMinBlock, 64, g.k),
+		blockAxis("BLOCK_N", "bn", bn, dotMinBlock, g.maxBlock(128, 256), g.nn),
+		blockAxis("BLOCK_K", "bk", bk, dotMinBlock, g.maxBlock(64, 2*cpuMaxBlockK), g.k),
 	}}, true
+}
+
+// maxBlock is the largest tile side offered: gpu on a GPU (registers and shared memory
+// bound it), cpu on the CPU executor.
+func (g *groupBase) maxBlock(gpu, cpu int) int {
+	if g.cpu {
+		return cpu
+	}
+	return gpu
 }
 
 // blocks is the tile sizes the matmul kernel is rendered with.
@@ -214,7 +223,7 @@ func (g *mlpGroup) tunables() (tunableSpace, bool) {
 	f := g.first
 	return tunableSpace{axes: []tunableAxis{
 		blockAxis("BLOCK_M", "bm", bm, dotMinBlock, 64, f.m),
-		blockAxis("BLOCK_K", "bk", bk, dotMinBlock, 64, f.k),
+		blockAxis("BLOCK_K", "bk", bk, dotMinBlock, g.maxBlock(64, 2*cpuMaxBlockK), f.k),
 		blockAxis("BLOCK_H", "bh", bh, dotMinBlock, 128, f.nn),
 	}}, true
 }

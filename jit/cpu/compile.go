@@ -55,6 +55,8 @@ type frame struct {
 
 	prog           *program
 	lz             lazyState // symbolic integer tiles (lazy.go)
+	ext            []extent  // live extents of zero-padded dot operands, by slot (extent.go)
+	partial        []bool    // the slot holds only its live extent; the rest is stale
 	constantsReady bool      // the program's constants are in their slots
 
 	ownF32       [][]float32 // storage of slots that view buffer memory (alias.go), by slot
@@ -64,7 +66,8 @@ type frame struct {
 
 func newFrame(p *program) *frame {
 	n := len(p.slotType)
-	fr := &frame{f32: make([][]float32, n), f64: make([][]float64, n), ints: make([][]int64, n), prog: p, lz: newLazyState(n)}
+	fr := &frame{f32: make([][]float32, n), f64: make([][]float64, n), ints: make([][]int64, n), prog: p, lz: newLazyState(n),
+		ext: make([]extent, n), partial: make([]bool, n)}
 	for i, t := range p.slotType {
 		switch p.slotClass[i] {
 		case clsInt:
@@ -92,6 +95,7 @@ type compiler struct {
 	rowBcast    map[*ir.Value]*ir.Value  // row broadcasts read in place: result -> source (rowbcast.go)
 	uses        map[*ir.Value]int
 	defBlock    map[*ir.Value]*ir.Block
+	users       map[*ir.Value]*ir.Instr // the last user of each value (soleUser, extent.go)
 }
 
 func compileFunc(f *ir.Func) (p *program, err error) {

@@ -34,6 +34,7 @@ func (c *compiler) compileDot(in *ir.Instr, args []int, z int) (step, error) {
 		out := tz.Elem
 		// A loop-carried accumulator used only here is updated in place instead of copied.
 		inPlace := c.deadAfter(in.Args[2], in)
+		trackA, trackB := r == 2 && c.tracked(in.Args[0]), r == 2 && c.tracked(in.Args[1])
 		return func(fr *frame) error {
 			if inPlace {
 				fr.swapSlot(clsF32, z, acc)
@@ -41,6 +42,12 @@ func (c *compiler) compileDot(in *ir.Instr, args []int, z int) (step, error) {
 				copy(fr.f32[z], fr.f32[acc])
 			}
 			x, y, zz := fr.f32[a], fr.f32[b], fr.f32[z]
+			if trackA || trackB {
+				dotF32Live(x, y, zz, m, n, k, fr.operandExtent(a, trackA, m, k), fr.operandExtent(b, trackB, k, n),
+					trackA && fr.partial[a], trackB && fr.partial[b], &fr.gemmScratch)
+				roundTo(out, zz)
+				return nil
+			}
 			for bi := range batch {
 				gemmF32(m, n, k, x[bi*m*k:], k, y[bi*k*n:], n, zz[bi*m*n:], n, &fr.gemmScratch)
 			}

@@ -807,6 +807,8 @@ func (c *compiler) lazyMemory(in *ir.Instr, args []int, fallback step) step {
 	}
 	m.cls = c.p.slotClass[m.data]
 	m.alias = m.isLoad && m.cls == clsF32 && m.d == ir.F32 && c.aliasableLoad(in)
+	m.extent = m.isLoad && c.tracksExtent(in)
+	m.rect = m.extent && c.feedsOneDot(in.Results[0], true)
 	return m.run
 }
 
@@ -820,6 +822,8 @@ type memOp struct {
 	d                   ir.DType
 	isLoad              bool
 	alias               bool // a whole live tile may be viewed in place (alias.go)
+	extent              bool // records the live extent of the result (extent.go)
+	rect                bool // ... and writes only that rectangle (its one consumer is a tl.dot)
 	what                string
 	fallback            step
 }
@@ -827,6 +831,9 @@ type memOp struct {
 func (m *memOp) run(fr *frame) error {
 	if m.alias {
 		fr.unalias(m.data)
+	}
+	if m.extent {
+		fr.ext[m.data], fr.partial[m.data] = extent{m.shape[0], m.n}, false // every path but the row walk
 	}
 	maskLazy := m.mask >= 0 && fr.lz.kind[m.mask] == lazyMask
 	ptrLazy := false
@@ -884,13 +891,33 @@ func (m *memOp) run(fr *frame) error {
 	if maskLazy {
 		split = splitConds(fr.lz.conds[m.mask], len(m.shape)-1, m.n)
 	}
-	for it := newRowIter(m.shape); it.more(); it.next() {
-		lo, hi := 0, m.n
+	// The live interval of the row at it.
+	rowLanes := func(it *rowIter) (int, int) {
 		switch {
 		case maskLazy:
-			lo, hi = split.row(&it)
+			return split.row(it)
 		case m.mask >= 0 && fr.ints[m.mask][it.at] == 0:
-			hi = 0
+			return 0, 0
+		}
+		return 0, m.n
+	}
+	width, rows := m.n, m.shape[0]*len(ptrs) // no bound on rows unless m.rect
+	if m.rect {
+		// Only the live rectangle is written (extent.go): find it first.
+		live := extent{}
+		for it := newRowIter(m.shape); it.more(); it.next() {
+			if lo, hi := rowLanes(&it); hi > lo {
+				live = extent{it.at/m.n + 1, max(live.cols, hi)}
+			}
+		}
+		fr.ext[m.data], fr.partial[m.data] = live, true
+		width, rows = live.cols, live.rows
+	}
+	var live extent // rows and columns up to the last live lane seen
+	for it := newRowIter(m.shape); it.more() && it.at/m.n < rows; it.next() {
+		lo, hi := rowLanes(&it)
+		if hi <= lo {
+			lo, hi = 0, 0
 		}
 		var rowOff int64
 		if ptrLazy {
@@ -902,9 +929,15 @@ func (m *memOp) run(fr *frame) error {
 				rowOff += colBase
 			}
 		}
-		if err := m.moveRow(fr, it.at, lo, hi, ptrLazy, a.tag, rowOff); err != nil {
+		if err := m.moveRow(fr, it.at, lo, hi, width, ptrLazy, a.tag, rowOff); err != nil {
 			return err
 		}
+		if hi > lo {
+			live = extent{it.at/m.n + 1, max(live.cols, hi)}
+		}
+	}
+	if m.extent && !m.rect {
+		fr.ext[m.data] = live
 	}
 	return nil
 }
@@ -957,9 +990,10 @@ func (m *memOp) moveRowN(fr *frame, tag, off int64, n int) error {
 }
 
 // moveRow moves lanes [lo, hi) of the row starting at element at (loads fill the other
-// lanes from other); rowOff is the row's first element offset when the pointers are symbolic.
-func (m *memOp) moveRow(fr *frame, at, lo, hi int, ptrLazy bool, tag, rowOff int64) error {
-	n := m.n
+// lanes below width from other); rowOff is the row's first element offset when the
+// pointers are symbolic.
+func (m *memOp) moveRow(fr *frame, at, lo, hi, width int, ptrLazy bool, tag, rowOff int64) error {
+	n := width
 	if m.isLoad {
 		if lo > 0 {
 			fr.copyRange(m.cls, m.data, m.other, at, lo)

@@ -91,7 +91,11 @@ func (c *compiler) compileLoad(in *ir.Instr, args []int, z int) (step, error) {
 	}
 	cls := c.p.slotClass[z]
 	d := tz.Elem
+	tracked, full := c.tracksExtent(in), extent{tp.NumElems() / rowLen, rowLen}
 	return func(fr *frame) error {
+		if tracked {
+			fr.ext[z], fr.partial[z] = full, false // the whole tile is written
+		}
 		ptrs := fr.ints[p]
 		for r := 0; r < len(ptrs); r += rowLen {
 			row := ptrs[r : r+rowLen]

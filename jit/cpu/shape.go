@@ -73,7 +73,21 @@ func (c *compiler) compileShape(in *ir.Instr, a, z int) (step, error) {
 		if cls == clsF32 && tz.Rank() == 2 && in.Ints[0] == 1 {
 			// tl.trans of a loaded weight tile feeding tl.dot: the hot permute
 			rows, cols := ts.Shape[0], ts.Shape[1]
-			return func(fr *frame) error { transposeF32(fr.f32[z], fr.f32[a], rows, cols); return nil }, nil
+			if !c.tracked(in.Args[0]) {
+				return func(fr *frame) error { transposeF32(fr.f32[z], fr.f32[a], rows, cols); return nil }, nil
+			}
+			// A zero-padded tile: carry its live extent over (extent.go).
+			live := c.feedsOneDot(in.Results[0], false)
+			return func(fr *frame) error {
+				e := fr.ext[a]
+				if live || fr.partial[a] {
+					transposeLive(fr.f32[z], fr.f32[a], rows, cols, e)
+				} else {
+					transposeF32(fr.f32[z], fr.f32[a], rows, cols)
+				}
+				fr.ext[z], fr.partial[z] = e.transposed(), live || fr.partial[a]
+				return nil
+			}, nil
 		}
 		return stridedCopyStep(cls, a, z, tz.Shape, strides), nil
 	}

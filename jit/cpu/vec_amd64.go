@@ -190,3 +190,44 @@ func erfF32Vec(x, z []float32) int {
 	}
 	return n
 }
+
+//go:noescape
+func nonFiniteAVX2(x *float32, n int) bool
+
+// allFinite reports whether the rows x cols block of x (leading dimension ld) holds no
+// infinity or NaN.
+func allFinite(x []float32, rows, cols, ld int) bool {
+	if rows == 0 || cols == 0 {
+		return true
+	}
+	_ = x[(rows-1)*ld+cols-1]
+	for r := range rows {
+		row := x[r*ld : r*ld+cols]
+		n := 0
+		if haveVecAVX2 {
+			n = cols &^ 7
+			if n > 0 && nonFiniteAVX2(&row[0], n) {
+				return false
+			}
+		}
+		if !allFiniteGo(row[n:]) {
+			return false
+		}
+	}
+	return true
+}
+
+// transposeRect transposes the leading 8x8 blocks of the rows x cols block of src (leading
+// dimension lds) into dst (leading dimension ldd); it returns the rows and columns it did.
+func transposeRect(dst []float32, ldd int, src []float32, lds, rows, cols int) (int, int) {
+	r8, c8 := rows&^7, cols&^7
+	if !haveVecAVX2 || r8 == 0 || c8 == 0 {
+		return 0, 0
+	}
+	_ = src[(r8-1)*lds+c8-1]
+	_ = dst[(c8-1)*ldd+r8-1]
+	for i := 0; i < r8; i += 8 {
+		transposeStripAVX2(&dst[i], &src[i*lds], c8/8, lds*4, ldd*4)
+	}
+	return r8, c8
+}

@@ -454,3 +454,28 @@ erfF32AVX2_loop:
 erfF32AVX2_done:
 	VZEROUPPER
 	RET
+
+// func nonFiniteAVX2(x *float32, n int) bool
+// Reports whether any of the n floats at x (n a multiple of 8) has an all-ones exponent
+// (an infinity or NaN).
+TEXT ·nonFiniteAVX2(SB), NOSPLIT, $0-17
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVL $0x7f800000, AX
+	MOVL AX, X1
+	VPBROADCASTD X1, Y1
+	VPXOR Y2, Y2, Y2
+	SHRQ $3, CX
+	JZ nonFinite_done
+nonFinite_loop:
+	VPAND (SI), Y1, Y3
+	VPCMPEQD Y1, Y3, Y3
+	VPOR Y3, Y2, Y2
+	ADDQ $32, SI
+	DECQ CX
+	JNZ nonFinite_loop
+nonFinite_done:
+	VPTEST Y2, Y2
+	SETNE ret+16(FP)
+	VZEROUPPER
+	RET

@@ -15,3 +15,16 @@ func transposeBlocks(dst, src []float32, rows, cols int) (int, int) { return 0, 
 func vecMulAddF32(x []float32, a, b float32, z []float32) int { return 0 }
 
 func erfF32Vec(x, z []float32) int { return 0 }
+
+func allFinite(x []float32, rows, cols, ld int) bool {
+	for r := range rows {
+		if !allFiniteGo(x[r*ld : r*ld+cols]) {
+			return false
+		}
+	}
+	return true
+}
+
+func transposeRect(dst []float32, ldd int, src []float32, lds, rows, cols int) (int, int) {
+	return 0, 0
+}

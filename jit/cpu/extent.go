@@ -1,0 +1,165 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/widejit/widejit/triton/ir"
+)
+
+// Live extents of zero-padded dot operands. A matmul kernel loads its edge tiles with masks
+// and other=0 (`rows < M`, `k < K`), so a 257-long K in 256-wide tiles, or 67 rows in
+// 64-row tiles, would otherwise move and multiply mostly zeros. A 2-D fp32 load whose
+// `other` is the constant 0 records the live extent of its result (fr.ext): every element at
+// row >= rows or column >= cols is zero. tl.trans of such a tile records the transposed
+// extent, and tl.dot multiplies only the live blocks.
+//
+// When a tile feeds nothing but one tl.dot (directly or through one tl.trans), the load and
+// the transpose write only the live rectangle and leave the rest of the slot stale
+// (fr.partial): the dot never reads it, except on the exact path below, which zero-fills it.
+//
+// Exactness: the dropped products all have a zero factor, so they add +0 unless the other
+// factor is an infinity or NaN (0*inf = NaN). tl.dot drops them only after checking that both
+// live blocks are finite; otherwise it zero-fills the stale parts and multiplies the whole
+// tiles, as the kernel is written.
+type extent struct{ rows, cols int }
+
+func (e extent) transposed() extent { return extent{e.cols, e.rows} }
+
+// tracksExtent reports whether load records its result's live extent: a 2-D fp32 load
+// with a mask and other = 0.
+func (c *compiler) tracksExtent(load *ir.Instr) bool {
+	if load == nil || load.Op != ir.Load || len(load.Args) != 3 || len(load.Results) != 1 {
+		return false
+	}
+	return load.Results[0].Type.Rank() == 2 && c.p.slotClass[c.slots[load.Results[0]]] == clsF32 && isZeroConst(load.Args[2])
+}
+
+// isZeroConst reports whether v is the constant 0 (a Const, or a Splat or Broadcast of one).
+func isZeroConst(v *ir.Value) bool {
+	for d := v.Def; d != nil && len(d.Args) <= 1; d = d.Args[0].Def {
+		switch d.Op {
+		case ir.Const:
+			return len(d.Args) == 0 && d.Float == 0 && d.Int == 0
+		case ir.Splat, ir.Broadcast:
+			continue
+		}
+		return false
+	}
+	return false
+}
+
+// isTranspose2D reports a tl.trans of a 2-D tile.
+func isTranspose2D(in *ir.Instr) bool {
+	return in != nil && in.Op == ir.Permute && len(in.Ints) == 2 && in.Ints[0] == 1 && len(in.Args) == 1
+}
+
+// tracked reports whether value v carries a live extent: the result of a tracking load, or
+// of a 2-D transpose of one.
+func (c *compiler) tracked(v *ir.Value) bool {
+	d := v.Def
+	if isTranspose2D(d) {
+		d = d.Args[0].Def
+	}
+	return c.tracksExtent(d)
+}
+
+// soleUser is the one instruction that uses v, or nil.
+func (c *compiler) soleUser(v *ir.Value) *ir.Instr {
+	if c.uses[v] != 1 {
+		return nil
+	}
+	if c.users == nil {
+		c.users = map[*ir.Value]*ir.Instr{}
+		var walk func(b *ir.Block)
+		walk = func(b *ir.Block) {
+			for _, in := range b.Instrs {
+				for _, a := range in.Args {
+					c.users[a] = in
+				}
+				for _, r := range in.Regions {
+					walk(r)
+				}
+			}
+		}
+		walk(c.p.fn.Body)
+	}
+	return c.users[v]
+}
+
+// feedsOneDot reports whether v's only use is as operand A or B of one tl.dot, directly or
+// (through) one 2-D transpose: then only the live rectangle of v needs writing.
+func (c *compiler) feedsOneDot(v *ir.Value, throughTranspose bool) bool {
+	u := c.soleUser(v)
+	switch {
+	case u == nil:
+		return false
+	case u.Op == ir.Dot:
+		return u.Args[2] != v && c.defBlock[v] == c.defBlock[u.Results[0]]
+	case throughTranspose && isTranspose2D(u):
+		return c.defBlock[v] == c.defBlock[u.Results[0]] && c.feedsOneDot(u.Results[0], false)
+	}
+	return false
+}
+
+// operandExtent is the live extent of dot operand slot s of shape rows x cols (the whole
+// tile when it is not tracked).
+func (fr *frame) operandExtent(s int, tracked bool, rows, cols int) extent {
+	if !tracked {
+		return extent{rows, cols}
+	}
+	e := fr.ext[s]
+	return extent{min(e.rows, rows), min(e.cols, cols)}
+}
+
+// zeroOutside clears the elements of the rows x cols tile x outside its live extent e.
+func zeroOutside(x []float32, rows, cols int, e extent) {
+	for r := range e.rows {
+		clear(x[r*cols+e.cols : r*cols+cols])
+	}
+	clear(x[e.rows*cols : rows*cols])
+}
+
+// transposeLive writes the transpose of the live block of src (rows x cols, extent e) into
+// dst (cols x rows); the rest of dst is left as it was.
+func transposeLive(dst, src []float32, rows, cols int, e extent) {
+	r8, c8 := transposeRect(dst, rows, src, cols, e.rows, e.cols)
+	for i := range e.rows {
+		j0 := 0
+		if i < r8 {
+			j0 = c8
+		}
+		for j := j0; j < e.cols; j++ {
+			dst[j*rows+i] = src[i*cols+j]
+		}
+	}
+}
+
+// dotF32Live runs z += x @ y for m x k by k x n fp32 tiles on their live blocks (ea, eb);
+// partialA/B say whether the parts of x/y outside them are stale.
+func dotF32Live(x, y, z []float32, m, n, k int, ea, eb extent, partialA, partialB bool, scratch *[]float32) {
+	trimmed := ea.rows < m || eb.cols < n || ea.cols != eb.rows
+	if trimmed && !(allFinite(x, ea.rows, ea.cols, k) && allFinite(y, eb.rows, eb.cols, n)) {
+		// A dropped product may be 0*inf: compute everything, as written.
+		if partialA {
+			zeroOutside(x, m, k, ea)
+		}
+		if partialB {
+			zeroOutside(y, k, n, eb)
+		}
+		gemmF32(m, n, k, x, k, y, n, z, n, scratch)
+		return
+	}
+	if kk := min(ea.cols, eb.rows); ea.rows > 0 && eb.cols > 0 && kk > 0 {
+		gemmF32(ea.rows, eb.cols, kk, x, k, y, n, z, n, scratch)
+	}
+}
+
+// allFiniteGo reports whether x holds no infinity or NaN: (bits & exponent) + 1<<23 carries
+// into the sign bit exactly when the exponent is all ones.
+func allFiniteGo(x []float32) bool {
+	var acc uint32
+	for _, v := range x {
+		acc |= math.Float32bits(v)&0x7f800000 + 0x00800000
+	}
+	return acc&0x80000000 == 0
+}
