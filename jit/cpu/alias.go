@@ -4,7 +4,10 @@ import "github.com/widejit/widejit/triton/ir"
 
 // Zero-copy loads. A fp32 tile that is one contiguous, fully live block of a fp32 buffer
 // (a weight tile whose rows are BLOCK_K long) need not be copied when its consumers only
-// read it: the load's slot then views the buffer itself for the rest of the program. The
+// read it: the load's slot then views the buffer itself for the rest of the program. A
+// fully live 2-D tile whose rows are apart in the buffer (an activation tile of a matmul
+// whose K is longer than BLOCK_K) is viewed with a leading dimension (fr.ld) when its only
+// consumers are tl.dot and tl.trans, which read strided operands. The
 // slot's own storage is kept aside and put back before the load runs again and when the
 // frame returns to the pool, so nothing outside the load's consumers ever sees the view.
 
@@ -70,6 +73,37 @@ func readsOnly(in *ir.Instr, i int) bool {
 	return false
 }
 
+// dotOperandOnly reports whether every use of v is as operand A or B of a tl.dot or as the
+// operand of a 2-D transpose: those steps read a strided view (fr.ld) in place.
+func (c *compiler) dotOperandOnly(v *ir.Value) bool {
+	blk := c.defBlock[v]
+	if blk == nil || v.Type.Rank() != 2 {
+		return false
+	}
+	n := 0
+	for _, in := range blk.Instrs {
+		for i, a := range in.Args {
+			if a != v {
+				continue
+			}
+			if !(in.Op == ir.Dot && i < 2 || isTranspose2D(in)) {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0 && n == c.uses[v]
+}
+
+// leading is the leading dimension of 2-D fp32 slot s of width cols: the row stride of the
+// buffer it views, else cols.
+func (fr *frame) leading(s, cols int) int {
+	if ld := fr.ld[s]; ld != 0 {
+		return ld
+	}
+	return cols
+}
+
 // aliasF32 makes slot s view the buffer memory view, keeping its own storage aside.
 func (fr *frame) aliasF32(s int, view []float32) {
 	if fr.ownF32 == nil {
@@ -85,6 +119,7 @@ func (fr *frame) aliasF32(s int, view []float32) {
 func (fr *frame) unalias(s int) {
 	if fr.ownF32 != nil && fr.ownF32[s] != nil {
 		fr.f32[s], fr.ownF32[s] = fr.ownF32[s], nil
+		fr.ld[s] = 0
 	}
 }
 

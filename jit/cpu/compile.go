@@ -57,6 +57,7 @@ type frame struct {
 	lz             lazyState // symbolic integer tiles (lazy.go)
 	ext            []extent  // live extents of zero-padded dot operands, by slot (extent.go)
 	partial        []bool    // the slot holds only its live extent; the rest is stale
+	ld             []int     // the row stride of a strided buffer view (alias.go); 0: dense
 	constantsReady bool      // the program's constants are in their slots
 
 	ownF32       [][]float32 // storage of slots that view buffer memory (alias.go), by slot
@@ -67,7 +68,7 @@ type frame struct {
 func newFrame(p *program) *frame {
 	n := len(p.slotType)
 	fr := &frame{f32: make([][]float32, n), f64: make([][]float64, n), ints: make([][]int64, n), prog: p, lz: newLazyState(n),
-		ext: make([]extent, n), partial: make([]bool, n)}
+		ext: make([]extent, n), partial: make([]bool, n), ld: make([]int, n)}
 	for i, t := range p.slotType {
 		switch p.slotClass[i] {
 		case clsInt:

@@ -42,8 +42,10 @@ func (c *compiler) compileDot(in *ir.Instr, args []int, z int) (step, error) {
 				copy(fr.f32[z], fr.f32[acc])
 			}
 			x, y, zz := fr.f32[a], fr.f32[b], fr.f32[z]
-			if trackA || trackB {
-				dotF32Live(x, y, zz, m, n, k, fr.operandExtent(a, trackA, m, k), fr.operandExtent(b, trackB, k, n),
+			if r == 2 {
+				// Operands may view buffers in place (alias.go) and be zero-padded (extent.go).
+				lda, ldb := fr.leading(a, k), fr.leading(b, n)
+				dotF32Live(x, lda, y, ldb, zz, m, n, k, fr.operandExtent(a, trackA, m, k), fr.operandExtent(b, trackB, k, n),
 					trackA && fr.partial[a], trackB && fr.partial[b], &fr.gemmScratch)
 				roundTo(out, zz)
 				return nil

@@ -119,26 +119,27 @@ func zeroOutside(x []float32, rows, cols int, e extent) {
 	clear(x[e.rows*cols : rows*cols])
 }
 
-// transposeLive writes the transpose of the live block of src (rows x cols, extent e) into
-// dst (cols x rows); the rest of dst is left as it was.
-func transposeLive(dst, src []float32, rows, cols int, e extent) {
-	r8, c8 := transposeRect(dst, rows, src, cols, e.rows, e.cols)
+// transposeLive writes the transpose of the live block e of src (rows x cols, leading
+// dimension lds) into dst (cols x rows); the rest of dst is left as it was.
+func transposeLive(dst, src []float32, rows, cols, lds int, e extent) {
+	r8, c8 := transposeRect(dst, rows, src, lds, e.rows, e.cols)
 	for i := range e.rows {
 		j0 := 0
 		if i < r8 {
 			j0 = c8
 		}
 		for j := j0; j < e.cols; j++ {
-			dst[j*rows+i] = src[i*cols+j]
+			dst[j*rows+i] = src[i*lds+j]
 		}
 	}
 }
 
-// dotF32Live runs z += x @ y for m x k by k x n fp32 tiles on their live blocks (ea, eb);
-// partialA/B say whether the parts of x/y outside them are stale.
-func dotF32Live(x, y, z []float32, m, n, k int, ea, eb extent, partialA, partialB bool, scratch *[]float32) {
+// dotF32Live runs z += x @ y for m x k by k x n fp32 tiles (leading dimensions lda, ldb) on
+// their live blocks (ea, eb); partialA/B say whether the parts of x/y outside them are stale
+// (never for a buffer view: views are whole live tiles).
+func dotF32Live(x []float32, lda int, y []float32, ldb int, z []float32, m, n, k int, ea, eb extent, partialA, partialB bool, scratch *[]float32) {
 	trimmed := ea.rows < m || eb.cols < n || ea.cols != eb.rows
-	if trimmed && !(allFinite(x, ea.rows, ea.cols, k) && allFinite(y, eb.rows, eb.cols, n)) {
+	if trimmed && !(allFinite(x, ea.rows, ea.cols, lda) && allFinite(y, eb.rows, eb.cols, ldb)) {
 		// A dropped product may be 0*inf: compute everything, as written.
 		if partialA {
 			zeroOutside(x, m, k, ea)
@@ -146,11 +147,11 @@ func dotF32Live(x, y, z []float32, m, n, k int, ea, eb extent, partialA, partial
 		if partialB {
 			zeroOutside(y, k, n, eb)
 		}
-		gemmF32(m, n, k, x, k, y, n, z, n, scratch)
+		gemmF32(m, n, k, x, lda, y, ldb, z, n, scratch)
 		return
 	}
 	if kk := min(ea.cols, eb.rows); ea.rows > 0 && eb.cols > 0 && kk > 0 {
-		gemmF32(ea.rows, eb.cols, kk, x, k, y, n, z, n, scratch)
+		gemmF32(ea.rows, eb.cols, kk, x, lda, y, ldb, z, n, scratch)
 	}
 }
 

@@ -809,6 +809,7 @@ func (c *compiler) lazyMemory(in *ir.Instr, args []int, fallback step) step {
 	m.alias = m.isLoad && m.cls == clsF32 && m.d == ir.F32 && c.aliasableLoad(in)
 	m.extent = m.isLoad && c.tracksExtent(in)
 	m.rect = m.extent && c.feedsOneDot(in.Results[0], true)
+	m.strided = m.alias && c.dotOperandOnly(in.Results[0])
 	return m.run
 }
 
@@ -824,6 +825,7 @@ type memOp struct {
 	alias               bool // a whole live tile may be viewed in place (alias.go)
 	extent              bool // records the live extent of the result (extent.go)
 	rect                bool // ... and writes only that rectangle (its one consumer is a tl.dot)
+	strided             bool // a whole live 2-D tile may be viewed with a leading dimension
 	what                string
 	fallback            step
 }
@@ -885,6 +887,21 @@ func (m *memOp) run(fr *frame) error {
 		// BLOCK_K long): one bounds check and one copy instead of one per row. The checked
 		// range is the union of the rows', so a bad access reports the same offset.
 		return m.moveRowN(fr, a.tag, a.base, fr.prog.slotType[m.data].NumElems())
+	}
+	if m.strided && ptrLazy && a.vec == vecNone && a.strides[1] == 1 && a.strides[0] > int64(m.n) &&
+		m.wholeTileLive(fr, maskLazy) {
+		// Rows apart in the buffer, all live, read only by tl.dot/tl.trans: view in place.
+		rows := m.shape[0]
+		span := int64(rows-1)*a.strides[0] + int64(m.n)
+		if small(span) {
+			b, o, err := fr.resolve(m.in.Pos, m.what, makePtr(int(a.tag), a.base), int(span))
+			if err != nil {
+				return err
+			}
+			fr.aliasF32(m.data, b.f32()[o:o+int(span):o+int(span)])
+			fr.ld[m.data] = int(a.strides[0])
+			return nil
+		}
 	}
 	ptrs := fr.ints[m.p] // the vector of a symbolic pointer tile, or the pointers
 	var split splitMask

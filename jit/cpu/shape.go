@@ -74,14 +74,21 @@ func (c *compiler) compileShape(in *ir.Instr, a, z int) (step, error) {
 			// tl.trans of a loaded weight tile feeding tl.dot: the hot permute
 			rows, cols := ts.Shape[0], ts.Shape[1]
 			if !c.tracked(in.Args[0]) {
-				return func(fr *frame) error { transposeF32(fr.f32[z], fr.f32[a], rows, cols); return nil }, nil
+				return func(fr *frame) error {
+					if lds := fr.ld[a]; lds != 0 { // a strided buffer view (alias.go)
+						transposeLive(fr.f32[z], fr.f32[a], rows, cols, lds, extent{rows, cols})
+					} else {
+						transposeF32(fr.f32[z], fr.f32[a], rows, cols)
+					}
+					return nil
+				}, nil
 			}
 			// A zero-padded tile: carry its live extent over (extent.go).
 			live := c.feedsOneDot(in.Results[0], false)
 			return func(fr *frame) error {
-				e := fr.ext[a]
-				if live || fr.partial[a] {
-					transposeLive(fr.f32[z], fr.f32[a], rows, cols, e)
+				e, lds := fr.ext[a], fr.leading(a, cols)
+				if live || fr.partial[a] || lds != cols {
+					transposeLive(fr.f32[z], fr.f32[a], rows, cols, lds, e)
 				} else {
 					transposeF32(fr.f32[z], fr.f32[a], rows, cols)
 				}
