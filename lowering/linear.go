@@ -416,3 +416,40 @@ func (g *mlpGroup) emit(l *lowerer) (*Launch, error) {
 func newKernel(template, fn, text string, consts map[string]any) *KernelSource {
 	return &KernelSource{Template: template, Source: jit.Source{File: fn + ".py", Text: text, Fn: fn}, Consts: consts}
 }
+
+// pretransposeWeights gives the CPU matmuls that read a weight parameter as rows of B^T (a
+// Linear's [out, in]) the weight transposed to [in, out], computed once by a prepare launch
+// (Plan.markPrepare) placed before every other: each program then reads its weight tile as
+// plain rows, in place when they are fully live, instead of transposing it per tile and K
+// step. A weight shared by several matmuls is transposed once.
+func (l *lowerer) pretransposeWeights() {
+	var pre []group
+	done := map[string]View{}
+	for _, gr := range l.groups {
+		g, ok := gr.(*matmulGroup)
+		if !ok || g.b.Buf.Kind != ParamBuffer || len(g.b.Shape) != 2 || g.batch != 1 || g.bSK != 1 || g.bSN == 1 {
+			continue
+		}
+		key := fmt.Sprint(g.b.Buf.ID, g.b.Offset, g.b.Shape, g.b.Strides)
+		wt, ok := done[key]
+		if !ok {
+			name := g.b.Buf.Name + ".T"
+			wt = l.newOutput(name, []int{g.b.Shape[1], g.b.Shape[0]}, g.b.DType)
+			tg := newElementwise(wt, []string{g.b.Buf.Name + " (transposed once for the CPU)"}, []string{"transpose"})
+			tg.epi.root = leafExpr(tg.epi.addLeafUnchecked(g.b.permute([]int{1, 0})))
+			tg.value = name
+			pre = append(pre, tg)
+			done[key] = wt
+		}
+		g.b, g.bSK, g.bSN = wt, wt.Strides[0], wt.Strides[1]
+	}
+	if len(pre) == 0 {
+		return
+	}
+	l.groups = append(pre, l.groups...)
+	for i, gr := range l.groups {
+		b := gr.base()
+		b.index = i
+		l.writer[b.out.Buf] = i
+	}
+}

@@ -155,6 +155,9 @@ func Lower(g *graph.Graph, opts Options) (*Plan, error) {
 			return nil, fmt.Errorf("%s: nodes[%d] %q (%s): %w", g.File, n.Index, n.Name, n.Op, err)
 		}
 	}
+	if opts.Device.Kind == "cpu" {
+		l.pretransposeWeights()
+	}
 	plan := &Plan{N: g.N, Graph: g.File, Inputs: l.inputs, Params: l.params, ModelMajor: opts.ModelMajor,
 		IndexChecks: l.indexChecks}
 	keep := map[*Buffer]bool{}

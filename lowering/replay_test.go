@@ -3,6 +3,7 @@ package lowering
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/widejit/widejit/autotune"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -89,6 +90,8 @@ var exampleVariants = []struct {
 	{"unfused", Options{NoFusion: true}},
 	{"sequential", Options{Strategy: Sequential}},
 	{"model-major", Options{ModelMajor: true}},
+	// the CPU executor's own tiles and layouts (CPU-sized dot tiles, weights transposed once)
+	{"cpu", Options{Device: autotune.DeviceInfo{Kind: "cpu", Cores: 2}}},
 }
 
 // TestReplay replays the examples (the default plan) and the fixtures at N=3 (every variant);

@@ -202,6 +202,10 @@ func (r *Runner) Run(inputs map[string]*safetensors.Tensor) (map[string]*safeten
 	}
 	outs := map[string]*safetensors.Tensor{}
 	cache := map[*Buffer][]byte{}
+	shared := map[*Buffer]int{} // outputs per buffer: a buffer read by one output whole is not copied again
+	for _, o := range p.Outputs {
+		shared[o.View.Buf]++
+	}
 	for _, o := range p.Outputs {
 		v := o.View
 		data, ok := cache[v.Buf]
@@ -216,8 +220,12 @@ func (r *Runner) Run(inputs map[string]*safetensors.Tensor) (map[string]*safeten
 		size := v.DType.Size()
 		lo := v.Offset * size
 		hi := lo + p.N*v.Numel()*size
+		out := data[lo:hi:hi]
+		if shared[v.Buf] > 1 || hi-lo != len(data) {
+			out = append([]byte(nil), out...)
+		}
 		outs[o.Name] = &safetensors.Tensor{Name: o.Name, DType: v.DType.Safetensors(),
-			Shape: append([]int{p.N}, o.Shape...), Data: append([]byte(nil), data[lo:hi]...)}
+			Shape: append([]int{p.N}, o.Shape...), Data: out}
 	}
 	return outs, nil
 }
