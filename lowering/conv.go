@@ -34,6 +34,10 @@ var convDirectDepthwise = true
 var convRowKernel = true
 var convRowAlways = false
 
+// convFlatKernel selects conv_flat.py for CPU plans of unit-stride convolutions with more
+// than one tap; tests turn it off to check the other kernels on the CPU plan variant.
+var convFlatKernel = true
+
 const convRowMinWidth = 8
 
 type convGroup struct {
@@ -47,6 +51,8 @@ type convGroup struct {
 	xBStride, xCStride     int
 	depthwise              bool // direct kernel (conv_depthwise.py)
 	rows                   bool // row-tiled implicit GEMM (conv_rows.py), else conv.py
+	flat                   bool // flat padded-pixel implicit GEMM (conv_flat.py), the CPU's
+	hp, wp                 int  // conv_flat.py: the padded plane
 }
 
 func lowerConv(l *lowerer, n *graph.Node) error {
@@ -101,8 +107,13 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 		chBound = "OC"
 		l.notes[g] = append(l.notes[g], "depthwise: direct kernel, no GEMM over 1-channel groups")
 	}
+	g.flat = !g.depthwise && convFlatKernel && l.opts.Device.Kind == "cpu" && g.sh == 1 && g.sw == 1 && g.kh*g.kw > 1
 	g.rows = !g.depthwise && convRowKernel && (convRowAlways || g.rowWidth() >= convRowMinWidth && g.rowStepsPayOff())
-	if g.rows {
+	if g.flat {
+		g.rows = false
+		g.padInput(l, n.Name, inC)
+	}
+	if g.rows || g.flat { // [channel, pixel] accumulators
 		g.epi = newConvRowsEpilogue(out, batched)
 	} else {
 		g.epi = newConvEpilogue(out, batched, chBound)
@@ -195,6 +206,13 @@ type convData struct {
 // candidate, tunables.go).
 // For conv_rows.py BLOCK_P tiles one output row and BLOCK_K the input channels of one tap.
 func (g *convGroup) heuristicBlocks() (bp, boc, bk int) {
+	if g.flat {
+		// a whole group's channels per step (the weight tile is then one block), output
+		// channels and pixels for at least two programs per core
+		boc, bp := g.spreadOverCores(clamp(nextPow2(g.ocg), 16, 64), clamp(nextPow2(g.oh*g.wp), 16, 256),
+			g.ocg, g.oh*g.wp, g.batch*g.groups)
+		return bp, boc, clamp(nextPow2(g.cg*g.kh*g.kw), 16, 256)
+	}
 	if g.rows {
 		return clamp(nextPow2(g.rowWidth()), 16, 64), clamp(nextPow2(g.ocg), 16, 64), clamp(nextPow2(g.cg), 16, 64)
 	}
@@ -204,6 +222,9 @@ func (g *convGroup) heuristicBlocks() (bp, boc, bk int) {
 func (g *convGroup) emit(l *lowerer) (*Launch, error) {
 	if g.depthwise {
 		return g.emitDepthwise(l)
+	}
+	if g.flat {
+		return g.emitFlat(l)
 	}
 	if g.rows {
 		return g.emitRows(l)
@@ -345,6 +366,95 @@ func (g *convGroup) emitDepthwise(l *lowerer) (*Launch, error) {
 	return &Launch{
 		Kernel:    newKernel("conv_depthwise.py", fn, text, map[string]any{"BLOCK_P": int64(bp), "BLOCK_C": int64(bc)}),
 		Grid:      [3]int{cdiv(p, bp) * tilesC, g.batch, l.n},
+		ModelAxis: 2,
+		Args:      args,
+	}, nil
+}
+
+// padInput makes the convolution read a zero-padded copy of its input (conv_pad.py) laid out
+// as planes [Hp, Wp], for conv_flat.py. The buffer has (KW-1)*dil_w elements of slack at the
+// end: the dropped columns of the last output row read that far past the last plane.
+func (g *convGroup) padInput(l *lowerer, node string, inC int) {
+	// the rows and columns the output reads: both paddings, which differ for an even
+	// kernel under padding="same" (the extra one is at the end)
+	g.hp, g.wp = g.oh+(g.kh-1)*g.dh, g.ow+(g.kw-1)*g.dw
+	planes := g.batch * inC
+	models, ms := l.n, planes*g.hp*g.wp
+	if g.x.ModelStride == 0 {
+		models, ms = 1, 0 // a shared input is padded once
+	}
+	name := node + ".padded"
+	b := l.newBuffer(TempBuffer, name, g.x.DType, models*planes*g.hp*g.wp+(g.kw-1)*g.dw)
+	pg := &convPadGroup{x: g.x, planes: planes, h: g.h, w: g.wd, hp: g.hp, wp: g.wp, ph: g.ph, pw: g.pw, models: models}
+	pg.groupBase = groupBase{nodes: []string{node + " (input zero-padded)"}, ops: []string{"pad"},
+		out: fullView(b, []int{planes, g.hp, g.wp}, ms)}
+	l.addGroup(pg, name)
+	g.x = pg.out
+	g.xCStride = g.hp * g.wp
+	g.xBStride = inC * g.xCStride
+}
+
+// convPadGroup copies a convolution input into zero-padded planes (conv_pad.py).
+type convPadGroup struct {
+	groupBase
+	x                    View
+	planes, h, w, hp, wp int
+	ph, pw, models       int
+}
+
+func (g *convPadGroup) emit(l *lowerer) (*Launch, error) {
+	fn := kernelName(g.index, g.ops)
+	var args []LaunchArg
+	args = append(args, ptrArgs("x", g.x)...)
+	args = append(args, ptrArgs("o", g.out)...)
+	args = append(args, intArg("H", g.h), intArg("W", g.w), intArg("Hp", g.hp), intArg("Wp", g.wp),
+		intArg("pad_h", g.ph), intArg("pad_w", g.pw))
+	text, err := templates.Render("conv_pad.py", convData{Fn: fn, Header: header(g.nodes, g.ops)})
+	if err != nil {
+		return nil, err
+	}
+	bw := clamp(nextPow2(g.wp), 16, 128)
+	bh := clamp(nextPow2(g.hp), 1, max(4096/bw, 1))
+	return &Launch{
+		Kernel:    newKernel("conv_pad.py", fn, text, map[string]any{"BLOCK_H": int64(bh), "BLOCK_W": int64(bw)}),
+		Grid:      [3]int{g.planes, 1, g.models},
+		ModelAxis: 2,
+		Args:      args,
+	}, nil
+}
+
+func (g *convGroup) emitFlat(l *lowerer) (*Launch, error) {
+	fn := kernelName(g.index, g.ops)
+	p, q := g.oh*g.ow, g.oh*g.wp
+	outC := g.ocg * g.groups
+	re, err := g.epi.render("acc", "cmask", "tl.float32",
+		"(model + model_base) * c_mstride + bidx * c_bstride + oc_g[:, None] * P + rp[None, :]", "e", nil)
+	if err != nil {
+		return nil, err
+	}
+	bp, bn, bk := g.blocks() // the chosen tunables, else heuristicBlocks
+	tilesOC := cdiv(g.ocg, bn)
+	var args []LaunchArg
+	args = append(args, ptrArgs("x", g.x)...)
+	args = append(args, intArg("x_bstride", g.xBStride), intArg("x_cstride", g.xCStride))
+	args = append(args, ptrArgs("w", g.w)...)
+	args = append(args, ptrArgs("c", g.out)...)
+	args = append(args, intArg("c_bstride", outC*p))
+	args = append(args, re.args...)
+	args = append(args, intArg("Wp", g.wp), intArg("OW", g.ow), intArg("Q", q), intArg("P", p),
+		intArg("OCG", g.ocg), intArg("KTOT", g.cg*g.kh*g.kw), intArg("KW", g.kw), intArg("KHW", g.kh*g.kw),
+		intArg("CG", g.cg), intArg("GROUPS", g.groups), intArg("dil_h", g.dh), intArg("dil_w", g.dw),
+		intArg("tiles_oc", tilesOC))
+	args = append(args, re.extra...)
+	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads,
+		EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body}
+	text, err := templates.Render("conv_flat.py", d)
+	if err != nil {
+		return nil, err
+	}
+	return &Launch{
+		Kernel:    newKernel("conv_flat.py", fn, text, map[string]any{"BLOCK_P": int64(bp), "BLOCK_OC": int64(bn), "BLOCK_K": int64(bk)}),
+		Grid:      [3]int{cdiv(q, bp) * tilesOC, g.batch * g.groups, l.n},
 		ModelAxis: 2,
 		Args:      args,
 	}, nil

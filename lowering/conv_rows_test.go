@@ -1,6 +1,7 @@
 package lowering
 
 import (
+	"github.com/widejit/widejit/autotune"
 	"path/filepath"
 	"testing"
 
@@ -10,11 +11,17 @@ import (
 // convTemplates maps each convolution node of a fixture's plan to its kernel template.
 func convTemplates(t *testing.T, dir string) map[string]string {
 	t.Helper()
+	return convTemplatesFor(t, dir, Options{})
+}
+
+// convTemplatesFor is convTemplates for a plan lowered with opts.
+func convTemplatesFor(t *testing.T, dir string, opts Options) map[string]string {
+	t.Helper()
 	g, err := graph.Load(filepath.Join(dir, "graph.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := Lower(g, Options{})
+	plan, err := Lower(g, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,5 +103,49 @@ func TestConvRowKernelChoice(t *testing.T) {
 	padded := &convGroup{h: 3, wd: 5, oh: 3, ow: 5, kh: 1, kw: 1, sh: 1, sw: 1, ph: 1}
 	if _, w, _, ow := padded.rowGeometry(); w != 5 || ow != 5 {
 		t.Errorf("padded 1x1 conv runs %d -> %d wide, want 5 -> 5", w, ow)
+	}
+}
+
+// CPU plans run unit-stride convolutions with more than one tap on conv_flat.py (fed by
+// conv_pad.py), whatever their channels, groups, padding or dilation; the others keep their
+// kernels, and a GPU plan never uses it. The numbers of every CPU plan are checked against
+// PyTorch by the "cpu" variant of TestConvFixtures.
+func TestConvFlatKernelOnCPUPlans(t *testing.T) {
+	cpuPlan := Options{Device: autotune.DeviceInfo{Kind: "cpu", Cores: 2}}
+	dirs, _ := filepath.Glob(filepath.Join("testdata", "conv", "*"))
+	dirs = append(dirs, filepath.Join("..", "examples", "resblock"), filepath.Join("..", "examples", "convnet"))
+	flat := 0
+	for _, dir := range dirs {
+		g, err := graph.Load(filepath.Join(dir, "graph.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmpl := convTemplatesFor(t, dir, cpuPlan)
+		gpu := convTemplatesFor(t, dir, Options{Device: autotune.DeviceInfo{Kind: "cuda"}})
+		for _, n := range g.Nodes {
+			if n.Op != "conv1d" && n.Op != "conv2d" {
+				continue
+			}
+			k, s := n.Attrs.Ints("kernel_size"), n.Attrs.Ints("stride")
+			taps, unit := 1, true
+			for i := range k {
+				taps *= k[i]
+				unit = unit && s[i] == 1
+			}
+			depthwise := n.Attrs.Int("groups") > 1 && n.Attrs.Int("groups") == n.Attrs.Int("in_channels")
+			want := unit && taps > 1 && !depthwise
+			if got := tmpl[n.Name] == "conv_flat.py"; got != want {
+				t.Errorf("%s: node %s (kernel %v, stride %v) uses %s on the CPU", dir, n.Name, k, s, tmpl[n.Name])
+			}
+			if gpu[n.Name] == "conv_flat.py" {
+				t.Errorf("%s: node %s uses conv_flat.py in a GPU plan", dir, n.Name)
+			}
+			if want {
+				flat++
+			}
+		}
+	}
+	if flat == 0 {
+		t.Fatal("no convolution took conv_flat.py")
 	}
 }

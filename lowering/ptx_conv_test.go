@@ -1,6 +1,7 @@
 package lowering
 
 import (
+	"github.com/widejit/widejit/autotune"
 	"path/filepath"
 	"testing"
 
@@ -22,7 +23,9 @@ func TestConvKernelsAssemblePTX(t *testing.T) {
 	if err != nil {
 		t.Skip(err.Error() + " (bash .ci/setup installs ptxas)")
 	}
-	variants := []Options{{}, {NoFusion: true}, {Strategy: Sequential}, {Dropout: "mc", Seed: 1}}
+	// the CPU plan's kernels (conv_flat.py, conv_pad.py) are valid Triton too: they assemble
+	variants := []Options{{}, {NoFusion: true}, {Strategy: Sequential}, {Dropout: "mc", Seed: 1},
+		{Device: autotune.DeviceInfo{Kind: "cpu", Cores: 2}}}
 	kernels := ptxkit.NewKernels(jit.NewCompiler(jit.CompilerOptions{}))
 	collect := func() {
 		for _, family := range []string{"conv", "pool", "attention"} {
@@ -39,7 +42,7 @@ func TestConvKernelsAssemblePTX(t *testing.T) {
 					}
 					for _, l := range plan.Launches {
 						switch l.Kernel.Template {
-						case "conv.py", "conv_rows.py", "conv_weight.py", "conv_depthwise.py", "pool.py", "attention.py":
+						case "conv.py", "conv_rows.py", "conv_weight.py", "conv_depthwise.py", "conv_flat.py", "conv_pad.py", "pool.py", "attention.py":
 						default:
 							continue
 						}

@@ -43,6 +43,28 @@ func contiguous(row []int64) bool {
 	return true
 }
 
+// forRuns calls fn(j, n) for each maximal run of lanes j..j+n-1 of a row that are live
+// (mask nil or nonzero) and address consecutive elements of one buffer, in order: a gathered
+// row that is piecewise contiguous (a pixel tile crossing image rows) moves run by run, one
+// bounds check each, instead of lane by lane.
+func forRuns(ptrs, mask []int64, fn func(j, n int) error) error {
+	for j := 0; j < len(ptrs); {
+		if mask != nil && mask[j] == 0 {
+			j++
+			continue
+		}
+		n := 1
+		for j+n < len(ptrs) && (mask == nil || mask[j+n] != 0) && ptrs[j+n] == ptrs[j+n-1]+1 {
+			n++
+		}
+		if err := fn(j, n); err != nil {
+			return err
+		}
+		j += n
+	}
+	return nil
+}
+
 // maskState classifies a row of a mask: all lanes on, all off, or mixed.
 func maskState(m []int64) int {
 	on := 0
@@ -115,17 +137,24 @@ func (c *compiler) compileLoad(in *ir.Instr, args []int, z int) (step, error) {
 				fr.loadRow(cls, d, b, off, z, r, rowLen)
 				continue
 			}
-			for j, ptr := range row {
-				i := r + j
-				if mask >= 0 && fr.ints[mask][i] == 0 {
-					fr.copyRange(cls, z, other, i, 1)
-					continue
+			var mrow []int64
+			if mask >= 0 {
+				mrow = fr.ints[mask][r : r+rowLen]
+				for j, on := range mrow {
+					if on == 0 {
+						fr.copyRange(cls, z, other, r+j, 1)
+					}
 				}
-				b, off, err := fr.resolve(in.Pos, "load", ptr, 1)
-				if err != nil {
-					return err
+			}
+			err := forRuns(row, mrow, func(j, n int) error {
+				b, off, err := fr.resolve(in.Pos, "load", row[j], n)
+				if err == nil {
+					fr.loadRow(cls, d, b, off, z, r+j, n)
 				}
-				fr.loadRow(cls, d, b, off, z, i, 1)
+				return err
+			})
+			if err != nil {
+				return err
 			}
 		}
 		return nil
@@ -283,16 +312,19 @@ func (c *compiler) compileStore(in *ir.Instr, args []int) (step, error) {
 				fr.storeRow(cls, d, b, off, v, r, rowLen)
 				continue
 			}
-			for j, ptr := range row {
-				i := r + j
-				if mask >= 0 && fr.ints[mask][i] == 0 {
-					continue
+			var mrow []int64
+			if mask >= 0 {
+				mrow = fr.ints[mask][r : r+rowLen]
+			}
+			err := forRuns(row, mrow, func(j, n int) error {
+				b, off, err := fr.resolve(in.Pos, "store", row[j], n)
+				if err == nil {
+					fr.storeRow(cls, d, b, off, v, r+j, n)
 				}
-				b, off, err := fr.resolve(in.Pos, "store", ptr, 1)
-				if err != nil {
-					return err
-				}
-				fr.storeRow(cls, d, b, off, v, i, 1)
+				return err
+			})
+			if err != nil {
+				return err
 			}
 		}
 		return nil

@@ -1,0 +1,67 @@
+{{- /*
+Convolution with unit strides (1-d and 2-d, groups >= 1, any padding and dilation) as an
+implicit GEMM over flat padded pixels, for the CPU: the input comes zero-padded
+(conv_pad.py) as planes [Hp, Wp], so output pixel (oh, ow) reads input (oh + kh*dil_h,
+ow + kw*dil_w) of its plane and, numbering pixels q = oh*Wp + ow over the padded width, each
+k = (channel, kh, kw) of the reduction is one flat shift of q: the input tile [BLOCK_K,
+BLOCK_P] has contiguous rows BLOCK_P long at per-row offsets, with no masks but the reduction
+and the last pixels. The Wp - OW columns past each output row are computed from the next
+row's border and dropped at the store. The weight [OC, CG*KH*KW] is read as it lies, rows
+contiguous. Program (pixel tile x channel tile, sample x group, model); the fused epilogue
+(bias, activation, eval BatchNorm, residual add, dropout) runs on the fp32 accumulator
+[BLOCK_OC, BLOCK_P] before the single store.
+Data: Fn, Header, Epilogue []{Name, Load string} (loads addressed by bidx, oc_g, rp),
+EpilogueArgs, ExtraArgs []string, Body []string (statements from `acc` to `y`).
+*/ -}}
+import triton
+import triton.language as tl
+
+
+# widejit kernel {{.Fn}} (template conv_flat.py)
+{{- range .Header}}
+# {{.}}
+{{- end}}
+@triton.jit
+def {{.Fn}}(
+    x_ptr, x_mstride, x_bstride, x_cstride,
+    w_ptr, w_mstride,
+    c_ptr, c_mstride, c_bstride,
+    {{pyargs .EpilogueArgs}}
+    Wp, OW, Q, P, OCG, KTOT, KW, KHW, CG, GROUPS, dil_h, dil_w, tiles_oc, {{pyargs .ExtraArgs}}
+    BLOCK_P: tl.constexpr, BLOCK_OC: tl.constexpr, BLOCK_K: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    bg = tl.program_id(1)
+    model = tl.program_id(2)
+    bidx = bg // GROUPS
+    grp = bg % GROUPS
+    pid_oc = pid % tiles_oc
+    q = (pid // tiles_oc) * BLOCK_P + tl.arange(0, BLOCK_P)
+    rn = pid_oc * BLOCK_OC + tl.arange(0, BLOCK_OC)
+    rk = tl.arange(0, BLOCK_K)
+    oc_g = grp * OCG + rn
+    x_base = x_ptr + model * x_mstride + bidx * x_bstride + grp * CG * x_cstride
+    w_base = w_ptr + model * w_mstride + grp * OCG * KTOT
+    ocmask = rn[:, None] < OCG
+    acc = tl.zeros((BLOCK_OC, BLOCK_P), dtype=tl.float32)
+    for k0 in range(0, KTOT, BLOCK_K):
+        ks = k0 + rk
+        a = tl.load(w_base + rn[:, None] * KTOT + ks[None, :], mask=ocmask & (ks[None, :] < KTOT), other=0.0)
+        bmask = (ks[:, None] < KTOT) & (q[None, :] < Q)
+        # k = (channel, kh, kw) as in the weight's own layout; each is one flat shift of q
+        # (computed after ks's affine uses: the CPU backend keeps those symbolic)
+        tap = ks % KHW
+        koff = (ks // KHW) * x_cstride + (tap // KW) * (dil_h * Wp) + (tap % KW) * dil_w
+        b = tl.load(x_base + (koff[:, None] + q[None, :]), mask=bmask, other=0.0)
+        acc += tl.dot(a, b)
+    ow = q % Wp
+    rp = (q // Wp) * OW + ow
+    cmask = ocmask & (ow[None, :] < OW) & (q[None, :] < Q)
+{{- range .Epilogue}}
+    {{.Name}} = {{.Load}}
+{{- end}}
+{{- range .Body}}
+    {{.}}
+{{- end}}
+    c_offs = model * c_mstride + bidx * c_bstride + oc_g[:, None] * P + rp[None, :]
+    tl.store(c_ptr + c_offs, y, mask=cmask)
