@@ -89,81 +89,155 @@ func (c *compiler) compileDot(in *ir.Instr, args []int, z int) (step, error) {
 	return bad()
 }
 
-// gemmF32 computes c[m,n] += a[m,k] x b[k,n] (row-major with leading dimensions lda, ldb,
-// ldc), register-blocked through the widest micro-kernel the CPU has. Under AVX-512, a
-// 16-column strip left after the 32-wide tiles (all of a 16-wide tile) runs on the 16-wide
-// kernels; remaining columns run on the micro-kernel through zero-padded copies in scratch;
-// the bottom rows run in Go.
-func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, scratch *[]float32) {
-	if k == 0 {
-		return
-	}
-	mr, nr := microRows, microCols
-	mDone, nDone := 0, 0
-	if microKernel != nil && m >= mr {
-		mDone = m - m%mr
-		// Bounds that the assembly relies on, checked once here.
-		_ = a[(mDone-1)*lda+k-1]
-		_ = c[(mDone-1)*ldc+n-1]
-		_ = b[(k-1)*ldb+n-1]
-	}
-	if microKernel != nil && m >= mr && n >= nr {
-		nDone = n - n%nr
-		for i := 0; i < mDone; i += mr {
-			for j := 0; j < nDone; j += nr {
-				microKernel(k, &a[i*lda], lda, &b[j], ldb, &c[i*ldc+j], ldc)
-			}
-		}
-	}
-	if narrowKernel16 != nil && m >= mr && n-nDone >= 16 {
-		// mDone is a multiple of 8 (microRows): 16-row blocks, then one 8-row block.
-		j := nDone
-		i := 0
-		for ; i+16 <= mDone; i += 16 {
-			narrowKernel16(k, &a[i*lda], lda, &b[j], ldb, &c[i*ldc+j], ldc)
-		}
-		if i < mDone {
-			narrowKernel8(k, &a[i*lda], lda, &b[j], ldb, &c[i*ldc+j], ldc)
-		}
-		nDone += 16
-	}
-	if microKernel != nil && nDone < n && m >= mr {
-		gemmPaddedEdge(mDone, n-nDone, k, a, lda, b[nDone:], ldb, c[nDone:], ldc, scratch)
-		nDone = n
-	}
-	// Right edge of the blocked rows, then the bottom rows.
-	if nDone < n {
-		gemmGo(mDone, n-nDone, k, a, lda, b[nDone:], ldb, c[nDone:], ldc)
-	}
-	if mDone < m {
-		gemmGo(m-mDone, n, k, a[mDone*lda:], lda, b, ldb, c[mDone*ldc:], ldc)
-	}
+// gemmKernel is a register-blocked micro-kernel: c[r, w] += a[r, k] x b[k, w] (leading
+// dimensions in elements, k >= 1), r and w fixed per kernel.
+type gemmKernel func(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+// A gemmStrip is a family of micro-kernels of one width: kern[r] runs r rows (1 <= r <
+// len(kern)); row blocks are mr high.
+type gemmStrip struct {
+	w, mr int
+	kern  []gemmKernel
 }
 
-// gemmPaddedEdge runs c[m, w] += a[m, k] x b[k, w] (w < microCols, m a multiple of
-// microRows) on the micro-kernel: b is copied into a [k, microCols] panel padded with zeros,
-// and each block of c rows into a [microRows, microCols] tile and back.
-func gemmPaddedEdge(m, w, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, scratch *[]float32) {
-	mr, nr := microRows, microCols
-	need := k*nr + mr*nr
+// The micro-kernels in use (set by selectMicroKernel): wide is the main tile (8x32 under
+// AVX-512, 6x16 under AVX2/FMA), narrow half its width. gemmSIMD false: pure Go.
+var (
+	gemmWide, gemmNarrow gemmStrip
+	gemmSIMD             bool
+	microName            = "pure Go dot"
+
+	// gemmPackB: copy the B panels of the full-width tiles into contiguous [k, w] panels once
+	// per call when several row blocks reuse them (see gemmF32).
+	gemmPackB = true
+)
+
+func dotKernelName() string { return microName }
+
+// gemmF32 computes c[m,n] += a[m,k] x b[k,n] (row-major with leading dimensions lda, ldb,
+// ldc), register-blocked through the micro-kernels, every m, n and k included: columns run in
+// full-width strips, then one narrower or zero-padded strip for the rest (its B panel padded
+// once per call, its C rows through a small tile); rows run in blocks of mr, the last one on
+// the kernel for exactly the rows left. scratch holds the panels (grown as needed).
+func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, scratch *[]float32) {
+	if k <= 0 || m <= 0 || n <= 0 {
+		return
+	}
+	if !gemmSIMD {
+		gemmGo(m, n, k, a, lda, b, ldb, c, ldc)
+		return
+	}
+	// Bounds that the assembly relies on, checked once here.
+	_ = a[(m-1)*lda+k-1]
+	_ = b[(k-1)*ldb+n-1]
+	_ = c[(m-1)*ldc+n-1]
+
+	wide := gemmWide
+	nFull := n - n%wide.w
+	rem := n - nFull
+	edge := wide
+	if rem <= gemmNarrow.w {
+		edge = gemmNarrow
+	}
+	pack := gemmPackB && m > wide.mr && nFull > 0
+	padded := rem > 0 && rem < edge.w // the edge needs a padded B panel and a C tile
+	need := 0
+	if pack {
+		need = k * nFull
+	}
+	panelAt := need
+	if rem > 0 && (pack || padded) {
+		need += k * edge.w
+	}
+	tileAt := need
+	if padded {
+		need += (len(edge.kern) - 1) * edge.w
+	}
 	if cap(*scratch) < need {
 		*scratch = make([]float32, need)
 	}
-	panel, tile := (*scratch)[:k*nr], (*scratch)[k*nr:need]
+	buf := (*scratch)[:need]
+
+	for j := 0; j < nFull; j += wide.w {
+		if pack {
+			panel := buf[j*k : j*k+k*wide.w]
+			packPanel(panel, b[j:], ldb, k, wide.w, wide.w)
+			gemmStripRun(wide, m, k, a, lda, &panel[0], wide.w, c[j:], ldc)
+		} else {
+			gemmStripRun(wide, m, k, a, lda, &b[j], ldb, c[j:], ldc)
+		}
+	}
+	switch {
+	case rem == 0:
+	case !padded && !pack:
+		gemmStripRun(edge, m, k, a, lda, &b[nFull], ldb, c[nFull:], ldc)
+	case !padded:
+		panel := buf[panelAt : panelAt+k*edge.w]
+		packPanel(panel, b[nFull:], ldb, k, rem, edge.w)
+		gemmStripRun(edge, m, k, a, lda, &panel[0], edge.w, c[nFull:], ldc)
+	default:
+		panel := buf[panelAt : panelAt+k*edge.w]
+		packPanel(panel, b[nFull:], ldb, k, rem, edge.w)
+		tile, w := buf[tileAt:], edge.w
+		c := c[nFull:]
+		gemmRowBlocks(edge, m, func(i, r int) {
+			for x := range r {
+				copy(tile[x*w:x*w+rem], c[(i+x)*ldc:(i+x)*ldc+rem])
+			}
+			edge.kern[r](k, &a[i*lda], lda, &panel[0], w, &tile[0], w)
+			for x := range r {
+				copy(c[(i+x)*ldc:(i+x)*ldc+rem], tile[x*w:x*w+rem])
+			}
+		})
+	}
+}
+
+// packPanel copies the [k, w] block of b into a contiguous [k, width] panel, zero-padded on
+// the right.
+func packPanel(panel, b []float32, ldb, k, w, width int) {
 	for p := range k {
-		row := panel[p*nr : p*nr+nr]
+		row := panel[p*width : p*width+width]
 		copy(row, b[p*ldb:p*ldb+w])
 		clear(row[w:])
 	}
-	_ = a[(m-1)*lda+k-1]
-	for i := 0; i < m; i += mr {
-		for r := range mr {
-			copy(tile[r*nr:r*nr+w], c[(i+r)*ldc:(i+r)*ldc+w])
-		}
-		microKernel(k, &a[i*lda], lda, &panel[0], nr, &tile[0], nr)
-		for r := range mr {
-			copy(c[(i+r)*ldc:(i+r)*ldc+w], tile[r*nr:r*nr+w])
-		}
+}
+
+// gemmStripRun runs one column strip of s.w columns over all m rows.
+func gemmStripRun(s gemmStrip, m, k int, a []float32, lda int, b *float32, ldb int, c []float32, ldc int) {
+	gemmRowBlocks(s, m, func(i, r int) {
+		s.kern[r](k, &a[i*lda], lda, b, ldb, &c[i*ldc], ldc)
+	})
+}
+
+// gemmRowBlocks splits m rows into blocks of s.mr; the rows left over join the last full
+// block when a kernel that tall exists, else that block and they split into two halves (so
+// no block is much shorter than the accumulators need to hide the FMA latency).
+func gemmRowBlocks(s gemmStrip, m int, f func(i, r int)) {
+	top := len(s.kern) - 1
+	if m <= top {
+		f(0, m)
+		return
+	}
+	full := m / s.mr
+	rest := m % s.mr
+	last := 0
+	if rest > 0 {
+		full--
+		last = s.mr + rest
+	}
+	i := 0
+	for range full {
+		f(i, s.mr)
+		i += s.mr
+	}
+	switch {
+	case last == 0:
+	case last <= top:
+		f(i, last)
+	default:
+		h := last / 2
+		f(i, h)
+		f(i+h, last-h)
 	}
 }
 
