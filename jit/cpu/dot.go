@@ -93,17 +93,24 @@ func (c *compiler) compileDot(in *ir.Instr, args []int, z int) (step, error) {
 // dimensions in elements, k >= 1), r and w fixed per kernel.
 type gemmKernel func(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
+// gemmMaskedKernel is a micro-kernel whose last 16 columns load and store only the lanes
+// set in mask (AVX-512 k-masks): right edges run on B and C in place.
+type gemmMaskedKernel func(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
 // A gemmStrip is a family of micro-kernels of one width: kern[r] runs r rows (1 <= r <
 // len(kern)); row blocks are mr high.
 type gemmStrip struct {
-	w, mr int
-	kern  []gemmKernel
+	w, mr  int
+	kern   []gemmKernel
+	masked []gemmMaskedKernel // the same with the last 16 columns masked; nil without AVX-512
 }
 
 // The micro-kernels in use (set by selectMicroKernel): wide is the main tile (8x32 under
-// AVX-512, 6x16 under AVX2/FMA), narrow half its width. gemmSIMD false: pure Go.
+// AVX-512, 6x16 under AVX2/FMA), narrow half its width. gemmSIMD false: pure Go. Under
+// AVX-512 both also have masked forms for right edges.
 var (
 	gemmWide, gemmNarrow gemmStrip
+	gemmWideEdge         gemmStrip // AVX-512: the last wide strip and a right edge under 16 (8x48, masked)
 	gemmSIMD             bool
 	microName            = "pure Go dot"
 
@@ -116,9 +123,10 @@ func dotKernelName() string { return microName }
 
 // gemmF32 computes c[m,n] += a[m,k] x b[k,n] (row-major with leading dimensions lda, ldb,
 // ldc), register-blocked through the micro-kernels, every m, n and k included: columns run in
-// full-width strips, then one narrower or zero-padded strip for the rest (its B panel padded
-// once per call, its C rows through a small tile); rows run in blocks of mr, the last one on
-// the kernel for exactly the rows left. scratch holds the panels (grown as needed).
+// full-width strips, then one narrower strip for the rest: masked under AVX-512, else
+// zero-padded (its B panel padded once per call, its C rows through a small tile); rows run
+// in blocks of mr, the last one on the kernel for exactly the rows left. scratch holds the
+// panels (grown as needed).
 func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, scratch *[]float32) {
 	if k <= 0 || m <= 0 || n <= 0 {
 		return
@@ -139,7 +147,17 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 	if rem <= gemmNarrow.w {
 		edge = gemmNarrow
 	}
+	if rem > 0 && rem < 16 && nFull >= wide.w && gemmWideEdge.masked != nil {
+		// The edge shares the broadcasts of a of the strip before it.
+		j := nFull - wide.w
+		defer gemmMaskedRun(gemmWideEdge, m, k, a, lda, b[j:], ldb, c[j:], ldc, wide.w+rem)
+		nFull, rem, n = j, 0, j
+	}
 	pack := gemmPackB && m > wide.mr && nFull > 0
+	if rem > 0 && rem < edge.w && edge.masked != nil {
+		defer gemmMaskedRun(edge, m, k, a, lda, b[nFull:], ldb, c[nFull:], ldc, rem)
+		rem, n = 0, nFull
+	}
 	padded := rem > 0 && rem < edge.w // the edge needs a padded B panel and a C tile
 	need := 0
 	if pack {
@@ -180,7 +198,7 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 		packPanel(panel, b[nFull:], ldb, k, rem, edge.w)
 		tile, w := buf[tileAt:], edge.w
 		c := c[nFull:]
-		gemmRowBlocks(edge, m, func(i, r int) {
+		gemmRowBlocks(edge.mr, len(edge.kern)-1, m, func(i, r int) {
 			for x := range r {
 				copy(tile[x*w:x*w+rem], c[(i+x)*ldc:(i+x)*ldc+rem])
 			}
@@ -195,6 +213,18 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 // packPanel copies the [k, w] block of b into a contiguous [k, width] panel, zero-padded on
 // the right.
 func packPanel(panel, b []float32, ldb, k, w, width int) {
+	if w < 8 { // a call to copy costs more than a few elements
+		for p := range k {
+			row, src := panel[p*width:p*width+width], b[p*ldb:p*ldb+w]
+			for x, v := range src {
+				row[x] = v
+			}
+			for x := w; x < len(row); x++ {
+				row[x] = 0
+			}
+		}
+		return
+	}
 	for p := range k {
 		row := panel[p*width : p*width+width]
 		copy(row, b[p*ldb:p*ldb+w])
@@ -202,33 +232,42 @@ func packPanel(panel, b []float32, ldb, k, w, width int) {
 	}
 }
 
+// gemmMaskedRun runs the right edge of w columns (w < s.w, the last 16 columns of s masked)
+// on B and C in place.
+func gemmMaskedRun(s gemmStrip, m, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, w int) {
+	mask := 1<<(w-(s.w-16)) - 1
+	gemmRowBlocks(s.mr, len(s.masked)-1, m, func(i, r int) {
+		s.masked[r](k, &a[i*lda], lda, &b[0], ldb, &c[i*ldc], ldc, mask)
+	})
+}
+
 // gemmStripRun runs one column strip of s.w columns over all m rows.
 func gemmStripRun(s gemmStrip, m, k int, a []float32, lda int, b *float32, ldb int, c []float32, ldc int) {
-	gemmRowBlocks(s, m, func(i, r int) {
+	gemmRowBlocks(s.mr, len(s.kern)-1, m, func(i, r int) {
 		s.kern[r](k, &a[i*lda], lda, b, ldb, &c[i*ldc], ldc)
 	})
 }
 
-// gemmRowBlocks splits m rows into blocks of s.mr; the rows left over join the last full
-// block when a kernel that tall exists, else that block and they split into two halves (so
-// no block is much shorter than the accumulators need to hide the FMA latency).
-func gemmRowBlocks(s gemmStrip, m int, f func(i, r int)) {
-	top := len(s.kern) - 1
+// gemmRowBlocks splits m rows into blocks of mr; the rows left over join the last full block
+// when a kernel that tall exists (top rows at most), else that block and they split into two
+// halves (so that no block is much shorter than the accumulators need to hide the FMA
+// latency).
+func gemmRowBlocks(mr, top, m int, f func(i, r int)) {
 	if m <= top {
 		f(0, m)
 		return
 	}
-	full := m / s.mr
-	rest := m % s.mr
+	full := m / mr
+	rest := m % mr
 	last := 0
 	if rest > 0 {
 		full--
-		last = s.mr + rest
+		last = mr + rest
 	}
 	i := 0
 	for range full {
-		f(i, s.mr)
-		i += s.mr
+		f(i, mr)
+		i += mr
 	}
 	switch {
 	case last == 0:

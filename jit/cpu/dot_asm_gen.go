@@ -19,16 +19,32 @@ type family struct {
 	vecs, lanes int
 	maxR        int
 	regs        int
+	masked      bool // the last vector of each row loads and stores through the mask K1
 }
 
 var families = []family{
-	{"AVX512", 2, 16, 12, 32}, // 8x32 main tile (12x32 measured too)
-	{"AVX512", 1, 16, 16, 32}, // 16-wide strips and narrow edges
-	{"AVX2", 2, 8, 6, 16},     // 6x16 main tile: 12 accumulators, 2 B vectors, 2 broadcasts
-	{"AVX2", 1, 8, 12, 16},    // 8-wide strips and narrow edges
+	{"AVX512", 2, 16, 12, 32, false}, // 8x32 main tile (12x32 measured too)
+	{"AVX512", 1, 16, 16, 32, false}, // 16-wide strips
+	{"AVX512", 2, 16, 12, 32, true},  // right edges of 17-31 columns
+	{"AVX512", 1, 16, 16, 32, true},  // right edges of 1-15 columns
+	{"AVX512", 3, 16, 8, 32, true},   // the last 32-wide strip and a right edge of 1-15 columns
+	{"AVX2", 2, 8, 6, 16, false},     // 6x16 main tile: 12 accumulators, 2 B vectors, 2 broadcasts
+	{"AVX2", 1, 8, 12, 16, false},    // 8-wide strips and narrow edges
 }
 
-func (f family) name(r int) string { return fmt.Sprintf("sgemm%s_%dx%d", f.isa, r, f.vecs*f.lanes) }
+func (f family) name(r int) string {
+	if f.masked {
+		return fmt.Sprintf("sgemm%s_%dx%dmasked", f.isa, r, f.vecs*f.lanes)
+	}
+	return fmt.Sprintf("sgemm%s_%dx%d", f.isa, r, f.vecs*f.lanes)
+}
+
+func (f family) args() (string, string) {
+	if f.masked {
+		return "k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int", "$0-64"
+	}
+	return "k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int", "$0-56"
+}
 
 func (f family) reg(i int) string {
 	if f.isa == "AVX512" {
@@ -48,9 +64,14 @@ func main() {
 	for _, f := range families {
 		for r := 1; r <= f.maxR; r++ {
 			kernel(&s, f, r)
-			fmt.Fprintf(&g, "\n//go:noescape\nfunc %s(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)\n", f.name(r))
+			args, _ := f.args()
+			fmt.Fprintf(&g, "\n//go:noescape\nfunc %s(%s)\n", f.name(r), args)
 		}
-		fmt.Fprintf(&g, "\n// %s[r] is the %d-column kernel for r rows.\nvar %s = [...]gemmKernel{nil", tableName(f), f.vecs*f.lanes, tableName(f))
+		typ, what := "gemmKernel", ""
+		if f.masked {
+			typ, what = "gemmMaskedKernel", " (the last 16 columns through a mask)"
+		}
+		fmt.Fprintf(&g, "\n// %s[r] is the %d-column kernel for r rows%s.\nvar %s = [...]%s{nil", tableName(f), f.vecs*f.lanes, what, tableName(f), typ)
 		for r := 1; r <= f.maxR; r++ {
 			fmt.Fprintf(&g, ", %s", f.name(r))
 		}
@@ -60,7 +81,12 @@ func main() {
 	must(os.WriteFile("dot_kernels_amd64.go", []byte(g.String()), 0o644))
 }
 
-func tableName(f family) string { return fmt.Sprintf("kernels%s_%d", f.isa, f.vecs*f.lanes) }
+func tableName(f family) string {
+	if f.masked {
+		return fmt.Sprintf("kernels%s_%dmasked", f.isa, f.vecs*f.lanes)
+	}
+	return fmt.Sprintf("kernels%s_%d", f.isa, f.vecs*f.lanes)
+}
 
 func must(err error) {
 	if err != nil {
@@ -78,8 +104,9 @@ func kernel(s *strings.Builder, f family, r int) {
 		nb = 8
 	}
 	bc := func(i int) string { return f.reg(r*f.vecs + f.vecs + i%nb) }
-	fmt.Fprintf(s, "\n// func %s(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)\n", f.name(r))
-	fmt.Fprintf(s, "TEXT ·%s(SB), NOSPLIT, $0-56\n", f.name(r))
+	args, frame := f.args()
+	fmt.Fprintf(s, "\n// func %s(%s)\n", f.name(r), args)
+	fmt.Fprintf(s, "TEXT ·%s(SB), NOSPLIT, %s\n", f.name(r), frame)
 	p("MOVQ k+0(FP), CX")
 	p("MOVQ a+8(FP), SI")
 	p("MOVQ lda+16(FP), R8")
@@ -92,6 +119,11 @@ func kernel(s *strings.Builder, f family, r int) {
 	p("SHLQ $2, R11")
 	p("LEAQ (R8)(R8*2), R9")
 	p("LEAQ (R11)(R11*2), R12")
+	if f.masked {
+		p("MOVQ mask+56(FP), AX")
+		p("KMOVW AX, K1")
+	}
+	masked := func(v int) bool { return f.masked && v == f.vecs-1 }
 	groups := (r + 3) / 4
 	for gi := 1; gi < groups; gi++ {
 		p("LEAQ (%s)(R8*4), %s", aBase[gi-1], aBase[gi])
@@ -115,7 +147,13 @@ func kernel(s *strings.Builder, f family, r int) {
 			}
 		}
 	}
-	walkC(func(row, v int) { p("VMOVUPS %s, %s", cmem(row, v), acc(row, v)) })
+	walkC(func(row, v int) {
+		if masked(v) {
+			p("VMOVUPS.Z %s, K1, %s", cmem(row, v), acc(row, v))
+		} else {
+			p("VMOVUPS %s, %s", cmem(row, v), acc(row, v))
+		}
+	})
 	amem := func(row, off int) string {
 		o := ""
 		if off > 0 {
@@ -131,10 +169,14 @@ func kernel(s *strings.Builder, f family, r int) {
 			if v > 0 {
 				off = fmt.Sprint(v * vb)
 			}
-			if u == 0 {
-				p("VMOVUPS %s(BX), %s", off, bReg(v))
+			src := off + "(BX)"
+			if u == 1 {
+				src += "(R10*1)"
+			}
+			if masked(v) {
+				p("VMOVUPS.Z %s, K1, %s", src, bReg(v))
 			} else {
-				p("VMOVUPS %s(BX)(R10*1), %s", off, bReg(v))
+				p("VMOVUPS %s, %s", src, bReg(v))
 			}
 		}
 		for row := 0; row < r; row++ {
@@ -170,7 +212,13 @@ func kernel(s *strings.Builder, f family, r int) {
 	p("JNE done")
 	body(0)
 	fmt.Fprintf(s, "done:\n")
-	walkC(func(row, v int) { p("VMOVUPS %s, %s", acc(row, v), cmem(row, v)) })
+	walkC(func(row, v int) {
+		if masked(v) {
+			p("VMOVUPS %s, K1, %s", acc(row, v), cmem(row, v))
+		} else {
+			p("VMOVUPS %s, %s", acc(row, v), cmem(row, v))
+		}
+	})
 	p("VZEROUPPER")
 	p("RET")
 }

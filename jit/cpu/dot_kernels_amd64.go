@@ -93,6 +93,123 @@ func sgemmAVX512_16x16(k int, a *float32, lda int, b *float32, ldb int, c *float
 var kernelsAVX512_16 = [...]gemmKernel{nil, sgemmAVX512_1x16, sgemmAVX512_2x16, sgemmAVX512_3x16, sgemmAVX512_4x16, sgemmAVX512_5x16, sgemmAVX512_6x16, sgemmAVX512_7x16, sgemmAVX512_8x16, sgemmAVX512_9x16, sgemmAVX512_10x16, sgemmAVX512_11x16, sgemmAVX512_12x16, sgemmAVX512_13x16, sgemmAVX512_14x16, sgemmAVX512_15x16, sgemmAVX512_16x16}
 
 //go:noescape
+func sgemmAVX512_1x32masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_2x32masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_3x32masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_4x32masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_5x32masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_6x32masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_7x32masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_8x32masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_9x32masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_10x32masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_11x32masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_12x32masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+// kernelsAVX512_32masked[r] is the 32-column kernel for r rows (the last 16 columns through a mask).
+var kernelsAVX512_32masked = [...]gemmMaskedKernel{nil, sgemmAVX512_1x32masked, sgemmAVX512_2x32masked, sgemmAVX512_3x32masked, sgemmAVX512_4x32masked, sgemmAVX512_5x32masked, sgemmAVX512_6x32masked, sgemmAVX512_7x32masked, sgemmAVX512_8x32masked, sgemmAVX512_9x32masked, sgemmAVX512_10x32masked, sgemmAVX512_11x32masked, sgemmAVX512_12x32masked}
+
+//go:noescape
+func sgemmAVX512_1x16masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_2x16masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_3x16masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_4x16masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_5x16masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_6x16masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_7x16masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_8x16masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_9x16masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_10x16masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_11x16masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_12x16masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_13x16masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_14x16masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_15x16masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_16x16masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+// kernelsAVX512_16masked[r] is the 16-column kernel for r rows (the last 16 columns through a mask).
+var kernelsAVX512_16masked = [...]gemmMaskedKernel{nil, sgemmAVX512_1x16masked, sgemmAVX512_2x16masked, sgemmAVX512_3x16masked, sgemmAVX512_4x16masked, sgemmAVX512_5x16masked, sgemmAVX512_6x16masked, sgemmAVX512_7x16masked, sgemmAVX512_8x16masked, sgemmAVX512_9x16masked, sgemmAVX512_10x16masked, sgemmAVX512_11x16masked, sgemmAVX512_12x16masked, sgemmAVX512_13x16masked, sgemmAVX512_14x16masked, sgemmAVX512_15x16masked, sgemmAVX512_16x16masked}
+
+//go:noescape
+func sgemmAVX512_1x48masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_2x48masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_3x48masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_4x48masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_5x48masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_6x48masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_7x48masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_8x48masked(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+// kernelsAVX512_48masked[r] is the 48-column kernel for r rows (the last 16 columns through a mask).
+var kernelsAVX512_48masked = [...]gemmMaskedKernel{nil, sgemmAVX512_1x48masked, sgemmAVX512_2x48masked, sgemmAVX512_3x48masked, sgemmAVX512_4x48masked, sgemmAVX512_5x48masked, sgemmAVX512_6x48masked, sgemmAVX512_7x48masked, sgemmAVX512_8x48masked}
+
+//go:noescape
 func sgemmAVX2_1x16(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
