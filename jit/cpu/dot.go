@@ -115,8 +115,12 @@ var (
 	microName            = "pure Go dot"
 
 	// gemmPackB: copy the B panels of the full-width tiles into contiguous [k, w] panels once
-	// per call when several row blocks reuse them (see gemmF32).
+	// per call when several row blocks reuse them and B's rows are 4 KB or more apart (rows
+	// that far apart alias in the L1 cache; below that, packing costs more than it saves).
 	gemmPackB = true
+	// gemmKC: k runs in chunks of at most gemmKC (the B panel of a chunk stays in cache; the
+	// order of the sums along k is unchanged). 0: one chunk.
+	gemmKC = 512
 )
 
 func dotKernelName() string { return microName }
@@ -135,6 +139,13 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 		gemmGo(m, n, k, a, lda, b, ldb, c, ldc)
 		return
 	}
+	if gemmKC > 0 && k > gemmKC {
+		for p := 0; p < k; p += gemmKC {
+			kc := min(gemmKC, k-p)
+			gemmF32(m, n, kc, a[p:], lda, b[p*ldb:], ldb, c, ldc, scratch)
+		}
+		return
+	}
 	// Bounds that the assembly relies on, checked once here.
 	_ = a[(m-1)*lda+k-1]
 	_ = b[(k-1)*ldb+n-1]
@@ -151,12 +162,12 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 		// The edge shares the broadcasts of a of the strip before it.
 		j := nFull - wide.w
 		defer gemmMaskedRun(gemmWideEdge, m, k, a, lda, b[j:], ldb, c[j:], ldc, wide.w+rem)
-		nFull, rem, n = j, 0, j
+		nFull, rem = j, 0
 	}
-	pack := gemmPackB && m > wide.mr && nFull > 0
+	pack := gemmPackB && m > wide.mr && nFull > 0 && ldb >= 1024
 	if rem > 0 && rem < edge.w && edge.masked != nil {
 		defer gemmMaskedRun(edge, m, k, a, lda, b[nFull:], ldb, c[nFull:], ldc, rem)
-		rem, n = 0, nFull
+		rem = 0
 	}
 	padded := rem > 0 && rem < edge.w // the edge needs a padded B panel and a C tile
 	need := 0
