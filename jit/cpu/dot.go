@@ -114,13 +114,15 @@ var (
 	gemmSIMD             bool
 	microName            = "pure Go dot"
 
-	// gemmPackB: copy the B panels of the full-width tiles into contiguous [k, w] panels once
-	// per call when several row blocks reuse them and B's rows are 4 KB or more apart (rows
+	// gemmPackB: copy the B panel of each full-width strip into a contiguous [k, w] panel
+	// when several row blocks reuse it and B's rows are 4 KB or more apart (rows
 	// that far apart alias in the L1 cache; below that, packing costs more than it saves).
 	gemmPackB = true
 	// gemmKC: k runs in chunks of at most gemmKC (the B panel of a chunk stays in cache; the
 	// order of the sums along k is unchanged). 0: one chunk.
 	gemmKC = 512
+	// gemmNC: columns packed at once (a multiple of every strip width).
+	gemmNC = 256
 )
 
 func dotKernelName() string { return microName }
@@ -172,7 +174,7 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 	padded := rem > 0 && rem < edge.w // the edge needs a padded B panel and a C tile
 	need := 0
 	if pack {
-		need = k * nFull
+		need = k * min(gemmNC, nFull) // panels of gemmNC columns, refilled: they stay in cache
 	}
 	panelAt := need
 	if rem > 0 && (pack || padded) {
@@ -187,13 +189,25 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 	}
 	buf := (*scratch)[:need]
 
-	for j := 0; j < nFull; j += wide.w {
+	for jb := 0; jb < nFull; jb += gemmNC {
+		nc := min(gemmNC, nFull-jb)
 		if pack {
-			panel := buf[j*k : j*k+k*wide.w]
-			packPanel(panel, b[j:], ldb, k, wide.w, wide.w)
-			gemmStripRun(wide, m, k, a, lda, &panel[0], wide.w, c[j:], ldc)
-		} else {
-			gemmStripRun(wide, m, k, a, lda, &b[j], ldb, c[j:], ldc)
+			// Whole rows of nc columns at a time (streams the prefetcher follows), into one
+			// [k, w] panel per strip.
+			w := wide.w
+			for p := range k {
+				src := b[p*ldb+jb : p*ldb+jb+nc]
+				for s := 0; s < nc; s += w {
+					copy(buf[s*k+p*w:s*k+p*w+w], src[s:s+w])
+				}
+			}
+		}
+		for s := 0; s < nc; s += wide.w {
+			if pack {
+				gemmStripRun(wide, m, k, a, lda, &buf[s*k], wide.w, c[jb+s:], ldc)
+			} else {
+				gemmStripRun(wide, m, k, a, lda, &b[jb+s], ldb, c[jb+s:], ldc)
+			}
 		}
 	}
 	switch {
