@@ -111,6 +111,7 @@ type gemmStrip struct {
 var (
 	gemmWide, gemmNarrow gemmStrip
 	gemmWideEdge         gemmStrip // AVX-512: the last wide strip and a right edge under 16 (8x48, masked)
+	gemmShort            gemmStrip // a few rows (one block): wider strips for more accumulators
 	gemmSIMD             bool
 	microName            = "pure Go dot"
 
@@ -152,6 +153,18 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 	_ = a[(m-1)*lda+k-1]
 	_ = b[(k-1)*ldb+n-1]
 	_ = c[(m-1)*ldc+n-1]
+
+	if short := gemmShort; m < len(short.kern) && n >= short.w {
+		// Too few rows to fill the accumulators of the wide tile: wider strips, then the rest.
+		nShort := n - n%short.w
+		for j := 0; j < nShort; j += short.w {
+			short.kern[m](k, &a[0], lda, &b[j], ldb, &c[j], ldc)
+		}
+		if nShort < n {
+			gemmF32(m, n-nShort, k, a, lda, b[nShort:], ldb, c[nShort:], ldc, scratch)
+		}
+		return
+	}
 
 	wide := gemmWide
 	nFull := n - n%wide.w

@@ -28,6 +28,8 @@ var families = []family{
 	{"AVX512", 2, 16, 12, 32, true},  // right edges of 17-31 columns
 	{"AVX512", 1, 16, 16, 32, true},  // right edges of 1-15 columns
 	{"AVX512", 3, 16, 8, 32, true},   // the last 32-wide strip and a right edge of 1-15 columns
+	{"AVX512", 4, 16, 4, 32, false},  // few rows: 64 wide, 4-16 accumulators
+	{"AVX2", 3, 8, 4, 16, false},     // few rows: 24 wide, 3-12 accumulators
 	{"AVX2", 2, 8, 6, 16, false},     // 6x16 main tile: 12 accumulators, 2 B vectors, 2 broadcasts
 	{"AVX2", 1, 8, 12, 16, false},    // 8-wide strips and narrow edges
 }

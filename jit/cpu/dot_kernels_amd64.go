@@ -210,6 +210,36 @@ func sgemmAVX512_8x48masked(k int, a *float32, lda int, b *float32, ldb int, c *
 var kernelsAVX512_48masked = [...]gemmMaskedKernel{nil, sgemmAVX512_1x48masked, sgemmAVX512_2x48masked, sgemmAVX512_3x48masked, sgemmAVX512_4x48masked, sgemmAVX512_5x48masked, sgemmAVX512_6x48masked, sgemmAVX512_7x48masked, sgemmAVX512_8x48masked}
 
 //go:noescape
+func sgemmAVX512_1x64(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sgemmAVX512_2x64(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sgemmAVX512_3x64(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sgemmAVX512_4x64(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+// kernelsAVX512_64[r] is the 64-column kernel for r rows.
+var kernelsAVX512_64 = [...]gemmKernel{nil, sgemmAVX512_1x64, sgemmAVX512_2x64, sgemmAVX512_3x64, sgemmAVX512_4x64}
+
+//go:noescape
+func sgemmAVX2_1x24(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sgemmAVX2_2x24(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sgemmAVX2_3x24(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sgemmAVX2_4x24(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+// kernelsAVX2_24[r] is the 24-column kernel for r rows.
+var kernelsAVX2_24 = [...]gemmKernel{nil, sgemmAVX2_1x24, sgemmAVX2_2x24, sgemmAVX2_3x24, sgemmAVX2_4x24}
+
+//go:noescape
 func sgemmAVX2_1x16(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
