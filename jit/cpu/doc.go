@@ -23,12 +23,13 @@
 //     golang.org/x/sys/cpu: AVX-512 8x32 (16 accumulators) or AVX2/FMA 6x16 (12
 //     accumulators), pure Go otherwise (dot*.go). The kernels are generated
 //     (dot_asm_gen.go) for every row count, so no size falls off SIMD: leftover rows run on
-//     the kernel for exactly those rows (merged with the last full block), a 16-wide strip on
-//     16-wide kernels, leftover columns on AVX-512 k-masked kernels (a right edge under 16
-//     shares the broadcasts of the last strip, 8x48) or under AVX2 on an 8- or 16-wide
-//     kernel through a B panel zero-padded once per call; odd sizes cost about their flops.
-//     B panels are packed contiguous once per call when B's rows are 4 KB or more apart, and
-//     k runs in chunks of 512. A loop-carried accumulator is updated in place. tl.trans of a
+//     the kernel for exactly those rows (merged with the last full block), 1-4 rows on wider
+//     strips (4x64, 4x24), a 16-wide strip on 16-wide kernels, leftover columns on AVX-512
+//     k-masked kernels (a right edge under 16 shares the broadcasts of the last strip, 8x48)
+//     or under AVX2 on an 8- or 16-wide kernel through a B panel zero-padded once per call;
+//     odd sizes cost about their flops. Rows of B (and of A) 4 KB or more apart are packed
+//     closer once per call, 256 columns of B at a time, and k runs in chunks of 512. A
+//     loop-carried accumulator is updated in place. tl.trans of a
 //     2-D fp32 tile (the weight operand of a Linear) is an AVX2 8x8-block transpose
 //     (shape.go, vec_amd64.s).
 //   - Index tiles stay symbolic (lazy.go): pid*BLOCK + arange, ptr + offs, offs < n, and

@@ -119,6 +119,9 @@ var (
 	// when several row blocks reuse it and B's rows are 4 KB or more apart (rows
 	// that far apart alias in the L1 cache; below that, packing costs more than it saves).
 	gemmPackB = true
+	// gemmPackA: copy the rows of A closer together (k+16 apart) when they are 4 KB or more
+	// apart and many strips reuse them.
+	gemmPackA = true
 	// gemmKC: k runs in chunks of at most gemmKC (the B panel of a chunk stays in cache; the
 	// order of the sums along k is unchanged). 0: one chunk.
 	gemmKC = 512
@@ -197,27 +200,35 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 	if padded {
 		need += (len(edge.kern) - 1) * edge.w
 	}
+	packA := gemmPackA && lda >= 1024 && n >= 256
+	aAt := need
+	if packA {
+		need += m * (k + 16)
+	}
 	if cap(*scratch) < need {
 		*scratch = make([]float32, need)
 	}
 	buf := (*scratch)[:need]
+	if packA {
+		// Rows of a 4 KB or more apart alias in the L1 cache: copy them closer, once.
+		pa, ld := buf[aAt:], k+16
+		for i := range m {
+			copy(pa[i*ld:i*ld+k], a[i*lda:i*lda+k])
+		}
+		a, lda = pa, ld
+	}
 
 	for jb := 0; jb < nFull; jb += gemmNC {
 		nc := min(gemmNC, nFull-jb)
 		if pack {
-			// Whole rows of nc columns at a time (streams the prefetcher follows), into one
-			// [k, w] panel per strip.
-			w := wide.w
+			// A [k, nc] block, rows 1 KB apart: one copy per row.
 			for p := range k {
-				src := b[p*ldb+jb : p*ldb+jb+nc]
-				for s := 0; s < nc; s += w {
-					copy(buf[s*k+p*w:s*k+p*w+w], src[s:s+w])
-				}
+				copy(buf[p*nc:p*nc+nc], b[p*ldb+jb:p*ldb+jb+nc])
 			}
 		}
 		for s := 0; s < nc; s += wide.w {
 			if pack {
-				gemmStripRun(wide, m, k, a, lda, &buf[s*k], wide.w, c[jb+s:], ldc)
+				gemmStripRun(wide, m, k, a, lda, &buf[s], nc, c[jb+s:], ldc)
 			} else {
 				gemmStripRun(wide, m, k, a, lda, &b[jb+s], ldb, c[jb+s:], ldc)
 			}

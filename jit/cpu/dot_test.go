@@ -98,7 +98,7 @@ func TestGemmF32OddSizes(t *testing.T) {
 	}
 }
 
-// Larger shapes: several row blocks with leftovers, B rows 4 KB apart (packed panels), k
+// Larger shapes: several row blocks with leftovers, rows of A or B 4 KB apart (packed), k
 // over gemmKC (chunks), and the pure-Go kernel.
 func TestGemmF32Large(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
@@ -106,7 +106,7 @@ func TestGemmF32Large(t *testing.T) {
 	run := func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
 		gemmF32(m, n, k, a, lda, b, ldb, c, ldc, &scratch)
 	}
-	shapes := [][3]int{{67, 131, 257}, {64, 128, 256}, {19, 1030, 600}, {13, 1100, 37}, {40, 1024, 1025}, {100, 47, 9}}
+	shapes := [][3]int{{67, 131, 257}, {64, 128, 256}, {19, 1030, 600}, {13, 1100, 37}, {40, 1024, 1025}, {100, 47, 9}, {20, 300, 1030}}
 	defer selectMicroKernel(true)
 	for _, avx512 := range []bool{true, false} {
 		selectMicroKernel(avx512)
