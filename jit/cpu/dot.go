@@ -176,17 +176,17 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 	if rem <= gemmNarrow.w {
 		edge = gemmNarrow
 	}
-	if rem > 0 && rem < 16 && nFull >= wide.w && gemmWideEdge.masked != nil {
-		// The edge shares the broadcasts of a of the strip before it.
-		j := nFull - wide.w
-		defer gemmMaskedRun(gemmWideEdge, m, k, a, lda, b[j:], ldb, c[j:], ldc, wide.w+rem)
-		nFull, rem = j, 0
+	// AVX-512: a right edge runs in place on masked kernels, from column maskedAt on (a
+	// width under 16 joins the last full strip on the 8x48 kernels: it shares its broadcasts).
+	masked, maskedAt := edge, -1
+	if rem > 0 && rem < edge.w && edge.masked != nil {
+		maskedAt = nFull
+		if rem < 16 && nFull >= wide.w && gemmWideEdge.masked != nil {
+			masked, maskedAt = gemmWideEdge, nFull-wide.w
+		}
+		nFull, rem = maskedAt, 0
 	}
 	pack := gemmPackB && m > wide.mr && nFull > 0 && ldb >= 1024
-	if rem > 0 && rem < edge.w && edge.masked != nil {
-		defer gemmMaskedRun(edge, m, k, a, lda, b[nFull:], ldb, c[nFull:], ldc, rem)
-		rem = 0
-	}
 	padded := rem > 0 && rem < edge.w // the edge needs a padded B panel and a C tile
 	need := 0
 	if pack {
@@ -256,6 +256,9 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 				copy(c[(i+x)*ldc:(i+x)*ldc+rem], tile[x*w:x*w+rem])
 			}
 		})
+	}
+	if maskedAt >= 0 {
+		gemmMaskedRun(masked, m, k, a, lda, b[maskedAt:], ldb, c[maskedAt:], ldc, n-maskedAt)
 	}
 }
 
