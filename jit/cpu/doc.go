@@ -28,7 +28,7 @@
 //     k-masked kernels (a right edge under 16 shares the broadcasts of the last strip, 8x48)
 //     or under AVX2 on an 8- or 16-wide kernel through a B panel zero-padded once per call;
 //     odd sizes cost about their flops. Rows of B (and of A) 4 KB or more apart are packed
-//     closer once per call, 256 columns of B at a time, and k runs in chunks of 512. A
+//     closer once per call, 128 columns of B at a time, and k runs in chunks of 512. A
 //     loop-carried accumulator is updated in place. tl.trans of a
 //     2-D fp32 tile (the weight operand of a Linear) is an AVX2 8x8-block transpose
 //     (shape.go, vec_amd64.s).

@@ -126,7 +126,7 @@ var (
 	// order of the sums along k is unchanged). 0: one chunk.
 	gemmKC = 512
 	// gemmNC: columns packed at once (a multiple of every strip width).
-	gemmNC = 256
+	gemmNC = 128
 )
 
 func dotKernelName() string { return microName }
@@ -221,7 +221,7 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 	for jb := 0; jb < nFull; jb += gemmNC {
 		nc := min(gemmNC, nFull-jb)
 		if pack {
-			// A [k, nc] block, rows 1 KB apart: one copy per row.
+			// A [k, nc] block, rows 512 B apart: one copy per row.
 			for p := range k {
 				copy(buf[p*nc:p*nc+nc], b[p*ldb+jb:p*ldb+jb+nc])
 			}
