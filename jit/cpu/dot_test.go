@@ -11,17 +11,24 @@ import (
 // and large n and k.
 var gemmBenchSizes = [][3]int{{64, 128, 256}, {67, 131, 257}, {3, 131, 257}, {128, 1024, 512}, {64, 1024, 1024}}
 
-// BenchmarkGemmF32 runs gemmF32 on the AVX-512 and the AVX2 path (the same kernel twice
-// on a CPU without AVX-512) and reports GFLOP/s.
+// BenchmarkGemmF32 runs gemmF32 on the AVX-512 and the AVX2 path (the same kernels twice
+// on a CPU without AVX-512), and on AVX2 with the 4x16 main tile it had before 6x16, and
+// reports GFLOP/s.
 func BenchmarkGemmF32(b *testing.B) {
 	defer selectMicroKernel(true)
-	for _, avx512 := range []bool{true, false} {
-		selectMicroKernel(avx512)
-		path := map[bool]string{true: "avx512", false: "avx2"}[avx512]
+	paths := []struct {
+		name   string
+		avx512 bool
+		mr     int
+	}{{"avx512", true, 0}, {"avx2", false, 0}, {"avx2-4x16", false, 4}}
+	for _, path := range paths {
 		for _, s := range gemmBenchSizes {
 			m, n, k := s[0], s[1], s[2]
-			b.Run(fmt.Sprintf("%s/%dx%dx%d", path, m, n, k), func(b *testing.B) {
-				selectMicroKernel(avx512)
+			b.Run(fmt.Sprintf("%s/%dx%dx%d", path.name, m, n, k), func(b *testing.B) {
+				selectMicroKernel(path.avx512)
+				if path.mr > 0 && gemmSIMD {
+					gemmWide.mr, gemmWide.kern = path.mr, gemmWide.kern[:path.mr+1]
+				}
 				r := rand.New(rand.NewPCG(1, 2))
 				a, bb, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
 				for _, x := range [][]float32{a, bb} {
