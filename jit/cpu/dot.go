@@ -157,7 +157,16 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 	_ = b[(k-1)*ldb+n-1]
 	_ = c[(m-1)*ldc+n-1]
 
-	if short := gemmShort; m < len(short.kern) && n >= short.w {
+	// One block of one strip (a common tl.dot tile): straight to the kernel.
+	if s := &gemmNarrow; n == s.w && m < len(s.kern) {
+		s.kern[m](k, &a[0], lda, &b[0], ldb, &c[0], ldc)
+		return
+	}
+	if s := &gemmWide; n == s.w && m < len(s.kern) {
+		s.kern[m](k, &a[0], lda, &b[0], ldb, &c[0], ldc)
+		return
+	}
+	if short := &gemmShort; m < len(short.kern) && n >= short.w {
 		// Too few rows to fill the accumulators of the wide tile: wider strips, then the rest.
 		nShort := n - n%short.w
 		for j := 0; j < nShort; j += short.w {
@@ -169,12 +178,12 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 		return
 	}
 
-	wide := gemmWide
+	wide := &gemmWide
 	nFull := n - n%wide.w
 	rem := n - nFull
 	edge := wide
 	if rem <= gemmNarrow.w {
-		edge = gemmNarrow
+		edge = &gemmNarrow
 	}
 	// AVX-512: a right edge runs in place on masked kernels, from column maskedAt on (a
 	// width under 16 joins the last full strip on the 8x48 kernels: it shares its broadcasts).
@@ -182,7 +191,7 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 	if rem > 0 && rem < edge.w && edge.masked != nil {
 		maskedAt = nFull
 		if rem < 16 && nFull >= wide.w && gemmWideEdge.masked != nil {
-			masked, maskedAt = gemmWideEdge, nFull-wide.w
+			masked, maskedAt = &gemmWideEdge, nFull-wide.w
 		}
 		nFull, rem = maskedAt, 0
 	}
@@ -247,7 +256,8 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 		packPanel(panel, b[nFull:], ldb, k, rem, edge.w)
 		tile, w := buf[tileAt:], edge.w
 		c := c[nFull:]
-		gemmRowBlocks(edge.mr, len(edge.kern)-1, m, func(i, r int) {
+		for i := 0; i < m; {
+			r := gemmRows(edge.mr, len(edge.kern)-1, m-i)
 			for x := range r {
 				copy(tile[x*w:x*w+rem], c[(i+x)*ldc:(i+x)*ldc+rem])
 			}
@@ -255,7 +265,8 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 			for x := range r {
 				copy(c[(i+x)*ldc:(i+x)*ldc+rem], tile[x*w:x*w+rem])
 			}
-		})
+			i += r
+		}
 	}
 	if maskedAt >= 0 {
 		gemmMaskedRun(masked, m, k, a, lda, b[maskedAt:], ldb, c[maskedAt:], ldc, n-maskedAt)
@@ -286,50 +297,36 @@ func packPanel(panel, b []float32, ldb, k, w, width int) {
 
 // gemmMaskedRun runs the right edge of w columns (w < s.w, the last 16 columns of s masked)
 // on B and C in place.
-func gemmMaskedRun(s gemmStrip, m, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, w int) {
+func gemmMaskedRun(s *gemmStrip, m, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, w int) {
 	mask := 1<<(w-(s.w-16)) - 1
-	gemmRowBlocks(s.mr, len(s.masked)-1, m, func(i, r int) {
+	for i := 0; i < m; {
+		r := gemmRows(s.mr, len(s.masked)-1, m-i)
 		s.masked[r](k, &a[i*lda], lda, &b[0], ldb, &c[i*ldc], ldc, mask)
-	})
+		i += r
+	}
 }
 
 // gemmStripRun runs one column strip of s.w columns over all m rows.
-func gemmStripRun(s gemmStrip, m, k int, a []float32, lda int, b *float32, ldb int, c []float32, ldc int) {
-	gemmRowBlocks(s.mr, len(s.kern)-1, m, func(i, r int) {
+func gemmStripRun(s *gemmStrip, m, k int, a []float32, lda int, b *float32, ldb int, c []float32, ldc int) {
+	for i := 0; i < m; {
+		r := gemmRows(s.mr, len(s.kern)-1, m-i)
 		s.kern[r](k, &a[i*lda], lda, b, ldb, &c[i*ldc], ldc)
-	})
+		i += r
+	}
 }
 
-// gemmRowBlocks splits m rows into blocks of mr; the rows left over join the last full block
-// when a kernel that tall exists (top rows at most), else that block and they split into two
-// halves (so that no block is much shorter than the accumulators need to hide the FMA
-// latency).
-func gemmRowBlocks(mr, top, m int, f func(i, r int)) {
-	if m <= top {
-		f(0, m)
-		return
-	}
-	full := m / mr
-	rest := m % mr
-	last := 0
-	if rest > 0 {
-		full--
-		last = mr + rest
-	}
-	i := 0
-	for range full {
-		f(i, mr)
-		i += mr
-	}
+// gemmRows is the height of the next row block when left rows remain: blocks of mr, and the
+// rows left over join the last full block when a kernel that tall exists (top rows at most),
+// else that block and they split into two halves (so that no block is much shorter than the
+// accumulators need to hide the FMA latency).
+func gemmRows(mr, top, left int) int {
 	switch {
-	case last == 0:
-	case last <= top:
-		f(i, last)
-	default:
-		h := last / 2
-		f(i, h)
-		f(i+h, last-h)
+	case left <= top:
+		return left
+	case left >= 2*mr:
+		return mr
 	}
+	return left / 2
 }
 
 // gemmGo is the portable kernel: c += a x b in fp32, k in order (the assembly kernels fuse
