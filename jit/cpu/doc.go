@@ -19,11 +19,19 @@
 // after every operation, as on the GPU; float math is IEEE (transcendentals through float64).
 //
 // Speed, in the order it matters:
-//   - tl.dot runs on an AVX-512 (8x32) or AVX2/FMA (4x16) micro-kernel chosen at run time
-//     through golang.org/x/sys/cpu, pure Go otherwise (dot*.go); under AVX-512 a 16-wide
-//     column strip (N=16 tiles) runs on 16x16/8x16 kernels rather than zero-padded copies;
-//     a loop-carried accumulator is updated in place. tl.trans of a 2-D fp32 tile (the weight operand of a Linear)
-//     is an AVX2 8x8-block transpose (shape.go, vec_amd64.s).
+//   - tl.dot runs on register-blocked micro-kernels chosen at run time through
+//     golang.org/x/sys/cpu: AVX-512 8x32 (16 accumulators) or AVX2/FMA 6x16 (12
+//     accumulators), pure Go otherwise (dot*.go). The kernels are generated
+//     (dot_asm_gen.go) for every row count, so no size falls off SIMD: leftover rows run on
+//     the kernel for exactly those rows (merged with the last full block), 1-4 rows on wider
+//     strips (4x64, 4x24), a 16-wide strip on 16-wide kernels, leftover columns on AVX-512
+//     k-masked kernels (a right edge under 16 shares the broadcasts of the last strip, 8x48)
+//     or under AVX2 on an 8- or 16-wide kernel through a B panel zero-padded once per call;
+//     odd sizes cost about their flops. Rows of B (and of A) 4 KB or more apart are packed
+//     closer once per call, 128 columns of B at a time, and k runs in chunks of 512. A
+//     loop-carried accumulator is updated in place. tl.trans of a
+//     2-D fp32 tile (the weight operand of a Linear) is an AVX2 8x8-block transpose
+//     (shape.go, vec_amd64.s).
 //   - Index tiles stay symbolic (lazy.go): pid*BLOCK + arange, ptr + offs, offs < n, and
 //     offs[:, None]*stride + arange[None, :] even when offs is gathered (x % M) are affine
 //     forms and interval masks, never filled element by element; integer literal tiles

@@ -98,82 +98,244 @@ func (c *compiler) compileDot(in *ir.Instr, args []int, z int) (step, error) {
 	return bad()
 }
 
-// gemmF32 computes c[m,n] += a[m,k] x b[k,n] (row-major with leading dimensions lda, ldb,
-// ldc), register-blocked through the widest micro-kernel the CPU has. Under AVX-512, a
-// 16-column strip left after the 32-wide tiles (all of a 16-wide tile) runs on the 16-wide
-// kernels; remaining columns run on the micro-kernel through zero-padded copies in scratch;
-// the bottom rows run in Go.
-func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, scratch *[]float32) {
-	if k == 0 {
-		return
-	}
-	mr, nr := microRows, microCols
-	mDone, nDone := 0, 0
-	if microKernel != nil && m >= mr {
-		mDone = m - m%mr
-		// Bounds that the assembly relies on, checked once here.
-		_ = a[(mDone-1)*lda+k-1]
-		_ = c[(mDone-1)*ldc+n-1]
-		_ = b[(k-1)*ldb+n-1]
-	}
-	if microKernel != nil && m >= mr && n >= nr {
-		nDone = n - n%nr
-		for i := 0; i < mDone; i += mr {
-			for j := 0; j < nDone; j += nr {
-				microKernel(k, &a[i*lda], lda, &b[j], ldb, &c[i*ldc+j], ldc)
-			}
-		}
-	}
-	if narrowKernel16 != nil && m >= mr && n-nDone >= 16 {
-		// mDone is a multiple of 8 (microRows): 16-row blocks, then one 8-row block.
-		j := nDone
-		i := 0
-		for ; i+16 <= mDone; i += 16 {
-			narrowKernel16(k, &a[i*lda], lda, &b[j], ldb, &c[i*ldc+j], ldc)
-		}
-		if i < mDone {
-			narrowKernel8(k, &a[i*lda], lda, &b[j], ldb, &c[i*ldc+j], ldc)
-		}
-		nDone += 16
-	}
-	if microKernel != nil && nDone < n && m >= mr {
-		gemmPaddedEdge(mDone, n-nDone, k, a, lda, b[nDone:], ldb, c[nDone:], ldc, scratch)
-		nDone = n
-	}
-	// Right edge of the blocked rows, then the bottom rows.
-	if nDone < n {
-		gemmGo(mDone, n-nDone, k, a, lda, b[nDone:], ldb, c[nDone:], ldc)
-	}
-	if mDone < m {
-		gemmGo(m-mDone, n, k, a[mDone*lda:], lda, b, ldb, c[mDone*ldc:], ldc)
-	}
+// gemmKernel is a register-blocked micro-kernel: c[r, w] += a[r, k] x b[k, w] (leading
+// dimensions in elements, k >= 1), r and w fixed per kernel.
+type gemmKernel func(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+// gemmMaskedKernel is a micro-kernel whose last 16 columns load and store only the lanes
+// set in mask (AVX-512 k-masks): right edges run on B and C in place.
+type gemmMaskedKernel func(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+// A gemmStrip is a family of micro-kernels of one width: kern[r] runs r rows (1 <= r <
+// len(kern)); row blocks are mr high.
+type gemmStrip struct {
+	w, mr  int
+	kern   []gemmKernel
+	masked []gemmMaskedKernel // the same with the last 16 columns masked; nil without AVX-512
 }
 
-// gemmPaddedEdge runs c[m, w] += a[m, k] x b[k, w] (w < microCols, m a multiple of
-// microRows) on the micro-kernel: b is copied into a [k, microCols] panel padded with zeros,
-// and each block of c rows into a [microRows, microCols] tile and back.
-func gemmPaddedEdge(m, w, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, scratch *[]float32) {
-	mr, nr := microRows, microCols
-	need := k*nr + mr*nr
+// The micro-kernels in use (set by selectMicroKernel): wide is the main tile (8x32 under
+// AVX-512, 6x16 under AVX2/FMA), narrow half its width. gemmSIMD false: pure Go. Under
+// AVX-512 both also have masked forms for right edges.
+var (
+	gemmWide, gemmNarrow gemmStrip
+	gemmWideEdge         gemmStrip // AVX-512: the last wide strip and a right edge under 16 (8x48, masked)
+	gemmShort            gemmStrip // a few rows (one block): wider strips for more accumulators
+	gemmSIMD             bool
+	microName            = "pure Go dot"
+
+	// gemmPackB: copy the B panel of each full-width strip into a contiguous [k, w] panel
+	// when several row blocks reuse it and B's rows are 4 KB or more apart (rows
+	// that far apart alias in the L1 cache; below that, packing costs more than it saves).
+	gemmPackB = true
+	// gemmPackA: copy the rows of A closer together (k+16 apart) when they are 4 KB or more
+	// apart and many strips reuse them.
+	gemmPackA = true
+	// gemmKC: k runs in chunks of at most gemmKC (the B panel of a chunk stays in cache; the
+	// order of the sums along k is unchanged). 0: one chunk.
+	gemmKC = 512
+	// gemmNC: columns packed at once (a multiple of every strip width).
+	gemmNC = 128
+)
+
+func dotKernelName() string { return microName }
+
+// gemmF32 computes c[m,n] += a[m,k] x b[k,n] (row-major with leading dimensions lda, ldb,
+// ldc), register-blocked through the micro-kernels, every m, n and k included: columns run in
+// full-width strips, then one narrower strip for the rest: masked under AVX-512, else
+// zero-padded (its B panel padded once per call, its C rows through a small tile); rows run
+// in blocks of mr, the last one on the kernel for exactly the rows left. scratch holds the
+// panels (grown as needed).
+func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, scratch *[]float32) {
+	if k <= 0 || m <= 0 || n <= 0 {
+		return
+	}
+	if !gemmSIMD {
+		gemmGo(m, n, k, a, lda, b, ldb, c, ldc)
+		return
+	}
+	if gemmKC > 0 && k > gemmKC {
+		for p := 0; p < k; p += gemmKC {
+			kc := min(gemmKC, k-p)
+			gemmF32(m, n, kc, a[p:], lda, b[p*ldb:], ldb, c, ldc, scratch)
+		}
+		return
+	}
+	// Bounds that the assembly relies on, checked once here.
+	_ = a[(m-1)*lda+k-1]
+	_ = b[(k-1)*ldb+n-1]
+	_ = c[(m-1)*ldc+n-1]
+
+	// One block of one strip (a common tl.dot tile): straight to the kernel.
+	if s := &gemmNarrow; n == s.w && m < len(s.kern) {
+		s.kern[m](k, &a[0], lda, &b[0], ldb, &c[0], ldc)
+		return
+	}
+	if s := &gemmWide; n == s.w && m < len(s.kern) {
+		s.kern[m](k, &a[0], lda, &b[0], ldb, &c[0], ldc)
+		return
+	}
+	if short := &gemmShort; m < len(short.kern) && n >= short.w {
+		// Too few rows to fill the accumulators of the wide tile: wider strips, then the rest.
+		nShort := n - n%short.w
+		for j := 0; j < nShort; j += short.w {
+			short.kern[m](k, &a[0], lda, &b[j], ldb, &c[j], ldc)
+		}
+		if nShort < n {
+			gemmF32(m, n-nShort, k, a, lda, b[nShort:], ldb, c[nShort:], ldc, scratch)
+		}
+		return
+	}
+
+	wide := &gemmWide
+	nFull := n - n%wide.w
+	rem := n - nFull
+	edge := wide
+	if rem <= gemmNarrow.w {
+		edge = &gemmNarrow
+	}
+	// AVX-512: a right edge runs in place on masked kernels, from column maskedAt on (a
+	// width under 16 joins the last full strip on the 8x48 kernels: it shares its broadcasts).
+	masked, maskedAt := edge, -1
+	if rem > 0 && rem < edge.w && edge.masked != nil {
+		maskedAt = nFull
+		if rem < 16 && nFull >= wide.w && gemmWideEdge.masked != nil {
+			masked, maskedAt = &gemmWideEdge, nFull-wide.w
+		}
+		nFull, rem = maskedAt, 0
+	}
+	pack := gemmPackB && m > wide.mr && nFull > 0 && ldb >= 1024
+	padded := rem > 0 && rem < edge.w // the edge needs a padded B panel and a C tile
+	need := 0
+	if pack {
+		need = k * min(gemmNC, nFull) // panels of gemmNC columns, refilled: they stay in cache
+	}
+	panelAt := need
+	if rem > 0 && (pack || padded) {
+		need += k * edge.w
+	}
+	tileAt := need
+	if padded {
+		need += (len(edge.kern) - 1) * edge.w
+	}
+	packA := gemmPackA && lda >= 1024 && n >= 256
+	aAt := need
+	if packA {
+		need += m * (k + 16)
+	}
 	if cap(*scratch) < need {
 		*scratch = make([]float32, need)
 	}
-	panel, tile := (*scratch)[:k*nr], (*scratch)[k*nr:need]
+	buf := (*scratch)[:need]
+	if packA {
+		// Rows of a 4 KB or more apart alias in the L1 cache: copy them closer, once.
+		pa, ld := buf[aAt:], k+16
+		for i := range m {
+			copy(pa[i*ld:i*ld+k], a[i*lda:i*lda+k])
+		}
+		a, lda = pa, ld
+	}
+
+	for jb := 0; jb < nFull; jb += gemmNC {
+		nc := min(gemmNC, nFull-jb)
+		if pack {
+			// A [k, nc] block, rows 512 B apart: one copy per row.
+			for p := range k {
+				copy(buf[p*nc:p*nc+nc], b[p*ldb+jb:p*ldb+jb+nc])
+			}
+		}
+		for s := 0; s < nc; s += wide.w {
+			if pack {
+				gemmStripRun(wide, m, k, a, lda, &buf[s], nc, c[jb+s:], ldc)
+			} else {
+				gemmStripRun(wide, m, k, a, lda, &b[jb+s], ldb, c[jb+s:], ldc)
+			}
+		}
+	}
+	switch {
+	case rem == 0:
+	case !padded && !pack:
+		gemmStripRun(edge, m, k, a, lda, &b[nFull], ldb, c[nFull:], ldc)
+	case !padded:
+		panel := buf[panelAt : panelAt+k*edge.w]
+		packPanel(panel, b[nFull:], ldb, k, rem, edge.w)
+		gemmStripRun(edge, m, k, a, lda, &panel[0], edge.w, c[nFull:], ldc)
+	default:
+		panel := buf[panelAt : panelAt+k*edge.w]
+		packPanel(panel, b[nFull:], ldb, k, rem, edge.w)
+		tile, w := buf[tileAt:], edge.w
+		c := c[nFull:]
+		for i := 0; i < m; {
+			r := gemmRows(edge.mr, len(edge.kern)-1, m-i)
+			for x := range r {
+				copy(tile[x*w:x*w+rem], c[(i+x)*ldc:(i+x)*ldc+rem])
+			}
+			edge.kern[r](k, &a[i*lda], lda, &panel[0], w, &tile[0], w)
+			for x := range r {
+				copy(c[(i+x)*ldc:(i+x)*ldc+rem], tile[x*w:x*w+rem])
+			}
+			i += r
+		}
+	}
+	if maskedAt >= 0 {
+		gemmMaskedRun(masked, m, k, a, lda, b[maskedAt:], ldb, c[maskedAt:], ldc, n-maskedAt)
+	}
+}
+
+// packPanel copies the [k, w] block of b into a contiguous [k, width] panel, zero-padded on
+// the right.
+func packPanel(panel, b []float32, ldb, k, w, width int) {
+	if w < 8 { // a call to copy costs more than a few elements
+		for p := range k {
+			row, src := panel[p*width:p*width+width], b[p*ldb:p*ldb+w]
+			for x, v := range src {
+				row[x] = v
+			}
+			for x := w; x < len(row); x++ {
+				row[x] = 0
+			}
+		}
+		return
+	}
 	for p := range k {
-		row := panel[p*nr : p*nr+nr]
+		row := panel[p*width : p*width+width]
 		copy(row, b[p*ldb:p*ldb+w])
 		clear(row[w:])
 	}
-	_ = a[(m-1)*lda+k-1]
-	for i := 0; i < m; i += mr {
-		for r := range mr {
-			copy(tile[r*nr:r*nr+w], c[(i+r)*ldc:(i+r)*ldc+w])
-		}
-		microKernel(k, &a[i*lda], lda, &panel[0], nr, &tile[0], nr)
-		for r := range mr {
-			copy(c[(i+r)*ldc:(i+r)*ldc+w], tile[r*nr:r*nr+w])
-		}
+}
+
+// gemmMaskedRun runs the right edge of w columns (w < s.w, the last 16 columns of s masked)
+// on B and C in place.
+func gemmMaskedRun(s *gemmStrip, m, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, w int) {
+	mask := 1<<(w-(s.w-16)) - 1
+	for i := 0; i < m; {
+		r := gemmRows(s.mr, len(s.masked)-1, m-i)
+		s.masked[r](k, &a[i*lda], lda, &b[0], ldb, &c[i*ldc], ldc, mask)
+		i += r
 	}
+}
+
+// gemmStripRun runs one column strip of s.w columns over all m rows.
+func gemmStripRun(s *gemmStrip, m, k int, a []float32, lda int, b *float32, ldb int, c []float32, ldc int) {
+	for i := 0; i < m; {
+		r := gemmRows(s.mr, len(s.kern)-1, m-i)
+		s.kern[r](k, &a[i*lda], lda, b, ldb, &c[i*ldc], ldc)
+		i += r
+	}
+}
+
+// gemmRows is the height of the next row block when left rows remain: blocks of mr, and the
+// rows left over join the last full block when a kernel that tall exists (top rows at most),
+// else that block and they split into two halves (so that no block is much shorter than the
+// accumulators need to hide the FMA latency).
+func gemmRows(mr, top, left int) int {
+	switch {
+	case left <= top:
+		return left
+	case left >= 2*mr:
+		return mr
+	}
+	return left / 2
 }
 
 // gemmGo is the portable kernel: c += a x b in fp32, k in order (the assembly kernels fuse

@@ -388,7 +388,7 @@ func TestGemmEdgesAgainstLoops(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	var scratch []float32
 	// Shapes cover the 32-wide tiles, the 16-wide strip (16- and 8-row blocks), the padded
-	// edge after either, and the Go bottom rows; under AVX-512 and AVX2 at most.
+	// edge after either, and the leftover rows (row-count kernels); under AVX-512 and AVX2 at most.
 	shapes := [][3]int{{32, 16, 64}, {16, 16, 16}, {8, 1, 5}, {9, 40, 7}, {33, 70, 3}, {64, 32, 128}, {3, 3, 3}, {128, 32, 64},
 		{64, 16, 64}, {24, 16, 9}, {8, 16, 1}, {40, 48, 17}, {25, 50, 6}, {16, 20, 11}, {7, 16, 4}}
 	defer selectMicroKernel(true)

@@ -1,0 +1,127 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// gemmBenchSizes are (m, n, k): aligned, odd (the next aligned size per flop), few rows,
+// and large n and k.
+var gemmBenchSizes = [][3]int{{64, 128, 256}, {67, 131, 257}, {3, 131, 257}, {128, 1024, 512}, {64, 1024, 1024}}
+
+// BenchmarkGemmF32 runs gemmF32 on the AVX-512 and the AVX2 path (the same kernels twice
+// on a CPU without AVX-512), and on AVX2 with the 4x16 main tile it had before 6x16, and
+// reports GFLOP/s.
+func BenchmarkGemmF32(b *testing.B) {
+	defer selectMicroKernel(true)
+	paths := []struct {
+		name   string
+		avx512 bool
+		mr     int
+	}{{"avx512", true, 0}, {"avx2", false, 0}, {"avx2-4x16", false, 4}}
+	for _, path := range paths {
+		for _, s := range gemmBenchSizes {
+			m, n, k := s[0], s[1], s[2]
+			b.Run(fmt.Sprintf("%s/%dx%dx%d", path.name, m, n, k), func(b *testing.B) {
+				selectMicroKernel(path.avx512)
+				if path.mr > 0 && gemmSIMD {
+					gemmWide.mr, gemmWide.kern = path.mr, gemmWide.kern[:path.mr+1]
+				}
+				r := rand.New(rand.NewPCG(1, 2))
+				a, bb, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+				for _, x := range [][]float32{a, bb} {
+					for i := range x {
+						x[i] = float32(r.Float64()*2 - 1)
+					}
+				}
+				var scratch []float32
+				for b.Loop() {
+					gemmF32(m, n, k, a, k, bb, n, c, n, &scratch)
+				}
+				b.ReportMetric(float64(2*m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
+
+// gemmCheck runs gemmF32 on random operands with leading dimensions wider than the rows and
+// checks c against a float64 reference within fp32 rounding of the sum (the kernels may
+// contract each multiply-add): columns past n and the row past m stay untouched.
+func gemmCheck(t *testing.T, r *rand.Rand, m, n, k int, run func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int)) {
+	t.Helper()
+	lda, ldb, ldc := k+3, n+5, n+2
+	a, b, c := make([]float32, m*lda), make([]float32, k*ldb), make([]float32, (m+1)*ldc)
+	for _, x := range [][]float32{a, b, c} {
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+	}
+	c0 := append([]float32(nil), c...)
+	run(m, n, k, a, lda, b, ldb, c, ldc)
+	for i := range m + 1 {
+		for j := range ldc {
+			if i == m || j >= n {
+				if c[i*ldc+j] != c0[i*ldc+j] {
+					t.Fatalf("%s %dx%dx%d: c[%d][%d] outside the product changed", dotKernelName(), m, n, k, i, j)
+				}
+				continue
+			}
+			want, mag := float64(c0[i*ldc+j]), math.Abs(float64(c0[i*ldc+j]))
+			for p := range k {
+				x := float64(a[i*lda+p]) * float64(b[p*ldb+j])
+				want += x
+				mag += math.Abs(x)
+			}
+			if got := float64(c[i*ldc+j]); math.Abs(got-want) > float64(k+2)*0x1p-23*mag {
+				t.Fatalf("%s %dx%dx%d: c[%d][%d] = %g, want %g", dotKernelName(), m, n, k, i, j, got, want)
+			}
+		}
+	}
+}
+
+// Every m < 18 and n < 71 (every row and column edge of the 8x32/16-wide AVX-512 and
+// 6x16/8-wide AVX2 tiles, masked and padded) for short and long k, on both paths.
+func TestGemmF32OddSizes(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	var scratch []float32
+	run := func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+		gemmF32(m, n, k, a, lda, b, ldb, c, ldc, &scratch)
+	}
+	defer selectMicroKernel(true)
+	for _, avx512 := range []bool{true, false} {
+		selectMicroKernel(avx512)
+		for _, k := range []int{1, 2, 7, 33, 257} {
+			for m := 1; m <= 17; m++ {
+				for n := 1; n <= 70; n++ {
+					if k == 257 && n%3 != 0 && n != 70 {
+						continue
+					}
+					gemmCheck(t, r, m, n, k, run)
+				}
+			}
+		}
+	}
+}
+
+// Larger shapes: several row blocks with leftovers, rows of A or B 4 KB apart (packed), k
+// over gemmKC (chunks), and the pure-Go kernel.
+func TestGemmF32Large(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	var scratch []float32
+	run := func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+		gemmF32(m, n, k, a, lda, b, ldb, c, ldc, &scratch)
+	}
+	shapes := [][3]int{{67, 131, 257}, {64, 128, 256}, {19, 1030, 600}, {13, 1100, 37}, {40, 1024, 1025}, {100, 47, 9}, {20, 300, 1030}}
+	defer selectMicroKernel(true)
+	for _, avx512 := range []bool{true, false} {
+		selectMicroKernel(avx512)
+		for _, s := range shapes {
+			gemmCheck(t, r, s[0], s[1], s[2], run)
+		}
+	}
+	for _, s := range [][3]int{{5, 7, 3}, {17, 33, 65}} {
+		gemmCheck(t, r, s[0], s[1], s[2], gemmGo)
+	}
+}
