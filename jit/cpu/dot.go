@@ -44,9 +44,7 @@ func (c *compiler) compileDot(in *ir.Instr, args []int, z int) (step, error) {
 			x, y, zz := fr.f32[a], fr.f32[b], fr.f32[z]
 			if r == 2 {
 				// Operands may view buffers in place (alias.go) and be zero-padded (extent.go).
-				lda, ldb := fr.leading(a, k), fr.leading(b, n)
-				dotF32Live(x, lda, y, ldb, zz, m, n, k, fr.operandExtent(a, trackA, m, k), fr.operandExtent(b, trackB, k, n),
-					trackA && fr.partial[a], trackB && fr.partial[b], &fr.gemmScratch)
+				fr.dotF32Live(a, b, z, m, n, k, trackA, trackB)
 				roundTo(out, zz)
 				return nil
 			}

@@ -134,25 +134,42 @@ func transposeLive(dst, src []float32, rows, cols, lds int, e extent) {
 	}
 }
 
-// dotF32Live runs z += x @ y for m x k by k x n fp32 tiles (leading dimensions lda, ldb) on
-// their live blocks (ea, eb); partialA/B say whether the parts of x/y outside them are stale
-// (never for a buffer view: views are whole live tiles).
-func dotF32Live(x []float32, lda int, y []float32, ldb int, z []float32, m, n, k int, ea, eb extent, partialA, partialB bool, scratch *[]float32) {
+// dotF32Live runs z += a @ b for the m x k and k x n fp32 tiles in slots a and b (buffer
+// views or not, alias.go) on their live blocks when the dropped products are all exactly
+// zero, else on the whole tiles, zero-padded as the kernel wrote them.
+func (fr *frame) dotF32Live(a, b, z, m, n, k int, trackA, trackB bool) {
+	ea, eb := fr.operandExtent(a, trackA, m, k), fr.operandExtent(b, trackB, k, n)
+	x, y := fr.f32[a], fr.f32[b]
+	lda, ldb := fr.leading(a, k), fr.leading(b, n)
 	trimmed := ea.rows < m || eb.cols < n || ea.cols != eb.rows
 	if trimmed && !(allFinite(x, ea.rows, ea.cols, lda) && allFinite(y, eb.rows, eb.cols, ldb)) {
 		// A dropped product may be 0*inf: compute everything, as written.
-		if partialA {
-			zeroOutside(x, m, k, ea)
-		}
-		if partialB {
-			zeroOutside(y, k, n, eb)
-		}
-		gemmF32(m, n, k, x, lda, y, ldb, z, n, scratch)
+		x, y = fr.zeroPadded(a, trackA, m, k, ea), fr.zeroPadded(b, trackB, k, n, eb)
+		gemmF32(m, n, k, x, k, y, n, fr.f32[z], n, &fr.gemmScratch)
 		return
 	}
 	if kk := min(ea.cols, eb.rows); ea.rows > 0 && eb.cols > 0 && kk > 0 {
-		gemmF32(ea.rows, eb.cols, kk, x, lda, y, ldb, z, n, scratch)
+		gemmF32(ea.rows, eb.cols, kk, x, lda, y, ldb, fr.f32[z], n, &fr.gemmScratch)
 	}
+}
+
+// zeroPadded makes dot operand slot s (rows x cols, live extent e) a dense tile with zeros
+// outside e: a buffer view's live block is copied into the slot's own storage first.
+func (fr *frame) zeroPadded(s int, tracked bool, rows, cols int, e extent) []float32 {
+	if ld := fr.ld[s]; ld != 0 {
+		view := fr.f32[s]
+		fr.unalias(s)
+		dst := fr.f32[s]
+		for r := range e.rows {
+			copy(dst[r*cols:r*cols+e.cols], view[r*ld:r*ld+e.cols])
+		}
+		fr.partial[s] = true
+	}
+	if tracked && fr.partial[s] {
+		zeroOutside(fr.f32[s], rows, cols, e)
+		fr.partial[s] = false
+	}
+	return fr.f32[s]
 }
 
 // allFiniteGo reports whether x holds no infinity or NaN: (bits & exponent) + 1<<23 carries

@@ -922,12 +922,32 @@ func (m *memOp) run(fr *frame) error {
 	if m.rect {
 		// Only the live rectangle is written (extent.go): find it first.
 		live := extent{}
+		block := true // the live lanes are exactly rows [0, R) x columns [0, C)
 		for it := newRowIter(m.shape); it.more(); it.next() {
-			if lo, hi := rowLanes(&it); hi > lo {
-				live = extent{it.at/m.n + 1, max(live.cols, hi)}
+			lo, hi := rowLanes(&it)
+			if hi <= lo {
+				continue
 			}
+			r := it.at / m.n
+			block = block && lo == 0 && r == live.rows && (r == 0 || hi == live.cols)
+			live = extent{r + 1, max(live.cols, hi)}
 		}
 		fr.ext[m.data], fr.partial[m.data] = live, true
+		if block && m.alias && ptrLazy && a.vec == vecNone && len(m.shape) == 2 && a.strides[1] == 1 &&
+			a.strides[0] >= int64(live.cols) && live.rows > 0 {
+			// An edge tile whose live lanes are one block of rows apart in the buffer: the
+			// dot reads that block in place (alias.go), and never past it.
+			span := int64(live.rows-1)*a.strides[0] + int64(live.cols)
+			if small(span) {
+				b, o, err := fr.resolve(m.in.Pos, m.what, makePtr(int(a.tag), a.base), int(span))
+				if err != nil {
+					return err
+				}
+				fr.aliasF32(m.data, b.f32()[o:o+int(span):o+int(span)])
+				fr.ld[m.data] = max(int(a.strides[0]), 1)
+				return nil
+			}
+		}
 		width, rows = live.cols, live.rows
 	}
 	var live extent // rows and columns up to the last live lane seen
