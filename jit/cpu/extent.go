@@ -141,8 +141,11 @@ func (fr *frame) dotF32Live(a, b, z, m, n, k int, trackA, trackB bool) {
 	ea, eb := fr.operandExtent(a, trackA, m, k), fr.operandExtent(b, trackB, k, n)
 	x, y := fr.f32[a], fr.f32[b]
 	lda, ldb := fr.leading(a, k), fr.leading(b, n)
-	trimmed := ea.rows < m || eb.cols < n || ea.cols != eb.rows
-	if trimmed && !(allFinite(x, ea.rows, ea.cols, lda) && allFinite(y, eb.rows, eb.cols, ldb)) {
+	// The dropped products pair zeros of one operand with the other's live block: rows of A
+	// past its extent (or B's K rows past A's columns) meet B's, and vice versa.
+	needB := ea.rows < m || ea.cols < eb.rows
+	needA := eb.cols < n || eb.rows < ea.cols
+	if needA && !allFinite(x, ea.rows, ea.cols, lda) || needB && !allFinite(y, eb.rows, eb.cols, ldb) {
 		// A dropped product may be 0*inf: compute everything, as written.
 		x, y = fr.zeroPadded(a, trackA, m, k, ea), fr.zeroPadded(b, trackB, k, n, eb)
 		gemmF32(m, n, k, x, k, y, n, fr.f32[z], n, &fr.gemmScratch)

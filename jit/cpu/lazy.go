@@ -235,6 +235,27 @@ func splitConds(conds []cond, outerRank, n int) splitMask {
 	return sm
 }
 
+// rowInterval solves the rows of a 2-D tile where the row conditions hold, when each of them
+// depends on the row alone (rows < M): those rows are [r0, r1), each live on the columns
+// [colLo, colHi). ok is false when a condition varies along both dimensions.
+func (sm *splitMask) rowInterval(maskLazy bool, shape []int) (r0, r1 int, ok bool) {
+	if !maskLazy || sm.all != nil || len(shape) != 2 {
+		return 0, 0, false
+	}
+	r0, r1 = 0, shape[0]
+	for _, a := range sm.rowConds[:sm.nRow] {
+		if a.strides[1] != 0 {
+			return 0, 0, false
+		}
+		l, h := laneInterval(a.base, a.strides[0], shape[0])
+		r0, r1 = max(r0, l), min(r1, h)
+	}
+	if r1 < r0 {
+		r1 = r0
+	}
+	return r0, r1, true
+}
+
 // row is the interval [lo, hi) of lanes of the iterator's row where every condition holds.
 func (sm *splitMask) row(it *rowIter) (int, int) {
 	if sm.all != nil {
@@ -923,14 +944,14 @@ func (m *memOp) run(fr *frame) error {
 		// Only the live rectangle is written (extent.go): find it first.
 		live := extent{}
 		block := true // the live lanes are exactly rows [0, R) x columns [0, C)
-		for it := newRowIter(m.shape); it.more(); it.next() {
-			lo, hi := rowLanes(&it)
-			if hi <= lo {
-				continue
+		if r0, r1, ok := split.rowInterval(maskLazy, m.shape); ok {
+			// rows < M and k < K: solved at once, no walk
+			if r1 > r0 && split.colHi > split.colLo {
+				live = extent{r1, split.colHi}
+				block = r0 == 0 && split.colLo == 0
 			}
-			r := it.at / m.n
-			block = block && lo == 0 && r == live.rows && (r == 0 || hi == live.cols)
-			live = extent{r + 1, max(live.cols, hi)}
+		} else {
+			live, block = m.walkExtent(rowLanes)
 		}
 		fr.ext[m.data], fr.partial[m.data] = live, true
 		if block && m.alias && ptrLazy && a.vec == vecNone && len(m.shape) == 2 && a.strides[1] == 1 &&
@@ -977,6 +998,22 @@ func (m *memOp) run(fr *frame) error {
 		fr.ext[m.data] = live
 	}
 	return nil
+}
+
+// walkExtent finds the live extent of a tile row by row, and whether its live lanes are
+// exactly one block of rows [0, R) x columns [0, C).
+func (m *memOp) walkExtent(rowLanes func(*rowIter) (int, int)) (live extent, block bool) {
+	block = true
+	for it := newRowIter(m.shape); it.more(); it.next() {
+		lo, hi := rowLanes(&it)
+		if hi <= lo {
+			continue
+		}
+		r := it.at / m.n
+		block = block && lo == 0 && r == live.rows && (r == 0 || hi == live.cols)
+		live = extent{r + 1, max(live.cols, hi)}
+	}
+	return live, block
 }
 
 // wholeTileLive reports whether no lane of the tile is masked off: no mask, or symbolic
