@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -60,15 +61,16 @@ type cell struct {
 
 // report is the whole run.
 type report struct {
-	Started   string   `json:"started"`
-	Seconds   float64  `json:"seconds"`
-	Machine   machine  `json:"machine"`
-	Torch     any      `json:"torch"` // the peer's hello, or the reason it is n/a
-	TorchNote string   `json:"torch_note,omitempty"`
-	Reps      int      `json:"reps_requested"`
-	Ns        []int    `json:"ns"`
-	Models    []string `json:"models"`
-	Cells     []*cell  `json:"cells"`
+	Started   string           `json:"started"`
+	Seconds   float64          `json:"seconds"`
+	Machine   machine          `json:"machine"`
+	Torch     any              `json:"torch"` // the peer's hello, or the reason it is n/a
+	TorchNote string           `json:"torch_note,omitempty"`
+	Reps      int              `json:"reps_requested"`
+	Ns        []int            `json:"ns"`          // every N of the run
+	NsByModel map[string][]int `json:"ns_by_model"` // each model's sweep
+	Models    []string         `json:"models"`
+	Cells     []*cell          `json:"cells"`
 }
 
 type machine struct {
@@ -112,7 +114,7 @@ func cpuModel() string {
 // benchmark runs every cell.
 func benchmark(c *config) (*report, error) {
 	start := time.Now()
-	rep := &report{Started: start.UTC().Format(time.RFC3339), Reps: c.reps, Ns: c.ns, Models: c.models,
+	rep := &report{Started: start.UTC().Format(time.RFC3339), Reps: c.reps, Models: c.models, NsByModel: map[string][]int{},
 		Machine: machine{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, Go: runtime.Version(), Cores: runtime.NumCPU(),
 			Threads: c.threads, LoadBefore: loadAvg(), CPUModel: cpuModel(), Executor: "jit/cpu",
 			MinSampleMS: c.minSample.Milliseconds()}}
@@ -145,26 +147,34 @@ func benchmark(c *config) (*report, error) {
 
 	// Small N first for every model, then larger N: the budget runs short, if at all, on the
 	// largest cells, and each model's previous N predicts the next (see runCell's skip).
-	ns := slices.Clone(c.ns)
-	sort.Ints(ns)
-	ns = slices.Compact(ns)
-	prev := map[string]map[string]float64{} // model -> contender -> ms per call per model at its previous N
-	cellsLeft := len(c.models) * len(ns)
-	deadline := start.Add(c.budget)
-	for _, n := range ns {
-		for _, model := range c.models {
-			if prev[model] == nil {
-				prev[model] = map[string]float64{}
-			}
-			left := max(time.Until(deadline), 0)
-			budget := min(c.cellBudget, left/time.Duration(cellsLeft))
-			cellsLeft--
-			cl, err := runCell(c, dev, pr, model, n, budget, deadline, prev[model], filepath.Join(tmp, fmt.Sprintf("%s_%d", model, n)))
-			if err != nil {
-				return nil, err
-			}
-			rep.Cells = append(rep.Cells, cl)
+	type todo struct {
+		model string
+		n     int
+	}
+	var cells []todo
+	for _, model := range c.models {
+		rep.NsByModel[model] = c.nsFor(model)
+		for _, n := range rep.NsByModel[model] {
+			cells = append(cells, todo{model, n})
+			rep.Ns = append(rep.Ns, n)
 		}
+	}
+	slices.SortStableFunc(cells, func(a, b todo) int { return a.n - b.n })
+	slices.Sort(rep.Ns)
+	rep.Ns = slices.Compact(rep.Ns)
+	prev := map[string]map[string]float64{} // model -> contender -> ms per call per model at its previous N
+	deadline := start.Add(c.budget)
+	for i, td := range cells {
+		if prev[td.model] == nil {
+			prev[td.model] = map[string]float64{}
+		}
+		left := max(time.Until(deadline), 0)
+		budget := min(c.cellBudget, left/time.Duration(len(cells)-i))
+		cl, err := runCell(c, dev, pr, td.model, td.n, budget, deadline, prev[td.model], filepath.Join(tmp, fmt.Sprintf("%s_%d", td.model, td.n)))
+		if err != nil {
+			return nil, err
+		}
+		rep.Cells = append(rep.Cells, cl)
 	}
 	order := map[string]int{}
 	for i, m := range c.models {
@@ -402,8 +412,14 @@ func setupPeerCell(c *config, pr *peer, cl *cell, dir string, g *graph.Graph, in
 		return nil, err
 	}
 	cl.Check = check
-	for name, why := range check.Rejected {
-		cl.Notes = append(cl.Notes, fmt.Sprintf("torch %s rejected (not timed): %s", name, why))
+	for _, name := range slices.Sorted(maps.Keys(check.Rejected)) {
+		cl.Notes = append(cl.Notes, fmt.Sprintf("torch %s rejected (not timed): %s", name, check.Rejected[name]))
+	}
+	for _, name := range slices.Sorted(maps.Keys(check.Unavailable)) {
+		cl.Notes = append(cl.Notes, fmt.Sprintf("torch %s unavailable on this torch (not timed): %s", name, check.Unavailable[name]))
+	}
+	for _, name := range slices.Sorted(maps.Keys(check.Notes)) {
+		cl.Notes = append(cl.Notes, fmt.Sprintf("torch %s %s", name, check.Notes[name]))
 	}
 	if check.WidejitError != "" {
 		cl.Notes = append(cl.Notes, "widejit output check: "+check.WidejitError)
