@@ -291,6 +291,7 @@ func runCell(c *config, dev jit.Device, pr *peer, model string, n int, budget ti
 		return nil
 	}
 	calls := map[contender]int{}
+	ests := map[contender]time.Duration{}
 	for _, ct := range contenders {
 		est, err := estimateCall(ct, first[ct], c.minSample)
 		if err != nil {
@@ -300,6 +301,26 @@ func runCell(c *config, dev jit.Device, pr *peer, model string, n int, budget ti
 			continue
 		}
 		calls[ct] = max(1, min(10000, int(math.Ceil(float64(c.minSample)/float64(max(est, time.Microsecond))))))
+		ests[ct] = est
+	}
+	// A PyTorch variant far slower at one thread count than at the other is not timed at the
+	// slower one: the report keeps the faster anyway, and on a loaded machine OpenMP's barriers
+	// make the multi-threaded runs 10-100x slower, which would eat the budget of the cell.
+	for _, ct := range contenders {
+		pv, ok := ct.(*peerVariant)
+		if !ok || failed[ct] || ests[ct] == 0 {
+			continue
+		}
+		for _, other := range contenders {
+			po, ok := other.(*peerVariant)
+			if ok && po != pv && po.variant == pv.variant && !failed[other] && ests[other] > 0 &&
+				ests[ct] > slowerThreads*ests[other] {
+				failed[ct] = true
+				cl.Notes = append(cl.Notes, fmt.Sprintf("torch %s not timed: one call took %s, over %gx %s's %s (the faster thread count is the one reported)",
+					pv.key(), ests[ct].Round(time.Microsecond), slowerThreads, po.key(), ests[other].Round(time.Microsecond)))
+				break
+			}
+		}
 	}
 	samples := map[contender][]float64{}
 	c.logf("%s N=%d: timing %d contenders (cell budget %s)", model, n, len(contenders), budget.Round(time.Second))
@@ -439,6 +460,10 @@ func setupPeerCell(c *config, pr *peer, cl *cell, dir string, g *graph.Graph, in
 	}
 	return out, nil
 }
+
+// slowerThreads: a PyTorch variant whose estimated call at one thread count is more than this
+// many times its estimate at the other is timed at the faster only.
+const slowerThreads = 3.0
 
 // estimateCall estimates one call's time: the fastest of up to 3 calls (stopping once they
 // add up to 3 samples' worth); a contender whose warm-up took over a second gets k = 1 anyway,

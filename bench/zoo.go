@@ -33,11 +33,11 @@ var zooDefaultNs = map[string][]int{
 	"convnet":      {1, 8, 32},
 	"linear256":    {1, 8, 33, 128},
 	"linear_odd":   {1, 8, 33, 128},
-	"linear1024":   {1, 8, 32, 64},
-	"mlp1024":      {1, 4, 16, 64},
-	"conv3x3":      {1, 4, 12, 32},
+	"linear1024":   {1, 8, 32},
+	"mlp1024":      {1, 4, 16, 32},
+	"conv3x3":      {1, 4, 12},
 	"conv64":       {1, 4, 16},
-	"transformer":  {1, 8, 32},
+	"transformer":  {1, 4, 16},
 	"norm_softmax": {1, 8, 32, 128},
 }
 
