@@ -316,6 +316,7 @@ func runCell(c *config, dev jit.Device, pr *peer, model string, n int, budget ti
 			if ok && po != pv && po.variant == pv.variant && !failed[other] && ests[other] > 0 &&
 				ests[ct] > slowerThreads*ests[other] {
 				failed[ct] = true
+				prev[ct.Name()] = durMS(ests[ct]) / float64(n) // so that --budget and --max-run predict it at the next N
 				cl.Notes = append(cl.Notes, fmt.Sprintf("torch %s not timed: one call took %s, over %gx %s's %s (the faster thread count is the one reported)",
 					pv.key(), ests[ct].Round(time.Microsecond), slowerThreads, po.key(), ests[other].Round(time.Microsecond)))
 				break
