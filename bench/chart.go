@@ -54,7 +54,7 @@ func cellSeries(cl *cell) [4]float64 {
 // renderChart draws the report's chart as PNG bytes.
 func renderChart(rep *report) ([]byte, error) {
 	models := rep.Models
-	cols := min(2, max(1, len(models)))
+	cols := min(3, max(1, len(models)))
 	rows := max(1, (len(models)+cols-1)/cols)
 	img := image.NewRGBA(image.Rect(0, 0, cols*panelW, chartTop+rows*panelH))
 	draw.Draw(img, img.Bounds(), &image.Uniform{chartBG}, image.Point{}, draw.Src)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,7 +15,7 @@ import (
 
 // config is everything one benchmark run is told by its flags.
 type config struct {
-	ns         []int
+	ns         []int // --n for every model; nil: each model's zooDefaultNs
 	models     []string
 	reps       int
 	out        string
@@ -50,7 +51,7 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	fs.SetOutput(stderr)
 	var nText, modelText string
 	c := &config{}
-	fs.StringVar(&nText, "n", "1,8,32,100", "comma-separated numbers of models")
+	fs.StringVar(&nText, "n", "", "comma-separated numbers of models, for every selected case (default: each case's own sweep, bench/README.md)")
 	fs.StringVar(&modelText, "models", strings.Join(zooModels, ","), "comma-separated zoo models")
 	fs.IntVar(&c.reps, "reps", 15, "timed repetitions per contender and cell (fewer when --cell-budget runs out; at least 1)")
 	fs.StringVar(&c.out, "out", "bench/results", "directory for zoo.md, zoo.json and zoo.png")
@@ -71,6 +72,9 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 		return nil, usageError{fmt.Sprintf("unexpected arguments %q", fs.Args())}
 	}
 	for _, f := range strings.Split(nText, ",") {
+		if nText == "" {
+			break
+		}
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
 			return nil, usageError{fmt.Sprintf("--n: %q is not a positive integer", f)}
@@ -118,6 +122,17 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprint(stdout, markdownTable(rep))
 	fmt.Fprintf(stdout, "\nwrote %s\n", strings.Join(paths, ", "))
 	return nil
+}
+
+// nsFor is the sorted, deduplicated N sweep of one model: --n, or the model's default.
+func (c *config) nsFor(model string) []int {
+	ns := c.ns
+	if ns == nil {
+		ns = zooDefaultNs[model]
+	}
+	ns = slices.Clone(ns)
+	slices.Sort(ns)
+	return slices.Compact(ns)
 }
 
 func (c *config) logf(format string, args ...any) {

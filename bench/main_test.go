@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -132,7 +133,7 @@ func TestPeer(t *testing.T) {
 	if err := json.Unmarshal(js, &rep); err != nil {
 		t.Fatal(err)
 	}
-	wantVariants := map[string][]string{"mlp": {"bmm", "baddbmm", "einsum"}, "resblock": {"grouped", "grouped_concat_first"}}
+	wantVariants := map[string][]string{"mlp": {"bmm", "baddbmm", "einsum", "vmap"}, "resblock": {"grouped", "grouped_concat_first", "vmap"}}
 	for _, cl := range rep.Cells {
 		if cl.Check == nil || cl.TorchLoop == nil {
 			t.Fatalf("%s: no torch figures; notes %v", cl.Model, cl.Notes)
@@ -217,6 +218,16 @@ func TestParseArgsErrors(t *testing.T) {
 	c, err := parseArgs([]string{"--n", "8, 1", "--models", "deep_mlp"}, &bytes.Buffer{})
 	if err != nil || len(c.ns) != 2 || c.ns[0] != 8 || c.ns[1] != 1 || c.models[0] != "deep_mlp" || c.threads < 1 || c.cellBudget != 40*time.Second {
 		t.Errorf("parseArgs: %+v, %v", c, err)
+	}
+	if ns := c.nsFor("linear256"); !slices.Equal(ns, []int{1, 8}) {
+		t.Errorf("--n 8,1: linear256 sweeps %v, want [1 8]", ns)
+	}
+	c, err = parseArgs(nil, &bytes.Buffer{})
+	if err != nil || c.ns != nil || len(c.models) != len(zooModels) {
+		t.Fatalf("parseArgs(nil): %+v, %v: want every model and no --n", c, err)
+	}
+	if ns := c.nsFor("linear256"); !slices.Equal(ns, zooDefaultNs["linear256"]) {
+		t.Errorf("default sweep of linear256 %v, want %v", ns, zooDefaultNs["linear256"])
 	}
 }
 
@@ -345,5 +356,131 @@ func TestNoTorch(t *testing.T) {
 		if strings.Count(row, noTorch) != 2 {
 			t.Errorf("python %s: row %q: want the two torch columns to say %q", python, row, noTorch)
 		}
+	}
+}
+
+// TestZooGraphs: every case of the zoo has a graph in zoo/ (and every graph there is a case)
+// that parses at another N, with the one per-model-or-shared input x and the one output the
+// peer expects, params that can be generated, and a default N sweep from 1 that holds the N
+// of issue #11 for its cases.
+func TestZooGraphs(t *testing.T) {
+	entries, err := zooFiles.ReadDir("zoo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, e := range entries {
+		files = append(files, strings.TrimSuffix(e.Name(), ".json"))
+	}
+	slices.Sort(files)
+	if cases := slices.Sorted(slices.Values(zooModels)); !slices.Equal(files, cases) {
+		t.Errorf("zoo/ holds %v, zooModels is %v", files, cases)
+	}
+	for _, model := range zooModels {
+		ns := zooDefaultNs[model]
+		if len(ns) == 0 || ns[0] != 1 || !slices.IsSorted(ns) {
+			t.Errorf("%s: default Ns %v: want an increasing sweep from 1", model, ns)
+		}
+		g, err := loadZooModel(model, 3)
+		if err != nil {
+			t.Errorf("%s: %v", model, err)
+			continue
+		}
+		if g.N != 3 || g.Init == nil {
+			t.Errorf("%s: N %d, init %v: want N=3 and an init graph", model, g.N, g.Init)
+		}
+		if len(g.Inputs) != 1 || g.Inputs[0].Name != "x" || len(g.Outputs) != 1 {
+			t.Errorf("%s: inputs %v, outputs %v: the peer wants one input x and one output", model, g.Inputs, g.Outputs)
+		}
+		if _, err := g.GenerateInputs(0); err != nil {
+			t.Errorf("%s: inputs: %v", model, err)
+		}
+		for _, p := range g.Params {
+			if _, err := g.ParamTensor(p.Name); err != nil {
+				t.Errorf("%s: param %s: %v", model, p.Name, err)
+			}
+		}
+	}
+	for model, n := range map[string]int{"linear256": 33, "linear_odd": 33, "mlp1024": 16, "conv3x3": 12} {
+		if !slices.Contains(zooDefaultNs[model], n) {
+			t.Errorf("%s: default Ns %v lack the issue's N=%d", model, zooDefaultNs[model], n)
+		}
+	}
+}
+
+// TestPeerBuildsEveryModel: for every zoo case at N=2 the peer builds the N modules from the
+// graph's params, every batched strategy the case has matches its loop, and widejit wide's
+// outputs match the loop's on the same weights and inputs.
+func TestPeerBuildsEveryModel(t *testing.T) {
+	if err := exec.Command("/usr/bin/python3", "-c", "import torch, numpy").Run(); err != nil {
+		t.Skip("PyTorch is missing: install it with bash .ci/setup")
+	}
+	pr, err := startPeer("/usr/bin/python3", "peers/torch_zoo.py", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	linear := []string{"bmm", "baddbmm", "einsum"}
+	sharedConv := []string{"grouped", "grouped_concat_first"}
+	want := map[string][]string{
+		"mlp": linear, "deep_mlp": linear, "linear256": linear, "linear_odd": linear, "linear1024": linear, "mlp1024": linear,
+		"resblock": sharedConv, "convnet": sharedConv, "conv64": sharedConv, "conv3x3": {"grouped"},
+		"transformer": {"bmm"}, "norm_softmax": {"bmm"},
+	}
+	hasVmap := pr.Hello["vmap"] == "functorch"
+	if !hasVmap {
+		t.Logf("this torch has no functorch (%v): vmap is not expected", pr.Hello["vmap"])
+	}
+	dev := cpu.NewDevice(1)
+	defer dev.Close()
+	for _, model := range zooModels {
+		t.Run(model, func(t *testing.T) {
+			g, err := loadZooModel(model, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inputs, err := g.GenerateInputs(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := newWidejitPlan(g, dev, "wide", inputs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			outs, err := p.runner.Run(inputs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cl := &cell{Model: model, N: 2, TorchBatched: map[string]*timing{}, TorchLoops: map[string]*timing{}}
+			cts, err := setupPeerCell(&config{threads: 1}, pr, cl, t.TempDir(), g, inputs, outs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, ct := range cts {
+				got = append(got, ct.(*peerVariant).variant)
+			}
+			wantVariants := append([]string{"loop"}, want[model]...)
+			if hasVmap {
+				wantVariants = append(wantVariants, "vmap")
+			}
+			slices.Sort(got)
+			slices.Sort(wantVariants)
+			if !slices.Equal(got, wantVariants) {
+				t.Errorf("variants %v, want %v; notes %q", got, wantVariants, cl.Notes)
+			}
+			if len(cl.Check.Rejected)+len(cl.Check.Unavailable) > 0 {
+				t.Errorf("rejected %v, unavailable %v", cl.Check.Rejected, cl.Check.Unavailable)
+			}
+			for _, v := range wantVariants {
+				if rel, ok := cl.Check.BatchedMaxRel[v]; v != "loop" && (!ok || rel > cl.Check.RTol) {
+					t.Errorf("variant %s: checked %v, max rel %g", v, ok, rel)
+				}
+			}
+			if cl.Check.WidejitMaxRel == nil || *cl.Check.WidejitMaxRel > cl.Check.RTol {
+				t.Errorf("widejit wide against the torch loop: %s (max rel %v)", checkText(cl), cl.Check.WidejitMaxRel)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -60,15 +61,16 @@ type cell struct {
 
 // report is the whole run.
 type report struct {
-	Started   string   `json:"started"`
-	Seconds   float64  `json:"seconds"`
-	Machine   machine  `json:"machine"`
-	Torch     any      `json:"torch"` // the peer's hello, or the reason it is n/a
-	TorchNote string   `json:"torch_note,omitempty"`
-	Reps      int      `json:"reps_requested"`
-	Ns        []int    `json:"ns"`
-	Models    []string `json:"models"`
-	Cells     []*cell  `json:"cells"`
+	Started   string           `json:"started"`
+	Seconds   float64          `json:"seconds"`
+	Machine   machine          `json:"machine"`
+	Torch     any              `json:"torch"` // the peer's hello, or the reason it is n/a
+	TorchNote string           `json:"torch_note,omitempty"`
+	Reps      int              `json:"reps_requested"`
+	Ns        []int            `json:"ns"`          // every N of the run
+	NsByModel map[string][]int `json:"ns_by_model"` // each model's sweep
+	Models    []string         `json:"models"`
+	Cells     []*cell          `json:"cells"`
 }
 
 type machine struct {
@@ -112,7 +114,7 @@ func cpuModel() string {
 // benchmark runs every cell.
 func benchmark(c *config) (*report, error) {
 	start := time.Now()
-	rep := &report{Started: start.UTC().Format(time.RFC3339), Reps: c.reps, Ns: c.ns, Models: c.models,
+	rep := &report{Started: start.UTC().Format(time.RFC3339), Reps: c.reps, Models: c.models, NsByModel: map[string][]int{},
 		Machine: machine{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, Go: runtime.Version(), Cores: runtime.NumCPU(),
 			Threads: c.threads, LoadBefore: loadAvg(), CPUModel: cpuModel(), Executor: "jit/cpu",
 			MinSampleMS: c.minSample.Milliseconds()}}
@@ -145,26 +147,34 @@ func benchmark(c *config) (*report, error) {
 
 	// Small N first for every model, then larger N: the budget runs short, if at all, on the
 	// largest cells, and each model's previous N predicts the next (see runCell's skip).
-	ns := slices.Clone(c.ns)
-	sort.Ints(ns)
-	ns = slices.Compact(ns)
-	prev := map[string]map[string]float64{} // model -> contender -> ms per call per model at its previous N
-	cellsLeft := len(c.models) * len(ns)
-	deadline := start.Add(c.budget)
-	for _, n := range ns {
-		for _, model := range c.models {
-			if prev[model] == nil {
-				prev[model] = map[string]float64{}
-			}
-			left := max(time.Until(deadline), 0)
-			budget := min(c.cellBudget, left/time.Duration(cellsLeft))
-			cellsLeft--
-			cl, err := runCell(c, dev, pr, model, n, budget, deadline, prev[model], filepath.Join(tmp, fmt.Sprintf("%s_%d", model, n)))
-			if err != nil {
-				return nil, err
-			}
-			rep.Cells = append(rep.Cells, cl)
+	type todo struct {
+		model string
+		n     int
+	}
+	var cells []todo
+	for _, model := range c.models {
+		rep.NsByModel[model] = c.nsFor(model)
+		for _, n := range rep.NsByModel[model] {
+			cells = append(cells, todo{model, n})
+			rep.Ns = append(rep.Ns, n)
 		}
+	}
+	slices.SortStableFunc(cells, func(a, b todo) int { return a.n - b.n })
+	slices.Sort(rep.Ns)
+	rep.Ns = slices.Compact(rep.Ns)
+	prev := map[string]map[string]float64{} // model -> contender -> ms per call per model at its previous N
+	deadline := start.Add(c.budget)
+	for i, td := range cells {
+		if prev[td.model] == nil {
+			prev[td.model] = map[string]float64{}
+		}
+		left := max(time.Until(deadline), 0)
+		budget := min(c.cellBudget, left/time.Duration(len(cells)-i))
+		cl, err := runCell(c, dev, pr, td.model, td.n, budget, deadline, prev[td.model], filepath.Join(tmp, fmt.Sprintf("%s_%d", td.model, td.n)))
+		if err != nil {
+			return nil, err
+		}
+		rep.Cells = append(rep.Cells, cl)
 	}
 	order := map[string]int{}
 	for i, m := range c.models {
@@ -281,6 +291,7 @@ func runCell(c *config, dev jit.Device, pr *peer, model string, n int, budget ti
 		return nil
 	}
 	calls := map[contender]int{}
+	ests := map[contender]time.Duration{}
 	for _, ct := range contenders {
 		est, err := estimateCall(ct, first[ct], c.minSample)
 		if err != nil {
@@ -290,6 +301,27 @@ func runCell(c *config, dev jit.Device, pr *peer, model string, n int, budget ti
 			continue
 		}
 		calls[ct] = max(1, min(10000, int(math.Ceil(float64(c.minSample)/float64(max(est, time.Microsecond))))))
+		ests[ct] = est
+	}
+	// A PyTorch variant far slower at one thread count than at the other is not timed at the
+	// slower one: the report keeps the faster anyway, and on a loaded machine OpenMP's barriers
+	// make the multi-threaded runs 10-100x slower, which would eat the budget of the cell.
+	for _, ct := range contenders {
+		pv, ok := ct.(*peerVariant)
+		if !ok || failed[ct] || ests[ct] == 0 {
+			continue
+		}
+		for _, other := range contenders {
+			po, ok := other.(*peerVariant)
+			if ok && po != pv && po.variant == pv.variant && !failed[other] && ests[other] > 0 &&
+				ests[ct] > slowerThreads*ests[other] {
+				failed[ct] = true
+				prev[ct.Name()] = durMS(ests[ct]) / float64(n) // so that --budget and --max-run predict it at the next N
+				cl.Notes = append(cl.Notes, fmt.Sprintf("torch %s not timed: one call took %s, over %gx %s's %s (the faster thread count is the one reported)",
+					pv.key(), ests[ct].Round(time.Microsecond), slowerThreads, po.key(), ests[other].Round(time.Microsecond)))
+				break
+			}
+		}
 	}
 	samples := map[contender][]float64{}
 	c.logf("%s N=%d: timing %d contenders (cell budget %s)", model, n, len(contenders), budget.Round(time.Second))
@@ -402,8 +434,14 @@ func setupPeerCell(c *config, pr *peer, cl *cell, dir string, g *graph.Graph, in
 		return nil, err
 	}
 	cl.Check = check
-	for name, why := range check.Rejected {
-		cl.Notes = append(cl.Notes, fmt.Sprintf("torch %s rejected (not timed): %s", name, why))
+	for _, name := range slices.Sorted(maps.Keys(check.Rejected)) {
+		cl.Notes = append(cl.Notes, fmt.Sprintf("torch %s rejected (not timed): %s", name, check.Rejected[name]))
+	}
+	for _, name := range slices.Sorted(maps.Keys(check.Unavailable)) {
+		cl.Notes = append(cl.Notes, fmt.Sprintf("torch %s unavailable on this torch (not timed): %s", name, check.Unavailable[name]))
+	}
+	for _, name := range slices.Sorted(maps.Keys(check.Notes)) {
+		cl.Notes = append(cl.Notes, fmt.Sprintf("torch %s %s", name, check.Notes[name]))
 	}
 	if check.WidejitError != "" {
 		cl.Notes = append(cl.Notes, "widejit output check: "+check.WidejitError)
@@ -423,6 +461,10 @@ func setupPeerCell(c *config, pr *peer, cl *cell, dir string, g *graph.Graph, in
 	}
 	return out, nil
 }
+
+// slowerThreads: a PyTorch variant whose estimated call at one thread count is more than this
+// many times its estimate at the other is timed at the faster only.
+const slowerThreads = 3.0
 
 // estimateCall estimates one call's time: the fastest of up to 3 calls (stopping once they
 // add up to 3 samples' worth); a contender whose warm-up took over a second gets k = 1 anyway,

@@ -34,7 +34,9 @@ type peer struct {
 type peerCheck struct {
 	RTol          float64            `json:"rtol"`
 	BatchedMaxRel map[string]float64 `json:"batched_max_rel"`
-	Rejected      map[string]string  `json:"rejected"`
+	Rejected      map[string]string  `json:"rejected"`    // wrong result: not timed
+	Unavailable   map[string]string  `json:"unavailable"` // this torch cannot run it: not timed
+	Notes         map[string]string  `json:"notes"`       // e.g. vmap falling back to a loop
 	WidejitMaxRel *float64           `json:"widejit_max_rel,omitempty"`
 	WidejitError  string             `json:"widejit_error,omitempty"`
 }

@@ -170,7 +170,8 @@ func markdownReport(rep *report) string {
 	b.WriteString("models, in milliseconds, measured in the same run with the contenders interleaved repetition by\n")
 	b.WriteString("repetition. Ratios are `other / widejit wide`: above 1 means widejit wide is faster. \"torch\n")
 	b.WriteString("batched\" is the fastest of PyTorch's batched strategies that matched its loop (named in\n")
-	b.WriteString("brackets). Every PyTorch contender runs at the full thread count and at 1 thread (`@2t`, `@1t`)\n")
+	b.WriteString("brackets: `bmm`/`baddbmm`/`einsum` over stacked weights, `grouped` convolutions, functorch `vmap`\n")
+	b.WriteString("over `combine_state_for_ensemble`). Every PyTorch contender runs at the full thread count and at 1 thread (`@2t`, `@1t`)\n")
 	b.WriteString("and the faster is reported: on a loaded machine OpenMP's barriers can make the multi-threaded runs\n")
 	b.WriteString("much slower. \"check\" compares widejit wide's outputs with the PyTorch loop's on the same weights\n")
 	b.WriteString("and inputs (max |diff| / max |torch|; ok at <= 1e-4), and with widejit sequential.\n\n")
@@ -180,7 +181,10 @@ func markdownReport(rep *report) string {
 	fmt.Fprintf(&b, "- load average before / after: %s / %s (the machine is shared; read ratios, not absolute times)\n", orDash(m.LoadBefore), orDash(m.LoadAfter))
 	switch t := rep.Torch.(type) {
 	case map[string]any:
-		fmt.Fprintf(&b, "- PyTorch %v, %v threads, OPENBLAS_CORETYPE unset (bench/peers/torch_zoo.py, /usr/bin/python3)\n", t["torch"], t["threads"])
+		fmt.Fprintf(&b, "- PyTorch %v, %v intra-op threads (%v inter-op, OMP_NUM_THREADS=%v), OPENBLAS_CORETYPE unset (bench/peers/torch_zoo.py, /usr/bin/python3); vmap: %v\n",
+			t["torch"], t["threads"], orQ(t["interop_threads"]), orQ(t["omp_num_threads"]), orQ(t["vmap"]))
+		blas, _ := t["blas"].(map[string]any)
+		fmt.Fprintf(&b, "- BLAS torch loaded: %v\n", orQ(blas["summary"]))
 	default:
 		fmt.Fprintf(&b, "- PyTorch: %v", t)
 		if rep.TorchNote != "" {
@@ -230,6 +234,14 @@ func sortedKeys(m map[string]*timing) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// orQ prints a value of the peer's hello, "?" when the peer did not say.
+func orQ(v any) any {
+	if v == nil {
+		return "?"
+	}
+	return v
 }
 
 func orDash(s string) string {

@@ -19,7 +19,27 @@ import (
 var zooFiles embed.FS
 
 // zooModels is the zoo in report order.
-var zooModels = []string{"mlp", "deep_mlp", "resblock", "convnet"}
+var zooModels = []string{"mlp", "deep_mlp", "resblock", "convnet",
+	"linear256", "linear_odd", "linear1024", "mlp1024", "conv3x3", "conv64", "transformer", "norm_softmax"}
+
+// zooDefaultNs is each case's N sweep when --n is not given: 1 to 128 where a run of all
+// contenders stays cheap enough for the default --budget on 2 cores, fewer and smaller Ns for
+// the convolutions and the transformer block, and the N of issue #11 for its cases (linear256
+// and linear_odd at 33, mlp1024 at 16, conv3x3 at 12).
+var zooDefaultNs = map[string][]int{
+	"mlp":          {1, 8, 32, 128},
+	"deep_mlp":     {1, 8, 32, 128},
+	"resblock":     {1, 8, 32},
+	"convnet":      {1, 8, 32},
+	"linear256":    {1, 8, 33, 128},
+	"linear_odd":   {1, 8, 33, 128},
+	"linear1024":   {1, 8, 32},
+	"mlp1024":      {1, 4, 16, 32},
+	"conv3x3":      {1, 4, 12},
+	"conv64":       {1, 4, 16},
+	"transformer":  {1, 4, 16},
+	"norm_softmax": {1, 8, 32, 128},
+}
 
 func isZooModel(name string) bool { return slices.Contains(zooModels, name) }
 
