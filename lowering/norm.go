@@ -110,6 +110,7 @@ type normData struct {
 	Header       []string
 	Center       bool
 	HasW, HasB   bool
+	ColsOnly     bool // norm_rows.py: the affine parameters are indexed by the column alone
 	Epilogue     []loadLine
 	EpilogueArgs []string
 	ExtraArgs    []string
@@ -132,11 +133,31 @@ func (g *normGroup) emit(l *lowerer) (*Launch, error) {
 	}
 	args = append(args, ptrArgs("out", g.out)...)
 	args = append(args, re.args...)
-	args = append(args, intArg("R", g.r), intArg("rows_per_sample", g.rowsPerSample), intArg("ch_per_row", g.chPerRow),
+	args = append(args, intArg("R", g.r))
+	if g.cpu {
+		args = append(args, intArg("ROWS", g.rows))
+	}
+	args = append(args, intArg("rows_per_sample", g.rowsPerSample), intArg("ch_per_row", g.chPerRow),
 		intArg("spatial", g.spa), LaunchArg{Name: "eps", Kind: FloatArg, Float: g.eps})
 	args = append(args, re.extra...)
 	d := normData{Fn: fn, Header: header(g.nodes, g.ops), Center: g.center, HasW: g.w != nil, HasB: g.b != nil,
 		Epilogue: re.loads, EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body}
+	if g.cpu {
+		// BLOCK_O rows a program (norm_rows.py): one row's tiles are too small for the CPU
+		block := clamp(nextPow2(g.r), 16, 4096)
+		bo := rowBlock(g.base(), g.rows, block)
+		d.ColsOnly = g.rowsPerSample == 1 && g.spa == 1
+		text, err := templates.Render("norm_rows.py", d)
+		if err != nil {
+			return nil, err
+		}
+		return &Launch{
+			Kernel:    newKernel("norm_rows.py", fn, text, map[string]any{"BLOCK_O": int64(bo), "BLOCK": int64(block)}),
+			Grid:      [3]int{cdiv(g.rows, bo), l.n, 1},
+			ModelAxis: 1,
+			Args:      args,
+		}, nil
+	}
 	text, err := templates.Render("norm.py", d)
 	if err != nil {
 		return nil, err

@@ -28,7 +28,7 @@ func TestConvKernelsAssemblePTX(t *testing.T) {
 		{Device: autotune.DeviceInfo{Kind: "cpu", Cores: 2}}}
 	kernels := ptxkit.NewKernels(jit.NewCompiler(jit.CompilerOptions{}))
 	collect := func() {
-		for _, family := range []string{"conv", "pool", "attention"} {
+		for _, family := range []string{"conv", "pool", "attention", "fixtures"} {
 			paths, _ := filepath.Glob(filepath.Join("testdata", family, "*_n3", "graph.json"))
 			for _, p := range paths {
 				g, err := graph.Load(p)
@@ -42,7 +42,8 @@ func TestConvKernelsAssemblePTX(t *testing.T) {
 					}
 					for _, l := range plan.Launches {
 						switch l.Kernel.Template {
-						case "conv.py", "conv_rows.py", "conv_weight.py", "conv_depthwise.py", "conv_flat.py", "conv_pad.py", "pool.py", "attention.py":
+						case "conv.py", "conv_rows.py", "conv_weight.py", "conv_depthwise.py", "conv_flat.py", "conv_pad.py", "pool.py", "attention.py",
+							"norm_rows.py", "reduce_rows.py":
 						default:
 							continue
 						}

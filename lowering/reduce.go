@@ -91,13 +91,17 @@ func lowerReduce(l *lowerer, n *graph.Node) error {
 }
 
 type reduceData struct {
-	Fn     string
-	Header []string
-	Kind   string
+	Fn      string
+	Header  []string
+	Kind    string
+	OnePass bool // reduce_rows.py: the row fits one tile
 }
 
 func (g *reduceGroup) emit(l *lowerer) (*Launch, error) {
 	fn := kernelName(g.index, g.ops)
+	if g.cpu && g.inner == 1 {
+		return g.emitRows(l, fn)
+	}
 	bi := clamp(nextPow2(g.inner), 1, 64)
 	br := clamp(nextPow2(g.r), 1, 4096/bi)
 	if br*bi < 16 {
@@ -118,4 +122,39 @@ func (g *reduceGroup) emit(l *lowerer) (*Launch, error) {
 		ModelAxis: 1,
 		Args:      args,
 	}, nil
+}
+
+// emitRows runs a last-dim reduction on the CPU as reduce_rows.py: BLOCK_O rows a program,
+// about cpuRowTile elements a tile, over at least two programs per core.
+func (g *reduceGroup) emitRows(l *lowerer, fn string) (*Launch, error) {
+	br := clamp(nextPow2(g.r), 16, 4096)
+	bo := rowBlock(g.base(), g.outer, br)
+	var args []LaunchArg
+	args = append(args, ptrArgs("x", g.x)...)
+	args = append(args, ptrArgs("out", g.out)...)
+	args = append(args, intArg("R", g.r), intArg("OUTER", g.outer))
+	text, err := templates.Render("reduce_rows.py", reduceData{Fn: fn, Header: header(g.nodes, g.ops), Kind: g.kind, OnePass: g.r <= br})
+	if err != nil {
+		return nil, err
+	}
+	return &Launch{
+		Kernel:    newKernel("reduce_rows.py", fn, text, map[string]any{"BLOCK_O": int64(bo), "BLOCK_R": int64(br)}),
+		Grid:      [3]int{cdiv(g.outer, bo), l.n, 1},
+		ModelAxis: 1,
+		Args:      args,
+	}, nil
+}
+
+// cpuRowTile is the elements of a CPU row-block tile: enough rows that a program's few tile
+// operations outweigh its fixed costs, few enough to stay in L1/L2.
+const cpuRowTile = 8192
+
+// rowBlock is how many rows of width block one CPU program takes: about cpuRowTile
+// elements, fewer when the launch would otherwise have under two programs per core.
+func rowBlock(g *groupBase, rows, block int) int {
+	bo := clamp(cpuRowTile/block, 1, nextPow2(rows))
+	for bo > 1 && cdiv(rows, bo)*g.models < 2*g.cores {
+		bo /= 2
+	}
+	return bo
 }

@@ -258,6 +258,14 @@ func (c *compiler) compileReduce(in *ir.Instr, args, results []int) (step, error
 		switch cls {
 		case clsF32:
 			x := fr.f32[a]
+			if inner == 1 && kind != ir.ReduceArgMax && kind != ir.ReduceArgMin {
+				// rows along the last dim: direct loops, no per-element call
+				for o := range outer {
+					fr.f32[z][o] = reduceRowF32(kind, x[o*n:o*n+n])
+				}
+				roundTo(d, fr.f32[z])
+				return nil
+			}
 			geo.each(func(o, base, stride int) {
 				if kind == ir.ReduceArgMax || kind == ir.ReduceArgMin {
 					fr.ints[z][o] = int64(argExtreme(kind == ir.ReduceArgMax, n, func(j int) float64 { return float64(x[base+j*stride]) }))
@@ -337,6 +345,38 @@ func reduceFloat(kind, n int, x func(j int) float64) float64 {
 	m := x(0)
 	for j := 1; j < n; j++ {
 		m = minNum64(m, x(j))
+	}
+	return m
+}
+
+// reduceRowF32 is reduceFloat over a contiguous fp32 row: the sum in fp64 over four
+// interleaved partial sums (the order of combination is unspecified, as on the GPU), maxnum
+// and minnum in fp32, where they are exact.
+func reduceRowF32(kind int, x []float32) float32 {
+	switch kind {
+	case ir.ReduceSum:
+		var s0, s1, s2, s3 float64
+		j := 0
+		for ; j+4 <= len(x); j += 4 {
+			s0 += float64(x[j])
+			s1 += float64(x[j+1])
+			s2 += float64(x[j+2])
+			s3 += float64(x[j+3])
+		}
+		for ; j < len(x); j++ {
+			s0 += float64(x[j])
+		}
+		return float32((s0 + s1) + (s2 + s3))
+	case ir.ReduceMax:
+		m := x[0]
+		for _, v := range x[1:] {
+			m = maxNum32(m, v)
+		}
+		return m
+	}
+	m := x[0]
+	for _, v := range x[1:] {
+		m = minNum32(m, v)
 	}
 	return m
 }
