@@ -216,6 +216,7 @@ func lowerMHA(l *lowerer, n *graph.Node) error {
 		return fmt.Errorf("internal: attention output %s does not fit %s", shapeStr(out.Shape), shapeStr(n.Outputs[0].Shape))
 	}
 	l.values[tupleName(n.Name, 0)] = final
+	l.passOwner(n.Name+".out_proj", tupleName(n.Name, 0)) // a residual add fuses into out_proj
 	return nil
 }
 

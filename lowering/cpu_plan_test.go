@@ -50,3 +50,30 @@ func TestCPUPlansUseCPUKernels(t *testing.T) {
 		t.Error("no CPU plan transposes a Linear weight once in a prepare launch")
 	}
 }
+
+// The transformer example's residual adds fuse through the identities between them and
+// their producers (getitem of the attention tuple, eval dropout) into the attention output
+// projection and the MLP kernel, across the projection's [rows, features] layout; the
+// numbers are checked against PyTorch by the examples' tests.
+func TestResidualAddsFuseThroughIdentities(t *testing.T) {
+	g, err := graph.Load(filepath.Join("..", "examples", "transformer", "graph.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Lower(g, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fusedInto := map[string][]string{}
+	for _, l := range plan.Launches {
+		for _, n := range l.Nodes {
+			fusedInto[n] = l.Ops
+		}
+	}
+	for node, wantOp := range map[string]string{"add": "out_proj", "add_1": "linear"} {
+		ops := fusedInto[node]
+		if len(ops) < 2 || ops[0] != wantOp {
+			t.Errorf("%s runs in a launch of %v, want it fused into %s", node, ops, wantOp)
+		}
+	}
+}

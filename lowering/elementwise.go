@@ -242,11 +242,17 @@ func (l *lowerer) tryFuseNode(n *graph.Node) bool {
 			continue
 		}
 		b := g.base()
-		if b.epi == nil || !sameShape(b.out.Shape, n.Output().Shape) || b.out.DType != n.Output().DType {
+		if b.epi == nil || b.out.DType != n.Output().DType {
 			continue
 		}
 		ex, leaves, err := nodeExpr(l, n, i)
 		if err != nil {
+			continue
+		}
+		// The group may write the value in another shape of the same elements (an attention
+		// projection's [rows, features] for [B, L, E]): full-shape operands are read in it.
+		out, ok := b.out.reshape(n.Output().Shape)
+		if !sameShape(b.out.Shape, n.Output().Shape) && (!ok || !reshapeLeaves(leaves, n.Output().Shape, b.out.Shape)) {
 			continue
 		}
 		ready := true
@@ -275,11 +281,41 @@ func (l *lowerer) tryFuseNode(n *graph.Node) bool {
 		b.fused = append(b.fused, fmt.Sprintf("%s fused into the epilogue: %s", n.Name, reason))
 		delete(l.owner, b.value)
 		b.value = n.Name
-		l.values[n.Name] = b.out
+		l.values[n.Name] = out
 		l.owner[n.Name] = g
 		return true
 	}
 	return false
+}
+
+// reshapeLeaves rewrites, in place, the operands of shape from (the node's output) as views
+// of shape to; an operand of another shape must broadcast to from along its trailing dims,
+// which to shares (the same last dim), so it addresses to as it is. It reports whether all
+// could be.
+func reshapeLeaves(leaves []View, from, to []int) bool {
+	if len(from) == 0 || len(to) == 0 || from[len(from)-1] != to[len(to)-1] {
+		return false
+	}
+	for i, v := range leaves {
+		if sameShape(v.Shape, from) {
+			r, ok := v.reshape(to)
+			if !ok {
+				return false
+			}
+			leaves[i] = r
+			continue
+		}
+		// broadcast along the last dim only: [.., 1, E] or [E] (a bias)
+		for d := 0; d < len(v.Shape)-1; d++ {
+			if v.Shape[d] != 1 {
+				return false
+			}
+		}
+		if len(v.Shape) > len(to) {
+			return false
+		}
+	}
+	return true
 }
 
 // randomDrawer is implemented by group kinds whose epilogue knows the wide linear index of
@@ -317,6 +353,7 @@ func lowerDropout(l *lowerer, n *graph.Node) error {
 			return err
 		}
 		l.define(n.Name, v)
+		l.passOwner(n.Inputs[0].Name, n.Name)
 		return nil
 	}
 	if p >= 1 {

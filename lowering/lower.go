@@ -285,6 +285,20 @@ func (l *lowerer) fusable(value string) group {
 	return g
 }
 
+// passOwner makes value to, an identity of value from (eval dropout, identity, contiguous,
+// a tuple element), the fusion point of the group producing from, so that element-wise ops
+// on to can still fuse into that group's epilogue. Only when from has no other use: the
+// fused ops change the group's output.
+func (l *lowerer) passOwner(from, to string) {
+	g := l.owner[from]
+	if g == nil || g.base().value != from || l.uses[from] > 1 {
+		return
+	}
+	delete(l.owner, from)
+	g.base().value = to
+	l.owner[to] = g
+}
+
 // readyBefore reports whether v's data is written before group index runs.
 func (l *lowerer) readyBefore(v View, index int) bool {
 	if v.Buf.Kind != TempBuffer {

@@ -43,6 +43,7 @@ func lowerPassThrough(l *lowerer, n *graph.Node) error {
 	}
 	// contiguous() of a strided view stays a view: consumers that need dense rows copy
 	l.define(n.Name, x)
+	l.passOwner(n.Inputs[0].Name, n.Name)
 	return nil
 }
 
@@ -110,6 +111,9 @@ func lowerGetitem(l *lowerer, n *graph.Node) error {
 		return fmt.Errorf("%s has no lowered tuple element %d", src.Name, i)
 	}
 	l.define(n.Name, v)
+	if l.uses[src.Name] == 1 { // the only element taken
+		l.passOwner(tupleName(src.Name, i), n.Name)
+	}
 	return nil
 }
 
