@@ -111,6 +111,7 @@ type normData struct {
 	Center       bool
 	HasW, HasB   bool
 	ColsOnly     bool // norm_rows.py: the affine parameters are indexed by the column alone
+	FullRows     bool // norm_rows.py: R == BLOCK, no column is masked
 	Epilogue     []loadLine
 	EpilogueArgs []string
 	ExtraArgs    []string
@@ -146,7 +147,7 @@ func (g *normGroup) emit(l *lowerer) (*Launch, error) {
 		// BLOCK_O rows a program (norm_rows.py): one row's tiles are too small for the CPU
 		block := clamp(nextPow2(g.r), 16, 4096)
 		bo := rowBlock(g.base(), g.rows, block)
-		d.ColsOnly = g.rowsPerSample == 1 && g.spa == 1
+		d.ColsOnly, d.FullRows = g.rowsPerSample == 1 && g.spa == 1, g.r == block
 		text, err := templates.Render("norm_rows.py", d)
 		if err != nil {
 			return nil, err

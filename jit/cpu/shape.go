@@ -368,17 +368,30 @@ func reduceRowF32(kind int, x []float32) float32 {
 		}
 		return float32((s0 + s1) + (s2 + s3))
 	case ir.ReduceMax:
+		return foldRow(x, maxNum32)
+	}
+	return foldRow(x, minNum32)
+}
+
+// foldRow combines x with op (maxnum or minnum: exact, associative and commutative) over four
+// independent chains.
+func foldRow(x []float32, op func(a, b float32) float32) float32 {
+	if len(x) < 8 {
 		m := x[0]
 		for _, v := range x[1:] {
-			m = maxNum32(m, v)
+			m = op(m, v)
 		}
 		return m
 	}
-	m := x[0]
-	for _, v := range x[1:] {
-		m = minNum32(m, v)
+	m0, m1, m2, m3 := x[0], x[1], x[2], x[3]
+	j := 4
+	for ; j+4 <= len(x); j += 4 {
+		m0, m1, m2, m3 = op(m0, x[j]), op(m1, x[j+1]), op(m2, x[j+2]), op(m3, x[j+3])
 	}
-	return m
+	for ; j < len(x); j++ {
+		m0 = op(m0, x[j])
+	}
+	return op(op(m0, m1), op(m2, m3))
 }
 
 // argExtreme is the first index of the maximum (or minimum); NaNs are ignored as maxnum does,

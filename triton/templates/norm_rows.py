@@ -4,7 +4,7 @@ contiguous elements at once, as [BLOCK_O, BLOCK] tiles reduced along axis 1, so 
 work is a few large tile operations rather than one row's; otherwise as norm.py (two-pass
 mean/variance in fp32 or the root mean square, the affine parameters at
 (row % rows_per_sample) * ch_per_row + col // spatial, the fused epilogue).
-Data: Fn, Header, Center, HasW, HasB, ColsOnly (the affine index is the column: LayerNorm), Epilogue []{Name, Load}, EpilogueArgs, ExtraArgs,
+Data: Fn, Header, Center, HasW, HasB, ColsOnly (the affine index is the column: LayerNorm), FullRows (R == BLOCK), Epilogue []{Name, Load}, EpilogueArgs, ExtraArgs,
 Body []string (from `acc` to `y`).
 */ -}}
 import triton
@@ -40,7 +40,9 @@ def {{.Fn}}(
         cols = c0 + cols0
         cmask = rmask & (cols < R)
         xv = tl.load(x_rows + cols, mask=cmask, other=0.0).to(tl.float32)
-{{- if .Center}}
+{{- if and .Center .FullRows}}
+        d = xv - mean  # rows fill the tile: no lane to mask (masked rows are never stored)
+{{- else if .Center}}
         d = tl.where(cmask, xv - mean, 0.0)
 {{- else}}
         d = xv
