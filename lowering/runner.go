@@ -31,7 +31,22 @@ type Runner struct {
 	// UploadTime is the time NewRunner spent allocating buffers, uploading weights and running
 	// the prepare launches.
 	UploadTime time.Duration
+	// kernelTimes, when profiling (Profile), is the time each launch took, summed over runs.
+	kernelTimes []time.Duration
 }
+
+// Profile turns per-launch timing on or off (off by default): each launch is then followed by
+// a device synchronisation, so the times are the kernels' own and sum to about a run's.
+func (r *Runner) Profile(on bool) {
+	r.kernelTimes = nil
+	if on {
+		r.kernelTimes = make([]time.Duration, len(r.plan.Launches))
+	}
+}
+
+// KernelTimes is the time each launch of the plan took, summed over the runs since Profile
+// was turned on (nil when it is off).
+func (r *Runner) KernelTimes() []time.Duration { return r.kernelTimes }
 
 func irDType(d graph.DType) (ir.DType, error) {
 	t, ok := ir.ParseDType(tritonDType(d))
@@ -147,6 +162,7 @@ func (r *Runner) runLaunches(prepare bool) error {
 		if l.Prepare != prepare {
 			continue
 		}
+		start := time.Now()
 		var err error
 		if l.Strategy == Sequential {
 			for m := 0; m < p.N && err == nil; m++ {
@@ -154,6 +170,10 @@ func (r *Runner) runLaunches(prepare bool) error {
 			}
 		} else {
 			err = r.launch(i, l, l.Grid, -1)
+		}
+		if err == nil && r.kernelTimes != nil {
+			err = r.dev.Sync()
+			r.kernelTimes[i] += time.Since(start)
 		}
 		if err != nil {
 			return err

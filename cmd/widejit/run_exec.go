@@ -24,6 +24,7 @@ type execFlags struct {
 	compare bool
 	dropout string
 	explain bool
+	profile bool
 	cmd     *cobra.Command
 }
 
@@ -35,6 +36,7 @@ func init() {
 		fl.Bool("compare", false, "run both modes (wide and sequential) and report the speedup")
 		fl.String("dropout", "eval", "eval (dropout is the identity) | mc (Monte Carlo: independent per-model masks from --seed)")
 		fl.Bool("explain", false, "print which nodes went into which kernel, with which strategy and why")
+		fl.Bool("profile", false, "time every kernel over the runs (--repeat) and print where the time goes")
 	})
 }
 
@@ -49,6 +51,7 @@ func flagsOf(cmd *cobra.Command) *execFlags {
 	f.compare, _ = fl.GetBool("compare")
 	f.dropout, _ = fl.GetString("dropout")
 	f.explain, _ = fl.GetBool("explain")
+	f.profile, _ = fl.GetBool("profile")
 	return f
 }
 
@@ -61,6 +64,7 @@ type modeRun struct {
 	median  time.Duration
 	repeats int
 	runner  *lowering.Runner
+	extra   int // runs after the first (--repeat)
 }
 
 func executeLowered(ctx context.Context, g *graph.Graph, inputs map[string]*safetensors.Tensor, opts runOptions) (*runResult, error) {
@@ -121,6 +125,7 @@ func executeLowered(ctx context.Context, g *graph.Graph, inputs map[string]*safe
 			return nil, fmt.Errorf("mode %s: %w", mode, err)
 		}
 		runners = append(runners, r)
+		r.Profile(f.profile)
 		runs[mode] = &modeRun{plan: plan, compile: time.Since(start), runner: r}
 	}
 	cacheReport := store.RunReport()
@@ -185,6 +190,12 @@ func executeLowered(ctx context.Context, g *graph.Graph, inputs map[string]*safe
 				ms(wide.median), ms(seq.median), wide.repeats, speedup)
 		}
 	}
+	if f.profile {
+		extra["kernel_ms"] = kernelProfile(main)
+		if !jsonFlag(f.cmd) {
+			writeKernelProfile(opts.Config.stdout, main)
+		}
+	}
 	if !jsonFlag(f.cmd) {
 		fmt.Fprintf(opts.Config.stdout, "timing: compile %.1f ms, first run %.3f ms, median %.3f ms over %d runs; %d launches, %d kernels\n",
 			ms(main.compile), ms(main.first), ms(main.median), main.repeats, len(main.plan.Launches), len(main.plan.Kernels()))
@@ -226,6 +237,7 @@ func (res *modeRun) execute(ctx context.Context, inputs map[string]*safetensors.
 	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
 	res.median = times[len(times)/2]
 	res.repeats = len(times)
+	res.extra = repeat
 	return nil
 }
 
@@ -266,4 +278,37 @@ func maxAbsDiff(a, b map[string]*safetensors.Tensor) float64 {
 func writeExplain(w io.Writer, p *lowering.Plan) error {
 	_, err := io.WriteString(w, lowering.Explain(p))
 	return err
+}
+
+// kernelProfile is each launch's mean time per run (ms), in plan order.
+func kernelProfile(res *modeRun) []map[string]any {
+	runs := float64(1 + res.extra) // the first run and the repeats
+	var out []map[string]any
+	for i, t := range res.runner.KernelTimes() {
+		l := res.plan.Launches[i]
+		out = append(out, map[string]any{"launch": i, "kernel": l.Kernel.Source.Fn, "template": l.Kernel.Template,
+			"prepare": l.Prepare, "ms": ms(t) / runs})
+	}
+	return out
+}
+
+// writeKernelProfile prints where a run's time goes, kernel by kernel, slowest first.
+func writeKernelProfile(w io.Writer, res *modeRun) {
+	rows := kernelProfile(res)
+	total := 0.0
+	for _, r := range rows {
+		total += r["ms"].(float64)
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i]["ms"].(float64) > rows[j]["ms"].(float64) })
+	fmt.Fprintf(w, "kernel times (mean per run, %.3f ms in all):\n", total)
+	for _, r := range rows {
+		if r["prepare"].(bool) {
+			continue // ran once, when the runner was made
+		}
+		share := 0.0
+		if total > 0 {
+			share = 100 * r["ms"].(float64) / total
+		}
+		fmt.Fprintf(w, "  %8.3f ms %5.1f%%  %s (%s)\n", r["ms"], share, r["kernel"], r["template"])
+	}
 }
