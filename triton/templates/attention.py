@@ -19,9 +19,10 @@ Data: Fn, Header, Causal, Weights, Dropout bool, AttnMask, KeyPadding string (""
 */ -}}
 {{- define "scores"}}
         rs = s0 + rs0
-        kt = tl.load(k_base + rs[None, :] * k_sl + rd[:, None],
-                     mask=(rd[:, None] < DH) & (rs[None, :] < S), other=0.0)
-        s = tl.dot(q, kt)
+        # keys as rows (contiguous along the head's columns), transposed for the dot
+        kk = tl.load(k_base + rs[:, None] * k_sl + rd[None, :],
+                     mask=(rs[:, None] < S) & (rd[None, :] < DH), other=0.0)
+        s = tl.dot(q, tl.trans(kk))
         valid = (rs[None, :] < S) & (rl[:, None] >= 0)
 {{- if .Causal}}
         valid = valid & (rs[None, :] <= rl[:, None])
