@@ -257,13 +257,9 @@ func (c *compiler) f32Op(in *ir.Instr, args []int, z int, d ir.DType) (step, err
 		}
 		m := mathFunc(in.Op)
 		if in.Op == ir.Exp {
-			// exp dominates softmax-like kernels: keep the float64 round trip but skip the
-			// function value indirection.
-			unary = func(a, z []float32) {
-				for i := range z {
-					z[i] = float32(math.Exp(float64(a[i])))
-				}
-			}
+			// exp dominates softmax-like kernels (and tl.sigmoid, 1/(1 + exp(-x))): exp.go,
+			// equal to float32(math.Exp) bit for bit.
+			unary = expF32
 		} else if in.Op == ir.Erf {
 			unary = func(a, z []float32) {
 				a = a[:len(z)]

@@ -49,5 +49,7 @@
 //     x*a + b with scalar a, b is one loop (muladd.go), still rounded twice.
 //   - erf (GELU) is a table-driven Taylor expansion, 4 lanes at a time with AVX2, equal to
 //     float32(math.Erf) bit for bit (erf.go).
+//   - exp (softmax, attention, tl.sigmoid) is a degree-11 polynomial after an ln2 reduction,
+//     4 lanes at a time with AVX2/FMA, equal to float32(math.Exp) bit for bit (exp.go).
 //   - Programs are spread over workers; one program stays on one worker.
 package cpu

@@ -192,6 +192,38 @@ func erfF32Vec(x, z []float32) int {
 }
 
 //go:noescape
+func expF32AVX2(x, z *float32, n int, flags *uint8, table *[4]float64) int
+
+// haveVecFMA gates the exp loop (FMA is separate from AVX2 in CPUID).
+var haveVecFMA = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// expF32Vec computes z = exp32(x) for the leading lanes it can (a multiple of 4) with AVX2 and
+// FMA; it returns how many it did.
+func expF32Vec(x, z []float32) int {
+	n := len(z) &^ 3
+	if !haveVecFMA || n == 0 {
+		return 0
+	}
+	x = x[:n]
+	var flags [256]uint8 // one per 4 lanes of a chunk
+	for off := 0; off < n; off += 4 * len(flags) {
+		m := min(4*len(flags), n-off)
+		if expF32AVX2(&x[off], &z[off], m, &flags[0], &expVecConst[0]) == 0 {
+			continue
+		}
+		for g, f := range flags[:m/4] {
+			for l := 0; f != 0; l, f = l+1, f>>1 {
+				if f&1 != 0 {
+					i := off + 4*g + l
+					z[i] = float32(math.Exp(float64(x[i])))
+				}
+			}
+		}
+	}
+	return n
+}
+
+//go:noescape
 func nonFiniteAVX2(x *float32, n int) bool
 
 // allFinite reports whether the rows x cols block of x (leading dimension ld) holds no

@@ -479,3 +479,87 @@ nonFinite_done:
 	SETNE ret+16(FP)
 	VZEROUPPER
 	RET
+
+// func expF32AVX2(x, z *float32, n int, flags *uint8, table *[4]float64) int
+// z[i] = exp(x[i]) for n lanes (a multiple of 4), exp.go's algorithm with FMA; table is
+// expVecConst (32 bytes a constant: lo, hi, under, log2e, shift, ln2hi, ln2lo, the three
+// midpoint-test integers, then the polynomial's coefficients c0..c11). flags[i/4] gets bit
+// i%4 set for each lane the caller must recompute with math.Exp: NaN, x > hi, under <= x < lo
+// (float32 denormals), and values within 2^14 float64 ulps of a float32 rounding midpoint;
+// it returns the OR of the flags (0: none to recompute). Lanes below under are +0.
+TEXT ·expF32AVX2(SB), NOSPLIT, $0-48
+	MOVQ x+0(FP), SI
+	MOVQ z+8(FP), DI
+	MOVQ n+16(FP), CX
+	MOVQ flags+24(FP), DX
+	MOVQ table+32(FP), R8
+	XORL BX, BX
+	SHRQ $2, CX
+	JZ expF32AVX2_done
+	VPCMPEQQ Y15, Y15, Y15 // -1 in every lane
+	VMOVUPD 288(R8), Y14   // 2^15
+	VMOVUPD 128(R8), Y13   // shift
+expF32AVX2_loop:
+	VCVTPS2PD (SI), Y0
+	// valid = lo <= x <= hi || x < under (false for NaN)
+	VCMPPD $0x1D, 0(R8), Y0, Y1
+	VCMPPD $0x12, 32(R8), Y0, Y2
+	VANDPD Y2, Y1, Y1
+	VCMPPD $0x11, 64(R8), Y0, Y2
+	VORPD Y2, Y1, Y1
+	// t = x*log2e + shift, n = t - shift, r = (x - n*ln2hi) - n*ln2lo (lanes that are not
+	// valid compute garbage, masked below: the exceptions are masked in MXCSR)
+	VMOVAPD Y13, Y4
+	VFMADD231PD 96(R8), Y0, Y4
+	VSUBPD Y13, Y4, Y5
+	VFNMADD231PD 160(R8), Y5, Y0
+	VFNMADD231PD 192(R8), Y5, Y0
+	VMOVAPD Y0, Y3
+	// p = e^r, Estrin: a_k = c(2k) + c(2k+1)*r; b0 = a0 + a1*r2, b1 = a2 + a3*r2,
+	// b2 = a4 + a5*r2; p = (b0 + b1*r4) + b2*r8
+	VMULPD Y3, Y3, Y5
+	VMOVUPD 352(R8), Y6
+	VFMADD213PD 320(R8), Y3, Y6
+	VMOVUPD 416(R8), Y7
+	VFMADD213PD 384(R8), Y3, Y7
+	VMOVUPD 480(R8), Y8
+	VFMADD213PD 448(R8), Y3, Y8
+	VMOVUPD 544(R8), Y9
+	VFMADD213PD 512(R8), Y3, Y9
+	VMOVUPD 608(R8), Y10
+	VFMADD213PD 576(R8), Y3, Y10
+	VMOVUPD 672(R8), Y11
+	VFMADD213PD 640(R8), Y3, Y11
+	VMULPD Y5, Y5, Y12
+	VFMADD231PD Y7, Y5, Y6
+	VFMADD231PD Y9, Y5, Y8
+	VFMADD231PD Y11, Y5, Y10
+	VFMADD231PD Y8, Y12, Y6
+	VMULPD Y12, Y12, Y12
+	VFMADD231PD Y10, Y12, Y6
+	// y = p * 2^n: n is in the low bits of t; lanes below under get +0
+	VPSLLQ $52, Y4, Y4
+	VPADDQ Y4, Y6, Y6
+	VANDNPD Y6, Y2, Y6
+	// ok = valid && the low 29 bits are not within 2^14 of the midpoint 2^28
+	VPAND 224(R8), Y6, Y7
+	VPSUBQ 256(R8), Y7, Y7
+	VPCMPGTQ Y15, Y7, Y8
+	VPCMPGTQ Y7, Y14, Y9
+	VPAND Y9, Y8, Y8
+	VANDNPD Y1, Y8, Y8
+	VMOVMSKPD Y8, AX
+	XORL $15, AX
+	MOVB AX, (DX)
+	ORL AX, BX
+	VCVTPD2PSY Y6, X6
+	VMOVUPS X6, (DI)
+	ADDQ $16, SI
+	ADDQ $16, DI
+	INCQ DX
+	DECQ CX
+	JNZ expF32AVX2_loop
+expF32AVX2_done:
+	MOVQ BX, ret+40(FP)
+	VZEROUPPER
+	RET

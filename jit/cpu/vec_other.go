@@ -2,7 +2,10 @@
 
 package cpu
 
-var haveVecAVX2 = false
+var (
+	haveVecAVX2 = false
+	haveVecFMA  = false
+)
 
 func vecF32(op byte, x, y, z []float32) int { return 0 }
 
@@ -15,6 +18,8 @@ func transposeBlocks(dst, src []float32, rows, cols int) (int, int) { return 0, 
 func vecMulAddF32(x []float32, a, b float32, z []float32) int { return 0 }
 
 func erfF32Vec(x, z []float32) int { return 0 }
+
+func expF32Vec(x, z []float32) int { return 0 }
 
 func allFinite(x []float32, rows, cols, ld int) bool {
 	for r := range rows {
