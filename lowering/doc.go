@@ -6,6 +6,7 @@
 //	fmt.Print(plan)                                      // readable plan
 //	r, err := lowering.NewRunner(plan, dev, compiler, g) // compile kernels, upload weights, run prepare launches
 //	outs, err := r.Run(inputs)                           // repeatable; inputs/outputs [N, ...]
+//	r.Profile(true); r.KernelTimes()                     // where a run's time goes, per launch
 //
 // How a graph becomes a plan:
 //   - Views: flatten, view/reshape, unsqueeze/squeeze, contiguous, identity, eval dropout,
@@ -23,7 +24,16 @@
 //     num_warps configurations (tunables.go), the emitter's built-in choice first; the
 //     group is emitted after its decision, with the chosen tiles and the grid they imply.
 //   - Plan: launches in order with their buffers, offsets and scalars; temporary buffers are
-//     reused once their last reader has run (liveness).
+//     reused once their last reader has run (liveness). Launches that read parameters only
+//     are prepare launches, run once when the runner is built.
+//   - CPU plans (Options.Device.Kind "cpu") are shaped for the CPU executor, not for warps:
+//     dot tiles up to 128 x 128 over K panels of up to 512, halved until every core has two
+//     programs; Linear weights transposed once (a prepare launch) so weight tiles are read
+//     in place; unit-stride convolutions as an implicit GEMM over flat zero-padded pixels
+//     (conv_pad.py, conv_flat.py); norms and last-dim reductions a block of rows per program
+//     (norm_rows.py, reduce_rows.py). GPU plans keep the GPU-shaped kernels.
+//   - Identities (eval dropout, identity, contiguous, a taken tuple element) pass fusion on,
+//     so a residual add after attention or an MLP fuses into the producing kernel.
 //
 // Primitive families are one file each (elementwise.go, linear.go, norm.go, reduce.go,
 // embedding.go, shape.go) and register their ops in the lowerers table (registerOp), so a new

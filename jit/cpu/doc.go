@@ -32,6 +32,15 @@
 //     loop-carried accumulator is updated in place. tl.trans of a
 //     2-D fp32 tile (the weight operand of a Linear) is an AVX2 8x8-block transpose
 //     (shape.go, vec_amd64.s).
+//   - tl.dot multiplies only what is live (extent.go): a masked fp32 load with other=0 records
+//     the live extent of its tile (rows < M, k < K), tl.trans carries it over, and the dot
+//     runs on the live block, so an edge tile of a 257 x 131 matmul costs its live part; when
+//     the tile's one consumer is a dot, only the live rectangle is written. Dropped products
+//     all have a zero factor; an infinity or NaN in the other operand (0*inf = NaN) sends the
+//     dot to the whole zero-padded tiles, so results stay bit-identical.
+//   - Dot operands are read in place (alias.go): a fully live 2-D tile whose rows are apart in
+//     the buffer, or an edge tile whose live lanes are one block, is a strided view (a
+//     leading dimension) that tl.dot and tl.trans read directly; no copy, no zero fill.
 //   - Index tiles stay symbolic (lazy.go): pid*BLOCK + arange, ptr + offs, offs < n, and
 //     offs[:, None]*stride + arange[None, :] even when offs is gathered (x % M) are affine
 //     forms and interval masks, never filled element by element; integer literal tiles
@@ -41,7 +50,8 @@
 //     with every lane live is checked and copied at once, and an fp32 load whose consumers
 //     only read it before any store views the buffer instead of copying (alias.go). Any
 //     other consumer materializes symbolic tiles first, so the rest of the executor only
-//     sees values.
+//     sees values; a gathered row that is piecewise contiguous (a pixel tile crossing image
+//     rows) still moves run by run (memory.go, forRuns).
 //   - Constants (tl.zeros, `other` tiles) are computed once per frame; instructions that
 //     depend only on parameters run once per worker and launch, wherever they sit, other
 //     loop invariants once per loop (hoisting); splats feeding binary ops are read as
