@@ -277,7 +277,7 @@ func intArg(name string, v int) LaunchArg { return LaunchArg{Name: name, Kind: I
 // that is exactly a whole operand block (BLOCK_K = K) is read in place, without a copy.
 func (g *matmulGroup) heuristicBlocks() (bm, bn, bk int) {
 	if g.cpu {
-		bm, bn = clamp(nextPow2(g.m), 16, cpuMaxBlockMN), clamp(nextPow2(g.nn), 16, cpuMaxBlockMN)
+		bm, bn = clamp(nextPow2(g.m), 16, cpuMaxBlockMN), clamp(nextPow2(g.nn), 16, 2*cpuMaxBlockMN)
 		bm, bn = g.spreadOverCores(bm, bn, g.m, g.nn, g.batch)
 		return bm, bn, clamp(nextPow2(g.k), 16, cpuMaxBlockK)
 	}

@@ -153,6 +153,9 @@ func (c *compiler) compileElementwise(in *ir.Instr, args []int, z int) (step, er
 	if c.mulSkip[in] {
 		return nil, nil // computed by the Add that consumes it
 	}
+	if da, ok := c.dotAdds[in]; ok {
+		return c.dotAddStep(in, da, z)
+	}
 	if pair, ok := c.mulAdds[in]; ok {
 		s, ok := c.mulAddStep(in, pair, z)
 		if !ok {

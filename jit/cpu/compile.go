@@ -93,6 +93,8 @@ type compiler struct {
 	fnInvariant map[*ir.Value]bool
 	mulAdds     map[*ir.Instr]mulAddPair // Adds that compute their Mul operand too (muladd.go)
 	mulSkip     map[*ir.Instr]bool       // those Muls: no step of their own
+	dotAdds     map[*ir.Instr]dotAdd     // Adds that run their Dot operand, accumulating (dot.go)
+	dotSkip     map[*ir.Instr]bool       // those Dots: no step of their own
 	rowBcast    map[*ir.Value]*ir.Value  // row broadcasts read in place: result -> source (rowbcast.go)
 	uses        map[*ir.Value]int
 	defBlock    map[*ir.Value]*ir.Block
@@ -115,6 +117,7 @@ func compileFunc(f *ir.Func) (p *program, err error) {
 	c.uses, c.defBlock = analyzeUses(f)
 	c.mulAdds, c.mulSkip = c.findMulAdds(f)
 	c.rowBcast = c.findRowBroadcasts(f)
+	c.dotAdds, c.dotSkip = c.findDotAdds(f) // after rowBcast: a row broadcast is no accumulator
 	for _, v := range f.Params {
 		s, err := c.define(v, ir.Pos{File: f.File})
 		if err != nil {
@@ -704,6 +707,9 @@ func (c *compiler) eagerInstr(in *ir.Instr) (step, error) {
 	case ir.Dot:
 		if err := nargs(3); err != nil {
 			return nil, err
+		}
+		if c.dotSkip[in] {
+			return nil, nil // run by the Add that consumes it
 		}
 		return c.compileDot(in, args, results[0])
 	case ir.Reduce:

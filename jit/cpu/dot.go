@@ -350,3 +350,82 @@ func gemmGo(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32
 		}
 	}
 }
+
+// acc + tl.dot(a, b), the way `acc += tl.dot(a, b)` is written, runs as one tl.dot that
+// accumulates into acc, as Triton's compiler folds it: no zero-filled result tile to add in a
+// second pass. The Dot emits no step; the Add runs it. Both sit in one block, the Dot's
+// result is used only by the Add, no store, atomic or region runs between them (its
+// operands may view buffer memory), and the other operand is a filled tile (not a splat or
+// a row broadcast read in place by its consumers).
+
+// dotAdd is a fused Add: the Dot it runs and its other operand.
+type dotAdd struct {
+	dot *ir.Instr
+	acc *ir.Value
+}
+
+// findDotAdds maps each fusable Add to its Dot, and marks those Dots in skip.
+func (c *compiler) findDotAdds(f *ir.Func) (adds map[*ir.Instr]dotAdd, skip map[*ir.Instr]bool) {
+	adds, skip = map[*ir.Instr]dotAdd{}, map[*ir.Instr]bool{}
+	var walk func(b *ir.Block)
+	walk = func(b *ir.Block) {
+		pos := map[*ir.Instr]int{}
+		for i, in := range b.Instrs {
+			pos[in] = i
+			for _, r := range in.Regions {
+				walk(r)
+			}
+			if in.Op != ir.Add || len(in.Args) != 2 || len(in.Results) != 1 || c.mulAdds[in] != (mulAddPair{}) ||
+				!plainF32Tile(in.Results[0]) || in.Results[0].Type.Rank() != 2 {
+				continue
+			}
+			for t := range 2 {
+				dv := in.Args[t]
+				d := dv.Def
+				if d == nil || d.Op != ir.Dot || len(d.Args) != 3 || c.uses[dv] != 1 || skip[d] ||
+					!isZeroConst(d.Args[2]) || !dv.Type.Equal(in.Results[0].Type) || !in.Args[1-t].Type.Equal(dv.Type) {
+					continue
+				}
+				dp, ok := pos[d]
+				if !ok || b.Instrs[dp] != d {
+					continue // not in this block
+				}
+				clean := true
+				for _, between := range b.Instrs[dp+1 : i] {
+					if between.Op == ir.Store || between.Op == ir.AtomicRMW || between.Op == ir.AtomicCAS || len(between.Regions) > 0 {
+						clean = false
+					}
+				}
+				acc := in.Args[1-t]
+				if clean && c.rowBcast[acc] == nil && !c.absorbed[acc] { // acc must be a filled tile
+					adds[in] = dotAdd{dot: d, acc: acc}
+					skip[d] = true
+					break
+				}
+			}
+		}
+	}
+	walk(f.Body)
+	return adds, skip
+}
+
+// dotAddStep is the fused Add's step: z = acc + a @ b, accumulated in place.
+func (c *compiler) dotAddStep(in *ir.Instr, da dotAdd, z int) (step, error) {
+	a, b, acc := c.slots[da.dot.Args[0]], c.slots[da.dot.Args[1]], c.slots[da.acc]
+	ta, tb := c.p.slotType[a], c.p.slotType[b]
+	if c.p.slotClass[a] != clsF32 || c.p.slotClass[b] != clsF32 || ta.Rank() != 2 || tb.Rank() != 2 || ta.Shape[1] != tb.Shape[0] {
+		return nil, c.errf(in.Pos, in.Op, "cannot accumulate a dot of %s x %s", ta, tb)
+	}
+	m, k, n := ta.Shape[0], ta.Shape[1], tb.Shape[1]
+	trackA, trackB := c.tracked(da.dot.Args[0]), c.tracked(da.dot.Args[1])
+	inPlace := c.deadAfter(da.acc, in) // a loop-carried accumulator: take its storage over
+	return func(fr *frame) error {
+		if inPlace && (fr.ownF32 == nil || fr.ownF32[acc] == nil) { // never a buffer view's
+			fr.swapSlot(clsF32, z, acc)
+		} else {
+			copy(fr.f32[z], fr.f32[acc])
+		}
+		fr.dotF32Live(a, b, z, m, n, k, trackA, trackB)
+		return nil
+	}, nil
+}

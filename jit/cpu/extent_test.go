@@ -156,3 +156,63 @@ def dense_dot(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl
 		}
 	}
 }
+
+// TestDotFoldsIntoItsAdd: s = tl.dot(q, tl.trans(k)) + row, with row a 1-D tile broadcast
+// over the rows (a float key-padding mask), and a loop-carried acc += tl.dot: both run as a
+// dot accumulating into the Add's other operand and must match float64.
+func TestDotFoldsIntoItsAdd(t *testing.T) {
+	const src = `import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(q_ptr, k_ptr, r_ptr, o_ptr, L, S, DH, BL: tl.constexpr, BS: tl.constexpr, BD: tl.constexpr):
+    rl = tl.arange(0, BL)
+    rs = tl.arange(0, BS)
+    rd = tl.arange(0, BD)
+    q = tl.load(q_ptr + rl[:, None] * DH + rd[None, :], mask=(rl[:, None] < L) & (rd[None, :] < DH), other=0.0)
+    tot = tl.zeros((BL, BS), dtype=tl.float32)
+    for it in range(0, 2):
+        kk = tl.load(k_ptr + rs[:, None] * DH + rd[None, :], mask=(rs[:, None] < S) & (rd[None, :] < DH), other=0.0)
+        row = tl.load(r_ptr + rs, mask=rs < S, other=0.0)
+        s = tl.dot(q, tl.trans(kk)) + row[None, :]
+        tot += tl.dot(s, tl.trans(tl.trans(s)) * 0.0 + 1.0)
+        tot += s
+    tl.store(o_ptr + rl[:, None] * BS + rs[None, :], tot)
+`
+	const bl, bs, bd = 16, 16, 16
+	c := jit.NewCompiler(jit.CompilerOptions{Version: "test"})
+	kn, err := c.Load(NewDevice(1), jit.Source{File: "k.py", Text: src, Fn: "k"},
+		jit.Spec{Sig: map[string]string{"q_ptr": "*fp32", "k_ptr": "*fp32", "r_ptr": "*fp32", "o_ptr": "*fp32", "L": "i32", "S": "i32", "DH": "i32"},
+			Consts: map[string]any{"BL": int64(bl), "BS": int64(bs), "BD": int64(bd)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	L, S, DH := 5, 7, 6
+	rng := rand.New(rand.NewSource(1))
+	q, kv, row := randF32(rng, L*DH, 1), randF32(rng, S*DH, 1), randF32(rng, S, 1)
+	out := f32Buf(t, make([]float32, bl*bs))
+	if err := kn.Launch(grid1(1), []jit.Arg{buf(f32Buf(t, q)), buf(f32Buf(t, kv)), buf(f32Buf(t, row)), buf(out),
+		scalar(int64(L)), scalar(int64(S)), scalar(int64(DH))}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range bl {
+		s := make([]float64, bs)
+		sum := 0.0
+		for j := range bs {
+			if j < S {
+				s[j] = float64(row[j])
+			}
+			for d := 0; d < DH && i < L && j < S; d++ {
+				s[j] += float64(q[i*DH+d]) * float64(kv[j*DH+d])
+			}
+			sum += s[j]
+		}
+		for j := range bs {
+			want := 2 * (sum + s[j]) // two iterations of tot += s @ ones + s
+			if g := float64(out.f32()[i*bs+j]); math.Abs(g-want) > 1e-4*(1+math.Abs(want)) {
+				t.Fatalf("o[%d,%d] = %v, want %v", i, j, g, want)
+			}
+		}
+	}
+}
