@@ -229,81 +229,65 @@ func (g *convGroup) emit(l *lowerer) (*Launch, error) {
 	if g.rows {
 		return g.emitRows(l)
 	}
-	fn := kernelName(g.index, g.ops)
 	p := g.oh * g.ow
-	outC := g.ocg * g.groups
-	re, err := g.epi.render("acc", "cmask", "tl.float32",
-		"(model + model_base) * c_mstride + bidx * c_bstride + oc_g[None, :] * P + rp[:, None]", "e", nil)
+	ktot := g.cg * g.kh * g.kw
+	return g.implicitGEMM(l, "conv.py", "oc_g[None, :] * P + rp[:, None]", p, func(bp, tilesOC int) ([]LaunchArg, int) {
+		return []LaunchArg{intArg("H", g.h), intArg("W", g.wd), intArg("OW", g.ow), intArg("P", p),
+			intArg("OCG", g.ocg), intArg("KTOT", ktot), intArg("KW", g.kw), intArg("KHW", g.kh*g.kw),
+			intArg("CG", g.cg), intArg("GROUPS", g.groups),
+			intArg("stride_h", g.sh), intArg("stride_w", g.sw), intArg("pad_h", g.ph), intArg("pad_w", g.pw),
+			intArg("dil_h", g.dh), intArg("dil_w", g.dw), intArg("tiles_oc", tilesOC)}, cdiv(p, bp) * tilesOC
+	})
+}
+
+// implicitGEMM renders one of the implicit-GEMM convolution templates (conv.py,
+// conv_rows.py, conv_flat.py): the arguments every one takes (input, weight, output and the
+// epilogue's, whose store offset within a model and sample is cOffs), then the template's
+// own geometry and its count of (pixel tile x channel tile) programs, given the chosen
+// BLOCK_P and the number of channel tiles, then the epilogue's extras.
+func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry func(bp, tilesOC int) ([]LaunchArg, int)) (*Launch, error) {
+	fn := kernelName(g.index, g.ops)
+	re, err := g.epi.render("acc", "cmask", "tl.float32", "(model + model_base) * c_mstride + bidx * c_bstride + "+cOffs, "e", nil)
 	if err != nil {
 		return nil, err
 	}
-	ktot := g.cg * g.kh * g.kw
 	bp, bn, bk := g.blocks() // the chosen tunables, else heuristicBlocks
 	tilesOC := cdiv(g.ocg, bn)
+	geo, programs := geometry(bp, tilesOC)
 	var args []LaunchArg
 	args = append(args, ptrArgs("x", g.x)...)
 	args = append(args, intArg("x_bstride", g.xBStride), intArg("x_cstride", g.xCStride))
 	args = append(args, ptrArgs("w", g.w)...)
 	args = append(args, ptrArgs("c", g.out)...)
-	args = append(args, intArg("c_bstride", outC*p))
+	args = append(args, intArg("c_bstride", g.ocg*g.groups*p))
 	args = append(args, re.args...)
-	args = append(args, intArg("H", g.h), intArg("W", g.wd), intArg("OW", g.ow), intArg("P", p),
-		intArg("OCG", g.ocg), intArg("KTOT", ktot), intArg("KW", g.kw), intArg("KHW", g.kh*g.kw),
-		intArg("CG", g.cg), intArg("GROUPS", g.groups),
-		intArg("stride_h", g.sh), intArg("stride_w", g.sw), intArg("pad_h", g.ph), intArg("pad_w", g.pw),
-		intArg("dil_h", g.dh), intArg("dil_w", g.dw), intArg("tiles_oc", tilesOC))
+	args = append(args, geo...)
 	args = append(args, re.extra...)
 	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads,
 		EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body}
-	text, err := templates.Render("conv.py", d)
+	text, err := templates.Render(tmpl, d)
 	if err != nil {
 		return nil, err
 	}
 	return &Launch{
-		Kernel:    newKernel("conv.py", fn, text, map[string]any{"BLOCK_P": int64(bp), "BLOCK_OC": int64(bn), "BLOCK_K": int64(bk)}),
-		Grid:      [3]int{cdiv(p, bp) * tilesOC, g.batch * g.groups, l.n},
+		Kernel:    newKernel(tmpl, fn, text, map[string]any{"BLOCK_P": int64(bp), "BLOCK_OC": int64(bn), "BLOCK_K": int64(bk)}),
+		Grid:      [3]int{programs, g.batch * g.groups, l.n},
 		ModelAxis: 2,
 		Args:      args,
 	}, nil
 }
 
 func (g *convGroup) emitRows(l *lowerer) (*Launch, error) {
-	fn := kernelName(g.index, g.ops)
 	h, w, oh, ow := g.rowGeometry()
 	p := oh * ow
-	outC := g.ocg * g.groups
-	re, err := g.epi.render("acc", "cmask", "tl.float32",
-		"(model + model_base) * c_mstride + bidx * c_bstride + oc_g[:, None] * P + rp[None, :]", "e", nil)
-	if err != nil {
-		return nil, err
-	}
-	bp, bn, bk := g.blocks() // the chosen tunables, else heuristicBlocks
-	tilesOW, tilesOC := cdiv(ow, bp), cdiv(g.ocg, bn)
-	var args []LaunchArg
-	args = append(args, ptrArgs("x", g.x)...)
-	args = append(args, intArg("x_bstride", g.xBStride), intArg("x_cstride", g.xCStride))
-	args = append(args, ptrArgs("w", g.w)...)
-	args = append(args, ptrArgs("c", g.out)...)
-	args = append(args, intArg("c_bstride", outC*p))
-	args = append(args, re.args...)
-	args = append(args, intArg("H", h), intArg("W", w), intArg("OW", ow), intArg("P", p),
-		intArg("OC", outC), intArg("OCG", g.ocg), intArg("KH", g.kh), intArg("KW", g.kw),
-		intArg("CG", g.cg), intArg("GROUPS", g.groups),
-		intArg("stride_h", g.sh), intArg("stride_w", g.sw), intArg("pad_h", g.ph), intArg("pad_w", g.pw),
-		intArg("dil_h", g.dh), intArg("dil_w", g.dw), intArg("tiles_ow", tilesOW), intArg("tiles_oc", tilesOC))
-	args = append(args, re.extra...)
-	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads,
-		EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body}
-	text, err := templates.Render("conv_rows.py", d)
-	if err != nil {
-		return nil, err
-	}
-	return &Launch{
-		Kernel:    newKernel("conv_rows.py", fn, text, map[string]any{"BLOCK_P": int64(bp), "BLOCK_OC": int64(bn), "BLOCK_K": int64(bk)}),
-		Grid:      [3]int{oh * tilesOW * tilesOC, g.batch * g.groups, l.n},
-		ModelAxis: 2,
-		Args:      args,
-	}, nil
+	return g.implicitGEMM(l, "conv_rows.py", "oc_g[:, None] * P + rp[None, :]", p, func(bp, tilesOC int) ([]LaunchArg, int) {
+		tilesOW := cdiv(ow, bp)
+		return []LaunchArg{intArg("H", h), intArg("W", w), intArg("OW", ow), intArg("P", p),
+			intArg("OC", g.ocg*g.groups), intArg("OCG", g.ocg), intArg("KH", g.kh), intArg("KW", g.kw),
+			intArg("CG", g.cg), intArg("GROUPS", g.groups),
+			intArg("stride_h", g.sh), intArg("stride_w", g.sw), intArg("pad_h", g.ph), intArg("pad_w", g.pw),
+			intArg("dil_h", g.dh), intArg("dil_w", g.dw), intArg("tiles_ow", tilesOW), intArg("tiles_oc", tilesOC)}, oh * tilesOW * tilesOC
+	})
 }
 
 // convWeightGroup copies a convolution weight [OC, CG, taps] to [taps, OC, CG] for
@@ -424,38 +408,11 @@ func (g *convPadGroup) emit(l *lowerer) (*Launch, error) {
 }
 
 func (g *convGroup) emitFlat(l *lowerer) (*Launch, error) {
-	fn := kernelName(g.index, g.ops)
 	p, q := g.oh*g.ow, g.oh*g.wp
-	outC := g.ocg * g.groups
-	re, err := g.epi.render("acc", "cmask", "tl.float32",
-		"(model + model_base) * c_mstride + bidx * c_bstride + oc_g[:, None] * P + rp[None, :]", "e", nil)
-	if err != nil {
-		return nil, err
-	}
-	bp, bn, bk := g.blocks() // the chosen tunables, else heuristicBlocks
-	tilesOC := cdiv(g.ocg, bn)
-	var args []LaunchArg
-	args = append(args, ptrArgs("x", g.x)...)
-	args = append(args, intArg("x_bstride", g.xBStride), intArg("x_cstride", g.xCStride))
-	args = append(args, ptrArgs("w", g.w)...)
-	args = append(args, ptrArgs("c", g.out)...)
-	args = append(args, intArg("c_bstride", outC*p))
-	args = append(args, re.args...)
-	args = append(args, intArg("Wp", g.wp), intArg("OW", g.ow), intArg("Q", q), intArg("P", p),
-		intArg("OCG", g.ocg), intArg("KTOT", g.cg*g.kh*g.kw), intArg("KW", g.kw), intArg("KHW", g.kh*g.kw),
-		intArg("CG", g.cg), intArg("GROUPS", g.groups), intArg("dil_h", g.dh), intArg("dil_w", g.dw),
-		intArg("tiles_oc", tilesOC))
-	args = append(args, re.extra...)
-	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads,
-		EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body}
-	text, err := templates.Render("conv_flat.py", d)
-	if err != nil {
-		return nil, err
-	}
-	return &Launch{
-		Kernel:    newKernel("conv_flat.py", fn, text, map[string]any{"BLOCK_P": int64(bp), "BLOCK_OC": int64(bn), "BLOCK_K": int64(bk)}),
-		Grid:      [3]int{cdiv(q, bp) * tilesOC, g.batch * g.groups, l.n},
-		ModelAxis: 2,
-		Args:      args,
-	}, nil
+	return g.implicitGEMM(l, "conv_flat.py", "oc_g[:, None] * P + rp[None, :]", p, func(bp, tilesOC int) ([]LaunchArg, int) {
+		return []LaunchArg{intArg("Wp", g.wp), intArg("OW", g.ow), intArg("Q", q), intArg("P", p),
+			intArg("OCG", g.ocg), intArg("KTOT", g.cg*g.kh*g.kw), intArg("KW", g.kw), intArg("KHW", g.kh*g.kw),
+			intArg("CG", g.cg), intArg("GROUPS", g.groups), intArg("dil_h", g.dh), intArg("dil_w", g.dw),
+			intArg("tiles_oc", tilesOC)}, cdiv(q, bp) * tilesOC
+	})
 }
