@@ -264,12 +264,7 @@ func (c *compiler) f32Op(in *ir.Instr, args []int, z int, d ir.DType) (step, err
 			// equal to float32(math.Exp) bit for bit.
 			unary = expF32
 		} else if in.Op == ir.Erf {
-			unary = func(a, z []float32) {
-				a = a[:len(z)]
-				for i := erfF32Vec(a, z); i < len(z); i++ {
-					z[i] = erf32(a[i])
-				}
-			}
+			unary = erfF32
 		} else {
 			unary = func(a, z []float32) {
 				for i := range z {

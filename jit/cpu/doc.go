@@ -57,8 +57,10 @@
 //     loop invariants once per loop (hoisting); splats feeding binary ops are read as
 //     scalars (splat.go); fp32 add/sub/mul/min/max run on AVX2 loops (vec_amd64.s), and
 //     x*a + b with scalar a, b is one loop (muladd.go), still rounded twice.
-//   - erf (GELU) is a table-driven Taylor expansion, 4 lanes at a time with AVX2, equal to
-//     float32(math.Erf) bit for bit (erf.go).
+//   - erf (GELU) is a table-driven Taylor expansion equal to float32(math.Erf) bit for bit
+//     (erf.go): with AVX-512, degree 13 on 16 intervals of [0, 4), coefficients picked by
+//     VPERMT2PD, 8 lanes at a time (about 0.9 ns an element); otherwise degree 6 on a 1/32
+//     grid, 4 lanes at a time with AVX2 (about 2.2 ns).
 //   - exp (softmax, attention, tl.sigmoid) is a degree-11 polynomial after an ln2 reduction,
 //     4 lanes at a time with AVX2/FMA, equal to float32(math.Exp) bit for bit (exp.go).
 //   - Programs are spread over workers; one program stays on one worker.

@@ -165,30 +165,59 @@ func vecMulAddF32(x []float32, a, b float32, z []float32) int {
 }
 
 //go:noescape
-func erfF32AVX2(x, z *float32, n int, flags *uint8, table *float64)
+func erfF32AVX2(x, z *float32, n int, flags *uint8, table *float64) int
 
-// erfF32Vec computes z = erf32(x) for the leading lanes it can (a multiple of 4) with AVX2;
-// it returns how many it did.
-func erfF32Vec(x, z []float32) int {
+//go:noescape
+func erfF32AVX512(x, z *float32, n int, flags *uint8, table *float64) int
+
+// erfAVX512 picks erfF32AVX512 (8 lanes at a time, erfWide) over erfF32AVX2 (4 lanes, the
+// erf32 grid); tests turn it off to exercise the AVX2 loop.
+var erfAVX512 = haveAVX512
+
+// erfF32Vec computes z = erf32(x) for the leading lanes it can (a multiple of 4) with
+// AVX-512 or AVX2; it returns how many it did.
+func erfF32Vec(x, z []float32) int { return erfF32VecWith(erfAVX512, x, z) }
+
+// erfF32VecWith is erfF32Vec with the AVX-512 loop on or off.
+func erfF32VecWith(wide bool, x, z []float32) int {
 	n := len(z) &^ 3
 	if !haveVecAVX2 || n == 0 {
 		return 0
 	}
 	x = x[:n]
-	var flags [256]uint8 // one per 4 lanes of a chunk
-	for off := 0; off < n; off += 4 * len(flags) {
-		m := min(4*len(flags), n-off)
-		erfF32AVX2(&x[off], &z[off], m, &flags[0], &erfTaylor[0][0])
-		for g, f := range flags[:m/4] {
-			for l := 0; f != 0; l, f = l+1, f>>1 {
-				if f&1 != 0 {
-					i := off + 4*g + l
-					z[i] = float32(math.Erf(float64(x[i])))
-				}
+	var flags [256]uint8
+	off := 0
+	if wide {
+		// One flag byte per 8 lanes; a last group of 4 goes to the AVX2 loop.
+		n8 := n &^ 7
+		for ; off < n8; off += 8 * len(flags) {
+			m := min(8*len(flags), n8-off)
+			if erfF32AVX512(&x[off], &z[off], m, &flags[0], &erfWideTab[0][0]) != 0 {
+				erfFixup(x[off:off+m], z[off:off+m], flags[:m/8], 8)
 			}
+		}
+		off = n8
+	}
+	for ; off < n; off += 4 * len(flags) {
+		m := min(4*len(flags), n-off)
+		if erfF32AVX2(&x[off], &z[off], m, &flags[0], &erfTaylor[0][0]) != 0 {
+			erfFixup(x[off:off+m], z[off:off+m], flags[:m/4], 4)
 		}
 	}
 	return n
+}
+
+// erfFixup recomputes with math.Erf the lanes flagged by an erf loop: bit l of flags[g] is
+// lane w*g+l.
+func erfFixup(x, z []float32, flags []uint8, w int) {
+	for g, f := range flags {
+		for l := 0; f != 0; l, f = l+1, f>>1 {
+			if f&1 != 0 {
+				i := w*g + l
+				z[i] = float32(math.Erf(float64(x[i])))
+			}
+		}
+	}
 }
 
 //go:noescape

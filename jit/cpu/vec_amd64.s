@@ -357,16 +357,18 @@ DATA erfconst<>+368(SB)/8, $0x8000000000000000
 DATA erfconst<>+376(SB)/8, $0x8000000000000000
 GLOBL erfconst<>(SB), RODATA|NOPTR, $384
 
-// func erfF32AVX2(x, z *float32, n int, flags *uint8, table *float64)
+// func erfF32AVX2(x, z *float32, n int, flags *uint8, table *float64) int
 // z[i] = erf(x[i]) for n lanes (a multiple of 4); flags[i/4] gets bit i%4 set for each lane
 // the caller must recompute with math.Erf: tiny, large or NaN inputs, and values within
-// 2^14 float64 ulps of a float32 rounding midpoint (erf32 decides the same way).
-TEXT ·erfF32AVX2(SB), NOSPLIT, $0-40
+// 2^14 float64 ulps of a float32 rounding midpoint (erf32 decides the same way); it returns
+// the OR of the flags (0: none to recompute).
+TEXT ·erfF32AVX2(SB), NOSPLIT, $0-48
 	MOVQ x+0(FP), SI
 	MOVQ z+8(FP), DI
 	MOVQ n+16(FP), CX
 	MOVQ flags+24(FP), DX
 	MOVQ table+32(FP), R8
+	XORL BX, BX
 	SHRQ $2, CX
 	JZ erfF32AVX2_done
 erfF32AVX2_loop:
@@ -441,6 +443,7 @@ erfF32AVX2_loop:
 	VMOVMSKPD Y6, AX
 	XORL $15, AX
 	MOVB AX, (DX)
+	ORL AX, BX
 	// erf is odd: copy the sign of x, round to fp32
 	VANDPD erfconst<>+352(SB), Y0, Y0
 	VORPD Y0, Y8, Y8
@@ -452,6 +455,7 @@ erfF32AVX2_loop:
 	DECQ CX
 	JNZ erfF32AVX2_loop
 erfF32AVX2_done:
+	MOVQ BX, ret+40(FP)
 	VZEROUPPER
 	RET
 
@@ -560,6 +564,108 @@ expF32AVX2_loop:
 	DECQ CX
 	JNZ expF32AVX2_loop
 expF32AVX2_done:
+	MOVQ BX, ret+40(FP)
+	VZEROUPPER
+	RET
+
+DATA erfwide<>+0(SB)/8, $0x7fffffffffffffff  // |x| mask
+DATA erfwide<>+8(SB)/8, $0x3c30000000000000  // 2^-60
+DATA erfwide<>+16(SB)/8, $0x400f5a88a0000000 // erfWideOne
+DATA erfwide<>+24(SB)/8, $0x4010000000000000 // erfWideInv
+DATA erfwide<>+32(SB)/8, $0x4330000000000000 // 2^52
+DATA erfwide<>+40(SB)/8, $0x1fffffff         // the low 29 bits
+DATA erfwide<>+48(SB)/8, $0xfffc000          // 2^28 - 2^14
+DATA erfwide<>+56(SB)/8, $0x8000             // 2^15
+DATA erfwide<>+64(SB)/8, $0x8000000000000000 // sign
+DATA erfwide<>+72(SB)/8, $0x3ff0000000000000 // 1
+GLOBL erfwide<>(SB), RODATA|NOPTR, $80
+
+// ERF_PAIR(LO, HI, ACC): ACC = c_LO + h*c_HI, each lane's coefficient picked from its table
+// row (16 doubles at LO(R8), HI(R8)) by the interval index in Z2; h is Z3.
+#define ERF_PAIR(LO, HI, ACC) \
+	VMOVUPD LO(R8), ACC; \
+	VPERMT2PD LO+64(R8), Z2, ACC; \
+	VMOVUPD HI(R8), Z14; \
+	VPERMT2PD HI+64(R8), Z2, Z14; \
+	VFMADD231PD Z14, Z3, ACC
+
+// func erfF32AVX512(x, z *float32, n int, flags *uint8, table *float64) int
+// z[i] = erf(x[i]) for n lanes (a multiple of 8), erf.go's erfWide on 8 lanes at a time;
+// table is erfWideTab (row 0 the interval centers, row 1+k the k-th coefficients, 16 doubles
+// a row). flags[i/8] gets bit i%8 set for each lane the caller must recompute with math.Erf:
+// NaN, |x| < 2^-60, and values within 2^14 float64 ulps of a float32 rounding midpoint; it
+// returns the OR of the flags (0: none to recompute). Lanes with |x| >= erfWideOne are +-1.
+TEXT ·erfF32AVX512(SB), NOSPLIT, $0-48
+	MOVQ x+0(FP), SI
+	MOVQ z+8(FP), DI
+	MOVQ n+16(FP), CX
+	MOVQ flags+24(FP), DX
+	MOVQ table+32(FP), R8
+	XORL BX, BX
+	SHRQ $3, CX
+	JZ erfF32AVX512_done
+	VPBROADCASTQ erfwide<>+0(SB), Z16
+	VPBROADCASTQ erfwide<>+8(SB), Z17
+	VPBROADCASTQ erfwide<>+16(SB), Z18
+	VPBROADCASTQ erfwide<>+24(SB), Z19
+	VPBROADCASTQ erfwide<>+32(SB), Z20
+	VPBROADCASTQ erfwide<>+40(SB), Z21
+	VPBROADCASTQ erfwide<>+48(SB), Z22
+	VPBROADCASTQ erfwide<>+56(SB), Z23
+	VPBROADCASTQ erfwide<>+64(SB), Z24
+	VPBROADCASTQ erfwide<>+72(SB), Z25
+erfF32AVX512_loop:
+	VCVTPS2PD (SI), Z0
+	VPANDQ Z16, Z0, Z1
+	// bad = !(|x| >= 2^-60) (NaN too), one = |x| >= erfWideOne
+	VCMPPD $0x19, Z17, Z1, K1
+	VCMPPD $0x1D, Z18, Z1, K2
+	// i = floor(4|x|) in the low mantissa bits of Z2 (VPERMT2PD reads the low 4); h = |x| - center
+	VMOVAPD Z20, Z2
+	VFMADD231PD.RD_SAE Z19, Z1, Z2
+	VMOVUPD 0(R8), Z3
+	VPERMT2PD 64(R8), Z2, Z3
+	VSUBPD Z3, Z1, Z3
+	VMULPD Z3, Z3, Z4
+	VMULPD Z4, Z4, Z5
+	VMULPD Z5, Z5, Z6
+	// Estrin: a_k = c_2k + h*c_2k+1; b = a0 + h2*a1, a2 + h2*a3, a4 + h2*a5;
+	// y = (b0 + h4*b1) + h8*(b2 + h4*a6)
+	ERF_PAIR(128, 256, Z7)
+	ERF_PAIR(384, 512, Z8)
+	ERF_PAIR(640, 768, Z9)
+	ERF_PAIR(896, 1024, Z10)
+	ERF_PAIR(1152, 1280, Z11)
+	ERF_PAIR(1408, 1536, Z12)
+	ERF_PAIR(1664, 1792, Z13)
+	VFMADD231PD Z8, Z4, Z7
+	VFMADD231PD Z10, Z4, Z9
+	VFMADD231PD Z12, Z4, Z11
+	VFMADD231PD Z9, Z5, Z7
+	VFMADD231PD Z13, Z5, Z11
+	VFMADD231PD Z11, Z6, Z7
+	// near = the low 29 bits are within 2^14 of the midpoint 2^28; flag (near && !one) || bad
+	VPANDQ Z21, Z7, Z15
+	VPSUBQ Z22, Z15, Z15
+	VPCMPUQ $1, Z23, Z15, K3
+	KANDNW K3, K2, K3
+	KORW K1, K3, K3
+	KMOVW K3, AX
+	ANDL $0xff, AX
+	MOVB AX, (DX)
+	ORL AX, BX
+	// lanes past erfWideOne are 1; erf is odd: copy the sign of x, round to fp32
+	VMOVAPD Z25, K2, Z7
+	VPANDQ Z24, Z0, Z0
+	VPORQ Z0, Z7, Z7
+	VCVTPD2PS Z7, Y7
+	VMOVUPS Y7, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	INCQ DX
+	DECQ CX
+	JNZ erfF32AVX512_loop
+erfF32AVX512_done:
 	MOVQ BX, ret+40(FP)
 	VZEROUPPER
 	RET

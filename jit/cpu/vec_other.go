@@ -5,6 +5,8 @@ package cpu
 var (
 	haveVecAVX2 = false
 	haveVecFMA  = false
+	haveAVX512  = false
+	erfAVX512   = false
 )
 
 func vecF32(op byte, x, y, z []float32) int { return 0 }
@@ -18,6 +20,8 @@ func transposeBlocks(dst, src []float32, rows, cols int) (int, int) { return 0, 
 func vecMulAddF32(x []float32, a, b float32, z []float32) int { return 0 }
 
 func erfF32Vec(x, z []float32) int { return 0 }
+
+func erfF32VecWith(wide bool, x, z []float32) int { return 0 }
 
 func expF32Vec(x, z []float32) int { return 0 }
 
