@@ -151,7 +151,13 @@ func (r *Runner) runLaunches(prepare bool) error {
 				if l.Prepare != prepare {
 					continue
 				}
-				if err := r.launchModel(i, l, m); err != nil {
+				start := time.Now()
+				err := r.launchModel(i, l, m)
+				if err == nil && r.kernelTimes != nil {
+					err = r.dev.Sync()
+					r.kernelTimes[i] += time.Since(start)
+				}
+				if err != nil {
 					return err
 				}
 			}

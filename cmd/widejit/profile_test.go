@@ -40,8 +40,11 @@ func TestRunProfileTimesEveryKernel(t *testing.T) {
 			t.Errorf("entry %d: %+v", i, k)
 		}
 	}
-	code, out, _ = runCLI(t, "--cache-dir", dir, "run", mlpGraph, "--device", "cpu", "--inputs", mlpInputs, "--profile")
-	if code != 0 || !strings.Contains(out, "kernel times (mean per run") || !strings.Contains(out, r.KernelMS[0].Kernel) {
-		t.Fatalf("exit %d, no kernel table in:\n%s", code, out)
+	for _, mode := range []string{"wide", "sequential"} {
+		code, out, _ = runCLI(t, "--cache-dir", dir, "run", mlpGraph, "--device", "cpu", "--inputs", mlpInputs, "--profile", "--mode", mode)
+		if code != 0 || !strings.Contains(out, "kernel times (mean per run") || !strings.Contains(out, r.KernelMS[0].Kernel) ||
+			strings.Contains(out, "(mean per run, 0.000 ms in all)") {
+			t.Fatalf("--mode %s: exit %d, no kernel times in:\n%s", mode, code, out)
+		}
 	}
 }
