@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/widejit/widejit/jit"
+	"github.com/widejit/widejit/triton/ir"
 )
 
 // paddedDotKernel multiplies masked, zero-padded edge tiles (B read as rows of B^T, as a
@@ -212,6 +213,34 @@ def k(q_ptr, k_ptr, r_ptr, o_ptr, L, S, DH, BL: tl.constexpr, BS: tl.constexpr, 
 			want := 2 * (sum + s[j]) // two iterations of tot += s @ ones + s
 			if g := float64(out.f32()[i*bs+j]); math.Abs(g-want) > 1e-4*(1+math.Abs(want)) {
 				t.Fatalf("o[%d,%d] = %v, want %v", i, j, g, want)
+			}
+		}
+	}
+}
+
+// maxRow/minRow (plain comparisons) must equal the maxnum/minnum fold on every row,
+// NaNs, infinities and signed zeros included.
+func TestRowMaxMinMatchMaxnum(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1)), 1, -1}
+	for trial := range 20000 {
+		n := 1 + rng.Intn(19)
+		x := make([]float32, n)
+		for i := range x {
+			if rng.Intn(3) == 0 {
+				x[i] = specials[rng.Intn(len(specials))]
+			} else {
+				x[i] = float32(rng.NormFloat64())
+			}
+		}
+		for _, k := range []struct {
+			kind int
+			op   func(a, b float32) float32
+		}{{ir.ReduceMax, maxNum32}, {ir.ReduceMin, minNum32}} {
+			want := foldRow(x, k.op)
+			got := reduceRowF32(k.kind, x)
+			if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+				t.Fatalf("trial %d kind %d %v: %v, want %v", trial, k.kind, x, got, want)
 			}
 		}
 	}

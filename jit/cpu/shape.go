@@ -368,9 +368,71 @@ func reduceRowF32(kind int, x []float32) float32 {
 		}
 		return float32((s0 + s1) + (s2 + s3))
 	case ir.ReduceMax:
-		return foldRow(x, maxNum32)
+		if m := maxRow(x); m != 0 {
+			return m
+		}
+		return foldRow(x, maxNum32) // +0 and -0 compare equal: let maxnum order them
+	}
+	if m := minRow(x); m != 0 {
+		return m
 	}
 	return foldRow(x, minNum32)
+}
+
+// maxRow is maxnum over x with plain comparisons, four chains: NaN lanes are skipped (a NaN
+// accumulator takes the next value), so it equals foldRow(x, maxNum32) whenever the result
+// is not a zero, whose sign maxnum orders and a comparison does not.
+func maxRow(x []float32) float32 {
+	m0 := x[0]
+	m1, m2, m3 := m0, m0, m0
+	j := 1
+	for ; j+4 <= len(x); j += 4 {
+		if v := x[j]; v > m0 || m0 != m0 {
+			m0 = v
+		}
+		if v := x[j+1]; v > m1 || m1 != m1 {
+			m1 = v
+		}
+		if v := x[j+2]; v > m2 || m2 != m2 {
+			m2 = v
+		}
+		if v := x[j+3]; v > m3 || m3 != m3 {
+			m3 = v
+		}
+	}
+	for ; j < len(x); j++ {
+		if v := x[j]; v > m0 || m0 != m0 {
+			m0 = v
+		}
+	}
+	return maxNum32(maxNum32(m0, m1), maxNum32(m2, m3))
+}
+
+// minRow is maxRow for minnum.
+func minRow(x []float32) float32 {
+	m0 := x[0]
+	m1, m2, m3 := m0, m0, m0
+	j := 1
+	for ; j+4 <= len(x); j += 4 {
+		if v := x[j]; v < m0 || m0 != m0 {
+			m0 = v
+		}
+		if v := x[j+1]; v < m1 || m1 != m1 {
+			m1 = v
+		}
+		if v := x[j+2]; v < m2 || m2 != m2 {
+			m2 = v
+		}
+		if v := x[j+3]; v < m3 || m3 != m3 {
+			m3 = v
+		}
+	}
+	for ; j < len(x); j++ {
+		if v := x[j]; v < m0 || m0 != m0 {
+			m0 = v
+		}
+	}
+	return minNum32(minNum32(m0, m1), minNum32(m2, m3))
 }
 
 // foldRow combines x with op (maxnum or minnum: exact, associative and commutative) over four
