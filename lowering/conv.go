@@ -410,7 +410,7 @@ func (g *convPadGroup) emit(l *lowerer) (*Launch, error) {
 func (g *convGroup) emitFlat(l *lowerer) (*Launch, error) {
 	p, q := g.oh*g.ow, g.oh*g.wp
 	return g.implicitGEMM(l, "conv_flat.py", "oc_g[:, None] * P + rp[None, :]", p, func(bp, tilesOC int) ([]LaunchArg, int) {
-		return []LaunchArg{intArg("Wp", g.wp), intArg("OW", g.ow), intArg("Q", q), intArg("P", p),
+		return []LaunchArg{intArg("Wp", g.wp), intArg("OW", g.ow), intArg("OH", g.oh), intArg("Q", q), intArg("P", p),
 			intArg("OCG", g.ocg), intArg("KTOT", g.cg*g.kh*g.kw), intArg("KW", g.kw), intArg("KHW", g.kh*g.kw),
 			intArg("CG", g.cg), intArg("GROUPS", g.groups), intArg("dil_h", g.dh), intArg("dil_w", g.dw),
 			intArg("tiles_oc", tilesOC)}, cdiv(q, bp) * tilesOC

@@ -27,7 +27,7 @@ def {{.Fn}}(
     w_ptr, w_mstride,
     c_ptr, c_mstride, c_bstride,
     {{pyargs .EpilogueArgs}}
-    Wp, OW, Q, P, OCG, KTOT, KW, KHW, CG, GROUPS, dil_h, dil_w, tiles_oc, {{pyargs .ExtraArgs}}
+    Wp, OW, OH, Q, P, OCG, KTOT, KW, KHW, CG, GROUPS, dil_h, dil_w, tiles_oc, {{pyargs .ExtraArgs}}
     BLOCK_P: tl.constexpr, BLOCK_OC: tl.constexpr, BLOCK_K: tl.constexpr,
 ):
     pid = tl.program_id(0)
@@ -63,5 +63,14 @@ def {{.Fn}}(
 {{- range .Body}}
     {{.}}
 {{- end}}
-    c_offs = model * c_mstride + bidx * c_bstride + oc_g[:, None] * P + rp[None, :]
-    tl.store(c_ptr + c_offs, y, mask=cmask)
+    # the store, one output row at a time: pixels oh*Wp .. oh*Wp + OW - 1 of q are output row
+    # oh, contiguous in memory, so each store is rows of live intervals (no gathered offsets)
+    # (qs is q afresh: the epilogue's // and % may have turned q into plain values, and the
+    # CPU backend keeps only untouched index tiles symbolic)
+    c_base = c_ptr + model * c_mstride + bidx * c_bstride + oc_g[:, None] * P
+    q0 = (pid // tiles_oc) * BLOCK_P
+    qs = q0 + tl.arange(0, BLOCK_P)
+    for oh in range(q0 // Wp, min((q0 + BLOCK_P - 1) // Wp + 1, OH)):
+        lo = oh * Wp
+        tl.store(c_base + (oh * OW - lo) + qs[None, :], y,
+                 mask=ocmask & (qs[None, :] >= lo) & (qs[None, :] < lo + OW))
