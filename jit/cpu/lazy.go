@@ -903,24 +903,24 @@ func (m *memOp) run(fr *frame) error {
 		fr.need(m.val)
 	}
 	a := &fr.lz.aff[m.p]
+	viewBase, rowStride, viewable := m.viewForm(fr, a, ptrLazy, colBase)
 	if ptrLazy && a.vec == vecNone && m.wholeTileLive(fr, maskLazy) && rowMajor(a, m.shape) {
 		// One contiguous block, every lane live (a weight tile of a matmul whose rows are
 		// BLOCK_K long): one bounds check and one copy instead of one per row. The checked
 		// range is the union of the rows', so a bad access reports the same offset.
 		return m.moveRowN(fr, a.tag, a.base, fr.prog.slotType[m.data].NumElems())
 	}
-	if m.strided && ptrLazy && a.vec == vecNone && a.strides[1] == 1 && a.strides[0] > int64(m.n) &&
-		m.wholeTileLive(fr, maskLazy) {
+	if m.strided && viewable && rowStride >= int64(m.n) && m.wholeTileLive(fr, maskLazy) {
 		// Rows apart in the buffer, all live, read only by tl.dot/tl.trans: view in place.
 		rows := m.shape[0]
-		span := int64(rows-1)*a.strides[0] + int64(m.n)
+		span := int64(rows-1)*rowStride + int64(m.n)
 		if small(span) {
-			b, o, err := fr.resolve(m.in.Pos, m.what, makePtr(int(a.tag), a.base), int(span))
+			b, o, err := fr.resolve(m.in.Pos, m.what, makePtr(int(a.tag), viewBase), int(span))
 			if err != nil {
 				return err
 			}
 			fr.aliasF32(m.data, b.f32()[o:o+int(span):o+int(span)])
-			fr.ld[m.data] = int(a.strides[0])
+			fr.ld[m.data] = max(int(rowStride), 1)
 			return nil
 		}
 	}
@@ -954,18 +954,17 @@ func (m *memOp) run(fr *frame) error {
 			live, block = m.walkExtent(rowLanes)
 		}
 		fr.ext[m.data], fr.partial[m.data] = live, true
-		if block && m.alias && ptrLazy && a.vec == vecNone && len(m.shape) == 2 && a.strides[1] == 1 &&
-			a.strides[0] >= int64(live.cols) && live.rows > 0 {
+		if block && m.alias && viewable && rowStride >= int64(live.cols) && live.rows > 0 {
 			// An edge tile whose live lanes are one block of rows apart in the buffer: the
 			// dot reads that block in place (alias.go), and never past it.
-			span := int64(live.rows-1)*a.strides[0] + int64(live.cols)
+			span := int64(live.rows-1)*rowStride + int64(live.cols)
 			if small(span) {
-				b, o, err := fr.resolve(m.in.Pos, m.what, makePtr(int(a.tag), a.base), int(span))
+				b, o, err := fr.resolve(m.in.Pos, m.what, makePtr(int(a.tag), viewBase), int(span))
 				if err != nil {
 					return err
 				}
 				fr.aliasF32(m.data, b.f32()[o:o+int(span):o+int(span)])
-				fr.ld[m.data] = max(int(a.strides[0]), 1)
+				fr.ld[m.data] = max(int(rowStride), 1)
 				return nil
 			}
 		}
@@ -998,6 +997,35 @@ func (m *memOp) run(fr *frame) error {
 		fr.ext[m.data] = live
 	}
 	return nil
+}
+
+// viewForm gives a 2-D tile's element offsets as base + row*rowStride + col, when they are
+// (viewable): an affine pointer tile with unit column stride, also when its columns come from
+// a gathered vector that counts up by one (colBase) or its rows from one that is affine after
+// all (offs % M away from the wrap), so such tiles can be read in place too.
+func (m *memOp) viewForm(fr *frame, a *affine, ptrLazy bool, colBase int64) (base, rowStride int64, ok bool) {
+	if !ptrLazy || len(m.shape) != 2 || a.vec != vecCols && a.strides[1] != 1 && m.n > 1 {
+		return 0, 0, false
+	}
+	switch a.vec {
+	case vecNone:
+		return a.base, a.strides[0], true
+	case vecCols:
+		return a.base + colBase, a.strides[0], true
+	case vecRows:
+		v := fr.ints[m.p][:m.shape[0]]
+		d := int64(0)
+		if len(v) > 1 {
+			d = v[1] - v[0]
+		}
+		for r := range v {
+			if v[r] != v[0]+int64(r)*d {
+				return 0, 0, false
+			}
+		}
+		return a.base + v[0], a.strides[0] + d, true
+	}
+	return 0, 0, false
 }
 
 // walkExtent finds the live extent of a tile row by row, and whether its live lanes are
