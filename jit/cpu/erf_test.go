@@ -3,8 +3,6 @@ package cpu
 import (
 	"math"
 	"math/rand/v2"
-	"runtime"
-	"sync"
 	"testing"
 )
 
@@ -115,71 +113,41 @@ func TestErfF32EveryNthFloat32(t *testing.T) {
 	if testing.Short() {
 		step = 61
 	}
-	workers := max(1, runtime.GOMAXPROCS(0))
-	var mu sync.Mutex
-	var maxUlps float64
-	var fallbacks, fast int
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			const chunk = 4096
-			xs := make([]float32, 0, chunk)
-			v512 := make([]float32, chunk)
-			v2 := make([]float32, chunk)
-			worst, fb, fs := 0.0, 0, 0
-			flush := func() {
-				d512, d2 := 0, 0
-				if haveAVX512 {
-					d512 = erfF32VecWith(true, xs, v512[:len(xs)])
-				}
-				d2 = erfF32VecWith(false, xs, v2[:len(xs)])
-				for i, x := range xs {
-					f := float64(x)
-					ref := math.Erf(f)
-					want := float32(ref)
-					if i < d512 && !sameF32(v512[i], want) {
-						t.Errorf("avx512: erf(%g) = %#x, want %#x", x, math.Float32bits(v512[i]), math.Float32bits(want))
-					}
-					if i < d2 && !sameF32(v2[i], want) {
-						t.Errorf("avx2: erf(%g) = %#x, want %#x", x, math.Float32bits(v2[i]), math.Float32bits(want))
-					}
-					// erf32 (the scalar tail) on every third of them: 39th.
-					if i%3 == 0 {
-						if got := erf32(x); !sameF32(got, want) {
-							t.Errorf("erf32(%g) = %#x, want %#x", x, math.Float32bits(got), math.Float32bits(want))
-						}
-					}
-					// erfWide's value is the same for x and -x: measure x > 0.
-					if f >= 0x1p-60 && f < erfWideOne {
-						y := erfWide(f)
-						ulp := math.Nextafter(ref, math.Inf(1)) - ref
-						worst = max(worst, math.Abs(y-ref)/ulp)
-						fs++
-						if erfNear(y) {
-							fb++
-						}
-					}
-				}
-				xs = xs[:0]
+	maxUlps, fallbacks, fast := sweepFloat32s(t, step, func(xs, scratch []float32) (worst float64, fb, fs int) {
+		v512, v2 := scratch[:len(xs)], scratch[len(xs):]
+		d512, d2 := 0, 0
+		if haveAVX512 {
+			d512 = erfF32VecWith(true, xs, v512)
+		}
+		d2 = erfF32VecWith(false, xs, v2)
+		for i, x := range xs {
+			f := float64(x)
+			ref := math.Erf(f)
+			want := float32(ref)
+			if i < d512 && !sameF32(v512[i], want) {
+				t.Errorf("avx512: erf(%g) = %#x, want %#x", x, math.Float32bits(v512[i]), math.Float32bits(want))
 			}
-			for b := uint64(w) * step; b < 1<<32; b += step * uint64(workers) {
-				xs = append(xs, math.Float32frombits(uint32(b)))
-				if len(xs) == chunk {
-					flush()
-					if t.Failed() {
-						return
-					}
+			if i < d2 && !sameF32(v2[i], want) {
+				t.Errorf("avx2: erf(%g) = %#x, want %#x", x, math.Float32bits(v2[i]), math.Float32bits(want))
+			}
+			// erf32 (the scalar tail) on every third of them: 39th.
+			if i%3 == 0 {
+				if got := erf32(x); !sameF32(got, want) {
+					t.Errorf("erf32(%g) = %#x, want %#x", x, math.Float32bits(got), math.Float32bits(want))
 				}
 			}
-			flush()
-			mu.Lock()
-			maxUlps, fallbacks, fast = max(maxUlps, worst), fallbacks+fb, fast+fs
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
+			// erfWide's value is the same for x and -x: measure x > 0.
+			if f >= 0x1p-60 && f < erfWideOne {
+				y := erfWide(f)
+				worst = max(worst, ulpsFrom(y, ref))
+				fs++
+				if erfNear(y) {
+					fb++
+				}
+			}
+		}
+		return worst, fb, fs
+	})
 	// The midpoint test's margin is 2^14 ulps; math.Erf is within 1 of erf(x).
 	if maxUlps > 1<<10 {
 		t.Errorf("erfWide is %.0f ulps from math.Erf, too close to the 2^14-ulp margin", maxUlps)

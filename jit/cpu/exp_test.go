@@ -74,59 +74,30 @@ func TestExp32EveryNthFloat32(t *testing.T) {
 	if testing.Short() {
 		step = 61
 	}
-	workers := max(1, runtime.GOMAXPROCS(0))
-	var mu sync.Mutex
-	var maxUlps float64
-	var fallbacks, fast int
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			const chunk = 4096
-			xs := make([]float32, 0, chunk)
-			vec := make([]float32, chunk)
-			worst, fb, fs := 0.0, 0, 0
-			flush := func() {
-				done := expF32Vec(xs, vec[:len(xs)])
-				for i, x := range xs {
-					f := float64(x)
-					ref := math.Exp(f)
-					want := float32(ref)
-					if got := exp32(x); !sameF32(got, want) {
-						t.Errorf("exp32(%g) = %#x, want %#x", x, math.Float32bits(got), math.Float32bits(want))
-					}
-					if i < done && !sameF32(vec[i], want) {
-						t.Errorf("expF32Vec: exp(%g) = %#x, want %#x", x, math.Float32bits(vec[i]), math.Float32bits(want))
-					}
-					if f >= expLo && f <= expHi {
-						y := expFast(f)
-						ulp := math.Nextafter(ref, math.Inf(1)) - ref
-						worst = max(worst, math.Abs(y-ref)/ulp)
-						fs++
-						if expNear(y) {
-							fb++
-						}
-					}
-				}
-				xs = xs[:0]
+	maxUlps, fallbacks, fast := sweepFloat32s(t, step, func(xs, scratch []float32) (worst float64, fb, fs int) {
+		out := scratch[:len(xs)]
+		done := expF32Vec(xs, out)
+		for i, x := range xs {
+			f := float64(x)
+			ref := math.Exp(f)
+			want := float32(ref)
+			if got := exp32(x); !sameF32(got, want) {
+				t.Errorf("exp32(%g) = %#x, want %#x", x, math.Float32bits(got), math.Float32bits(want))
 			}
-			for b := uint64(w) * step; b < 1<<32; b += step * uint64(workers) {
-				xs = append(xs, math.Float32frombits(uint32(b)))
-				if len(xs) == chunk {
-					flush()
-					if t.Failed() {
-						return
-					}
+			if i < done && !sameF32(out[i], want) {
+				t.Errorf("expF32Vec: exp(%g) = %#x, want %#x", x, math.Float32bits(out[i]), math.Float32bits(want))
+			}
+			if f >= expLo && f <= expHi {
+				y := expFast(f)
+				worst = max(worst, ulpsFrom(y, ref))
+				fs++
+				if expNear(y) {
+					fb++
 				}
 			}
-			flush()
-			mu.Lock()
-			maxUlps, fallbacks, fast = max(maxUlps, worst), fallbacks+fb, fast+fs
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
+		}
+		return worst, fb, fs
+	})
 	// The midpoint test's margin is 2^14 ulps; math.Exp is within 1 of e^x.
 	if maxUlps > 1<<10 {
 		t.Errorf("expFast is %.0f ulps from math.Exp, too close to the 2^14-ulp margin", maxUlps)
@@ -198,4 +169,51 @@ func BenchmarkExpF32(b *testing.B) {
 		})
 	})
 	b.Run("expF32", func(b *testing.B) { run(b, expF32) })
+}
+
+// sweepFloat32s runs check over every step-th float32 bit pattern (every one of 2^32 / step),
+// in chunks, on all cores, and combines what check measures of a fast float64 path: the
+// largest error in float64 ulps, and how many inputs it covered (fast) and sent back to the
+// reference for being near a float32 rounding midpoint (fallbacks).
+//
+// check gets the chunk and a scratch slice of twice its length, the worker's own.
+func sweepFloat32s(t *testing.T, step uint64, check func(xs, scratch []float32) (worstUlps float64, fallbacks, fast int)) (maxUlps float64, fallbacks, fast int) {
+	workers := max(1, runtime.GOMAXPROCS(0))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			const chunk = 4096
+			xs := make([]float32, 0, chunk)
+			scratch := make([]float32, 2*chunk)
+			worst, fb, fs := 0.0, 0, 0
+			flush := func() {
+				wu, b, s := check(xs, scratch[:2*len(xs)])
+				worst, fb, fs = max(worst, wu), fb+b, fs+s
+				xs = xs[:0]
+			}
+			for b := uint64(w) * step; b < 1<<32; b += step * uint64(workers) {
+				xs = append(xs, math.Float32frombits(uint32(b)))
+				if len(xs) == chunk {
+					flush()
+					if t.Failed() {
+						return
+					}
+				}
+			}
+			flush()
+			mu.Lock()
+			maxUlps, fallbacks, fast = max(maxUlps, worst), fallbacks+fb, fast+fs
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return maxUlps, fallbacks, fast
+}
+
+// ulpsFrom is how many float64 ulps of ref y is from ref.
+func ulpsFrom(y, ref float64) float64 {
+	return math.Abs(y-ref) / (math.Nextafter(ref, math.Inf(1)) - ref)
 }
