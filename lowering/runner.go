@@ -202,6 +202,14 @@ func (r *Runner) Close() {
 // Run uploads inputs (each [N, ...], or the bare shape when shared), executes the plan and
 // returns every output stacked [N, ...].
 func (r *Runner) Run(inputs map[string]*safetensors.Tensor) (map[string]*safetensors.Tensor, error) {
+	return r.RunInto(inputs, nil)
+}
+
+// RunInto is Run writing each output that a buffer holds whole into the tensor of the same
+// name in reuse, when that tensor has the output's dtype and size (the previous run's
+// outputs, say), instead of into new memory: repeated runs then allocate nothing per output,
+// as a framework's caching allocator would. The returned map holds those tensors.
+func (r *Runner) RunInto(inputs, reuse map[string]*safetensors.Tensor) (map[string]*safetensors.Tensor, error) {
 	p := r.plan
 	for _, b := range p.Inputs {
 		t := inputs[b.Name]
@@ -237,7 +245,12 @@ func (r *Runner) Run(inputs map[string]*safetensors.Tensor) (map[string]*safeten
 		data, ok := cache[v.Buf]
 		if !ok {
 			jb := r.bufs[v.Buf]
-			data = make([]byte, jb.Len()*v.DType.Size())
+			n := jb.Len() * v.DType.Size()
+			if t := reuse[o.Name]; t != nil && shared[v.Buf] == 1 && len(t.Data) == n && t.DType == v.DType.Safetensors() {
+				data = t.Data
+			} else {
+				data = make([]byte, n)
+			}
 			if err := r.dev.Download(jb, data); err != nil {
 				return nil, fmt.Errorf("output %q: %w", o.Name, err)
 			}
