@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"path/filepath"
 	"testing"
 
 	"github.com/widejit/widejit/jit"
@@ -243,5 +244,31 @@ func TestRowMaxMinMatchMaxnum(t *testing.T) {
 				t.Fatalf("trial %d kind %d %v: %v, want %v", trial, k.kind, x, got, want)
 			}
 		}
+	}
+}
+
+// A launch records its programs' average time, and a small launch then runs on the
+// caller's goroutine with the same results.
+func TestSmallLaunchesRunSerially(t *testing.T) {
+	k := loadKernel(t, filepath.Join(tutorialKernels, "vector_add.py"), "add_kernel",
+		map[string]string{"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"}, map[string]any{"BLOCK_SIZE": int64(64)})
+	rng := rand.New(rand.NewSource(4))
+	x, y := randF32(rng, 300, 1), randF32(rng, 300, 1)
+	for run := range 3 {
+		o := f32Buf(t, make([]float32, 320))
+		if err := k.Launch(grid1(5), []jit.Arg{buf(f32Buf(t, x)), buf(f32Buf(t, y)), buf(o), scalar(int64(300))}); err != nil {
+			t.Fatal(err)
+		}
+		if k.programNs.Load() <= 0 {
+			t.Fatalf("run %d: no program time recorded", run)
+		}
+		for i := range 300 {
+			if o.f32()[i] != x[i]+y[i] {
+				t.Fatalf("run %d: out[%d] = %v, want %v", run, i, o.f32()[i], x[i]+y[i])
+			}
+		}
+	}
+	if per := k.programNs.Load(); per*5 >= int64(serialLaunch) {
+		t.Errorf("a 5-program vector add measured %d ns a program: not a small launch", per)
 	}
 }
