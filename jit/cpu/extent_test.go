@@ -38,13 +38,9 @@ def padded_dot(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
 // the padded rows exactly as the kernel is written.
 func TestDotOnLiveExtentsMatchesPaddedReference(t *testing.T) {
 	const bm, bn, bk = 32, 64, 32
-	c := jit.NewCompiler(jit.CompilerOptions{Version: "test"})
-	kn, err := c.Load(NewDevice(2), jit.Source{File: "padded_dot.py", Text: paddedDotKernel, Fn: "padded_dot"},
-		jit.Spec{Sig: map[string]string{"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32"},
-			Consts: map[string]any{"BM": int64(bm), "BN": int64(bn), "BK": int64(bk)}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	kn := compileKernel(t, "padded_dot.py", paddedDotKernel, "padded_dot",
+		map[string]string{"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32"},
+		map[string]any{"BM": int64(bm), "BN": int64(bn), "BK": int64(bk)})
 	rng := rand.New(rand.NewSource(3))
 	for _, tc := range []struct {
 		m, n, k int
@@ -133,13 +129,9 @@ def dense_dot(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl
     tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
 `
 	const bm, bn, bk, k = 16, 32, 16, 80
-	c := jit.NewCompiler(jit.CompilerOptions{Version: "test"})
-	kn, err := c.Load(NewDevice(1), jit.Source{File: "dense_dot.py", Text: src, Fn: "dense_dot"},
-		jit.Spec{Sig: map[string]string{"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "K": "i32"},
-			Consts: map[string]any{"BM": int64(bm), "BN": int64(bn), "BK": int64(bk)}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	kn := compileKernel(t, "dense_dot.py", src, "dense_dot",
+		map[string]string{"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "K": "i32"},
+		map[string]any{"BM": int64(bm), "BN": int64(bn), "BK": int64(bk)})
 	rng := rand.New(rand.NewSource(5))
 	a, b := randF32(rng, bm*k, 1), randF32(rng, bn*k, 1)
 	out := f32Buf(t, make([]float32, bm*bn))
@@ -183,13 +175,9 @@ def k(q_ptr, k_ptr, r_ptr, o_ptr, L, S, DH, BL: tl.constexpr, BS: tl.constexpr, 
     tl.store(o_ptr + rl[:, None] * BS + rs[None, :], tot)
 `
 	const bl, bs, bd = 16, 16, 16
-	c := jit.NewCompiler(jit.CompilerOptions{Version: "test"})
-	kn, err := c.Load(NewDevice(1), jit.Source{File: "k.py", Text: src, Fn: "k"},
-		jit.Spec{Sig: map[string]string{"q_ptr": "*fp32", "k_ptr": "*fp32", "r_ptr": "*fp32", "o_ptr": "*fp32", "L": "i32", "S": "i32", "DH": "i32"},
-			Consts: map[string]any{"BL": int64(bl), "BS": int64(bs), "BD": int64(bd)}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	kn := compileKernel(t, "k.py", src, "k",
+		map[string]string{"q_ptr": "*fp32", "k_ptr": "*fp32", "r_ptr": "*fp32", "o_ptr": "*fp32", "L": "i32", "S": "i32", "DH": "i32"},
+		map[string]any{"BL": int64(bl), "BS": int64(bs), "BD": int64(bd)})
 	L, S, DH := 5, 7, 6
 	rng := rand.New(rand.NewSource(1))
 	q, kv, row := randF32(rng, L*DH, 1), randF32(rng, S*DH, 1), randF32(rng, S, 1)

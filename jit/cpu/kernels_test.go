@@ -29,8 +29,14 @@ func loadKernel(t testing.TB, path, fn string, sig map[string]string, consts map
 	if err != nil {
 		t.Fatal(err)
 	}
+	return compileKernel(t, path, string(text), fn, sig, consts)
+}
+
+// compileKernel compiles kernel fn of source text (named file) for a 4-worker device.
+func compileKernel(t testing.TB, file, text, fn string, sig map[string]string, consts map[string]any) *Kernel {
+	t.Helper()
 	c := jit.NewCompiler(jit.CompilerOptions{Version: "test"})
-	k, err := c.Load(NewDevice(4), jit.Source{File: path, Text: string(text), Fn: fn}, jit.Spec{Sig: sig, Consts: consts})
+	k, err := c.Load(NewDevice(4), jit.Source{File: file, Text: text, Fn: fn}, jit.Spec{Sig: sig, Consts: consts})
 	if err != nil {
 		t.Fatalf("compile %s: %v", fn, err)
 	}

@@ -912,16 +912,8 @@ func (m *memOp) run(fr *frame) error {
 	}
 	if m.strided && viewable && rowStride >= int64(m.n) && m.wholeTileLive(fr, maskLazy) {
 		// Rows apart in the buffer, all live, read only by tl.dot/tl.trans: view in place.
-		rows := m.shape[0]
-		span := int64(rows-1)*rowStride + int64(m.n)
-		if small(span) {
-			b, o, err := fr.resolve(m.in.Pos, m.what, makePtr(int(a.tag), viewBase), int(span))
-			if err != nil {
-				return err
-			}
-			fr.aliasF32(m.data, b.f32()[o:o+int(span):o+int(span)])
-			fr.ld[m.data] = max(int(rowStride), 1)
-			return nil
+		if viewed, err := m.viewRows(fr, a.tag, viewBase, rowStride, m.shape[0], m.n); viewed || err != nil {
+			return err
 		}
 	}
 	ptrs := fr.ints[m.p] // the vector of a symbolic pointer tile, or the pointers
@@ -957,15 +949,8 @@ func (m *memOp) run(fr *frame) error {
 		if block && m.alias && viewable && rowStride >= int64(live.cols) && live.rows > 0 {
 			// An edge tile whose live lanes are one block of rows apart in the buffer: the
 			// dot reads that block in place (alias.go), and never past it.
-			span := int64(live.rows-1)*rowStride + int64(live.cols)
-			if small(span) {
-				b, o, err := fr.resolve(m.in.Pos, m.what, makePtr(int(a.tag), viewBase), int(span))
-				if err != nil {
-					return err
-				}
-				fr.aliasF32(m.data, b.f32()[o:o+int(span):o+int(span)])
-				fr.ld[m.data] = max(int(rowStride), 1)
-				return nil
+			if viewed, err := m.viewRows(fr, a.tag, viewBase, rowStride, live.rows, live.cols); viewed || err != nil {
+				return err
 			}
 		}
 		width, rows = live.cols, live.rows
@@ -1026,6 +1011,23 @@ func (m *memOp) viewForm(fr *frame, a *affine, ptrLazy bool, colBase int64) (bas
 		return a.base + v[0], a.strides[0] + d, true
 	}
 	return 0, 0, false
+}
+
+// viewRows makes the load's slot view rows x cols elements of buffer tag, the rows rowStride
+// apart from element offset base (alias.go), after one bounds check of the whole span; it
+// reports false when the span is too large to reason about, and the load copies instead.
+func (m *memOp) viewRows(fr *frame, tag, base, rowStride int64, rows, cols int) (bool, error) {
+	span := int64(rows-1)*rowStride + int64(cols)
+	if !small(span) {
+		return false, nil
+	}
+	b, o, err := fr.resolve(m.in.Pos, m.what, makePtr(int(tag), base), int(span))
+	if err != nil {
+		return false, err
+	}
+	fr.aliasF32(m.data, b.f32()[o:o+int(span):o+int(span)])
+	fr.ld[m.data] = max(int(rowStride), 1)
+	return true, nil
 }
 
 // walkExtent finds the live extent of a tile row by row, and whether its live lanes are
