@@ -84,6 +84,8 @@ type Device interface {
 	Target() Target
 	Load(a *Artifact) (Kernel, error)
 
+	// Alloc returns a buffer of n elements, zeroed: plans rely on it (a zero-padded
+	// convolution input has only its interior written).
 	Alloc(dt ir.DType, n int) (Buffer, error)
 	Free(b Buffer)
 	// Upload copies little-endian host bytes into b (len(src) == b.Len()*dtype size).

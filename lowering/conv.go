@@ -38,6 +38,11 @@ var convRowAlways = false
 // than one tap; tests turn it off to check the other kernels on the CPU plan variant.
 var convFlatKernel = true
 
+// convTapMajorMinChannels: from this many input channels per group, conv_flat.py reduces tap
+// by tap (each tl.dot then has K = channels; below it, K = channels x taps keeps the dots
+// long enough to pay for their calls). Tests lower it to check both forms.
+var convTapMajorMinChannels = 8
+
 const convRowMinWidth = 8
 
 type convGroup struct {
@@ -49,10 +54,12 @@ type convGroup struct {
 	kh, kw                 int
 	sh, sw, ph, pw, dh, dw int
 	xBStride, xCStride     int
-	depthwise              bool // direct kernel (conv_depthwise.py)
-	rows                   bool // row-tiled implicit GEMM (conv_rows.py), else conv.py
-	flat                   bool // flat padded-pixel implicit GEMM (conv_flat.py), the CPU's
-	hp, wp                 int  // conv_flat.py: the padded plane
+	depthwise              bool     // direct kernel (conv_depthwise.py)
+	rows                   bool     // row-tiled implicit GEMM (conv_rows.py), else conv.py
+	flat                   bool     // flat padded-pixel implicit GEMM (conv_flat.py), the CPU's
+	hp, wp                 int      // conv_flat.py: the padded plane
+	outPad                 planePad // conv_flat.py: the output is written zero-padded for the next one
+	tapMajor               bool     // conv_flat.py: tap by tap, the weight relaid as [tap, OC, CG]
 }
 
 func lowerConv(l *lowerer, n *graph.Node) error {
@@ -111,15 +118,20 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	g.rows = !g.depthwise && convRowKernel && (convRowAlways || g.rowWidth() >= convRowMinWidth && g.rowStepsPayOff())
 	if g.flat {
 		g.rows = false
-		g.padInput(l, n.Name, inC)
+		if !g.takePaddedInput(l, n.Inputs[0].Name, inC) {
+			g.padInput(l, n.Name, inC)
+		}
 	}
 	if g.rows || g.flat { // [channel, pixel] accumulators
 		g.epi = newConvRowsEpilogue(out, batched)
 	} else {
 		g.epi = newConvEpilogue(out, batched, chBound)
 	}
-	if g.rows && g.kh*g.kw > 1 {
-		// conv_rows.py reads one tap's [out, in] weight tile per step: laid out as
+	// Many channels per group: conv_flat.py reduces tap by tap, so that its input tile is
+	// channel planes at one shift (affine, read in place) rather than rows gathered per k.
+	g.tapMajor = g.flat && g.cg >= convTapMajorMinChannels
+	if (g.rows || g.tapMajor) && g.kh*g.kw > 1 {
+		// conv_rows.py and tap-major conv_flat.py read one tap's [out, in] weight tile per step: laid out as
 		// [tap, out, in], the tile is one contiguous block when it spans the group, which the
 		// CPU backend reads in place (a copy of O(weights) per run, against a strided gather
 		// per program and tap).
@@ -200,6 +212,7 @@ type convData struct {
 	EpilogueArgs []string
 	ExtraArgs    []string
 	Body         []string
+	TapMajor     bool // conv_flat.py: reduce tap by tap over the weight as [tap, OC, CG]
 }
 
 // heuristicBlocks is the built-in tile choice of the implicit GEMM (the default tunables
@@ -211,12 +224,21 @@ func (g *convGroup) heuristicBlocks() (bp, boc, bk int) {
 		// channels and pixels for at least two programs per core
 		boc, bp := g.spreadOverCores(clamp(nextPow2(g.ocg), 16, 64), clamp(nextPow2(g.oh*g.wp), 16, 256),
 			g.ocg, g.oh*g.wp, g.batch*g.groups)
-		return bp, boc, clamp(nextPow2(g.cg*g.kh*g.kw), 16, 256)
+		return bp, boc, clamp(nextPow2(g.kExtent()), 16, 256)
 	}
 	if g.rows {
 		return clamp(nextPow2(g.rowWidth()), 16, 64), clamp(nextPow2(g.ocg), 16, 64), clamp(nextPow2(g.cg), 16, 64)
 	}
 	return clamp(nextPow2(g.oh*g.ow), 16, 64), clamp(nextPow2(g.ocg), 16, 64), clamp(nextPow2(g.cg*g.kh*g.kw), 16, 64)
+}
+
+// kExtent is the reduction length of one tl.dot step sequence: the channels of a group when
+// tap-major, else channels x taps.
+func (g *convGroup) kExtent() int {
+	if g.tapMajor {
+		return g.cg
+	}
+	return g.cg * g.kh * g.kw
 }
 
 func (g *convGroup) emit(l *lowerer) (*Launch, error) {
@@ -259,12 +281,21 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 	args = append(args, intArg("x_bstride", g.xBStride), intArg("x_cstride", g.xCStride))
 	args = append(args, ptrArgs("w", g.w)...)
 	args = append(args, ptrArgs("c", g.out)...)
-	args = append(args, intArg("c_bstride", g.ocg*g.groups*p))
+	if tmpl == "conv_flat.py" {
+		// the output's planes, rows and first pixel (dense, or padded for the next convolution)
+		cs, rs := p, g.ow
+		if o := g.outPad; o.hp > 0 {
+			cs, rs = o.hp*o.wp, o.wp
+		}
+		args = append(args, intArg("c_bstride", g.ocg*g.groups*cs), intArg("c_cstride", cs), intArg("c_rstride", rs), intArg("c_off", g.outPad.off))
+	} else {
+		args = append(args, intArg("c_bstride", g.ocg*g.groups*p))
+	}
 	args = append(args, re.args...)
 	args = append(args, geo...)
 	args = append(args, re.extra...)
 	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads,
-		EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body}
+		EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body, TapMajor: g.tapMajor}
 	text, err := templates.Render(tmpl, d)
 	if err != nil {
 		return nil, err
@@ -356,34 +387,77 @@ func (g *convGroup) emitDepthwise(l *lowerer) (*Launch, error) {
 }
 
 // padInput makes the convolution read a zero-padded copy of its input (conv_pad.py) laid out
-// as planes [Hp, Wp], for conv_flat.py. The buffer has (KW-1)*dil_w elements of slack at the
-// end: the dropped columns of the last output row read that far past the last plane.
+// as planes [Hp, Wp], for conv_flat.py.
 func (g *convGroup) padInput(l *lowerer, node string, inC int) {
-	// the rows and columns the output reads: both paddings, which differ for an even
-	// kernel under padding="same" (the extra one is at the end)
-	g.hp, g.wp = g.oh+(g.kh-1)*g.dh, g.ow+(g.kw-1)*g.dw
+	pad := g.padGeometry()
 	planes := g.batch * inC
-	models, ms := l.n, planes*g.hp*g.wp
+	models := l.n
 	if g.x.ModelStride == 0 {
-		models, ms = 1, 0 // a shared input is padded once
+		models = 1 // a shared input is padded once
 	}
 	name := node + ".padded"
-	b := l.newBuffer(TempBuffer, name, g.x.DType, models*planes*g.hp*g.wp+(g.kw-1)*g.dw)
-	pg := &convPadGroup{x: g.x, planes: planes, h: g.h, w: g.wd, hp: g.hp, wp: g.wp, ph: g.ph, pw: g.pw, models: models}
-	pg.groupBase = groupBase{nodes: []string{node + " (input zero-padded)"}, ops: []string{"pad"},
-		out: fullView(b, []int{planes, g.hp, g.wp}, ms)}
+	out := g.paddedBuffer(l, name, models, planes)
+	pg := &convPadGroup{x: g.x, planes: planes, h: g.h, w: g.wd, pad: pad, models: models}
+	pg.groupBase = groupBase{nodes: []string{node + " (input zero-padded)"}, ops: []string{"pad"}, out: out}
 	l.addGroup(pg, name)
 	g.x = pg.out
+}
+
+// planePad is the layout of zero-padded planes [hp, wp] whose interior starts at off; the zero
+// value is a dense layout.
+type planePad struct{ hp, wp, off int }
+
+// padGeometry sets the padded plane conv_flat.py reads: the rows and columns the output
+// reads, both paddings (which differ for an even kernel under padding="same": the extra one
+// is at the end).
+func (g *convGroup) padGeometry() planePad {
+	g.hp, g.wp = g.oh+(g.kh-1)*g.dh, g.ow+(g.kw-1)*g.dw
+	return planePad{g.hp, g.wp, g.ph*g.wp + g.pw}
+}
+
+// paddedBuffer allocates zero-padded input planes for conv_flat.py: (KW-1)*dil_w elements of
+// slack at the end, as the dropped columns of the last output row read that far past the
+// last plane. Only the interior is ever written: the border keeps the zeros every device
+// allocates buffers with (jit.Device.Alloc).
+func (g *convGroup) paddedBuffer(l *lowerer, name string, models, planes int) View {
+	b := l.newBuffer(TempBuffer, name, g.x.DType, models*planes*g.hp*g.wp+(g.kw-1)*g.dw)
+	b.Sparse = true
+	ms := planes * g.hp * g.wp
+	if models == 1 && g.x.ModelStride == 0 {
+		ms = 0
+	}
 	g.xCStride = g.hp * g.wp
-	g.xBStride = inC * g.xCStride
+	g.xBStride = planes / g.batch * g.xCStride
+	return fullView(b, []int{planes, g.hp, g.wp}, ms)
+}
+
+// takePaddedInput makes the pending conv_flat.py group producing value (its one consumer is
+// this convolution) store its output zero-padded, as this convolution reads it: the pad
+// kernel and a pass over the activation disappear. It reports false when value has another
+// producer or use.
+func (g *convGroup) takePaddedInput(l *lowerer, value string, inC int) bool {
+	prod, ok := l.fusable(value).(*convGroup)
+	// (Monte Carlo dropout in its epilogue numbers elements by the dense layout: not moved)
+	if !ok || !prod.flat || prod.outPad.hp > 0 || contains(prod.ops, "dropout") || !prod.out.Contiguous() || prod.out.ModelStride == 0 ||
+		prod.batch != g.batch || prod.ocg*prod.groups != inC || prod.oh != g.h || prod.ow != g.wd {
+		return false
+	}
+	pad := g.padGeometry()
+	out := g.paddedBuffer(l, value+".padded", l.n, g.batch*inC)
+	prod.outPad, prod.out = pad, out
+	l.writer[out.Buf] = prod.index
+	delete(l.owner, value) // nothing more fuses into its epilogue
+	l.notes[prod] = append(l.notes[prod], fmt.Sprintf("stores its output zero-padded to [%d, %d] planes for %s", pad.hp, pad.wp, g.nodes[0]))
+	g.x = out
+	return true
 }
 
 // convPadGroup copies a convolution input into zero-padded planes (conv_pad.py).
 type convPadGroup struct {
 	groupBase
 	x                    View
-	planes, h, w, hp, wp int
-	ph, pw, models       int
+	planes, h, w, models int
+	pad                  planePad
 }
 
 func (g *convPadGroup) emit(l *lowerer) (*Launch, error) {
@@ -391,14 +465,14 @@ func (g *convPadGroup) emit(l *lowerer) (*Launch, error) {
 	var args []LaunchArg
 	args = append(args, ptrArgs("x", g.x)...)
 	args = append(args, ptrArgs("o", g.out)...)
-	args = append(args, intArg("H", g.h), intArg("W", g.w), intArg("Hp", g.hp), intArg("Wp", g.wp),
-		intArg("pad_h", g.ph), intArg("pad_w", g.pw))
+	args = append(args, intArg("H", g.h), intArg("W", g.w), intArg("Hp", g.pad.hp), intArg("Wp", g.pad.wp),
+		intArg("pad_off", g.pad.off))
 	text, err := templates.Render("conv_pad.py", convData{Fn: fn, Header: header(g.nodes, g.ops)})
 	if err != nil {
 		return nil, err
 	}
-	bw := clamp(nextPow2(g.wp), 16, 128)
-	bh := clamp(nextPow2(g.hp), 1, max(4096/bw, 1))
+	bw := clamp(nextPow2(g.w), 16, 128)
+	bh := clamp(nextPow2(g.h), 1, max(4096/bw, 1))
 	return &Launch{
 		Kernel:    newKernel("conv_pad.py", fn, text, map[string]any{"BLOCK_H": int64(bh), "BLOCK_W": int64(bw)}),
 		Grid:      [3]int{g.planes, 1, g.models},
@@ -413,6 +487,6 @@ func (g *convGroup) emitFlat(l *lowerer) (*Launch, error) {
 		return []LaunchArg{intArg("Wp", g.wp), intArg("OW", g.ow), intArg("OH", g.oh), intArg("Q", q), intArg("P", p),
 			intArg("OCG", g.ocg), intArg("KTOT", g.cg*g.kh*g.kw), intArg("KW", g.kw), intArg("KHW", g.kh*g.kw),
 			intArg("CG", g.cg), intArg("GROUPS", g.groups), intArg("dil_h", g.dh), intArg("dil_w", g.dw),
-			intArg("tiles_oc", tilesOC)}, cdiv(q, bp) * tilesOC
+			intArg("w_tstride", g.ocg*g.groups*g.cg), intArg("tiles_oc", tilesOC)}, cdiv(q, bp) * tilesOC
 	})
 }

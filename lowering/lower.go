@@ -202,6 +202,11 @@ func Lower(g *graph.Graph, opts Options) (*Plan, error) {
 			plan.Buffers = append(plan.Buffers, b)
 		}
 	}
+	for _, b := range plan.Buffers {
+		if b.Sparse {
+			keep[b] = true // no other temp may leave data in its zeros
+		}
+	}
 	for b := range plan.markPrepare(written, keep) {
 		// prepared buffers live for the whole plan: a slot of their own, never freed
 		keep[b] = true

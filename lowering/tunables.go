@@ -242,7 +242,7 @@ func (g *convGroup) tunables() (tunableSpace, bool) {
 	return tunableSpace{axes: []tunableAxis{
 		blockAxis("BLOCK_P", "bp", bp, dotMinBlock, 128, g.oh*g.ow),
 		blockAxis("BLOCK_OC", "boc", boc, dotMinBlock, 64, g.ocg),
-		blockAxis("BLOCK_K", "bk", bk, dotMinBlock, 64, g.cg*g.kh*g.kw),
+		blockAxis("BLOCK_K", "bk", bk, dotMinBlock, 64, g.kExtent()),
 	}}, true
 }
 

@@ -27,6 +27,9 @@ type Buffer struct {
 	DType graph.DType
 	Elems int // elements, all models included
 	Slot  int // physical slot for temp buffers (see Plan.Slots); -1 otherwise
+	// Sparse: kernels write only part of the buffer and read the rest as the zeros it was
+	// allocated with (a convolution's zero-padded input): it gets a slot of its own.
+	Sparse bool
 }
 
 func (b *Buffer) String() string {

@@ -457,6 +457,13 @@ func (c *compiler) compileFor(in *ir.Instr, args, results []int) (step, error) {
 	for i := range allMovable {
 		allMovable[i] = true
 	}
+	// An initial value the loop consumes (its only use, recomputed whenever the loop runs
+	// again) moves into the carried slot instead of being copied: a loop nested in another
+	// then costs no copy of its accumulator per entry.
+	consumed := make([]bool, len(inits))
+	for i, v := range in.Args[3:] {
+		consumed[i] = c.consumedBy(v, in)
+	}
 	dt := it.Elem
 	return func(fr *frame) error {
 		lo, hi, s := fr.ints[lb][0], fr.ints[ub][0], fr.ints[st][0]
@@ -464,7 +471,11 @@ func (c *compiler) compileFor(in *ir.Instr, args, results []int) (step, error) {
 			return fr.errf(in.Pos, "for loop with step 0")
 		}
 		for i, init := range inits {
-			fr.copySlot(cls[i], iters[i], init)
+			if consumed[i] {
+				fr.swapSlot(cls[i], iters[i], init)
+			} else {
+				fr.copySlot(cls[i], iters[i], init)
+			}
 		}
 		if err := runSteps(fr, body.hoisted); err != nil {
 			return err
@@ -759,6 +770,16 @@ func analyzeUses(f *ir.Func) (map[*ir.Value]int, map[*ir.Value]*ir.Block) {
 	}
 	walk(f.Body)
 	return uses, def
+}
+
+// consumedBy reports whether in is the only use of v and v is recomputed (or, as a block
+// argument, reassigned) whenever in runs again, so in may take over v's storage.
+func (c *compiler) consumedBy(v *ir.Value, in *ir.Instr) bool {
+	if c.uses[v] != 1 || c.hoisted[v] || c.fnInvariant[v] || len(in.Results) == 0 {
+		return false
+	}
+	b := c.defBlock[v]
+	return b != nil && b == c.defBlock[in.Results[0]]
 }
 
 // deadAfter reports whether in is the only use of v and v is recomputed whenever in runs

@@ -7,11 +7,13 @@ k = (channel, kh, kw) of the reduction is one flat shift of q: the input tile [B
 BLOCK_P] has contiguous rows BLOCK_P long at per-row offsets, with no masks but the reduction
 and the last pixels. The Wp - OW columns past each output row are computed from the next
 row's border and dropped at the store. The weight [OC, CG*KH*KW] is read as it lies, rows
-contiguous. Program (pixel tile x channel tile, sample x group, model); the fused epilogue
+contiguous; with TapMajor (groups of many channels) the reduction runs tap by tap over the
+weight relaid as [KH*KW, OC, CG] (conv_weight.py), w_tstride = OC*CG apart, so that every
+operand tile of tl.dot is affine and the CPU backend reads it in place. Program (pixel tile x channel tile, sample x group, model); the fused epilogue
 (bias, activation, eval BatchNorm, residual add, dropout) runs on the fp32 accumulator
 [BLOCK_OC, BLOCK_P] before the single store.
 Data: Fn, Header, Epilogue []{Name, Load string} (loads addressed by bidx, oc_g, rp),
-EpilogueArgs, ExtraArgs []string, Body []string (statements from `acc` to `y`).
+EpilogueArgs, ExtraArgs []string, Body []string (statements from `acc` to `y`), TapMajor.
 */ -}}
 import triton
 import triton.language as tl
@@ -25,9 +27,9 @@ import triton.language as tl
 def {{.Fn}}(
     x_ptr, x_mstride, x_bstride, x_cstride,
     w_ptr, w_mstride,
-    c_ptr, c_mstride, c_bstride,
+    c_ptr, c_mstride, c_bstride, c_cstride, c_rstride, c_off,
     {{pyargs .EpilogueArgs}}
-    Wp, OW, OH, Q, P, OCG, KTOT, KW, KHW, CG, GROUPS, dil_h, dil_w, tiles_oc, {{pyargs .ExtraArgs}}
+    Wp, OW, OH, Q, P, OCG, KTOT, KW, KHW, CG, GROUPS, dil_h, dil_w, w_tstride, tiles_oc, {{pyargs .ExtraArgs}}
     BLOCK_P: tl.constexpr, BLOCK_OC: tl.constexpr, BLOCK_K: tl.constexpr,
 ):
     pid = tl.program_id(0)
@@ -41,9 +43,21 @@ def {{.Fn}}(
     rk = tl.arange(0, BLOCK_K)
     oc_g = grp * OCG + rn
     x_base = x_ptr + model * x_mstride + bidx * x_bstride + grp * CG * x_cstride
-    w_base = w_ptr + model * w_mstride + grp * OCG * KTOT
     ocmask = rn[:, None] < OCG
     acc = tl.zeros((BLOCK_OC, BLOCK_P), dtype=tl.float32)
+{{- if .TapMajor}}
+    # tap-major reduction: per tap one shift of the whole tile, channels along k; both tiles
+    # are affine (weight [tap, OC, CG] rows, input planes x_cstride apart), read in place
+    w_base = w_ptr + model * w_mstride + grp * OCG * CG
+    for tap in range(0, KHW):
+        toff = (tap // KW) * (dil_h * Wp) + (tap % KW) * dil_w
+        for c0 in range(0, CG, BLOCK_K):
+            cs = c0 + rk
+            a = tl.load(w_base + tap * w_tstride + rn[:, None] * CG + cs[None, :], mask=ocmask & (cs[None, :] < CG), other=0.0)
+            b = tl.load(x_base + toff + cs[:, None] * x_cstride + q[None, :], mask=(cs[:, None] < CG) & (q[None, :] < Q), other=0.0)
+            acc += tl.dot(a, b)
+{{- else}}
+    w_base = w_ptr + model * w_mstride + grp * OCG * KTOT
     for k0 in range(0, KTOT, BLOCK_K):
         ks = k0 + rk
         a = tl.load(w_base + rn[:, None] * KTOT + ks[None, :], mask=ocmask & (ks[None, :] < KTOT), other=0.0)
@@ -54,6 +68,7 @@ def {{.Fn}}(
         koff = (ks // KHW) * x_cstride + (tap // KW) * (dil_h * Wp) + (tap % KW) * dil_w
         b = tl.load(x_base + (koff[:, None] + q[None, :]), mask=bmask, other=0.0)
         acc += tl.dot(a, b)
+{{- end}}
     ow = q % Wp
     rp = (q // Wp) * OW + ow
     cmask = ocmask & (ow[None, :] < OW) & (q[None, :] < Q)
@@ -67,10 +82,12 @@ def {{.Fn}}(
     # oh, contiguous in memory, so each store is rows of live intervals (no gathered offsets)
     # (qs is q afresh: the epilogue's // and % may have turned q into plain values, and the
     # CPU backend keeps only untouched index tiles symbolic)
-    c_base = c_ptr + model * c_mstride + bidx * c_bstride + oc_g[:, None] * P
+    # (the output planes are c_cstride apart, its rows c_rstride, its first pixel at c_off:
+    # dense [OH, OW], or the next convolution's zero-padded planes)
+    c_base = c_ptr + model * c_mstride + c_off + bidx * c_bstride + oc_g[:, None] * c_cstride
     q0 = (pid // tiles_oc) * BLOCK_P
     qs = q0 + tl.arange(0, BLOCK_P)
     for oh in range(q0 // Wp, min((q0 + BLOCK_P - 1) // Wp + 1, OH)):
         lo = oh * Wp
-        tl.store(c_base + (oh * OW - lo) + qs[None, :], y,
+        tl.store(c_base + (oh * c_rstride - lo) + qs[None, :], y,
                  mask=ocmask & (qs[None, :] >= lo) & (qs[None, :] < lo + OW))

@@ -1,8 +1,8 @@
 {{- /*
 Zero padding for conv_flat.py: x[plane, H, W] (plane = sample x channel, per model) copied into
-the interior of o[plane, Hp, Wp] = [H + 2*pad_h, W + 2*pad_w], the border written as zeros.
-Program (plane, -, model) fills one padded plane, BLOCK_H x BLOCK_W tiles at a time; the
-source rows are contiguous and the padding is four interval conditions.
+the interior of o[plane, Hp, Wp], at element pad_off of each padded plane. The border is never
+written: it keeps the zeros the buffer was allocated with (jit.Device.Alloc), so only H rows
+of W move. Program (plane, -, model) copies one plane, BLOCK_H x BLOCK_W tiles at a time.
 Data: Fn, Header.
 */ -}}
 import triton
@@ -15,19 +15,19 @@ import triton.language as tl
 {{- end}}
 @triton.jit
 def {{.Fn}}(
-    x_ptr, x_mstride, o_ptr, o_mstride, H, W, Hp, Wp, pad_h, pad_w,
+    x_ptr, x_mstride, o_ptr, o_mstride, H, W, Hp, Wp, pad_off,
     BLOCK_H: tl.constexpr, BLOCK_W: tl.constexpr,
 ):
     plane = tl.program_id(0)
     model = tl.program_id(2)
     x_base = x_ptr + model * x_mstride + plane * H * W
-    o_base = o_ptr + model * o_mstride + plane * Hp * Wp
+    o_base = o_ptr + model * o_mstride + plane * Hp * Wp + pad_off
     rh = tl.arange(0, BLOCK_H)
     rw = tl.arange(0, BLOCK_W)
-    for i0 in range(0, Hp, BLOCK_H):
-        ip = i0 + rh
-        for j0 in range(0, Wp, BLOCK_W):
-            jp = j0 + rw
-            inside = (ip[:, None] >= pad_h) & (ip[:, None] < H + pad_h) & (jp[None, :] >= pad_w) & (jp[None, :] < W + pad_w)
-            v = tl.load(x_base + (ip[:, None] - pad_h) * W + (jp[None, :] - pad_w), mask=inside, other=0.0)
-            tl.store(o_base + ip[:, None] * Wp + jp[None, :], v, mask=(ip[:, None] < Hp) & (jp[None, :] < Wp))
+    for i0 in range(0, H, BLOCK_H):
+        i = i0 + rh
+        for j0 in range(0, W, BLOCK_W):
+            j = j0 + rw
+            inside = (i[:, None] < H) & (j[None, :] < W)
+            v = tl.load(x_base + i[:, None] * W + j[None, :], mask=inside, other=0.0)
+            tl.store(o_base + i[:, None] * Wp + j[None, :], v, mask=inside)
