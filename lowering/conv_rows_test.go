@@ -1,10 +1,13 @@
 package lowering
 
 import (
-	"github.com/widejit/widejit/autotune"
+	"fmt"
+	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/widejit/widejit/autotune"
 	"github.com/widejit/widejit/graph"
 )
 
@@ -147,5 +150,53 @@ func TestConvFlatKernelOnCPUPlans(t *testing.T) {
 	}
 	if flat == 0 {
 		t.Fatal("no convolution took conv_flat.py")
+	}
+}
+
+// Both reduction orders of conv_flat.py (tap-major from one channel per group up, and
+// channels x taps everywhere) and the padded stores between chained convolutions match
+// PyTorch on the conv fixtures and the conv examples; the plans show that both forms and at
+// least one padded store (a conv writing the next one's zero-padded planes, no pad kernel)
+// were exercised.
+func TestConvFlatTapMajorAndPaddedStores(t *testing.T) {
+	cpuPlan := Options{Device: autotune.DeviceInfo{Kind: "cpu", Cores: 2}}
+	dirs, _ := filepath.Glob(filepath.Join("testdata", "conv", "*_n3"))
+	dirs = append(dirs, filepath.Join("..", "examples", "resblock"), filepath.Join("..", "examples", "convnet"))
+	defer func(v int) { convTapMajorMinChannels = v }(convTapMajorMinChannels)
+	for _, minCh := range []int{1, math.MaxInt} {
+		convTapMajorMinChannels = minCh
+		tapMajor, padded := 0, 0
+		for _, dir := range dirs {
+			t.Run(fmt.Sprintf("%s/tap-major-from-%d", filepath.Base(dir), minCh), func(t *testing.T) {
+				checkFixtureCPU(t, dir, cpuPlan)
+			})
+			g, err := graph.Load(filepath.Join(dir, "graph.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan, err := Lower(g, cpuPlan)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ln := range plan.Launches {
+				if ln.Kernel.Template != "conv_flat.py" {
+					continue
+				}
+				if strings.Contains(ln.Kernel.Source.Text, "for tap in range") {
+					tapMajor++
+				}
+				for _, a := range ln.Args {
+					if a.Name == "c_off" && a.Int > 0 {
+						padded++
+					}
+				}
+			}
+		}
+		if (tapMajor > 0) != (minCh == 1) {
+			t.Errorf("tap-major from %d channels: %d tap-major conv_flat.py kernels", minCh, tapMajor)
+		}
+		if padded == 0 {
+			t.Errorf("tap-major from %d channels: no convolution stored the next one's padded input", minCh)
+		}
 	}
 }
