@@ -213,6 +213,7 @@ type convData struct {
 	ExtraArgs    []string
 	Body         []string
 	TapMajor     bool // conv_flat.py: reduce tap by tap over the weight as [tap, OC, CG]
+	PaddedStore  bool // conv_flat.py: the output's padded planes are as wide as the input's
 }
 
 // heuristicBlocks is the built-in tile choice of the implicit GEMM (the default tunables
@@ -295,7 +296,8 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 	args = append(args, geo...)
 	args = append(args, re.extra...)
 	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads,
-		EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body, TapMajor: g.tapMajor}
+		EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body, TapMajor: g.tapMajor,
+		PaddedStore: g.outPad.hp > 0 && g.outPad.wp == g.wp}
 	text, err := templates.Render(tmpl, d)
 	if err != nil {
 		return nil, err

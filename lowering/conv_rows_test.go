@@ -165,7 +165,7 @@ func TestConvFlatTapMajorAndPaddedStores(t *testing.T) {
 	defer func(v int) { convTapMajorMinChannels = v }(convTapMajorMinChannels)
 	for _, minCh := range []int{1, math.MaxInt} {
 		convTapMajorMinChannels = minCh
-		tapMajor, padded := 0, 0
+		tapMajor, padded, whole := 0, 0, 0
 		for _, dir := range dirs {
 			t.Run(fmt.Sprintf("%s/tap-major-from-%d", filepath.Base(dir), minCh), func(t *testing.T) {
 				checkFixtureCPU(t, dir, cpuPlan)
@@ -190,13 +190,16 @@ func TestConvFlatTapMajorAndPaddedStores(t *testing.T) {
 						padded++
 					}
 				}
+				if strings.Contains(ln.Kernel.Source.Text, "tl.where(ow[None, :] < OW, y, 0.0)") {
+					whole++ // the padded store of whole tiles
+				}
 			}
 		}
 		if (tapMajor > 0) != (minCh == 1) {
 			t.Errorf("tap-major from %d channels: %d tap-major conv_flat.py kernels", minCh, tapMajor)
 		}
-		if padded == 0 {
-			t.Errorf("tap-major from %d channels: no convolution stored the next one's padded input", minCh)
+		if padded == 0 || whole == 0 {
+			t.Errorf("tap-major from %d channels: %d convolutions stored the next one's padded input, %d as whole tiles; want both > 0", minCh, padded, whole)
 		}
 	}
 }

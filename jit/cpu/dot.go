@@ -123,8 +123,10 @@ var (
 	microName            = "pure Go dot"
 
 	// gemmPackB: copy the B panel of each full-width strip into a contiguous [k, w] panel
-	// when several row blocks reuse it and B's rows are 4 KB or more apart (rows
-	// that far apart alias in the L1 cache; below that, packing costs more than it saves).
+	// when several row blocks reuse it, B's rows are 4 KB or more apart (rows
+	// that far apart alias in the L1 cache; below that, packing costs more than it saves)
+	// and k is over 64 (a panel of a few rows stays in cache anyway: a tap-major
+	// convolution's per-tap dots read channel planes in place, unpacked).
 	gemmPackB = true
 	// gemmPackA: copy the rows of A closer together (k+16 apart) when they are 4 KB or more
 	// apart and many strips reuse them.
@@ -202,7 +204,7 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 		}
 		nFull, rem = maskedAt, 0
 	}
-	pack := gemmPackB && m > wide.mr && nFull > 0 && ldb >= 1024
+	pack := gemmPackB && m > wide.mr && nFull > 0 && ldb >= 1024 && k > 64
 	padded := rem > 0 && rem < edge.w // the edge needs a padded B panel and a C tile
 	need := 0
 	if pack {

@@ -13,7 +13,7 @@ operand tile of tl.dot is affine and the CPU backend reads it in place. Program 
 (bias, activation, eval BatchNorm, residual add, dropout) runs on the fp32 accumulator
 [BLOCK_OC, BLOCK_P] before the single store.
 Data: Fn, Header, Epilogue []{Name, Load string} (loads addressed by bidx, oc_g, rp),
-EpilogueArgs, ExtraArgs []string, Body []string (statements from `acc` to `y`), TapMajor.
+EpilogueArgs, ExtraArgs []string, Body []string (statements from `acc` to `y`), TapMajor, PaddedStore.
 */ -}}
 import triton
 import triton.language as tl
@@ -78,16 +78,22 @@ def {{.Fn}}(
 {{- range .Body}}
     {{.}}
 {{- end}}
-    # the store, one output row at a time: pixels oh*Wp .. oh*Wp + OW - 1 of q are output row
-    # oh, contiguous in memory, so each store is rows of live intervals (no gathered offsets)
     # (qs is q afresh: the epilogue's // and % may have turned q into plain values, and the
     # CPU backend keeps only untouched index tiles symbolic)
-    # (the output planes are c_cstride apart, its rows c_rstride, its first pixel at c_off:
-    # dense [OH, OW], or the next convolution's zero-padded planes)
     c_base = c_ptr + model * c_mstride + c_off + bidx * c_bstride + oc_g[:, None] * c_cstride
     q0 = (pid // tiles_oc) * BLOCK_P
     qs = q0 + tl.arange(0, BLOCK_P)
+{{- if .PaddedStore}}
+    # the next convolution's zero-padded planes are as wide as this one's input (Wp): pixel q
+    # lies at q past the first, and the dropped columns fall on the border, written as the
+    # zeros it holds, so the whole tile is one store of contiguous rows
+    tl.store(c_base + qs[None, :], tl.where(ow[None, :] < OW, y, 0.0), mask=ocmask & (qs[None, :] < Q))
+{{- else}}
+    # one output row at a time: pixels oh*Wp .. oh*Wp + OW - 1 of q are output row oh,
+    # contiguous in memory (its planes c_cstride apart, rows c_rstride), so each store is rows
+    # of live intervals (no gathered offsets)
     for oh in range(q0 // Wp, min((q0 + BLOCK_P - 1) // Wp + 1, OH)):
         lo = oh * Wp
         tl.store(c_base + (oh * c_rstride - lo) + qs[None, :], y,
                  mask=ocmask & (qs[None, :] >= lo) & (qs[None, :] < lo + OW))
+{{- end}}
