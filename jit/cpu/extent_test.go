@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand"
 	"path/filepath"
 	"testing"
@@ -208,15 +209,22 @@ def k(q_ptr, k_ptr, r_ptr, o_ptr, L, S, DH, BL: tl.constexpr, BS: tl.constexpr, 
 }
 
 // maxRow/minRow (plain comparisons) must equal the maxnum/minnum fold on every row,
-// NaNs, infinities and signed zeros included.
+// NaNs, infinities and signed zeros included, on short rows (scalar chains) and long ones
+// (the SIMD rows, with their tails), some all NaN or with few specials.
 func TestRowMaxMinMatchMaxnum(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
 	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1)), 1, -1}
 	for trial := range 20000 {
 		n := 1 + rng.Intn(19)
+		if trial%2 == 1 {
+			n = 1 + rng.Intn(150)
+		}
+		odds := []int{3, 50, 1}[trial%3]
 		x := make([]float32, n)
 		for i := range x {
-			if rng.Intn(3) == 0 {
+			if trial%7 == 0 {
+				x[i] = specials[0] // all NaN
+			} else if rng.Intn(odds) == 0 {
 				x[i] = specials[rng.Intn(len(specials))]
 			} else {
 				x[i] = float32(rng.NormFloat64())
@@ -231,6 +239,25 @@ func TestRowMaxMinMatchMaxnum(t *testing.T) {
 			if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
 				t.Fatalf("trial %d kind %d %v: %v, want %v", trial, k.kind, x, got, want)
 			}
+		}
+	}
+}
+
+// A row sum (float64 accumulation, SIMD on long rows) is the exact sum rounded to fp32, or
+// within one fp32 ulp of it (float64 roundings can cross a fp32 rounding midpoint).
+func TestRowSumIsNearlyExact(t *testing.T) {
+	rng := rand.New(rand.NewSource(8))
+	for trial := range 5000 {
+		x := make([]float32, 1+rng.Intn(300))
+		exact := new(big.Float).SetPrec(2000)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64() * math.Pow(2, float64(rng.Intn(20)-10)))
+			exact.Add(exact, new(big.Float).SetFloat64(float64(x[i])))
+		}
+		want, _ := exact.Float32()
+		got := reduceRowF32(ir.ReduceSum, x)
+		if d := math.Float32bits(got) - math.Float32bits(want); d != 0 && d != 1 && d != math.MaxUint32 {
+			t.Fatalf("trial %d (n=%d): sum %v, exact %v", trial, len(x), got, want)
 		}
 	}
 }

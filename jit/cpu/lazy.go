@@ -504,6 +504,35 @@ func (c *compiler) symbolicStep(in *ir.Instr, args, results []int, eager step) s
 	z := results[0]
 	tz := c.p.slotType[z]
 	switch in.Op {
+	case ir.Select:
+		// A symbolic condition that holds (or fails) on the whole tile, such as an attention
+		// mask `rs < S` inside the keys: the result is one operand, moved or copied, with no
+		// mask tile built and no lane-by-lane choice.
+		cond, a, b := args[0], args[1], args[2]
+		cls := c.p.slotClass[z]
+		moveA, moveB := c.deadAfter(in.Args[1], in), c.deadAfter(in.Args[2], in)
+		return func(fr *frame) error {
+			if fr.lz.kind[cond] != lazyMask {
+				return fallback(fr)
+			}
+			switch maskUniform(fr.lz.conds[cond], tz.Shape) {
+			case maskAllOn:
+				if moveA {
+					fr.swapSlot(cls, z, a)
+				} else {
+					fr.copySlot(cls, z, a)
+				}
+				return nil
+			case maskAllOff:
+				if moveB {
+					fr.swapSlot(cls, z, b)
+				} else {
+					fr.copySlot(cls, z, b)
+				}
+				return nil
+			}
+			return fallback(fr)
+		}
 	case ir.Arange:
 		if !lazyInt(tz) {
 			return fallback
@@ -1061,6 +1090,27 @@ func (m *memOp) wholeTileLive(fr *frame, maskLazy bool) bool {
 		}
 	}
 	return true
+}
+
+// maskUniform tells whether the conjunction conds holds on every lane of a tile of shape
+// (maskAllOn), on none (maskAllOff: one condition fails everywhere), or cannot say
+// (maskMixed).
+func maskUniform(conds []cond, shape []int) int {
+	on := true
+	for i := range conds {
+		lo, hi, ok := affineRange(&conds[i].a, shape)
+		if !ok {
+			return maskMixed
+		}
+		if lo >= 0 {
+			return maskAllOff
+		}
+		on = on && hi < 0
+	}
+	if on {
+		return maskAllOn
+	}
+	return maskMixed
 }
 
 // rowMajor reports whether the affine tile a of shape counts up by one in row-major order.

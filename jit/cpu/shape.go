@@ -357,6 +357,10 @@ func reduceRowF32(kind int, x []float32) float32 {
 	case ir.ReduceSum:
 		var s0, s1, s2, s3 float64
 		j := 0
+		if haveVecAVX2 && len(x) >= 16 {
+			j = len(x) &^ 15
+			s0 = sumRowAVX2(&x[0], j)
+		}
 		for ; j+4 <= len(x); j += 4 {
 			s0 += float64(x[j])
 			s1 += float64(x[j+1])
@@ -383,6 +387,9 @@ func reduceRowF32(kind int, x []float32) float32 {
 // accumulator takes the next value), so it equals foldRow(x, maxNum32) whenever the result
 // is not a zero, whose sign maxnum orders and a comparison does not.
 func maxRow(x []float32) float32 {
+	if haveVecAVX2 && len(x) >= 32 {
+		return extremeRow(x, 0, maxNum32)
+	}
 	m0 := x[0]
 	m1, m2, m3 := m0, m0, m0
 	j := 1
@@ -408,8 +415,28 @@ func maxRow(x []float32) float32 {
 	return maxNum32(maxNum32(m0, m1), maxNum32(m2, m3))
 }
 
+// extremeRow is maxRow (op 0, fold maxNum32) or minRow (op 1, minNum32) on AVX2: the
+// non-NaN lanes' extreme, or 0 (the callers then fold exactly) when the result is a zero or
+// an infinity of the starting sign, which all-NaN rows also give.
+func extremeRow(x []float32, op int, fold func(a, b float32) float32) float32 {
+	j := len(x) &^ 31
+	m := extremeRowAVX2(&x[0], j, op)
+	for _, v := range x[j:] {
+		if v == v {
+			m = fold(m, v)
+		}
+	}
+	if math.IsInf(float64(m), 2*op-1) {
+		return 0
+	}
+	return m
+}
+
 // minRow is maxRow for minnum.
 func minRow(x []float32) float32 {
+	if haveVecAVX2 && len(x) >= 32 {
+		return extremeRow(x, 1, minNum32)
+	}
 	m0 := x[0]
 	m1, m2, m3 := m0, m0, m0
 	j := 1

@@ -23,6 +23,12 @@ func divVVAVX2(x, y, z *float32, n int)
 func maxVVAVX2(x, y, z *float32, n int)
 
 //go:noescape
+func sumRowAVX2(x *float32, n int) float64
+
+//go:noescape
+func extremeRowAVX2(x *float32, n int, op int) float32
+
+//go:noescape
 func minVVAVX2(x, y, z *float32, n int)
 
 //go:noescape

@@ -669,3 +669,110 @@ erfF32AVX512_done:
 	MOVQ BX, ret+40(FP)
 	VZEROUPPER
 	RET
+
+// Row reductions of fp32 lanes. sumRowAVX2 accumulates in float64 (four chains of four
+// lanes, n a multiple of 16); extremeRowAVX2 is max (op 0) or min (op 1) over the non-NaN
+// lanes from an initial -inf (+inf) (four chains of eight lanes, n a multiple of 32):
+// VMAXPS/VMINPS return the second source when the first is NaN, so with the lanes first and
+// the accumulator second a NaN lane is skipped.
+
+// func sumRowAVX2(x *float32, n int) float64
+TEXT ·sumRowAVX2(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	SHRQ $4, CX
+	JZ sumRowAVX2_done
+sumRowAVX2_loop:
+	VCVTPS2PD 0(SI), Y4
+	VCVTPS2PD 16(SI), Y5
+	VCVTPS2PD 32(SI), Y6
+	VCVTPS2PD 48(SI), Y7
+	VADDPD Y4, Y0, Y0
+	VADDPD Y5, Y1, Y1
+	VADDPD Y6, Y2, Y2
+	VADDPD Y7, Y3, Y3
+	ADDQ $64, SI
+	DECQ CX
+	JNZ sumRowAVX2_loop
+sumRowAVX2_done:
+	VADDPD Y1, Y0, Y0
+	VADDPD Y3, Y2, Y2
+	VADDPD Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD X1, X0, X0
+	VUNPCKHPD X0, X0, X1
+	VADDSD X1, X0, X0
+	VZEROUPPER
+	MOVSD X0, ret+16(FP)
+	RET
+
+// func extremeRowAVX2(x *float32, n int, op int) float32
+TEXT ·extremeRowAVX2(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ op+16(FP), DX
+	MOVL $0xff800000, AX // -inf
+	CMPQ DX, $0
+	JEQ extremeRowAVX2_init
+	MOVL $0x7f800000, AX // +inf
+extremeRowAVX2_init:
+	VMOVD AX, X0
+	VBROADCASTSS X0, Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	SHRQ $5, CX
+	JZ extremeRowAVX2_fold
+	CMPQ DX, $0
+	JNE extremeRowAVX2_minloop
+extremeRowAVX2_maxloop:
+	VMOVUPS 0(SI), Y4
+	VMOVUPS 32(SI), Y5
+	VMOVUPS 64(SI), Y6
+	VMOVUPS 96(SI), Y7
+	VMAXPS Y0, Y4, Y0
+	VMAXPS Y1, Y5, Y1
+	VMAXPS Y2, Y6, Y2
+	VMAXPS Y3, Y7, Y3
+	ADDQ $128, SI
+	DECQ CX
+	JNZ extremeRowAVX2_maxloop
+	VMAXPS Y1, Y0, Y0
+	VMAXPS Y3, Y2, Y2
+	VMAXPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VMAXPS X1, X0, X0
+	VPSHUFD $1, X0, X1
+	VMAXSS X1, X0, X0
+	JMP extremeRowAVX2_fold
+extremeRowAVX2_minloop:
+	VMOVUPS 0(SI), Y4
+	VMOVUPS 32(SI), Y5
+	VMOVUPS 64(SI), Y6
+	VMOVUPS 96(SI), Y7
+	VMINPS Y0, Y4, Y0
+	VMINPS Y1, Y5, Y1
+	VMINPS Y2, Y6, Y2
+	VMINPS Y3, Y7, Y3
+	ADDQ $128, SI
+	DECQ CX
+	JNZ extremeRowAVX2_minloop
+	VMINPS Y1, Y0, Y0
+	VMINPS Y3, Y2, Y2
+	VMINPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMINPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VMINPS X1, X0, X0
+	VPSHUFD $1, X0, X1
+	VMINSS X1, X0, X0
+extremeRowAVX2_fold:
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET

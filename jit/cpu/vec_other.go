@@ -37,3 +37,7 @@ func allFinite(x []float32, rows, cols, ld int) bool {
 func transposeRect(dst []float32, ldd int, src []float32, lds, rows, cols int) (int, int) {
 	return 0, 0
 }
+
+func sumRowAVX2(x *float32, n int) float64 { panic("unreachable: no AVX2") }
+
+func extremeRowAVX2(x *float32, n int, op int) float32 { panic("unreachable: no AVX2") }
