@@ -324,3 +324,45 @@ def lit_conv(x_ptr, out_ptr, C, W, BLOCK_C: tl.constexpr, BLOCK_P: tl.constexpr)
         acc += x * (kw + 1)
     tl.store(out_ptr + cs[:, None] * W + ow[None, :], acc, mask=(cs[:, None] < C) & (ow[None, :] < W))
 `
+
+// tl.where under a symbolic condition: on whole tiles where it holds everywhere, nowhere,
+// or on some lanes only (rows of a 2-D tile against n, columns against m), with an operand
+// that is used again afterwards (not moved) and one that is dead (moved).
+func TestSelectUnderUniformSymbolicMask(t *testing.T) {
+	const src = `
+import triton
+import triton.language as tl
+
+@triton.jit
+def sel(x_ptr, y_ptr, o_ptr, p_ptr, n, m, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)[:, None]
+    c = tl.arange(0, BLOCK)[None, :]
+    offs = tl.program_id(0) * BLOCK * BLOCK + r * BLOCK + c
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs) * 2.0
+    z = tl.where((r < n) & (c < m), x, y)
+    tl.store(o_ptr + offs, z)
+    tl.store(p_ptr + offs, x + 1.0)
+`
+	const block = 8
+	k := compileKernel(t, "sel.py", src, "sel", map[string]string{"x_ptr": "*fp32", "y_ptr": "*fp32", "o_ptr": "*fp32",
+		"p_ptr": "*fp32", "n": "i32", "m": "i32"}, map[string]any{"BLOCK": int64(block)})
+	rng := rand.New(rand.NewSource(5))
+	x, y := randF32(rng, 2*block*block, 1), randF32(rng, 2*block*block, 1)
+	for _, nm := range [][2]int64{{block, block}, {100, 9}, {0, block}, {block, -3}, {3, block}, {block, 5}, {2, 6}} {
+		o, p := f32Buf(t, make([]float32, len(x))), f32Buf(t, make([]float32, len(x)))
+		if err := k.Launch(grid1(2), []jit.Arg{buf(f32Buf(t, x)), buf(f32Buf(t, y)), buf(o), buf(p), scalar(nm[0]), scalar(nm[1])}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range x {
+			r, c := int64(i%(block*block)/block), int64(i%block)
+			want := y[i] * 2
+			if r < nm[0] && c < nm[1] {
+				want = x[i]
+			}
+			if o.f32()[i] != want || p.f32()[i] != x[i]+1 {
+				t.Fatalf("n=%d m=%d: lane %d: where %v (want %v), x+1 %v (want %v)", nm[0], nm[1], i, o.f32()[i], want, p.f32()[i], x[i]+1)
+			}
+		}
+	}
+}
