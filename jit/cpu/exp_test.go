@@ -8,7 +8,20 @@ import (
 	"testing"
 )
 
-// exp.go must agree bit for bit with float32(math.Exp(float64(x))).
+// exp.go must agree bit for bit with float32(math.Exp(float64(x))), on every path:
+// expF32AVX512, expF32AVX2 (expAVX512 off) and the scalar exp32.
+
+// expPaths runs f once per vector loop this CPU has, with its name.
+func expPaths(t *testing.T, f func(t *testing.T)) {
+	old := expAVX512
+	defer func() { expAVX512 = old }()
+	if haveAVX512 && haveVecFMA {
+		expAVX512 = true
+		t.Run("avx512", f)
+	}
+	expAVX512 = false
+	t.Run("avx2", f)
+}
 
 func expRef(x float32) float32 { return float32(math.Exp(float64(x))) }
 
@@ -44,7 +57,9 @@ func expSpecials() []float32 {
 	return xs
 }
 
-func TestExp32MatchesMathExp(t *testing.T) {
+func TestExp32MatchesMathExp(t *testing.T) { expPaths(t, testExp32MatchesMathExp) }
+
+func testExp32MatchesMathExp(t *testing.T) {
 	xs := expSpecials()
 	r := rand.New(rand.NewPCG(5, 6))
 	for range 200000 {
@@ -106,9 +121,11 @@ func TestExp32EveryNthFloat32(t *testing.T) {
 		maxUlps, fallbacks, fast, 100*float64(fallbacks)/float64(max(fast, 1)))
 }
 
-// TestExpF32Lengths runs the executor's exp loop on every length 0..17 (vector part and
+// TestExpF32Lengths runs the executor's exp loops on every length 0..17 (vector parts and
 // scalar tail) and on an offset start.
-func TestExpF32Lengths(t *testing.T) {
+func TestExpF32Lengths(t *testing.T) { expPaths(t, testExpF32Lengths) }
+
+func testExpF32Lengths(t *testing.T) {
 	xs := expSpecials()
 	r := rand.New(rand.NewPCG(7, 8))
 	for range 64 {

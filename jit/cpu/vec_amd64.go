@@ -229,33 +229,58 @@ func erfFixup(x, z []float32, flags []uint8, w int) {
 //go:noescape
 func expF32AVX2(x, z *float32, n int, flags *uint8, table *[4]float64) int
 
+//go:noescape
+func expF32AVX512(x, z *float32, n int, flags *uint8, table *[4]float64) int
+
 // haveVecFMA gates the exp loop (FMA is separate from AVX2 in CPUID).
 var haveVecFMA = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
 // expF32Vec computes z = exp32(x) for the leading lanes it can (a multiple of 4) with AVX2 and
 // FMA; it returns how many it did.
-func expF32Vec(x, z []float32) int {
+func expF32Vec(x, z []float32) int { return expF32VecWith(expAVX512, x, z) }
+
+// expAVX512 picks expF32AVX512 (8 lanes at a time) for all but a last group of 4 lanes; the
+// values are the same as expF32AVX2's (tests switch it to compare).
+var expAVX512 = haveAVX512 && haveVecFMA
+
+func expF32VecWith(wide bool, x, z []float32) int {
 	n := len(z) &^ 3
 	if !haveVecFMA || n == 0 {
 		return 0
 	}
 	x = x[:n]
-	var flags [256]uint8 // one per 4 lanes of a chunk
-	for off := 0; off < n; off += 4 * len(flags) {
-		m := min(4*len(flags), n-off)
-		if expF32AVX2(&x[off], &z[off], m, &flags[0], &expVecConst[0]) == 0 {
-			continue
-		}
-		for g, f := range flags[:m/4] {
-			for l := 0; f != 0; l, f = l+1, f>>1 {
-				if f&1 != 0 {
-					i := off + 4*g + l
-					z[i] = float32(math.Exp(float64(x[i])))
-				}
+	var flags [256]uint8 // one per 4 (8) lanes of a chunk
+	off := 0
+	if wide {
+		n8 := n &^ 7
+		for ; off < n8; off += 8 * len(flags) {
+			m := min(8*len(flags), n8-off)
+			if expF32AVX512(&x[off], &z[off], m, &flags[0], &expVecConst[0]) != 0 {
+				expFixup(x[off:off+m], z[off:off+m], flags[:m/8], 8)
 			}
+		}
+		off = n8
+	}
+	for ; off < n; off += 4 * len(flags) {
+		m := min(4*len(flags), n-off)
+		if expF32AVX2(&x[off], &z[off], m, &flags[0], &expVecConst[0]) != 0 {
+			expFixup(x[off:off+m], z[off:off+m], flags[:m/4], 4)
 		}
 	}
 	return n
+}
+
+// expFixup recomputes with math.Exp the lanes flagged by an exp loop: bit l of flags[g] is
+// lane w*g+l.
+func expFixup(x, z []float32, flags []uint8, w int) {
+	for g, f := range flags {
+		for l := 0; f != 0; l, f = l+1, f>>1 {
+			if f&1 != 0 {
+				i := w*g + l
+				z[i] = float32(math.Exp(float64(x[i])))
+			}
+		}
+	}
 }
 
 //go:noescape

@@ -776,3 +776,80 @@ extremeRowAVX2_fold:
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET
+
+// func expF32AVX512(x, z *float32, n int, flags *uint8, table *[4]float64) int
+// expF32AVX2 on 8 lanes at a time (n a multiple of 8): the same operations in the same
+// order, so the same values; the constants are broadcast from the first double of each
+// 32-byte row of the table. flags[i/8] gets bit i%8 for each lane to recompute.
+TEXT ·expF32AVX512(SB), NOSPLIT, $0-48
+	MOVQ x+0(FP), SI
+	MOVQ z+8(FP), DI
+	MOVQ n+16(FP), CX
+	MOVQ flags+24(FP), DX
+	MOVQ table+32(FP), R8
+	XORL BX, BX
+	SHRQ $3, CX
+	JZ expF32AVX512_done
+	VBROADCASTSD 128(R8), Z13  // shift
+	VPBROADCASTQ 224(R8), Z20  // the low 29 bits
+	VPBROADCASTQ 256(R8), Z21  // 2^28 - 2^14
+	VPBROADCASTQ 288(R8), Z14  // 2^15
+	VPXORQ Z31, Z31, Z31
+expF32AVX512_loop:
+	VCVTPS2PD (SI), Z0
+	// valid = lo <= x <= hi || x < under (false for NaN); K2: x < under
+	VCMPPD.BCST $0x1D, 0(R8), Z0, K1
+	VCMPPD.BCST $0x12, 32(R8), Z0, K2
+	KANDW K2, K1, K1
+	VCMPPD.BCST $0x11, 64(R8), Z0, K2
+	KORW K2, K1, K1
+	VMOVAPD Z13, Z4
+	VFMADD231PD.BCST 96(R8), Z0, Z4
+	VSUBPD Z13, Z4, Z5
+	VFNMADD231PD.BCST 160(R8), Z5, Z0
+	VFNMADD231PD.BCST 192(R8), Z5, Z0
+	VMOVAPD Z0, Z3
+	VMULPD Z3, Z3, Z5
+	VBROADCASTSD 352(R8), Z6
+	VFMADD213PD.BCST 320(R8), Z3, Z6
+	VBROADCASTSD 416(R8), Z7
+	VFMADD213PD.BCST 384(R8), Z3, Z7
+	VBROADCASTSD 480(R8), Z8
+	VFMADD213PD.BCST 448(R8), Z3, Z8
+	VBROADCASTSD 544(R8), Z9
+	VFMADD213PD.BCST 512(R8), Z3, Z9
+	VBROADCASTSD 608(R8), Z10
+	VFMADD213PD.BCST 576(R8), Z3, Z10
+	VBROADCASTSD 672(R8), Z11
+	VFMADD213PD.BCST 640(R8), Z3, Z11
+	VMULPD Z5, Z5, Z12
+	VFMADD231PD Z7, Z5, Z6
+	VFMADD231PD Z9, Z5, Z8
+	VFMADD231PD Z11, Z5, Z10
+	VFMADD231PD Z8, Z12, Z6
+	VMULPD Z12, Z12, Z12
+	VFMADD231PD Z10, Z12, Z6
+	VPSLLQ $52, Z4, Z4
+	VPADDQ Z4, Z6, Z6
+	VMOVAPD Z31, K2, Z6
+	// recompute unless valid and the low 29 bits are 2^14 or more from the midpoint 2^28
+	VPANDQ Z20, Z6, Z7
+	VPSUBQ Z21, Z7, Z7
+	VPCMPUQ $1, Z14, Z7, K3
+	KANDNW K1, K3, K4
+	KMOVW K4, AX
+	NOTL AX
+	ANDL $0xff, AX
+	MOVB AX, (DX)
+	ORL AX, BX
+	VCVTPD2PS Z6, Y6
+	VMOVUPS Y6, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	INCQ DX
+	DECQ CX
+	JNZ expF32AVX512_loop
+expF32AVX512_done:
+	MOVQ BX, ret+40(FP)
+	VZEROUPPER
+	RET
