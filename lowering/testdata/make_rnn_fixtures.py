@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""Regenerates lowering/testdata/rnn/<model>_n<N>/ with exporters/torch/export.py:
+
+    /usr/bin/python3 lowering/testdata/make_rnn_fixtures.py [NAME ...]   (from the repository root)
+
+NAME (e.g. rnn/lstm) limits the run to those fixtures.
+
+Each fixture is a graph.json, weights, inputs and the outputs of N PyTorch modules run one by
+one (expected.safetensors); lowering's recurrent tests run the lowered plans against them.
+"""
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+MODELS = os.path.join("lowering", "testdata", "models_rnn.py")
+
+# x [T=5, B=3, 5]; initial states [layers * directions, B, 7]; u an unbatched [T=4, 5]
+STATES = ["--input", "hb=4,3,7", "--input", "hc=2,3,7"]
+FIXTURES = {
+    "rnn/rnn_tanh": ["--module", MODELS + ":RNNTanh", "--input", "x=5,3,5"] + STATES + ["--input", "u=4,5"],
+    "rnn/rnn_relu": ["--module", MODELS + ":RNNRelu", "--input", "x=5,3,5"] + STATES + ["--input", "u=4,5"],
+    "rnn/gru": ["--module", MODELS + ":GRUs", "--input", "x=5,3,5"] + STATES + ["--input", "u=4,5"],
+    "rnn/lstm": ["--module", MODELS + ":LSTMs", "--input", "x=5,3,5", "--input", "hb=4,3,7", "--input", "cb=4,3,7",
+                 "--input", "hc=2,3,7", "--input", "cc=2,3,7", "--input", "u=4,5"],
+}
+
+
+def main():
+    only = set(sys.argv[1:])
+    for name, args in FIXTURES.items():
+        if only and name not in only:
+            continue
+        for n in (1, 3):
+            out = os.path.join(HERE, "%s_n%d" % (name, n))
+            cmd = [sys.executable, os.path.join(ROOT, "exporters", "torch", "export.py")] + args + \
+                ["--n", str(n), "--seed", "5", "--out", out]
+            print(" ".join(cmd[1:]), flush=True)
+            subprocess.run(cmd, cwd=ROOT, check=True)
+
+
+if __name__ == "__main__":
+    main()
