@@ -187,10 +187,19 @@ type rnnData struct {
 func (g *rnnGroup) blocks() (bb, bj, bk int) {
 	bb = clamp(nextPow2(g.batch), 16, 32)
 	if g.cpu {
-		return bb, clamp(nextPow2(g.hidden), 16, 128), clamp(nextPow2(g.hidden), 16, 256)
+		bj, bk = clamp(nextPow2(g.hidden), 16, 128), clamp(nextPow2(g.hidden), 16, 256)
+	} else {
+		bj, bk = clamp(nextPow2(g.hidden), 16, 64), clamp(nextPow2(g.hidden), 16, 32)
 	}
-	return bb, clamp(nextPow2(g.hidden), 16, 64), clamp(nextPow2(g.hidden), 16, 32)
+	if rnnBlockCap > 0 {
+		bj, bk = min(bj, rnnBlockCap), min(bk, rnnBlockCap)
+	}
+	return bb, bj, bk
 }
+
+// rnnBlockCap, when positive, caps BLOCK_J and BLOCK_K: tests walk several hidden slices
+// on small layers.
+var rnnBlockCap = 0
 
 func (g *rnnGroup) emit(l *lowerer) (*Launch, error) {
 	fn := kernelName(g.index, g.ops)

@@ -24,6 +24,7 @@ FIXTURES = {
     "rnn/gru": ["--module", MODELS + ":GRUs", "--input", "x=5,3,5"] + STATES + ["--input", "u=4,5"],
     "rnn/lstm": ["--module", MODELS + ":LSTMs", "--input", "x=5,3,5", "--input", "hb=4,3,7", "--input", "cb=4,3,7",
                  "--input", "hc=2,3,7", "--input", "cc=2,3,7", "--input", "u=4,5"],
+    "rnn/wide": ["--module", MODELS + ":Wide", "--input", "x=2,3,3", "--input", "h=2,2,20", "--input", "c=2,2,20"],
 }
 
 

@@ -76,3 +76,19 @@ class LSTMs(_Recurrent):
         out_d, (h_d, c_d) = self.rnn["d"](u)
         return (torch.relu(out_a) + 1.0, self.head(h_a), c_a, out_b, h_b, c_b, out_c, h_c, c_c,
                 out_d, h_d, c_d)
+
+
+class Wide(nn.Module):
+    """Hidden 20: several BLOCK_J x BLOCK_K slices when the test caps the blocks at 16. A
+    2-layer batch-first LSTM with given states and a reverse GRU reading the LSTM's output.
+    x [B, T, 3]; h, c [2, B, 20]."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(3, 20, num_layers=2, batch_first=True)
+        self.gru = nn.GRU(20, 20, bidirectional=True, batch_first=True)
+
+    def forward(self, x, h, c):
+        out, (h_n, c_n) = self.lstm(x, (h, c))
+        g, g_n = self.gru(out)
+        return out, h_n, c_n, g, g_n
