@@ -136,6 +136,12 @@ func lowerRecurrent(l *lowerer, n *graph.Node) error {
 			}
 			g := &rnnGroup{cell: cell, xp: xp, w: *param("weight_hh" + sfx), wSK: 1, wSJ: hid, bias: param("bias_hh" + sfx),
 				o: out.slice(1, d*hid, hid), steps: steps, batch: batch, hidden: hid, reverse: d == 1}
+			if l.opts.Device.Kind == "cpu" {
+				// W_hh^T [H, G*H] once (a prepare launch): the CPU reads the weight tiles of
+				// every step as plain rows instead of gathering columns
+				g.w = l.transposed(g.w, n)
+				g.wSK, g.wSJ = gates*hid, 1
+			}
 			g.xpST, g.xpSB = rowStrides(gates * hid)
 			g.oST, g.oSB = rowStrides(dirs * hid)
 			k := layer*dirs + d
@@ -176,9 +182,10 @@ func lowerRecurrent(l *lowerer, n *graph.Node) error {
 
 // rnnData is what rnn.py reads.
 type rnnData struct {
-	Fn, Cell                 string
-	Header                   []string
+	Fn, Cell                string
+	Header                  []string
 	HasBias, HasH0, Reverse bool
+	Stationary              bool
 }
 
 // blocks: BLOCK_B sequences a program, hidden units in BLOCK_J slices over BLOCK_K slices of
@@ -187,6 +194,8 @@ type rnnData struct {
 func (g *rnnGroup) blocks() (bb, bj, bk int) {
 	bb = clamp(nextPow2(g.batch), 16, 32)
 	if g.cpu {
+		// the CPU's dots take any M: no padded rows in the gate math
+		bb = clamp(nextPow2(g.batch), 1, 32)
 		bj, bk = clamp(nextPow2(g.hidden), 16, 128), clamp(nextPow2(g.hidden), 16, 256)
 	} else {
 		bj, bk = clamp(nextPow2(g.hidden), 16, 64), clamp(nextPow2(g.hidden), 16, 32)
@@ -224,16 +233,28 @@ func (g *rnnGroup) emit(l *lowerer) (*Launch, error) {
 		args = append(args, ptrArgs("cn", g.cn)...)
 	}
 	args = append(args, intArg("T", g.steps), intArg("B", g.batch), intArg("H", g.hidden))
-	d := rnnData{Fn: fn, Cell: g.cell, Header: header(g.nodes, g.ops), HasBias: g.bias != nil, HasH0: g.h0 != nil, Reverse: g.reverse}
+	bb, bj, bk := g.blocks()
+	d := rnnData{Fn: fn, Cell: g.cell, Header: header(g.nodes, g.ops), HasBias: g.bias != nil, HasH0: g.h0 != nil, Reverse: g.reverse,
+		Stationary: bj >= g.hidden && bk >= g.hidden}
 	text, err := templates.Render("rnn.py", d)
 	if err != nil {
 		return nil, err
 	}
-	bb, bj, bk := g.blocks()
 	return &Launch{
 		Kernel:    newKernel("rnn.py", fn, text, map[string]any{"BLOCK_B": int64(bb), "BLOCK_J": int64(bj), "BLOCK_K": int64(bk)}),
 		Grid:      [3]int{cdiv(g.batch, bb), l.n, 1},
 		ModelAxis: 1,
 		Args:      args,
 	}, nil
+}
+
+// transposed adds a copy kernel writing the 2-D parameter w transposed; reading parameters
+// only, it runs once as a prepare launch.
+func (l *lowerer) transposed(w View, n *graph.Node) View {
+	name := w.Buf.Name + ".T"
+	wt := l.newOutput(name, []int{w.Shape[1], w.Shape[0]}, w.DType)
+	tg := newElementwise(wt, []string{w.Buf.Name + " (transposed once for the CPU)"}, []string{"transpose"})
+	tg.epi.root = leafExpr(tg.epi.addLeafUnchecked(w.permute([]int{1, 0})))
+	l.addGroup(tg, name)
+	return wt
 }

@@ -13,10 +13,21 @@ The hidden state lives in memory: h_t is written to the layer output (row t, thi
 columns) and read back as h_prev by the next step; the step-0 state (h0, or zeros) is staged in
 this (layer, direction)'s rows of h_n, and the cell state in those of c_n, which end up holding
 the final states. A barrier closes each step (a GPU program's threads exchange h through
-memory). W_hh is read through strides (w_sk, w_sj) as W^T [H, G*H], so the CPU plan can pass a
-transposed copy.
-Data: Fn, Header, Cell ("rnn_tanh", "rnn_relu", "gru", "lstm"), HasBias, HasH0, Reverse.
+memory). W_hh is read through strides (w_sk, w_sj) as W^T [H, G*H]; Stationary (one BLOCK_J x
+BLOCK_K slice covers the layer) loads its gate tiles once, before the time loop, instead of at
+every step.
+Data: Fn, Header, Cell ("rnn_tanh", "rnn_relu", "gru", "lstm"), HasBias, HasH0, Reverse,
+Stationary.
 */ -}}
+{{- define "wtiles"}}
+{{- if .Stationary}}
+    wmask = (rk[:, None] < H) & jmask
+    wt = w_m + rk[:, None] * w_sk + rj[None, :] * w_sj
+{{- else}}
+                wmask = (rk[:, None] < H) & jmask
+                wt = w_m + rk[:, None] * w_sk + rj[None, :] * w_sj
+{{- end}}
+{{- end}}
 {{- $lstm := eq .Cell "lstm"}}
 {{- $gru := eq .Cell "gru"}}
 {{- $multi := or $lstm $gru}}
@@ -77,6 +88,21 @@ def {{.Fn}}(
 {{- end}}
         tl.store(cn_m + rb[:, None] * H + rj[None, :], {{if .HasH0}}c{{else}}h{{end}}, mask=m)
 {{- end}}
+{{- if .Stationary}}
+    # one slice holds the whole layer: W_hh^T's gate tiles stay in the program for all T steps
+    rj = tl.arange(0, BLOCK_J)
+    rk = tl.arange(0, BLOCK_K)
+    jmask = rj[None, :] < H
+{{- template "wtiles" .}}
+    w0 = tl.load(wt, mask=wmask, other=0.0)
+{{- if $multi}}
+    w1 = tl.load(wt + H * w_sj, mask=wmask, other=0.0)
+    w2 = tl.load(wt + 2 * H * w_sj, mask=wmask, other=0.0)
+{{- end}}
+{{- if $lstm}}
+    w3 = tl.load(wt + 3 * H * w_sj, mask=wmask, other=0.0)
+{{- end}}
+{{- end}}
     tl.debug_barrier()
     hp = hn_m
     hp_sb = H
@@ -103,8 +129,17 @@ def {{.Fn}}(
             for k0 in range(0, H, BLOCK_K):
                 rk = k0 + tl.arange(0, BLOCK_K)
                 hk = tl.load(hp + rb[:, None] * hp_sb + rk[None, :], mask=bmask & (rk[None, :] < H), other=0.0)
-                wmask = (rk[:, None] < H) & jmask
-                wt = w_m + rk[:, None] * w_sk + rj[None, :] * w_sj
+{{- if .Stationary}}
+                a0 += tl.dot(hk, w0)
+{{- if $multi}}
+                a1 += tl.dot(hk, w1)
+                a2 += tl.dot(hk, w2)
+{{- end}}
+{{- if $lstm}}
+                a3 += tl.dot(hk, w3)
+{{- end}}
+{{- else}}
+{{- template "wtiles" .}}
                 a0 += tl.dot(hk, tl.load(wt, mask=wmask, other=0.0))
 {{- if $multi}}
                 a1 += tl.dot(hk, tl.load(wt + H * w_sj, mask=wmask, other=0.0))
@@ -112,6 +147,7 @@ def {{.Fn}}(
 {{- end}}
 {{- if $lstm}}
                 a3 += tl.dot(hk, tl.load(wt + 3 * H * w_sj, mask=wmask, other=0.0))
+{{- end}}
 {{- end}}
 {{- if .HasBias}}
             bj = b_ptr + model * b_mstride + rj[None, :]
