@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/widejit/widejit/graph"
+	"github.com/widejit/widejit/internal/testkit"
 )
 
 // nn.RNN (tanh, relu), nn.GRU and nn.LSTM against PyTorch fixtures (testdata/rnn, regenerated
@@ -73,14 +74,44 @@ func TestRecurrentLaunches(t *testing.T) {
 	}
 }
 
-// What is not lowered is refused with the node's name and the reason: dropout between
-// layers in Monte Carlo mode (eval mode ignores it, as PyTorch does), and other dtypes.
-func TestRecurrentRefusals(t *testing.T) {
+// Monte Carlo mode drops between layers (rnn_c: 2 layers, dropout 0.25) with the same masks
+// in every strategy, different ones for another seed, and leaves the layers without dropout
+// as PyTorch computes them; p = 1 is refused.
+func TestRecurrentMonteCarloDropout(t *testing.T) {
 	dir := filepath.Join("testdata", "rnn", "lstm_n3")
-	_, err := Lower(loadFixtureGraph(t, dir), Options{Dropout: "mc", Seed: 1})
-	if err == nil || !strings.Contains(err.Error(), `"rnn_c" (lstm): dropout=0.25 between recurrent layers is not lowered in Monte Carlo dropout mode`) {
-		t.Errorf("Monte Carlo dropout between layers: got %v", err)
+	g := loadFixtureGraph(t, dir)
+	ins := testkit.ReadTensors(t, filepath.Join(dir, "inputs.safetensors"))
+	want := testkit.ReadTensors(t, filepath.Join(dir, "expected.safetensors"))
+	base := runPlanCPU(t, g, Options{Dropout: "mc", Seed: 4}, ins)
+	for name, w := range want {
+		err := testkit.CompareTensors(base[name], w)
+		if strings.HasPrefix(name, "rnn_c") != (err != nil) {
+			t.Errorf("%s: %v (only rnn_c has dropout between layers)", name, err)
+		}
 	}
+	for _, o := range []Options{{Strategy: Sequential}, {ModelMajor: true}, {NoFusion: true}} {
+		o.Dropout, o.Seed = "mc", 4
+		again := runPlanCPU(t, g, o, ins)
+		for name, v := range base {
+			if string(again[name].Data) != string(v.Data) {
+				t.Errorf("%+v: %s differs from the batched plan's (masks must not depend on the strategy)", o, name)
+			}
+		}
+	}
+	other := runPlanCPU(t, g, Options{Dropout: "mc", Seed: 5}, ins)
+	if string(other["rnn_c_item0"].Data) == string(base["rnn_c_item0"].Data) {
+		t.Error("seeds 4 and 5 drew the same masks")
+	}
+	all := rewriteFixtureGraph(t, dir, "rnn_c", func(m map[string]any) { m["attrs"].(map[string]any)["dropout"] = 1.0 })
+	_, err := Lower(all, Options{Dropout: "mc"})
+	if err == nil || !strings.Contains(err.Error(), `"rnn_c" (lstm): dropout p=1 between layers drops everything; Monte Carlo mode needs p < 1`) {
+		t.Errorf("p = 1: got %v", err)
+	}
+}
+
+// What is not lowered is refused with the node's name and the reason: dtypes other than
+// float32.
+func TestRecurrentRefusals(t *testing.T) {
 	g := loadGraphText(t, `{"format": "widejit.graph/v1", "n": 2,
   "inputs": [{"name": "x", "shape": [4, 2, 3], "dtype": "float16"}],
   "params": [{"name": "w_ih", "shape": [5, 3], "dtype": "float16"}, {"name": "w_hh", "shape": [5, 5], "dtype": "float16"}],
@@ -88,7 +119,7 @@ func TestRecurrentRefusals(t *testing.T) {
              "attrs": {"input_size": 3, "hidden_size": 5, "bias": false}},
             {"name": "out", "op": "getitem", "inputs": ["rec"], "attrs": {"index": 0}}],
   "outputs": ["out"], "init": {"seed": 1}}`)
-	_, err = Lower(g, Options{})
+	_, err := Lower(g, Options{})
 	if err == nil || !strings.Contains(err.Error(), `"rec" (rnn): input is float16; recurrent layers are lowered for float32 only`) {
 		t.Errorf("float16 input: got %v", err)
 	}

@@ -17,7 +17,8 @@ import (
 // Every layer's output is [rows, D*H] in x's layout, the directions side by side as PyTorch
 // concatenates them; layer l+1 projects it, and the last one is the node's output. Every
 // (layer, direction) kernel writes its rows of h_n (and c_n). Dropout between layers is the
-// identity in eval mode; Monte Carlo mode would need it applied, and is refused.
+// identity in eval mode and an element-wise kernel on each layer's output but the last in
+// Monte Carlo mode.
 
 func init() {
 	registerOp(lowerRecurrent, "rnn", "gru", "lstm")
@@ -58,8 +59,12 @@ func lowerRecurrent(l *lowerer, n *graph.Node) error {
 	if a.Bool("bidirectional") {
 		dirs = 2
 	}
-	if p := a.Float("dropout"); p > 0 && layers > 1 && l.opts.Dropout == "mc" {
-		return fmt.Errorf("dropout=%g between recurrent layers is not lowered in Monte Carlo dropout mode (eval mode, where it is the identity, is)", p)
+	dropP := 0.0
+	if l.opts.Dropout == "mc" {
+		dropP = a.Float("dropout")
+	}
+	if dropP >= 1 && layers > 1 {
+		return fmt.Errorf("dropout p=%g between layers drops everything; Monte Carlo mode needs p < 1", dropP)
 	}
 	cell := n.Op
 	if cell == "rnn" {
@@ -167,6 +172,9 @@ func lowerRecurrent(l *lowerer, n *graph.Node) error {
 			}
 		}
 		in = out
+		if dropP > 0 && layer < layers-1 {
+			in = l.dropLayer(out, dropP, fmt.Sprintf("%s.l%d", n.Name, layer))
+		}
 	}
 	final, ok := out.reshape(n.Outputs[0].Shape)
 	if !ok {
@@ -178,6 +186,19 @@ func lowerRecurrent(l *lowerer, n *graph.Node) error {
 		l.values[tupleName(n.Name, 2)] = cn
 	}
 	return nil
+}
+
+// dropLayer is Monte Carlo dropout on a layer's output before the next layer reads it, as
+// PyTorch's training mode applies it between layers: per-model masks from the run's seed
+// and the layer, drawn by the wide element index so every strategy draws the same.
+func (l *lowerer) dropLayer(out View, p float64, name string) View {
+	e := opExpr("dropout", leafExpr(0))
+	e.f1, e.seed = p, l.seedFor(name)
+	dropped := l.newOutput(name+".dropout", out.Shape, out.DType)
+	g := newElementwise(dropped, []string{name}, []string{"dropout"})
+	g.epi.tryFuse(e, []View{out})
+	l.addGroup(g, name+".dropout")
+	return dropped
 }
 
 // rnnData is what rnn.py reads.

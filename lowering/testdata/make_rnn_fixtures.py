@@ -9,12 +9,13 @@ Each fixture is a graph.json, weights, inputs and the outputs of N PyTorch modul
 one (expected.safetensors); lowering's recurrent tests run the lowered plans against them.
 """
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 MODELS = os.path.join("lowering", "testdata", "models_rnn.py")
+sys.path.insert(0, os.path.join(ROOT, "exporters", "torch"))
+import export  # noqa: E402  (in process: torch is imported once for all fixtures)
 
 # x [T=5, B=3, 5]; initial states [layers * directions, B, 7]; u an unbatched [T=4, 5]
 STATES = ["--input", "hb=4,3,7", "--input", "hc=2,3,7"]
@@ -29,17 +30,16 @@ FIXTURES = {
 
 
 def main():
+    os.chdir(ROOT)  # the module paths are relative to the repository root
     only = set(sys.argv[1:])
-    for name, args in FIXTURES.items():
-        if only and name not in only:
-            continue
-        for n in (1, 3):
-            out = os.path.join(HERE, "%s_n%d" % (name, n))
-            cmd = [sys.executable, os.path.join(ROOT, "exporters", "torch", "export.py")] + args + \
-                ["--n", str(n), "--seed", "5", "--out", out]
-            print(" ".join(cmd[1:]), flush=True)
-            subprocess.run(cmd, cwd=ROOT, check=True)
+    jobs = [(name, n) for name in FIXTURES if not only or name in only for n in (1, 3)]
+    for name, n in jobs:
+        argv = FIXTURES[name] + ["--n", str(n), "--seed", "5", "--out", os.path.join(HERE, "%s_n%d" % (name, n))]
+        print("export.py " + " ".join(argv), flush=True)
+        if export.main(argv) != 0:
+            return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
