@@ -580,6 +580,15 @@ func inferMHA(c *ctx) {
 	c.tuple(out, Type{w, dt})
 }
 
+// RNNSuffix is PyTorch's suffix of layer l's parameters in direction d (1: reverse), e.g.
+// "_l1_reverse" in weight_ih_l1_reverse.
+func RNNSuffix(l, d int) string {
+	if d == 1 {
+		return fmt.Sprintf("_l%d_reverse", l)
+	}
+	return fmt.Sprintf("_l%d", l)
+}
+
 func inferRNN(gates int) func(c *ctx) {
 	return func(c *ctx) {
 		if c.n.Op == "rnn" {
@@ -590,8 +599,9 @@ func inferRNN(gates int) func(c *ctx) {
 		if p := c.Float("dropout"); p < 0 || p > 1 {
 			c.errf("attrs.dropout", c.attrPos("dropout"), "dropout must be in [0, 1], got %v", p)
 		}
+		dirs := 1
 		if c.Bool("bidirectional") {
-			c.errf("attrs.bidirectional", c.attrPos("bidirectional"), "bidirectional=true is not supported (only false)")
+			dirs = 2
 		}
 		if c.failed || !c.needFloat(0) {
 			return
@@ -618,9 +628,9 @@ func inferRNN(gates int) func(c *ctx) {
 		default:
 			L, B = x.Shape[0], x.Shape[1]
 		}
-		state := []int{layers, B, hid}
+		state := []int{layers * dirs, B, hid}
 		if !batched {
-			state = []int{layers, hid}
+			state = []int{layers * dirs, hid}
 		}
 		if c.n.Op == "lstm" && c.has(1) != c.has(2) {
 			c.errf("inputs", c.r.inputs, "lstm takes both h0 and c0 or neither")
@@ -628,28 +638,31 @@ func inferRNN(gates int) func(c *ctx) {
 		}
 		for i := 1; i < len(c.in); i++ {
 			if c.has(i) && (!equalInts(c.x(i).Shape, state) || c.x(i).DType != x.DType) {
-				c.inErr(i, "initial state must be %s%v (num_layers, batch, hidden_size), got %s", x.DType, state, c.x(i))
+				c.inErr(i, "initial state must be %s%v (num_layers * num_directions, batch, hidden_size), got %s", x.DType, state, c.x(i))
 				return
 			}
 		}
 		for l := 0; l < layers; l++ {
 			inL := in
 			if l > 0 {
-				inL = hid
+				inL = dirs * hid // the previous layer's directions, concatenated
 			}
-			c.param(fmt.Sprintf("weight_ih_l%d", l), true, []int{gates * hid, inL}, x.DType, "")
-			c.param(fmt.Sprintf("weight_hh_l%d", l), true, []int{gates * hid, hid}, x.DType, "")
-			c.param(fmt.Sprintf("bias_ih_l%d", l), bias, []int{gates * hid}, x.DType, "bias=false")
-			c.param(fmt.Sprintf("bias_hh_l%d", l), bias, []int{gates * hid}, x.DType, "bias=false")
+			for d := 0; d < dirs; d++ {
+				sfx := RNNSuffix(l, d)
+				c.param("weight_ih"+sfx, true, []int{gates * hid, inL}, x.DType, "")
+				c.param("weight_hh"+sfx, true, []int{gates * hid, hid}, x.DType, "")
+				c.param("bias_ih"+sfx, bias, []int{gates * hid}, x.DType, "bias=false")
+				c.param("bias_hh"+sfx, bias, []int{gates * hid}, x.DType, "bias=false")
+			}
 		}
 		var out []int
 		switch {
 		case !batched:
-			out = []int{L, hid}
+			out = []int{L, dirs * hid}
 		case batchFirst:
-			out = []int{B, L, hid}
+			out = []int{B, L, dirs * hid}
 		default:
-			out = []int{L, B, hid}
+			out = []int{L, B, dirs * hid}
 		}
 		st := Type{state, x.DType}
 		if c.n.Op == "lstm" {

@@ -244,7 +244,8 @@ func TestDocExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{"tok_emb": "float32[4,11,32]", "dw": "float32[4,32,16,16]", "h_n": "float32[1,3,8]",
-		"pool": "float32[4,32,8,8]", "gap": "float32[4,32,1,8]", "both": "float32[2,32,64]", "flat": "float32[4,1024]"}
+		"pool": "float32[4,32,8,8]", "gap": "float32[4,32,1,8]", "both": "float32[2,32,64]", "flat": "float32[4,1024]",
+		"gru_out": "float32[5,3,16]", "gru_h": "float32[2,3,8]"}
 	for name, w := range want {
 		if got := g.Node(name).Output().String(); got != w {
 			t.Errorf("%s: %s, want %s", name, got, w)

@@ -36,7 +36,7 @@
 //     so a residual add after attention or an MLP fuses into the producing kernel.
 //
 // Primitive families are one file each (elementwise.go, linear.go, norm.go, reduce.go,
-// embedding.go, shape.go) and register their ops in the lowerers table (registerOp), so a new
+// embedding.go, shape.go, rnn.go, ...) and register their ops in the lowerers table (registerOp), so a new
 // family is a new file and a new template in triton/templates, without editing the others.
 //
 // An op with no lowerer is refused with an error naming the node and op; nothing falls back.

@@ -246,10 +246,8 @@ def _map_mha(m, a):
 
 def _map_rnn(op):
     def mapper(m, a):
-        if m.bidirectional:
-            raise ExportError("bidirectional recurrent layers are not supported")
         if getattr(m, "proj_size", 0):
-            raise ExportError("LSTM with proj_size is not supported")
+            raise ExportError("LSTM with proj_size=%d is not supported (only proj_size=0)" % m.proj_size)
         hx = a["hx"]
         if op == "lstm":
             if hx is None:
@@ -262,7 +260,8 @@ def _map_rnn(op):
             inputs = [a["input"], hx]
         roles = []
         for k in range(m.num_layers):
-            roles += ["weight_ih_l%d" % k, "weight_hh_l%d" % k, "bias_ih_l%d" % k, "bias_hh_l%d" % k]
+            for sfx in ("_l%d" % k, "_l%d_reverse" % k)[:2 if m.bidirectional else 1]:
+                roles += ["weight_ih" + sfx, "weight_hh" + sfx] + (["bias_ih" + sfx, "bias_hh" + sfx] if m.bias else [])
         attrs = {"input_size": m.input_size, "hidden_size": m.hidden_size, "num_layers": m.num_layers}
         if op == "rnn":
             attrs["nonlinearity"] = m.nonlinearity

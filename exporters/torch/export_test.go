@@ -209,6 +209,7 @@ func TestRefusesUnsupported(t *testing.T) {
 		{"UnknownModule", []string{"node 'bilinear' (call_function torch.bilinear)", "is not in the widejit vocabulary"}},
 		{"TensorSlice", []string{"node 'getitem' (call_function operator.getitem)", "indexing or slicing a tensor"}},
 		{"DataDependent", []string{"node 'item' (call_method Tensor.item)", "depends on tensor values"}},
+		{"LSTMProj", []string{"node 'lstm' (call_module lstm)", "LSTM with proj_size=3 is not supported (only proj_size=0)"}},
 	}
 	dir := t.TempDir()
 	var jobs []job

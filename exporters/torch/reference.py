@@ -109,7 +109,8 @@ def run_node(node, args, params):
     if op in ("rnn", "gru", "lstm"):
         cls = {"rnn": nn.RNN, "gru": nn.GRU, "lstm": nn.LSTM}[op]
         kw = dict(input_size=a["input_size"], hidden_size=a["hidden_size"], num_layers=a.get("num_layers", 1),
-                  bias=a.get("bias", True), batch_first=a.get("batch_first", False), dropout=a.get("dropout", 0.0))
+                  bias=a.get("bias", True), batch_first=a.get("batch_first", False), dropout=a.get("dropout", 0.0),
+                  bidirectional=a.get("bidirectional", False))
         if op == "rnn":
             kw["nonlinearity"] = a.get("nonlinearity", "tanh")
         m = _module_from_attrs(cls, kw, params)

@@ -110,6 +110,10 @@ mod("lstm_state", "lstm", nn.LSTM, {"input_size": 3, "hidden_size": 4}, [t([5, 2
     call=lambda m: (lambda x, h, c: m(x, (h, c))), tuple_out=True)
 mod("gru_unbatched", "gru", nn.GRU, {"input_size": 3, "hidden_size": 4, "bias": False}, [t([5, 3])], tuple_out=True)
 mod("rnn_relu_h0", "rnn", nn.RNN, {"input_size": 3, "hidden_size": 4, "nonlinearity": "relu", "num_layers": 3}, [t([5, 2, 3]), t([3, 2, 4])], tuple_out=True)
+mod("lstm_bidirectional_state", "lstm", nn.LSTM, {"input_size": 3, "hidden_size": 4, "num_layers": 2, "bidirectional": True, "batch_first": True},
+    [t([2, 5, 3]), t([4, 2, 4]), t([4, 2, 4])], call=lambda m: (lambda x, h, c: m(x, (h, c))), tuple_out=True)
+mod("gru_bidirectional_unbatched", "gru", nn.GRU, {"input_size": 3, "hidden_size": 4, "bidirectional": True, "bias": False},
+    [t([5, 3])], tuple_out=True)
 mod("max_pool1d_ceil", "max_pool1d", nn.MaxPool1d, {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True}, [t([2, 3, 10])])
 mod("max_pool2d_dil_ceil", "max_pool2d", nn.MaxPool2d, {"kernel_size": 3, "stride": 2, "dilation": 2, "ceil_mode": True}, [t([1, 2, 9, 10])])
 mod("max_pool2d_default_stride", "max_pool2d", nn.MaxPool2d, {"kernel_size": [2, 3]}, [t([2, 7, 8])])

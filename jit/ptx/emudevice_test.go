@@ -111,7 +111,7 @@ func (k *emuKernel) Launch(grid [3]int, args []jit.Arg) error {
 // slowExamples have convolutions whose emulation takes minutes.
 var slowExamples = map[string]bool{"convnet": true, "resblock": true}
 
-// TestExamplePlansOnEmulatedPTX runs every example's default plan (with WIDEJIT_EMULATE_ALL=1
+// TestExamplePlansOnEmulatedPTX runs every example's (and recurrent fixture's) default plan (with WIDEJIT_EMULATE_ALL=1
 // also the unfused, sequential and model-major plans, and the slow convolution examples) through the PTX backend
 // (on the emulator) and compares the outputs with PyTorch's (expected.safetensors), with the
 // tolerance the lowering tests use for the CPU backend.
@@ -123,6 +123,10 @@ func TestExamplePlansOnEmulatedPTX(t *testing.T) {
 	if len(paths) == 0 {
 		t.Fatal("no example graphs")
 	}
+	// lowering's recurrent fixtures: rnn.py passes the hidden state between the threads of a
+	// program through memory, a barrier per step
+	rnn, _ := filepath.Glob("../../lowering/testdata/rnn/*_n3/graph.json")
+	paths = append(paths, rnn...)
 	variants := []struct {
 		name string
 		opts lowering.Options

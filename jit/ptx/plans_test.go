@@ -12,7 +12,7 @@ import (
 )
 
 // TestExamplePlanKernelsAssemble generates PTX for every distinct kernel that the plans of the
-// examples use (fused and unfused, batched and sequential, Monte Carlo dropout) and assembles
+// examples (and of lowering's recurrent fixtures) use (fused and unfused, batched and sequential, Monte Carlo dropout) and assembles
 // each for sm_80 and sm_90. (A test-only import of lowering: the package itself knows
 // nothing of plans.)
 func TestExamplePlanKernelsAssemble(t *testing.T) {
@@ -23,6 +23,9 @@ func TestExamplePlanKernelsAssemble(t *testing.T) {
 	paths, _ := filepath.Glob("../../examples/*/graph.json")
 	more, _ := filepath.Glob("../../examples/patterns/*/graph.json")
 	paths = append(paths, more...)
+	// the recurrent fixtures: rnn.py for every cell, with and without bias and initial state
+	rnn, _ := filepath.Glob("../../lowering/testdata/rnn/*_n3/graph.json")
+	paths = append(paths, rnn...)
 	if len(paths) == 0 {
 		t.Fatal("no example graphs found under examples/")
 	}

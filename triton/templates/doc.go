@@ -16,6 +16,7 @@
 //     affine parameters and an element-wise epilogue.
 //   - reduce.py: softmax/log_softmax along any dim, and sum/mean/amax over a dim run.
 //   - embedding.py: row gathers (Embedding).
+//   - rnn.py: one direction of one RNN/GRU/LSTM layer, the whole time loop in the kernel.
 //
 // Every rendered kernel starts with a header comment naming the graph nodes it serves.
 // Templates take their data as the `any` passed to Render; lowering/ owns the data types (each

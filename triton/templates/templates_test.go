@@ -40,6 +40,8 @@ var sampleData = map[string]map[string]any{
 	},
 	"reduce.py":    {"Fn": "k_softmax", "Header": []string{"serves node sm (softmax)"}, "Kind": "log_softmax"},
 	"embedding.py": {"Fn": "k_emb", "Header": []string{"serves node emb (embedding)"}},
+	"rnn.py": {"Fn": "k_lstm", "Header": []string{"serves node rec (lstm_l0_reverse)"}, "Cell": "lstm",
+		"HasBias": true, "HasH0": true, "Reverse": true, "Stationary": false},
 }
 
 func TestTemplatesRenderToTriton(t *testing.T) {

@@ -38,3 +38,15 @@ class DataDependent(nn.Module):
 
     def forward(self, x):
         return x * x.sum().item()
+
+
+class LSTMProj(nn.Module):
+    """An LSTM with a projection of its hidden state (proj_size) has no widejit op."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(8, 6, proj_size=3)
+
+    def forward(self, x):
+        out, _ = self.lstm(x)
+        return out

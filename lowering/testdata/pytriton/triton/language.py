@@ -160,6 +160,10 @@ def sigmoid(x):
     return 1.0 / (1.0 + exp(-x))
 
 
+def debug_barrier():
+    """Programs run one after another and a program's statements in order: nothing to wait for."""
+
+
 def rand(seed, offsets):
     """Deterministic uniform [0, 1) from (seed, offset): a stand-in for Philox."""
     o = np.asarray(offsets, dtype=np.uint64)
