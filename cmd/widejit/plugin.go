@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -13,8 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/widejit/widejit/autotune"
-	"github.com/widejit/widejit/cache"
+	"github.com/widejit/widejit/internal/engine"
 	"github.com/widejit/widejit/plugins"
 	"github.com/widejit/widejit/plugins/abi"
 )
@@ -46,7 +44,7 @@ gave, its note, and the per-call latency. Exits 1 if the plugin fails to load or
 			if reps < 1 {
 				return usagef("--reps must be at least 1, got %d", reps)
 			}
-			opts, err := pluginSandboxOptions(a)
+			opts, err := pluginOptions(a)
 			if err != nil {
 				return usagef("%v", err)
 			}
@@ -59,84 +57,29 @@ gave, its note, and the per-call latency. Exits 1 if the plugin fails to load or
 	return cmd
 }
 
-// pluginSandboxOptions reads the sandbox settings from the configuration.
-func pluginSandboxOptions(a *app) (plugins.Options, error) {
-	deadline, err := time.ParseDuration(a.v.GetString("plugin_deadline"))
-	if err != nil || deadline <= 0 {
+// pluginOptions are the configuration's sandbox limits, with the configuration key named in
+// errors.
+func pluginOptions(a *app) (plugins.Options, error) {
+	if d, err := time.ParseDuration(a.v.GetString("plugin_deadline")); err != nil || d <= 0 {
 		return plugins.Options{}, fmt.Errorf("plugin_deadline: %q is not a positive duration (e.g. 50ms)", a.v.GetString("plugin_deadline"))
 	}
-	mib := a.v.GetInt("plugin_memory_mib")
-	if mib <= 0 || mib > 4096 {
+	if mib := a.v.GetInt("plugin_memory_mib"); mib <= 0 || mib > 4096 {
 		return plugins.Options{}, fmt.Errorf("plugin_memory_mib: %d is outside 1..4096", mib)
 	}
-	opts := plugins.Options{Deadline: deadline, MemoryLimit: uint64(mib) << 20}
-	if !a.v.GetBool("no_cache") {
-		opts.CacheDir = pluginCompileCacheDir(a)
-	}
-	return opts, nil
+	return engineConfig(a, nil).PluginOptions()
 }
 
-// pluginCompileCacheDir is where wazero keeps compiled plugins: beside the kernel cache, not
-// inside it (the kernel cache treats unknown entries in its directory as damage).
-func pluginCompileCacheDir(a *app) string {
-	dir := a.v.GetString("cache_dir")
-	if dir == "" {
-		dir = cache.DefaultDir()
+// engineConfig is the configuration's device, threads, cache and plugins (the config file's
+// 'plugins:' followed by extra) for the engine, warnings to stderr.
+func engineConfig(a *app, extra []string) engine.Config {
+	deadline, _ := time.ParseDuration(a.v.GetString("plugin_deadline"))
+	if deadline == 0 {
+		deadline = -1 // unparsable or zero: PluginOptions refuses it
 	}
-	return filepath.Clean(dir) + "-wasm"
+	return engine.Config{Device: a.v.GetString("device"), Threads: a.v.GetInt("threads"), CacheDir: cacheDir(a),
+		NoCache: a.v.GetBool("no_cache"), Plugins: append(slices.Clone(a.v.GetStringSlice("plugins")), extra...),
+		PluginDeadline: deadline, PluginMemoryMiB: a.v.GetInt("plugin_memory_mib"), Version: buildVersion(), Warn: cacheWarner(a)}
 }
-
-// loadConfiguredPlugins loads the plugins of the configuration ('plugins:') followed by
-// extra (--plugin) for the autotuner. A plugin that fails to load is a warning, not an error:
-// the run goes on with the others and the built-in heuristic. The returned func closes them.
-func loadConfiguredPlugins(ctx context.Context, a *app, extra []string, warn func(string)) ([]autotune.Ranker, func()) {
-	opts, err := pluginSandboxOptions(a)
-	if err != nil {
-		warn(fmt.Sprintf("strategy plugins disabled: %v", err))
-		return nil, func() {}
-	}
-	var loaded []*plugins.Plugin
-	var rankers []autotune.Ranker
-	for _, path := range append(slices.Clone(a.v.GetStringSlice("plugins")), extra...) {
-		p, err := plugins.Load(ctx, path, opts)
-		if err != nil {
-			warn(fmt.Sprintf("%v; continuing without it", err))
-			continue
-		}
-		loaded = append(loaded, p)
-		rankers = append(rankers, p)
-	}
-	return rankers, func() {
-		for _, p := range loaded {
-			p.Close(context.Background())
-		}
-	}
-}
-
-// cacheDecisionStore lets the autotuner record its decisions in the kernel cache.
-type cacheDecisionStore struct{ store *cache.Store }
-
-func (s cacheDecisionStore) key(k string) (cache.Key, error) {
-	return cache.NewKey(cache.KindDecision).String("autotune_key", k).Key()
-}
-
-func (s cacheDecisionStore) Get(k string) ([]byte, bool) {
-	key, err := s.key(k)
-	if err != nil {
-		return nil, false
-	}
-	return s.store.GetDecision(key)
-}
-
-func (s cacheDecisionStore) Put(k string, value []byte) error {
-	key, err := s.key(k)
-	if err != nil {
-		return err
-	}
-	return s.store.PutDecision(key, k, value)
-}
-
-var _ autotune.DecisionStore = cacheDecisionStore{}
 
 // pluginCheckSample is one sample request of `plugin check`.
 type pluginCheckSample struct {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/widejit/widejit/autotune"
 	"github.com/widejit/widejit/cache"
+	"github.com/widejit/widejit/internal/engine"
 	"github.com/widejit/widejit/plugins"
 	"github.com/widejit/widejit/plugins/abi"
 )
@@ -159,7 +160,7 @@ func TestPluginDecisionsInTheKernelCache(t *testing.T) {
 	problem := autotune.Problem{OpChain: []string{"linear"}, Shapes: [][]int{{8, 4}, {4, 4}}, DTypes: []string{"float32", "float32"}, N: 3, Device: autotune.DeviceInfo{Kind: "cpu", Name: "t", Cores: 1}}
 	cands := []autotune.Candidate{{ID: "a", Strategy: "sequential"}, {ID: "b", Strategy: "batched"}}
 	calls := 0
-	tuner := &autotune.Tuner{Store: cacheDecisionStore{store}}
+	tuner := &autotune.Tuner{Store: engine.DecisionStore{Store: store}}
 	records, err := tuner.Tune(context.Background(), []autotune.Job{{Name: "g", Problem: problem, Candidates: cands, Run: func(c autotune.Candidate) error {
 		calls++
 		return nil
@@ -185,7 +186,9 @@ func TestLoadConfiguredPluginsWarnsAndContinues(t *testing.T) {
 	}
 	a.v.Set("plugins", []string{notWasm})
 	var warnings []string
-	rankers, closeAll := loadConfiguredPlugins(context.Background(), a, []string{filepath.Join(dir, "missing.wasm")}, func(m string) { warnings = append(warnings, m) })
+	cfg := engineConfig(a, []string{filepath.Join(dir, "missing.wasm")})
+	cfg.Warn = func(m string) { warnings = append(warnings, m) }
+	rankers, closeAll := cfg.LoadPlugins(context.Background())
 	defer closeAll()
 	if len(rankers) != 0 || len(warnings) != 2 || !strings.Contains(warnings[0], "x.wasm: load") || !strings.Contains(warnings[1], "missing.wasm: load") {
 		t.Fatalf("rankers %d, warnings %q", len(rankers), warnings)

@@ -18,6 +18,7 @@ import (
 	"github.com/widejit/widejit/autotune"
 	"github.com/widejit/widejit/cache"
 	"github.com/widejit/widejit/graph"
+	"github.com/widejit/widejit/internal/engine"
 	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/jit/cpu"
 	"github.com/widejit/widejit/jit/ptx"
@@ -94,7 +95,7 @@ type populateCount struct {
 func populateTargets(a *app, archList string) ([]populateTarget, error) {
 	if strings.TrimSpace(archList) == "" {
 		info := cpu.NewDevice(a.v.GetInt("threads")).Info()
-		return []populateTarget{{target: cpu.Target{}, device: autotuneDevice(info)}}, nil
+		return []populateTarget{{target: cpu.Target{}, device: engine.DeviceInfo(info)}}, nil
 	}
 	var out []populateTarget
 	for _, arch := range strings.Split(archList, ",") {
@@ -149,15 +150,15 @@ func runPopulate(cmd *cobra.Command, a *app, path string, f populateFlags) error
 		return store.Close()
 	}
 	defer closeStore()
-	tuning := newDecisionTuning(ctx, a, store, pluginFlag(cmd))
-	defer tuning.close()
+	tuning := engineConfig(a, pluginFlag(cmd)).NewTuning(ctx, store)
+	defer tuning.Close()
 	// the same compiler options as `run`, so that run finds these entries (same keys)
 	comp := jit.NewCompiler(jit.CompilerOptions{Store: store, Version: buildVersion(), Warn: cacheWarner(a)})
 
 	var items []populateItem
 	for _, t := range targets {
 		for _, g := range graphs {
-			plans, err := populatePlans(g, t, tuning.tuner, f.allStrategies)
+			plans, err := populatePlans(g, t, tuning.Tuner, f.allStrategies)
 			if err != nil {
 				return err
 			}

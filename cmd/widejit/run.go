@@ -21,32 +21,12 @@ import (
 
 func init() { register("run", newRunCmd) }
 
-// runOptions is what `run` hands to the executor.
-type runOptions struct {
-	Device   string // auto | cpu | cuda
-	Mode     string // wide | sequential
-	Threads  int    // CPU workers, 0: all cores
-	CacheDir string // "" : default
-	NoCache  bool
-	Plugins  []string
-	Stderr   io.Writer      // warnings
-	Config   *app           // the full layered configuration, for anything else
-	Cmd      *cobra.Command // the run command: flags that other files add (extend("run", ...))
-}
-
-// runResult is what the executor returns: every graph output stacked [N, ...], plus optional
-// facts (device used, cache hits, timings) merged into `run --json`.
+// runResult is one run's outputs, every graph output stacked [N, ...], plus the facts
+// (device used, cache hits, timings) merged into `run --json`.
 type runResult struct {
 	Outputs map[string]*safetensors.Tensor
 	Extra   map[string]any
 }
-
-// executeGraph runs a loaded graph; nil until an execution engine is built in. The lowering
-// package's CLI file sets it from its init.
-var executeGraph func(ctx context.Context, g *graph.Graph, inputs map[string]*safetensors.Tensor, opts runOptions) (*runResult, error)
-
-// errExecutionUnavailable is returned by run while executeGraph is nil.
-var errExecutionUnavailable = errors.New("execution is not available yet: the graph, weights and inputs are valid, but this build has no execution engine")
 
 type runFlags struct {
 	inputs, out, check string
@@ -120,12 +100,7 @@ func runGraph(cmd *cobra.Command, a *app, path string, f runFlags) error {
 			return err
 		}
 	}
-	if executeGraph == nil {
-		return errExecutionUnavailable
-	}
-	opts := runOptions{Device: device, Mode: f.mode, Threads: a.v.GetInt("threads"), CacheDir: a.v.GetString("cache_dir"),
-		NoCache: a.v.GetBool("no_cache"), Plugins: a.v.GetStringSlice("plugins"), Stderr: a.stderr, Config: a, Cmd: cmd}
-	res, err := executeGraph(ctx, g, inputs, opts)
+	res, err := executeRun(ctx, a, cmd, path, g, inputs, f)
 	if err != nil {
 		return err
 	}

@@ -13,9 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/widejit/widejit/autotune"
-	"github.com/widejit/widejit/cache"
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/graph/safetensors"
+	"github.com/widejit/widejit/internal/engine"
 	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/lowering"
 )
@@ -41,53 +41,6 @@ func pluginFlag(cmd *cobra.Command) []string {
 	ps, _ := cmd.Flags().GetStringArray("plugin")
 	return ps
 }
-
-// autotuneDevice describes dev for the autotuner and the plugins.
-func autotuneDevice(info jit.DeviceInfo) autotune.DeviceInfo {
-	return autotune.DeviceInfo{Kind: info.Kind, Name: info.Name, ComputeCapability: info.ComputeCapability,
-		MemoryBytes: info.MemoryBytes, Cores: info.Cores}
-}
-
-// decisionTuning is the autotuner of one command: decisions recorded in the kernel cache,
-// then the configured plugins, then lowering's heuristic. It hands out one chooser per plan.
-type decisionTuning struct {
-	tuner        *autotune.Tuner
-	closePlugins func()
-	choosers     map[string]*lowering.AutotuneChooser
-}
-
-// newDecisionTuning builds the tuner on store (cache.Off() records nothing); plugins are the
-// config file's followed by extra. Call close when lowering is done.
-func newDecisionTuning(ctx context.Context, a *app, store *cache.Store, extra []string) *decisionTuning {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	warn := cacheWarner(a)
-	rankers, closePlugins := loadConfiguredPlugins(ctx, a, extra, warn)
-	return &decisionTuning{
-		tuner:        &autotune.Tuner{Store: cacheDecisionStore{store}, Plugins: rankers, Heuristic: lowering.Heuristic, Warn: warn},
-		closePlugins: closePlugins,
-		choosers:     map[string]*lowering.AutotuneChooser{},
-	}
-}
-
-// chooser returns a fresh chooser for the plan called name (e.g. the run mode).
-func (t *decisionTuning) chooser(name string) lowering.Chooser {
-	c := &lowering.AutotuneChooser{Tuner: t.tuner}
-	t.choosers[name] = c
-	return c
-}
-
-// explain lists the decisions of the plan called name and their sources.
-func (t *decisionTuning) explain(name string) string {
-	c := t.choosers[name]
-	if c == nil {
-		return ""
-	}
-	return lowering.ExplainDecisions(c.Decisions())
-}
-
-func (t *decisionTuning) close() { t.closePlugins() }
 
 type tuneFlags struct {
 	nList, budget, export string
@@ -174,10 +127,10 @@ func runTune(cmd *cobra.Command, a *app, path string, f tuneFlags) error {
 			fmt.Fprintf(a.stderr, "widejit: warning: closing the kernel cache: %v\n", err)
 		}
 	}()
-	tuning := newDecisionTuning(ctx, a, store, pluginFlag(cmd))
-	defer tuning.close()
+	tuning := engineConfig(a, pluginFlag(cmd)).NewTuning(ctx, store)
+	defer tuning.Close()
 	comp := jit.NewCompiler(jit.CompilerOptions{Store: store, Version: buildVersion(), Warn: cacheWarner(a)})
-	lopts := lowering.Options{Device: autotuneDevice(dev.Info())}
+	lopts := lowering.Options{Device: engine.DeviceInfo(dev.Info())}
 	bar := newProgressBar(a.stderr, !f.asJSON)
 	start := time.Now()
 	var rows []tunedDecision
@@ -189,7 +142,7 @@ func runTune(cmd *cobra.Command, a *app, path string, f tuneFlags) error {
 		}
 		tuned := map[string]bool{}
 		for k := 0; ; k++ {
-			_, points, err := lowering.LowerWithDecisions(g, lopts, tuning.tuner, nil)
+			_, points, err := lowering.LowerWithDecisions(g, lopts, tuning.Tuner, nil)
 			if err != nil {
 				return err
 			}
@@ -211,9 +164,9 @@ func runTune(cmd *cobra.Command, a *app, path string, f tuneFlags) error {
 				left := budget - time.Since(start)
 				opts.Budget = max(left/time.Duration(len(points)-k), time.Millisecond)
 			}
-			job, closeRunners := tuneJob(g, lopts, tuning.tuner, comp, dev, inputs, p)
+			job, closeRunners := tuneJob(g, lopts, tuning.Tuner, comp, dev, inputs, p)
 			label := fmt.Sprintf("n=%d %s", g.N, p.Label())
-			recs, err := tuning.tuner.Tune(ctx, []autotune.Job{job}, opts, func(pr autotune.Progress) {
+			recs, err := tuning.Tuner.Tune(ctx, []autotune.Job{job}, opts, func(pr autotune.Progress) {
 				bar.show(pr.Runs, pr.Of, label)
 			})
 			closeRunners()
@@ -289,10 +242,10 @@ func printTuneReport(w io.Writer, path string, info jit.DeviceInfo, rows []tuned
 		if rows == nil {
 			rows = []tunedDecision{}
 		}
-		return printJSON(w, map[string]any{"graph": path, "device": autotune.DeviceIdentity(autotuneDevice(info)),
+		return printJSON(w, map[string]any{"graph": path, "device": autotune.DeviceIdentity(engine.DeviceInfo(info)),
 			"decisions": rows, "export": f.export})
 	}
-	fmt.Fprintf(w, "%s: tuned on %s\n", path, autotune.DeviceIdentity(autotuneDevice(info)))
+	fmt.Fprintf(w, "%s: tuned on %s\n", path, autotune.DeviceIdentity(engine.DeviceInfo(info)))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "N\t#\tDECISION\tWINNER\tTIMINGS (median)")
 	recorded := 0
@@ -416,13 +369,13 @@ func explainTuning(cmd *cobra.Command, a *app, f *loweringFlags) (decisions func
 	if err != nil {
 		return nil, nil, err
 	}
-	f.device = autotuneDevice(dev.Info())
+	f.device = engine.DeviceInfo(dev.Info())
 	dev.Close()
 	store := openCacheStore(a)
-	tuning := newDecisionTuning(cmd.Context(), a, store, pluginFlag(cmd))
-	f.chooser = tuning.chooser("explain")
-	return func() string { return tuning.explain("explain") }, func() {
-		tuning.close()
+	tuning := engineConfig(a, pluginFlag(cmd)).NewTuning(cmd.Context(), store)
+	f.chooser = tuning.Chooser("explain")
+	return func() string { return tuning.Explain("explain") }, func() {
+		tuning.Close()
 		if err := store.Close(); err != nil {
 			fmt.Fprintf(a.stderr, "widejit: warning: closing the kernel cache: %v\n", err)
 		}

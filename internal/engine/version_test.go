@@ -1,4 +1,4 @@
-package main
+package engine
 
 import (
 	"bytes"
@@ -30,8 +30,8 @@ func TestBuildVersionIdentifiesTheBuild(t *testing.T) {
 	if !bytes.Contains(out, []byte(id)) {
 		t.Fatalf("build ID %q is not part of go tool buildid's %q", id, out)
 	}
-	if v := buildVersion(); !strings.Contains(v, "+build."+id) && !isCleanVersion(v) {
-		t.Fatalf("buildVersion() = %q names neither a clean version nor this build", v)
+	if v := BuildVersion(); !strings.Contains(v, "+build."+id) && !isCleanVersion(v) {
+		t.Fatalf("BuildVersion() = %q names neither a clean version nor this build", v)
 	}
 }
 

@@ -1,0 +1,145 @@
+// Package engine is the orchestration that the public API (package widejit) and the CLI's
+// commands share: it opens a device and the kernel cache, loads strategy plugins into the
+// autotuner, and lowers a graph into a ready runner. It holds no state between calls.
+package engine
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/widejit/widejit/autotune"
+	"github.com/widejit/widejit/cache"
+	"github.com/widejit/widejit/jit"
+	"github.com/widejit/widejit/jit/device"
+	"github.com/widejit/widejit/plugins"
+)
+
+// Config is what a run needs besides the graph and its inputs. The zero value is usable:
+// device auto, all cores, the default cache directory, no plugins.
+type Config struct {
+	Device   string // auto | cpu | cuda ("" = auto)
+	Threads  int    // CPU executor workers; 0: all cores
+	CacheDir string // "" = cache.DefaultDir()
+	NoCache  bool   // compile everything in memory, record nothing
+	Plugins  []string
+	// PluginDeadline and PluginMemoryMiB bound each plugin call (0: 50 ms and 64 MiB).
+	PluginDeadline  time.Duration
+	PluginMemoryMiB int
+	Version         string       // compiler version in cache keys ("" = BuildVersion())
+	Warn            func(string) // warnings (nil: dropped)
+}
+
+// Warning reports msg through Warn, if set.
+func (c Config) Warning(msg string) {
+	if c.Warn != nil {
+		c.Warn(msg)
+	}
+}
+
+// OpenDevice opens the configured device: auto uses the GPU when the CUDA driver finds one
+// and the CPU otherwise.
+func (c Config) OpenDevice() (jit.Device, error) {
+	if c.Device != "" && !slices.Contains(device.Kinds, c.Device) {
+		return nil, fmt.Errorf("device %q: expected one of %s", c.Device, strings.Join(device.Kinds, ", "))
+	}
+	if c.Threads < 0 {
+		return nil, fmt.Errorf("threads must be >= 0 (0: all cores), got %d", c.Threads)
+	}
+	return device.Open(c.Device, c.Threads)
+}
+
+// OpenCache opens the kernel cache for compiling: cache.Off() when NoCache is set or the
+// directory is unusable (with a warning). It never fails; close it as soon as compiling is
+// done, so that other processes get the directory.
+func (c Config) OpenCache() *cache.Store {
+	if c.NoCache {
+		return cache.Off()
+	}
+	s, err := cache.Open(c.CacheDir, cache.Options{Warn: c.Warn})
+	if err != nil {
+		c.Warning(fmt.Sprintf("%v; running without a kernel cache", err))
+		return cache.Off()
+	}
+	return s
+}
+
+// Compiler makes the kernel compiler that reads and fills store.
+func (c Config) Compiler(store *cache.Store) *jit.Compiler {
+	v := c.Version
+	if v == "" {
+		v = BuildVersion()
+	}
+	return jit.NewCompiler(jit.CompilerOptions{Store: store, Version: v, Warn: c.Warn})
+}
+
+// PluginOptions are the sandbox limits of the configuration.
+func (c Config) PluginOptions() (plugins.Options, error) {
+	deadline, mib := c.PluginDeadline, c.PluginMemoryMiB
+	if deadline == 0 {
+		deadline = 50 * time.Millisecond
+	}
+	if mib == 0 {
+		mib = 64
+	}
+	if deadline < 0 {
+		return plugins.Options{}, fmt.Errorf("plugin deadline %v is not positive", deadline)
+	}
+	if mib < 0 || mib > 4096 {
+		return plugins.Options{}, fmt.Errorf("plugin memory %d MiB is outside 1..4096", mib)
+	}
+	opts := plugins.Options{Deadline: deadline, MemoryLimit: uint64(mib) << 20}
+	if !c.NoCache {
+		opts.CacheDir = c.PluginCacheDir()
+	}
+	return opts, nil
+}
+
+// PluginCacheDir is where wazero keeps compiled plugins: beside the kernel cache, not inside
+// it (the kernel cache treats unknown entries in its directory as damage).
+func (c Config) PluginCacheDir() string {
+	dir := c.CacheDir
+	if dir == "" {
+		dir = cache.DefaultDir()
+	}
+	return filepath.Clean(dir) + "-wasm"
+}
+
+// LoadPlugins loads the configured plugins. One that fails to load is a warning, not an
+// error: the run goes on with the others and the built-in heuristic. The returned func
+// closes them.
+func (c Config) LoadPlugins(ctx context.Context) ([]autotune.Ranker, func()) {
+	if len(c.Plugins) == 0 {
+		return nil, func() {}
+	}
+	opts, err := c.PluginOptions()
+	if err != nil {
+		c.Warning(fmt.Sprintf("strategy plugins disabled: %v", err))
+		return nil, func() {}
+	}
+	var loaded []*plugins.Plugin
+	var rankers []autotune.Ranker
+	for _, path := range c.Plugins {
+		p, err := plugins.Load(ctx, path, opts)
+		if err != nil {
+			c.Warning(fmt.Sprintf("%v; continuing without it", err))
+			continue
+		}
+		loaded = append(loaded, p)
+		rankers = append(rankers, p)
+	}
+	return rankers, func() {
+		for _, p := range loaded {
+			p.Close(context.Background())
+		}
+	}
+}
+
+// DeviceInfo describes a device for the autotuner, the plugins and lowering.
+func DeviceInfo(info jit.DeviceInfo) autotune.DeviceInfo {
+	return autotune.DeviceInfo{Kind: info.Kind, Name: info.Name, ComputeCapability: info.ComputeCapability,
+		MemoryBytes: info.MemoryBytes, Cores: info.Cores}
+}
