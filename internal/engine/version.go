@@ -89,4 +89,3 @@ func executableBuildID() string {
 	}
 	return id
 }
-
