@@ -23,13 +23,22 @@ func init() {
 	registerOp(lowerConvND, "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
 }
 
+// convNDTapsOuter forces conv_nd.py's loop order for tests: 0 lets the channels per group
+// decide (convNDTapsOuterMinChannels), 1 forces taps outside, -1 the flat (channel, tap) loop.
+var convNDTapsOuter = 0
+
+// convNDTapsOuterMinChannels: with fewer channels per group, a channel block would leave most
+// of a dot's K (at least 16) idle, and the flat (channel, tap) loop keeps the dots full.
+const convNDTapsOuterMinChannels = 16
+
 // convNDGroup is a convolution or transposed convolution over [D, H, W]. The embedded
 // convGroup carries what implicitGEMM and the conv tunables read: x, w, batch, groups,
-// channels per group, strides of x, and oh*ow = output pixels, kh*kw = taps (so the tile
-// heuristics see the flattened 3-d problem).
+// channels per group, strides of x, and oh*ow = output pixels, kh*kw = the taps in the K loop
+// (1 with taps outside), so the tile heuristics see the flattened 3-d problem.
 type convNDGroup struct {
 	convGroup
 	transposed          bool
+	tapsOuter           bool   // loop over taps, then channel blocks (TAPS_OUTER)
 	inSize, outSize, k  [3]int // input, output and kernel sizes (D, H, W)
 	stride, pad, dil    [3]int // pad: before each dim (for "same" the end pad only sizes the output)
 	wCStride, wOCStride int    // weight strides of an input and an output channel
@@ -74,7 +83,11 @@ func lowerConvND(l *lowerer, n *graph.Node) error {
 	}
 	c := &g.convGroup
 	c.batch, c.groups, c.cg, c.ocg = batch, groups, cg, ocg
+	g.tapsOuter = convNDTapsOuter > 0 || convNDTapsOuter == 0 && cg >= convNDTapsOuterMinChannels
 	c.oh, c.ow, c.kh, c.kw = g.outSize[0]*g.outSize[1], g.outSize[2], g.k[0]*g.k[1], g.k[2]
+	if g.tapsOuter { // BLOCK_K tiles the channels alone
+		c.kh, c.kw = 1, 1
+	}
 	c.x = l.contiguous(x, n)
 	c.xCStride = g.inSize[0] * g.inSize[1] * g.inSize[2]
 	c.xBStride = inC * c.xCStride
@@ -116,6 +129,7 @@ func (g *convNDGroup) emit(l *lowerer) (*Launch, error) {
 		return nil, err
 	}
 	ln.Kernel.Consts["TRANSPOSED"] = g.transposed
+	ln.Kernel.Consts["TAPS_OUTER"] = g.tapsOuter
 	return ln, nil
 }
 

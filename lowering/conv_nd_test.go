@@ -1,6 +1,7 @@
 package lowering
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -134,5 +135,33 @@ func TestConvNDRefusals(t *testing.T) {
   "outputs": ["up"], "init": {"seed": 1}}`)
 	if _, err := Lower(g, Options{}); err == nil || !strings.Contains(err.Error(), `"up" (conv_transpose3d)`) || !strings.Contains(err.Error(), "float32 only") {
 		t.Errorf("float16 conv_transpose3d: got %v, want a refusal naming node \"up\"", err)
+	}
+}
+
+// Both loop orders of conv_nd.py (taps outside with channel blocks inside, and the flat
+// (channel, tap) loop) on every fixture and plan variant, whatever the channels per group
+// would choose, against PyTorch.
+func TestConvNDLoopOrders(t *testing.T) {
+	defer func() { convNDTapsOuter = 0 }()
+	for _, order := range []int{1, -1} {
+		convNDTapsOuter = order
+		for _, dir := range convNDFixtures {
+			g, err := graph.Load(filepath.Join(dir, "graph.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan, err := Lower(g, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ln := range plan.Launches {
+				if ln.Kernel.Template == "conv_nd.py" && ln.Kernel.Consts["TAPS_OUTER"] != (order > 0) {
+					t.Errorf("%s: %s has TAPS_OUTER %v with convNDTapsOuter %d", dir, ln.Kernel.Source.Fn, ln.Kernel.Consts["TAPS_OUTER"], order)
+				}
+			}
+			for _, v := range exampleVariants {
+				t.Run(fmt.Sprintf("%s/taps_outer=%v/%s", filepath.Base(dir), order > 0, v.name), func(t *testing.T) { checkFixtureCPU(t, dir, v.opts) })
+			}
+		}
 	}
 }

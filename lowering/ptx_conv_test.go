@@ -63,6 +63,9 @@ func TestConvKernelsAssemblePTX(t *testing.T) {
 	convRowAlways = true // the row kernel on the fixtures' narrow images too
 	defer func() { convRowAlways = false }()
 	collect()
+	convNDTapsOuter = 1 // conv_nd.py's other loop order on the fixtures' few channels too
+	defer func() { convNDTapsOuter = 0 }()
+	collect()
 	if kernels.Len() == 0 {
 		t.Fatal("no conv/pool/attention kernels in the fixtures' plans")
 	}

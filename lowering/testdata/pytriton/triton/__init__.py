@@ -14,6 +14,9 @@ class JITFunction:
         self.fn = fn
         self.__name__ = fn.__name__
 
+    def __call__(self, *args, **kwargs):  # a helper called from a kernel
+        return self.fn(*args, **kwargs)
+
     def __getitem__(self, grid):
         def launch(*args, **kwargs):
             run(self, grid, args, kwargs)
