@@ -9,7 +9,6 @@ import (
 	"github.com/widejit/widejit/autotune"
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/internal/testkit"
-	"github.com/widejit/widejit/jit/cpu"
 )
 
 // The fixtures of Conv3d, the transposed convolutions and BatchNorm3d (their numbers against
@@ -88,7 +87,12 @@ func TestConvNDForcedTunablesMatchPyTorch(t *testing.T) {
 				if c.Strategy != Batched || c.Params[NumWarpsParam] != defaultNumWarps {
 					continue // the same kernel computes the same numbers
 				}
-				plan, _, err := LowerWithDecisions(g, Options{}, nil, map[int]string{p.Index: c.ID})
+				forced := func() Options {
+					ch := &AutotuneChooser{}
+					ch.Force(p.Index, c.ID)
+					return Options{Chooser: ch}
+				}
+				plan, err := Lower(g, forced())
 				if err != nil {
 					t.Fatalf("forcing %s: %v", c.ID, err)
 				}
@@ -100,16 +104,7 @@ func TestConvNDForcedTunablesMatchPyTorch(t *testing.T) {
 				if !rendered {
 					t.Fatalf("forced %s: no conv_nd.py launch renders it", c.ID)
 				}
-				r, err := NewRunner(plan, cpu.NewDevice(2), testCompiler, g)
-				if err != nil {
-					t.Fatalf("forced %s: %v", c.ID, err)
-				}
-				outs, err := r.Run(inputs)
-				r.Close()
-				if err != nil {
-					t.Fatalf("forced %s: run: %v", c.ID, err)
-				}
-				t.Run(chain+"/"+c.ID, func(t *testing.T) { testkit.CheckOutputs(t, outs, expected) })
+				t.Run(chain+"/"+c.ID, func(t *testing.T) { testkit.CheckOutputs(t, runPlanCPU(t, g, forced(), inputs), expected) })
 				runs++
 			}
 		}
