@@ -18,18 +18,20 @@ func init() {
 		defOp(fmt.Sprintf("batch_norm%dd", k), x1, []attrDef{{"num_features", required}, {"eps", 1e-5}, {"momentum", 0.1},
 			{"affine", true}, {"track_running_stats", true}, {"training", false}}, inferBatchNorm(k))
 	}
-	for k := 1; k <= 2; k++ {
+	for k := 1; k <= 3; k++ {
 		defOp(fmt.Sprintf("conv_transpose%dd", k), x1, []attrDef{{"in_channels", required}, {"out_channels", required}, {"kernel_size", required},
 			{"stride", 1}, {"padding", 0}, {"output_padding", 0}, {"groups", 1}, {"bias", true}, {"dilation", 1}}, inferConvTranspose(k))
-		defOp(fmt.Sprintf("instance_norm%dd", k), x1, []attrDef{{"num_features", required}, {"eps", 1e-5}, {"momentum", 0.1},
-			{"affine", false}, {"track_running_stats", false}}, inferInstanceNorm(k))
 		defOp(fmt.Sprintf("max_pool%dd", k), x1, []attrDef{{"kernel_size", required}, {"stride", nil}, {"padding", 0}, {"dilation", 1}, {"ceil_mode", false}}, inferPool(k, true))
 		avg := []attrDef{{"kernel_size", required}, {"stride", nil}, {"padding", 0}, {"ceil_mode", false}, {"count_include_pad", true}}
-		if k == 2 {
+		if k >= 2 {
 			avg = append(avg, attrDef{"divisor_override", nil})
 		}
 		defOp(fmt.Sprintf("avg_pool%dd", k), x1, avg, inferPool(k, false))
 		defOp(fmt.Sprintf("adaptive_avg_pool%dd", k), x1, []attrDef{{"output_size", required}}, inferAdaptivePool(k))
+	}
+	for k := 1; k <= 2; k++ {
+		defOp(fmt.Sprintf("instance_norm%dd", k), x1, []attrDef{{"num_features", required}, {"eps", 1e-5}, {"momentum", 0.1},
+			{"affine", false}, {"track_running_stats", false}}, inferInstanceNorm(k))
 	}
 	defOp("layer_norm", x1, []attrDef{{"normalized_shape", required}, {"eps", 1e-5}, {"elementwise_affine", true}, {"bias", true}}, inferLayerNorm)
 	defOp("group_norm", x1, []attrDef{{"num_groups", required}, {"num_channels", required}, {"eps", 1e-5}, {"affine", true}}, inferGroupNorm)
@@ -689,7 +691,7 @@ func inferPool(k int, isMax bool) func(c *ctx) {
 		ceil := c.Bool("ceil_mode")
 		if !isMax {
 			c.Bool("count_include_pad")
-			if k == 2 {
+			if k >= 2 {
 				if d, ok := c.IntOrNull("divisor_override"); ok && d == 0 {
 					c.errf("attrs.divisor_override", c.attrPos("divisor_override"), "divisor_override must not be 0")
 				}

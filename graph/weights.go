@@ -137,7 +137,7 @@ func (g *Graph) initRuleFor(p *Param) initRule {
 		return uniform(1 / math.Sqrt(float64(prodTail(w.Type.Shape))))
 	}
 	switch n.Op {
-	case "linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d":
+	case "linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d":
 		return kaiming("weight")
 	case "mlp_embedder", "ada_layer_norm_zero":
 		return kaiming(strings.TrimSuffix(strings.TrimSuffix(role, ".weight"), ".bias") + ".weight")

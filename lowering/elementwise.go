@@ -15,7 +15,7 @@ import (
 func init() {
 	registerOp(lowerElementwise, "relu", "gelu", "silu", "sigmoid", "tanh", "leaky_relu", "prelu",
 		"elu", "softplus", "hardswish", "add", "sub", "mul", "div", "pow", "neg",
-		"batch_norm1d", "batch_norm2d")
+		"batch_norm1d", "batch_norm2d", "batch_norm3d")
 	registerOp(lowerDropout, "dropout")
 }
 
@@ -140,7 +140,7 @@ func nodeExpr(l *lowerer, n *graph.Node, fusedAt int) (*expr, []View, error) {
 			op = "div_" + a.String("rounding_mode")
 		}
 		return opExpr(op, args[0], args[1]), leaves, nil
-	case "batch_norm1d", "batch_norm2d":
+	case "batch_norm1d", "batch_norm2d", "batch_norm3d":
 		return batchNormExpr(l, n, args[0], leaves)
 	}
 	return nil, nil, fmt.Errorf("no element-wise form")

@@ -2,31 +2,31 @@ package lowering
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/triton/templates"
 )
 
 // The pooling family: MaxPool, AvgPool (padding, ceil_mode, count_include_pad,
-// divisor_override) and AdaptiveAvgPool, 1-d and 2-d, as one window-walking kernel (pool.py)
-// over the planes (sample x channel) of a contiguous input. A 1-d pool runs as a 2-d one with a
-// height of 1. ceil_mode needs no kernel support: the output size (graph shape inference)
-// already has the extra window, which the masks and the clipped divisor handle.
+// divisor_override) and AdaptiveAvgPool, 1-d, 2-d and 3-d, as one window-walking kernel
+// (pool.py) over the planes (sample x channel) of a contiguous input. Fewer dims run as 3-d
+// with leading sizes of 1. ceil_mode needs no kernel support: the output size (graph shape
+// inference) already has the extra window, which the masks and the clipped divisor handle.
 
 func init() {
-	registerOp(lowerPool, "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
-		"adaptive_avg_pool1d", "adaptive_avg_pool2d")
+	registerOp(lowerPool, "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+		"adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d")
 }
 
 type poolGroup struct {
 	groupBase
-	x                      View
-	kind                   string // max, avg, adaptive
-	countPad               bool
-	divisor                int // divisor_override, 0 when absent
-	h, w, oh, ow           int
-	kh, kw                 int
-	sh, sw, ph, pw, dh, dw int
+	x        View
+	kind     string // max, avg, adaptive
+	countPad bool
+	divisor  int // divisor_override, 0 when absent
+	// per dim (D, H, W): input and output sizes, window, stride, padding, dilation
+	inSize, outSize, k, stride, pad, dil [3]int
 }
 
 func lowerPool(l *lowerer, n *graph.Node) error {
@@ -38,31 +38,17 @@ func lowerPool(l *lowerer, n *graph.Node) error {
 		return fmt.Errorf("input is %s, want a floating-point tensor", x.DType)
 	}
 	a := n.Attrs
-	k := 1
-	if n.Op[len(n.Op)-2] == '2' {
-		k = 2
-	}
+	k := int(n.Op[len(n.Op)-2] - '0')
 	outShape := n.Output().Shape
-	spatial := x.Shape[len(x.Shape)-k:]
-	outSpatial := outShape[len(outShape)-k:]
 	g := &poolGroup{}
-	// dims as 2-d: [H, W] and [OH, OW]
-	g.h, g.w, g.oh, g.ow = 1, spatial[k-1], 1, outSpatial[k-1]
-	if k == 2 {
-		g.h, g.oh = spatial[0], outSpatial[0]
-	}
-	two := func(v []int, def int) (int, int) {
-		if k == 1 {
-			return def, v[0]
-		}
-		return v[0], v[1]
-	}
-	g.dh, g.dw = 1, 1
-	switch n.Op {
-	case "max_pool1d", "max_pool2d":
+	g.inSize = dims3(x.Shape[len(x.Shape)-k:], 1)
+	g.outSize = dims3(outShape[len(outShape)-k:], 1)
+	g.dil = dims3(nil, 1)
+	switch {
+	case strings.HasPrefix(n.Op, "max_pool"):
 		g.kind = "max"
-		g.dh, g.dw = two(a.Ints("dilation"), 1)
-	case "avg_pool1d", "avg_pool2d":
+		g.dil = dims3(a.Ints("dilation"), 1)
+	case strings.HasPrefix(n.Op, "avg_pool"):
 		g.kind = "avg"
 		g.countPad = a.Bool("count_include_pad")
 		if a.Has("divisor_override") && !a.IsNull("divisor_override") {
@@ -72,23 +58,18 @@ func lowerPool(l *lowerer, n *graph.Node) error {
 		g.kind = "adaptive"
 	}
 	if g.kind == "adaptive" {
-		// the longest window along a dim of size I -> O
-		win := func(in, out int) int {
-			m := 0
+		for d := range g.k {
+			// the longest window along a dim of size I -> O
+			in, out := g.inSize[d], g.outSize[d]
 			for o := 0; o < out; o++ {
-				s, e := o*in/out, ((o+1)*in+out-1)/out
-				if e-s > m {
-					m = e - s
-				}
+				g.k[d] = max(g.k[d], ((o+1)*in+out-1)/out-o*in/out)
 			}
-			return m
 		}
-		g.kh, g.kw = win(g.h, g.oh), win(g.w, g.ow)
-		g.sh, g.sw = 1, 1
+		g.stride = dims3(nil, 1)
 	} else {
-		g.kh, g.kw = two(a.Ints("kernel_size"), 1)
-		g.sh, g.sw = two(a.Ints("stride"), 1)
-		g.ph, g.pw = two(a.Ints("padding"), 0)
+		g.k = dims3(a.Ints("kernel_size"), 1)
+		g.stride = dims3(a.Ints("stride"), 1)
+		g.pad = dims3(a.Ints("padding"), 0)
 	}
 	g.x = l.contiguous(x, n)
 	out := l.newOutput(n.Name, outShape, n.Output().DType)
@@ -111,10 +92,14 @@ func (g *poolGroup) emit(l *lowerer) (*Launch, error) {
 	var args []LaunchArg
 	args = append(args, ptrArgs("x", g.x)...)
 	args = append(args, ptrArgs("out", g.out)...)
-	args = append(args, intArg("numel", m), intArg("H", g.h), intArg("W", g.w), intArg("OH", g.oh), intArg("OW", g.ow),
-		intArg("KH", g.kh), intArg("KW", g.kw), intArg("stride_h", g.sh), intArg("stride_w", g.sw),
-		intArg("pad_h", g.ph), intArg("pad_w", g.pw), intArg("dil_h", g.dh), intArg("dil_w", g.dw),
-		intArg("DIVISOR", g.divisor))
+	args = append(args, intArg("numel", m))
+	// per dim (D, H, W) in the kernel's parameter order
+	dims := [][3]int{g.inSize, g.outSize, g.k, g.stride, g.pad, g.dil}
+	for i, name := range []string{"D", "H", "W", "OD", "OH", "OW", "KD", "KH", "KW", "stride_d", "stride_h", "stride_w",
+		"pad_d", "pad_h", "pad_w", "dil_d", "dil_h", "dil_w"} {
+		args = append(args, intArg(name, dims[i/3][i%3]))
+	}
+	args = append(args, intArg("DIVISOR", g.divisor))
 	compute := "tl.float32"
 	if g.x.DType == graph.Float64 {
 		compute = "tl.float64"

@@ -13,7 +13,8 @@ import (
 
 // Every distinct conv/pool/attention kernel of the fixtures' plans (default, unfused,
 // sequential, Monte Carlo dropout; the depthwise convolutions through both kernels; every
-// convolution through conv_rows.py) compiles to
+// convolution through conv_rows.py; Conv3d and the transposed convolutions on conv_nd.py;
+// 3-d pooling) compiles to
 // PTX and assembles with ptxas for sm_80 and sm_90, so the templates stay GPU-ready.
 func TestConvKernelsAssemblePTX(t *testing.T) {
 	if testing.Short() {
@@ -42,7 +43,7 @@ func TestConvKernelsAssemblePTX(t *testing.T) {
 					}
 					for _, l := range plan.Launches {
 						switch l.Kernel.Template {
-						case "conv.py", "conv_rows.py", "conv_weight.py", "conv_depthwise.py", "conv_flat.py", "conv_pad.py", "pool.py", "attention.py",
+						case "conv.py", "conv_rows.py", "conv_weight.py", "conv_depthwise.py", "conv_flat.py", "conv_pad.py", "conv_nd.py", "pool.py", "attention.py",
 							"norm_rows.py", "reduce_rows.py":
 						default:
 							continue
@@ -61,6 +62,9 @@ func TestConvKernelsAssemblePTX(t *testing.T) {
 	convDirectDepthwise = true
 	convRowAlways = true // the row kernel on the fixtures' narrow images too
 	defer func() { convRowAlways = false }()
+	collect()
+	convNDTapsOuter = 1 // conv_nd.py's other loop order on the fixtures' few channels too
+	defer func() { convNDTapsOuter = 0 }()
 	collect()
 	if kernels.Len() == 0 {
 		t.Fatal("no conv/pool/attention kernels in the fixtures' plans")

@@ -284,8 +284,9 @@ func TestCandidateKeyCoversTunables(t *testing.T) {
 	}
 }
 
-// Every tunables candidate of the example MLP, the blocks fixture and a conv fixture compiles
-// to PTX and assembles with ptxas (sm_80, sm_90), so a GPU tune can time each of them.
+// Every tunables candidate of the example MLP, the blocks fixture and the conv fixtures (2-d,
+// transposed, 3-d) compiles to PTX and assembles with ptxas (sm_80, sm_90), so a GPU tune can
+// time each of them.
 func TestTunableCandidatesAssemblePTX(t *testing.T) {
 	if testing.Short() {
 		t.Skip("assembles every tunables candidate with ptxas; skipped with -short")
@@ -295,7 +296,8 @@ func TestTunableCandidatesAssemblePTX(t *testing.T) {
 		t.Skip(err.Error() + " (bash .ci/setup installs ptxas)")
 	}
 	kernels := ptxkit.NewKernels(jit.NewCompiler(jit.CompilerOptions{}))
-	for _, path := range []string{"../examples/mlp/graph.json", "testdata/fixtures/blocks_n3/graph.json", "testdata/conv/convs_a_n3/graph.json"} {
+	for _, path := range []string{"../examples/mlp/graph.json", "testdata/fixtures/blocks_n3/graph.json", "testdata/conv/convs_a_n3/graph.json",
+		"testdata/conv/transposed_n3/graph.json", "testdata/conv/convs_3d_n3/graph.json"} {
 		g, err := graph.Load(path)
 		if err != nil {
 			t.Fatal(err)

@@ -193,9 +193,16 @@ def _map_embedding(m, a):
 
 def _map_conv(op, transposed):
     def mapper(m, a):
+        attrs = _conv_attrs(m, transposed)
         if transposed and a.get("output_size") is not None:
-            raise ExportError("ConvTranspose called with output_size is not supported")
-        return op, [a["input"]], ["weight", "bias"], _conv_attrs(m, transposed)
+            # the output size the call asked for, as the output_padding that gives it (the
+            # graph's shapes are static); PyTorch has checked that it is reachable
+            in_shape, out_shape = a["shapes"]
+            k = len(m.kernel_size)
+            attrs["output_padding"] = [
+                out_shape[-k + i] - ((in_shape[-k + i] - 1) * m.stride[i] - 2 * m.padding[i]
+                                     + m.dilation[i] * (m.kernel_size[i] - 1) + 1) for i in range(k)]
+        return op, [a["input"]], ["weight", "bias"], attrs
     return mapper
 
 
@@ -285,7 +292,7 @@ def _map_avg_pool(op):
     def mapper(m, a):
         attrs = {"kernel_size": _list(m.kernel_size), "stride": _list(m.stride), "padding": _list(m.padding),
                  "ceil_mode": m.ceil_mode, "count_include_pad": m.count_include_pad}
-        if op == "avg_pool2d":
+        if op != "avg_pool1d":
             attrs["divisor_override"] = m.divisor_override
         return op, [a["input"]], [], attrs
     return mapper
@@ -324,6 +331,7 @@ def _module_mappers():
         nn.Conv3d: _map_conv("conv3d", False),
         nn.ConvTranspose1d: _map_conv("conv_transpose1d", True),
         nn.ConvTranspose2d: _map_conv("conv_transpose2d", True),
+        nn.ConvTranspose3d: _map_conv("conv_transpose3d", True),
         nn.BatchNorm1d: _map_norm_with_stats("batch_norm1d"),
         nn.BatchNorm2d: _map_norm_with_stats("batch_norm2d"),
         nn.BatchNorm3d: _map_norm_with_stats("batch_norm3d"),
@@ -337,10 +345,13 @@ def _module_mappers():
         nn.LSTM: _map_rnn("lstm"),
         nn.MaxPool1d: _map_max_pool("max_pool1d"),
         nn.MaxPool2d: _map_max_pool("max_pool2d"),
+        nn.MaxPool3d: _map_max_pool("max_pool3d"),
         nn.AvgPool1d: _map_avg_pool("avg_pool1d"),
         nn.AvgPool2d: _map_avg_pool("avg_pool2d"),
+        nn.AvgPool3d: _map_avg_pool("avg_pool3d"),
         nn.AdaptiveAvgPool1d: _map_simple("adaptive_avg_pool1d", ["output_size"]),
         nn.AdaptiveAvgPool2d: _map_simple("adaptive_avg_pool2d", ["output_size"]),
+        nn.AdaptiveAvgPool3d: _map_simple("adaptive_avg_pool3d", ["output_size"]),
         nn.Dropout: _map_dropout,
         nn.Identity: lambda m, a: ("identity", [a["input"]], [], {}),
         nn.Flatten: _map_flatten_module,
@@ -563,7 +574,17 @@ def _fn_conv(op):
     return mapper
 
 
+def _fn_conv_transpose(op):
+    def mapper(b, w, bias):
+        return op, ["weight", "bias"], {
+            "in_channels": w.shape[0], "out_channels": w.shape[1] * b["groups"], "kernel_size": list(w.shape[2:]),
+            "stride": b["stride"], "padding": b["padding"], "output_padding": b["output_padding"],
+            "groups": b["groups"], "bias": bias is not None, "dilation": b["dilation"]}
+    return mapper
+
+
 _CONV_ARGS = _a("input", "weight", bias=None, stride=1, padding=0, dilation=1, groups=1)
+_CONV_T_ARGS = _a("input", "weight", bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1)
 PARAM_FUNCTIONS = {
     F.linear: (_a("input", "weight", bias=None), _fn_linear),
     F.layer_norm: (_a("input", "normalized_shape", weight=None, bias=None, eps=1e-5), _fn_layer_norm),
@@ -572,6 +593,9 @@ PARAM_FUNCTIONS = {
     F.conv1d: (_CONV_ARGS, _fn_conv("conv1d")),
     F.conv2d: (_CONV_ARGS, _fn_conv("conv2d")),
     F.conv3d: (_CONV_ARGS, _fn_conv("conv3d")),
+    F.conv_transpose1d: (_CONV_T_ARGS, _fn_conv_transpose("conv_transpose1d")),
+    F.conv_transpose2d: (_CONV_T_ARGS, _fn_conv_transpose("conv_transpose2d")),
+    F.conv_transpose3d: (_CONV_T_ARGS, _fn_conv_transpose("conv_transpose3d")),
 }
 
 # Results of these are folded to constants: the graph's shapes are static, per model.
@@ -959,6 +983,8 @@ class _Builder:
         named.pop(next(iter(sig.parameters)))  # self
         if len(named) == 1 and "input" not in named:
             named["input"] = next(iter(named.values()))
+        if named.get("output_size") is not None and isinstance(module, nn.modules.conv._ConvTransposeNd):
+            named["shapes"] = (tuple(self.values[named["input"]].shape), tuple(self.values[node].shape))
         try:
             op, raw_inputs, roles, attrs = mapper(module, named)
         except ExportError as e:

@@ -271,7 +271,7 @@ func TestBadCommandLines(t *testing.T) {
 }
 
 // TestMoreOpsMatchReference exports models using ops the examples do not (grouped, dilated,
-// 'same' and transposed convs, norms, pools, GRU/RNN, cross attention with kdim/vdim, stack,
+// 'same', 3-d and transposed convs (output_size too), norms, 1-d to 3-d pools, GRU/RNN, cross attention with kdim/vdim, stack,
 // split, functional forms, defaulted forward arguments), re-executes the graphs with
 // reference.py and loads them with the Go loader.
 func TestMoreOpsMatchReference(t *testing.T) {
@@ -285,6 +285,7 @@ func TestMoreOpsMatchReference(t *testing.T) {
 			"--input", "h0=2,2,8"}},
 		{"Defaults", []string{"--input", "x=3,4"}},
 		{"Functional", []string{"--input", "tok=2,5:int64:0:10", "--input", "img=2,4,5,5"}},
+		{"Volumes", []string{"--input", "vol=2,3,5,6,7", "--input", "img=2,3,4,5"}},
 	}
 	dir := t.TempDir()
 	var jobs []job

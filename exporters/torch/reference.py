@@ -70,8 +70,9 @@ def run_node(node, args, params):
     if op in ("conv1d", "conv2d", "conv3d"):
         fn = {"conv1d": F.conv1d, "conv2d": F.conv2d, "conv3d": F.conv3d}[op]
         return fn(x, p("weight"), p("bias"), a.get("stride", 1), a.get("padding", 0), a.get("dilation", 1), a.get("groups", 1))
-    if op in ("conv_transpose1d", "conv_transpose2d"):
-        fn = F.conv_transpose1d if op == "conv_transpose1d" else F.conv_transpose2d
+    if op in ("conv_transpose1d", "conv_transpose2d", "conv_transpose3d"):
+        fn = {"conv_transpose1d": F.conv_transpose1d, "conv_transpose2d": F.conv_transpose2d,
+              "conv_transpose3d": F.conv_transpose3d}[op]
         return fn(x, p("weight"), p("bias"), a.get("stride", 1), a.get("padding", 0), a.get("output_padding", 0),
                   a.get("groups", 1), a.get("dilation", 1))
     if op.startswith("batch_norm"):
@@ -120,19 +121,22 @@ def run_node(node, args, params):
             out, (h, c) = m(full[0], hx)
             return (out, h, c)
         return tuple(m(full[0], full[1]))
-    if op in ("max_pool1d", "max_pool2d"):
-        fn = F.max_pool1d if op == "max_pool1d" else F.max_pool2d
+    if op in ("max_pool1d", "max_pool2d", "max_pool3d"):
+        fn = {"max_pool1d": F.max_pool1d, "max_pool2d": F.max_pool2d, "max_pool3d": F.max_pool3d}[op]
         return fn(x, a["kernel_size"], a.get("stride"), a.get("padding", 0), a.get("dilation", 1), a.get("ceil_mode", False))
     if op == "avg_pool1d":
         return F.avg_pool1d(x, a["kernel_size"], a.get("stride"), a.get("padding", 0), a.get("ceil_mode", False),
                             a.get("count_include_pad", True))
-    if op == "avg_pool2d":
-        return F.avg_pool2d(x, a["kernel_size"], a.get("stride"), a.get("padding", 0), a.get("ceil_mode", False),
-                            a.get("count_include_pad", True), a.get("divisor_override"))
+    if op in ("avg_pool2d", "avg_pool3d"):
+        fn = F.avg_pool2d if op == "avg_pool2d" else F.avg_pool3d
+        return fn(x, a["kernel_size"], a.get("stride"), a.get("padding", 0), a.get("ceil_mode", False),
+                  a.get("count_include_pad", True), a.get("divisor_override"))
     if op == "adaptive_avg_pool1d":
         return F.adaptive_avg_pool1d(x, a["output_size"])
     if op == "adaptive_avg_pool2d":
         return F.adaptive_avg_pool2d(x, a["output_size"])
+    if op == "adaptive_avg_pool3d":
+        return F.adaptive_avg_pool3d(x, a["output_size"])
     if op in ("dropout", "identity", "contiguous"):
         if op == "dropout" and a.get("training", False):
             raise GraphCheckError("dropout with training=true is random; the reference cannot check it")

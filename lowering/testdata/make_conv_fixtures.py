@@ -25,6 +25,11 @@ FIXTURES = {
                        "--input", "long=3,150"],
     "conv/shared": ["--module", MODELS + ":ConvsA", "--input", "img=2,6,7,5", "--shared-input"],
     "pool/pools": ["--module", MODELS + ":Pools", "--input", "img=2,5,11,9", "--input", "seq=2,5,13"],
+    "conv/transposed": ["--module", MODELS + ":ConvTransposes", "--input", "img=2,6,5,7", "--input", "seq=2,6,9"],
+    "conv/convs_3d": ["--module", MODELS + ":Convs3d", "--input", "vol=2,6,3,5,5"],
+    "conv/nd_unbatched": ["--module", MODELS + ":ConvNDUnbatched", "--input", "vol=3,4,5,7", "--input", "img=3,5,4",
+                          "--input", "seq=3,9"],
+    "pool/pools_3d": ["--module", MODELS + ":Pools3d", "--input", "vol=2,3,5,7,6"],
     "attention/attention_a": ["--module", MODELS + ":AttentionA", "--input", "x=7,3,12"],
     "attention/attention_b": ["--module", MODELS + ":AttentionB", "--input", "x=7,3,12", "--input", "mem=3,9,11",
                               "--input", "kv=3,9,5"],
@@ -33,15 +38,18 @@ FIXTURES = {
     "attention/unbatched": ["--module", MODELS + ":AttentionUnbatched", "--input", "x=7,12"],
 }
 
+# N per fixture (default 1, 3, 8): the shared-input ones at 3; the 3-d and transposed ones, whose
+# volumes make larger files, at 1 and 3
+NS = {"conv/shared": (3,), "attention/shared": (3,), "conv/transposed": (1, 3), "conv/convs_3d": (1, 3),
+      "conv/nd_unbatched": (1, 3), "pool/pools_3d": (1, 3)}
+
 
 def main():
     only = set(sys.argv[1:])
     for name, args in FIXTURES.items():
         if only and name not in only:
             continue
-        for n in (1, 3, 8):
-            if name.endswith("/shared") and n != 3:
-                continue
+        for n in NS.get(name, (1, 3, 8)):
             out = os.path.join(HERE, "%s_n%d" % (name, n))
             cmd = [sys.executable, os.path.join(ROOT, "exporters", "torch", "export.py")] + args + \
                 ["--n", str(n), "--seed", "3", "--out", out]

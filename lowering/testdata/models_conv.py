@@ -106,6 +106,101 @@ class Pools(nn.Module):
         return tuple(p(img) for p in self.img_pools) + tuple(p(seq) for p in self.seq_pools)
 
 
+def _randomize_bn(bn):
+    with torch.no_grad():
+        bn.running_mean.uniform_(-1.0, 1.0)
+        bn.running_var.uniform_(0.5, 2.0)
+        bn.weight.uniform_(0.5, 1.5)
+        bn.bias.uniform_(-0.5, 0.5)
+
+
+class ConvTransposes(nn.Module):
+    """ConvTranspose2d: stride 2 with output_padding 1 (+ReLU), dilated and strided unevenly
+    in groups of 2, depthwise without bias, + eval BatchNorm, called with output_size;
+    ConvTranspose1d: strided and dilated in groups of 2, depthwise, and F.conv_transpose1d."""
+
+    def __init__(self):
+        super().__init__()
+        self.t2 = nn.ConvTranspose2d(6, 5, 3, stride=2, padding=1, output_padding=1)
+        self.t2_dil = nn.ConvTranspose2d(6, 4, (3, 2), stride=(2, 3), padding=(2, 1), output_padding=(1, 2),
+                                         dilation=(2, 1), groups=2)
+        self.t2_depthwise = nn.ConvTranspose2d(6, 12, 3, stride=2, padding=1, groups=6, bias=False)
+        self.t2_bn = nn.ConvTranspose2d(6, 7, 2, stride=2)
+        self.bn = nn.BatchNorm2d(7)
+        self.t2_size = nn.ConvTranspose2d(6, 3, 3, stride=2, padding=1)
+        self.t1 = nn.ConvTranspose1d(6, 7 * 2, 3, stride=3, padding=2, output_padding=1, dilation=2, groups=2)
+        self.t1_depthwise = nn.ConvTranspose1d(6, 6, 4, stride=2, output_padding=1, groups=6)
+        self.w1 = nn.Parameter(torch.randn(6, 5, 3) * 0.3)
+        _randomize_bn(self.bn)
+
+    def forward(self, img, seq):
+        return (torch.relu(self.t2(img)), self.t2_dil(img), self.t2_depthwise(img), self.bn(self.t2_bn(img)),
+                self.t2_size(img, output_size=[img.size(2) * 2, img.size(3) * 2 - 1]),
+                self.t1(seq), self.t1_depthwise(seq), F.conv_transpose1d(seq, self.w1, stride=2, padding=1))
+
+
+class Convs3d(nn.Module):
+    """Conv3d: plain (+ReLU), strided, padding='same' with dilation 2, 'same' with an even
+    kernel, groups 2, depthwise, 1x1x1 + eval BatchNorm3d + ReLU; BatchNorm3d alone;
+    ConvTranspose3d strided with output_padding."""
+
+    def __init__(self):
+        super().__init__()
+        self.plain = nn.Conv3d(6, 7, 3, padding=1)
+        self.strided = nn.Conv3d(6, 5, (3, 2, 3), stride=2, padding=(1, 0, 1))
+        self.same = nn.Conv3d(6, 3, 3, padding="same", dilation=2)
+        self.same_even = nn.Conv3d(6, 5, (2, 3, 4), padding="same", dilation=(1, 2, 1))
+        self.grouped = nn.Conv3d(6, 4, (1, 3, 3), padding=(0, 1, 1), groups=2)
+        self.depthwise = nn.Conv3d(6, 6, 3, padding=1, groups=6, bias=False)
+        self.pointwise = nn.Conv3d(6, 5, 1)
+        self.bn_fused = nn.BatchNorm3d(5)
+        self.bn = nn.BatchNorm3d(6, affine=False)
+        self.transposed = nn.ConvTranspose3d(6, 2, (2, 3, 3), stride=(2, 1, 2), padding=(0, 1, 1), output_padding=(1, 0, 1))
+        _randomize_bn(self.bn_fused)
+        with torch.no_grad():
+            self.bn.running_mean.uniform_(-1.0, 1.0)
+            self.bn.running_var.uniform_(0.5, 2.0)
+
+    def forward(self, vol):
+        return (torch.relu(self.plain(vol)), self.strided(vol), self.same(vol), self.same_even(vol),
+                self.grouped(vol), self.depthwise(vol), torch.relu(self.bn_fused(self.pointwise(vol))),
+                self.bn(vol), self.transposed(vol))
+
+
+class ConvNDUnbatched(nn.Module):
+    """Unbatched [C, D, H, W], [C, H, W] and [C, L] inputs: Conv3d, ConvTranspose2d and
+    ConvTranspose1d with more output channels than one channel tile (70)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c3 = nn.Conv3d(3, 5, 2, stride=(1, 2, 2))
+        self.t2 = nn.ConvTranspose2d(3, 5, 3, stride=2, output_padding=1)
+        self.t1 = nn.ConvTranspose1d(3, 70, 2, stride=2)
+
+    def forward(self, vol, img, seq):
+        return self.c3(vol), self.t2(img), self.t1(seq)
+
+
+class Pools3d(nn.Module):
+    """MaxPool3d, AvgPool3d, AdaptiveAvgPool3d: padding, dilation, ceil_mode,
+    count_include_pad, divisor_override, None output sizes."""
+
+    def __init__(self):
+        super().__init__()
+        self.pools = nn.ModuleList([
+            nn.MaxPool3d(3, stride=2, padding=1),
+            nn.MaxPool3d((2, 3, 2), stride=(1, 2, 2), dilation=(2, 1, 1), ceil_mode=True),
+            nn.AvgPool3d(3, stride=2, padding=1),
+            nn.AvgPool3d((3, 2, 3), stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+            nn.AvgPool3d(2, divisor_override=3),
+            nn.AdaptiveAvgPool3d((2, 3, None)),
+            nn.AdaptiveAvgPool3d(1),
+        ])
+
+    def forward(self, vol):
+        return tuple(p(vol) for p in self.pools)
+
+
 L, B, E, H, S = 7, 3, 12, 4, 9
 
 

@@ -108,3 +108,28 @@ class Functional(nn.Module):
         y = e @ self.proj.t()                                             # [B, T, 3]
         c = F.conv2d(img, self.conv_w, self.conv_b, stride=1, padding=1, groups=2)
         return y, F.gelu(c)
+
+
+class Volumes(nn.Module):
+    """3-d convolutions, norms and pools; transposed convolutions called with output_size and
+    through F.conv_transpose2d."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv3d(3, 4, 3, padding="same", dilation=2)
+        self.bn = nn.BatchNorm3d(4)
+        self.pool = nn.MaxPool3d(2, ceil_mode=True)
+        self.avg = nn.AvgPool3d(3, stride=1, padding=1, count_include_pad=False, divisor_override=None)
+        self.up = nn.ConvTranspose3d(4, 2, 2, stride=2, groups=2)
+        self.adapt = nn.AdaptiveAvgPool3d((None, 2, 3))
+        self.up2 = nn.ConvTranspose2d(3, 2, 3, stride=2, padding=1)
+        self.w2 = nn.Parameter(torch.randn(2, 3, 2, 2) * 0.5)
+        with torch.no_grad():
+            self.bn.running_mean.normal_()
+            self.bn.running_var.uniform_(0.5, 2)
+
+    def forward(self, vol, img):
+        v = self.avg(self.pool(torch.relu(self.bn(self.conv(vol)))))
+        v = self.adapt(self.up(v))
+        i = self.up2(img, output_size=(img.size(2) * 2, img.size(3) * 2))
+        return v, F.conv_transpose2d(i, self.w2, stride=2, output_padding=1, dilation=2, groups=1)
