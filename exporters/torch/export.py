@@ -368,6 +368,7 @@ def _module_mappers():
 
 
 MODULE_MAPPERS = _module_mappers()
+COMPOSITE_MAPPERS = {}  # filled below: modules exported as several widejit nodes
 
 # Where the PyTorch result of a tuple-valued module sits in the graph's flat tuple: LSTM returns
 # (output, (h_n, c_n)) but the graph's lstm node is the flat tuple (output, h_n, c_n).
@@ -487,6 +488,14 @@ _SHARED = {
     "amax": FnSpec("amax", _a("input", dim=None, keepdim=False), _X, ["dim", "keepdim"]),
 }
 _SHARED.update(_ACTIVATIONS)
+for _name in ("rsqrt", "sqrt", "exp", "log", "logical_not"):
+    _SHARED[_name] = FnSpec(_name, _a("input"), _X)
+for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+    _SHARED[_name] = _binary(_name)
+for _name in ("tril", "triu"):
+    _SHARED[_name] = FnSpec(_name, _a("input", diagonal=0), _X, ["diagonal"])
+_SHARED["masked_fill"] = FnSpec("masked_fill", _a("input", "mask", "value"), ["input", "mask"], ["value"])
+_SHARED["where"] = FnSpec("where", _a("condition", "input", "other"), ["condition", "input", "other"])
 
 FUNCTION_SPECS = {
     operator.add: FnSpec("add", _a("input", "other"), ["input", "other"]),
@@ -496,6 +505,13 @@ FUNCTION_SPECS = {
     operator.pow: FnSpec("pow", _a("input", "exponent"), ["input", "exponent"]),
     operator.neg: FnSpec("neg", _a("input"), _X),
     operator.matmul: FnSpec("matmul", _a("input", "other"), ["input", "other"]),
+    operator.eq: _binary("eq"),
+    operator.ne: _binary("ne"),
+    operator.lt: _binary("lt"),
+    operator.le: _binary("le"),
+    operator.gt: _binary("gt"),
+    operator.ge: _binary("ge"),
+    operator.invert: FnSpec("logical_not", _a("input"), _X),  # ~mask; refused for non-bool tensors
     torch.reshape: FnSpec("reshape", _a("input", "shape"), _X, ["shape"]),
     torch.permute: FnSpec("permute", _a("input", "dims"), _X, ["dims"]),
     torch.cat: FnSpec("cat", _a("tensors", dim=0), ["tensors"], ["dim"], list_input=True),
@@ -531,8 +547,10 @@ METHOD_SPECS.update({
     "log_softmax": _softmax_spec("log_softmax", False),
     "split": FnSpec("split", _a("input", "split_size", dim=0), _X, ["split_size", "dim"]),
     "t": FnSpec("transpose", _a("input", dim0=0, dim1=1), _X, ["dim0", "dim1"]),
+    # x.where(condition, y) is torch.where(condition, x, y)
+    "where": FnSpec("where", _a("input", "condition", "other"), ["condition", "input", "other"]),
 })
-for _name in ("add_", "sub_", "mul_", "div_", "relu_", "sigmoid_", "tanh_"):
+for _name in ("add_", "sub_", "mul_", "div_", "relu_", "sigmoid_", "tanh_", "masked_fill_", "tril_", "triu_"):
     METHOD_SPECS[_name] = METHOD_SPECS[_name[:-1]]
 
 # Functional forms of modules (as custom modules and nn.Linear subclasses call them): the weight
@@ -577,9 +595,14 @@ PARAM_FUNCTIONS = {
 
 # Results of these are folded to constants: the graph's shapes are static, per model.
 _SHAPE_METHODS = {"size", "dim", "numel", "ndimension", "nelement"}
-_SHAPE_ATTRS = {"shape", "ndim"}
+# device and dtype fold too: torch.ones(T, T, device=x.device) is a constant of static shape.
+_SHAPE_ATTRS = {"shape", "ndim", "device", "dtype", "is_cuda"}
+# Python arithmetic on folded sizes (k.size(-1) ** -0.5, 1 / math.sqrt(q.size(-1))); math
+# functions reach the graph as call_function nodes because torch.fx autowraps the math module.
 _INT_FUNCTIONS = {operator.getitem, operator.add, operator.sub, operator.mul, operator.floordiv,
-                  operator.truediv, operator.mod, operator.neg, builtins.len, builtins.int}
+                  operator.truediv, operator.mod, operator.neg, operator.pow, builtins.len, builtins.int,
+                  builtins.float, builtins.round, builtins.abs, builtins.min, builtins.max}
+_INT_FUNCTIONS.update(getattr(math, _n) for _n in ("sqrt", "pow", "exp", "log", "log2", "floor", "ceil"))
 
 # Names of functions that torch.fx inserts and that carry no computation.
 _IGNORED_FUNCTIONS = {"_assert_is_none"}
@@ -624,23 +647,46 @@ def _needs_proxy_iter_fix():
     return major < 2 and sys.version_info >= (3, 11)
 
 
+# Tensor factories whose size arguments are often traced sizes (torch.ones(T, T)): torch.fx
+# cannot see a Proxy inside a size list, so the tracer records these calls itself.
+_FACTORIES = ("ones", "zeros", "full", "empty", "arange", "eye")
+
+
 class _Tracer(torch.fx.Tracer):
     """Keeps the modules widejit knows as leaves and traces through everything else, so that an
     unknown module is judged by the functions it calls."""
 
+    def __init__(self, leaves=()):
+        super().__init__()
+        # Buffers read in forward become get_attr nodes like parameters, so that
+        # self.bias[:, :, :T, :T] with a traced T is an indexing node, not a TypeError.
+        self.proxy_buffer_attributes = True
+        self.extra_leaves = set(id(m) for m in leaves)
+
     def is_leaf_module(self, m, module_qualified_name):
-        return type(m) in MODULE_MAPPERS
+        return type(m) in MODULE_MAPPERS or type(m) in COMPOSITE_MAPPERS or id(m) in self.extra_leaves
+
+    def _factory(self, fn):
+        def wrapper(*args, **kwargs):
+            if any(isinstance(a, torch.fx.Proxy) for a in _flatten_values(list(args) + list(kwargs.values()), True)):
+                return self.create_proxy("call_function", fn, args, kwargs)
+            return fn(*args, **kwargs)
+        return wrapper
 
     def trace(self, root, concrete_args=None):
-        if not _needs_proxy_iter_fix():
-            return super().trace(root, concrete_args)
+        saved = {name: getattr(torch, name) for name in _FACTORIES}
         proxy_cls = torch.fx.proxy.Proxy
         original = proxy_cls.__iter__
-        proxy_cls.__iter__ = _proxy_iter
         try:
+            for name, fn in saved.items():
+                setattr(torch, name, self._factory(fn))
+            if _needs_proxy_iter_fix():
+                proxy_cls.__iter__ = _proxy_iter
             return super().trace(root, concrete_args)
         finally:
             proxy_cls.__iter__ = original
+            for name, fn in saved.items():
+                setattr(torch, name, fn)
 
 
 class _Recorder(torch.fx.Interpreter):
@@ -680,6 +726,7 @@ class _Builder:
         self.kind = {}  # fx node -> ("tensor", name) | ("param", name) | ("const", value)
         #                 | ("tuple", name, op) | ("alias", base_name, op, path)
         self.synth = set()
+        self.constants = set()  # params computed from constants in forward, not model attributes
 
     # ---- errors
     def fail(self, node, msg):
@@ -690,12 +737,16 @@ class _Builder:
         self.fail(node, "%s is not in the widejit vocabulary; %s" % (what, HINT))
 
     # ---- params
-    def use_param(self, name, tensor, node):
+    def use_param(self, name, tensor, node, constant=False):
+        """Declares a parameter or buffer (stacked from every model); constant: a tensor that no
+        model holds, computed from constants in forward, the same for every model."""
         if not isinstance(tensor, torch.Tensor):
             self.fail(node, "attribute %r is not a tensor" % name)
         if name in self.params:
             return name
-        for i, m in enumerate(self.models):
+        if constant:
+            self.constants.add(name)
+        for i, m in enumerate([] if constant else self.models):
             try:
                 other = _getattr_path(m, name)
             except AttributeError:
@@ -717,7 +768,7 @@ class _Builder:
             per_model = []
             for m in self.models:
                 try:
-                    t = _getattr_path(m, name)
+                    t = t0 if name in self.constants else _getattr_path(m, name)
                 except AttributeError:
                     t = t0
                 per_model.append(t.detach().cpu())
@@ -735,6 +786,12 @@ class _Builder:
                 return k[1]
             if k[0] == "const":
                 return self.number(node, k[1], what)
+            if k[0] == "ctensor":
+                # a tensor computed from constants alone (torch.tril(torch.ones(T, T))): the same
+                # for every model, stored like a buffer
+                name = self.use_param(arg.name, k[1], arg, constant=True)
+                self.kind[arg] = ("param", name)
+                return name
             self.fail(node, "%s is the tuple %r; take an element with [i] first" % (what, arg.name))
         return self.number(node, arg, what)
 
@@ -753,6 +810,37 @@ class _Builder:
         if not isinstance(arg, (list, tuple)):
             self.fail(node, "%s must be a list of tensors" % what)
         return [self.ref(node, a, "%s[%d]" % (what, i)) for i, a in enumerate(arg)]
+
+    def fill_value(self, node, v):
+        """masked_fill's value: a number, or "inf"/"-inf"/"nan", which JSON has no literal for."""
+        if isinstance(v, torch.fx.Node):
+            k = self.kind.get(v, ("",))
+            if k[0] != "const":
+                self.fail(node, "masked_fill value must be a Python number, not the tensor %r" % v.name)
+            v = k[1]
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            self.fail(node, "masked_fill value must be a Python number, got %r" % (v,))
+        if isinstance(v, float) and not math.isfinite(v):
+            return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+        return v
+
+    def visit_where(self, node, bound):
+        """torch.where; a non-finite number operand (JSON has none) becomes masked_fill."""
+        cond, a, b = bound["condition"], bound["input"], bound["other"]
+
+        def nonfinite(v):
+            return isinstance(v, float) and not math.isfinite(v)
+        if nonfinite(a) or nonfinite(b):
+            if nonfinite(a) and nonfinite(b):
+                self.fail(node, "torch.where needs a tensor input or other, got two numbers")
+            if nonfinite(b):  # where(c, x, -inf) = x.masked_fill(~c, -inf)
+                mask = self.append("%s.not" % node.name, "logical_not", [self.ref(node, cond, "condition")])
+                return self.emit(node, "masked_fill", [self.ref(node, a, "input"), mask], None,
+                                 {"value": self.fill_value(node, b)})
+            return self.emit(node, "masked_fill", [self.ref(node, b, "other"), self.ref(node, cond, "condition")],
+                             None, {"value": self.fill_value(node, a)})
+        self.emit(node, "where", [self.ref(node, cond, "condition"), self.ref(node, a, "input"),
+                                  self.ref(node, b, "other")])
 
     def attr_value(self, node, v, what):
         """An attr value: constants folded, tuples as lists; tensors are refused."""
@@ -814,6 +902,38 @@ class _Builder:
         else:
             self.fail(node, "produced %r, expected a tensor or a tuple of tensors" % type(value).__name__)
 
+    def append(self, name, op, inputs, params=None, attrs=None):
+        """Adds one widejit node that no fx node stands for (a step of a decomposition)."""
+        out = {"name": name, "op": op, "inputs": inputs}
+        if params:
+            out["params"] = params
+        if attrs:
+            out["attrs"] = attrs
+        self.nodes.append(out)
+        return name
+
+    def emit_chain(self, node, src, steps):
+        """Emits steps [(op, attrs)] applied one after the other to the tensor named src; the
+        last is named after node, the others <node>.<k>. No steps: node is src itself."""
+        if not steps:
+            self.kind[node] = ("tensor", src)
+            return
+        for k, (op, attrs) in enumerate(steps[:-1]):
+            src = self.append("%s.%d" % (node.name, k), op, [src], None, attrs)
+        op, attrs = steps[-1]
+        self.emit(node, op, [src], None, attrs)
+
+    def constant_tensor(self, node):
+        """A tensor computed from constants alone (no input, parameter or buffer) is folded, so
+        torch.tril(torch.ones(T, T, device=x.device)) in forward needs no ops of its own."""
+        if node.op not in ("call_function", "call_method") or not isinstance(self.values.get(node), torch.Tensor):
+            return False
+        for a in _nodes_in(list(node.args) + list(node.kwargs.values())):
+            if self.kind.get(a, ("",))[0] not in ("const", "ctensor"):
+                return False
+        self.kind[node] = ("ctensor", self.values[node].detach().clone())
+        return True
+
     def visit(self, node):
         value = self.values.get(node)
         if node.op == "placeholder":
@@ -823,7 +943,7 @@ class _Builder:
             return
         if node.op == "call_module":
             return self.visit_module(node)
-        if self.try_fold(node):
+        if self.try_fold(node) or self.constant_tensor(node):
             return
         if node.op == "call_function" and node.target is operator.getitem:
             return self.visit_getitem(node)
@@ -871,6 +991,8 @@ class _Builder:
     def visit_getitem(self, node):
         base, index = node.args
         k = self.kind.get(base)
+        if k is not None and k[0] in ("tensor", "param"):
+            return self.visit_index(node, k[1], self.values[base], index)
         if k is None or k[0] not in ("tuple", "alias"):
             self.refuse(node, "indexing or slicing a tensor (x[...])")
         if not isinstance(index, int) or isinstance(index, bool):
@@ -888,6 +1010,46 @@ class _Builder:
         path = (index,) if k[0] == "tuple" else k[3] + (index,)
         self.kind[node] = ("alias", k[1], k[2], path)
 
+    def index_int(self, node, v, what):
+        if isinstance(v, torch.fx.Node):
+            k = self.kind.get(v, ("",))
+            v = k[1] if k[0] == "const" else v
+        if v is None or (isinstance(v, int) and not isinstance(v, bool)):
+            return v
+        self.fail(node, "indexing a tensor: %s %r must be a Python int (a tensor index is advanced indexing, "
+                  "which widejit does not support)" % (what, v.name if isinstance(v, torch.fx.Node) else v))
+
+    def visit_index(self, node, src, value, index):
+        """x[...] with ints, slices, None and ... (PyTorch's basic indexing) as select, slice and
+        unsqueeze steps, all views in widejit. Tensor indices (advanced indexing) are refused."""
+        items = list(index) if isinstance(index, tuple) else [index]
+        consumed = sum(1 for i in items if i is not None and i is not Ellipsis)
+        if sum(1 for i in items if i is Ellipsis) > 1:
+            self.fail(node, "indexing a tensor with more than one '...'")
+        steps, d = [], 0
+        for item in items:
+            if item is Ellipsis:
+                d += value.dim() - consumed
+            elif item is None:
+                steps.append(("unsqueeze", {"dim": d}))
+                d += 1
+            elif isinstance(item, slice):
+                start, stop = self.index_int(node, item.start, "slice start"), self.index_int(node, item.stop, "slice end")
+                step = self.index_int(node, item.step, "slice step")
+                if step is not None and step < 1:
+                    self.fail(node, "indexing a tensor: slice step must be positive, got %d" % step)
+                if not (start in (None, 0) and stop is None and step in (None, 1)):
+                    steps.append(("slice", {"dim": d, "start": start, "end": stop, "step": step or 1}))
+                d += 1
+            elif isinstance(item, (int, torch.fx.Node)) and not isinstance(item, bool):
+                steps.append(("select", {"dim": d, "index": self.index_int(node, item, "index")}))
+            else:
+                self.fail(node, "indexing a tensor with %r: only ints, slices, None and ... are supported "
+                          "(boolean and tensor indices are advanced indexing)" % (item,))
+        if d > value.dim() + sum(1 for i in items if i is None):
+            self.fail(node, "indexing a tensor: too many indices for a %d-D tensor" % value.dim())
+        self.emit_chain(node, src, steps)
+
     def visit_spec(self, node, spec, args, kwargs):
         try:
             bound = spec.bind(args, kwargs)
@@ -903,6 +1065,11 @@ class _Builder:
             self.fail(node, "Tensor.t() is supported on 2-D tensors only (as transpose(0, 1))")
         if spec.op == "dropout" and bound["training"] is not False:
             self.fail(node, "dropout with training=True makes random outputs; pass training=self.training")
+        if spec.op == "logical_not" and self.values[node].dtype != torch.bool:
+            self.fail(node, "bitwise not (~) of a %s tensor is not in the widejit vocabulary (only of bool masks)"
+                      % self.values[node].dtype)
+        if spec.op == "where":
+            return self.visit_where(node, bound)
         if spec.list_input:
             inputs = [self.ref_list(node, bound[spec.inputs[0]], spec.inputs[0])]
         else:
@@ -911,7 +1078,10 @@ class _Builder:
             self.fail(node, "has no tensor operand; expected at least one tensor input")
         attrs = {}
         for name in spec.attrs:
-            value = self.attr_value(node, bound[name], name)
+            if spec.op == "masked_fill" and name == "value":
+                value = self.fill_value(node, bound[name])
+            else:
+                value = self.attr_value(node, bound[name], name)
             if name == "split_size":
                 name = "split_size_or_sections"
             if spec.op == "amax" and name == "dim" and value == []:

@@ -193,6 +193,25 @@ def run_node(node, args, params):
         return getattr(torch, op)(x, dim, keepdim=a.get("keepdim", False))
     if op == "getitem":
         return x[a["index"]]
+    if op == "slice":
+        return x[(slice(None),) * (a["dim"] % x.dim()) + (slice(a.get("start"), a.get("end"), a.get("step", 1)),)]
+    if op == "select":
+        return x.select(a["dim"], a["index"])
+    if op in ("rsqrt", "sqrt", "exp", "log", "logical_not"):
+        return getattr(torch, op)(x)
+    if op in ("eq", "ne", "lt", "le", "gt", "ge"):
+        a0, a1 = args
+        if not isinstance(a0, torch.Tensor):  # number op tensor: flip to tensor op' number
+            a0, a1, op = a1, a0, {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}.get(op, op)
+        return getattr(torch, op)(a0, a1)
+    if op == "masked_fill":
+        return x.masked_fill(args[1], float(a["value"]))
+    if op == "where":
+        c, u, v = args
+        return torch.where(c, torch.as_tensor(u, dtype=v.dtype) if not isinstance(u, torch.Tensor) else u,
+                           torch.as_tensor(v, dtype=u.dtype) if not isinstance(v, torch.Tensor) else v)
+    if op in ("tril", "triu"):
+        return getattr(torch, op)(x, a.get("diagonal", 0))
     raise GraphCheckError("node %r: the reference interpreter has no op %r" % (node["name"], op))
 
 
