@@ -381,6 +381,217 @@ _TUPLE_LAYOUTS = {
 
 
 # ----------------------------------------------------------------------------------------------
+# Modules exported as several nodes (their forward has control flow fx cannot trace)
+
+
+_ACTIVATION_FUNCTIONS = {F.relu: ("relu", {}), F.gelu: ("gelu", {"approximate": "none"})}
+
+
+class _TransformerLayers:
+    """nn.TransformerEncoderLayer, nn.TransformerDecoderLayer and nn.TransformerEncoder as
+    multihead_attention, layer_norm, linear, activation, dropout and add nodes (eval mode:
+    dropout is the identity, but Monte Carlo runs keep the nodes)."""
+
+    describe = "self-attention, cross-attention and feed-forward blocks with their norms"
+
+    def variants(self, module, args):
+        # A TransformerEncoder given a key padding mask may run its layers on nested tensors
+        # (PyTorch's fast path), which returns zeros at the padded positions: try both.
+        if isinstance(module, nn.TransformerEncoder) and args.get("src_key_padding_mask") is not None:
+            return [False, True]
+        return [False]
+
+    def emit(self, b, node, module, args, zero_padded):
+        path = node.target
+        if isinstance(module, nn.TransformerEncoderLayer):
+            self.encoder_layer(b, node, module, path, "", args["src"], args.get("src_mask"),
+                               args.get("src_key_padding_mask"), args.get("is_causal", False))
+        elif isinstance(module, nn.TransformerDecoderLayer):
+            self.decoder_layer(b, node, module, path, "", args)
+        else:
+            x = args["src"]
+            for i, layer in enumerate(module.layers):
+                if not isinstance(layer, nn.TransformerEncoderLayer):
+                    b.fail(node, "TransformerEncoder layer %d is a %s, not a TransformerEncoderLayer" % (i, type(layer).__name__))
+                x = self.encoder_layer(b, node, layer, "%s.layers.%d" % (path, i), "l%d." % i, x, args.get("mask"),
+                                       args.get("src_key_padding_mask"), args.get("is_causal", False))
+            if module.norm is not None:
+                x = b.sub_module(node, "norm", path + ".norm", module.norm, {"input": x})
+            if zero_padded:
+                pad = b.append("%s.pad" % node.name, "unsqueeze", [args["src_key_padding_mask"]], None, {"dim": -1})
+                b.append("%s.zero" % node.name, "masked_fill", [x, pad], None, {"value": 0.0})
+
+    @staticmethod
+    def _bool(b, node, v, what):
+        if not isinstance(v, bool):
+            b.fail(node, "%s must be a Python bool, got %r" % (what, v))
+        return v
+
+    def attention(self, b, node, m, path, tag, q, kv, mask, kpm, causal):
+        mha = b.sub_module(node, tag, path, m, {"query": q, "key": kv, "value": kv, "key_padding_mask": kpm,
+                                               "attn_mask": mask, "need_weights": False,
+                                               "average_attn_weights": True, "is_causal": causal})
+        return b.append("%s_out" % mha, "getitem", [mha], None, {"index": 0})
+
+    def dropout(self, b, node, drop, path, tag, x):
+        return b.sub_module(node, tag, path, drop, {"input": x})
+
+    def feed_forward(self, b, node, m, path, tag, x):
+        h = b.sub_module(node, tag + "linear1", path + ".linear1", m.linear1, {"input": x})
+        act = m.activation
+        if isinstance(act, nn.Module) and type(act) in MODULE_MAPPERS:
+            h = b.sub_module(node, tag + "act", path + ".activation", act, {"input": h})
+        elif act in _ACTIVATION_FUNCTIONS:
+            op, attrs = _ACTIVATION_FUNCTIONS[act]
+            h = b.append("%s.%sact" % (node.name, tag), op, [h], None, attrs)
+        else:
+            b.fail(node, "%s activation %r is not in the widejit vocabulary (relu, gelu or an activation module)"
+                   % (type(m).__name__, act))
+        h = self.dropout(b, node, m.dropout, path + ".dropout", tag + "drop", h)
+        return b.sub_module(node, tag + "linear2", path + ".linear2", m.linear2, {"input": h})
+
+    def add(self, b, node, tag, x, y):
+        return b.append("%s.%s" % (node.name, tag), "add", [x, y])
+
+    def norm(self, b, node, m, path, tag, which, x):
+        return b.sub_module(node, tag + which, "%s.%s" % (path, which), getattr(m, which), {"input": x})
+
+    def encoder_layer(self, b, node, m, path, tag, x, mask, kpm, causal):
+        causal = self._bool(b, node, causal, "is_causal")
+
+        def sa(h):
+            a = self.attention(b, node, m.self_attn, path + ".self_attn", tag + "sa", h, h, mask, kpm, causal)
+            return self.dropout(b, node, m.dropout1, path + ".dropout1", tag + "drop1", a)
+
+        def ff(h):
+            f = self.feed_forward(b, node, m, path, tag, h)
+            return self.dropout(b, node, m.dropout2, path + ".dropout2", tag + "drop2", f)
+        if m.norm_first:
+            x = self.add(b, node, tag + "res1", x, sa(self.norm(b, node, m, path, tag, "norm1", x)))
+            return self.add(b, node, tag + "res2", x, ff(self.norm(b, node, m, path, tag, "norm2", x)))
+        x = self.norm(b, node, m, path, tag, "norm1", self.add(b, node, tag + "res1", x, sa(x)))
+        return self.norm(b, node, m, path, tag, "norm2", self.add(b, node, tag + "res2", x, ff(x)))
+
+    def decoder_layer(self, b, node, m, path, tag, args):
+        x, mem = args["tgt"], args["memory"]
+        tc = self._bool(b, node, args.get("tgt_is_causal", False), "tgt_is_causal")
+        mc = self._bool(b, node, args.get("memory_is_causal", False), "memory_is_causal")
+
+        def sa(h):
+            a = self.attention(b, node, m.self_attn, path + ".self_attn", tag + "sa", h, h, args.get("tgt_mask"),
+                               args.get("tgt_key_padding_mask"), tc)
+            return self.dropout(b, node, m.dropout1, path + ".dropout1", tag + "drop1", a)
+
+        def ca(h):
+            a = self.attention(b, node, m.multihead_attn, path + ".multihead_attn", tag + "ca", h, mem,
+                               args.get("memory_mask"), args.get("memory_key_padding_mask"), mc)
+            return self.dropout(b, node, m.dropout2, path + ".dropout2", tag + "drop2", a)
+
+        def ff(h):
+            f = self.feed_forward(b, node, m, path, tag, h)
+            return self.dropout(b, node, m.dropout3, path + ".dropout3", tag + "drop3", f)
+        if m.norm_first:
+            x = self.add(b, node, tag + "res1", x, sa(self.norm(b, node, m, path, tag, "norm1", x)))
+            x = self.add(b, node, tag + "res2", x, ca(self.norm(b, node, m, path, tag, "norm2", x)))
+            return self.add(b, node, tag + "res3", x, ff(self.norm(b, node, m, path, tag, "norm3", x)))
+        x = self.norm(b, node, m, path, tag, "norm1", self.add(b, node, tag + "res1", x, sa(x)))
+        x = self.norm(b, node, m, path, tag, "norm2", self.add(b, node, tag + "res2", x, ca(x)))
+        return self.norm(b, node, m, path, tag, "norm3", self.add(b, node, tag + "res3", x, ff(x)))
+
+
+for _cls in (nn.TransformerEncoderLayer, nn.TransformerDecoderLayer, nn.TransformerEncoder):
+    COMPOSITE_MAPPERS[_cls] = _TransformerLayers()
+
+
+# Modules outside torch.nn that widejit has ops for, recognised by class name and structure
+# (Flux's MLPEmbedder, diffusers' AdaLayerNormZero). A candidate becomes an op only when the op
+# reproduces the instance's recorded call (reference.py's interpreter), so a look-alike with
+# other semantics is traced through instead.
+
+def _is_linear(m, bias=True):
+    return type(m) is nn.Linear and (m.bias is not None) == bias
+
+
+def _mlp_embedder_candidate(m):
+    return _is_linear(getattr(m, "in_layer", None)) and _is_linear(getattr(m, "out_layer", None)) and \
+        m.out_layer.in_features == m.in_layer.out_features
+
+
+def _map_mlp_embedder(m, a):
+    return "mlp_embedder", [a["x"] if "x" in a else a["input"]], [
+        "in_layer.weight", "in_layer.bias", "out_layer.weight", "out_layer.bias"], {
+        "in_dim": m.in_layer.in_features, "hidden_dim": m.in_layer.out_features}
+
+
+def _ada_candidate(m):
+    lin, norm = getattr(m, "linear", None), getattr(m, "norm", None)
+    return getattr(m, "emb", None) is None and _is_linear(lin) and type(norm) is nn.LayerNorm and \
+        not norm.elementwise_affine and lin.out_features == 6 * lin.in_features and \
+        tuple(norm.normalized_shape) == (lin.in_features,)
+
+
+def _map_ada(m, a):
+    for k in ("timestep", "class_labels"):
+        if a.get(k) is not None:
+            raise ExportError("AdaLayerNormZero called with %s: only the emb= form (no embedding module) is supported" % k)
+    return "ada_layer_norm_zero", [a["x"], a["emb"]], ["linear.weight", "linear.bias"], {
+        "embedding_dim": m.linear.in_features, "eps": m.norm.eps}
+
+
+RECOGNIZED = {"MLPEmbedder": (_mlp_embedder_candidate, _map_mlp_embedder),
+              "AdaLayerNormZero": (_ada_candidate, _map_ada)}
+
+
+def _recognize(model, call):
+    """Calls model (call(model)) recording every recognised candidate's calls, and returns the
+    candidates whose widejit op reproduced all of them: {id(module): mapper}."""
+    import reference  # noqa: E402
+    found = {}
+    for m in model.modules():
+        rec = RECOGNIZED.get(type(m).__name__)
+        if rec is not None and rec[0](m):
+            found[id(m)] = (m, rec[1], [])
+    saved = {}
+    for key, (m, _, calls) in found.items():
+        def recording(*args, _m=m, _calls=calls, **kwargs):
+            out = type(_m).forward(_m, *args, **kwargs)
+            _calls.append((args, kwargs, out))
+            return out
+        saved[key] = m.__dict__.get("forward")
+        m.forward = recording
+    try:
+        result = call(model)
+    finally:
+        for key, (m, _, _) in found.items():
+            if saved[key] is None:
+                del m.forward
+            else:
+                m.forward = saved[key]
+    ok = {}
+    for key, (m, mapper, calls) in found.items():
+        good = bool(calls)
+        for args, kwargs, out in calls:
+            try:
+                bound = inspect.signature(type(m).forward).bind(m, *args, **kwargs)
+                bound.apply_defaults()
+                named = dict(bound.arguments)
+                named.pop(next(iter(named)))
+                op, inputs, roles, attrs = mapper(m, named)
+                spec = {"name": "check", "op": op, "attrs": attrs}
+                params = {r: _getattr_path(m, r) for r in roles}
+                with torch.no_grad():
+                    got = _flatten_values(reference.run_node(spec, inputs, params), keep_none=False)
+                want = _flatten_values(out, keep_none=False)
+                good = good and len(got) == len(want) and all(
+                    g.shape == w.shape and torch.allclose(g, w, rtol=1e-4, atol=1e-5) for g, w in zip(got, want))
+            except (ExportError, TypeError, KeyError, RuntimeError, AttributeError):
+                good = False
+        if good:
+            ok[key] = mapper
+    return ok, result
+
+
+# ----------------------------------------------------------------------------------------------
 # Op vocabulary: functions and methods
 
 _REQUIRED = object()
@@ -727,6 +938,7 @@ class _Builder:
         #                 | ("tuple", name, op) | ("alias", base_name, op, path)
         self.synth = set()
         self.constants = set()  # params computed from constants in forward, not model attributes
+        self.recognized = {}  # id(module) -> mapper, for modules outside torch.nn known by their structure
 
     # ---- errors
     def fail(self, node, msg):
@@ -1117,9 +1329,14 @@ class _Builder:
 
     def visit_module(self, node):
         module = _getattr_path(self.gm, node.target)
-        mapper = MODULE_MAPPERS.get(type(module))
-        if mapper is None:
+        mapper = MODULE_MAPPERS.get(type(module)) or self.recognized.get(id(module))
+        composite = COMPOSITE_MAPPERS.get(type(module))
+        if mapper is None and composite is None:
             self.refuse(node, "module %s" % type(module).__name__)
+        if isinstance(module, nn.modules.batchnorm._BatchNorm) and module.training:
+            self.fail(node, "%s is in training mode: it would normalise with the batch's statistics and update "
+                      "running_mean/running_var on every call; call .eval() on it (the exporter puts the model in eval "
+                      "mode, so its forward or train() switched this module back)" % type(module).__name__)
         try:
             sig = inspect.signature(type(module).forward)
             bound = sig.bind(module, *node.args, **node.kwargs)
@@ -1130,6 +1347,8 @@ class _Builder:
         named.pop(next(iter(sig.parameters)))  # self
         if len(named) == 1 and "input" not in named:
             named["input"] = next(iter(named.values()))
+        if composite is not None:
+            return self.visit_composite(node, module, named, composite)
         try:
             op, raw_inputs, roles, attrs = mapper(module, named)
         except ExportError as e:
@@ -1145,6 +1364,66 @@ class _Builder:
             params[role] = self.use_param("%s.%s" % (node.target, role), t, node)
         attrs = {k: self.attr_value(node, v, k) for k, v in attrs.items()}
         self.emit(node, op, inputs, params, attrs)
+
+    # ---- modules exported as several nodes
+    def sub_module(self, node, tag, path, module, named):
+        """Appends the node of a vocabulary module inside a composite (inputs already named)."""
+        try:
+            op, raw_inputs, roles, attrs = MODULE_MAPPERS[type(module)](module, named)
+        except (ExportError, KeyError) as e:
+            self.fail(node, "%s inside %s: %s" % (type(module).__name__, path, e if isinstance(e, ExportError) else
+                                                  "not in the widejit vocabulary"))
+        inputs = list(raw_inputs)
+        while inputs and inputs[-1] is None:
+            inputs.pop()
+        params = {}
+        for role in roles:
+            t = _getattr_path(module, role)
+            if t is not None:
+                params[role] = self.use_param("%s.%s" % (path, role), t, node)
+        attrs = {k: self.attr_value(node, v, k) for k, v in attrs.items()}
+        return self.append("%s.%s" % (node.name, tag), op, inputs, params, attrs)
+
+    def visit_composite(self, node, module, named, composite):
+        """A module fx cannot trace (nn.Transformer* layers: fast-path control flow) exported as
+        the widejit nodes its forward computes, checked on the recorded call with reference.py's
+        interpreter before it is accepted."""
+        args = {k: (self.ref(node, v, k) if isinstance(v, torch.fx.Node) or v is None else v) for k, v in named.items()}
+        worst = None
+        for variant in composite.variants(module, args):
+            start = len(self.nodes)
+            composite.emit(self, node, module, args, variant)
+            self.nodes[-1]["name"] = node.name
+            err = self.check_decomposition(node, start)
+            if err is None:
+                self.kind[node] = ("tensor", node.name)
+                return
+            del self.nodes[start:]
+            worst = err if worst is None else min(worst, err)
+        self.fail(node, "widejit's decomposition of %s (%s) does not reproduce its output (max abs error %.3g); "
+                  "this configuration is not supported" % (type(module).__name__, composite.describe, worst))
+
+    def check_decomposition(self, node, start):
+        """Runs nodes[start:] with reference.py on model 0's recorded values; None when they give
+        the module's output, else the max abs error."""
+        import reference  # noqa: E402 (the interpreter lives next to this file)
+        env = {}
+        for nd, k in self.kind.items():
+            if k[0] in ("tensor", "param") and nd in self.values:
+                env[k[1]] = self.values[nd]
+        env.update(self.params)
+        with torch.no_grad():
+            for spec in self.nodes[start:]:
+                args = [[env[a] for a in v] if isinstance(v, list) else env[v] if isinstance(v, str) else v
+                        for v in spec["inputs"]]
+                params = {role: env[name] for role, name in spec.get("params", {}).items()}
+                env[spec["name"]] = reference.run_node(spec, args, params)
+        got, want = env[node.name], self.values[node]
+        if got.shape != want.shape:
+            return float("inf")
+        err = (got.double() - want.double()).abs().max().item()
+        scale = max(1.0, want.double().abs().max().item())
+        return None if err <= 1e-4 * scale else err
 
     # ---- outputs
     def outputs(self, arg, value):
@@ -1293,12 +1572,12 @@ def export(cls, kwargs, n, input_specs, shared_input, seed, out_dir):
 
     with torch.no_grad():
         try:
-            direct_out = _call(models[0], input_names, model_inputs(0))
+            recognized, direct_out = _recognize(models[0], lambda m: _call(m, input_names, model_inputs(0)))
         except Exception as e:
             raise ExportError("%s.forward failed on the sample inputs (do the --input shapes and dtypes fit the "
                               "model?): %s: %s" % (root_name, type(e).__name__, _first_line(e)))
 
-    tracer = _Tracer()
+    tracer = _Tracer(leaves=[m for m in models[0].modules() if id(m) in recognized])
     try:
         fx_graph = tracer.trace(models[0], concrete_args=concrete or None)
     except Exception as e:
@@ -1332,6 +1611,7 @@ def export(cls, kwargs, n, input_specs, shared_input, seed, out_dir):
                           "(control flow or randomness that torch.fx cannot see?)" % root_name)
 
     builder = _Builder(gm, recorder.values, models, root_name)
+    builder.recognized = recognized
     graph_inputs = []
     for p, nd in zip(fwd_params, placeholders):
         if p.name in specs:

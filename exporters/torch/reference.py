@@ -65,6 +65,14 @@ def run_node(node, args, params):
 
     if op == "linear":
         return F.linear(x, p("weight"), p("bias"))
+    if op == "mlp_embedder":
+        return F.linear(F.silu(F.linear(x, p("in_layer.weight"), p("in_layer.bias"))), p("out_layer.weight"),
+                        p("out_layer.bias"))
+    if op == "ada_layer_norm_zero":
+        emb = F.linear(F.silu(args[1]), p("linear.weight"), p("linear.bias"))
+        shift_msa, scale_msa, gate_msa, shift_mlp, scale_mlp, gate_mlp = emb.chunk(6, dim=1)
+        xm = F.layer_norm(x, (a["embedding_dim"],), eps=a.get("eps", 1e-6)) * (1 + scale_msa[:, None]) + shift_msa[:, None]
+        return (xm, gate_msa, shift_mlp, scale_mlp, gate_mlp)
     if op == "embedding":
         return F.embedding(x, p("weight"), padding_idx=a.get("padding_idx"))
     if op in ("conv1d", "conv2d", "conv3d"):
