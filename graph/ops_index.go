@@ -15,7 +15,7 @@ func init() {
 			}
 		})
 	}
-	for _, name := range []string{"eq", "ne", "lt", "le", "gt", "ge"} {
+	for _, name := range []string{"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or"} {
 		defOp(name, binSlots, noAttrs, inferCompare)
 	}
 	defOp("logical_not", x1, noAttrs, func(c *ctx) { c.out(Type{clone(c.x(0).Shape), Bool}) })

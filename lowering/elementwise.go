@@ -16,7 +16,7 @@ func init() {
 	registerOp(lowerElementwise, "relu", "gelu", "silu", "sigmoid", "tanh", "leaky_relu", "prelu",
 		"elu", "softplus", "hardswish", "add", "sub", "mul", "div", "pow", "neg",
 		"batch_norm1d", "batch_norm2d",
-		"rsqrt", "sqrt", "exp", "log", "eq", "ne", "lt", "le", "gt", "ge", "logical_not",
+		"rsqrt", "sqrt", "exp", "log", "eq", "ne", "lt", "le", "gt", "ge", "logical_not", "logical_and", "logical_or",
 		"masked_fill", "where", "tril", "triu")
 	registerOp(lowerDropout, "dropout")
 }
@@ -81,7 +81,7 @@ func nodeExpr(l *lowerer, n *graph.Node, fusedAt int) (*expr, []View, error) {
 	switch n.Op {
 	case "relu", "silu", "sigmoid", "tanh", "hardswish", "neg", "rsqrt", "sqrt", "exp", "log", "logical_not":
 		return unary(n.Op)
-	case "eq", "ne", "lt", "le", "gt", "ge":
+	case "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or":
 		if len(args) != 2 {
 			return nil, nil, fmt.Errorf("needs two operands")
 		}

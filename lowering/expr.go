@@ -205,6 +205,10 @@ func (r *exprRenderer) code(e *expr, a []string) (string, error) {
 		return fmt.Sprintf("tl.where(%s %s %s, 1.0, 0.0)", a[0], cmp, a[1]), nil
 	case "logical_not":
 		return fmt.Sprintf("tl.where(%s == 0.0, 1.0, 0.0)", x), nil
+	case "logical_and":
+		return fmt.Sprintf("tl.where(%s != 0.0, tl.where(%s != 0.0, 1.0, 0.0), 0.0)", a[0], a[1]), nil
+	case "logical_or":
+		return fmt.Sprintf("tl.where(%s != 0.0, 1.0, tl.where(%s != 0.0, 1.0, 0.0))", a[0], a[1]), nil
 	case "masked_fill": // bool operands are 0.0/1.0
 		return fmt.Sprintf("tl.where(%s != 0.0, %s, %s)", a[1], pyFloat(e.f1), x), nil
 	case "where":

@@ -23,7 +23,9 @@ import math
 import operator
 import os
 import random
+import re
 import sys
+import traceback
 
 import numpy as np
 import torch
@@ -701,7 +703,7 @@ _SHARED = {
 _SHARED.update(_ACTIVATIONS)
 for _name in ("rsqrt", "sqrt", "exp", "log", "logical_not"):
     _SHARED[_name] = FnSpec(_name, _a("input"), _X)
-for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or"):
     _SHARED[_name] = _binary(_name)
 for _name in ("tril", "triu"):
     _SHARED[_name] = FnSpec(_name, _a("input", diagonal=0), _X, ["diagonal"])
@@ -723,6 +725,8 @@ FUNCTION_SPECS = {
     operator.gt: _binary("gt"),
     operator.ge: _binary("ge"),
     operator.invert: FnSpec("logical_not", _a("input"), _X),  # ~mask; refused for non-bool tensors
+    operator.and_: _binary("logical_and"),  # mask & mask; refused for non-bool tensors
+    operator.or_: _binary("logical_or"),
     torch.reshape: FnSpec("reshape", _a("input", "shape"), _X, ["shape"]),
     torch.permute: FnSpec("permute", _a("input", "dims"), _X, ["dims"]),
     torch.cat: FnSpec("cat", _a("tensors", dim=0), ["tensors"], ["dim"], list_input=True),
@@ -872,6 +876,7 @@ class _Tracer(torch.fx.Tracer):
         # Buffers read in forward become get_attr nodes like parameters, so that
         # self.bias[:, :, :T, :T] with a traced T is an indexing node, not a TypeError.
         self.proxy_buffer_attributes = True
+        self.record_stack_traces = True  # refusals name the model's source line
         self.extra_leaves = set(id(m) for m in leaves)
 
     def is_leaf_module(self, m, module_qualified_name):
@@ -886,11 +891,14 @@ class _Tracer(torch.fx.Tracer):
 
     def trace(self, root, concrete_args=None):
         saved = {name: getattr(torch, name) for name in _FACTORIES}
+        sdpa = getattr(F, "scaled_dot_product_attention", None)
         proxy_cls = torch.fx.proxy.Proxy
         original = proxy_cls.__iter__
         try:
             for name, fn in saved.items():
                 setattr(torch, name, self._factory(fn))
+            if sdpa is not None:  # a call of its own even where it is a Python function
+                F.scaled_dot_product_attention = self._factory(sdpa)
             if _needs_proxy_iter_fix():
                 proxy_cls.__iter__ = _proxy_iter
             return super().trace(root, concrete_args)
@@ -898,6 +906,8 @@ class _Tracer(torch.fx.Tracer):
             proxy_cls.__iter__ = original
             for name, fn in saved.items():
                 setattr(torch, name, fn)
+            if sdpa is not None:
+                F.scaled_dot_product_attention = sdpa
 
 
 class _Recorder(torch.fx.Interpreter):
@@ -911,6 +921,34 @@ class _Recorder(torch.fx.Interpreter):
         v = super().run_node(n)
         self.values[n] = v
         return v
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+), in [^\n]*\n\s*([^\n]*)')
+_TORCH_DIR = os.path.dirname(torch.__file__)
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_OWN_FILES = {os.path.join(_HERE, f) for f in ("export.py", "reference.py")}
+
+
+def _is_internal(path):
+    path = os.path.abspath(path)
+    return path.startswith(_TORCH_DIR + os.sep) or path in _OWN_FILES or path.startswith(os.path.dirname(os.__file__) + os.sep)
+
+
+def _user_line(stack):
+    """'file.py:LINE `code`' of the innermost frame of the model's own code in a recorded
+    stack (fx's node.stack_trace, innermost first), None when there is none."""
+    for path, line, code in _FRAME.findall(stack or ""):
+        if not _is_internal(path):
+            return "%s:%s `%s`" % (os.path.basename(path), line, code.strip())
+    return None
+
+
+def _exception_line(e):
+    """The model's own source line an exception was raised from (innermost first), or None."""
+    for frame in reversed(traceback.extract_tb(e.__traceback__)):
+        if not _is_internal(frame.filename):
+            return "%s:%d `%s`" % (os.path.basename(frame.filename), frame.lineno, (frame.line or "").strip())
+    return None
 
 
 def _getattr_path(root, path):
@@ -943,6 +981,9 @@ class _Builder:
     # ---- errors
     def fail(self, node, msg):
         where = "node %r (%s %s)" % (node.name, node.op, _describe_target(node))
+        line = _user_line(getattr(node, "stack_trace", None))
+        if line:
+            where += " at " + line
         raise ExportError("%s: %s: %s" % (self.root_name, where, msg))
 
     def refuse(self, node, what):
@@ -1161,6 +1202,8 @@ class _Builder:
             return self.visit_getitem(node)
         if node.op == "call_function" and node.target in PARAM_FUNCTIONS:
             return self.visit_param_function(node)
+        if node.op == "call_function" and node.target is getattr(F, "scaled_dot_product_attention", None):
+            return self.visit_sdpa(node)
         if node.op == "call_function":
             spec = FUNCTION_SPECS.get(node.target)
             if spec is None:
@@ -1262,6 +1305,42 @@ class _Builder:
             self.fail(node, "indexing a tensor: too many indices for a %d-D tensor" % value.dim())
         self.emit_chain(node, src, steps)
 
+    def visit_sdpa(self, node):
+        """F.scaled_dot_product_attention as its math: softmax(q @ k^T * scale + mask) @ v, with
+        is_causal a constant upper-triangle mask and a bool attn_mask True where attention is
+        allowed (the opposite of nn.MultiheadAttention's)."""
+        spec = FnSpec("", _a("query", "key", "value", attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                             enable_gqa=False), [])
+        try:
+            b = spec.bind(node.args, dict(node.kwargs))
+        except ExportError as e:
+            self.fail(node, str(e))
+        const = {k: self.attr_value(node, b[k], k) for k in ("dropout_p", "is_causal", "scale", "enable_gqa")}
+        if const["dropout_p"] != 0:
+            self.fail(node, "scaled_dot_product_attention with dropout_p=%r draws random masks; pass dropout_p=0.0 "
+                      "(or self.dropout if self.training else 0.0)" % const["dropout_p"])
+        if const["enable_gqa"]:
+            self.fail(node, "scaled_dot_product_attention with enable_gqa=True is not supported")
+        q, k, v = (self.ref(node, b[n], n) for n in ("query", "key", "value"))
+        qv, kv = self.values[b["query"]], self.values[b["key"]]
+        L, S, E = qv.shape[-2], kv.shape[-2], qv.shape[-1]
+        scale = const["scale"] if const["scale"] is not None else 1.0 / math.sqrt(E)
+        sub = lambda tag: "%s.%s" % (node.name, tag)  # noqa: E731
+        kt = self.append(sub("kt"), "transpose", [k], None, {"dim0": -2, "dim1": -1})
+        sc = self.append(sub("scores"), "mul", [self.append(sub("qk"), "matmul", [q, kt]), scale])
+        if const["is_causal"]:
+            mask = self.use_param(sub("causal"), torch.ones(L, S, dtype=torch.bool).triu(1), node, constant=True)
+            sc = self.append(sub("causal_scores"), "masked_fill", [sc, mask], None, {"value": "-inf"})
+        if b["attn_mask"] is not None:
+            am = self.ref(node, b["attn_mask"], "attn_mask")
+            if self.values[b["attn_mask"]].dtype == torch.bool:
+                sc = self.append(sub("masked"), "masked_fill", [sc, self.append(sub("not_mask"), "logical_not", [am])],
+                                 None, {"value": "-inf"})
+            else:
+                sc = self.append(sub("masked"), "add", [sc, am])
+        p = self.append(sub("probs"), "softmax", [sc], None, {"dim": -1})
+        self.emit(node, "matmul", [p, v])
+
     def visit_spec(self, node, spec, args, kwargs):
         try:
             bound = spec.bind(args, kwargs)
@@ -1277,9 +1356,14 @@ class _Builder:
             self.fail(node, "Tensor.t() is supported on 2-D tensors only (as transpose(0, 1))")
         if spec.op == "dropout" and bound["training"] is not False:
             self.fail(node, "dropout with training=True makes random outputs; pass training=self.training")
-        if spec.op == "logical_not" and self.values[node].dtype != torch.bool:
-            self.fail(node, "bitwise not (~) of a %s tensor is not in the widejit vocabulary (only of bool masks)"
-                      % self.values[node].dtype)
+        if spec.op in ("logical_not", "logical_and", "logical_or") and node.target in (
+                operator.invert, operator.and_, operator.or_):
+            for a in _nodes_in(list(node.args)):
+                v = self.values.get(a)
+                if not isinstance(v, torch.Tensor) or v.dtype != torch.bool:
+                    self.fail(node, "bitwise %s of a non-bool operand is not in the widejit vocabulary (only of bool "
+                              "masks)" % {operator.invert: "not (~)", operator.and_: "and (&)", operator.or_: "or (|)"}[
+                                  node.target])
         if spec.op == "where":
             return self.visit_where(node, bound)
         if spec.list_input:
@@ -1581,8 +1665,10 @@ def export(cls, kwargs, n, input_specs, shared_input, seed, out_dir):
     try:
         fx_graph = tracer.trace(models[0], concrete_args=concrete or None)
     except Exception as e:
-        raise ExportError("torch.fx could not trace %s: %s: %s (widejit needs a forward without control flow "
-                          "that depends on tensor values)" % (root_name, type(e).__name__, _first_line(e)))
+        line = _exception_line(e)
+        raise ExportError("torch.fx could not trace %s%s: %s: %s (widejit needs a forward without control flow "
+                          "that depends on tensor values)" % (root_name, " at " + line if line else "",
+                                                              type(e).__name__, _first_line(e)))
     gm = torch.fx.GraphModule(tracer.root, fx_graph, root_name)
     # torch.fx guards arguments fixed at their defaults with asserts; the graph is static anyway.
     for nd in list(gm.graph.nodes):

@@ -181,6 +181,46 @@ func TestExamplesAreReproducible(t *testing.T) {
 	}
 }
 
+// TestIdiomFixturesReproducible re-exports lowering's idiom fixtures (PyTorch written as people
+// write it: indexing, masks, shape-derived scalars, nn.Transformer* layers, Flux blocks, SDPA,
+// bfloat16), re-checks each with reference.py, requires the committed graph, weights and inputs
+// to be what the exporter makes today and the Go loader to infer PyTorch's output types.
+func TestIdiomFixturesReproducible(t *testing.T) {
+	needTorch(t)
+	out := t.TempDir()
+	code, stdout, stderr := runPy(t, nil, "lowering/testdata/make_idiom_fixtures.py", "--out", out)
+	if code != 0 {
+		t.Fatalf("make_idiom_fixtures.py exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	committed, _ := filepath.Glob(filepath.Join(repoRoot, "lowering", "testdata", "idioms", "*", "graph.json"))
+	if len(committed) < 10 {
+		t.Fatalf("lowering/testdata/idioms holds %d fixtures, want the 10 of make_idiom_fixtures.py", len(committed))
+	}
+	for _, g := range committed {
+		dir := filepath.Dir(g)
+		name := filepath.Base(dir)
+		for _, file := range exampleFiles {
+			want, err1 := os.ReadFile(filepath.Join(dir, file))
+			got, err2 := os.ReadFile(filepath.Join(out, name, file))
+			switch {
+			case err1 != nil || err2 != nil:
+				t.Errorf("%s/%s: %v %v", name, file, err1, err2)
+			case file == "expected.safetensors":
+				if err := sameUpToRounding(filepath.Join(out, name, file), filepath.Join(dir, file)); err != nil && !strings.HasPrefix(name, "half") {
+					t.Errorf("%s/%s: a fresh export differs beyond float rounding: %v", name, file, err)
+				}
+			case !bytes.Equal(got, want):
+				t.Errorf("lowering/testdata/idioms/%s/%s differs from a fresh export; regenerate with "+
+					"/usr/bin/python3 lowering/testdata/make_idiom_fixtures.py", name, file)
+			}
+		}
+		if !strings.Contains(stdout, strings.TrimSuffix(name, "_n3")+": reference check ok") {
+			t.Errorf("%s: no reference check in make_idiom_fixtures.py output", name)
+		}
+		checkLoaderAgrees(t, filepath.Join(out, name, "graph.json"))
+	}
+}
+
 // TestCommandLineRefusal runs export.py as a user would on a module with an op outside the
 // vocabulary: exit code 1, one clear line naming the node, op and target, nothing written.
 func TestCommandLineRefusal(t *testing.T) {
@@ -188,7 +228,8 @@ func TestCommandLineRefusal(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	code, _, stderr := runPy(t, nil, "exporters/torch/export.py",
 		"--module", "exporters/torch/testdata/unsupported.py:Erfinv", "--n", "2", "--input", "x=3,8", "--out", out)
-	want := "export.py: error: Erfinv: node 'erfinv' (call_function torch.erfinv): call_function torch.erfinv " +
+	want := "export.py: error: Erfinv: node 'erfinv' (call_function torch.erfinv) at unsupported.py:15 " +
+		"`return self.fc(torch.erfinv(torch.tanh(x)))`: call_function torch.erfinv " +
 		"is not in the widejit vocabulary; see docs/graph-format.md for the ops widejit supports\n"
 	if code != 1 || stderr != want {
 		t.Errorf("exit %d, stderr:\n%s\nwant exit 1 and:\n%s", code, stderr, want)
@@ -207,8 +248,13 @@ func TestRefusesUnsupported(t *testing.T) {
 		want  []string
 	}{
 		{"UnknownModule", []string{"node 'bilinear' (call_function torch.bilinear)", "is not in the widejit vocabulary"}},
-		{"TensorSlice", []string{"node 'getitem' (call_function operator.getitem)", "indexing or slicing a tensor"}},
-		{"DataDependent", []string{"node 'item' (call_method Tensor.item)", "depends on tensor values"}},
+		{"AdvancedIndex", []string{"node 'getitem' (call_function operator.getitem) at unsupported.py:",
+			"`return x[x > 0]`", "indexing a tensor", "advanced indexing"}},
+		{"DataDependent", []string{"node 'item' (call_method Tensor.item) at unsupported.py:", "depends on tensor values"}},
+		{"TrainModeBatchNorm", []string{"node 'bn' (call_module bn) at unsupported.py:", "`return self.bn(x)`",
+			"BatchNorm1d is in training mode", "call .eval()"}},
+		{"ControlFlow", []string{"torch.fx could not trace ControlFlow at unsupported.py:", "`if x.sum() > 0:`", "control flow"}},
+		{"BitwiseNot", []string{"at unsupported.py:", "bitwise not (~) of a non-bool operand"}},
 	}
 	dir := t.TempDir()
 	var jobs []job
@@ -218,7 +264,11 @@ func TestRefusesUnsupported(t *testing.T) {
 	}
 	for i, r := range batch(t, jobs) {
 		c := cases[i]
-		if r.RC != 1 || !strings.HasPrefix(r.Stderr, "export.py: error: "+c.class+": ") {
+		prefix := "export.py: error: " + c.class + ": "
+		if c.class == "ControlFlow" {
+			prefix = "export.py: error: torch.fx could not trace " + c.class + " at "
+		}
+		if r.RC != 1 || !strings.HasPrefix(r.Stderr, prefix) {
 			t.Errorf("%s: exit %d, stderr:\n%s", c.class, r.RC, r.Stderr)
 		}
 		for _, w := range c.want {

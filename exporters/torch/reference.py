@@ -207,6 +207,8 @@ def run_node(node, args, params):
         return x.select(a["dim"], a["index"])
     if op in ("rsqrt", "sqrt", "exp", "log", "logical_not"):
         return getattr(torch, op)(x)
+    if op in ("logical_and", "logical_or"):
+        return getattr(torch, op)(args[0], torch.as_tensor(args[1]))
     if op in ("eq", "ne", "lt", "le", "gt", "ge"):
         a0, a1 = args
         if not isinstance(a0, torch.Tensor):  # number op tensor: flip to tensor op' number

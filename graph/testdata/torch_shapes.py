@@ -173,6 +173,8 @@ case("lt", "lt", {}, [t([2, 3]), t([2, 3])], lambda a, b: a < b)
 case("le_int", "le", {}, [t([2, 3], torch.int64), 1.5], lambda a, b: a <= b)
 case("gt", "gt", {}, [0.5, t([4])], lambda a, b: a > b)
 case("ge", "ge", {}, [t([3, 1, 4]), t([2, 1])], lambda a, b: a >= b)
+case("logical_and", "logical_and", {}, [t([2, 3], torch.bool), t([3], torch.bool)], torch.logical_and)
+case("logical_or", "logical_or", {}, [t([2, 1], torch.bool), t([3], torch.bool)], torch.logical_or)
 case("logical_not", "logical_not", {}, [t([2, 3], torch.bool)], torch.logical_not)
 case("masked_fill", "masked_fill", {"value": "-inf"}, [t([2, 3, 4]), t([3, 1], torch.bool)],
      lambda x, m: x.masked_fill(m, float("-inf")))

@@ -139,6 +139,41 @@ class MHAMasks(nn.Module):
         return a, b, w, c
 
 
+def _sdpa_math(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
+    """F.scaled_dot_product_attention's documented math, for torch versions without it."""
+    L, S = query.size(-2), key.size(-2)
+    s = query @ key.transpose(-2, -1) * (1 / math.sqrt(query.size(-1)) if scale is None else scale)
+    if is_causal:
+        s = s.masked_fill(torch.ones(L, S, dtype=torch.bool).tril().logical_not(), float("-inf"))
+    if attn_mask is not None:
+        s = s.masked_fill(attn_mask.logical_not(), float("-inf")) if attn_mask.dtype == torch.bool else s + attn_mask
+    return torch.softmax(s, dim=-1) @ value
+
+
+if not hasattr(F, "scaled_dot_product_attention"):  # torch < 2.0: the exporter maps this stand-in
+    F.scaled_dot_product_attention = _sdpa_math
+
+
+class SDPA(nn.Module):
+    """F.scaled_dot_product_attention: causal, with a bool mask, with a float mask and a scale."""
+
+    def __init__(self, d=12, heads=3):
+        super().__init__()
+        self.qkv = nn.Linear(d, 3 * d)
+        self.heads = heads
+        self.register_buffer("keep", torch.rand(5, 5) > 0.3)
+        self.register_buffer("bias", torch.randn(5, 5))
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+        keep = self.keep | torch.eye(T, dtype=torch.bool)  # every query keeps one key
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        b = F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+        c = F.scaled_dot_product_attention(q, k, v, attn_mask=self.bias)
+        return a.transpose(1, 2).reshape(B, T, C), b, c
+
+
 class MLPEmbedder(nn.Module):
     """Flux's MLPEmbedder, as in flux/modules/layers.py."""
 
