@@ -68,7 +68,7 @@ func inferSlice(c *ctx) {
 		n = (end - start + step - 1) / step
 	}
 	if n == 0 {
-		c.errf("attrs", c.attrPos("start"), "slice [%v:%v:%d] of dim %d (size %d) is empty; widejit tensors have no zero-size dims",
+		c.errf("attrs.start", c.attrPos("start"), "slice [%v:%v:%d] of dim %d (size %d) is empty; widejit tensors have no zero-size dims",
 			c.n.Attrs["start"], c.n.Attrs["end"], step, d, size)
 		return
 	}

@@ -395,14 +395,17 @@ func lowerDropout(l *lowerer, n *graph.Node) error {
 	}
 	if g := l.fusable(n.Inputs[0].Name); g != nil && g.base().epi != nil && g.base().out.DType.IsFloat() && drawsRandom(g) {
 		b := g.base()
+		// the group may write the value in another shape of the same elements (an attention
+		// projection's [rows, features] for [L, B, E]): the node's value keeps its own shape
+		out, shaped := b.out.reshape(n.Output().Shape)
 		ok, reason := l.decideFusion(append(append([]string(nil), b.ops...), n.Op), b.out, b.ops, n.Op)
-		if ok && b.epi.tryFuse(mk(inExpr()), nil) {
+		if ok && shaped && b.epi.tryFuse(mk(inExpr()), nil) {
 			b.nodes = append(b.nodes, n.Name)
 			b.ops = append(b.ops, n.Op)
 			b.fused = append(b.fused, fmt.Sprintf("%s fused into the epilogue: %s", n.Name, reason))
 			delete(l.owner, b.value)
 			b.value = n.Name
-			l.values[n.Name] = b.out
+			l.values[n.Name] = out
 			l.owner[n.Name] = g
 			return nil
 		}
