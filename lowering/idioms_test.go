@@ -2,7 +2,6 @@ package lowering
 
 import (
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/widejit/widejit/graph"
@@ -17,20 +16,7 @@ import (
 // exporter, nn.MultiheadAttention with masks, and the Flux/DiT blocks, each against N PyTorch
 // modules run one by one.
 func TestIdiomFixtures(t *testing.T) {
-	dirs, _ := filepath.Glob("testdata/idioms/*")
-	if len(dirs) == 0 {
-		t.Fatal("no fixtures: run /usr/bin/python3 lowering/testdata/make_idiom_fixtures.py")
-	}
-	for _, dir := range dirs {
-		for _, v := range exampleVariants {
-			// every variant on the N=3 fixtures, the default elsewhere
-			if v.name != "fused-batched" && !strings.HasSuffix(dir, "_n3") {
-				continue
-			}
-			dir, v := dir, v
-			t.Run(filepath.Base(dir)+"/"+v.name, func(t *testing.T) { checkFixtureCPU(t, dir, v.opts) })
-		}
-	}
+	checkFixtureDirs(t, "testdata/idioms/*", "make_idiom_fixtures.py")
 }
 
 // Every kernel of the idiom fixtures' plans (masks, views, tril, the AdaLN-Zero norm, bool

@@ -458,47 +458,45 @@ class _TransformerLayers:
     def norm(self, b, node, m, path, tag, which, x):
         return b.sub_module(node, tag + which, "%s.%s" % (path, which), getattr(m, which), {"input": x})
 
+    def attention_block(self, b, node, m, path, tag, which, drop, kv, mask, kpm, causal):
+        """The attention sub-block `which` (self_attn or multihead_attn) and its dropout `drop`."""
+        def block(h):
+            a = self.attention(b, node, getattr(m, which), "%s.%s" % (path, which), tag + which, h,
+                               h if kv is None else kv, mask, kpm, causal)
+            return self.dropout(b, node, getattr(m, drop), "%s.%s" % (path, drop), tag + drop, a)
+        return block
+
+    def ff_block(self, b, node, m, path, tag, drop):
+        def block(h):
+            f = self.feed_forward(b, node, m, path, tag, h)
+            return self.dropout(b, node, getattr(m, drop), "%s.%s" % (path, drop), tag + drop, f)
+        return block
+
+    def residual(self, b, node, m, path, tag, x, blocks):
+        """x through (norm, block) pairs with residual adds: pre-norm when norm_first, else post-norm."""
+        for i, (which, block) in enumerate(blocks, 1):
+            res = "%sres%d" % (tag, i)
+            if m.norm_first:
+                x = self.add(b, node, res, x, block(self.norm(b, node, m, path, tag, which, x)))
+            else:
+                x = self.norm(b, node, m, path, tag, which, self.add(b, node, res, x, block(x)))
+        return x
+
     def encoder_layer(self, b, node, m, path, tag, x, mask, kpm, causal):
         causal = self._bool(b, node, causal, "is_causal")
-
-        def sa(h):
-            a = self.attention(b, node, m.self_attn, path + ".self_attn", tag + "sa", h, h, mask, kpm, causal)
-            return self.dropout(b, node, m.dropout1, path + ".dropout1", tag + "drop1", a)
-
-        def ff(h):
-            f = self.feed_forward(b, node, m, path, tag, h)
-            return self.dropout(b, node, m.dropout2, path + ".dropout2", tag + "drop2", f)
-        if m.norm_first:
-            x = self.add(b, node, tag + "res1", x, sa(self.norm(b, node, m, path, tag, "norm1", x)))
-            return self.add(b, node, tag + "res2", x, ff(self.norm(b, node, m, path, tag, "norm2", x)))
-        x = self.norm(b, node, m, path, tag, "norm1", self.add(b, node, tag + "res1", x, sa(x)))
-        return self.norm(b, node, m, path, tag, "norm2", self.add(b, node, tag + "res2", x, ff(x)))
+        return self.residual(b, node, m, path, tag, x, [
+            ("norm1", self.attention_block(b, node, m, path, tag, "self_attn", "dropout1", None, mask, kpm, causal)),
+            ("norm2", self.ff_block(b, node, m, path, tag, "dropout2"))])
 
     def decoder_layer(self, b, node, m, path, tag, args):
-        x, mem = args["tgt"], args["memory"]
         tc = self._bool(b, node, args.get("tgt_is_causal", False), "tgt_is_causal")
         mc = self._bool(b, node, args.get("memory_is_causal", False), "memory_is_causal")
-
-        def sa(h):
-            a = self.attention(b, node, m.self_attn, path + ".self_attn", tag + "sa", h, h, args.get("tgt_mask"),
-                               args.get("tgt_key_padding_mask"), tc)
-            return self.dropout(b, node, m.dropout1, path + ".dropout1", tag + "drop1", a)
-
-        def ca(h):
-            a = self.attention(b, node, m.multihead_attn, path + ".multihead_attn", tag + "ca", h, mem,
-                               args.get("memory_mask"), args.get("memory_key_padding_mask"), mc)
-            return self.dropout(b, node, m.dropout2, path + ".dropout2", tag + "drop2", a)
-
-        def ff(h):
-            f = self.feed_forward(b, node, m, path, tag, h)
-            return self.dropout(b, node, m.dropout3, path + ".dropout3", tag + "drop3", f)
-        if m.norm_first:
-            x = self.add(b, node, tag + "res1", x, sa(self.norm(b, node, m, path, tag, "norm1", x)))
-            x = self.add(b, node, tag + "res2", x, ca(self.norm(b, node, m, path, tag, "norm2", x)))
-            return self.add(b, node, tag + "res3", x, ff(self.norm(b, node, m, path, tag, "norm3", x)))
-        x = self.norm(b, node, m, path, tag, "norm1", self.add(b, node, tag + "res1", x, sa(x)))
-        x = self.norm(b, node, m, path, tag, "norm2", self.add(b, node, tag + "res2", x, ca(x)))
-        return self.norm(b, node, m, path, tag, "norm3", self.add(b, node, tag + "res3", x, ff(x)))
+        return self.residual(b, node, m, path, tag, args["tgt"], [
+            ("norm1", self.attention_block(b, node, m, path, tag, "self_attn", "dropout1", None, args.get("tgt_mask"),
+                                           args.get("tgt_key_padding_mask"), tc)),
+            ("norm2", self.attention_block(b, node, m, path, tag, "multihead_attn", "dropout2", args["memory"],
+                                           args.get("memory_mask"), args.get("memory_key_padding_mask"), mc)),
+            ("norm3", self.ff_block(b, node, m, path, tag, "dropout3"))])
 
 
 for _cls in (nn.TransformerEncoderLayer, nn.TransformerDecoderLayer, nn.TransformerEncoder):

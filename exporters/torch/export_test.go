@@ -122,6 +122,19 @@ func committedExamples(t *testing.T) []string {
 	return names
 }
 
+// regenerate runs a fixture script with --out into a temporary directory; it returns the
+// directory and the script's stdout.
+func regenerate(t *testing.T, script string) (string, string) {
+	t.Helper()
+	needTorch(t)
+	out := t.TempDir()
+	code, stdout, stderr := runPy(t, nil, script, "--out", out)
+	if code != 0 {
+		t.Fatalf("%s exited %d\nstdout:\n%s\nstderr:\n%s", script, code, stdout, stderr)
+	}
+	return out, stdout
+}
+
 // TestExamplesAreReproducible re-exports every example and requires the committed graph,
 // weights and inputs to be byte-identical: the fixtures are what the exporter makes, not
 // hand-edited, and the exporter is deterministic. The expected outputs are PyTorch's results,
@@ -129,12 +142,7 @@ func committedExamples(t *testing.T) []string {
 // by CPU type), so they must agree within float rounding: |diff| <= 1e-5 * max|expected|.
 // make_examples.py also re-executes each graph with reference.py.
 func TestExamplesAreReproducible(t *testing.T) {
-	needTorch(t)
-	out := t.TempDir()
-	code, stdout, stderr := runPy(t, nil, "exporters/torch/make_examples.py", "--out", out)
-	if code != 0 {
-		t.Fatalf("make_examples.py exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
+	out, stdout := regenerate(t, "exporters/torch/make_examples.py")
 	committed := committedExamples(t)
 	if len(committed) < 8 {
 		t.Fatalf("examples/ holds %d examples (%v), want the 8 of make_examples.py", len(committed), committed)
@@ -186,12 +194,7 @@ func TestExamplesAreReproducible(t *testing.T) {
 // bfloat16), re-checks each with reference.py, requires the committed graph, weights and inputs
 // to be what the exporter makes today and the Go loader to infer PyTorch's output types.
 func TestIdiomFixturesReproducible(t *testing.T) {
-	needTorch(t)
-	out := t.TempDir()
-	code, stdout, stderr := runPy(t, nil, "lowering/testdata/make_idiom_fixtures.py", "--out", out)
-	if code != 0 {
-		t.Fatalf("make_idiom_fixtures.py exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
+	out, stdout := regenerate(t, "lowering/testdata/make_idiom_fixtures.py")
 	committed, _ := filepath.Glob(filepath.Join(repoRoot, "lowering", "testdata", "idioms", "*", "graph.json"))
 	if len(committed) < 10 {
 		t.Fatalf("lowering/testdata/idioms holds %d fixtures, want the 10 of make_idiom_fixtures.py", len(committed))
