@@ -298,3 +298,44 @@ func TestHugeTuplesRefused(t *testing.T) {
 		}
 	}
 }
+
+// Indexing and mask ops reject what PyTorch would, naming the attribute or input.
+func TestIndexAndMaskErrors(t *testing.T) {
+	inputs := `[{"name": "x", "shape": [3, 5], "dtype": "float32"}, {"name": "m", "shape": [3, 1], "dtype": "bool"}]`
+	for _, c := range []struct{ node, want string }{
+		{`{"name": "s", "op": "slice", "inputs": ["x"], "attrs": {"dim": 1, "start": 4, "end": 2}}`, "nodes[0].attrs.start (node \"s\"): slice [4:2:1] of dim 1 (size 5) is empty"},
+		{`{"name": "s", "op": "slice", "inputs": ["x"], "attrs": {"dim": 2}}`, "dim 2 is out of range for a rank-2 input"},
+		{`{"name": "s", "op": "slice", "inputs": ["x"], "attrs": {"dim": 0, "step": 0}}`, "step must be >= 1"},
+		{`{"name": "s", "op": "select", "inputs": ["x"], "attrs": {"dim": -1, "index": 5}}`, "index 5 is out of range for dim 1 of size 5"},
+		{`{"name": "s", "op": "masked_fill", "inputs": ["x", "x"], "attrs": {"value": 0}}`, "masked_fill needs a bool mask"},
+		{`{"name": "s", "op": "masked_fill", "inputs": ["x", "m"], "attrs": {"value": "-infinity"}}`, `value must be a number, "inf", "-inf" or "nan"`},
+		{`{"name": "s", "op": "masked_fill", "inputs": ["m", "x"], "attrs": {"value": 1}}`, "masked_fill needs a bool mask"},
+		{`{"name": "s", "op": "where", "inputs": ["x", "x", 0]}`, "where needs a bool condition"},
+		{`{"name": "s", "op": "where", "inputs": ["m", 1, 0]}`, "where needs a tensor input or other"},
+		{`{"name": "s", "op": "tril", "inputs": ["x"], "attrs": {"diagonal": 0.5}}`, "expected an integer"},
+		{`{"name": "s", "op": "rsqrt", "inputs": ["m"]}`, "rsqrt needs a float tensor"},
+		{`{"name": "s", "op": "lt", "inputs": [1, 2]}`, "lt needs at least one tensor operand"},
+	} {
+		_, err := parseString(t, graphJSON(inputs, `[]`, "["+c.node+"]", `["s"]`, initSource))
+		ps := problems(t, err)
+		if !strings.Contains(ps[0].String(), c.want) {
+			t.Errorf("%s:\n got %v\nwant %q", c.node, ps[0], c.want)
+		}
+	}
+	src := graphJSON(inputs, `[]`, `[{"name": "s", "op": "masked_fill", "inputs": ["x", "m"], "attrs": {"value": "-inf"}},
+	  {"name": "t", "op": "slice", "inputs": ["s"], "attrs": {"dim": 1, "start": -4, "end": 100, "step": 2}},
+	  {"name": "u", "op": "select", "inputs": ["t"], "attrs": {"dim": 0, "index": -1}}]`, `["u"]`, initSource)
+	g, err := parseString(t, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := g.Node("s").Attrs.Float("value"); v > -1e308 {
+		t.Errorf("masked_fill value %v, want -inf", v)
+	}
+	if a := g.Node("t").Attrs; a.Int("start") != 1 || a.Int("end") != 5 || g.Node("t").Output().String() != "float32[3,2]" {
+		t.Errorf("slice normalised to %s, output %s; want start=1 end=5, float32[3,2]", a.Format(), g.Node("t").Output())
+	}
+	if a := g.Node("u").Attrs; a.Int("index") != 2 || g.Node("u").Output().String() != "float32[2]" {
+		t.Errorf("select normalised to %s, output %s; want index=2, float32[2]", a.Format(), g.Node("u").Output())
+	}
+}

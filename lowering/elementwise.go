@@ -15,7 +15,9 @@ import (
 func init() {
 	registerOp(lowerElementwise, "relu", "gelu", "silu", "sigmoid", "tanh", "leaky_relu", "prelu",
 		"elu", "softplus", "hardswish", "add", "sub", "mul", "div", "pow", "neg",
-		"batch_norm1d", "batch_norm2d", "batch_norm3d")
+		"batch_norm1d", "batch_norm2d", "batch_norm3d",
+		"rsqrt", "sqrt", "exp", "log", "eq", "ne", "lt", "le", "gt", "ge", "logical_not", "logical_and", "logical_or",
+		"masked_fill", "where", "tril", "triu")
 	registerOp(lowerDropout, "dropout")
 }
 
@@ -58,8 +60,9 @@ func nodeExpr(l *lowerer, n *graph.Node, fusedAt int) (*expr, []View, error) {
 			if err != nil {
 				return nil, nil, err
 			}
-			if !v.DType.IsFloat() {
-				return nil, nil, fmt.Errorf("operand %s is %s; element-wise ops are lowered for floating-point tensors only", op.Name, v.DType)
+			// bool operands (masks) load as 0.0/1.0; integers have no lowering yet
+			if !v.DType.IsFloat() && v.DType != graph.Bool {
+				return nil, nil, fmt.Errorf("operand %s is %s; element-wise ops are lowered for floating-point and bool tensors only", op.Name, v.DType)
 			}
 			args = append(args, leafExpr(len(leaves)))
 			leaves = append(leaves, v)
@@ -76,8 +79,33 @@ func nodeExpr(l *lowerer, n *graph.Node, fusedAt int) (*expr, []View, error) {
 		return opExpr(op, args[0]), leaves, nil
 	}
 	switch n.Op {
-	case "relu", "silu", "sigmoid", "tanh", "hardswish", "neg":
+	case "relu", "silu", "sigmoid", "tanh", "hardswish", "neg", "rsqrt", "sqrt", "exp", "log", "logical_not":
 		return unary(n.Op)
+	case "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or":
+		if len(args) != 2 {
+			return nil, nil, fmt.Errorf("needs two operands")
+		}
+		return opExpr(n.Op, args[0], args[1]), leaves, nil
+	case "masked_fill":
+		if len(args) != 2 {
+			return nil, nil, fmt.Errorf("needs a tensor and a mask")
+		}
+		e := opExpr("masked_fill", args[0], args[1])
+		e.f1 = a.Float("value")
+		return e, leaves, nil
+	case "where":
+		if len(args) != 3 {
+			return nil, nil, fmt.Errorf("needs a condition and two operands")
+		}
+		return opExpr("where", args[0], args[1], args[2]), leaves, nil
+	case "tril", "triu":
+		// the element's row and column: the last two dims of the output
+		e, lv, err := unary(n.Op)
+		if err == nil {
+			r := len(n.Output().Shape)
+			e.f1, e.coords = a.Float("diagonal"), []int{r - 2, r - 1}
+		}
+		return e, lv, err
 	case "gelu":
 		if a.String("approximate") == "tanh" {
 			return unary("gelu_tanh")
@@ -197,8 +225,8 @@ func batchNormExpr(l *lowerer, n *graph.Node, x *expr, leaves []View) (*expr, []
 }
 
 func lowerElementwise(l *lowerer, n *graph.Node) error {
-	if !n.Output().DType.IsFloat() {
-		return fmt.Errorf("output is %s; element-wise ops are lowered for floating-point tensors only", n.Output().DType)
+	if dt := n.Output().DType; !dt.IsFloat() && dt != graph.Bool {
+		return fmt.Errorf("output is %s; element-wise ops are lowered for floating-point and bool tensors only", dt)
 	}
 	if l.tryFuseNode(n) {
 		return nil
@@ -246,8 +274,8 @@ func (l *lowerer) tryFuseNode(n *graph.Node) bool {
 			continue
 		}
 		ex, leaves, err := nodeExpr(l, n, i)
-		if err != nil {
-			continue
+		if err != nil || ex.usesCoords() {
+			continue // tril/triu read the element's coordinates, which only their own kernel has
 		}
 		// The group may write the value in another shape of the same elements (an attention
 		// projection's [rows, features] for [B, L, E]): full-shape operands are read in it.
@@ -367,14 +395,17 @@ func lowerDropout(l *lowerer, n *graph.Node) error {
 	}
 	if g := l.fusable(n.Inputs[0].Name); g != nil && g.base().epi != nil && g.base().out.DType.IsFloat() && drawsRandom(g) {
 		b := g.base()
+		// the group may write the value in another shape of the same elements (an attention
+		// projection's [rows, features] for [L, B, E]): the node's value keeps its own shape
+		out, shaped := b.out.reshape(n.Output().Shape)
 		ok, reason := l.decideFusion(append(append([]string(nil), b.ops...), n.Op), b.out, b.ops, n.Op)
-		if ok && b.epi.tryFuse(mk(inExpr()), nil) {
+		if ok && shaped && b.epi.tryFuse(mk(inExpr()), nil) {
 			b.nodes = append(b.nodes, n.Name)
 			b.ops = append(b.ops, n.Op)
 			b.fused = append(b.fused, fmt.Sprintf("%s fused into the epilogue: %s", n.Name, reason))
 			delete(l.owner, b.value)
 			b.value = n.Name
-			l.values[n.Name] = b.out
+			l.values[n.Name] = out
 			l.owner[n.Name] = g
 			return nil
 		}
@@ -421,20 +452,24 @@ func (g *ewGroup) emit(l *lowerer) (*Launch, error) {
 		return "idx"
 	}
 	compute := "tl.float32"
-	if g.epi.root != nil && g.epi.root.op == exprLeaf {
+	isCopy := g.epi.root != nil && g.epi.root.op == exprLeaf
+	if isCopy {
 		compute = "" // a copy keeps the loaded type (ints included)
 	} else if out.DType == graph.Float64 {
 		compute = "tl.float64"
 	}
 	fn := kernelName(g.index, g.ops)
 	linIdx := "(model + model_base) * numel + idx"
-	re, err := g.epi.render("", "mask", compute, linIdx, "in", flat)
+	re, err := g.epi.renderCoords("", "mask", compute, linIdx, "in", flat, func(d int) string { return fmt.Sprintf("c%d", d) })
 	if err != nil {
 		return nil, err
 	}
 	d := ewData{Fn: fn, Header: header(g.nodes, g.ops), Body: re.body}
+	if out.DType == graph.Bool && !isCopy {
+		d.Body = append(d.Body, "y = y != 0.0") // bool results are computed as 0.0/1.0
+	}
+	needCoords := g.epi.root != nil && g.epi.root.usesCoords()
 	var args []LaunchArg
-	needCoords := false
 	for i, lf := range g.epi.leaves {
 		_ = lf
 		name := fmt.Sprintf("in%d", i)

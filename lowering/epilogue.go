@@ -105,6 +105,11 @@ func argNames(args []LaunchArg) []string {
 // and temporaries. flat, when not nil, may address leaf k by a flat index expression (the
 // element-wise kernel's `idx` for leaves laid out like the output); "" falls back to strides.
 func (e *epilogue) render(in, mask, compute, linIdx, prefix string, flat func(k int) string) (renderedEpilogue, error) {
+	return e.renderCoords(in, mask, compute, linIdx, prefix, flat, nil)
+}
+
+// renderCoords is render for a kernel that can name each output dim's coordinate (coord).
+func (e *epilogue) renderCoords(in, mask, compute, linIdx, prefix string, flat func(k int) string, coord func(d int) string) (renderedEpilogue, error) {
 	var out renderedEpilogue
 	for k, lf := range e.leaves {
 		name := fmt.Sprintf("%s%d", prefix, k)
@@ -147,7 +152,7 @@ func (e *epilogue) render(in, mask, compute, linIdx, prefix string, flat func(k 
 		out.loads = append(out.loads, loadLine{Name: name, Load: load})
 	}
 	r := &exprRenderer{inVar: in, leaf: func(k int) string { return fmt.Sprintf("%s%d", prefix, k) },
-		linIdx: linIdx, prefix: prefix + "t"}
+		linIdx: linIdx, prefix: prefix + "t", coord: coord}
 	y := in
 	if e.root != nil {
 		var err error

@@ -18,6 +18,8 @@ type expr struct {
 	// attrs of the op: alpha, slope, beta, threshold, p...
 	f1, f2 float64
 	seed   int64 // dropout: the per-node seed
+	// coords: the output dims whose coordinates the op reads (tril/triu: row and column)
+	coords []int
 }
 
 const (
@@ -67,6 +69,18 @@ func (e *expr) usesRandom() bool {
 	return r
 }
 
+// usesCoords reports whether e reads element coordinates (tril/triu), which only an
+// element-wise kernel of its own provides.
+func (e *expr) usesCoords() bool {
+	r := false
+	e.walk(func(x *expr) {
+		if len(x.coords) > 0 {
+			r = true
+		}
+	})
+	return r
+}
+
 // pyFloat writes v as a Python float literal.
 func pyFloat(v float64) string {
 	switch {
@@ -93,6 +107,7 @@ type exprRenderer struct {
 	linIdx string             // the wide linear index of the element (for dropout)
 	seeds  []int64            // per dropout node, in order of appearance
 	prefix string             // temporaries' prefix
+	coord  func(d int) string // the index variable of output dim d; nil: none available
 }
 
 func (r *exprRenderer) fresh() string {
@@ -181,6 +196,32 @@ func (r *exprRenderer) code(e *expr, a []string) (string, error) {
 			bx, pyFloat(e.f2), x, bx, pyFloat(e.f2), pyFloat(e.f2), bx, pyFloat(e.f1)), nil
 	case "hardswish":
 		return fmt.Sprintf("%s * tl.minimum(tl.maximum(%s + 3.0, 0.0), 6.0) / 6.0", x, x), nil
+	case "rsqrt":
+		return fmt.Sprintf("1.0 / tl.sqrt(%s)", x), nil
+	case "sqrt", "exp", "log":
+		return fmt.Sprintf("tl.%s(%s)", e.op, x), nil
+	case "eq", "ne", "lt", "le", "gt", "ge":
+		cmp := map[string]string{"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}[e.op]
+		return fmt.Sprintf("tl.where(%s %s %s, 1.0, 0.0)", a[0], cmp, a[1]), nil
+	case "logical_not":
+		return fmt.Sprintf("tl.where(%s == 0.0, 1.0, 0.0)", x), nil
+	case "logical_and":
+		return fmt.Sprintf("tl.where(%s != 0.0, tl.where(%s != 0.0, 1.0, 0.0), 0.0)", a[0], a[1]), nil
+	case "logical_or":
+		return fmt.Sprintf("tl.where(%s != 0.0, 1.0, tl.where(%s != 0.0, 1.0, 0.0))", a[0], a[1]), nil
+	case "masked_fill": // bool operands are 0.0/1.0
+		return fmt.Sprintf("tl.where(%s != 0.0, %s, %s)", a[1], pyFloat(e.f1), x), nil
+	case "where":
+		return fmt.Sprintf("tl.where(%s != 0.0, %s, %s)", a[0], a[1], a[2]), nil
+	case "tril", "triu":
+		if r.coord == nil {
+			return "", fmt.Errorf("%s needs the element's coordinates, which this kernel does not have", e.op)
+		}
+		keep := "<="
+		if e.op == "triu" {
+			keep = ">="
+		}
+		return fmt.Sprintf("tl.where(%s - %s %s %d, %s, 0.0)", r.coord(e.coords[1]), r.coord(e.coords[0]), keep, int(e.f1), x), nil
 	case "rsqrt_eps": // 1/sqrt(x + eps), exact
 		return fmt.Sprintf("1.0 / tl.sqrt(%s + %s)", x, pyFloat(e.f1)), nil
 	case "dropout":

@@ -48,10 +48,14 @@ func checkFixtureCPU(t *testing.T, dir string, opts Options) {
 	testkit.CheckOutputs(t, outs, testkit.ReadTensors(t, filepath.Join(dir, "expected.safetensors")))
 }
 
-func TestCPUFixtures(t *testing.T) {
-	dirs, _ := filepath.Glob("testdata/fixtures/*")
+func TestCPUFixtures(t *testing.T) { checkFixtureDirs(t, "testdata/fixtures/*", "make_fixtures.py") }
+
+// checkFixtureDirs runs every fixture directory matching pattern (made by the script named)
+// through the CPU pipeline: every variant at N=3, the default at every N (keeps the test fast).
+func checkFixtureDirs(t *testing.T, pattern, script string) {
+	dirs, _ := filepath.Glob(pattern)
 	if len(dirs) == 0 {
-		t.Fatal("no fixtures: run /usr/bin/python3 lowering/testdata/make_fixtures.py")
+		t.Fatalf("no fixtures: run /usr/bin/python3 lowering/testdata/%s", script)
 	}
 	for _, dir := range dirs {
 		for _, v := range exampleVariants {

@@ -19,6 +19,27 @@ func init() {
 	registerOp(lowerSplit, "chunk", "split")
 	registerOp(lowerGetitem, "getitem")
 	registerOp(lowerConcat, "cat", "stack")
+	registerOp(lowerSlice, "slice", "select")
+}
+
+// slice/select: views (the offset moves, a stepped slice multiplies the stride, a selected
+// dim is dropped), so x[:, -1] or self.bias[:, :, :T, :T] never copies; a consumer that needs
+// dense rows gets a copy as for any strided view.
+func lowerSlice(l *lowerer, n *graph.Node) error {
+	x, err := l.input(n, 0)
+	if err != nil {
+		return err
+	}
+	a := n.Attrs
+	d := a.Int("dim")
+	if n.Op == "select" {
+		l.define(n.Name, x.slice(d, a.Int("index"), 1).squeeze([]int{d}))
+		return nil
+	}
+	v := x.slice(d, a.Int("start"), n.Output().Shape[d])
+	v.Strides[d] *= a.Int("step")
+	l.define(n.Name, v)
+	return nil
 }
 
 func lowerReshape(l *lowerer, n *graph.Node) error {

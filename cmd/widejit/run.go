@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -31,6 +32,7 @@ type runResult struct {
 type runFlags struct {
 	inputs, out, check string
 	rtol, atol         float64
+	rtolPerDType       bool // --rtol not given: each output's dtype sets it
 	device, mode       string
 	asJSON             bool
 	seed               int64
@@ -46,7 +48,10 @@ func newRunCmd(a *app) *cobra.Command {
 graph input, [N, ...] per model or the bare shape when shared) or are generated from --seed
 (floats ~ N(0,1), integers uniform below the consuming embedding's num_embeddings, else in
 [0, 2)). --check compares every output with EXPECTED.safetensors and fails (exit 1) when
-|got - expected| > atol + rtol * max|expected| anywhere in an output.`,
+|got - expected| > atol + rtol * max|expected| anywhere in an output. Without --rtol, rtol
+depends on the output's dtype: 1e-4, but 1.6e-2 for bfloat16 and 1e-3 for float16 outputs
+(torch.testing's defaults: a half-precision reference rounds every op's result, widejit's
+fused kernels round once).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runGraph(cmd, a, args[0], f) },
 	}
@@ -54,7 +59,7 @@ graph input, [N, ...] per model or the bare shape when shared) or are generated 
 	fl.StringVar(&f.inputs, "inputs", "", "inputs safetensors file (default: generated from --seed)")
 	fl.StringVar(&f.out, "out", "", "write the outputs, stacked [N, ...], to this safetensors file")
 	fl.StringVar(&f.check, "check", "", "compare the outputs with this safetensors file")
-	fl.Float64Var(&f.rtol, "rtol", 1e-4, "relative tolerance, times the output's max |expected|")
+	fl.Float64Var(&f.rtol, "rtol", 1e-4, "relative tolerance, times the output's max |expected| (default per dtype: 1e-4; bfloat16 1.6e-2, float16 1e-3)")
 	fl.Float64Var(&f.atol, "atol", 1e-5, "absolute tolerance")
 	fl.StringVar(&f.device, "device", "auto", "auto | cpu | cuda")
 	fl.StringVar(&f.mode, "mode", "wide", "wide (one launch serves all N) | sequential (N launches, the baseline)")
@@ -118,19 +123,26 @@ func runGraph(cmd *cobra.Command, a *app, path string, f runFlags) error {
 	}
 	var diffs []outputDiff
 	if expected != nil {
-		diffs = compareOutputs(g, res.Outputs, expected, f.rtol, f.atol)
+		rtol := f.rtol
+		if f.rtolPerDType = !cmd.Flags().Changed("rtol"); f.rtolPerDType {
+			rtol = -1 // the output dtype's default
+		}
+		diffs = compareOutputs(g, res.Outputs, expected, rtol, f.atol)
 	}
 	if err := printRunSummary(a.stdout, g, device, f, res, diffs); err != nil {
 		return err
 	}
-	var failed []string
+	var failed, rtols []string
 	for _, d := range diffs {
 		if !d.OK {
 			failed = append(failed, d.Name)
+			if r := fmt.Sprintf("rtol=%g", d.RTol); !slices.Contains(rtols, r) {
+				rtols = append(rtols, r)
+			}
 		}
 	}
 	if len(failed) > 0 {
-		return exitCodeError{1, fmt.Errorf("check failed: %s differ from %s beyond atol=%g + rtol=%g * max|expected|", strings.Join(failed, ", "), f.check, f.atol, f.rtol)}
+		return exitCodeError{1, fmt.Errorf("check failed: %s differ from %s beyond atol=%g + %s * max|expected|", strings.Join(failed, ", "), f.check, f.atol, strings.Join(rtols, "/"))}
 	}
 	return nil
 }
@@ -216,15 +228,16 @@ type outputDiff struct {
 	MaxAbs float64 `json:"max_abs"` // max |got - expected|
 	MaxRel float64 `json:"max_rel"` // MaxAbs / max|expected| (the output's scale)
 	Scale  float64 `json:"scale"`   // max |expected|
+	RTol   float64 `json:"rtol"`    // the relative tolerance applied (--rtol, or the dtype's default)
 	Bound  float64 `json:"bound"`   // atol + rtol * Scale
 	NaNs   int     `json:"nan_mismatches"`
 	OK     bool    `json:"ok"`
 	Err    string  `json:"error,omitempty"`
 }
 
-// compareOutputs applies |got - exp| <= atol + rtol * max|exp| per output. A NaN where the
-// expected value is not NaN (or the reverse) fails; NaN against NaN, and equal infinities,
-// agree.
+// compareOutputs applies |got - exp| <= atol + rtol * max|exp| per output; rtol < 0 takes the
+// expected dtype's default (safetensors.DType.CheckRTol). A NaN where the expected value is not
+// NaN (or the reverse) fails; NaN against NaN, and equal infinities, agree.
 func compareOutputs(g *graph.Graph, got, expected map[string]*safetensors.Tensor, rtol, atol float64) []outputDiff {
 	var out []outputDiff
 	for _, o := range g.Outputs {
@@ -270,7 +283,11 @@ func compareOutputs(g *graph.Graph, got, expected map[string]*safetensors.Tensor
 		} else if d.MaxAbs > 0 {
 			d.MaxRel = math.Inf(1)
 		}
-		d.Bound = atol + rtol*d.Scale
+		d.RTol = rtol
+		if rtol < 0 {
+			d.RTol = et.DType.CheckRTol()
+		}
+		d.Bound = atol + d.RTol*d.Scale
 		d.OK = d.NaNs == 0 && d.MaxAbs <= d.Bound
 		out = append(out, d)
 	}
@@ -309,7 +326,11 @@ func printRunSummary(w io.Writer, g *graph.Graph, device string, f runFlags, res
 			for _, d := range diffs {
 				ok = ok && d.OK
 			}
-			doc["check"] = map[string]any{"file": f.check, "rtol": f.rtol, "atol": f.atol, "outputs": sanitizeDiffs(diffs), "ok": ok}
+			var rtol any = f.rtol
+			if f.rtolPerDType {
+				rtol = nil // per output, in outputs[].rtol
+			}
+			doc["check"] = map[string]any{"file": f.check, "rtol": rtol, "atol": f.atol, "outputs": sanitizeDiffs(diffs), "ok": ok}
 		}
 		keys := make([]string, 0, len(res.Extra))
 		for k := range res.Extra {
@@ -335,9 +356,9 @@ func printRunSummary(w io.Writer, g *graph.Graph, device string, f runFlags, res
 		return err
 	}
 	if diffs != nil {
-		fmt.Fprintf(w, "check against %s (|got-exp| <= atol %g + rtol %g * max|exp|):\n", f.check, f.atol, f.rtol)
+		fmt.Fprintf(w, "check against %s (|got-exp| <= atol %g + rtol * max|exp|):\n", f.check, f.atol)
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "OUTPUT\tMAX ABS\tMAX REL\tBOUND\tRESULT")
+		fmt.Fprintln(tw, "OUTPUT\tMAX ABS\tMAX REL\tRTOL\tBOUND\tRESULT")
 		for _, d := range diffs {
 			result := "ok"
 			switch {
@@ -348,7 +369,7 @@ func printRunSummary(w io.Writer, g *graph.Graph, device string, f runFlags, res
 			case !d.OK:
 				result = "FAIL"
 			}
-			fmt.Fprintf(tw, "%s\t%.3g\t%.3g\t%.3g\t%s\n", d.Name, d.MaxAbs, d.MaxRel, d.Bound, result)
+			fmt.Fprintf(tw, "%s\t%.3g\t%.3g\t%g\t%.3g\t%s\n", d.Name, d.MaxAbs, d.MaxRel, d.RTol, d.Bound, result)
 		}
 		return tw.Flush()
 	}

@@ -40,6 +40,23 @@ func TestRunExamplesCheck(t *testing.T) {
 	}
 }
 
+// A bfloat16 graph (lowering's halfmlp_bf16 fixture, PyTorch rounding every op to bf16)
+// passes --check with bfloat16's default rtol, and fails with fp32's.
+func TestRunBF16CheckTolerance(t *testing.T) {
+	isolatedCache(t)
+	dir := "../../lowering/testdata/idioms/halfmlp_bf16_n3"
+	args := []string{"run", filepath.Join(dir, "graph.json"), "--device", "cpu", "--inputs", filepath.Join(dir, "inputs.safetensors"),
+		"--check", filepath.Join(dir, "expected.safetensors")}
+	code, out, errOut := runCLI(t, args...)
+	if code != 0 || !strings.Contains(out, "0.016") || !strings.Contains(out, " ok") {
+		t.Fatalf("default tolerance: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, append(args, "--rtol", "1e-4")...)
+	if code != 1 || !strings.Contains(errOut, "check failed: mul differ") || !strings.Contains(errOut, "rtol=0.0001") {
+		t.Fatalf("--rtol 1e-4: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}
+
 func TestRunJSONCompareRepeat(t *testing.T) {
 	isolatedCache(t)
 	code, out, errOut := runCLI(t, "run", "../../examples/mlp/graph.json", "--json", "--repeat", "3", "--compare")

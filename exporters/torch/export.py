@@ -23,7 +23,9 @@ import math
 import operator
 import os
 import random
+import re
 import sys
+import traceback
 
 import numpy as np
 import torch
@@ -378,6 +380,7 @@ def _module_mappers():
 
 
 MODULE_MAPPERS = _module_mappers()
+COMPOSITE_MAPPERS = {}  # filled below: modules exported as several widejit nodes
 
 # Where the PyTorch result of a tuple-valued module sits in the graph's flat tuple: LSTM returns
 # (output, (h_n, c_n)) but the graph's lstm node is the flat tuple (output, h_n, c_n).
@@ -387,6 +390,215 @@ _TUPLE_LAYOUTS = {
     "gru": {(0,): 0, (1,): 1},
     "multihead_attention": {(0,): 0, (1,): 1},
 }
+
+
+# ----------------------------------------------------------------------------------------------
+# Modules exported as several nodes (their forward has control flow fx cannot trace)
+
+
+_ACTIVATION_FUNCTIONS = {F.relu: ("relu", {}), F.gelu: ("gelu", {"approximate": "none"})}
+
+
+class _TransformerLayers:
+    """nn.TransformerEncoderLayer, nn.TransformerDecoderLayer and nn.TransformerEncoder as
+    multihead_attention, layer_norm, linear, activation, dropout and add nodes (eval mode:
+    dropout is the identity, but Monte Carlo runs keep the nodes)."""
+
+    describe = "self-attention, cross-attention and feed-forward blocks with their norms"
+
+    def variants(self, module, args):
+        # A TransformerEncoder given a key padding mask may run its layers on nested tensors
+        # (PyTorch's fast path), which returns zeros at the padded positions: try both.
+        if isinstance(module, nn.TransformerEncoder) and args.get("src_key_padding_mask") is not None:
+            return [False, True]
+        return [False]
+
+    def emit(self, b, node, module, args, zero_padded):
+        path = node.target
+        if isinstance(module, nn.TransformerEncoderLayer):
+            self.encoder_layer(b, node, module, path, "", args["src"], args.get("src_mask"),
+                               args.get("src_key_padding_mask"), args.get("is_causal", False))
+        elif isinstance(module, nn.TransformerDecoderLayer):
+            self.decoder_layer(b, node, module, path, "", args)
+        else:
+            x = args["src"]
+            for i, layer in enumerate(module.layers):
+                if not isinstance(layer, nn.TransformerEncoderLayer):
+                    b.fail(node, "TransformerEncoder layer %d is a %s, not a TransformerEncoderLayer" % (i, type(layer).__name__))
+                x = self.encoder_layer(b, node, layer, "%s.layers.%d" % (path, i), "l%d." % i, x, args.get("mask"),
+                                       args.get("src_key_padding_mask"), args.get("is_causal", False))
+            if module.norm is not None:
+                x = b.sub_module(node, "norm", path + ".norm", module.norm, {"input": x})
+            if zero_padded:
+                pad = b.append("%s.pad" % node.name, "unsqueeze", [args["src_key_padding_mask"]], None, {"dim": -1})
+                b.append("%s.zero" % node.name, "masked_fill", [x, pad], None, {"value": 0.0})
+
+    @staticmethod
+    def _bool(b, node, v, what):
+        if not isinstance(v, bool):
+            b.fail(node, "%s must be a Python bool, got %r" % (what, v))
+        return v
+
+    def attention(self, b, node, m, path, tag, q, kv, mask, kpm, causal):
+        mha = b.sub_module(node, tag, path, m, {"query": q, "key": kv, "value": kv, "key_padding_mask": kpm,
+                                               "attn_mask": mask, "need_weights": False,
+                                               "average_attn_weights": True, "is_causal": causal})
+        return b.append("%s_out" % mha, "getitem", [mha], None, {"index": 0})
+
+    def dropout(self, b, node, drop, path, tag, x):
+        return b.sub_module(node, tag, path, drop, {"input": x})
+
+    def feed_forward(self, b, node, m, path, tag, x):
+        h = b.sub_module(node, tag + "linear1", path + ".linear1", m.linear1, {"input": x})
+        act = m.activation
+        if isinstance(act, nn.Module) and type(act) in MODULE_MAPPERS:
+            h = b.sub_module(node, tag + "act", path + ".activation", act, {"input": h})
+        elif act in _ACTIVATION_FUNCTIONS:
+            op, attrs = _ACTIVATION_FUNCTIONS[act]
+            h = b.append("%s.%sact" % (node.name, tag), op, [h], None, attrs)
+        else:
+            b.fail(node, "%s activation %r is not in the widejit vocabulary (relu, gelu or an activation module)"
+                   % (type(m).__name__, act))
+        h = self.dropout(b, node, m.dropout, path + ".dropout", tag + "drop", h)
+        return b.sub_module(node, tag + "linear2", path + ".linear2", m.linear2, {"input": h})
+
+    def add(self, b, node, tag, x, y):
+        return b.append("%s.%s" % (node.name, tag), "add", [x, y])
+
+    def norm(self, b, node, m, path, tag, which, x):
+        return b.sub_module(node, tag + which, "%s.%s" % (path, which), getattr(m, which), {"input": x})
+
+    def attention_block(self, b, node, m, path, tag, which, drop, kv, mask, kpm, causal):
+        """The attention sub-block `which` (self_attn or multihead_attn) and its dropout `drop`."""
+        def block(h):
+            a = self.attention(b, node, getattr(m, which), "%s.%s" % (path, which), tag + which, h,
+                               h if kv is None else kv, mask, kpm, causal)
+            return self.dropout(b, node, getattr(m, drop), "%s.%s" % (path, drop), tag + drop, a)
+        return block
+
+    def ff_block(self, b, node, m, path, tag, drop):
+        def block(h):
+            f = self.feed_forward(b, node, m, path, tag, h)
+            return self.dropout(b, node, getattr(m, drop), "%s.%s" % (path, drop), tag + drop, f)
+        return block
+
+    def residual(self, b, node, m, path, tag, x, blocks):
+        """x through (norm, block) pairs with residual adds: pre-norm when norm_first, else post-norm."""
+        for i, (which, block) in enumerate(blocks, 1):
+            res = "%sres%d" % (tag, i)
+            if m.norm_first:
+                x = self.add(b, node, res, x, block(self.norm(b, node, m, path, tag, which, x)))
+            else:
+                x = self.norm(b, node, m, path, tag, which, self.add(b, node, res, x, block(x)))
+        return x
+
+    def encoder_layer(self, b, node, m, path, tag, x, mask, kpm, causal):
+        causal = self._bool(b, node, causal, "is_causal")
+        return self.residual(b, node, m, path, tag, x, [
+            ("norm1", self.attention_block(b, node, m, path, tag, "self_attn", "dropout1", None, mask, kpm, causal)),
+            ("norm2", self.ff_block(b, node, m, path, tag, "dropout2"))])
+
+    def decoder_layer(self, b, node, m, path, tag, args):
+        tc = self._bool(b, node, args.get("tgt_is_causal", False), "tgt_is_causal")
+        mc = self._bool(b, node, args.get("memory_is_causal", False), "memory_is_causal")
+        return self.residual(b, node, m, path, tag, args["tgt"], [
+            ("norm1", self.attention_block(b, node, m, path, tag, "self_attn", "dropout1", None, args.get("tgt_mask"),
+                                           args.get("tgt_key_padding_mask"), tc)),
+            ("norm2", self.attention_block(b, node, m, path, tag, "multihead_attn", "dropout2", args["memory"],
+                                           args.get("memory_mask"), args.get("memory_key_padding_mask"), mc)),
+            ("norm3", self.ff_block(b, node, m, path, tag, "dropout3"))])
+
+
+for _cls in (nn.TransformerEncoderLayer, nn.TransformerDecoderLayer, nn.TransformerEncoder):
+    COMPOSITE_MAPPERS[_cls] = _TransformerLayers()
+
+
+# Modules outside torch.nn that widejit has ops for, recognised by class name and structure
+# (Flux's MLPEmbedder, diffusers' AdaLayerNormZero). A candidate becomes an op only when the op
+# reproduces the instance's recorded call (reference.py's interpreter), so a look-alike with
+# other semantics is traced through instead.
+
+def _is_linear(m, bias=True):
+    return type(m) is nn.Linear and (m.bias is not None) == bias
+
+
+def _mlp_embedder_candidate(m):
+    return _is_linear(getattr(m, "in_layer", None)) and _is_linear(getattr(m, "out_layer", None)) and \
+        m.out_layer.in_features == m.in_layer.out_features
+
+
+def _map_mlp_embedder(m, a):
+    return "mlp_embedder", [a["x"] if "x" in a else a["input"]], [
+        "in_layer.weight", "in_layer.bias", "out_layer.weight", "out_layer.bias"], {
+        "in_dim": m.in_layer.in_features, "hidden_dim": m.in_layer.out_features}
+
+
+def _ada_candidate(m):
+    lin, norm = getattr(m, "linear", None), getattr(m, "norm", None)
+    return getattr(m, "emb", None) is None and _is_linear(lin) and type(norm) is nn.LayerNorm and \
+        not norm.elementwise_affine and lin.out_features == 6 * lin.in_features and \
+        tuple(norm.normalized_shape) == (lin.in_features,)
+
+
+def _map_ada(m, a):
+    for k in ("timestep", "class_labels"):
+        if a.get(k) is not None:
+            raise ExportError("AdaLayerNormZero called with %s: only the emb= form (no embedding module) is supported" % k)
+    return "ada_layer_norm_zero", [a["x"], a["emb"]], ["linear.weight", "linear.bias"], {
+        "embedding_dim": m.linear.in_features, "eps": m.norm.eps}
+
+
+RECOGNIZED = {"MLPEmbedder": (_mlp_embedder_candidate, _map_mlp_embedder),
+              "AdaLayerNormZero": (_ada_candidate, _map_ada)}
+
+
+def _recognize(model, call):
+    """Calls model (call(model)) recording every recognised candidate's calls, and returns the
+    candidates whose widejit op reproduced all of them: {id(module): mapper}."""
+    import reference  # noqa: E402
+    found = {}
+    for m in model.modules():
+        rec = RECOGNIZED.get(type(m).__name__)
+        if rec is not None and rec[0](m):
+            found[id(m)] = (m, rec[1], [])
+    saved = {}
+    for key, (m, _, calls) in found.items():
+        def recording(*args, _m=m, _calls=calls, **kwargs):
+            out = type(_m).forward(_m, *args, **kwargs)
+            _calls.append((args, kwargs, out))
+            return out
+        saved[key] = m.__dict__.get("forward")
+        m.forward = recording
+    try:
+        result = call(model)
+    finally:
+        for key, (m, _, _) in found.items():
+            if saved[key] is None:
+                del m.forward
+            else:
+                m.forward = saved[key]
+    ok = {}
+    for key, (m, mapper, calls) in found.items():
+        good = bool(calls)
+        for args, kwargs, out in calls:
+            try:
+                bound = inspect.signature(type(m).forward).bind(m, *args, **kwargs)
+                bound.apply_defaults()
+                named = dict(bound.arguments)
+                named.pop(next(iter(named)))
+                op, inputs, roles, attrs = mapper(m, named)
+                spec = {"name": "check", "op": op, "attrs": attrs}
+                params = {r: _getattr_path(m, r) for r in roles}
+                with torch.no_grad():
+                    got = _flatten_values(reference.run_node(spec, inputs, params), keep_none=False)
+                want = _flatten_values(out, keep_none=False)
+                good = good and len(got) == len(want) and all(
+                    g.shape == w.shape and torch.allclose(g, w, rtol=1e-4, atol=1e-5) for g, w in zip(got, want))
+            except (ExportError, TypeError, KeyError, RuntimeError, AttributeError):
+                good = False
+        if good:
+            ok[key] = mapper
+    return ok, result
 
 
 # ----------------------------------------------------------------------------------------------
@@ -497,6 +709,14 @@ _SHARED = {
     "amax": FnSpec("amax", _a("input", dim=None, keepdim=False), _X, ["dim", "keepdim"]),
 }
 _SHARED.update(_ACTIVATIONS)
+for _name in ("rsqrt", "sqrt", "exp", "log", "logical_not"):
+    _SHARED[_name] = FnSpec(_name, _a("input"), _X)
+for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or"):
+    _SHARED[_name] = _binary(_name)
+for _name in ("tril", "triu"):
+    _SHARED[_name] = FnSpec(_name, _a("input", diagonal=0), _X, ["diagonal"])
+_SHARED["masked_fill"] = FnSpec("masked_fill", _a("input", "mask", "value"), ["input", "mask"], ["value"])
+_SHARED["where"] = FnSpec("where", _a("condition", "input", "other"), ["condition", "input", "other"])
 
 FUNCTION_SPECS = {
     operator.add: FnSpec("add", _a("input", "other"), ["input", "other"]),
@@ -506,6 +726,15 @@ FUNCTION_SPECS = {
     operator.pow: FnSpec("pow", _a("input", "exponent"), ["input", "exponent"]),
     operator.neg: FnSpec("neg", _a("input"), _X),
     operator.matmul: FnSpec("matmul", _a("input", "other"), ["input", "other"]),
+    operator.eq: _binary("eq"),
+    operator.ne: _binary("ne"),
+    operator.lt: _binary("lt"),
+    operator.le: _binary("le"),
+    operator.gt: _binary("gt"),
+    operator.ge: _binary("ge"),
+    operator.invert: FnSpec("logical_not", _a("input"), _X),  # ~mask; refused for non-bool tensors
+    operator.and_: _binary("logical_and"),  # mask & mask; refused for non-bool tensors
+    operator.or_: _binary("logical_or"),
     torch.reshape: FnSpec("reshape", _a("input", "shape"), _X, ["shape"]),
     torch.permute: FnSpec("permute", _a("input", "dims"), _X, ["dims"]),
     torch.cat: FnSpec("cat", _a("tensors", dim=0), ["tensors"], ["dim"], list_input=True),
@@ -541,8 +770,10 @@ METHOD_SPECS.update({
     "log_softmax": _softmax_spec("log_softmax", False),
     "split": FnSpec("split", _a("input", "split_size", dim=0), _X, ["split_size", "dim"]),
     "t": FnSpec("transpose", _a("input", dim0=0, dim1=1), _X, ["dim0", "dim1"]),
+    # x.where(condition, y) is torch.where(condition, x, y)
+    "where": FnSpec("where", _a("input", "condition", "other"), ["condition", "input", "other"]),
 })
-for _name in ("add_", "sub_", "mul_", "div_", "relu_", "sigmoid_", "tanh_"):
+for _name in ("add_", "sub_", "mul_", "div_", "relu_", "sigmoid_", "tanh_", "masked_fill_", "tril_", "triu_"):
     METHOD_SPECS[_name] = METHOD_SPECS[_name[:-1]]
 
 # Functional forms of modules (as custom modules and nn.Linear subclasses call them): the weight
@@ -600,9 +831,14 @@ PARAM_FUNCTIONS = {
 
 # Results of these are folded to constants: the graph's shapes are static, per model.
 _SHAPE_METHODS = {"size", "dim", "numel", "ndimension", "nelement"}
-_SHAPE_ATTRS = {"shape", "ndim"}
+# device and dtype fold too: torch.ones(T, T, device=x.device) is a constant of static shape.
+_SHAPE_ATTRS = {"shape", "ndim", "device", "dtype", "is_cuda"}
+# Python arithmetic on folded sizes (k.size(-1) ** -0.5, 1 / math.sqrt(q.size(-1))); math
+# functions reach the graph as call_function nodes because torch.fx autowraps the math module.
 _INT_FUNCTIONS = {operator.getitem, operator.add, operator.sub, operator.mul, operator.floordiv,
-                  operator.truediv, operator.mod, operator.neg, builtins.len, builtins.int}
+                  operator.truediv, operator.mod, operator.neg, operator.pow, builtins.len, builtins.int,
+                  builtins.float, builtins.round, builtins.abs, builtins.min, builtins.max}
+_INT_FUNCTIONS.update(getattr(math, _n) for _n in ("sqrt", "pow", "exp", "log", "log2", "floor", "ceil"))
 
 # Names of functions that torch.fx inserts and that carry no computation.
 _IGNORED_FUNCTIONS = {"_assert_is_none"}
@@ -647,23 +883,52 @@ def _needs_proxy_iter_fix():
     return major < 2 and sys.version_info >= (3, 11)
 
 
+# Tensor factories whose size arguments are often traced sizes (torch.ones(T, T)): torch.fx
+# cannot see a Proxy inside a size list, so the tracer records these calls itself.
+_FACTORIES = ("ones", "zeros", "full", "empty", "arange", "eye")
+
+
 class _Tracer(torch.fx.Tracer):
     """Keeps the modules widejit knows as leaves and traces through everything else, so that an
     unknown module is judged by the functions it calls."""
 
+    def __init__(self, leaves=()):
+        super().__init__()
+        # Buffers read in forward become get_attr nodes like parameters, so that
+        # self.bias[:, :, :T, :T] with a traced T is an indexing node, not a TypeError.
+        self.proxy_buffer_attributes = True
+        self.record_stack_traces = True  # refusals name the model's source line
+        self.extra_leaves = set(id(m) for m in leaves)
+
     def is_leaf_module(self, m, module_qualified_name):
-        return type(m) in MODULE_MAPPERS
+        return type(m) in MODULE_MAPPERS or type(m) in COMPOSITE_MAPPERS or id(m) in self.extra_leaves
+
+    def _factory(self, fn):
+        def wrapper(*args, **kwargs):
+            if any(isinstance(a, torch.fx.Proxy) for a in _flatten_values(list(args) + list(kwargs.values()), True)):
+                return self.create_proxy("call_function", fn, args, kwargs)
+            return fn(*args, **kwargs)
+        return wrapper
 
     def trace(self, root, concrete_args=None):
-        if not _needs_proxy_iter_fix():
-            return super().trace(root, concrete_args)
+        saved = {name: getattr(torch, name) for name in _FACTORIES}
+        sdpa = getattr(F, "scaled_dot_product_attention", None)
         proxy_cls = torch.fx.proxy.Proxy
         original = proxy_cls.__iter__
-        proxy_cls.__iter__ = _proxy_iter
         try:
+            for name, fn in saved.items():
+                setattr(torch, name, self._factory(fn))
+            if sdpa is not None:  # a call of its own even where it is a Python function
+                F.scaled_dot_product_attention = self._factory(sdpa)
+            if _needs_proxy_iter_fix():
+                proxy_cls.__iter__ = _proxy_iter
             return super().trace(root, concrete_args)
         finally:
             proxy_cls.__iter__ = original
+            for name, fn in saved.items():
+                setattr(torch, name, fn)
+            if sdpa is not None:
+                F.scaled_dot_product_attention = sdpa
 
 
 class _Recorder(torch.fx.Interpreter):
@@ -677,6 +942,34 @@ class _Recorder(torch.fx.Interpreter):
         v = super().run_node(n)
         self.values[n] = v
         return v
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+), in [^\n]*\n\s*([^\n]*)')
+_TORCH_DIR = os.path.dirname(torch.__file__)
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_OWN_FILES = {os.path.join(_HERE, f) for f in ("export.py", "reference.py")}
+
+
+def _is_internal(path):
+    path = os.path.abspath(path)
+    return path.startswith(_TORCH_DIR + os.sep) or path in _OWN_FILES or path.startswith(os.path.dirname(os.__file__) + os.sep)
+
+
+def _user_line(stack):
+    """'file.py:LINE `code`' of the innermost frame of the model's own code in a recorded
+    stack (fx's node.stack_trace, innermost first), None when there is none."""
+    for path, line, code in _FRAME.findall(stack or ""):
+        if not _is_internal(path):
+            return "%s:%s `%s`" % (os.path.basename(path), line, code.strip())
+    return None
+
+
+def _exception_line(e):
+    """The model's own source line an exception was raised from (innermost first), or None."""
+    for frame in reversed(traceback.extract_tb(e.__traceback__)):
+        if not _is_internal(frame.filename):
+            return "%s:%d `%s`" % (os.path.basename(frame.filename), frame.lineno, (frame.line or "").strip())
+    return None
 
 
 def _getattr_path(root, path):
@@ -703,22 +996,31 @@ class _Builder:
         self.kind = {}  # fx node -> ("tensor", name) | ("param", name) | ("const", value)
         #                 | ("tuple", name, op) | ("alias", base_name, op, path)
         self.synth = set()
+        self.constants = set()  # params computed from constants in forward, not model attributes
+        self.recognized = {}  # id(module) -> mapper, for modules outside torch.nn known by their structure
 
     # ---- errors
     def fail(self, node, msg):
         where = "node %r (%s %s)" % (node.name, node.op, _describe_target(node))
+        line = _user_line(getattr(node, "stack_trace", None))
+        if line:
+            where += " at " + line
         raise ExportError("%s: %s: %s" % (self.root_name, where, msg))
 
     def refuse(self, node, what):
         self.fail(node, "%s is not in the widejit vocabulary; %s" % (what, HINT))
 
     # ---- params
-    def use_param(self, name, tensor, node):
+    def use_param(self, name, tensor, node, constant=False):
+        """Declares a parameter or buffer (stacked from every model); constant: a tensor that no
+        model holds, computed from constants in forward, the same for every model."""
         if not isinstance(tensor, torch.Tensor):
             self.fail(node, "attribute %r is not a tensor" % name)
         if name in self.params:
             return name
-        for i, m in enumerate(self.models):
+        if constant:
+            self.constants.add(name)
+        for i, m in enumerate([] if constant else self.models):
             try:
                 other = _getattr_path(m, name)
             except AttributeError:
@@ -740,7 +1042,7 @@ class _Builder:
             per_model = []
             for m in self.models:
                 try:
-                    t = _getattr_path(m, name)
+                    t = t0 if name in self.constants else _getattr_path(m, name)
                 except AttributeError:
                     t = t0
                 per_model.append(t.detach().cpu())
@@ -758,6 +1060,12 @@ class _Builder:
                 return k[1]
             if k[0] == "const":
                 return self.number(node, k[1], what)
+            if k[0] == "ctensor":
+                # a tensor computed from constants alone (torch.tril(torch.ones(T, T))): the same
+                # for every model, stored like a buffer
+                name = self.use_param(arg.name, k[1], arg, constant=True)
+                self.kind[arg] = ("param", name)
+                return name
             self.fail(node, "%s is the tuple %r; take an element with [i] first" % (what, arg.name))
         return self.number(node, arg, what)
 
@@ -776,6 +1084,37 @@ class _Builder:
         if not isinstance(arg, (list, tuple)):
             self.fail(node, "%s must be a list of tensors" % what)
         return [self.ref(node, a, "%s[%d]" % (what, i)) for i, a in enumerate(arg)]
+
+    def fill_value(self, node, v):
+        """masked_fill's value: a number, or "inf"/"-inf"/"nan", which JSON has no literal for."""
+        if isinstance(v, torch.fx.Node):
+            k = self.kind.get(v, ("",))
+            if k[0] != "const":
+                self.fail(node, "masked_fill value must be a Python number, not the tensor %r" % v.name)
+            v = k[1]
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            self.fail(node, "masked_fill value must be a Python number, got %r" % (v,))
+        if isinstance(v, float) and not math.isfinite(v):
+            return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+        return v
+
+    def visit_where(self, node, bound):
+        """torch.where; a non-finite number operand (JSON has none) becomes masked_fill."""
+        cond, a, b = bound["condition"], bound["input"], bound["other"]
+
+        def nonfinite(v):
+            return isinstance(v, float) and not math.isfinite(v)
+        if nonfinite(a) or nonfinite(b):
+            if nonfinite(a) and nonfinite(b):
+                self.fail(node, "torch.where needs a tensor input or other, got two numbers")
+            if nonfinite(b):  # where(c, x, -inf) = x.masked_fill(~c, -inf)
+                mask = self.append("%s.not" % node.name, "logical_not", [self.ref(node, cond, "condition")])
+                return self.emit(node, "masked_fill", [self.ref(node, a, "input"), mask], None,
+                                 {"value": self.fill_value(node, b)})
+            return self.emit(node, "masked_fill", [self.ref(node, b, "other"), self.ref(node, cond, "condition")],
+                             None, {"value": self.fill_value(node, a)})
+        self.emit(node, "where", [self.ref(node, cond, "condition"), self.ref(node, a, "input"),
+                                  self.ref(node, b, "other")])
 
     def attr_value(self, node, v, what):
         """An attr value: constants folded, tuples as lists; tensors are refused."""
@@ -837,6 +1176,38 @@ class _Builder:
         else:
             self.fail(node, "produced %r, expected a tensor or a tuple of tensors" % type(value).__name__)
 
+    def append(self, name, op, inputs, params=None, attrs=None):
+        """Adds one widejit node that no fx node stands for (a step of a decomposition)."""
+        out = {"name": name, "op": op, "inputs": inputs}
+        if params:
+            out["params"] = params
+        if attrs:
+            out["attrs"] = attrs
+        self.nodes.append(out)
+        return name
+
+    def emit_chain(self, node, src, steps):
+        """Emits steps [(op, attrs)] applied one after the other to the tensor named src; the
+        last is named after node, the others <node>.<k>. No steps: node is src itself."""
+        if not steps:
+            self.kind[node] = ("tensor", src)
+            return
+        for k, (op, attrs) in enumerate(steps[:-1]):
+            src = self.append("%s.%d" % (node.name, k), op, [src], None, attrs)
+        op, attrs = steps[-1]
+        self.emit(node, op, [src], None, attrs)
+
+    def constant_tensor(self, node):
+        """A tensor computed from constants alone (no input, parameter or buffer) is folded, so
+        torch.tril(torch.ones(T, T, device=x.device)) in forward needs no ops of its own."""
+        if node.op not in ("call_function", "call_method") or not isinstance(self.values.get(node), torch.Tensor):
+            return False
+        for a in _nodes_in(list(node.args) + list(node.kwargs.values())):
+            if self.kind.get(a, ("",))[0] not in ("const", "ctensor"):
+                return False
+        self.kind[node] = ("ctensor", self.values[node].detach().clone())
+        return True
+
     def visit(self, node):
         value = self.values.get(node)
         if node.op == "placeholder":
@@ -846,12 +1217,14 @@ class _Builder:
             return
         if node.op == "call_module":
             return self.visit_module(node)
-        if self.try_fold(node):
+        if self.try_fold(node) or self.constant_tensor(node):
             return
         if node.op == "call_function" and node.target is operator.getitem:
             return self.visit_getitem(node)
         if node.op == "call_function" and node.target in PARAM_FUNCTIONS:
             return self.visit_param_function(node)
+        if node.op == "call_function" and node.target is getattr(F, "scaled_dot_product_attention", None):
+            return self.visit_sdpa(node)
         if node.op == "call_function":
             spec = FUNCTION_SPECS.get(node.target)
             if spec is None:
@@ -894,6 +1267,8 @@ class _Builder:
     def visit_getitem(self, node):
         base, index = node.args
         k = self.kind.get(base)
+        if k is not None and k[0] in ("tensor", "param"):
+            return self.visit_index(node, k[1], self.values[base], index)
         if k is None or k[0] not in ("tuple", "alias"):
             self.refuse(node, "indexing or slicing a tensor (x[...])")
         if not isinstance(index, int) or isinstance(index, bool):
@@ -911,6 +1286,82 @@ class _Builder:
         path = (index,) if k[0] == "tuple" else k[3] + (index,)
         self.kind[node] = ("alias", k[1], k[2], path)
 
+    def index_int(self, node, v, what):
+        if isinstance(v, torch.fx.Node):
+            k = self.kind.get(v, ("",))
+            v = k[1] if k[0] == "const" else v
+        if v is None or (isinstance(v, int) and not isinstance(v, bool)):
+            return v
+        self.fail(node, "indexing a tensor: %s %r must be a Python int (a tensor index is advanced indexing, "
+                  "which widejit does not support)" % (what, v.name if isinstance(v, torch.fx.Node) else v))
+
+    def visit_index(self, node, src, value, index):
+        """x[...] with ints, slices, None and ... (PyTorch's basic indexing) as select, slice and
+        unsqueeze steps, all views in widejit. Tensor indices (advanced indexing) are refused."""
+        items = list(index) if isinstance(index, tuple) else [index]
+        consumed = sum(1 for i in items if i is not None and i is not Ellipsis)
+        if sum(1 for i in items if i is Ellipsis) > 1:
+            self.fail(node, "indexing a tensor with more than one '...'")
+        steps, d = [], 0
+        for item in items:
+            if item is Ellipsis:
+                d += value.dim() - consumed
+            elif item is None:
+                steps.append(("unsqueeze", {"dim": d}))
+                d += 1
+            elif isinstance(item, slice):
+                start, stop = self.index_int(node, item.start, "slice start"), self.index_int(node, item.stop, "slice end")
+                step = self.index_int(node, item.step, "slice step")
+                if step is not None and step < 1:
+                    self.fail(node, "indexing a tensor: slice step must be positive, got %d" % step)
+                if not (start in (None, 0) and stop is None and step in (None, 1)):
+                    steps.append(("slice", {"dim": d, "start": start, "end": stop, "step": step or 1}))
+                d += 1
+            elif isinstance(item, (int, torch.fx.Node)) and not isinstance(item, bool):
+                steps.append(("select", {"dim": d, "index": self.index_int(node, item, "index")}))
+            else:
+                self.fail(node, "indexing a tensor with %r: only ints, slices, None and ... are supported "
+                          "(boolean and tensor indices are advanced indexing)" % (item,))
+        if d > value.dim() + sum(1 for i in items if i is None):
+            self.fail(node, "indexing a tensor: too many indices for a %d-D tensor" % value.dim())
+        self.emit_chain(node, src, steps)
+
+    def visit_sdpa(self, node):
+        """F.scaled_dot_product_attention as its math: softmax(q @ k^T * scale + mask) @ v, with
+        is_causal a constant upper-triangle mask and a bool attn_mask True where attention is
+        allowed (the opposite of nn.MultiheadAttention's)."""
+        spec = FnSpec("", _a("query", "key", "value", attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                             enable_gqa=False), [])
+        try:
+            b = spec.bind(node.args, dict(node.kwargs))
+        except ExportError as e:
+            self.fail(node, str(e))
+        const = {k: self.attr_value(node, b[k], k) for k in ("dropout_p", "is_causal", "scale", "enable_gqa")}
+        if const["dropout_p"] != 0:
+            self.fail(node, "scaled_dot_product_attention with dropout_p=%r draws random masks; pass dropout_p=0.0 "
+                      "(or self.dropout if self.training else 0.0)" % const["dropout_p"])
+        if const["enable_gqa"]:
+            self.fail(node, "scaled_dot_product_attention with enable_gqa=True is not supported")
+        q, k, v = (self.ref(node, b[n], n) for n in ("query", "key", "value"))
+        qv, kv = self.values[b["query"]], self.values[b["key"]]
+        L, S, E = qv.shape[-2], kv.shape[-2], qv.shape[-1]
+        scale = const["scale"] if const["scale"] is not None else 1.0 / math.sqrt(E)
+        sub = lambda tag: "%s.%s" % (node.name, tag)  # noqa: E731
+        kt = self.append(sub("kt"), "transpose", [k], None, {"dim0": -2, "dim1": -1})
+        sc = self.append(sub("scores"), "mul", [self.append(sub("qk"), "matmul", [q, kt]), scale])
+        if const["is_causal"]:
+            mask = self.use_param(sub("causal"), torch.ones(L, S, dtype=torch.bool).triu(1), node, constant=True)
+            sc = self.append(sub("causal_scores"), "masked_fill", [sc, mask], None, {"value": "-inf"})
+        if b["attn_mask"] is not None:
+            am = self.ref(node, b["attn_mask"], "attn_mask")
+            if self.values[b["attn_mask"]].dtype == torch.bool:
+                sc = self.append(sub("masked"), "masked_fill", [sc, self.append(sub("not_mask"), "logical_not", [am])],
+                                 None, {"value": "-inf"})
+            else:
+                sc = self.append(sub("masked"), "add", [sc, am])
+        p = self.append(sub("probs"), "softmax", [sc], None, {"dim": -1})
+        self.emit(node, "matmul", [p, v])
+
     def visit_spec(self, node, spec, args, kwargs):
         try:
             bound = spec.bind(args, kwargs)
@@ -926,6 +1377,16 @@ class _Builder:
             self.fail(node, "Tensor.t() is supported on 2-D tensors only (as transpose(0, 1))")
         if spec.op == "dropout" and bound["training"] is not False:
             self.fail(node, "dropout with training=True makes random outputs; pass training=self.training")
+        if spec.op in ("logical_not", "logical_and", "logical_or") and node.target in (
+                operator.invert, operator.and_, operator.or_):
+            for a in _nodes_in(list(node.args)):
+                v = self.values.get(a)
+                if not isinstance(v, torch.Tensor) or v.dtype != torch.bool:
+                    self.fail(node, "bitwise %s of a non-bool operand is not in the widejit vocabulary (only of bool "
+                              "masks)" % {operator.invert: "not (~)", operator.and_: "and (&)", operator.or_: "or (|)"}[
+                                  node.target])
+        if spec.op == "where":
+            return self.visit_where(node, bound)
         if spec.list_input:
             inputs = [self.ref_list(node, bound[spec.inputs[0]], spec.inputs[0])]
         else:
@@ -934,7 +1395,10 @@ class _Builder:
             self.fail(node, "has no tensor operand; expected at least one tensor input")
         attrs = {}
         for name in spec.attrs:
-            value = self.attr_value(node, bound[name], name)
+            if spec.op == "masked_fill" and name == "value":
+                value = self.fill_value(node, bound[name])
+            else:
+                value = self.attr_value(node, bound[name], name)
             if name == "split_size":
                 name = "split_size_or_sections"
             if spec.op == "amax" and name == "dim" and value == []:
@@ -970,9 +1434,14 @@ class _Builder:
 
     def visit_module(self, node):
         module = _getattr_path(self.gm, node.target)
-        mapper = MODULE_MAPPERS.get(type(module))
-        if mapper is None:
+        mapper = MODULE_MAPPERS.get(type(module)) or self.recognized.get(id(module))
+        composite = COMPOSITE_MAPPERS.get(type(module))
+        if mapper is None and composite is None:
             self.refuse(node, "module %s" % type(module).__name__)
+        if isinstance(module, nn.modules.batchnorm._BatchNorm) and module.training:
+            self.fail(node, "%s is in training mode: it would normalise with the batch's statistics and update "
+                      "running_mean/running_var on every call; call .eval() on it (the exporter puts the model in eval "
+                      "mode, so its forward or train() switched this module back)" % type(module).__name__)
         try:
             sig = inspect.signature(type(module).forward)
             bound = sig.bind(module, *node.args, **node.kwargs)
@@ -985,6 +1454,8 @@ class _Builder:
             named["input"] = next(iter(named.values()))
         if named.get("output_size") is not None and isinstance(module, nn.modules.conv._ConvTransposeNd):
             named["shapes"] = (tuple(self.values[named["input"]].shape), tuple(self.values[node].shape))
+        if composite is not None:
+            return self.visit_composite(node, module, named, composite)
         try:
             op, raw_inputs, roles, attrs = mapper(module, named)
         except ExportError as e:
@@ -1000,6 +1471,66 @@ class _Builder:
             params[role] = self.use_param("%s.%s" % (node.target, role), t, node)
         attrs = {k: self.attr_value(node, v, k) for k, v in attrs.items()}
         self.emit(node, op, inputs, params, attrs)
+
+    # ---- modules exported as several nodes
+    def sub_module(self, node, tag, path, module, named):
+        """Appends the node of a vocabulary module inside a composite (inputs already named)."""
+        try:
+            op, raw_inputs, roles, attrs = MODULE_MAPPERS[type(module)](module, named)
+        except (ExportError, KeyError) as e:
+            self.fail(node, "%s inside %s: %s" % (type(module).__name__, path, e if isinstance(e, ExportError) else
+                                                  "not in the widejit vocabulary"))
+        inputs = list(raw_inputs)
+        while inputs and inputs[-1] is None:
+            inputs.pop()
+        params = {}
+        for role in roles:
+            t = _getattr_path(module, role)
+            if t is not None:
+                params[role] = self.use_param("%s.%s" % (path, role), t, node)
+        attrs = {k: self.attr_value(node, v, k) for k, v in attrs.items()}
+        return self.append("%s.%s" % (node.name, tag), op, inputs, params, attrs)
+
+    def visit_composite(self, node, module, named, composite):
+        """A module fx cannot trace (nn.Transformer* layers: fast-path control flow) exported as
+        the widejit nodes its forward computes, checked on the recorded call with reference.py's
+        interpreter before it is accepted."""
+        args = {k: (self.ref(node, v, k) if isinstance(v, torch.fx.Node) or v is None else v) for k, v in named.items()}
+        worst = None
+        for variant in composite.variants(module, args):
+            start = len(self.nodes)
+            composite.emit(self, node, module, args, variant)
+            self.nodes[-1]["name"] = node.name
+            err = self.check_decomposition(node, start)
+            if err is None:
+                self.kind[node] = ("tensor", node.name)
+                return
+            del self.nodes[start:]
+            worst = err if worst is None else min(worst, err)
+        self.fail(node, "widejit's decomposition of %s (%s) does not reproduce its output (max abs error %.3g); "
+                  "this configuration is not supported" % (type(module).__name__, composite.describe, worst))
+
+    def check_decomposition(self, node, start):
+        """Runs nodes[start:] with reference.py on model 0's recorded values; None when they give
+        the module's output, else the max abs error."""
+        import reference  # noqa: E402 (the interpreter lives next to this file)
+        env = {}
+        for nd, k in self.kind.items():
+            if k[0] in ("tensor", "param") and nd in self.values:
+                env[k[1]] = self.values[nd]
+        env.update(self.params)
+        with torch.no_grad():
+            for spec in self.nodes[start:]:
+                args = [[env[a] for a in v] if isinstance(v, list) else env[v] if isinstance(v, str) else v
+                        for v in spec["inputs"]]
+                params = {role: env[name] for role, name in spec.get("params", {}).items()}
+                env[spec["name"]] = reference.run_node(spec, args, params)
+        got, want = env[node.name], self.values[node]
+        if got.shape != want.shape:
+            return float("inf")
+        err = (got.double() - want.double()).abs().max().item()
+        scale = max(1.0, want.double().abs().max().item())
+        return None if err <= 1e-4 * scale else err
 
     # ---- outputs
     def outputs(self, arg, value):
@@ -1148,17 +1679,19 @@ def export(cls, kwargs, n, input_specs, shared_input, seed, out_dir):
 
     with torch.no_grad():
         try:
-            direct_out = _call(models[0], input_names, model_inputs(0))
+            recognized, direct_out = _recognize(models[0], lambda m: _call(m, input_names, model_inputs(0)))
         except Exception as e:
             raise ExportError("%s.forward failed on the sample inputs (do the --input shapes and dtypes fit the "
                               "model?): %s: %s" % (root_name, type(e).__name__, _first_line(e)))
 
-    tracer = _Tracer()
+    tracer = _Tracer(leaves=[m for m in models[0].modules() if id(m) in recognized])
     try:
         fx_graph = tracer.trace(models[0], concrete_args=concrete or None)
     except Exception as e:
-        raise ExportError("torch.fx could not trace %s: %s: %s (widejit needs a forward without control flow "
-                          "that depends on tensor values)" % (root_name, type(e).__name__, _first_line(e)))
+        line = _exception_line(e)
+        raise ExportError("torch.fx could not trace %s%s: %s: %s (widejit needs a forward without control flow "
+                          "that depends on tensor values)" % (root_name, " at " + line if line else "",
+                                                              type(e).__name__, _first_line(e)))
     gm = torch.fx.GraphModule(tracer.root, fx_graph, root_name)
     # torch.fx guards arguments fixed at their defaults with asserts; the graph is static anyway.
     for nd in list(gm.graph.nodes):
@@ -1187,6 +1720,7 @@ def export(cls, kwargs, n, input_specs, shared_input, seed, out_dir):
                           "(control flow or randomness that torch.fx cannot see?)" % root_name)
 
     builder = _Builder(gm, recorder.values, models, root_name)
+    builder.recognized = recognized
     graph_inputs = []
     for p, nd in zip(fwd_params, placeholders):
         if p.name in specs:

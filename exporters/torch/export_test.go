@@ -122,6 +122,19 @@ func committedExamples(t *testing.T) []string {
 	return names
 }
 
+// regenerate runs a fixture script with --out into a temporary directory; it returns the
+// directory and the script's stdout.
+func regenerate(t *testing.T, script string) (string, string) {
+	t.Helper()
+	needTorch(t)
+	out := t.TempDir()
+	code, stdout, stderr := runPy(t, nil, script, "--out", out)
+	if code != 0 {
+		t.Fatalf("%s exited %d\nstdout:\n%s\nstderr:\n%s", script, code, stdout, stderr)
+	}
+	return out, stdout
+}
+
 // TestExamplesAreReproducible re-exports every example and requires the committed graph,
 // weights and inputs to be byte-identical: the fixtures are what the exporter makes, not
 // hand-edited, and the exporter is deterministic. The expected outputs are PyTorch's results,
@@ -129,12 +142,7 @@ func committedExamples(t *testing.T) []string {
 // by CPU type), so they must agree within float rounding: |diff| <= 1e-5 * max|expected|.
 // make_examples.py also re-executes each graph with reference.py.
 func TestExamplesAreReproducible(t *testing.T) {
-	needTorch(t)
-	out := t.TempDir()
-	code, stdout, stderr := runPy(t, nil, "exporters/torch/make_examples.py", "--out", out)
-	if code != 0 {
-		t.Fatalf("make_examples.py exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
+	out, stdout := regenerate(t, "exporters/torch/make_examples.py")
 	committed := committedExamples(t)
 	if len(committed) < 8 {
 		t.Fatalf("examples/ holds %d examples (%v), want the 8 of make_examples.py", len(committed), committed)
@@ -181,6 +189,41 @@ func TestExamplesAreReproducible(t *testing.T) {
 	}
 }
 
+// TestIdiomFixturesReproducible re-exports lowering's idiom fixtures (PyTorch written as people
+// write it: indexing, masks, shape-derived scalars, nn.Transformer* layers, Flux blocks, SDPA,
+// bfloat16), re-checks each with reference.py, requires the committed graph, weights and inputs
+// to be what the exporter makes today and the Go loader to infer PyTorch's output types.
+func TestIdiomFixturesReproducible(t *testing.T) {
+	out, stdout := regenerate(t, "lowering/testdata/make_idiom_fixtures.py")
+	committed, _ := filepath.Glob(filepath.Join(repoRoot, "lowering", "testdata", "idioms", "*", "graph.json"))
+	if len(committed) < 10 {
+		t.Fatalf("lowering/testdata/idioms holds %d fixtures, want the 10 of make_idiom_fixtures.py", len(committed))
+	}
+	for _, g := range committed {
+		dir := filepath.Dir(g)
+		name := filepath.Base(dir)
+		for _, file := range exampleFiles {
+			want, err1 := os.ReadFile(filepath.Join(dir, file))
+			got, err2 := os.ReadFile(filepath.Join(out, name, file))
+			switch {
+			case err1 != nil || err2 != nil:
+				t.Errorf("%s/%s: %v %v", name, file, err1, err2)
+			case file == "expected.safetensors":
+				if err := sameUpToRounding(filepath.Join(out, name, file), filepath.Join(dir, file)); err != nil && !strings.HasPrefix(name, "half") {
+					t.Errorf("%s/%s: a fresh export differs beyond float rounding: %v", name, file, err)
+				}
+			case !bytes.Equal(got, want):
+				t.Errorf("lowering/testdata/idioms/%s/%s differs from a fresh export; regenerate with "+
+					"/usr/bin/python3 lowering/testdata/make_idiom_fixtures.py", name, file)
+			}
+		}
+		if !strings.Contains(stdout, strings.TrimSuffix(name, "_n3")+": reference check ok") {
+			t.Errorf("%s: no reference check in make_idiom_fixtures.py output", name)
+		}
+		checkLoaderAgrees(t, filepath.Join(out, name, "graph.json"))
+	}
+}
+
 // TestCommandLineRefusal runs export.py as a user would on a module with an op outside the
 // vocabulary: exit code 1, one clear line naming the node, op and target, nothing written.
 func TestCommandLineRefusal(t *testing.T) {
@@ -188,7 +231,8 @@ func TestCommandLineRefusal(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	code, _, stderr := runPy(t, nil, "exporters/torch/export.py",
 		"--module", "exporters/torch/testdata/unsupported.py:Erfinv", "--n", "2", "--input", "x=3,8", "--out", out)
-	want := "export.py: error: Erfinv: node 'erfinv' (call_function torch.erfinv): call_function torch.erfinv " +
+	want := "export.py: error: Erfinv: node 'erfinv' (call_function torch.erfinv) at unsupported.py:15 " +
+		"`return self.fc(torch.erfinv(torch.tanh(x)))`: call_function torch.erfinv " +
 		"is not in the widejit vocabulary; see docs/graph-format.md for the ops widejit supports\n"
 	if code != 1 || stderr != want {
 		t.Errorf("exit %d, stderr:\n%s\nwant exit 1 and:\n%s", code, stderr, want)
@@ -207,8 +251,13 @@ func TestRefusesUnsupported(t *testing.T) {
 		want  []string
 	}{
 		{"UnknownModule", []string{"node 'bilinear' (call_function torch.bilinear)", "is not in the widejit vocabulary"}},
-		{"TensorSlice", []string{"node 'getitem' (call_function operator.getitem)", "indexing or slicing a tensor"}},
-		{"DataDependent", []string{"node 'item' (call_method Tensor.item)", "depends on tensor values"}},
+		{"AdvancedIndex", []string{"node 'getitem' (call_function operator.getitem) at unsupported.py:",
+			"`return x[x > 0]`", "indexing a tensor", "advanced indexing"}},
+		{"DataDependent", []string{"node 'item' (call_method Tensor.item) at unsupported.py:", "depends on tensor values"}},
+		{"TrainModeBatchNorm", []string{"node 'bn' (call_module bn) at unsupported.py:", "`return self.bn(x)`",
+			"BatchNorm1d is in training mode", "call .eval()"}},
+		{"ControlFlow", []string{"torch.fx could not trace ControlFlow at unsupported.py:", "`if x.sum() > 0:`", "control flow"}},
+		{"BitwiseNot", []string{"at unsupported.py:", "bitwise not (~) of a non-bool operand"}},
 		{"LSTMProj", []string{"node 'lstm' (call_module lstm)", "LSTM with proj_size=3 is not supported (only proj_size=0)"}},
 	}
 	dir := t.TempDir()
@@ -219,7 +268,11 @@ func TestRefusesUnsupported(t *testing.T) {
 	}
 	for i, r := range batch(t, jobs) {
 		c := cases[i]
-		if r.RC != 1 || !strings.HasPrefix(r.Stderr, "export.py: error: "+c.class+": ") {
+		prefix := "export.py: error: " + c.class + ": "
+		if c.class == "ControlFlow" {
+			prefix = "export.py: error: torch.fx could not trace " + c.class + " at "
+		}
+		if r.RC != 1 || !strings.HasPrefix(r.Stderr, prefix) {
 			t.Errorf("%s: exit %d, stderr:\n%s", c.class, r.RC, r.Stderr)
 		}
 		for _, w := range c.want {

@@ -65,6 +65,14 @@ def run_node(node, args, params):
 
     if op == "linear":
         return F.linear(x, p("weight"), p("bias"))
+    if op == "mlp_embedder":
+        return F.linear(F.silu(F.linear(x, p("in_layer.weight"), p("in_layer.bias"))), p("out_layer.weight"),
+                        p("out_layer.bias"))
+    if op == "ada_layer_norm_zero":
+        emb = F.linear(F.silu(args[1]), p("linear.weight"), p("linear.bias"))
+        shift_msa, scale_msa, gate_msa, shift_mlp, scale_mlp, gate_mlp = emb.chunk(6, dim=1)
+        xm = F.layer_norm(x, (a["embedding_dim"],), eps=a.get("eps", 1e-6)) * (1 + scale_msa[:, None]) + shift_msa[:, None]
+        return (xm, gate_msa, shift_mlp, scale_mlp, gate_mlp)
     if op == "embedding":
         return F.embedding(x, p("weight"), padding_idx=a.get("padding_idx"))
     if op in ("conv1d", "conv2d", "conv3d"):
@@ -198,6 +206,27 @@ def run_node(node, args, params):
         return getattr(torch, op)(x, dim, keepdim=a.get("keepdim", False))
     if op == "getitem":
         return x[a["index"]]
+    if op == "slice":
+        return x[(slice(None),) * (a["dim"] % x.dim()) + (slice(a.get("start"), a.get("end"), a.get("step", 1)),)]
+    if op == "select":
+        return x.select(a["dim"], a["index"])
+    if op in ("rsqrt", "sqrt", "exp", "log", "logical_not"):
+        return getattr(torch, op)(x)
+    if op in ("logical_and", "logical_or"):
+        return getattr(torch, op)(args[0], torch.as_tensor(args[1]))
+    if op in ("eq", "ne", "lt", "le", "gt", "ge"):
+        a0, a1 = args
+        if not isinstance(a0, torch.Tensor):  # number op tensor: flip to tensor op' number
+            a0, a1, op = a1, a0, {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}.get(op, op)
+        return getattr(torch, op)(a0, a1)
+    if op == "masked_fill":
+        return x.masked_fill(args[1], float(a["value"]))
+    if op == "where":
+        c, u, v = args
+        return torch.where(c, torch.as_tensor(u, dtype=v.dtype) if not isinstance(u, torch.Tensor) else u,
+                           torch.as_tensor(v, dtype=u.dtype) if not isinstance(v, torch.Tensor) else v)
+    if op in ("tril", "triu"):
+        return getattr(torch, op)(x, a.get("diagonal", 0))
     raise GraphCheckError("node %r: the reference interpreter has no op %r" % (node["name"], op))
 
 

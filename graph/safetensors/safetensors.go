@@ -41,6 +41,22 @@ func (d DType) Valid() bool { return dtypeSizes[d] != 0 }
 // IsFloat reports whether d is a floating-point dtype.
 func (d DType) IsFloat() bool { return d == F32 || d == F16 || d == BF16 || d == F64 }
 
+// CheckRTol is the default relative tolerance for comparing a computed tensor of dtype d with
+// a reference (|got - want| <= atol + rtol * max|want|): 1e-4 for every dtype but the half
+// precisions, whose defaults are torch.testing's: bfloat16 1.6e-2 (2 ulps of its 8-bit
+// mantissa) and float16 1e-3. A half-precision reference rounds every op's result to the
+// half type, while widejit's fused kernels keep fp32 intermediates and round once, so the two
+// differ by a few ulps of the output, far above fp32's summation-order differences.
+func (d DType) CheckRTol() float64 {
+	switch d {
+	case BF16:
+		return 1.6e-2
+	case F16:
+		return 1e-3
+	}
+	return 1e-4
+}
+
 // MaxHeaderSize bounds the JSON header; larger claims are treated as a corrupt file.
 const MaxHeaderSize = 100 << 20
 

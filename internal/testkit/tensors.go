@@ -27,9 +27,10 @@ func ReadTensors(tb testing.TB, path string) map[string]*safetensors.Tensor {
 	return m
 }
 
-// CompareTensors checks got against want: equal shapes and |got - want| <= 1e-5 + 1e-4 *
-// max|want| everywhere (the fixtures' fp32 tolerance: a backend computes exactly, the
-// difference is summation order). A NaN matches only a NaN. The error names the worst element.
+// CompareTensors checks got against want: equal shapes and |got - want| <= 1e-5 + rtol *
+// max|want| everywhere, rtol = want.DType.CheckRTol() (fp32: 1e-4, a backend computes exactly
+// and the difference is summation order; bfloat16 1.6e-2 and float16 1e-3, the references
+// round every op to the half type). A NaN matches only a NaN. The error names the worst element.
 func CompareTensors(got, want *safetensors.Tensor) error {
 	if got == nil || want == nil {
 		return fmt.Errorf("tensor missing (got %v, want %v)", got != nil, want != nil)
@@ -63,7 +64,7 @@ func CompareTensors(got, want *safetensors.Tensor) error {
 			maxd, at = d, i
 		}
 	}
-	if bound := 1e-5 + 1e-4*scale; maxd > bound {
+	if bound := 1e-5 + want.DType.CheckRTol()*scale; maxd > bound {
 		return fmt.Errorf("max |diff| %.3g at flat index %d (got %g, want %g) > bound %.3g", maxd, at, g[at], w[at], bound)
 	}
 	return nil

@@ -31,6 +31,40 @@ func TestCompareTensors(t *testing.T) {
 	}
 }
 
+// Half-precision references get their dtype's looser rtol (bfloat16 1.6e-2, float16 1e-3).
+func TestCompareTensorsHalfPrecision(t *testing.T) {
+	want := safetensors.FromFloat32s("y", []int{2}, []float32{4, -1})
+	got := safetensors.FromFloat32s("y", []int{2}, []float32{4.03, -1}) // 0.75% of the scale
+	if CompareTensors(got, want) == nil {
+		t.Fatal("an fp32 reference accepted a 0.75% error")
+	}
+	for _, c := range []struct {
+		dt safetensors.DType
+		ok bool
+	}{{safetensors.BF16, true}, {safetensors.F16, false}} {
+		w, g := *want, *got
+		w.DType, g.DType = c.dt, c.dt
+		w.Data, g.Data = halfBytes(t, want, c.dt), halfBytes(t, got, c.dt)
+		if err := CompareTensors(&g, &w); (err == nil) != c.ok {
+			t.Errorf("%s: error %v, want ok=%v", c.dt, err, c.ok)
+		}
+	}
+}
+
+// halfBytes converts an F32 tensor's values to dt's encoding (rounded).
+func halfBytes(t *testing.T, x *safetensors.Tensor, dt safetensors.DType) []byte {
+	t.Helper()
+	v, err := x.Float64s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := safetensors.FromFloat64s(x.Name, dt, x.Shape, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h.Data
+}
+
 func TestReadTensorsAndCheckOutputs(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.safetensors")
 	a := safetensors.FromFloat32s("a", []int{3}, []float32{1, 2, 3})

@@ -26,11 +26,48 @@ class UnknownModule(nn.Module):
         return self.bilinear(x, x)
 
 
-class TensorSlice(nn.Module):
-    """Slicing a tensor is not an op widejit has."""
+class AdvancedIndex(nn.Module):
+    """Indexing with a tensor (here a bool mask, whose result shape depends on the values) is
+    advanced indexing, which widejit does not have (x[:, 0] and slices are supported)."""
 
     def forward(self, x):
-        return x[:, 0]
+        return x[x > 0]
+
+
+class TrainModeBatchNorm(nn.Module):
+    """A model whose train() keeps its BatchNorm in training mode (batch statistics)."""
+
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(8)
+
+    def train(self, mode=True):
+        super().train(mode)
+        self.bn.train()
+        return self
+
+    def forward(self, x):
+        return self.bn(x)
+
+
+class ControlFlow(nn.Module):
+    """Python control flow on a tensor value cannot be traced."""
+
+    def forward(self, x):
+        if x.sum() > 0:
+            return x
+        return -x
+
+
+class BitwiseNot(nn.Module):
+    """~ of an integer tensor is a bitwise not, not the logical_not of a bool mask."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("bits", torch.arange(8))
+
+    def forward(self, x):
+        return x * ~self.bits
 
 
 class DataDependent(nn.Module):
