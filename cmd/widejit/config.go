@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cast"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
@@ -57,7 +58,7 @@ func loadConfig(a *app, cmd *cobra.Command) error {
 		if err := v.ReadInConfig(); err != nil {
 			var notFound *os.PathError
 			if explicit || !errors.As(err, &notFound) {
-				return fmt.Errorf("config file %s: %w", path, err)
+				return usagef("config file %s: %w", path, err)
 			}
 		}
 	}
@@ -71,7 +72,22 @@ func loadConfig(a *app, cmd *cobra.Command) error {
 			bindErr = err
 		}
 	})
-	return bindErr
+	if bindErr != nil {
+		return bindErr
+	}
+	if cmd.Name() == "config" {
+		return nil // it prints every value and then the problems
+	}
+	var probs []string
+	for _, p := range configProblems(v, cmd) {
+		if !strings.Contains(p, ": unknown key in ") {
+			probs = append(probs, p)
+		}
+	}
+	if len(probs) > 0 {
+		return usagef("invalid configuration (see widejit config):\n  %s", strings.Join(probs, "\n  "))
+	}
+	return nil
 }
 
 func defaultConfigPath() string {
@@ -123,22 +139,44 @@ func configSources(v *viper.Viper, cmd *cobra.Command) []configEntry {
 	return out
 }
 
-// configProblems checks the effective values (and flags unknown keys in the file).
-func configProblems(v *viper.Viper) []string {
+// configProblems checks the effective values, each named with the layer it came from (flag,
+// environment, file), and flags unknown keys in the file.
+func configProblems(v *viper.Viper, cmd *cobra.Command) []string {
+	source := map[string]string{}
+	for _, e := range configSources(v, cmd) {
+		source[e.Key] = e.Source
+	}
 	var probs []string
+	bad := func(key, format string, args ...any) {
+		probs = append(probs, fmt.Sprintf("%s: %s (from %s)", key, fmt.Sprintf(format, args...), source[key]))
+	}
+	// integers and booleans given as text (environment, file) must parse: viper would read
+	// "abc" as 0
+	ints := map[string]int{}
+	for _, k := range []string{"threads", "plugin_memory_mib"} {
+		n, err := cast.ToIntE(v.Get(k))
+		if err != nil {
+			bad(k, "%q is not an integer", fmt.Sprint(v.Get(k)))
+			continue
+		}
+		ints[k] = n
+	}
+	if _, err := cast.ToBoolE(v.Get("no_cache")); err != nil {
+		bad("no_cache", "%q is not true or false", fmt.Sprint(v.Get("no_cache")))
+	}
 	switch d := v.GetString("device"); d {
 	case "auto", "cpu", "cuda":
 	default:
-		probs = append(probs, fmt.Sprintf("device: %q is not one of auto, cpu, cuda", d))
+		bad("device", "%q is not one of auto, cpu, cuda", d)
 	}
-	if t := v.GetInt("threads"); t < 0 {
-		probs = append(probs, fmt.Sprintf("threads: %d must be >= 0", t))
+	if t, ok := ints["threads"]; ok && t < 0 {
+		bad("threads", "%d must be >= 0 (0: all cores)", t)
 	}
-	if m := v.GetInt("plugin_memory_mib"); m <= 0 {
-		probs = append(probs, fmt.Sprintf("plugin_memory_mib: %d must be > 0", m))
+	if m, ok := ints["plugin_memory_mib"]; ok && (m <= 0 || m > 4096) {
+		bad("plugin_memory_mib", "%d is outside 1..4096", m)
 	}
 	if d, err := time.ParseDuration(v.GetString("plugin_deadline")); err != nil || d <= 0 {
-		probs = append(probs, fmt.Sprintf("plugin_deadline: %q is not a positive duration (e.g. 50ms)", v.GetString("plugin_deadline")))
+		bad("plugin_deadline", "%q is not a positive duration (e.g. 50ms)", v.GetString("plugin_deadline"))
 	}
 	known := make([]string, 0, len(configDefaults))
 	for k := range configDefaults {
@@ -167,7 +205,7 @@ variables (WIDEJIT_CACHE_DIR, ...) < flags (--cache-dir, ...).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			entries := configSources(a.v, cmd)
-			probs := configProblems(a.v)
+			probs := configProblems(a.v, cmd)
 			file := a.v.ConfigFileUsed()
 			_, statErr := os.Stat(file)
 			found := file != "" && statErr == nil
@@ -200,7 +238,7 @@ variables (WIDEJIT_CACHE_DIR, ...) < flags (--cache-dir, ...).`,
 				}
 			}
 			if len(probs) > 0 {
-				return fmt.Errorf("invalid configuration:\n  %s", strings.Join(probs, "\n  "))
+				return usagef("invalid configuration:\n  %s", strings.Join(probs, "\n  "))
 			}
 			return nil
 		},

@@ -98,11 +98,11 @@ func TestGraphCheckErrors(t *testing.T) {
 	bad := writeGraph(t, strings.Replace(cliGraph, `"inputs": ["fc"]`, `"inputs": ["fcc"]`, 1))
 	code, out, errOut := runCLI(t, "graph", "check", bad)
 	want := bad + `:8:46: nodes[1].inputs[0] (node "act"): unknown input "fcc"; did you mean "fc"?`
-	if code != 1 || out != "" || !strings.Contains(errOut, want) || strings.Contains(errOut, "Usage") || strings.Contains(errOut, "--help") {
+	if code != exitInput || out != "" || !strings.Contains(errOut, want) || strings.Contains(errOut, "Usage") || strings.Contains(errOut, "--help") {
 		t.Fatalf("exit %d\nstdout %q\nstderr %q\nwant %q", code, out, errOut, want)
 	}
 	code, _, errOut = runCLI(t, "graph", "check", filepath.Join(t.TempDir(), "missing.json"))
-	if code != 1 || !strings.Contains(errOut, "missing.json") {
+	if code != exitInput || !strings.Contains(errOut, "missing.json") {
 		t.Fatalf("missing file: exit %d %s", code, errOut)
 	}
 	if code, _, errOut = runCLI(t, "graph", "check"); code != 2 || !strings.Contains(errOut, "accepts 1 arg") {
@@ -190,7 +190,7 @@ func TestConfigSources(t *testing.T) {
 	if code, out, _ := runCLI(t, "config", "--config", other); code != 0 || !strings.Contains(out, "file "+other) || !strings.Contains(out, "9") {
 		t.Errorf("--config: exit %d\n%s", code, out)
 	}
-	if code, _, errOut := runCLI(t, "config", "--config", other+".missing"); code != 1 || !strings.Contains(errOut, "other.yaml.missing") {
+	if code, _, errOut := runCLI(t, "config", "--config", other+".missing"); code != exitUsage || !strings.Contains(errOut, "other.yaml.missing") {
 		t.Errorf("missing --config: exit %d %s", code, errOut)
 	}
 }
@@ -201,7 +201,7 @@ func TestConfigProblems(t *testing.T) {
 	os.MkdirAll(filepath.Join(home, "widejit"), 0o755)
 	os.WriteFile(filepath.Join(home, "widejit", "config.yaml"), []byte("device: gpu\nthreds: 2\n"), 0o644)
 	code, _, errOut := runCLI(t, "config")
-	if code != 1 || !strings.Contains(errOut, `device: "gpu" is not one of auto, cpu, cuda`) || !strings.Contains(errOut, "threds: unknown key") {
+	if code != exitUsage || !strings.Contains(errOut, `device: "gpu" is not one of auto, cpu, cuda`) || !strings.Contains(errOut, "threds: unknown key") {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 }
@@ -216,13 +216,13 @@ func TestRunUsageAndInputErrors(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "in.safetensors")
 	safetensors.Write(bad, []*safetensors.Tensor{safetensors.FromFloat32s("x", []int{3, 4}, make([]float32, 12))}, nil)
 	code, _, errOut := runCLI(t, "run", p, "--inputs", bad)
-	if code != 1 || !strings.Contains(errOut, `input "x" has shape [3 4], expected [2 3 4]`) {
+	if code != exitInput || !strings.Contains(errOut, `input "x" has shape [3 4], expected [2 3 4]`) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	exp := filepath.Join(t.TempDir(), "exp.safetensors")
 	safetensors.Write(exp, []*safetensors.Tensor{safetensors.FromFloat32s("fc", []int{2, 3, 5}, make([]float32, 30))}, nil)
 	code, _, errOut = runCLI(t, "run", p, "--check", exp)
-	if code != 1 || !strings.Contains(errOut, `output "act" is missing`) || !strings.Contains(errOut, `tensor "fc" is not a graph output`) {
+	if code != exitInput || !strings.Contains(errOut, `output "act" is missing`) || !strings.Contains(errOut, `tensor "fc" is not a graph output`) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 }
@@ -292,7 +292,7 @@ func TestRunWithExecutorAndCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, stdout, errOut = runCLI(t, "run", p, "--device", "cpu", "--no-cache", "--check", ref)
-	if code != 1 || !strings.Contains(stdout, "FAIL") || !strings.Contains(errOut, "check failed: act differ") {
+	if code != exitCheck || !strings.Contains(stdout, "FAIL") || !strings.Contains(errOut, "check failed: act differ") {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, errOut)
 	}
 	// a looser tolerance accepts it

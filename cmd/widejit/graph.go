@@ -35,12 +35,17 @@ func subNames(cmd *cobra.Command) []string {
 	return out
 }
 
-// graphNOverride reads an --n flag (0: keep the file's n).
+// loadGraphArg loads the graph at path with n models (0: the file's n); a bad file is an
+// input error.
 func loadGraphArg(path string, n int) (*graph.Graph, error) {
 	if n < 0 {
 		return nil, usagef("--n must be >= 1, got %d", n)
 	}
-	return graph.LoadWithOptions(path, graph.Options{N: n})
+	g, err := graph.LoadWithOptions(path, graph.Options{N: n})
+	if err != nil {
+		return nil, inputError{err}
+	}
+	return g, nil
 }
 
 func newGraphCheckCmd(a *app) *cobra.Command {

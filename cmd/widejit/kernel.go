@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"slices"
@@ -279,7 +280,11 @@ func runKernel(a *app, dev jit.Device, r kernelRun) error {
 		}
 		outs = append(outs, &safetensors.Tensor{Name: b.t.Name, DType: b.t.DType, Shape: b.t.Shape, Data: data})
 	}
-	return safetensors.Write(r.out, outs, nil)
+	inputs := []string{r.file}
+	if r.in != nil {
+		inputs = append(inputs, r.in.Path())
+	}
+	return writeOutput("--out", r.out, inputs, func(w io.Writer) error { return safetensors.Encode(w, outs, nil) })
 }
 
 func irDType(d safetensors.DType) (ir.DType, error) {

@@ -56,6 +56,24 @@ func register(name string, m commandMaker) {
 	commandMakers[name] = m
 }
 
+// Exit codes, documented in --help and the README.
+const (
+	exitFailure = 1 // the work failed: a kernel, the device, the cache, a bug
+	exitUsage   = 2 // how widejit was called: flags, arguments, configuration
+	exitInput   = 3 // a graph, weights, inputs or expected file is missing or invalid
+	exitCheck   = 4 // run --check: outputs differ from the expected ones beyond the tolerance
+)
+
+const exitCodesHelp = `Exit codes: 0 success; 1 the work failed (a kernel, the device, the cache);
+2 usage (flags, arguments, configuration); 3 an input file (graph, weights, inputs, expected
+outputs) is missing or invalid; 4 run --check found outputs beyond the tolerance.`
+
+// inputError marks errors in a file the user gave (exit code 3).
+type inputError struct{ err error }
+
+func (e inputError) Error() string { return e.err.Error() }
+func (e inputError) Unwrap() error { return e.err }
+
 // usageError marks errors in how widejit was called (exit code 2) as opposed to errors
 // while doing the work (exit code 1).
 type usageError struct{ err error }
@@ -78,6 +96,7 @@ func newRootCmd(a *app) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "widejit",
 		Short:         "Run N models of one architecture as one wide model, with generated kernels",
+		Long:          "Run N models of one architecture as one wide model, with generated kernels.\n\n" + exitCodesHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
@@ -135,11 +154,15 @@ func execute(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "widejit: %v\n", err)
 	var ue usageError
-	if errors.As(err, &ue) || isCobraUsageError(err) {
+	var ie inputError
+	switch {
+	case errors.As(err, &ue) || isCobraUsageError(err):
 		fmt.Fprintln(stderr, "Run 'widejit --help' for usage.")
-		return 2
+		return exitUsage
+	case errors.As(err, &ie):
+		return exitInput
 	}
-	return 1
+	return exitFailure
 }
 
 // isCobraUsageError recognises the errors cobra returns itself for unknown commands.

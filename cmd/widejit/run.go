@@ -47,7 +47,7 @@ func newRunCmd(a *app) *cobra.Command {
 		Long: `Run the N models of GRAPH.json. Inputs come from --inputs (a safetensors file holding every
 graph input, [N, ...] per model or the bare shape when shared) or are generated from --seed
 (floats ~ N(0,1), integers uniform below the consuming embedding's num_embeddings, else in
-[0, 2)). --check compares every output with EXPECTED.safetensors and fails (exit 1) when
+[0, 2)). --check compares every output with EXPECTED.safetensors and fails (exit 4) when
 |got - expected| > atol + rtol * max|expected| anywhere in an output. Without --rtol, rtol
 depends on the output's dtype: 1e-4, but 1.6e-2 for bfloat16 and 1e-3 for float16 outputs
 (torch.testing's defaults: a half-precision reference rounds every op's result, widejit's
@@ -97,13 +97,17 @@ func runGraph(cmd *cobra.Command, a *app, path string, f runFlags) error {
 		inputs, err = g.GenerateInputs(f.seed)
 	}
 	if err != nil {
-		return err
+		return inputError{err}
 	}
 	var expected map[string]*safetensors.Tensor
 	if f.check != "" {
 		if expected, err = readExpected(g, f.check); err != nil {
-			return err
+			return inputError{err}
 		}
+	}
+	// before the work: an --out that would replace an input is refused at once
+	if err := refuseInputAsOutput("--out", f.out, []string{path, g.WeightsPath, f.inputs, f.check}); err != nil {
+		return err
 	}
 	res, err := executeRun(ctx, a, cmd, path, g, inputs, f)
 	if err != nil {
@@ -117,7 +121,10 @@ func runGraph(cmd *cobra.Command, a *app, path string, f runFlags) error {
 		for _, o := range g.Outputs {
 			ts = append(ts, res.Outputs[o.Name])
 		}
-		if err := safetensors.Write(f.out, ts, map[string]string{"graph": g.File}); err != nil {
+		err := writeOutput("--out", f.out, []string{path, g.WeightsPath, f.inputs, f.check}, func(w io.Writer) error {
+			return safetensors.Encode(w, ts, map[string]string{"graph": g.File})
+		})
+		if err != nil {
 			return err
 		}
 	}
@@ -142,7 +149,7 @@ func runGraph(cmd *cobra.Command, a *app, path string, f runFlags) error {
 		}
 	}
 	if len(failed) > 0 {
-		return exitCodeError{1, fmt.Errorf("check failed: %s differ from %s beyond atol=%g + %s * max|expected|", strings.Join(failed, ", "), f.check, f.atol, strings.Join(rtols, "/"))}
+		return exitCodeError{exitCheck, fmt.Errorf("check failed: %s differ from %s beyond atol=%g + %s * max|expected|", strings.Join(failed, ", "), f.check, f.atol, strings.Join(rtols, "/"))}
 	}
 	return nil
 }

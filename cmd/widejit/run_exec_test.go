@@ -52,7 +52,7 @@ func TestRunBF16CheckTolerance(t *testing.T) {
 		t.Fatalf("default tolerance: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	code, out, errOut = runCLI(t, append(args, "--rtol", "1e-4")...)
-	if code != 1 || !strings.Contains(errOut, "check failed: mul differ") || !strings.Contains(errOut, "rtol=0.0001") {
+	if code != exitCheck || !strings.Contains(errOut, "check failed: mul differ") || !strings.Contains(errOut, "rtol=0.0001") {
 		t.Fatalf("--rtol 1e-4: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 }

@@ -186,7 +186,7 @@ func runTune(cmd *cobra.Command, a *app, path string, f tuneFlags) error {
 	}
 	bar.done()
 	if f.export != "" {
-		if err := writeTimingsFile(f.export, records, fmt.Sprintf("widejit tune %s on %s", path, dev.Info().Name)); err != nil {
+		if err := writeTimingsFile(f.export, []string{path, graphs[0].WeightsPath}, records, fmt.Sprintf("widejit tune %s on %s", path, dev.Info().Name)); err != nil {
 			return err
 		}
 	}
@@ -225,16 +225,10 @@ func tuneJob(g *graph.Graph, lopts lowering.Options, tuner *autotune.Tuner, comp
 	}
 }
 
-func writeTimingsFile(path string, records []autotune.Record, comment string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := autotune.WriteTimings(f, records, comment); err != nil {
-		f.Close()
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return f.Close()
+// writeTimingsFile writes the measured timings for a plugin's training (--export), never
+// over one of inputs.
+func writeTimingsFile(path string, inputs []string, records []autotune.Record, comment string) error {
+	return writeOutput("--export", path, inputs, func(w io.Writer) error { return autotune.WriteTimings(w, records, comment) })
 }
 
 func printTuneReport(w io.Writer, path string, info jit.DeviceInfo, rows []tunedDecision, f tuneFlags) error {

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// writeOutput writes a file the user asked for (--out, --export) without ever losing one of
+// theirs: a path that is one of the command's inputs (the graph, its weights, --inputs,
+// --check, ...) is refused, and the content goes to a temporary file beside it that replaces
+// the path only once complete, so a failed or interrupted write leaves the old file as it
+// was. The new file gets the permissions of any file the user creates (0666 less the umask).
+func writeOutput(flag, path string, inputs []string, write func(w io.Writer) error) error {
+	if err := refuseInputAsOutput(flag, path, inputs); err != nil {
+		return err
+	}
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return usagef("%s %s: not a regular file; refusing to replace it", flag, path)
+	}
+	var suffix [6]byte
+	if _, err := rand.Read(suffix[:]); err != nil {
+		return err
+	}
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-"+hex.EncodeToString(suffix[:]))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666) // the umask applies
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", flag, path, err)
+	}
+	err = write(f)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("%s %s: %w", flag, path, err)
+	}
+	return nil
+}
+
+// refuseInputAsOutput refuses an output path that names one of the inputs (the same file,
+// also through another path or a link).
+func refuseInputAsOutput(flag, path string, inputs []string) error {
+	out, err := os.Stat(path)
+	if err != nil {
+		return nil // nothing there yet: nothing to lose
+	}
+	for _, in := range inputs {
+		if in == "" {
+			continue
+		}
+		if fi, err := os.Stat(in); err == nil && os.SameFile(out, fi) {
+			return usagef("%s %s is an input of this command (%s); refusing to overwrite it", flag, path, in)
+		}
+	}
+	return nil
+}
