@@ -339,3 +339,15 @@ func TestIndexAndMaskErrors(t *testing.T) {
 		t.Errorf("select normalised to %s, output %s; want index=2, float32[2]", a.Format(), g.Node("u").Output())
 	}
 }
+
+// A file with a million problems prints the first MaxProblemsShown and a count of the rest.
+func TestErrorListIsBounded(t *testing.T) {
+	e := &Error{}
+	for i := range 1000000 {
+		e.Problems = append(e.Problems, Problem{File: "g.json", Line: i + 1, Col: 1, Msg: "bad"})
+	}
+	msg := e.Error()
+	if n := strings.Count(msg, "\n") + 1; n != MaxProblemsShown+1 || !strings.Contains(msg, "and 999950 more problems") {
+		t.Errorf("%d lines; last: %q", n, msg[strings.LastIndexByte(msg, '\n')+1:])
+	}
+}

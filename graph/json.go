@@ -220,9 +220,16 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	lines := make([]string, len(e.Problems))
-	for i, p := range e.Problems {
+	shown := e.Problems[:min(len(e.Problems), MaxProblemsShown)]
+	lines := make([]string, len(shown), len(shown)+1)
+	for i, p := range shown {
 		lines[i] = p.String()
+	}
+	if more := len(e.Problems) - len(shown); more > 0 {
+		lines = append(lines, fmt.Sprintf("... and %d more problems (the first %d are shown)", more, len(shown)))
 	}
 	return strings.Join(lines, "\n")
 }
+
+// MaxProblemsShown bounds the problems an Error prints: a hostile file can hold millions.
+const MaxProblemsShown = 50

@@ -47,7 +47,7 @@ func firstLine(text, marker string) string {
 	if end := strings.IndexByte(line, '\n'); end >= 0 {
 		line = line[:end]
 	}
-	return shorten(strings.TrimSpace(line), 300)
+	return Printable(strings.TrimSpace(line), 300)
 }
 
 // excerpt quotes the start of untrusted bytes for an error message.
@@ -58,11 +58,4 @@ func excerpt(b []byte) string {
 		s += "..."
 	}
 	return s
-}
-
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }

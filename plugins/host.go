@@ -349,8 +349,10 @@ func (p *Plugin) call(ctx context.Context, inst *instance, body []byte, candidat
 		return abi.Response{}, &Error{Plugin: p.name, Kind: KindMalformed, Reason: fmt.Sprintf("response is not the expected JSON (%v): %s", err, excerpt(view)), Err: err}
 	}
 	if err := abi.CheckRanking(resp.Ranking, candidates); err != nil {
-		return abi.Response{}, &Error{Plugin: p.name, Kind: KindRanking, Reason: err.Error(), Err: err}
+		return abi.Response{}, &Error{Plugin: p.name, Kind: KindRanking, Reason: Printable(err.Error(), 1000), Err: err}
 	}
+	// the note reaches terminals (--explain, plugin check): no escape sequences, bounded
+	resp.Note = Printable(resp.Note, MaxNoteBytes)
 	return resp, nil
 }
 

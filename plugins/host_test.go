@@ -351,3 +351,44 @@ func TestSandbox(t *testing.T) {
 		t.Errorf("random bytes differ between instances (%v, %v): want a fixed seed", first["random"], second["random"])
 	}
 }
+
+// What a plugin says reaches terminals only as printable text: a note's escape sequences
+// (OSC retitling, colours, a bidi override) are shown escaped and a long note is cut; the
+// first line of a panic is treated the same way.
+func TestPluginTextIsPrintable(t *testing.T) {
+	needPlugins(t)
+	p := load(t, hostileWasm, testOptions())
+	resp, err := p.Choose(context.Background(), sampleRequest("escape"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(resp.Note, "\x1b\x07\u202e") || !strings.HasPrefix(resp.Note, `\x1b]0;pwned\a\x1b[31mred\u202e`) {
+		t.Errorf("note not escaped: %.80q", resp.Note)
+	}
+	if len(resp.Note) > MaxNoteBytes+64 || !strings.Contains(resp.Note, "more bytes)") {
+		t.Errorf("note of %d bytes, want it cut near %d with the count of the rest", len(resp.Note), MaxNoteBytes)
+	}
+	_, err = p.Choose(context.Background(), sampleRequest("escapepanic"))
+	if err == nil || strings.Contains(err.Error(), "\x1b") || !strings.Contains(err.Error(), `\x1b[2J`) {
+		t.Errorf("panic message not escaped: %q", err)
+	}
+}
+
+func TestPrintable(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		limit int
+		want  string
+	}{
+		{"plain text, ünïcode", 100, "plain text, ünïcode"},
+		{"a\nb\tc", 100, "a b c"},
+		{"\x1b[0m\r\x00", 100, `\x1b[0m\r\x00`},
+		{"bad \xff utf8", 100, `bad \xff utf8`},
+		{"rtl \u202e", 100, `rtl \u202e`},
+		{"0123456789", 5, "01234... (5 more bytes)"},
+	} {
+		if got := Printable(c.in, c.limit); got != c.want {
+			t.Errorf("Printable(%q, %d) = %q, want %q", c.in, c.limit, got, c.want)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -76,6 +77,11 @@ func choose(ptr, size uint32) uint64 {
 		return uint64(0xfff00000)<<32 | 4096
 	case "panic":
 		panic("hostile plugin: deliberate panic")
+	case "escape":
+		// a note that would retitle the terminal, colour it and flood it
+		resp.Note = "\x1b]0;pwned\x07\x1b[31mred\u202e" + strings.Repeat("x", 100000)
+	case "escapepanic":
+		panic("\x1b[2J\x1b[Hcleared")
 	case "exit":
 		os.Exit(3)
 	case "unknown":
