@@ -5,6 +5,8 @@
 //	plan, err := lowering.Lower(g, lowering.Options{})   // widen, group, choose, render, plan
 //	fmt.Print(plan)                                      // readable plan
 //	r, err := lowering.NewRunner(plan, dev, compiler, g) // compile kernels, upload weights, run prepare launches
+//
+// (Programs use the public API, package widejit, which does all of this.)
 //	outs, err := r.Run(inputs)                           // repeatable; inputs/outputs [N, ...]
 //	r.Profile(true); r.KernelTimes()                     // where a run's time goes, per launch
 //
@@ -33,17 +35,27 @@
 //     reused once their last reader has run (liveness). Launches that read parameters only
 //     are prepare launches, run once when the runner is built.
 //   - CPU plans (Options.Device.Kind "cpu") are shaped for the CPU executor, not for warps:
-//     dot tiles up to 128 x 128 over K panels of up to 512, halved until every core has two
+//     dot tiles up to 128 x 256 over K panels of up to 512, halved until every core has two
 //     programs; Linear weights transposed once (a prepare launch) so weight tiles are read
 //     in place; unit-stride convolutions as an implicit GEMM over flat zero-padded pixels
-//     (conv_pad.py, conv_flat.py); norms and last-dim reductions a block of rows per program
-//     (norm_rows.py, reduce_rows.py). GPU plans keep the GPU-shaped kernels.
+//     (conv_flat.py): tap-major over a [tap, OC, CG] weight when groups have many channels,
+//     so both dot operands are read in place, and a convolution feeding another stores its
+//     output straight into the next one's zero-padded planes (Buffer.Sparse: only the
+//     interior is written, the border keeps the zeros of allocation), so only graph inputs
+//     go through a pad kernel (conv_pad.py); norms and last-dim reductions a block of rows
+//     per program (norm_rows.py, reduce_rows.py). GPU plans keep the GPU-shaped kernels.
+//   - Other convolutions: conv_rows.py (row tiles) and conv.py (flat pixels) on GPUs;
+//     conv_nd.py for Conv3d and transposed convolutions (a gather over the taps that reach
+//     each output, stride holes masked, nothing materialized); conv_depthwise.py.
+//   - Recurrent layers (rnn.go): per layer and direction one matmul projects every time step
+//     for all N models, then one rnn.py launch runs the time loop inside the kernel.
 //   - Identities (eval dropout, identity, contiguous, a taken tuple element) pass fusion on,
 //     so a residual add after attention or an MLP fuses into the producing kernel.
 //
 // Primitive families are one file each (elementwise.go, linear.go, norm.go, reduce.go,
-// embedding.go, shape.go, rnn.go, flux.go, ...) and register their ops in the lowerers table (registerOp), so a new
-// family is a new file and a new template in triton/templates, without editing the others.
+// embedding.go, shape.go, conv.go, conv_nd.go, pool.go, attention.go, rnn.go, flux.go) and
+// register their ops in the lowerers table (registerOp), so a new family is a new file and a
+// new template in triton/templates, without editing the others.
 //
 // An op with no lowerer is refused with an error naming the node and op; nothing falls back.
 //
