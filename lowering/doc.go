@@ -7,6 +7,7 @@
 //	r, err := lowering.NewRunner(plan, dev, compiler, g) // compile kernels, upload weights, run prepare launches
 //
 // (Programs use the public API, package widejit, which does all of this.)
+//
 //	outs, err := r.Run(inputs)                           // repeatable; inputs/outputs [N, ...]
 //	r.Profile(true); r.KernelTimes()                     // where a run's time goes, per launch
 //
