@@ -5,11 +5,10 @@
 //	plan, err := lowering.Lower(g, lowering.Options{})   // widen, group, choose, render, plan
 //	fmt.Print(plan)                                      // readable plan
 //	r, err := lowering.NewRunner(plan, dev, compiler, g) // compile kernels, upload weights, run prepare launches
-//
-// (Programs use the public API, package widejit, which does all of this.)
-//
 //	outs, err := r.Run(inputs)                           // repeatable; inputs/outputs [N, ...]
 //	r.Profile(true); r.KernelTimes()                     // where a run's time goes, per launch
+//
+// (Programs use the public API, package widejit, which does all of this.)
 //
 // How a graph becomes a plan:
 //   - Views: flatten, view/reshape, unsqueeze/squeeze, contiguous, identity, eval dropout,
