@@ -186,44 +186,53 @@ func erfF32Vec(x, z []float32) int { return erfF32VecWith(erfAVX512, x, z) }
 
 // erfF32VecWith is erfF32Vec with the AVX-512 loop on or off.
 func erfF32VecWith(wide bool, x, z []float32) int {
+	if !haveVecAVX2 {
+		return 0
+	}
+	return flaggedLoops(x, z, wide,
+		func(x, z *float32, n int, flags *uint8) int { return erfF32AVX512(x, z, n, flags, &erfWideTab[0][0]) },
+		func(x, z *float32, n int, flags *uint8) int { return erfF32AVX2(x, z, n, flags, &erfTaylor[0][0]) },
+		math.Erf)
+}
+
+// A flaggedKernel computes z = f(x) for n lanes and sets bit l of flags[g] for each lane
+// w*g+l (w its width) that the caller must recompute exactly; it returns the OR of the
+// flags.
+type flaggedKernel func(x, z *float32, n int, flags *uint8) int
+
+// flaggedLoops runs an 8-lane kernel (when wide) then a 4-lane one over the leading lanes of
+// z (a multiple of 4), in chunks of one flag buffer, recomputing flagged lanes with exact;
+// it returns how many lanes it did.
+func flaggedLoops(x, z []float32, wide bool, k8, k4 flaggedKernel, exact func(float64) float64) int {
 	n := len(z) &^ 3
-	if !haveVecAVX2 || n == 0 {
+	if n == 0 {
 		return 0
 	}
 	x = x[:n]
 	var flags [256]uint8
 	off := 0
+	run := func(k flaggedKernel, w, end int) {
+		for ; off < end; off += w * len(flags) {
+			m := min(w*len(flags), end-off)
+			if k(&x[off], &z[off], m, &flags[0]) == 0 {
+				continue
+			}
+			for g, f := range flags[:m/w] {
+				for l := 0; f != 0; l, f = l+1, f>>1 {
+					if f&1 != 0 {
+						i := off + w*g + l
+						z[i] = float32(exact(float64(x[i])))
+					}
+				}
+			}
+		}
+		off = end
+	}
 	if wide {
-		// One flag byte per 8 lanes; a last group of 4 goes to the AVX2 loop.
-		n8 := n &^ 7
-		for ; off < n8; off += 8 * len(flags) {
-			m := min(8*len(flags), n8-off)
-			if erfF32AVX512(&x[off], &z[off], m, &flags[0], &erfWideTab[0][0]) != 0 {
-				erfFixup(x[off:off+m], z[off:off+m], flags[:m/8], 8)
-			}
-		}
-		off = n8
+		run(k8, 8, n&^7) // a last group of 4 goes to the 4-lane loop
 	}
-	for ; off < n; off += 4 * len(flags) {
-		m := min(4*len(flags), n-off)
-		if erfF32AVX2(&x[off], &z[off], m, &flags[0], &erfTaylor[0][0]) != 0 {
-			erfFixup(x[off:off+m], z[off:off+m], flags[:m/4], 4)
-		}
-	}
+	run(k4, 4, n)
 	return n
-}
-
-// erfFixup recomputes with math.Erf the lanes flagged by an erf loop: bit l of flags[g] is
-// lane w*g+l.
-func erfFixup(x, z []float32, flags []uint8, w int) {
-	for g, f := range flags {
-		for l := 0; f != 0; l, f = l+1, f>>1 {
-			if f&1 != 0 {
-				i := w*g + l
-				z[i] = float32(math.Erf(float64(x[i])))
-			}
-		}
-	}
 }
 
 //go:noescape
@@ -244,43 +253,13 @@ func expF32Vec(x, z []float32) int { return expF32VecWith(expAVX512, x, z) }
 var expAVX512 = haveAVX512 && haveVecFMA
 
 func expF32VecWith(wide bool, x, z []float32) int {
-	n := len(z) &^ 3
-	if !haveVecFMA || n == 0 {
+	if !haveVecFMA {
 		return 0
 	}
-	x = x[:n]
-	var flags [256]uint8 // one per 4 (8) lanes of a chunk
-	off := 0
-	if wide {
-		n8 := n &^ 7
-		for ; off < n8; off += 8 * len(flags) {
-			m := min(8*len(flags), n8-off)
-			if expF32AVX512(&x[off], &z[off], m, &flags[0], &expVecConst[0]) != 0 {
-				expFixup(x[off:off+m], z[off:off+m], flags[:m/8], 8)
-			}
-		}
-		off = n8
-	}
-	for ; off < n; off += 4 * len(flags) {
-		m := min(4*len(flags), n-off)
-		if expF32AVX2(&x[off], &z[off], m, &flags[0], &expVecConst[0]) != 0 {
-			expFixup(x[off:off+m], z[off:off+m], flags[:m/4], 4)
-		}
-	}
-	return n
-}
-
-// expFixup recomputes with math.Exp the lanes flagged by an exp loop: bit l of flags[g] is
-// lane w*g+l.
-func expFixup(x, z []float32, flags []uint8, w int) {
-	for g, f := range flags {
-		for l := 0; f != 0; l, f = l+1, f>>1 {
-			if f&1 != 0 {
-				i := w*g + l
-				z[i] = float32(math.Exp(float64(x[i])))
-			}
-		}
-	}
+	return flaggedLoops(x, z, wide,
+		func(x, z *float32, n int, flags *uint8) int { return expF32AVX512(x, z, n, flags, &expVecConst[0]) },
+		func(x, z *float32, n int, flags *uint8) int { return expF32AVX2(x, z, n, flags, &expVecConst[0]) },
+		math.Exp)
 }
 
 //go:noescape
