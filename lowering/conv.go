@@ -62,18 +62,41 @@ type convGroup struct {
 	tapMajor               bool     // conv_flat.py: tap by tap, the weight relaid as [tap, OC, CG]
 }
 
-func lowerConv(l *lowerer, n *graph.Node) error {
+// convInput is a convolution node's input, refused unless float32 with zero padding.
+func convInput(l *lowerer, n *graph.Node) (View, error) {
 	x, err := l.input(n, 0)
+	if err != nil {
+		return View{}, err
+	}
+	if x.DType != graph.Float32 {
+		return View{}, fmt.Errorf("input is %s; convolutions are lowered for float32 only", x.DType)
+	}
+	if a := n.Attrs; a.Has("padding_mode") && a.String("padding_mode") != "zeros" {
+		return View{}, fmt.Errorf("padding_mode %q is not lowered (only zeros)", a.String("padding_mode"))
+	}
+	return x, nil
+}
+
+// fuseConvBias adds the node's bias, if any, to the epilogue of its output out ([outC]
+// broadcast over k spatial dims).
+func fuseConvBias(l *lowerer, n *graph.Node, epi *epilogue, out View, outC, k int) error {
+	p := n.Param("bias")
+	if p == nil {
+		return nil
+	}
+	bv, _ := l.values[p.Name].reshape(append([]int{outC}, ones(k)...))
+	if !epi.tryFuse(opExpr("add", inExpr(), leafExpr(0)), []View{bv}) {
+		return fmt.Errorf("bias %s does not broadcast to %s", shapeStr(bv.Shape), shapeStr(out.Shape))
+	}
+	return nil
+}
+
+func lowerConv(l *lowerer, n *graph.Node) error {
+	x, err := convInput(l, n)
 	if err != nil {
 		return err
 	}
-	if x.DType != graph.Float32 {
-		return fmt.Errorf("input is %s; convolutions are lowered for float32 only", x.DType)
-	}
 	a := n.Attrs
-	if a.String("padding_mode") != "zeros" {
-		return fmt.Errorf("padding_mode %q is not lowered (only zeros)", a.String("padding_mode"))
-	}
 	k := 1
 	if n.Op == "conv2d" {
 		k = 2
@@ -145,12 +168,8 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 		l.addGroup(wg, name)
 		g.w = wg.out
 	}
-	if p := n.Param("bias"); p != nil {
-		bv := l.values[p.Name]
-		bv, _ = bv.reshape(append([]int{outC}, ones(k)...))
-		if !g.epi.tryFuse(opExpr("add", inExpr(), leafExpr(0)), []View{bv}) {
-			return fmt.Errorf("bias %s does not broadcast to %s", shapeStr(bv.Shape), shapeStr(out.Shape))
-		}
+	if err := fuseConvBias(l, n, g.epi, out, outC, k); err != nil {
+		return err
 	}
 	l.addGroup(g, n.Name)
 	return nil

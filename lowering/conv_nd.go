@@ -45,17 +45,11 @@ type convNDGroup struct {
 }
 
 func lowerConvND(l *lowerer, n *graph.Node) error {
-	x, err := l.input(n, 0)
+	x, err := convInput(l, n)
 	if err != nil {
 		return err
 	}
-	if x.DType != graph.Float32 {
-		return fmt.Errorf("input is %s; convolutions are lowered for float32 only", x.DType)
-	}
 	a := n.Attrs
-	if a.Has("padding_mode") && a.String("padding_mode") != "zeros" {
-		return fmt.Errorf("padding_mode %q is not lowered (only zeros)", a.String("padding_mode"))
-	}
 	transposed := n.Op != "conv3d"
 	k := int(n.Op[len(n.Op)-2] - '0')
 	outShape := n.Output().Shape
@@ -101,11 +95,8 @@ func lowerConvND(l *lowerer, n *graph.Node) error {
 	if groups == inC && groups > 1 {
 		l.notes[g] = append(l.notes[g], "depthwise: implicit GEMM over 1-channel groups")
 	}
-	if p := n.Param("bias"); p != nil {
-		bv, _ := l.values[p.Name].reshape(append([]int{outC}, ones(k)...))
-		if !c.epi.tryFuse(opExpr("add", inExpr(), leafExpr(0)), []View{bv}) {
-			return fmt.Errorf("bias %s does not broadcast to %s", shapeStr(bv.Shape), shapeStr(out.Shape))
-		}
+	if err := fuseConvBias(l, n, c.epi, out, outC, k); err != nil {
+		return err
 	}
 	l.addGroup(g, n.Name)
 	return nil
