@@ -59,6 +59,7 @@ type frame struct {
 	partial        []bool    // the slot holds only its live extent; the rest is stale
 	ld             []int     // the row stride of a strided buffer view (alias.go); 0: dense
 	constantsReady bool      // the program's constants are in their slots
+	wildOff        string    // the offset of the last pointer made wild (launch.go), for its error
 
 	ownF32       [][]float32 // storage of slots that view buffer memory (alias.go), by slot
 	gemmScratch  []float32   // padded panels of narrow tl.dot operands (dot.go)

@@ -5,6 +5,7 @@ import (
 	"github.com/widejit/widejit/internal/half"
 	"math"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,6 +56,66 @@ func ptrTag(p int64) int               { return int(uint64(p) >> ptrOffsetBits) 
 
 // ptrOffset sign-extends the 48-bit offset, so an offset that went negative reads negative.
 func ptrOffset(p int64) int64 { return p << (64 - ptrOffsetBits) >> (64 - ptrOffsetBits) }
+
+// Wild pointers. An offset that leaves the 48-bit range cannot be encoded; wrapping it would
+// alias a valid element (X + offs + 2**48 read X[offs]). Such a pointer keeps its tag with
+// the top bit set (tags stay below 2^15), which every later addition carries along and
+// resolve reports; masked lanes may hold one harmlessly, as on a GPU.
+const (
+	ptrWild = -1 << 63
+	tagWild = 1 << (63 - ptrOffsetBits)
+)
+
+// addOffsets sets z[i] = p[i] advanced by d[i] elements; p or d may have one element, used
+// for every lane. A lane whose offset leaves the range becomes wild. The check stays in the
+// loop (the call is out of line) so the common case costs a compare per lane.
+func (fr *frame) addOffsets(z, p, d []int64) {
+	switch {
+	case len(p) == 1 && len(z) > 1:
+		s := p[0]
+		for i, x := range d[:len(z)] {
+			r := ptrOffset(s) + x
+			if r != ptrOffset(r) { // past ±2^47, or an int64 wrap (|ptrOffset(s)| < 2^47)
+				z[i] = fr.wildPtr(s, x)
+				continue
+			}
+			z[i] = s&^ptrOffsetMask | r&ptrOffsetMask
+		}
+	case len(d) == 1 && len(z) > 1:
+		s := d[0]
+		for i, x := range p[:len(z)] {
+			r := ptrOffset(x) + s
+			if r != ptrOffset(r) {
+				z[i] = fr.wildPtr(x, s)
+				continue
+			}
+			z[i] = x&^ptrOffsetMask | r&ptrOffsetMask
+		}
+	default:
+		d = d[:len(z)]
+		for i, x := range p[:len(z)] {
+			r := ptrOffset(x) + d[i]
+			if r != ptrOffset(r) {
+				z[i] = fr.wildPtr(x, d[i])
+				continue
+			}
+			z[i] = x&^ptrOffsetMask | r&ptrOffsetMask
+		}
+	}
+}
+
+// wildPtr records the offset p + d for the error that dereferencing it raises.
+func (fr *frame) wildPtr(p, d int64) int64 {
+	o := ptrOffset(p)
+	if p < 0 {
+		fr.wildOff = "beyond ±2^47" // already wild: the true offset is lost
+	} else if s := o + d; (s > o) == (d > 0) {
+		fr.wildOff = strconv.FormatInt(s, 10)
+	} else {
+		fr.wildOff = fmt.Sprintf("%d + %d (beyond int64)", o, d)
+	}
+	return p | ptrWild
+}
 
 // Launch runs the grid's programs, in parallel on the device's workers. The first error
 // (out-of-bounds access, division by zero, ...) stops the launch and is returned.
