@@ -482,6 +482,9 @@ func (c *compiler) compileFor(in *ir.Instr, args, results []int) (step, error) {
 			return err
 		}
 		for x := lo; (s > 0 && lessInt(dt, x, hi)) || (s < 0 && lessInt(dt, hi, x)); {
+			if fr.launch.stop.Load() { // an error elsewhere, or the time limit (LaunchContext)
+				return errStopped
+			}
 			fr.ints[iv][0] = x
 			if err := runSteps(fr, body.steps); err != nil {
 				return err
@@ -579,6 +582,9 @@ func (c *compiler) compileWhile(in *ir.Instr, args, results []int) (step, error)
 			return err
 		}
 		for {
+			if fr.launch.stop.Load() {
+				return errStopped
+			}
 			if err := runSteps(fr, cond.steps); err != nil {
 				return err
 			}

@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"github.com/widejit/widejit/internal/half"
 	"math"
@@ -120,11 +122,21 @@ func (fr *frame) wildPtr(p, d int64) int64 {
 // Launch runs the grid's programs, in parallel on the device's workers. The first error
 // (out-of-bounds access, division by zero, ...) stops the launch and is returned.
 func (k *Kernel) Launch(grid [3]int, args []jit.Arg) error {
+	return k.LaunchContext(context.Background(), grid, args)
+}
+
+// errStopped ends a program early once its launch has stopped; the launch reports the error
+// that stopped it instead.
+var errStopped = errors.New("launch stopped")
+
+// LaunchContext is Launch, stopped soon after ctx is done: workers check between programs and
+// every iteration of a loop (one atomic load), and the error names the kernel and how many
+// programs had run.
+func (k *Kernel) LaunchContext(ctx context.Context, grid [3]int, args []jit.Arg) error {
 	fn := k.prog.fn
-	for i, g := range grid {
-		if g < 1 || g > math.MaxInt32 {
-			return fmt.Errorf("kernel %s: grid dimension %d is %d, expected 1..2^31-1", fn.Name, i, g)
-		}
+	total, err := jit.GridPrograms(fn.Name, grid, math.MaxInt32)
+	if err != nil {
+		return err
 	}
 	if len(args) != len(fn.Params) {
 		return fmt.Errorf("kernel %s: %d arguments for %d parameters", fn.Name, len(args), len(fn.Params))
@@ -143,7 +155,6 @@ func (k *Kernel) Launch(grid [3]int, args []jit.Arg) error {
 			l.bufs[i] = args[i].Buf.(*Buffer)
 		}
 	}
-	total := int64(grid[0]) * int64(grid[1]) * int64(grid[2])
 	workers := int64(k.dev.threads)
 	if workers > total {
 		workers = total
@@ -168,6 +179,15 @@ func (k *Kernel) Launch(grid [3]int, args []jit.Arg) error {
 		errOnce.Do(func() { firstErr = err })
 		l.stop.Store(true)
 	}
+	// ctx only raises the stop flag; the error is made once the workers are done.
+	var canceled atomic.Bool
+	if ctx.Done() != nil {
+		defer context.AfterFunc(ctx, func() {
+			canceled.Store(true)
+			l.stop.Store(true)
+		})()
+	}
+	started := time.Now()
 	work := func() {
 		fr := k.getFrame()
 		defer k.putFrame(fr)
@@ -228,6 +248,10 @@ func (k *Kernel) Launch(grid [3]int, args []jit.Arg) error {
 			}()
 		}
 		wg.Wait()
+	}
+	if canceled.Load() && (firstErr == nil || errors.Is(firstErr, errStopped)) {
+		return fmt.Errorf("kernel %s: stopped after %v (%d of %d programs started): %w",
+			fn.Name, time.Since(started).Round(time.Millisecond), min(next.Load(), total), total, context.Cause(ctx))
 	}
 	return firstErr
 }
