@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -76,15 +75,9 @@ func pluginSandboxOptions(a *app) (plugins.Options, error) {
 	return opts, nil
 }
 
-// pluginCompileCacheDir is where wazero keeps compiled plugins: beside the kernel cache, not
-// inside it (the kernel cache treats unknown entries in its directory as damage).
-func pluginCompileCacheDir(a *app) string {
-	dir := a.v.GetString("cache_dir")
-	if dir == "" {
-		dir = cache.DefaultDir()
-	}
-	return filepath.Clean(dir) + "-wasm"
-}
+// pluginCompileCacheDir is where wazero keeps compiled plugins: <cache_dir>/wasm, a part of
+// the cache directory that `cache verify/clear/gc` cover.
+func pluginCompileCacheDir(a *app) string { return cache.WasmDir(a.v.GetString("cache_dir")) }
 
 // loadConfiguredPlugins loads the plugins of the configuration ('plugins:') followed by
 // extra (--plugin) for the autotuner. A plugin that fails to load is a warning, not an error:
