@@ -67,10 +67,10 @@ type Store struct {
 	dir   string // the cache directory
 	dbDir string // the Badger store in it: <dir>/kernels, or <dir> for a legacy read-only one
 	opts  Options
-	mode Mode
-	lock *dirLock
-	db   *badger.DB
-	dbRO bool
+	mode  Mode
+	lock  *dirLock
+	db    *badger.DB
+	dbRO  bool
 
 	mu      sync.Mutex
 	mem     map[string][]byte // records of a memory store, or pending writes of a fallback

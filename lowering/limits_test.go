@@ -81,12 +81,12 @@ func (k *blockingKernel) Launch([3]int, []jit.Arg) error {
 // TestLaunchTimeLimit: the Runner's launch time limit stops a CPU kernel that never ends,
 // naming it, and abandons a launch on a device that cannot stop it (refusing later runs).
 func TestLaunchTimeLimit(t *testing.T) {
-	text, err := os.ReadFile("testdata/hostile/spin.py")
+	text, err := os.ReadFile("../jit/cpu/testdata/hang.py") // the CPU executor's hostile kernels
 	if err != nil {
 		t.Fatal(err)
 	}
 	dev := cpu.NewDevice(2)
-	k, err := testCompiler.Load(dev, jit.Source{File: "spin.py", Text: string(text), Fn: "spin_kernel"},
+	k, err := testCompiler.Load(dev, jit.Source{File: "hang.py", Text: string(text), Fn: "spin_kernel"},
 		jit.Spec{Sig: map[string]string{"out_ptr": "*fp32", "n": "i32"}})
 	if err != nil {
 		t.Fatal(err)

@@ -36,8 +36,8 @@ const (
 	// DefaultCompileTimeout bounds compiling a module (wazero's compile time grows
 	// quadratically with block nesting: 1.2 MB of nested blocks took minutes).
 	DefaultCompileTimeout = 20 * time.Second
-	guestOutputLimit        = 16 << 10
-	wasmPageSize            = 64 << 10
+	guestOutputLimit      = 16 << 10
+	wasmPageSize          = 64 << 10
 )
 
 // Options configure the sandbox. Zero values take the defaults.
