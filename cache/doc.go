@@ -6,7 +6,7 @@
 // # Using it from the compiler (a few lines)
 //
 //	store, err := cache.Open(dir, cache.Options{Warn: warnf}) // busy, damaged or unusable dirs fall back
-//	if err != nil { ... }                                     // only for invalid Options
+//	if err != nil { ... }                                     // invalid Options, or a foreign dir
 //	defer store.Close()                                       // Close as soon as compiling is done
 //
 //	key, err := cache.NewKey(cache.KindKernel).

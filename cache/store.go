@@ -106,7 +106,9 @@ func Off() *Store {
 
 // Open opens (creating it if needed) the cache in dir ("" means DefaultDir). It does not fail
 // for a busy, damaged or unusable directory: it falls back as described in the package
-// documentation and says so through Options.Warn. An error means the options are invalid.
+// documentation and says so through Options.Warn. An error means the options are invalid, or
+// dir is a non-empty directory that is not a widejit cache (*ForeignDirError; nothing in it
+// was touched).
 func Open(dir string, opts Options) (*Store, error) {
 	if opts.ReadOnly && opts.InMemory {
 		return nil, errors.New("cache: ReadOnly and InMemory are exclusive")
