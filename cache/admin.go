@@ -158,6 +158,7 @@ type Stats struct {
 	LSMBytes   int64   `json:"lsm_bytes"`
 	VLogBytes  int64   `json:"vlog_bytes"`
 	MovedAside string  `json:"moved_aside,omitempty"`
+	WasmBytes  int64   `json:"wasm_bytes"` // the plugins' compilation cache
 }
 
 // Stats counts records and sizes by kind and target.
@@ -192,7 +193,10 @@ func (s *Store) Stats() (Stats, error) {
 	if s.db != nil {
 		st.LSMBytes, st.VLogBytes = s.db.Size()
 	}
-	st.DiskBytes = dirBytes(s.dir)
+	st.DiskBytes = dirBytes(s.dbDir)
+	if s.dir != "" {
+		st.WasmBytes = checkWasm(WasmDir(s.dir), false).Bytes
+	}
 	return st, err
 }
 
@@ -219,6 +223,12 @@ type VerifyReport struct {
 	Bad     []BadRecord `json:"bad"`
 	Removed int         `json:"removed"`
 	Tables  string      `json:"tables"` // "ok" or Badger's table checksum error
+	// Damaged lists the damaged stores set aside in the directory (newest first, the newest
+	// few kept); DamagedBeside those an older widejit left beside it (<dir>.damaged-*),
+	// which are never removed automatically.
+	Damaged       []string   `json:"damaged_copies"`
+	DamagedBeside []string   `json:"damaged_copies_beside,omitempty"`
+	Wasm          WasmReport `json:"wasm"`
 }
 
 // Verify checks every record's checksum (removing bad ones when writable) and every table's
@@ -238,6 +248,13 @@ func (s *Store) Verify() (VerifyReport, error) {
 	if s.writable() {
 		rep.Removed = len(bad)
 	}
+	rep.Damaged, rep.DamagedBeside = []string{}, nil
+	if s.dir != "" {
+		inside, beside := DamagedCopies(s.dir)
+		rep.Damaged = append(rep.Damaged, inside...)
+		rep.DamagedBeside = beside
+		rep.Wasm = checkWasm(WasmDir(s.dir), s.writable())
+	}
 	return rep, err
 }
 
@@ -246,6 +263,10 @@ type GCReport struct {
 	Rounds      int   `json:"rounds"` // value-log files rewritten
 	BytesBefore int64 `json:"bytes_before"`
 	BytesAfter  int64 `json:"bytes_after"`
+	// PrunedDamaged lists the damaged copies removed (all but the newest few); Wasm the
+	// compilation cache's check (bad entries and stale temporary files removed).
+	PrunedDamaged []string   `json:"pruned_damaged,omitempty"`
+	Wasm          WasmReport `json:"wasm"`
 }
 
 // GC flattens the tree and rewrites value-log files that are mostly garbage.
@@ -254,7 +275,13 @@ func (s *Store) GC() (GCReport, error) {
 	if !s.writable() {
 		return rep, fmt.Errorf("cache dir %s is not open for writing (mode %s)", s.dir, s.mode)
 	}
-	rep.BytesBefore = dirBytes(s.dir)
+	rep.BytesBefore = dirBytes(s.dbDir)
+	pruned, err := pruneDamaged(s.dir, keepDamaged)
+	rep.PrunedDamaged = pruned
+	if err != nil {
+		return rep, err
+	}
+	rep.Wasm = checkWasm(WasmDir(s.dir), true)
 	if err := s.db.Flatten(1); err != nil {
 		return rep, err
 	}
@@ -268,14 +295,15 @@ func (s *Store) GC() (GCReport, error) {
 		}
 		rep.Rounds++
 	}
-	rep.BytesAfter = dirBytes(s.dir)
+	rep.BytesAfter = dirBytes(s.dbDir)
 	return rep, nil
 }
 
 // ClearReport says what Clear removed.
 type ClearReport struct {
-	Removed int     `json:"removed"`
-	Groups  []Group `json:"groups"`
+	Removed     int     `json:"removed"`
+	Groups      []Group `json:"groups"`
+	WasmRemoved int     `json:"wasm_removed"` // entries of the plugins' compilation cache
 }
 
 // Clear removes every record.
@@ -292,6 +320,11 @@ func (s *Store) Clear() (ClearReport, error) {
 	s.mu.Lock()
 	s.mem = map[string][]byte{}
 	s.mu.Unlock()
+	if s.dir != "" && s.writable() {
+		if rep.WasmRemoved, err = clearWasm(WasmDir(s.dir)); err != nil {
+			return rep, err
+		}
+	}
 	if s.db != nil {
 		return rep, s.db.DropAll()
 	}

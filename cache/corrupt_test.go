@@ -42,8 +42,12 @@ func fillDir(t *testing.T, dir string) {
 	}
 }
 
+// storeDir is where a cache directory keeps its Badger store (layout 2).
+func storeDir(dir string) string { return filepath.Join(dir, kernelsName) }
+
+// listFiles lists the store files of the cache directory dir.
 func listFiles(t *testing.T, dir string) []string {
-	ents, err := os.ReadDir(dir)
+	ents, err := os.ReadDir(storeDir(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,6 +96,7 @@ func crashSnapshot(t *testing.T, dir string) {
 // table before naming it in the MANIFEST; a copy in between looks like damage).
 func waitForFlushes(t *testing.T, dir string) {
 	prev := ""
+	dir = storeDir(dir)
 	for i := 0; i < 100; i++ {
 		ents, err := os.ReadDir(dir)
 		if err != nil {
@@ -111,9 +116,13 @@ func waitForFlushes(t *testing.T, dir string) {
 
 const crashRecords = 800
 
-// copyDir copies the store files of from into to, starting over when Badger removes a file
-// mid-copy (a flushed memtable log).
+// copyDir copies the store files of cache directory from into cache directory to, starting
+// over when Badger removes a file mid-copy (a flushed memtable log).
 func copyDir(t *testing.T, from, to string) {
+	from, to = storeDir(from), storeDir(to)
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for attempt := 0; attempt < 20; attempt++ {
 		if copyOnce(from, to) == nil {
 			return
@@ -244,9 +253,10 @@ func overwrite(p string, frac float64, n int) error {
 	return os.WriteFile(p, data, 0o644)
 }
 
-// findFile returns the store file whose name ends with suffix.
+// findFile returns the store file of cache directory dir whose name ends with suffix.
 func findFile(t *testing.T, dir, suffix string) string {
 	t.Helper()
+	dir = storeDir(dir)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -256,7 +266,7 @@ func findFile(t *testing.T, dir, suffix string) string {
 			return filepath.Join(dir, e.Name())
 		}
 	}
-	t.Fatalf("no *%s file in %s: %v", suffix, dir, listFiles(t, dir))
+	t.Fatalf("no *%s file in %s", suffix, dir)
 	return ""
 }
 
@@ -328,7 +338,7 @@ func TestDamageAfterCleanCloseIsMovedAside(t *testing.T) {
 					t.Fatalf("mode %s after recovery", s.Mode())
 				}
 				aside := s.MovedAside()
-				if aside == "" || !strings.HasPrefix(aside, dir+".damaged-") {
+				if aside == "" || !strings.HasPrefix(aside, filepath.Join(dir, damagedPrefix)) {
 					t.Fatalf("damaged dir not moved aside (moved to %q), warnings %q", aside, w.all())
 				}
 				if _, err := os.Stat(filepath.Join(aside, filepath.Base(target))); err != nil {
@@ -352,7 +362,7 @@ func TestDamageAfterCleanCloseIsMovedAside(t *testing.T) {
 func TestDamageWithoutSidecarNeverServesWrongBytes(t *testing.T) {
 	clean := t.TempDir()
 	fillDir(t, clean)
-	if err := os.Remove(filepath.Join(clean, sidecarName)); err != nil {
+	if err := os.Remove(filepath.Join(storeDir(clean), sidecarName)); err != nil {
 		t.Fatal(err)
 	}
 	crashed := t.TempDir()
@@ -408,17 +418,17 @@ func TestSidecarEdgeCases(t *testing.T) {
 		damaged bool
 	}{
 		{"user file is ignored", func(dir string) error {
-			return os.WriteFile(filepath.Join(dir, "README.txt"), []byte("notes"), 0o644)
+			return os.WriteFile(filepath.Join(storeDir(dir), "README.txt"), []byte("notes"), 0o644)
 		}, false},
 		{"extra table", func(dir string) error {
-			return os.WriteFile(filepath.Join(dir, "000099.sst"), testPayload(1, 4096), 0o644)
+			return os.WriteFile(filepath.Join(storeDir(dir), "000099.sst"), testPayload(1, 4096), 0o644)
 		}, true},
 		{"missing value log", func(dir string) error { return os.Remove(findFile(t, dir, ".vlog")) }, true},
 		{"garbage sidecar", func(dir string) error {
-			return os.WriteFile(filepath.Join(dir, sidecarName), []byte("{not json"), 0o644)
+			return os.WriteFile(filepath.Join(storeDir(dir), sidecarName), []byte("{not json"), 0o644)
 		}, true},
 		{"sidecar of another format", func(dir string) error {
-			return os.WriteFile(filepath.Join(dir, sidecarName), []byte(`{"format":99,"files":[]}`), 0o644)
+			return os.WriteFile(filepath.Join(storeDir(dir), sidecarName), []byte(`{"format":99,"files":[]}`), 0o644)
 		}, true},
 	}
 	for _, c := range cases {

@@ -6,7 +6,7 @@
 // # Using it from the compiler (a few lines)
 //
 //	store, err := cache.Open(dir, cache.Options{Warn: warnf}) // busy, damaged or unusable dirs fall back
-//	if err != nil { ... }                                     // only for invalid Options
+//	if err != nil { ... }                                     // invalid Options, or a foreign dir
 //	defer store.Close()                                       // Close as soon as compiling is done
 //
 //	key, err := cache.NewKey(cache.KindKernel).
@@ -42,9 +42,22 @@
 // decode) is deleted, reported through Options.Warn and returned as a miss, so the caller
 // recompiles. Wrong bytes are never served, whatever Badger returns.
 //
+// # The directory
+//
+// The cache directory may hold other files: widejit owns only widejit-cache.tag (the marker),
+// widejit.lock, kernels/ (the Badger store), kernels.damaged-*/ and wasm/ (the plugins'
+// compilation cache, WasmDir), and never touches anything else (layout.go). Open adopts an
+// empty directory or one of the old layout (Badger's files at the top, moved into kernels/
+// on the first writable open) and refuses any other non-empty one with a *ForeignDirError.
+//
+// A directory that is not writable (a shared, pre-populated cache on a cluster; detected with
+// access(2), so a read-only mount counts even for root), or Options.ReadOnly, opens read-only:
+// hits are read, Put keeps records in memory for the process, nothing is written (no lock
+// file is created; a shared lock is taken only if one exists).
+//
 // # Several processes on one directory
 //
-// Badger allows one writer per directory. Open takes an exclusive flock on <dir>/widejit.lock
+// Badger allows one writer per directory. A writable Open takes an exclusive flock on <dir>/widejit.lock
 // (Badger's own LOCK is a second guard), retrying for Options.LockWait (default 5 s). If the
 // directory is still busy it tries a shared lock and a read-only Badger open (works when the
 // other holders only read), else it runs from memory; either way it warns once ("cache dir X is
@@ -68,8 +81,11 @@
 // block checksums) inside recover(), so the panics Badger would raise in its own goroutines on
 // truncated tables happen in ours and are caught. Badger then opens with table and value
 // checksum verification on; an Open error or synchronous panic also counts as damage. On
-// damage the directory's contents are moved to <dir>.damaged-<UTC timestamp> (never deleted),
-// a fresh store is created, and Open warns once.
+// damage the store (kernels/) is renamed to kernels.damaged-<UTC timestamp> inside the
+// directory, a fresh store is created, and Open warns once; the newest three damaged copies
+// are kept (older ones are pruned) and `cache verify` lists them, with any <dir>.damaged-*
+// an older widejit left beside the directory (those are never removed: they may hold a
+// user's files).
 //
 // Not caught at Open: damage done by another program while the store is open, and damage to a
 // crashed store's .vlog/.mem beyond what Badger's replay detects; record checksums (and

@@ -66,3 +66,33 @@ func allocatedBytes(info os.FileInfo) int64 {
 	}
 	return info.Size()
 }
+
+// acquireReadLock takes a shared lock without creating the lock file (a read-only store never
+// writes): os.ErrNotExist when there is none, errLockBusy when a writer holds it past wait.
+func acquireReadLock(path string, wait time.Duration) (*dirLock, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+		if err == nil {
+			return &dirLock{f: f}, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) || time.Now().After(deadline) {
+			f.Close()
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				return nil, errLockBusy
+			}
+			return nil, err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// dirWritable reports whether this process may create files in dir (access(2): a read-only
+// mount says no even to root; permission bits do not bind root).
+func dirWritable(dir string) bool { return writableHook(dir) }
+
+var writableHook = func(dir string) bool { return syscall.Access(dir, 2 /* W_OK */) == nil }

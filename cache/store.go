@@ -32,7 +32,10 @@ type Options struct {
 	// LockWait bounds the wait for a directory another process holds; 0 means DefaultLockWait,
 	// negative means do not wait.
 	LockWait time.Duration
-	// ReadOnly opens the directory for reading only (a shared lock; Put fails).
+	// ReadOnly opens the directory for reading only: it is never written (no lock file is
+	// created; a shared lock is taken when the lock file exists), hits are read from it and
+	// Put keeps records in memory for this process. Open also chooses it when the directory
+	// is not writable (a shared, pre-populated cache on a cluster).
 	ReadOnly bool
 	// InMemory keeps everything in memory and never touches a directory.
 	InMemory bool
@@ -55,17 +58,19 @@ const (
 	ModeFallback Mode = "fallback"
 )
 
-// ErrReadOnly is returned by Put on a store opened with Options.ReadOnly.
+// ErrReadOnly was returned by Put on a read-only store; such a store now keeps what is put in
+// memory for the process, and Put no longer fails.
 var ErrReadOnly = errors.New("cache store is read-only")
 
 // A Store is an open cache. Its methods are safe for concurrent use.
 type Store struct {
-	dir  string
-	opts Options
-	mode Mode
-	lock *dirLock
-	db   *badger.DB
-	dbRO bool
+	dir   string // the cache directory
+	dbDir string // the Badger store in it: <dir>/kernels, or <dir> for a legacy read-only one
+	opts  Options
+	mode  Mode
+	lock  *dirLock
+	db    *badger.DB
+	dbRO  bool
 
 	mu      sync.Mutex
 	mem     map[string][]byte // records of a memory store, or pending writes of a fallback
@@ -101,7 +106,9 @@ func Off() *Store {
 
 // Open opens (creating it if needed) the cache in dir ("" means DefaultDir). It does not fail
 // for a busy, damaged or unusable directory: it falls back as described in the package
-// documentation and says so through Options.Warn. An error means the options are invalid.
+// documentation and says so through Options.Warn. An error means the options are invalid, or
+// dir is a non-empty directory that is not a widejit cache (*ForeignDirError; nothing in it
+// was touched).
 func Open(dir string, opts Options) (*Store, error) {
 	if opts.ReadOnly && opts.InMemory {
 		return nil, errors.New("cache: ReadOnly and InMemory are exclusive")
@@ -124,8 +131,28 @@ func Open(dir string, opts Options) (*Store, error) {
 		dir = abs
 	}
 	s.dir = dir
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	s.dbDir = filepath.Join(dir, kernelsName)
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) && !opts.ReadOnly {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			s.fallback(fmt.Sprintf("cannot use cache dir %s (%v); using an in-memory cache for this run", dir, err))
+			return s, nil
+		}
+	}
+	_, legacy, err := inspectDir(dir)
+	var foreign *ForeignDirError
+	if errors.As(err, &foreign) {
+		return nil, err
+	}
+	if err != nil {
 		s.fallback(fmt.Sprintf("cannot use cache dir %s (%v); using an in-memory cache for this run", dir, err))
+		return s, nil
+	}
+	if !opts.ReadOnly && !dirWritable(dir) {
+		s.opts.ReadOnly = true
+		s.warnOnce("read-only", fmt.Sprintf("cache dir %s is not writable; using it read-only (kernels it lacks are compiled in memory for this run)", dir))
+	}
+	if s.opts.ReadOnly {
+		s.openReadOnly(legacy)
 		return s, nil
 	}
 	lock, err := acquireLock(filepath.Join(dir, lockFileName), !opts.ReadOnly, opts.LockWait)
@@ -138,16 +165,6 @@ func Open(dir string, opts Options) (*Store, error) {
 		return s, nil
 	}
 	s.lock = lock
-	if opts.ReadOnly {
-		if err := s.openReadOnlyLocked(); err != nil {
-			s.lock.release()
-			s.lock = nil
-			s.fallback(fmt.Sprintf("cannot read cache dir %s (%v); using an in-memory cache for this run", dir, err))
-		} else {
-			s.mode = ModeReadOnly
-		}
-		return s, nil
-	}
 	if err := s.openWritableLocked(); err != nil {
 		s.lock.release()
 		s.lock = nil
@@ -160,6 +177,29 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s.mode = ModeReadWrite
 	return s, nil
+}
+
+// openReadOnly opens the store for reading without writing anything to the directory: a
+// shared lock only if the lock file is there, a legacy store read in place, and a missing,
+// damaged or unreadable store read as empty.
+func (s *Store) openReadOnly(legacy bool) {
+	s.mode = ModeReadOnly
+	if legacy {
+		if _, err := os.Stat(s.dbDir); err != nil {
+			s.dbDir = s.dir
+		}
+	}
+	if lock, err := acquireReadLock(filepath.Join(s.dir, lockFileName), s.opts.LockWait); err == nil {
+		s.lock = lock
+	} else if errors.Is(err, errLockBusy) {
+		s.warnOnce("busy", fmt.Sprintf("cache dir %s is being written by another widejit process; using an in-memory cache for this run", s.dir))
+		return
+	}
+	if err := s.openReadOnlyLocked(); err != nil {
+		s.lock.release()
+		s.lock = nil
+		s.warnOnce("unreadable", fmt.Sprintf("cannot read cache dir %s (%v); using an in-memory cache for this run", s.dir, err))
+	}
 }
 
 // openBusy handles a directory another process holds: read through a shared read-only view if
@@ -187,13 +227,16 @@ func (s *Store) fallback(msg string) {
 
 // openWritableLocked validates the directory, moves it aside when damaged, and opens Badger.
 func (s *Store) openWritableLocked() error {
-	damage := checkSidecar(s.dir)
+	if err := adoptDir(s.dir); err != nil {
+		return err
+	}
+	damage := checkSidecar(s.dbDir)
 	if errors.Is(damage, errNoSidecar) {
-		damage = checkStructure(s.dir)
+		damage = checkStructure(s.dbDir)
 	}
 	if damage == nil {
 		// Badger will change the files; a crash from here on must not leave a stale sidecar.
-		if err := os.Remove(filepath.Join(s.dir, sidecarName)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := os.Remove(filepath.Join(s.dbDir, sidecarName)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 		db, err := s.openBadgerQuietly(false)
@@ -211,7 +254,7 @@ func (s *Store) openWritableLocked() error {
 		return fmt.Errorf("damaged (%v), and moving it aside failed: %w", damage, err)
 	}
 	s.damaged = aside
-	s.warnOnce("damaged", fmt.Sprintf("cache dir %s was damaged (%v); moved it to %s and started a fresh cache", s.dir, firstLine(damage.Error()), aside))
+	s.warnOnce("damaged", fmt.Sprintf("cache dir %s was damaged (%v); moved its store to %s and started a fresh cache", s.dir, firstLine(damage.Error()), aside))
 	db, err := s.openBadgerQuietly(false)
 	if err != nil {
 		return err
@@ -223,18 +266,18 @@ func (s *Store) openWritableLocked() error {
 func (s *Store) openBadgerQuietly(readOnly bool) (*badger.DB, error) {
 	s.badgerQuiet.Store(true)
 	defer s.badgerQuiet.Store(false)
-	return openBadger(s.dir, readOnly, s.opts, s.badgerLogger())
+	return openBadger(s.dbDir, readOnly, s.opts, s.badgerLogger())
 }
 
 // openReadOnlyLocked opens Badger read-only after the same validation; damage cannot be
 // repaired under a shared lock, so it is an error (the caller falls back to memory).
 func (s *Store) openReadOnlyLocked() error {
-	damage := checkSidecar(s.dir)
+	damage := checkSidecar(s.dbDir)
 	if errors.Is(damage, errNoSidecar) {
-		if _, err := os.Stat(filepath.Join(s.dir, "MANIFEST")); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(filepath.Join(s.dbDir, "MANIFEST")); errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("no cache there yet")
 		}
-		damage = checkStructure(s.dir)
+		damage = checkStructure(s.dbDir)
 	}
 	if damage != nil {
 		return fmt.Errorf("damaged: %v", firstLine(damage.Error()))
@@ -288,27 +331,6 @@ func openBadger(dir string, readOnly bool, o Options, logger badger.Logger) (db 
 
 func isBadgerLockError(err error) bool {
 	return strings.Contains(err.Error(), "Cannot acquire directory lock")
-}
-
-// moveAside moves every entry of dir except the lock file into dir.damaged-<timestamp>.
-func moveAside(dir string) (string, error) {
-	aside := dir + ".damaged-" + time.Now().UTC().Format("20060102T150405.000000000Z")
-	if err := os.Mkdir(aside, 0o755); err != nil {
-		return "", err
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return "", err
-	}
-	for _, e := range ents {
-		if e.Name() == lockFileName {
-			continue
-		}
-		if err := os.Rename(filepath.Join(dir, e.Name()), filepath.Join(aside, e.Name())); err != nil {
-			return "", err
-		}
-	}
-	return aside, nil
 }
 
 // badgerLogger routes Badger's errors and warnings to Warn and drops its chatter.
@@ -457,9 +479,7 @@ func (s *Store) Put(key Key, rec *Record) error {
 	if s.mode == ModeOff {
 		return nil
 	}
-	if s.mode == ModeReadOnly {
-		return ErrReadOnly
-	}
+
 	dk := key.dbKey()
 	enc := encodeRecord(dk, &r)
 	s.mu.Lock()
@@ -565,7 +585,7 @@ func (s *Store) Close() error {
 	if s.db != nil {
 		err = s.db.Close()
 		if err == nil && !s.dbRO {
-			err = writeSidecar(s.dir)
+			err = writeSidecar(s.dbDir)
 		}
 		s.db = nil
 	}
@@ -589,7 +609,7 @@ func (s *Store) writeBack(pending map[string][]byte) error {
 		return err
 	}
 	defer lock.release()
-	w := &Store{dir: s.dir, opts: s.opts, mem: map[string][]byte{}, warned: map[string]bool{}}
+	w := &Store{dir: s.dir, dbDir: filepath.Join(s.dir, kernelsName), opts: s.opts, mem: map[string][]byte{}, warned: map[string]bool{}}
 	if err := w.openWritableLocked(); err != nil {
 		return err
 	}
@@ -613,5 +633,5 @@ func (s *Store) writeBack(pending map[string][]byte) error {
 	if err := w.db.Close(); err != nil {
 		return err
 	}
-	return writeSidecar(s.dir)
+	return writeSidecar(w.dbDir)
 }

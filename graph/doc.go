@@ -69,5 +69,10 @@
 // Vocabulary and types: Ops() lists every op; DType (Float32, ..., Bool) with Size, IsFloat,
 // Safetensors(); Type{Shape, DType} prints as "float32[32,64]".
 //
-// graph imports nothing from the project but graph/safetensors.
+// Hostile files: the graph, weights and inputs must be regular files (a FIFO, /dev/zero or a
+// directory is refused at once, naming it); the graph file is bounded by
+// Options.MaxGraphBytes, and every allocation the Graph makes (initialised weights, generated
+// inputs, one tensor read) is checked against Options.MemoryLimit before it is made.
+//
+// graph imports nothing from the project but graph/safetensors and internal/memlimit.
 package graph

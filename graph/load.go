@@ -2,11 +2,13 @@ package graph
 
 import (
 	"fmt"
+	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/widejit/widejit/graph/safetensors"
 )
 
 // Format is the value of the top-level "format" key.
@@ -23,24 +25,61 @@ type Options struct {
 	// N, when > 0, replaces the file's n. Only init graphs accept a different n (a weights
 	// file fixes N).
 	N int
+	// MaxGraphBytes bounds the graph file (0: DefaultMaxGraphBytes, negative: no bound).
+	MaxGraphBytes int64
+	// MemoryLimit bounds what the Graph allocates at once: initialised weights, generated
+	// inputs, one tensor read from the weights or inputs file (0: memlimit.Default(), 80% of
+	// physical memory; negative: no bound).
+	MemoryLimit int64
 }
+
+// DefaultMaxGraphBytes bounds a graph file: real graphs are kilobytes, the weights live apart.
+const DefaultMaxGraphBytes = 64 << 20
 
 // Load reads, validates and infers the graph at path (weights checked too).
 func Load(path string) (*Graph, error) { return LoadWithOptions(path, Options{}) }
 
-// LoadWithOptions is Load with options.
+// LoadWithOptions is Load with options. The graph must be a regular file within
+// MaxGraphBytes (a FIFO or /dev/zero is refused at once, not read forever).
 func LoadWithOptions(path string, opts Options) (*Graph, error) {
-	data, err := os.ReadFile(path)
+	data, err := readBounded(path, opts.MaxGraphBytes, DefaultMaxGraphBytes)
 	if err != nil {
 		return nil, err
 	}
 	return Parse(path, data, opts)
 }
 
+// readBounded reads a regular file of at most limit bytes (0: def, negative: no bound).
+func readBounded(path string, limit, def int64) ([]byte, error) {
+	if limit == 0 {
+		limit = def
+	}
+	f, st, err := safetensors.OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if limit > 0 && st.Size() > limit {
+		return nil, fmt.Errorf("%s is %d bytes, more than the limit of %d for a graph file", path, st.Size(), limit)
+	}
+	r := io.Reader(f)
+	if limit > 0 {
+		r = io.LimitReader(f, limit+1) // the file may grow after the stat
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	if limit > 0 && int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s grew past the limit of %d bytes for a graph file while being read", path, limit)
+	}
+	return data, nil
+}
+
 // Parse validates a graph given as bytes; file names it in errors and anchors the relative
 // weights path.
 func Parse(file string, data []byte, opts Options) (*Graph, error) {
-	l := &loader{file: file, data: data, g: &Graph{File: file,
+	l := &loader{file: file, data: data, g: &Graph{File: file, memLimit: opts.MemoryLimit,
 		inputs: map[string]*Input{}, params: map[string]*Param{}, nodes: map[string]*Node{}, paramUse: map[string]paramUse{}}}
 	root, err := parseJSON(data)
 	if err != nil {

@@ -197,6 +197,7 @@ type Graph struct {
 	nodes  map[string]*Node
 	// paramUse records, for each param, the first node and role that use it (for init).
 	paramUse map[string]paramUse
+	memLimit int64 // Options.MemoryLimit
 }
 
 type paramUse struct {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/widejit/widejit/graph/safetensors"
+	"github.com/widejit/widejit/internal/memlimit"
 )
 
 // checkWeights compares the weights file with the declared params.
@@ -17,7 +18,7 @@ func (l *loader) checkWeights() {
 	if g.WeightsPath == "" {
 		return
 	}
-	f, err := safetensors.Open(g.WeightsPath)
+	f, err := safetensors.OpenWithOptions(g.WeightsPath, g.readOpts())
 	if err != nil {
 		l.errAt(l.weightsV, "weights", "", "%v", err)
 		return
@@ -67,7 +68,7 @@ func (g *Graph) ParamTensor(name string) (*safetensors.Tensor, error) {
 	if g.Init != nil {
 		return g.initParam(p)
 	}
-	f, err := safetensors.Open(g.WeightsPath)
+	f, err := safetensors.OpenWithOptions(g.WeightsPath, g.readOpts())
 	if err != nil {
 		return nil, err
 	}
@@ -171,9 +172,33 @@ func (g *Graph) initRuleFor(p *Param) initRule {
 	return konst(0)
 }
 
+// readOpts bounds the tensors the graph reads by its memory limit.
+func (g *Graph) readOpts() safetensors.Options {
+	return safetensors.Options{MaxTensorBytes: g.memLimit}
+}
+
+// checkAlloc refuses to make count elements of dtype d (through a float64 or int64 scratch
+// copy of 8 bytes each) when that passes the memory limit: --n 100000000 on an init graph
+// used to end in "fatal error: runtime: out of memory".
+func (g *Graph) checkAlloc(what string, d DType, count int64) error {
+	var t memlimit.Tally
+	t.Add(count, 8)
+	t.Add(count, int64(d.Size()))
+	if err := memlimit.Check(fmt.Sprintf("graph %s: %s (%d elements of %s)", g.File, what, count, d), t.Bytes(), g.memLimit); err != nil {
+		return err
+	}
+	if count > math.MaxInt {
+		return fmt.Errorf("graph %s: %s has %d elements, more than this platform can index", g.File, what, count)
+	}
+	return nil
+}
+
 func (g *Graph) initParam(p *Param) (*safetensors.Tensor, error) {
 	rule := g.initRuleFor(p)
 	per := p.Type.Numel()
+	if err := g.checkAlloc(fmt.Sprintf("initialising param %q for %d models", p.Name, g.N), p.Type.DType, memlimit.Product(g.N, per)); err != nil {
+		return nil, err
+	}
 	vals := make([]float64, g.N*per)
 	r := rngFor(g.Init.Seed, p.Name)
 	row := 1
@@ -204,7 +229,7 @@ func (g *Graph) initParam(p *Param) (*safetensors.Tensor, error) {
 // ReadInputs loads the graph's inputs from a safetensors file: every input must be there with
 // its dtype and shape ([N, ...] per model, the bare shape when shared), and nothing else.
 func (g *Graph) ReadInputs(path string) (map[string]*safetensors.Tensor, error) {
-	f, err := safetensors.Open(path)
+	f, err := safetensors.OpenWithOptions(path, g.readOpts())
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +304,11 @@ func (g *Graph) GenerateInputs(seed int64) (map[string]*safetensors.Tensor, erro
 	for _, in := range g.Inputs {
 		shape := g.InputTensorShape(in)
 		r := rngFor(seed, in.Name)
-		count := numel(shape)
+		elems := memlimit.Product(shape...)
+		if err := g.checkAlloc(fmt.Sprintf("generating input %q %v", in.Name, shape), in.Type.DType, elems); err != nil {
+			return nil, err
+		}
+		count := int(elems)
 		var t *safetensors.Tensor
 		var err error
 		if in.Type.DType.IsFloat() {

@@ -1,6 +1,11 @@
 package jit
 
 import (
+	"context"
+	"fmt"
+	"math"
+	"math/bits"
+
 	"github.com/widejit/widejit/triton/ir"
 )
 
@@ -66,6 +71,30 @@ type Kernel interface {
 	// Launch runs the kernel over grid (each entry >= 1). Args follow the runtime parameters
 	// of the specialized function in order.
 	Launch(grid [3]int, args []Arg) error
+}
+
+// ContextLauncher is a Kernel whose launch can be stopped: LaunchContext returns soon after
+// ctx is done (between programs and loop iterations), with an error naming the kernel that
+// wraps ctx's error. The CPU backend implements it; runners use it for per-launch time limits.
+type ContextLauncher interface {
+	LaunchContext(ctx context.Context, grid [3]int, args []Arg) error
+}
+
+// GridPrograms is the number of programs of grid, checked: every dimension at least 1 and
+// at most maxDim, and the product within int64 (three dimensions of 2^31-1 overflow it).
+func GridPrograms(kernel string, grid [3]int, maxDim int) (int64, error) {
+	total := uint64(1)
+	for i, g := range grid {
+		if g < 1 || g > maxDim {
+			return 0, fmt.Errorf("kernel %s: grid dimension %d is %d, expected 1..%d", kernel, i, g, maxDim)
+		}
+		hi, lo := bits.Mul64(total, uint64(g))
+		if hi != 0 || lo > math.MaxInt64 {
+			return 0, fmt.Errorf("kernel %s: grid %d x %d x %d has more than 2^63-1 programs", kernel, grid[0], grid[1], grid[2])
+		}
+		total = lo
+	}
+	return int64(total), nil
 }
 
 // DeviceInfo describes a device for the autotuner and `widejit info`.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/widejit/widejit/autotune"
 	"github.com/widejit/widejit/graph"
+	"github.com/widejit/widejit/internal/memlimit"
 )
 
 // Options control lowering.
@@ -50,6 +51,39 @@ func LoweredOps() []string {
 	}
 	sort.Strings(ops)
 	return ops
+}
+
+// maxPlanElems bounds a tensor stacked over the N models, so that the plan's element counts
+// and offsets (ints) cannot overflow; the memory limit (RunnerOptions) refuses far less.
+const maxPlanElems = 1 << 50
+
+// checkTensorSizes refuses a graph whose N-stacked tensors are too large to plan.
+func checkTensorSizes(g *graph.Graph) error {
+	check := func(kind, name string, t graph.Type) error {
+		if n := memlimit.Product(g.N, t.Numel()); n > maxPlanElems {
+			return fmt.Errorf("graph %s: %s %q is %s for %d models: %d elements or more, beyond the 2^50 a plan can hold",
+				g.File, kind, name, t, g.N, n)
+		}
+		return nil
+	}
+	for _, in := range g.Inputs {
+		if err := check("input", in.Name, in.Type); err != nil {
+			return err
+		}
+	}
+	for _, p := range g.Params {
+		if err := check("param", p.Name, p.Type); err != nil {
+			return err
+		}
+	}
+	for _, n := range g.Nodes {
+		for _, t := range n.Outputs {
+			if err := check("the output of node", n.Name, t); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // group is one kernel of the plan under construction.
@@ -115,6 +149,9 @@ func Lower(g *graph.Graph, opts Options) (*Plan, error) {
 	case "", "eval", "mc":
 	default:
 		return nil, fmt.Errorf("lowering: unknown dropout mode %q (want eval or mc)", opts.Dropout)
+	}
+	if err := checkTensorSizes(g); err != nil {
+		return nil, err
 	}
 	l := &lowerer{g: g, opts: opts, n: g.N, chooser: opts.Chooser,
 		values: map[string]View{}, owner: map[string]group{}, uses: map[string]int{},

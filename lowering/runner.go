@@ -1,14 +1,17 @@
 package lowering
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"time"
 
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/graph/safetensors"
+	"github.com/widejit/widejit/internal/memlimit"
 	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/triton/ir"
 )
@@ -33,6 +36,113 @@ type Runner struct {
 	UploadTime time.Duration
 	// kernelTimes, when profiling (Profile), is the time each launch took, summed over runs.
 	kernelTimes []time.Duration
+	opts        RunnerOptions
+	// broken is set when a launch was abandoned past its time limit on a device that cannot
+	// stop it: the device may still be running it, so the Runner refuses further runs.
+	broken error
+}
+
+// RunnerOptions bound what a Runner may do. The zero value is right for most runs.
+type RunnerOptions struct {
+	// LaunchTimeout stops a run whose launch (one kernel over its grid) takes longer, with an
+	// error naming the kernel; 0 means no limit. The CPU backend stops the launch itself
+	// (between programs and loop iterations). Other devices are synchronised after every
+	// launch while a limit is set, and a launch past it is abandoned: the Runner then
+	// refuses further runs.
+	LaunchTimeout time.Duration
+	// MemoryLimit bounds the bytes the plan allocates (its buffers, plus the host copies of
+	// outputs and of the largest parameter; on a GPU, device buffers count against the
+	// device's memory instead): 0 means 80% of physical memory, negative no limit.
+	MemoryLimit int64
+}
+
+// MemoryNeed is what a plan allocates, in bytes.
+type MemoryNeed struct {
+	Inputs, Params, Temporaries int64 // device buffers
+	Outputs                     int64 // host copies of the outputs (Run)
+	LargestParam                int64 // one parameter's host copy while uploading
+}
+
+// Device is the device buffers' total.
+func (m MemoryNeed) Device() int64 {
+	var t memlimit.Tally
+	t.Add(m.Inputs, 1)
+	t.Add(m.Params, 1)
+	t.Add(m.Temporaries, 1)
+	return t.Bytes()
+}
+
+// Host is what a run allocates besides the device buffers.
+func (m MemoryNeed) Host() int64 {
+	var t memlimit.Tally
+	t.Add(m.Outputs, 1)
+	t.Add(m.LargestParam, 1)
+	return t.Bytes()
+}
+
+func (m MemoryNeed) String() string {
+	return fmt.Sprintf("inputs %s, params %s, temporaries %s, outputs %s", memlimit.Format(m.Inputs),
+		memlimit.Format(m.Params), memlimit.Format(m.Temporaries), memlimit.Format(m.Outputs))
+}
+
+// Memory computes what the plan allocates, without overflowing.
+func (p *Plan) Memory() MemoryNeed {
+	sum := func(bs []*Buffer) (total, largest int64) {
+		var t memlimit.Tally
+		for _, b := range bs {
+			var one memlimit.Tally
+			one.Add(int64(max(b.Elems, 1)), int64(b.DType.Size()))
+			t.Add(one.Bytes(), 1)
+			largest = max(largest, one.Bytes())
+		}
+		return t.Bytes(), largest
+	}
+	var m MemoryNeed
+	m.Inputs, _ = sum(p.Inputs)
+	m.Params, m.LargestParam = sum(p.Params)
+	var tmp memlimit.Tally
+	for _, s := range p.Slots {
+		tmp.Add(int64(max(s.Elems, 1)), int64(s.DType.Size()))
+	}
+	m.Temporaries = tmp.Bytes()
+	var out memlimit.Tally
+	seen := map[*Buffer]bool{}
+	for _, o := range p.Outputs {
+		if b := o.View.Buf; !seen[b] {
+			seen[b] = true
+			out.Add(int64(max(b.Elems, 1)), int64(b.DType.Size()))
+		}
+	}
+	m.Outputs = out.Bytes()
+	return m
+}
+
+// checkMemory refuses a plan that does not fit the limit (and, on a device with its own
+// memory, the device), before anything is allocated.
+func checkMemory(plan *Plan, dev jit.Device, limit int64) error {
+	m := plan.Memory()
+	info := dev.Info()
+	if info.Kind == "cpu" || info.Kind == "" {
+		var t memlimit.Tally
+		t.Add(m.Device(), 1)
+		t.Add(m.Host(), 1)
+		return memlimit.Check("the plan ("+m.String()+")", t.Bytes(), limit)
+	}
+	if info.MemoryBytes > 0 && m.Device() > info.MemoryBytes {
+		return fmt.Errorf("the plan needs %s of %s memory (%s), more than its %s",
+			memlimit.Format(m.Device()), info.Name, m, memlimit.Format(info.MemoryBytes))
+	}
+	return memlimit.Check("the plan's host copies (outputs and the largest param)", m.Host(), limit)
+}
+
+// checkGrids refuses launches whose grids are empty or whose program counts overflow.
+func checkGrids(plan *Plan) error {
+	for i, l := range plan.Launches {
+		if _, err := jit.GridPrograms(l.Kernel.Source.Fn, l.Grid, math.MaxInt32); err != nil {
+			return fmt.Errorf("launch %d (nodes %v): %w", i, l.Nodes, err)
+		}
+	}
+	return nil
 }
 
 // Profile turns per-launch timing on or off (off by default): each launch is then followed by
@@ -59,7 +169,20 @@ func irDType(d graph.DType) (ir.DType, error) {
 // NewRunner compiles the plan's kernels through comp for dev (in parallel), allocates its
 // buffers, uploads the parameters from params and runs the prepare launches.
 func NewRunner(plan *Plan, dev jit.Device, comp *jit.Compiler, params ParamSource) (*Runner, error) {
-	r := &Runner{plan: plan, dev: dev, kernels: make([]jit.Kernel, len(plan.Launches)), bufs: map[*Buffer]jit.Buffer{}}
+	return NewRunnerWithOptions(plan, dev, comp, params, RunnerOptions{})
+}
+
+// NewRunnerWithOptions is NewRunner within the bounds of opts: a plan that needs more memory
+// than the limit, or whose grids overflow, is refused before anything is compiled or
+// allocated.
+func NewRunnerWithOptions(plan *Plan, dev jit.Device, comp *jit.Compiler, params ParamSource, opts RunnerOptions) (*Runner, error) {
+	if err := checkGrids(plan); err != nil {
+		return nil, err
+	}
+	if err := checkMemory(plan, dev, opts.MemoryLimit); err != nil {
+		return nil, err
+	}
+	r := &Runner{plan: plan, dev: dev, kernels: make([]jit.Kernel, len(plan.Launches)), bufs: map[*Buffer]jit.Buffer{}, opts: opts}
 	start := time.Now()
 	errs := make([]error, len(plan.Launches))
 	var wg sync.WaitGroup
@@ -210,6 +333,9 @@ func (r *Runner) Run(inputs map[string]*safetensors.Tensor) (map[string]*safeten
 // outputs, say), instead of into new memory: repeated runs then allocate nothing per output,
 // as a framework's caching allocator would. The returned map holds those tensors.
 func (r *Runner) RunInto(inputs, reuse map[string]*safetensors.Tensor) (map[string]*safetensors.Tensor, error) {
+	if r.broken != nil {
+		return nil, r.broken
+	}
 	p := r.plan
 	for _, b := range p.Inputs {
 		t := inputs[b.Name]
@@ -296,7 +422,7 @@ func (r *Runner) launch(i int, l *Launch, grid [3]int, model int) error {
 			args[j] = jit.Arg{Scalar: v}
 		}
 	}
-	if err := r.kernels[i].Launch(grid, args); err != nil {
+	if err := r.launchKernel(r.kernels[i], grid, args); err != nil {
 		who := "all models"
 		if model >= 0 {
 			who = fmt.Sprintf("model %d", model)
@@ -329,4 +455,46 @@ func unravel(i int, shape []int) []int {
 		}
 	}
 	return pos
+}
+
+// launchKernel launches k within RunnerOptions.LaunchTimeout, if set.
+func (r *Runner) launchKernel(k jit.Kernel, grid [3]int, args []jit.Arg) error {
+	limit := r.opts.LaunchTimeout
+	if limit <= 0 {
+		return k.Launch(grid, args)
+	}
+	if cl, ok := k.(jit.ContextLauncher); ok {
+		ctx, cancel := context.WithTimeoutCause(context.Background(), limit, &LaunchTimeoutError{Kernel: k.Name(), Limit: limit})
+		defer cancel()
+		return cl.LaunchContext(ctx, grid, args)
+	}
+	// A device that cannot stop a kernel: wait for this launch alone, and abandon it.
+	done := make(chan error, 1)
+	go func() {
+		err := k.Launch(grid, args)
+		if err == nil {
+			err = r.dev.Sync()
+		}
+		done <- err
+	}()
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-timer.C:
+		err := fmt.Errorf("kernel %s: %w (abandoned; the device may still be running it)", k.Name(), &LaunchTimeoutError{Kernel: k.Name(), Limit: limit})
+		r.broken = fmt.Errorf("an earlier run was stopped by the launch time limit: %w", err)
+		return err
+	}
+}
+
+// LaunchTimeoutError is the cause of a launch stopped by RunnerOptions.LaunchTimeout.
+type LaunchTimeoutError struct {
+	Kernel string
+	Limit  time.Duration
+}
+
+func (e *LaunchTimeoutError) Error() string {
+	return fmt.Sprintf("the launch exceeded its time limit of %v", e.Limit)
 }

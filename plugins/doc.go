@@ -4,6 +4,11 @@
 // a memory cap, a per-call deadline, a bound on what it reads back, and no files,
 // environment, arguments, network, real clock or real randomness.
 //
+// Loading is bounded too: the module must be a regular file within Options.MaxModuleBytes and
+// compile within Options.CompileTimeout (wazero cannot stop compiling one function, so a slow
+// compile is abandoned to finish in the background); a compilation cache that is corrupt is
+// cleared and the module recompiled, with a warning through Options.Warn.
+//
 // Every failure of a plugin comes back as an *Error naming the plugin and the reason (Kind);
 // the host never panics or blocks past the deadline because of a plugin. The autotuner turns
 // such an error into a warning and lets the built-in heuristic decide.

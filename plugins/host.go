@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -30,9 +31,13 @@ const (
 	DefaultDeadline         = 50 * time.Millisecond
 	DefaultInitDeadline     = 2 * time.Second
 	DefaultMaxResponseBytes = 1 << 20
-	maxModuleBytes          = 256 << 20
-	guestOutputLimit        = 16 << 10
-	wasmPageSize            = 64 << 10
+	// DefaultMaxModuleBytes bounds a module file: a Go plugin is a few MiB.
+	DefaultMaxModuleBytes = 64 << 20
+	// DefaultCompileTimeout bounds compiling a module (wazero's compile time grows
+	// quadratically with block nesting: 1.2 MB of nested blocks took minutes).
+	DefaultCompileTimeout = 20 * time.Second
+	guestOutputLimit      = 16 << 10
+	wasmPageSize          = 64 << 10
 )
 
 // Options configure the sandbox. Zero values take the defaults.
@@ -52,6 +57,15 @@ type Options struct {
 	MaxResponseBytes uint32
 	// PoolSize is how many idle instances are kept for reuse (default: min(GOMAXPROCS, 4)).
 	PoolSize int
+	// MaxModuleBytes bounds the module's size (default DefaultMaxModuleBytes).
+	MaxModuleBytes int64
+	// CompileTimeout bounds compiling the module (default DefaultCompileTimeout). wazero
+	// cannot stop compiling one function, so a compile past it is abandoned to finish in the
+	// background and the plugin is set aside (KindCompile).
+	CompileTimeout time.Duration
+	// Warn receives recoverable problems (a corrupt compilation cache, cleared and rebuilt);
+	// nil prints "widejit: warning: ..." to standard error.
+	Warn func(msg string)
 }
 
 func (o Options) withDefaults() Options {
@@ -69,6 +83,15 @@ func (o Options) withDefaults() Options {
 	}
 	if o.PoolSize <= 0 {
 		o.PoolSize = min(runtime.GOMAXPROCS(0), 4)
+	}
+	if o.MaxModuleBytes <= 0 {
+		o.MaxModuleBytes = DefaultMaxModuleBytes
+	}
+	if o.CompileTimeout <= 0 {
+		o.CompileTimeout = DefaultCompileTimeout
+	}
+	if o.Warn == nil {
+		o.Warn = func(msg string) { fmt.Fprintf(os.Stderr, "widejit: warning: %s\n", msg) }
 	}
 	return o
 }
@@ -100,17 +123,20 @@ type instance struct {
 // Load reads, compiles and checks the plugin at path.
 func Load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	name := filepath.Base(path)
-	f, err := os.Open(path)
+	limit := opts.withDefaults().MaxModuleBytes
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO must not block the open
 	if err != nil {
 		return nil, &Error{Plugin: name, Kind: KindLoad, Reason: err.Error(), Err: err}
 	}
 	defer f.Close()
-	wasm, err := io.ReadAll(io.LimitReader(f, maxModuleBytes+1))
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, &Error{Plugin: name, Kind: KindLoad, Reason: fmt.Sprintf("%s is not a regular file", path), Err: err}
+	} else if st.Size() > limit {
+		return nil, &Error{Plugin: name, Kind: KindLoad, Reason: fmt.Sprintf("%s is %d bytes, more than the %d-byte limit for a module", path, st.Size(), limit)}
+	}
+	wasm, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, &Error{Plugin: name, Kind: KindLoad, Reason: err.Error(), Err: err}
-	}
-	if len(wasm) > maxModuleBytes {
-		return nil, &Error{Plugin: name, Kind: KindLoad, Reason: fmt.Sprintf("%s is larger than %d MiB", path, maxModuleBytes>>20)}
 	}
 	return LoadBytes(ctx, name, wasm, opts)
 }
@@ -125,28 +151,21 @@ func LoadBytes(ctx context.Context, name string, wasm []byte, opts Options) (*Pl
 		return nil, &Error{Plugin: name, Kind: kind, Reason: fmt.Sprintf(format, args...), Err: err}
 	}
 
+	if int64(len(wasm)) > opts.MaxModuleBytes {
+		return fail(KindLoad, nil, "the module is %d bytes, more than the %d-byte limit", len(wasm), opts.MaxModuleBytes)
+	}
 	pages := opts.MemoryLimit / wasmPageSize
 	if pages == 0 || pages > 65536 {
 		return fail(KindLoad, nil, "memory limit %d bytes is outside 64 KiB .. 4 GiB", opts.MemoryLimit)
 	}
-	cfg := wazero.NewRuntimeConfig().
-		WithMemoryLimitPages(uint32(pages)).
-		WithCloseOnContextDone(true)
-	if opts.CacheDir != "" {
-		cache, err := wazero.NewCompilationCacheWithDir(opts.CacheDir)
-		if err != nil {
-			return fail(KindLoad, err, "compilation cache %s: %v", opts.CacheDir, err)
-		}
-		p.cache = cache
-		cfg = cfg.WithCompilationCache(cache)
-	}
-	p.runtime = wazero.NewRuntimeWithConfig(ctx, cfg)
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, p.runtime); err != nil {
-		return fail(KindLoad, err, "WASI host functions: %v", err)
-	}
-	compiled, err := p.runtime.CompileModule(ctx, wasm)
+	compiled, err := p.compile(ctx, wasm, uint32(pages), true)
 	if err != nil {
-		return fail(KindLoad, err, "not a valid WebAssembly module within the sandbox's limits: %v", err)
+		p.runtime, p.cache = nil, nil // compile closed them, or closes them when it ends
+		var perr *Error
+		if errors.As(err, &perr) {
+			return nil, perr
+		}
+		return fail(KindLoad, err, "%v", err)
 	}
 	p.compiled = compiled
 	for _, imp := range compiled.ImportedFunctions() {
@@ -410,4 +429,96 @@ func (p *Plugin) closeRuntime(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// KindCompile: compiling the module took longer than Options.CompileTimeout.
+const KindCompile Kind = "compile-time"
+
+// compile makes p's runtime (with the compilation cache when there is one) and compiles wasm
+// within opts.CompileTimeout. A cache that cannot be opened is skipped with a warning; a
+// cache entry wazero cannot read (its errors say "compilationcache") is cleared with a warning
+// and the module compiled again, once: a corrupt cache never disables a plugin. On error the
+// runtime is closed (at once, or when an abandoned compile ends).
+func (p *Plugin) compile(ctx context.Context, wasm []byte, pages uint32, retry bool) (wazero.CompiledModule, error) {
+	cfg := wazero.NewRuntimeConfig().
+		WithMemoryLimitPages(pages).
+		WithCloseOnContextDone(true)
+	if dir := p.opts.CacheDir; dir != "" {
+		cache, err := wazero.NewCompilationCacheWithDir(dir)
+		if err != nil {
+			p.opts.Warn(fmt.Sprintf("plugin %s: compilation cache %s is unusable (%v); compiling without it", p.name, dir, err))
+		} else {
+			p.cache = cache
+			cfg = cfg.WithCompilationCache(cache)
+		}
+	}
+	p.runtime = wazero.NewRuntimeWithConfig(ctx, cfg)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, p.runtime); err != nil {
+		p.closeRuntime(ctx)
+		return nil, &Error{Plugin: p.name, Kind: KindLoad, Reason: fmt.Sprintf("WASI host functions: %v", err), Err: err}
+	}
+	type result struct {
+		m   wazero.CompiledModule
+		err error
+	}
+	cctx, cancel := context.WithTimeout(ctx, p.opts.CompileTimeout)
+	defer cancel()
+	done := make(chan result, 1)
+	rt, cache := p.runtime, p.cache
+	go func() {
+		m, err := rt.CompileModule(cctx, wasm)
+		done <- result{m, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-cctx.Done():
+		// wazero checks the context only between functions: let the compile finish in the
+		// background and release its runtime then.
+		go func() {
+			<-done
+			rt.Close(context.Background())
+			if cache != nil {
+				cache.Close(context.Background())
+			}
+		}()
+		if ctx.Err() != nil {
+			return nil, &Error{Plugin: p.name, Kind: KindCanceled, Reason: "compiling: the caller canceled", Err: ctx.Err()}
+		}
+		return nil, &Error{Plugin: p.name, Kind: KindCompile, Reason: fmt.Sprintf("compiling the %d-byte module took longer than %v; set aside (raise the compile timeout if it is legitimate)", len(wasm), p.opts.CompileTimeout)}
+	}
+	if r.err == nil {
+		return r.m, nil
+	}
+	p.closeRuntime(ctx)
+	if retry && p.cache != nil && strings.Contains(r.err.Error(), "compilationcache") {
+		p.opts.Warn(fmt.Sprintf("plugin %s: the compilation cache %s is corrupt (%v); cleared it and compiling again", p.name, p.opts.CacheDir, firstLine(r.err.Error(), "")))
+		if err := ClearCompilationCache(p.opts.CacheDir); err != nil {
+			p.opts.Warn(fmt.Sprintf("plugin %s: clearing %s: %v; compiling without it", p.name, p.opts.CacheDir, err))
+			p.opts.CacheDir = ""
+		}
+		p.cache = nil
+		return p.compile(ctx, wasm, pages, false)
+	}
+	return nil, &Error{Plugin: p.name, Kind: KindLoad, Reason: fmt.Sprintf("not a valid WebAssembly module within the sandbox's limits: %v", r.err), Err: r.err}
+}
+
+// ClearCompilationCache removes what wazero keeps in dir (its wazero-<version>-<arch>-<os>
+// directories) and nothing else.
+func ClearCompilationCache(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "wazero-") {
+			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

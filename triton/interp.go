@@ -344,6 +344,7 @@ func (s *spec) execIf(n *syntax.If) {
 	parent := s.blk
 	before, order := s.fr.snapshot()
 
+	s.enterRegion("if")
 	s.fr.dynIfs++
 	thenBlk := &ir.Block{}
 	s.blk = thenBlk
@@ -355,6 +356,7 @@ func (s *spec) execIf(n *syntax.If) {
 	s.execBlock(n.Else)
 	elseVars, elseOrder := s.fr.snapshot()
 	s.fr.dynIfs--
+	s.regions--
 	s.pos = ifPos
 
 	// Names that differ after the branches become results of the If.
@@ -603,10 +605,13 @@ func (s *spec) execFor(n *syntax.For) {
 	}
 
 	body := func(iv *ir.Value) {
+		s.at(n)
+		s.enterRegion("for")
 		s.fr.loops++
 		s.fr.set(target.ID, iv)
 		s.execBlock(n.Body)
 		s.fr.loops--
+		s.regions--
 	}
 	names := s.carried(func() { body(s.f.NewValue(ir.Scalar(ivType), target.ID)) })
 	s.pos = loopPos
@@ -651,13 +656,24 @@ func nameValues(names []string, tmpls []value, lists ...[]*ir.Value) {
 	}
 }
 
+// enterRegion opens the body of a runtime if, for or while (s.pos is the statement), failing
+// when the IR could not hold it (ir.MaxRegionDepth, the function body included).
+func (s *spec) enterRegion(what string) {
+	s.regions++
+	if s.regions >= ir.MaxRegionDepth {
+		s.fail("runtime if/for/while statements nested deeper than %d (this %s is level %d)", ir.MaxRegionDepth-1, what, s.regions)
+	}
+}
+
 func (s *spec) execWhile(n *syntax.While) {
 	loopPos := s.pos
 	names := s.carried(func() {
+		s.enterRegion("while")
 		s.fr.loops++
 		s.eval(n.Cond)
 		s.execBlock(n.Body)
 		s.fr.loops--
+		s.regions--
 	})
 	s.pos = loopPos
 	tmpls, inits := s.loopInits(names)
@@ -681,9 +697,12 @@ func (s *spec) execWhile(n *syntax.While) {
 	s.blk = bodyBlk
 	s.fr.restore(before, order)
 	s.bindLoopArgs(names, tmpls, bodyBlk.Args)
+	s.pos = loopPos
+	s.enterRegion("while")
 	s.fr.loops++
 	s.execBlock(n.Body)
 	s.fr.loops--
+	s.regions--
 	s.pos = loopPos
 	yields := s.loopYields(names, tmpls, loopPos.Line)
 	s.emitInstr(ir.Yield, nil, yields...)

@@ -95,6 +95,7 @@ type spec struct {
 	unit    *unit
 	fr      *frame
 	depth   int
+	regions int // runtime if/for/while bodies open around the current statement
 	dry     int // > 0 while dry-running a loop body to find loop-carried names
 	steps   int // statements executed, bounded by maxSteps
 	emitted int // instructions emitted, bounded by maxInstrs

@@ -197,14 +197,15 @@ func TestRunSurvivesCacheCorruption(t *testing.T) {
 			root := t.TempDir()
 			dir := filepath.Join(root, "kc")
 			runMLPJSON(t, dir)
-			ents, err := os.ReadDir(dir)
+			store := filepath.Join(dir, "kernels") // the cache's own store (cache/layout.go)
+			ents, err := os.ReadDir(store)
 			if err != nil {
 				t.Fatal(err)
 			}
 			damaged := 0
 			for _, e := range ents {
 				if d.match(e.Name()) {
-					if err := d.do(filepath.Join(dir, e.Name())); err != nil {
+					if err := d.do(filepath.Join(store, e.Name())); err != nil {
 						t.Fatal(err)
 					}
 					damaged++
@@ -220,7 +221,7 @@ func TestRunSurvivesCacheCorruption(t *testing.T) {
 			if r.Cache.Misses != r.Plan.Kernels {
 				t.Errorf("after the damage: cache %+v, want a fresh cache (all misses)", r.Cache)
 			}
-			aside, _ := filepath.Glob(dir + ".damaged-*")
+			aside, _ := filepath.Glob(filepath.Join(dir, "kernels.damaged-*"))
 			if len(aside) != 1 {
 				t.Fatalf("want the damaged dir moved aside once, found %v", aside)
 			}

@@ -97,7 +97,7 @@ func TestCacheVerifyGCClear(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "kc")
 	fillCacheDir(t, dir)
 	// Plant a record with a bad checksum straight into Badger, as damage from outside would.
-	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
+	db, err := badger.Open(badger.DefaultOptions(filepath.Join(dir, "kernels")).WithLogger(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestCacheVerifyGCClear(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	os.Remove(filepath.Join(dir, "widejit-files.json")) // the raw write invalidated it
+	os.Remove(filepath.Join(dir, "kernels", "widejit-files.json")) // the raw write invalidated it
 
 	code, out, errOut := cacheTestRun(t, "--cache-dir", dir, "cache", "verify", "--json")
 	if code != 1 {

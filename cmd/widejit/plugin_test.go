@@ -62,9 +62,9 @@ func TestPluginCheckExamples(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	// The compiled module went into the compilation cache beside the kernel cache.
-	if entries, err := os.ReadDir(filepath.Join(dir, "cache", "widejit-wasm")); err != nil || len(entries) == 0 {
-		t.Errorf("no compilation cache in %s: %v", filepath.Join(dir, "cache", "widejit-wasm"), err)
+	// The compiled module went into the compilation cache inside the cache dir (<cache_dir>/wasm).
+	if entries, err := os.ReadDir(filepath.Join(dir, "cache", "widejit", "wasm")); err != nil || len(entries) == 0 {
+		t.Errorf("no compilation cache in %s: %v", filepath.Join(dir, "cache", "widejit", "wasm"), err)
 	}
 
 	tree := pluginTestBuild(t, "../../plugins/examples/tree")

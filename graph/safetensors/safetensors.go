@@ -11,6 +11,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
+
+	"github.com/widejit/widejit/internal/memlimit"
 )
 
 // DType is a safetensors element type name as written in the header.
@@ -96,17 +99,23 @@ type File struct {
 	names     []string
 	metadata  map[string]string
 	dataStart int64
+	maxTensor int64 // bytes one Read may allocate
+}
+
+// Options bound what a File reads.
+type Options struct {
+	// MaxTensorBytes bounds one tensor read into memory (a sparse file can claim terabytes):
+	// 0 means memlimit.Default() (80% of physical memory), negative means no bound.
+	MaxTensorBytes int64
 }
 
 // Open opens path and reads and checks its header only.
-func Open(path string) (*File, error) {
-	f, err := os.Open(path)
+func Open(path string) (*File, error) { return OpenWithOptions(path, Options{}) }
+
+// OpenWithOptions is Open with bounds.
+func OpenWithOptions(path string, opts Options) (*File, error) {
+	f, st, err := OpenRegular(path)
 	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	sf, err := parseHeader(path, f, st.Size())
@@ -115,7 +124,48 @@ func Open(path string) (*File, error) {
 		return nil, err
 	}
 	sf.f = f
+	sf.maxTensor = memlimit.Resolve(opts.MaxTensorBytes)
 	return sf, nil
+}
+
+// OpenRegular opens path for reading only if it is a regular file: a FIFO would block the
+// open (or the reads) forever and /dev/zero never ends. The open itself does not block (it
+// is non-blocking, checked, then made blocking again), so a FIFO is refused at once.
+func OpenRegular(path string) (*os.File, os.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s is %s, not a regular file", path, fileKind(st.Mode()))
+	}
+	if err := syscall.SetNonblock(int(f.Fd()), false); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return f, st, nil
+}
+
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	}
+	return "not a regular file (" + m.Type().String() + ")"
 }
 
 type headerEntry struct {
@@ -291,6 +341,10 @@ func (f *File) Read(name string) (*Tensor, error) {
 	in, ok := f.infos[name]
 	if !ok {
 		return nil, fmt.Errorf("safetensors %s: no tensor %q", f.path, name)
+	}
+	if n := in.End - in.Begin; n > f.maxTensor {
+		return nil, fmt.Errorf("safetensors %s: tensor %q is %s, more than the %s one read may take (a memory limit)",
+			f.path, name, memlimit.Format(n), memlimit.Format(f.maxTensor))
 	}
 	data := make([]byte, in.End-in.Begin)
 	if _, err := f.f.ReadAt(data, f.dataStart+in.Begin); err != nil {

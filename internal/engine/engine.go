@@ -6,7 +6,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -98,15 +97,9 @@ func (c Config) PluginOptions() (plugins.Options, error) {
 	return opts, nil
 }
 
-// PluginCacheDir is where wazero keeps compiled plugins: beside the kernel cache, not inside
-// it (the kernel cache treats unknown entries in its directory as damage).
-func (c Config) PluginCacheDir() string {
-	dir := c.CacheDir
-	if dir == "" {
-		dir = cache.DefaultDir()
-	}
-	return filepath.Clean(dir) + "-wasm"
-}
+// PluginCacheDir is where wazero keeps compiled plugins: <cache_dir>/wasm, a part of the
+// cache directory that `cache verify/clear/gc` cover.
+func (c Config) PluginCacheDir() string { return cache.WasmDir(c.CacheDir) }
 
 // LoadPlugins loads the configured plugins. One that fails to load is a warning, not an
 // error: the run goes on with the others and the built-in heuristic. The returned func

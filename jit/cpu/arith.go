@@ -750,12 +750,8 @@ func (c *compiler) compilePtrAdd(in *ir.Instr, args []int, z int) (step, error) 
 		return s, nil
 	}
 	return func(fr *frame) error {
-		x, y, zz := fr.ints[p], fr.ints[off], fr.ints[z]
-		y = y[:len(zz)]
-		x = x[:len(zz)]
-		for i := range zz {
-			zz[i] = x[i]&^ptrOffsetMask | (x[i]+y[i])&ptrOffsetMask
-		}
+		zz := fr.ints[z]
+		fr.addOffsets(zz, fr.ints[p][:len(zz)], fr.ints[off][:len(zz)])
 		return nil
 	}, nil
 }

@@ -59,6 +59,7 @@ type frame struct {
 	partial        []bool    // the slot holds only its live extent; the rest is stale
 	ld             []int     // the row stride of a strided buffer view (alias.go); 0: dense
 	constantsReady bool      // the program's constants are in their slots
+	wildOff        string    // the offset of the last pointer made wild (launch.go), for its error
 
 	ownF32       [][]float32 // storage of slots that view buffer memory (alias.go), by slot
 	gemmScratch  []float32   // padded panels of narrow tl.dot operands (dot.go)
@@ -481,6 +482,9 @@ func (c *compiler) compileFor(in *ir.Instr, args, results []int) (step, error) {
 			return err
 		}
 		for x := lo; (s > 0 && lessInt(dt, x, hi)) || (s < 0 && lessInt(dt, hi, x)); {
+			if fr.launch.stop.Load() { // an error elsewhere, or the time limit (LaunchContext)
+				return errStopped
+			}
 			fr.ints[iv][0] = x
 			if err := runSteps(fr, body.steps); err != nil {
 				return err
@@ -578,6 +582,9 @@ func (c *compiler) compileWhile(in *ir.Instr, args, results []int) (step, error)
 			return err
 		}
 		for {
+			if fr.launch.stop.Load() {
+				return errStopped
+			}
 			if err := runSteps(fr, cond.steps); err != nil {
 				return err
 			}

@@ -10,7 +10,9 @@
 // nothing per op or per program. Loop-carried values move between slots by swapping storage.
 // Pointers are encoded as the bound buffer's tag (parameter index + 1) in the high 16 bits
 // and the element offset in the low 48 bits, so a Select between pointers of different
-// buffers works and every access is checked against its own buffer.
+// buffers works and every access is checked against its own buffer. An offset that leaves
+// ±2^47 is never wrapped: the pointer becomes wild (launch.go) and dereferencing it is an
+// out-of-bounds error naming the offset; symbolic tiles are range-checked in int64.
 //
 // Checks: every unmasked lane of every load, store and atomic is bounds-checked (including
 // jit.Arg.Offset); a violation stops the launch with an error naming the kernel, the source

@@ -1,10 +1,13 @@
 package cpu
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"github.com/widejit/widejit/internal/half"
 	"math"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,14 +59,84 @@ func ptrTag(p int64) int               { return int(uint64(p) >> ptrOffsetBits) 
 // ptrOffset sign-extends the 48-bit offset, so an offset that went negative reads negative.
 func ptrOffset(p int64) int64 { return p << (64 - ptrOffsetBits) >> (64 - ptrOffsetBits) }
 
+// Wild pointers. An offset that leaves the 48-bit range cannot be encoded; wrapping it would
+// alias a valid element (X + offs + 2**48 read X[offs]). Such a pointer keeps its tag with
+// the top bit set (tags stay below 2^15), which every later addition carries along and
+// resolve reports; masked lanes may hold one harmlessly, as on a GPU.
+const (
+	ptrWild = -1 << 63
+	tagWild = 1 << (63 - ptrOffsetBits)
+)
+
+// addOffsets sets z[i] = p[i] advanced by d[i] elements; p or d may have one element, used
+// for every lane. A lane whose offset leaves the range becomes wild. The check stays in the
+// loop (the call is out of line) so the common case costs a compare per lane.
+func (fr *frame) addOffsets(z, p, d []int64) {
+	switch {
+	case len(p) == 1 && len(z) > 1:
+		s := p[0]
+		for i, x := range d[:len(z)] {
+			r := ptrOffset(s) + x
+			if r != ptrOffset(r) { // past ±2^47, or an int64 wrap (|ptrOffset(s)| < 2^47)
+				z[i] = fr.wildPtr(s, x)
+				continue
+			}
+			z[i] = s&^ptrOffsetMask | r&ptrOffsetMask
+		}
+	case len(d) == 1 && len(z) > 1:
+		s := d[0]
+		for i, x := range p[:len(z)] {
+			r := ptrOffset(x) + s
+			if r != ptrOffset(r) {
+				z[i] = fr.wildPtr(x, s)
+				continue
+			}
+			z[i] = x&^ptrOffsetMask | r&ptrOffsetMask
+		}
+	default:
+		d = d[:len(z)]
+		for i, x := range p[:len(z)] {
+			r := ptrOffset(x) + d[i]
+			if r != ptrOffset(r) {
+				z[i] = fr.wildPtr(x, d[i])
+				continue
+			}
+			z[i] = x&^ptrOffsetMask | r&ptrOffsetMask
+		}
+	}
+}
+
+// wildPtr records the offset p + d for the error that dereferencing it raises.
+func (fr *frame) wildPtr(p, d int64) int64 {
+	o := ptrOffset(p)
+	if p < 0 {
+		fr.wildOff = "beyond ±2^47" // already wild: the true offset is lost
+	} else if s := o + d; (s > o) == (d > 0) {
+		fr.wildOff = strconv.FormatInt(s, 10)
+	} else {
+		fr.wildOff = fmt.Sprintf("%d + %d (beyond int64)", o, d)
+	}
+	return p | ptrWild
+}
+
 // Launch runs the grid's programs, in parallel on the device's workers. The first error
 // (out-of-bounds access, division by zero, ...) stops the launch and is returned.
 func (k *Kernel) Launch(grid [3]int, args []jit.Arg) error {
+	return k.LaunchContext(context.Background(), grid, args)
+}
+
+// errStopped ends a program early once its launch has stopped; the launch reports the error
+// that stopped it instead.
+var errStopped = errors.New("launch stopped")
+
+// LaunchContext is Launch, stopped soon after ctx is done: workers check between programs and
+// every iteration of a loop (one atomic load), and the error names the kernel and how many
+// programs had run.
+func (k *Kernel) LaunchContext(ctx context.Context, grid [3]int, args []jit.Arg) error {
 	fn := k.prog.fn
-	for i, g := range grid {
-		if g < 1 || g > math.MaxInt32 {
-			return fmt.Errorf("kernel %s: grid dimension %d is %d, expected 1..2^31-1", fn.Name, i, g)
-		}
+	total, err := jit.GridPrograms(fn.Name, grid, math.MaxInt32)
+	if err != nil {
+		return err
 	}
 	if len(args) != len(fn.Params) {
 		return fmt.Errorf("kernel %s: %d arguments for %d parameters", fn.Name, len(args), len(fn.Params))
@@ -82,7 +155,6 @@ func (k *Kernel) Launch(grid [3]int, args []jit.Arg) error {
 			l.bufs[i] = args[i].Buf.(*Buffer)
 		}
 	}
-	total := int64(grid[0]) * int64(grid[1]) * int64(grid[2])
 	workers := int64(k.dev.threads)
 	if workers > total {
 		workers = total
@@ -107,6 +179,15 @@ func (k *Kernel) Launch(grid [3]int, args []jit.Arg) error {
 		errOnce.Do(func() { firstErr = err })
 		l.stop.Store(true)
 	}
+	// ctx only raises the stop flag; the error is made once the workers are done.
+	var canceled atomic.Bool
+	if ctx.Done() != nil {
+		defer context.AfterFunc(ctx, func() {
+			canceled.Store(true)
+			l.stop.Store(true)
+		})()
+	}
+	started := time.Now()
 	work := func() {
 		fr := k.getFrame()
 		defer k.putFrame(fr)
@@ -167,6 +248,10 @@ func (k *Kernel) Launch(grid [3]int, args []jit.Arg) error {
 			}()
 		}
 		wg.Wait()
+	}
+	if canceled.Load() && (firstErr == nil || errors.Is(firstErr, errStopped)) {
+		return fmt.Errorf("kernel %s: stopped after %v (%d of %d programs started): %w",
+			fn.Name, time.Since(started).Round(time.Millisecond), min(next.Load(), total), total, context.Cause(ctx))
 	}
 	return firstErr
 }

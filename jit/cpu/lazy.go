@@ -732,7 +732,9 @@ func (c *compiler) symbolicStep(in *ir.Instr, args, results []int, eager step) s
 			for d := range rank {
 				out.strides[d] = a.strides[d] + b.strides[d]
 			}
-			if !small(out.base) || a.vec != vecNone && b.vec != vecNone {
+			// Every offset of the tile must be small (not only the base): a large stride
+			// would otherwise wrap in the 48-bit encoding and alias a valid element.
+			if _, _, ok := affineRange(&out, tz.Shape); !ok || a.vec != vecNone && b.vec != vecNone {
 				return fallback(fr)
 			}
 			if a.vec != vecNone && !fr.copyVec(z, p.slot, &a, 1, &out) || b.vec != vecNone && !fr.copyVec(z, off.slot, &b, 1, &out) {
@@ -1050,7 +1052,7 @@ func (m *memOp) viewRows(fr *frame, tag, base, rowStride int64, rows, cols int) 
 	if !small(span) {
 		return false, nil
 	}
-	b, o, err := fr.resolve(m.in.Pos, m.what, makePtr(int(tag), base), int(span))
+	b, o, err := fr.resolveAt(m.in.Pos, m.what, tag, base, int(span))
 	if err != nil {
 		return false, err
 	}
@@ -1127,7 +1129,7 @@ func rowMajor(a *affine, shape []int) bool {
 
 // moveRowN moves the whole tile, n elements from element offset off of buffer tag.
 func (m *memOp) moveRowN(fr *frame, tag, off int64, n int) error {
-	b, o, err := fr.resolve(m.in.Pos, m.what, makePtr(int(tag), off), n)
+	b, o, err := fr.resolveAt(m.in.Pos, m.what, tag, off, n)
 	if err != nil {
 		return err
 	}
@@ -1161,11 +1163,11 @@ func (m *memOp) moveRow(fr *frame, at, lo, hi, width int, ptrLazy bool, tag, row
 	}
 	ptrs := fr.ints[m.p]
 	if ptrLazy || contiguous(ptrs[at+lo:at+hi]) {
-		first := makePtr(int(tag), rowOff+int64(lo))
+		ftag, foff := tag, rowOff+int64(lo)
 		if !ptrLazy {
-			first = ptrs[at+lo]
+			ftag, foff = int64(ptrTag(ptrs[at+lo])), ptrOffset(ptrs[at+lo])
 		}
-		b, off, err := fr.resolve(m.in.Pos, m.what, first, hi-lo)
+		b, off, err := fr.resolveAt(m.in.Pos, m.what, ftag, foff, hi-lo)
 		if err != nil {
 			return err
 		}

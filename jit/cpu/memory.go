@@ -14,14 +14,26 @@ func (l *launch) nameOfTag(tag int) string {
 
 // resolve finds the buffer and element offset of an encoded pointer and checks the bounds.
 func (fr *frame) resolve(pos ir.Pos, what string, p int64, n int) (*Buffer, int, error) {
-	tag := ptrTag(p)
-	off := ptrOffset(p)
+	return fr.resolveAt(pos, what, int64(ptrTag(p)), ptrOffset(p), n)
+}
+
+// resolveAt checks n elements from element offset off of the buffer with tag, in int64 (a
+// symbolic tile's offsets never pass through the 48-bit encoding).
+func (fr *frame) resolveAt(pos ir.Pos, what string, tag, off int64, n int) (*Buffer, int, error) {
 	l := fr.launch
-	if tag < 1 || tag > len(l.bufs) || l.bufs[tag-1] == nil {
+	if tag&tagWild != 0 {
+		name := "?"
+		if t := tag &^ tagWild; t >= 1 && t <= int64(len(l.bufs)) {
+			name = l.names[t-1]
+		}
+		return nil, 0, fr.errf(pos, "%s out of bounds: element offset %s of %s, beyond the 2^47 elements a pointer can address",
+			what, fr.wildOff, name)
+	}
+	if tag < 1 || tag > int64(len(l.bufs)) || l.bufs[tag-1] == nil {
 		return nil, 0, fr.errf(pos, "%s through a pointer that is not derived from a pointer argument", what)
 	}
 	b := l.bufs[tag-1]
-	if off < 0 || off+int64(n) > int64(b.n) {
+	if off < 0 || off > int64(b.n)-int64(n) {
 		bad := off
 		if off >= 0 {
 			bad = max(off, int64(b.n))

@@ -107,16 +107,11 @@ func (c *compiler) vectorScalarStep(in *ir.Instr, args []int, z int) (step, bool
 	switch in.Op {
 	case ir.PtrAdd:
 		return func(fr *frame) error {
-			x, s, zz := fr.ints[vec], fr.ints[sc][0], fr.ints[z]
-			x = x[:len(zz)]
+			x, s, zz := fr.ints[vec], fr.ints[sc][:1], fr.ints[z]
 			if scalarFirst { // splat(p) + offsets
-				for i := range zz {
-					zz[i] = s&^ptrOffsetMask | (s+x[i])&ptrOffsetMask
-				}
-				return nil
-			}
-			for i := range zz {
-				zz[i] = x[i]&^ptrOffsetMask | (x[i]+s)&ptrOffsetMask
+				fr.addOffsets(zz, s, x)
+			} else {
+				fr.addOffsets(zz, x, s)
 			}
 			return nil
 		}, true

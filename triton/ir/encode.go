@@ -19,8 +19,13 @@ var encodingMagic = [4]byte{'W', 'J', 'I', 'R'}
 const (
 	maxEncodedRank  = 8
 	maxEncodedElems = 1 << 24
-	maxEncodedDepth = 64
+	maxEncodedDepth = MaxRegionDepth
 )
+
+// MaxRegionDepth bounds how deeply blocks nest in a function (its body counts as one): the
+// decoder and the backends recurse per level. The specializer refuses deeper kernels at the
+// source line that goes past it.
+const MaxRegionDepth = 64
 
 // Encode writes f in a compact binary form: the magic "WJIR", the format number, then the
 // function (name, file, constexprs, parameters, body), with every value defined by its ID,

@@ -47,6 +47,37 @@ type parser struct {
 	i       int
 	prevEnd Pos // end of the last consumed token
 	errs    ErrorList
+	depth   int // expressions and blocks open around the current token
+}
+
+// Nesting limits. The parser and every later pass over the tree (format, specializer) recurse
+// once per level, so unbounded nesting (200k parentheses) would overflow the Go stack; Python
+// itself stops at 200 parentheses and 100 indentation levels.
+const (
+	// MaxNesting bounds nested expressions (parentheses, brackets, calls, unary operators)
+	// and blocks, counted together.
+	MaxNesting = 200
+	// MaxChain bounds the operands of one chain of binary operators and the trailers of one
+	// primary (a.b[c](d)...): each link is one more level of the tree.
+	MaxChain = 1000
+)
+
+// enter opens one level of nesting at pos, failing past MaxNesting; leave closes it. A bailout
+// skips leave: safeStmt restores the depth it started with.
+func (p *parser) enter(pos Pos, what string) {
+	p.depth++
+	if p.depth > MaxNesting {
+		p.fail(pos, "%s nested deeper than %d levels", what, MaxNesting)
+	}
+}
+
+func (p *parser) leave() { p.depth-- }
+
+// chain fails at pos when one chain of operators or trailers reaches MaxChain links.
+func (p *parser) chain(pos Pos, links int, what string) {
+	if links >= MaxChain {
+		p.fail(pos, "more than %d %s in one expression (the expression tree is nested that deep); split it with temporaries", MaxChain, what)
+	}
 }
 
 // bailout unwinds the parser to the statement loop after an error that makes the rest of the
@@ -281,11 +312,13 @@ func stmtKindName(st Stmt) string {
 
 // safeStmt parses one statement line (several for `a; b`), recovering from errors.
 func (p *parser) safeStmt(moduleLevel bool) (stmts []Stmt) {
+	depth := p.depth
 	defer func() {
 		if r := recover(); r != nil {
 			if _, ok := r.(bailout); !ok {
 				panic(r)
 			}
+			p.depth = depth
 			p.sync()
 			stmts = nil
 		}
@@ -605,14 +638,17 @@ func (p *parser) parseBlock(context string) []Stmt {
 	if p.tok().Kind != TokIndent {
 		p.fail(p.tok().Pos, "expected an indented block after %s", context)
 	}
+	p.enter(p.peekTok(1).Pos, "blocks")
 	p.next()
 	var body []Stmt
 	for {
 		switch p.tok().Kind {
 		case TokDedent:
 			p.next()
+			p.leave()
 			return body
 		case TokEOF:
+			p.leave()
 			return body
 		case TokNewline:
 			p.next()
@@ -856,6 +892,7 @@ func (p *parser) parseTest() Expr {
 		}
 	}
 	start := t.Pos
+	p.enter(start, "expressions")
 	x := p.parseOr()
 	if p.isKw("if") {
 		p.next()
@@ -864,11 +901,13 @@ func (p *parser) parseTest() Expr {
 			p.fail(p.tok().Pos, "expected 'else' in conditional expression, found %s", p.tok().describe())
 		}
 		els := p.parseTest()
+		p.leave()
 		return &IfExp{Span: Span{start, p.prevEnd}, Cond: cond, Then: x, Else: els}
 	}
 	if p.isOp(":=") {
 		p.fail(p.tok().Pos, "assignment expressions (:=) are not supported")
 	}
+	p.leave()
 	return x
 }
 
@@ -901,7 +940,9 @@ func (p *parser) parseAnd() Expr {
 func (p *parser) parseNot() Expr {
 	if p.isKw("not") {
 		t := p.next()
+		p.enter(t.Pos, "unary operators")
 		x := p.parseNot()
+		p.leave()
 		return &UnaryOp{Span: Span{t.Pos, p.prevEnd}, Op: UNot, X: x}
 	}
 	return p.parseComparison()
@@ -985,7 +1026,7 @@ func (p *parser) parseBinary(level int) Expr {
 	}
 	start := p.tok().Pos
 	x := p.parseBinary(level + 1)
-	for {
+	for links := 0; ; links++ {
 		t := p.tok()
 		if t.Kind != TokOp {
 			return x
@@ -994,6 +1035,7 @@ func (p *parser) parseBinary(level int) Expr {
 		if !ok {
 			return x
 		}
+		p.chain(t.Pos, links, "binary operators")
 		p.next()
 		y := p.parseBinary(level + 1)
 		x = &BinOp{Span: Span{start, p.prevEnd}, Op: op, OpPos: t.Pos, X: x, Y: y}
@@ -1015,7 +1057,9 @@ func (p *parser) parseFactor() Expr {
 			return p.parsePower()
 		}
 		p.next()
+		p.enter(t.Pos, "unary operators")
 		x := p.parseFactor()
+		p.leave()
 		return &UnaryOp{Span: Span{t.Pos, p.prevEnd}, Op: op, X: x}
 	}
 	return p.parsePower()
@@ -1029,7 +1073,9 @@ func (p *parser) parsePower() Expr {
 	x := p.parsePrimary()
 	if p.isOp("**") {
 		t := p.next()
+		p.enter(t.Pos, "'**' operators")
 		y := p.parseFactor() // right-associative, and -x**-y is -(x**(-y))
+		p.leave()
 		return &BinOp{Span: Span{start, p.prevEnd}, Op: OpPow, OpPos: t.Pos, X: x, Y: y}
 	}
 	return x
@@ -1038,10 +1084,13 @@ func (p *parser) parsePower() Expr {
 func (p *parser) parsePrimary() Expr {
 	start := p.tok().Pos
 	x := p.parseAtom()
-	for {
+	for links := 0; ; links++ {
 		t := p.tok()
 		if t.Kind != TokOp {
 			return x
+		}
+		if t.Text == "." || t.Text == "(" || t.Text == "[" {
+			p.chain(t.Pos, links, "attributes, calls and subscripts")
 		}
 		switch t.Text {
 		case ".":
