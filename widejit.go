@@ -82,6 +82,20 @@ func WithPlugins(paths ...string) Option {
 	return func(s *settings) { s.Plugins = append(s.Plugins, paths...) }
 }
 
+// WithCacheReadOnly reads a shared, pre-populated kernel cache (a cluster's) without ever
+// writing to it: hits are served, misses compiled in memory. A directory that is not
+// writable is read this way anyway.
+func WithCacheReadOnly() Option { return func(s *settings) { s.CacheReadOnly = true } }
+
+// WithLaunchTimeout stops a run whose kernel launch takes longer than d, with an error naming
+// the kernel (0, the default: no limit).
+func WithLaunchTimeout(d time.Duration) Option { return func(s *settings) { s.LaunchTimeout = d } }
+
+// WithMemoryLimit bounds the bytes a model may allocate (weights, activations, outputs):
+// Load refuses a larger plan with the figures (0, the default: 80% of physical memory;
+// negative: no limit).
+func WithMemoryLimit(bytes int64) Option { return func(s *settings) { s.MemoryLimit = bytes } }
+
 // WithWarnings receives warnings (a damaged cache, a plugin set aside); by default they are
 // dropped.
 func WithWarnings(warn func(msg string)) Option { return func(s *settings) { s.Warn = warn } }
@@ -133,7 +147,7 @@ func Load(path string, opts ...Option) (*Model, error) {
 	if s.n < 0 {
 		return nil, fmt.Errorf("widejit: N must be > 0, got %d", s.n)
 	}
-	g, err := graph.LoadWithOptions(path, graph.Options{N: s.n})
+	g, err := graph.LoadWithOptions(path, graph.Options{N: s.n, MemoryLimit: s.MemoryLimit})
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +169,8 @@ func compile(ctx context.Context, g *graph.Graph, s settings) (*Model, error) {
 	plan, err := lowering.Lower(g, lopts)
 	if err == nil {
 		var r *lowering.Runner
-		r, err = lowering.NewRunner(plan, dev, s.Compiler(store), g)
+		r, err = lowering.NewRunnerWithOptions(plan, dev, s.Compiler(store), g,
+			lowering.RunnerOptions{LaunchTimeout: s.LaunchTimeout, MemoryLimit: s.MemoryLimit})
 		if err == nil {
 			report := store.RunReport()
 			if cerr := store.Close(); cerr != nil {

@@ -25,12 +25,7 @@ func openCacheStore(a *app) *cache.Store {
 	if a.v.GetBool("no_cache") {
 		return cache.Off()
 	}
-	s, err := cache.Open(cacheDir(a), cache.Options{Warn: cacheWarner(a)})
-	if err != nil {
-		fmt.Fprintf(a.stderr, "widejit: warning: %v; running without a kernel cache\n", err)
-		return cache.Off()
-	}
-	return s
+	return engineConfig(a, nil).OpenCache()
 }
 
 func cacheWarner(a *app) func(string) {
@@ -47,7 +42,13 @@ func openCacheForAdmin(a *app) (*cache.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.Mode() != cache.ModeReadWrite {
+	switch s.Mode() {
+	case cache.ModeReadWrite:
+	case cache.ModeReadOnly:
+		dir := s.Dir()
+		s.Close()
+		return nil, fmt.Errorf("cache dir %s is read-only (not writable, or cache_read_only is set); maintenance needs write access", dir)
+	default:
 		dir := s.Dir()
 		s.Close()
 		return nil, fmt.Errorf("cache dir %s is in use by another widejit process or unusable; try again later", dir)
@@ -114,8 +115,8 @@ func runCacheStats(a *app, s *cache.Store, asJSON bool) error {
 	if asJSON {
 		return printJSON(a.stdout, st)
 	}
-	fmt.Fprintf(a.stdout, "cache dir %s\n%d records, %s on disk (tables %s, value log %s)\n",
-		st.Dir, st.Records, sizeText(st.DiskBytes), sizeText(st.LSMBytes), sizeText(st.VLogBytes))
+	fmt.Fprintf(a.stdout, "cache dir %s\n%d records, %s on disk (tables %s, value log %s); compiled plugins %s\n",
+		st.Dir, st.Records, sizeText(st.DiskBytes), sizeText(st.LSMBytes), sizeText(st.VLogBytes), sizeText(st.WasmBytes))
 	if st.Bad > 0 {
 		fmt.Fprintf(a.stdout, "%d unreadable records removed\n", st.Bad)
 	}
@@ -167,6 +168,13 @@ func runCacheVerify(a *app, s *cache.Store, asJSON bool) error {
 		for _, b := range rep.Bad {
 			fmt.Fprintf(a.stdout, "  %s: %s\n", b.Key, b.Reason)
 		}
+		writeWasmReport(a.stdout, rep.Wasm)
+		for _, d := range rep.Damaged {
+			fmt.Fprintf(a.stdout, "damaged copy set aside: %s\n", d)
+		}
+		for _, d := range rep.DamagedBeside {
+			fmt.Fprintf(a.stdout, "damaged copy beside the directory (left by an older widejit, never removed automatically): %s\n", d)
+		}
 	}
 	if len(rep.Bad) > 0 || rep.Tables != "ok" {
 		return exitCodeError{code: 1, err: fmt.Errorf("cache verify found %d bad records (removed %d); tables: %s", len(rep.Bad), rep.Removed, rep.Tables)}
@@ -183,7 +191,19 @@ func runCacheGC(a *app, s *cache.Store, asJSON bool) error {
 		return printJSON(a.stdout, rep)
 	}
 	fmt.Fprintf(a.stdout, "value-log files rewritten: %d; %s -> %s on disk\n", rep.Rounds, sizeText(rep.BytesBefore), sizeText(rep.BytesAfter))
+	for _, d := range rep.PrunedDamaged {
+		fmt.Fprintf(a.stdout, "removed damaged copy: %s\n", d)
+	}
+	writeWasmReport(a.stdout, rep.Wasm)
 	return nil
+}
+
+// writeWasmReport prints the check of the plugins' compilation cache.
+func writeWasmReport(w io.Writer, r cache.WasmReport) {
+	fmt.Fprintf(w, "plugin compilation cache %s: %d files, %s; %d bad, %d removed\n", r.Dir, r.Files, sizeText(r.Bytes), len(r.Bad), r.Removed)
+	for _, b := range r.Bad {
+		fmt.Fprintf(w, "  bad: %s\n", b)
+	}
 }
 
 func runCacheClear(a *app, s *cache.Store, asJSON bool) error {
@@ -208,7 +228,7 @@ func runCacheClear(a *app, s *cache.Store, asJSON bool) error {
 	if len(parts) > 0 {
 		detail = " (" + strings.Join(parts, ", ") + ")"
 	}
-	fmt.Fprintf(a.stdout, "removed %d records%s from %s\n", rep.Removed, detail, s.Dir())
+	fmt.Fprintf(a.stdout, "removed %d records%s and %d compiled plugins from %s\n", rep.Removed, detail, rep.WasmRemoved, s.Dir())
 	return nil
 }
 

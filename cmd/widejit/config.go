@@ -29,6 +29,9 @@ var configDefaults = map[string]any{
 	"threads":           0, // CPU executor workers; 0: all cores
 	"plugin_memory_mib": 64,
 	"plugin_deadline":   "50ms",
+	"cache_read_only":   false, // read a shared, pre-populated cache; never write it
+	"launch_timeout":    "0s",  // stop a run whose kernel launch takes longer; 0: no limit
+	"memory_limit_mib":  0,     // what a run may allocate; 0: 80% of physical memory, -1: none
 }
 
 func addGlobalFlags(a *app, root *cobra.Command) {
@@ -37,6 +40,7 @@ func addGlobalFlags(a *app, root *cobra.Command) {
 	f.String("cache-dir", "", "kernel cache directory (default $XDG_CACHE_HOME/widejit)")
 	f.Bool("no-cache", false, "do not read or write the kernel cache")
 	f.Int("threads", 0, "CPU executor worker count (0: all cores)")
+	f.Bool("cache-read-only", false, "read the kernel cache without writing it (a shared, pre-populated cache)")
 }
 
 // loadConfig layers defaults, the config file, the environment and the flags of cmd into a.v.
@@ -177,6 +181,15 @@ func configProblems(v *viper.Viper, cmd *cobra.Command) []string {
 	}
 	if d, err := time.ParseDuration(v.GetString("plugin_deadline")); err != nil || d <= 0 {
 		bad("plugin_deadline", "%q is not a positive duration (e.g. 50ms)", v.GetString("plugin_deadline"))
+	}
+	if d, err := time.ParseDuration(v.GetString("launch_timeout")); err != nil || d < 0 {
+		bad("launch_timeout", "%q is not a duration >= 0 (e.g. 30s; 0: no limit)", v.GetString("launch_timeout"))
+	}
+	if m, err := cast.ToIntE(v.Get("memory_limit_mib")); err != nil || m < -1 {
+		bad("memory_limit_mib", "%q is not an integer >= -1 (0: 80%% of physical memory, -1: no limit)", fmt.Sprint(v.Get("memory_limit_mib")))
+	}
+	if _, err := cast.ToBoolE(v.Get("cache_read_only")); err != nil {
+		bad("cache_read_only", "%q is not true or false", fmt.Sprint(v.Get("cache_read_only")))
 	}
 	known := make([]string, 0, len(configDefaults))
 	for k := range configDefaults {

@@ -132,3 +132,38 @@ func TestConfigValuesValidatedWithTheirSource(t *testing.T) {
 		t.Errorf("plugin_memory_mib in the file: exit %d, %s", code, errOut)
 	}
 }
+
+// The limits of the hardening reach the CLI: a memory limit refuses a run with the figures
+// before allocating (exit 1), a bad launch_timeout is a configuration error naming its
+// source, and populate refuses a read-only cache instead of storing nothing silently.
+func TestLimitsFromTheConfiguration(t *testing.T) {
+	g, _, in, _ := copyExample(t)
+	t.Setenv("WIDEJIT_MEMORY_LIMIT_MIB", "-5")
+	if code, _, errOut := runCLI(t, "run", g); code != exitUsage || !strings.Contains(errOut, "memory_limit_mib") || !strings.Contains(errOut, "env WIDEJIT_MEMORY_LIMIT_MIB") {
+		t.Errorf("memory_limit_mib -5: exit %d, %s", code, errOut)
+	}
+	t.Setenv("WIDEJIT_MEMORY_LIMIT_MIB", "")
+	code, _, errOut := runCLI(t, "run", writeGraph(t, cliGraph), "--n", "100000", "--device", "cpu", "--no-cache", "--config", writeConfig(t, "memory_limit_mib: 1\n"))
+	if code == 0 || !strings.Contains(errOut, "limit") {
+		t.Errorf("a 1 MiB memory limit: exit %d, %s", code, errOut)
+	}
+	if code, _, errOut := runCLI(t, "run", g, "--config", writeConfig(t, "launch_timeout: soon\n")); code != exitUsage || !strings.Contains(errOut, `launch_timeout: "soon"`) {
+		t.Errorf("launch_timeout soon: exit %d, %s", code, errOut)
+	}
+	if code, _, errOut := runCLI(t, "run", g, "--device", "cpu", "--no-cache", "--inputs", in, "--config", writeConfig(t, "launch_timeout: 1m\n")); code != 0 {
+		t.Errorf("launch_timeout 1m: exit %d, %s", code, errOut)
+	}
+	dir := t.TempDir()
+	if code, _, errOut := runCLI(t, "cache", "populate", g, "--cache-dir", dir, "--cache-read-only"); code != exitFailure || !strings.Contains(errOut, "read-only") {
+		t.Errorf("populate into a read-only cache: exit %d, %s", code, errOut)
+	}
+}
+
+func writeConfig(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

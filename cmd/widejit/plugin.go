@@ -76,9 +76,20 @@ func engineConfig(a *app, extra []string) engine.Config {
 	if deadline == 0 {
 		deadline = -1 // unparsable or zero: PluginOptions refuses it
 	}
+	launch, _ := time.ParseDuration(a.v.GetString("launch_timeout"))
 	return engine.Config{Device: a.v.GetString("device"), Threads: a.v.GetInt("threads"), CacheDir: cacheDir(a),
-		NoCache: a.v.GetBool("no_cache"), Plugins: append(slices.Clone(a.v.GetStringSlice("plugins")), extra...),
-		PluginDeadline: deadline, PluginMemoryMiB: a.v.GetInt("plugin_memory_mib"), Version: buildVersion(), Warn: cacheWarner(a)}
+		NoCache: a.v.GetBool("no_cache"), CacheReadOnly: a.v.GetBool("cache_read_only"),
+		Plugins:        append(slices.Clone(a.v.GetStringSlice("plugins")), extra...),
+		PluginDeadline: deadline, PluginMemoryMiB: a.v.GetInt("plugin_memory_mib"), Version: buildVersion(), Warn: cacheWarner(a),
+		LaunchTimeout: launch, MemoryLimit: memoryLimit(a)}
+}
+
+// memoryLimit is memory_limit_mib in bytes (0: the default, negative: no limit).
+func memoryLimit(a *app) int64 {
+	if m := a.v.GetInt64("memory_limit_mib"); m != 0 {
+		return m << 20
+	}
+	return 0
 }
 
 // pluginCheckSample is one sample request of `plugin check`.

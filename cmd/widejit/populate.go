@@ -141,6 +141,10 @@ func runPopulate(cmd *cobra.Command, a *app, path string, f populateFlags) error
 		}
 	}
 	store := openCacheStore(a)
+	if store.Mode() == cache.ModeReadOnly {
+		store.Close()
+		return fmt.Errorf("cache populate: the cache dir %s is read-only (not writable, or cache_read_only is set): nothing could be stored", store.Dir())
+	}
 	closed := false
 	closeStore := func() error {
 		if closed {

@@ -53,6 +53,11 @@ func modelOptions(a *app, cmd *cobra.Command, device string) ([]widejit.Option, 
 	if a.v.GetBool("no_cache") {
 		opts = append(opts, widejit.WithoutCache())
 	}
+	if a.v.GetBool("cache_read_only") {
+		opts = append(opts, widejit.WithCacheReadOnly())
+	}
+	launch, _ := time.ParseDuration(a.v.GetString("launch_timeout")) // checked with the configuration
+	opts = append(opts, widejit.WithLaunchTimeout(launch), widejit.WithMemoryLimit(memoryLimit(a)))
 	deadline, err := time.ParseDuration(a.v.GetString("plugin_deadline"))
 	if err != nil || deadline <= 0 {
 		return nil, fmt.Errorf("plugin_deadline: %q is not a positive duration (e.g. 50ms)", a.v.GetString("plugin_deadline"))

@@ -24,7 +24,15 @@ type Config struct {
 	Threads  int    // CPU executor workers; 0: all cores
 	CacheDir string // "" = cache.DefaultDir()
 	NoCache  bool   // compile everything in memory, record nothing
-	Plugins  []string
+	// CacheReadOnly reads a shared, pre-populated cache without writing to it (misses are
+	// compiled in memory); also chosen when the directory is not writable.
+	CacheReadOnly bool
+	// LaunchTimeout stops a run whose kernel launch takes longer (0: no limit).
+	LaunchTimeout time.Duration
+	// MemoryLimit bounds what a graph and its plan allocate, in bytes (0: 80% of physical
+	// memory, negative: no limit).
+	MemoryLimit int64
+	Plugins     []string
 	// PluginDeadline and PluginMemoryMiB bound each plugin call (0: 50 ms and 64 MiB).
 	PluginDeadline  time.Duration
 	PluginMemoryMiB int
@@ -58,7 +66,7 @@ func (c Config) OpenCache() *cache.Store {
 	if c.NoCache {
 		return cache.Off()
 	}
-	s, err := cache.Open(c.CacheDir, cache.Options{Warn: c.Warn})
+	s, err := cache.Open(c.CacheDir, cache.Options{Warn: c.Warn, ReadOnly: c.CacheReadOnly})
 	if err != nil {
 		c.Warning(fmt.Sprintf("%v; running without a kernel cache", err))
 		return cache.Off()
@@ -90,7 +98,7 @@ func (c Config) PluginOptions() (plugins.Options, error) {
 	if mib < 0 || mib > 4096 {
 		return plugins.Options{}, fmt.Errorf("plugin memory %d MiB is outside 1..4096", mib)
 	}
-	opts := plugins.Options{Deadline: deadline, MemoryLimit: uint64(mib) << 20}
+	opts := plugins.Options{Deadline: deadline, MemoryLimit: uint64(mib) << 20, Warn: func(msg string) { c.Warning(plugins.Printable(msg, 2000)) }}
 	if !c.NoCache {
 		opts.CacheDir = c.PluginCacheDir()
 	}
