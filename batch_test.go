@@ -11,17 +11,24 @@ import (
 	"github.com/widejit/widejit/internal/testkit"
 )
 
+// loadBatchFixture loads lowering/testdata/batch/name on the CPU.
+func loadBatchFixture(t *testing.T, name string) (string, *widejit.Model) {
+	t.Helper()
+	dir := filepath.Join("lowering", "testdata", "batch", name)
+	m, err := widejit.Load(filepath.Join(dir, "graph.json"), widejit.WithDevice("cpu"), widejit.WithoutCache())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return dir, m
+}
+
 // One Model runs at several batch sizes: the exported one (4) and 7 and 1, each equal to the
 // N PyTorch modules run at that batch size (lowering/testdata/batch/encoder: a batch-first
 // transformer encoder layer and a [B*T, C] reshape and back), compiling a plan per batch size
 // on first use and reusing it after.
 func TestModelRunsAnyBatchSize(t *testing.T) {
-	dir := filepath.Join("lowering", "testdata", "batch", "encoder")
-	m, err := widejit.Load(filepath.Join(dir, "graph.json"), widejit.WithDevice("cpu"), widejit.WithoutCache())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	dir, m := loadBatchFixture(t, "encoder")
 	if m.Batch() != 4 || m.BatchError() != nil {
 		t.Fatalf("batch %d (%v), want 4", m.Batch(), m.BatchError())
 	}
@@ -51,12 +58,7 @@ func TestModelRunsAnyBatchSize(t *testing.T) {
 // batch size (seq-first: the batch is dim 1 of x, h0 and c0), a batch of 0, another feature
 // size; a graph whose view splits the batch names the node.
 func TestModelBatchRefusals(t *testing.T) {
-	dir := filepath.Join("lowering", "testdata", "batch", "seqfirst")
-	m, err := widejit.Load(filepath.Join(dir, "graph.json"), widejit.WithDevice("cpu"), widejit.WithoutCache())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	_, m := loadBatchFixture(t, "seqfirst")
 	zeros := func(shape ...int) *widejit.Tensor {
 		n := 1
 		for _, d := range shape {

@@ -39,7 +39,9 @@ func LoadWithOptions(path string, opts Options) (*Graph, error) {
 
 // Parse validates a graph given as bytes; file names it in errors and anchors the relative
 // weights path.
-func Parse(file string, data []byte, opts Options) (*Graph, error) { return parse(file, data, opts, nil) }
+func Parse(file string, data []byte, opts Options) (*Graph, error) {
+	return parse(file, data, opts, nil)
+}
 
 // parse is Parse; rb, when not nil, re-specialises the graph for another batch size
 // (batch.go): it rewrites the inputs' batch dims and the reshapes that bake the batch in.

@@ -204,12 +204,12 @@ type Graph struct {
 
 	// For re-specialising to another batch size (batch.go): the file's bytes and options,
 	// "dynamic_batch", the graph at the file's batch size (nil: this one) and its batch facts.
-	source       []byte
-	opts         Options
-	fixedBatch   bool
-	base         *Graph
-	batchOnce    sync.Once
-	batch        batchFacts
+	source     []byte
+	opts       Options
+	fixedBatch bool
+	base       *Graph
+	batchOnce  sync.Once
+	batch      batchFacts
 }
 
 type paramUse struct {
