@@ -244,7 +244,7 @@ func (g *Graph) InputBatch(tensors map[string]*safetensors.Tensor) (int, error) 
 		}
 		want := g.InputTensorShape(in)
 		if len(t.Shape) != len(want) {
-			return 0, fmt.Errorf("input %q has shape %v, expected %d dims like %v (%s)", in.Name, t.Shape, len(want), want, inputHow(in))
+			return 0, fmt.Errorf("input %q has shape %v, expected %v (%s): %d dims, not %d", in.Name, t.Shape, want, inputHow(in), len(t.Shape), len(want))
 		}
 		td := d
 		if in.PerModel {
