@@ -125,20 +125,33 @@ func WithPluginLimits(deadline time.Duration, memoryMiB int) Option {
 
 // Model is a loaded graph, compiled for one device, ready to run. A Model is not safe for
 // concurrent use; load one per goroutine (they share the kernel cache).
+//
+// The batch size is dynamic (docs/graph-format.md, "Batch size"): Run takes inputs at any
+// batch size, and the Model keeps one compiled plan per batch size it has seen, compiled on
+// first use (from the kernel cache when it has the kernels). Each plan holds its own copy of
+// the weights on the device.
 type Model struct {
+	g     *graph.Graph // at the exported batch size
+	s     settings
+	dev   jit.Device
+	plans map[int]*plan // by batch size (0: a graph whose batch size is fixed)
+	cur   *plan         // the plan of the latest run (at first, the exported batch size's)
+}
+
+// plan is the model compiled for one batch size.
+type plan struct {
 	g         *graph.Graph
 	plan      *lowering.Plan
-	dev       jit.Device
 	runner    *lowering.Runner
 	decisions string
 	cache     cache.RunReport
 	compile   time.Duration
-	device    string
 	runs      int
 }
 
 // Load reads and validates the graph at path (with its weights), picks the device, and
-// compiles every kernel the graph needs (from the kernel cache when it has them).
+// compiles every kernel the graph needs at its exported batch size (from the kernel cache
+// when it has them).
 func Load(path string, opts ...Option) (*Model, error) {
 	s := settings{mode: "wide", dropout: "eval"}
 	for _, o := range opts {
@@ -151,46 +164,97 @@ func Load(path string, opts ...Option) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return compile(context.Background(), g, s)
-}
-
-func compile(ctx context.Context, g *graph.Graph, s settings) (*Model, error) {
-	start := time.Now()
 	dev, err := s.OpenDevice()
 	if err != nil {
 		return nil, err
 	}
+	m := &Model{g: g, s: s, dev: dev, plans: map[int]*plan{}}
+	p, err := m.compile(context.Background(), g)
+	if err != nil {
+		dev.Close()
+		return nil, err
+	}
+	m.plans[g.Batch()], m.cur = p, p
+	return m, nil
+}
+
+// compile lowers g and compiles its kernels for the model's device.
+func (m *Model) compile(ctx context.Context, g *graph.Graph) (*plan, error) {
+	start := time.Now()
+	s := m.s
 	store := s.OpenCache()
 	tuning := s.NewTuning(ctx, store)
 	defer tuning.Close()
-	info := engine.DeviceInfo(dev.Info())
+	info := engine.DeviceInfo(m.dev.Info())
 	lopts := lowering.Options{Device: info, Dropout: s.dropout, Seed: s.seed,
 		ModelMajor: s.mode == "sequential", Chooser: tuning.Chooser(s.mode)}
-	plan, err := lowering.Lower(g, lopts)
+	lp, err := lowering.Lower(g, lopts)
+	var r *lowering.Runner
 	if err == nil {
-		var r *lowering.Runner
-		r, err = lowering.NewRunnerWithOptions(plan, dev, s.Compiler(store), g,
+		r, err = lowering.NewRunnerWithOptions(lp, m.dev, s.Compiler(store), g,
 			lowering.RunnerOptions{LaunchTimeout: s.LaunchTimeout, MemoryLimit: s.MemoryLimit})
-		if err == nil {
-			report := store.RunReport()
-			if cerr := store.Close(); cerr != nil {
-				s.Warning(fmt.Sprintf("closing the kernel cache: %v", cerr))
-			}
-			r.Profile(s.profile)
-			return &Model{g: g, plan: plan, dev: dev, runner: r, decisions: tuning.Explain(s.mode), cache: report,
-				compile: time.Since(start), device: info.Kind}, nil
-		}
 	}
-	store.Close()
-	dev.Close()
-	return nil, err
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	report := store.RunReport()
+	if cerr := store.Close(); cerr != nil {
+		s.Warning(fmt.Sprintf("closing the kernel cache: %v", cerr))
+	}
+	r.Profile(s.profile)
+	return &plan{g: g, plan: lp, runner: r, decisions: tuning.Explain(s.mode), cache: report,
+		compile: time.Since(start)}, nil
+}
+
+// planFor is the plan for the batch size inputs carry, compiled on first use.
+func (m *Model) planFor(ctx context.Context, inputs map[string]*Tensor) (*plan, error) {
+	b, err := m.g.InputBatch(inputs)
+	if err != nil {
+		return nil, fmt.Errorf("widejit: %w", err)
+	}
+	p := m.plans[b]
+	if p == nil {
+		gb, err := m.g.WithBatch(b)
+		if err != nil {
+			return nil, fmt.Errorf("widejit: %w", err)
+		}
+		if err := gb.CheckInputs(inputs); err != nil {
+			return nil, fmt.Errorf("widejit: %w", err)
+		}
+		if p, err = m.compile(ctx, gb); err != nil {
+			return nil, fmt.Errorf("widejit: batch size %d: %w", b, err)
+		}
+		m.plans[b] = p
+	}
+	if err := p.g.CheckInputs(inputs); err != nil {
+		return nil, fmt.Errorf("widejit: %w", err)
+	}
+	return p, nil
+}
+
+// Batch is the batch size the graph was exported at, or 0 when its batch size is fixed
+// (BatchError says why); Run takes inputs at any batch size otherwise.
+func (m *Model) Batch() int { return m.g.Batch() }
+
+// BatchError says why the model's batch size is fixed, nil when Run takes any.
+func (m *Model) BatchError() error { return m.g.BatchError() }
+
+// Batches lists the batch sizes the model has compiled a plan for, in increasing order.
+func (m *Model) Batches() []int {
+	out := make([]int, 0, len(m.plans))
+	for b := range m.plans {
+		out = append(out, b)
+	}
+	sort.Ints(out)
+	return out
 }
 
 // N is the number of models.
 func (m *Model) N() int { return m.g.N }
 
 // Device is the kind of device the model runs on: "cpu" or "cuda".
-func (m *Model) Device() string { return m.device }
+func (m *Model) Device() string { return engine.DeviceInfo(m.dev.Info()).Kind }
 
 // TensorSpec describes an input or output: its name, dtype and the shape of the tensor
 // exchanged with Run ([N, ...] for per-model tensors).
@@ -202,7 +266,8 @@ type TensorSpec struct {
 	Shared bool
 }
 
-// Inputs describes the tensors Run expects.
+// Inputs describes the tensors Run expects, at the exported batch size (Batch); Run takes
+// another batch size in each input's batch dim.
 func (m *Model) Inputs() []TensorSpec {
 	var out []TensorSpec
 	for _, in := range m.g.Inputs {
@@ -211,7 +276,8 @@ func (m *Model) Inputs() []TensorSpec {
 	return out
 }
 
-// Outputs describes the tensors Run returns, each stacked [N, ...].
+// Outputs describes the tensors Run returns, each stacked [N, ...], at the exported batch
+// size.
 func (m *Model) Outputs() []TensorSpec {
 	var out []TensorSpec
 	for _, o := range m.g.Outputs {
@@ -221,7 +287,8 @@ func (m *Model) Outputs() []TensorSpec {
 }
 
 // Run runs the N models on inputs (one tensor per graph input, by name) and returns every
-// output stacked [N, ...], by name.
+// output stacked [N, ...], by name. The inputs may have any batch size (all the same); a
+// batch size seen for the first time is compiled first.
 func (m *Model) Run(ctx context.Context, inputs map[string]*Tensor) (map[string]*Tensor, error) {
 	return m.RunInto(ctx, inputs, nil)
 }
@@ -229,53 +296,64 @@ func (m *Model) Run(ctx context.Context, inputs map[string]*Tensor) (map[string]
 // RunInto is Run writing each output into the tensor of the same name in reuse (say, the
 // previous run's outputs) when it has the output's dtype and size, instead of new memory.
 func (m *Model) RunInto(ctx context.Context, inputs, reuse map[string]*Tensor) (map[string]*Tensor, error) {
-	if m.runner == nil {
+	if m.plans == nil {
 		return nil, errors.New("widejit: run of a closed model")
 	}
-	if ctx != nil {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
+	if ctx == nil {
+		ctx = context.Background()
 	}
-	out, err := m.runner.RunInto(inputs, reuse)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p, err := m.planFor(ctx, inputs)
+	if err != nil {
+		return nil, err
+	}
+	m.cur = p
+	out, err := p.runner.RunInto(inputs, reuse)
 	if err == nil {
-		m.runs++
+		p.runs++
 	}
 	return out, err
 }
 
 // ReadInputs reads every graph input from a safetensors file, checking names, dtypes and
-// shapes.
-func (m *Model) ReadInputs(path string) (map[string]*Tensor, error) { return m.g.ReadInputs(path) }
+// shapes (at any batch size).
+func (m *Model) ReadInputs(path string) (map[string]*Tensor, error) {
+	_, in, err := m.g.ReadInputsAnyBatch(path)
+	return in, err
+}
 
 // RandomInputs generates inputs from seed: floats ~ N(0, 1), integers uniform below the
 // consuming embedding's size.
 func (m *Model) RandomInputs(seed int64) (map[string]*Tensor, error) { return m.g.GenerateInputs(seed) }
 
 // Explain says which graph nodes went into which kernel, with which strategy, and why.
-func (m *Model) Explain() string { return lowering.Explain(m.plan) + m.decisions }
+// It, and the plan facts below, describe the plan of the latest run (before any, the
+// exported batch size's).
+func (m *Model) Explain() string { return lowering.Explain(m.cur.plan) + m.cur.decisions }
 
 // Launches and Kernels count the plan's kernel launches per run and its distinct kernels.
-func (m *Model) Launches() int { return len(m.plan.Launches) }
+func (m *Model) Launches() int { return len(m.cur.plan.Launches) }
 
 // Kernels counts the plan's distinct kernels.
-func (m *Model) Kernels() int { return len(m.plan.Kernels()) }
+func (m *Model) Kernels() int { return len(m.cur.plan.Kernels()) }
 
 // Strategies counts the plan's launches per strategy (batched, sequential, fused, ...).
 func (m *Model) Strategies() map[string]int {
 	c := map[string]int{}
-	for _, l := range m.plan.Launches {
+	for _, l := range m.cur.plan.Launches {
 		c[l.Strategy]++
 	}
 	return c
 }
 
-// CompileTime is the time Load took to lower the graph, compile its kernels and upload the
-// weights.
-func (m *Model) CompileTime() time.Duration { return m.compile }
+// CompileTime is the time Load (or the first run at the latest run's batch size) took to
+// lower the graph, compile its kernels and upload the weights.
+func (m *Model) CompileTime() time.Duration { return m.cur.compile }
 
 // CacheReport tells how many kernels came from the kernel cache and how many were compiled.
-func (m *Model) CacheReport() cache.RunReport { return m.cache }
+func (m *Model) CacheReport() cache.RunReport { return m.cur.cache }
 
 // KernelTime is one launch's share of the runs (WithProfile).
 type KernelTime struct {
@@ -288,9 +366,9 @@ type KernelTime struct {
 // WithProfile.
 func (m *Model) KernelTimes() []KernelTime {
 	var out []KernelTime
-	runs := max(m.runs, 1)
-	for i, t := range m.runner.KernelTimes() {
-		l := m.plan.Launches[i]
+	runs := max(m.cur.runs, 1)
+	for i, t := range m.cur.runner.KernelTimes() {
+		l := m.cur.plan.Launches[i]
 		out = append(out, KernelTime{Kernel: l.Kernel.Source.Fn, Template: l.Kernel.Template, Prepare: l.Prepare,
 			PerRun: t / time.Duration(runs)})
 	}
@@ -300,10 +378,12 @@ func (m *Model) KernelTimes() []KernelTime {
 
 // Close releases the device memory and the device.
 func (m *Model) Close() error {
-	if m.runner == nil {
+	if m.plans == nil {
 		return nil
 	}
-	m.runner.Close()
-	m.runner = nil
+	for _, p := range m.plans {
+		p.runner.Close()
+	}
+	m.plans = nil
 	return m.dev.Close()
 }

@@ -79,13 +79,22 @@ func readBounded(path string, limit, def int64) ([]byte, error) {
 // Parse validates a graph given as bytes; file names it in errors and anchors the relative
 // weights path.
 func Parse(file string, data []byte, opts Options) (*Graph, error) {
-	l := &loader{file: file, data: data, g: &Graph{File: file, memLimit: opts.MemoryLimit,
+	return parse(file, data, opts, nil)
+}
+
+// parse is Parse; rb, when not nil, re-specialises the graph for another batch size
+// (batch.go): it rewrites the inputs' batch dims and the reshapes that bake the batch in.
+func parse(file string, data []byte, opts Options, rb *rebatcher) (*Graph, error) {
+	l := &loader{file: file, data: data, rb: rb, g: &Graph{File: file, source: data, opts: opts, memLimit: opts.MemoryLimit,
 		inputs: map[string]*Input{}, params: map[string]*Param{}, nodes: map[string]*Node{}, paramUse: map[string]paramUse{}}}
 	root, err := parseJSON(data)
 	if err != nil {
 		se := err.(*syntaxError)
 		line, col := lineCol(data, se.off)
 		return nil, &Error{[]Problem{{File: file, Line: line, Col: col, Msg: "malformed JSON: " + se.msg}}}
+	}
+	if rb != nil {
+		rb.prepare(root)
 	}
 	l.load(root, opts)
 	sort.SliceStable(l.problems, func(i, j int) bool { // file order; position-less ones last
@@ -113,6 +122,7 @@ type loader struct {
 	allNames []string
 	raws     []*rawNode
 	byName   map[string]*rawNode
+	rb       *rebatcher // re-specialising for another batch size (batch.go), or nil
 }
 
 type rawNode struct {
@@ -197,7 +207,7 @@ func intValue(v *jvalue) (int, bool) {
 }
 
 func (l *loader) load(root *jvalue, opts Options) {
-	if !l.object(root, "", "", []string{"format", "n", "inputs", "params", "nodes", "outputs"}, "weights", "init") {
+	if !l.object(root, "", "", []string{"format", "n", "inputs", "params", "nodes", "outputs"}, "weights", "init", "dynamic_batch") {
 		if root.kind != jObject {
 			return
 		}
@@ -215,6 +225,7 @@ func (l *loader) load(root *jvalue, opts Options) {
 		}
 		g.N = n
 	}
+	l.loadDynamicBatch(root.obj["dynamic_batch"])
 	l.names = map[string]string{}
 	l.badNames = map[string]bool{}
 	l.declV = map[string]*jvalue{}
@@ -224,7 +235,7 @@ func (l *loader) load(root *jvalue, opts Options) {
 	l.loadSource(root, opts)
 	l.resolve()
 	l.loadOutputs(root.obj["outputs"])
-	if len(l.problems) == 0 {
+	if len(l.problems) == 0 && l.rb == nil { // a re-specialised graph shares checked weights
 		l.checkWeights()
 	}
 }
@@ -316,7 +327,7 @@ func (l *loader) list(v *jvalue, path string) []*jvalue {
 func (l *loader) loadInputs(v *jvalue) {
 	for i, e := range l.list(v, "inputs") {
 		path := fmt.Sprintf("inputs[%d]", i)
-		objOK := l.object(e, path, "", []string{"name", "shape", "dtype"}, "per_model")
+		objOK := l.object(e, path, "", []string{"name", "shape", "dtype"}, "per_model", "batch_dim")
 		if e.kind != jObject || e.obj["name"] == nil {
 			continue
 		}
@@ -335,7 +346,7 @@ func (l *loader) loadInputs(v *jvalue) {
 		if !tok || !objOK {
 			l.badNames[name] = true
 		} else {
-			in := &Input{Name: name, Type: t, PerModel: perModel}
+			in := &Input{Name: name, Type: t, PerModel: perModel, batchDim: l.batchDim(e.obj["batch_dim"], path, t)}
 			l.g.Inputs = append(l.g.Inputs, in)
 			l.g.inputs[name] = in
 		}
@@ -479,6 +490,10 @@ func (l *loader) resolve() {
 		if r.bad {
 			continue
 		}
+		if l.rb != nil && !l.rb.before(l, r) {
+			r.bad = true
+			continue
+		}
 		n := l.inferNode(r)
 		if n == nil {
 			r.bad = true
@@ -486,6 +501,9 @@ func (l *loader) resolve() {
 		}
 		l.g.Nodes = append(l.g.Nodes, n)
 		l.g.nodes[n.Name] = n
+		if l.rb != nil {
+			l.rb.after(l, r, n)
+		}
 	}
 }
 

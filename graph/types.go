@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/widejit/widejit/graph/safetensors"
 )
@@ -97,6 +98,9 @@ type Input struct {
 	// PerModel: the tensor fed is [N, *Type.Shape]; otherwise one tensor of Type.Shape is
 	// shared by all models.
 	PerModel bool
+	// batchDim is the "batch_dim" of the file: 0 when absent (inferred), -1 for null (no
+	// batch dim), d+1 for dim d (batch.go).
+	batchDim int
 }
 
 // Param is a parameter or buffer; its data is stacked [N, *Type.Shape].
@@ -198,6 +202,15 @@ type Graph struct {
 	// paramUse records, for each param, the first node and role that use it (for init).
 	paramUse map[string]paramUse
 	memLimit int64 // Options.MemoryLimit
+
+	// For re-specialising to another batch size (batch.go): the file's bytes and options,
+	// "dynamic_batch", the graph at the file's batch size (nil: this one) and its batch facts.
+	source     []byte
+	opts       Options
+	fixedBatch bool
+	base       *Graph
+	batchOnce  sync.Once
+	batch      batchFacts
 }
 
 type paramUse struct {

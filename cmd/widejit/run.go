@@ -36,7 +36,7 @@ type runFlags struct {
 	device, mode       string
 	asJSON             bool
 	seed               int64
-	n                  int
+	n, batch           int
 }
 
 func newRunCmd(a *app) *cobra.Command {
@@ -45,7 +45,9 @@ func newRunCmd(a *app) *cobra.Command {
 		Use:   "run GRAPH.json",
 		Short: "Run the N models of a graph on its inputs",
 		Long: `Run the N models of GRAPH.json. Inputs come from --inputs (a safetensors file holding every
-graph input, [N, ...] per model or the bare shape when shared) or are generated from --seed
+graph input, [N, ...] per model or the bare shape when shared, at any batch size: the graph is
+re-specialised for it, and --check's file must have the matching batch) or are generated, at
+--batch, from --seed
 (floats ~ N(0,1), integers uniform below the consuming embedding's num_embeddings, else in
 [0, 2)). --check compares every output with EXPECTED.safetensors and fails (exit 4) when
 |got - expected| > atol + rtol * max|expected| anywhere in an output. Without --rtol, rtol
@@ -66,6 +68,7 @@ fused kernels round once).`,
 	fl.BoolVar(&f.asJSON, "json", false, "print a JSON summary")
 	fl.Int64Var(&f.seed, "seed", 0, "seed for generated inputs")
 	fl.IntVar(&f.n, "n", 0, "override n (init graphs only)")
+	fl.IntVar(&f.batch, "batch", 0, "batch size of the generated inputs (default: the graph's; --inputs carry their own)")
 	return cmd
 }
 
@@ -90,11 +93,19 @@ func runGraph(cmd *cobra.Command, a *app, path string, f runFlags) error {
 	if err != nil {
 		return err
 	}
+	if f.batch < 0 || f.batch != 0 && f.inputs != "" {
+		return usagef("--batch must be >= 1, and only for generated inputs (--inputs carry their batch size)")
+	}
 	var inputs map[string]*safetensors.Tensor
 	if f.inputs != "" {
-		inputs, err = g.ReadInputs(f.inputs)
+		g, inputs, err = g.ReadInputsAnyBatch(f.inputs) // at the inputs' batch size
 	} else {
-		inputs, err = g.GenerateInputs(f.seed)
+		if f.batch != 0 {
+			g, err = g.WithBatch(f.batch)
+		}
+		if err == nil {
+			inputs, err = g.GenerateInputs(f.seed)
+		}
 	}
 	if err != nil {
 		return inputError{err}

@@ -1,0 +1,71 @@
+"""Small PyTorch modules exported at batch size 4 and run at other batch sizes
+(make_batch_fixtures.py): views that bake the batch in, a conv net, a batch-first transformer
+encoder layer with a [B*T, C] reshape, and time-major (seq-first) LSTM and attention."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class MLPView(nn.Module):
+    """x [B, 3, 4] -> x.view(x.size(0), -1) (a literal batch) -> Linear-GELU-Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(12, 16)
+        self.fc2 = nn.Linear(16, 5)
+
+    def forward(self, x):
+        h = x.view(x.size(0), -1)
+        return self.fc2(F.gelu(self.fc1(h)))
+
+
+class ConvNet(nn.Module):
+    """x [B, 3, 8, 8] -> Conv-BN-ReLU-MaxPool -> torch.flatten(x, 1) -> Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 6, 3, padding=1)
+        self.bn = nn.BatchNorm2d(6)
+        self.pool = nn.MaxPool2d(2)
+        self.fc = nn.Linear(6 * 4 * 4, 5)
+        with torch.no_grad():
+            self.bn.running_mean.normal_(0.0, 0.2)
+            self.bn.running_var.uniform_(0.5, 1.5)
+            self.bn.weight.uniform_(0.5, 1.5)
+            self.bn.bias.normal_(0.0, 0.2)
+
+    def forward(self, x):
+        h = self.pool(F.relu(self.bn(self.conv(x))))
+        return self.fc(torch.flatten(h, 1))
+
+
+class Encoder(nn.Module):
+    """src [B, T=5, 16] -> nn.TransformerEncoderLayer(batch_first=True) -> reshape(B*T, C)
+    (folded to literal sizes) -> Linear -> view(B, T, 8) -> mean over T."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True)
+        self.proj = nn.Linear(16, 8)
+
+    def forward(self, src):
+        h = self.layer(src)
+        B, T, C = h.size()
+        p = self.proj(h.reshape(B * T, C))
+        return p.view(B, T, 8).mean(dim=1), h
+
+
+class SeqFirst(nn.Module):
+    """Time-major inputs: x [T=5, B, 6], h0 and c0 [1, B, 8] -> LSTM (seq-first), the last
+    step through a Linear; nn.MultiheadAttention(batch_first=False) on x."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(6, 8)
+        self.head = nn.Linear(8, 3)
+        self.attn = nn.MultiheadAttention(6, 2)
+
+    def forward(self, x, h0, c0):
+        out, (h_n, c_n) = self.lstm(x, (h0, c0))
+        a = self.attn(x, x, x, need_weights=False)[0]
+        return self.head(out[-1]), h_n, a
