@@ -60,10 +60,15 @@ type settings struct {
 	seed     int64
 	profile  bool
 	tuneName string
+	models   modelRange // WithModels / WithShard
+	trace    bool       // WithTrace
 }
 
 // WithDevice picks the device: "auto" (the default: the GPU when the CUDA driver finds one,
-// else the CPU), "cpu" or "cuda".
+// else the CPU), "cpu" or "cuda"; or several devices of one kind, "cuda:0,cuda:1" or
+// "cuda:all" (every GPU), over which the N models are split (see Model.Devices), or
+// "cpu:0,cpu:1" (as many CPU executors sharing the cores, the CPU's stand-in for several
+// GPUs). A lone "cuda:I" is GPU I.
 func WithDevice(kind string) Option { return func(s *settings) { s.Device = kind } }
 
 // WithThreads sets the CPU executor's worker count (0, the default: all cores).
@@ -113,6 +118,9 @@ func WithPluginLimits(deadline time.Duration, memoryMiB int) Option {
 // concurrent use; load one per goroutine (they share the kernel cache).
 type Model struct {
 	g         *graph.Graph
+	parts     []*Model // several devices: one Model per device, each a range of the models
+	label     string   // the device as listed ("cuda:1"), for traces and Devices
+	tracer    *lowering.Tracer
 	plan      *lowering.Plan
 	dev       jit.Device
 	runner    *lowering.Runner
@@ -137,7 +145,29 @@ func Load(path string, opts ...Option) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return compile(context.Background(), g, s)
+	if g, err = s.models.apply(g); err != nil {
+		return nil, err
+	}
+	if lo, hi, total := g.ModelRange(); s.dropout == "mc" && (lo != 0 || hi != total) {
+		return nil, fmt.Errorf("widejit: Monte Carlo dropout draws masks over all %d models; it cannot run models [%d, %d) alone", total, lo, hi)
+	}
+	devs, err := engine.ParseDevices(s.Device)
+	if err != nil {
+		return nil, fmt.Errorf("widejit: %w", err)
+	}
+	var tracer *lowering.Tracer
+	if s.trace {
+		tracer = lowering.NewTracer()
+	}
+	if len(devs) > 1 {
+		return loadParts(g, s, devs, tracer)
+	}
+	s.Device, s.Ordinal = devs[0].Kind, devs[0].Ordinal
+	m, err := compile(context.Background(), g, s)
+	if err == nil {
+		m.traceTo(tracer, 0, devs[0].String())
+	}
+	return m, err
 }
 
 func compile(ctx context.Context, g *graph.Graph, s settings) (*Model, error) {
@@ -175,7 +205,12 @@ func compile(ctx context.Context, g *graph.Graph, s settings) (*Model, error) {
 func (m *Model) N() int { return m.g.N }
 
 // Device is the kind of device the model runs on: "cpu" or "cuda".
-func (m *Model) Device() string { return m.device }
+func (m *Model) Device() string {
+	if m.parts != nil {
+		return m.parts[0].device
+	}
+	return m.device
+}
 
 // TensorSpec describes an input or output: its name, dtype and the shape of the tensor
 // exchanged with Run ([N, ...] for per-model tensors).
@@ -214,13 +249,16 @@ func (m *Model) Run(ctx context.Context, inputs map[string]*Tensor) (map[string]
 // RunInto is Run writing each output into the tensor of the same name in reuse (say, the
 // previous run's outputs) when it has the output's dtype and size, instead of new memory.
 func (m *Model) RunInto(ctx context.Context, inputs, reuse map[string]*Tensor) (map[string]*Tensor, error) {
-	if m.runner == nil {
+	if m.runner == nil && m.parts == nil {
 		return nil, errors.New("widejit: run of a closed model")
 	}
 	if ctx != nil {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+	}
+	if m.parts != nil {
+		return m.runParts(ctx, inputs)
 	}
 	out, err := m.runner.RunInto(inputs, reuse)
 	if err == nil {
@@ -238,17 +276,41 @@ func (m *Model) ReadInputs(path string) (map[string]*Tensor, error) { return m.g
 func (m *Model) RandomInputs(seed int64) (map[string]*Tensor, error) { return m.g.GenerateInputs(seed) }
 
 // Explain says which graph nodes went into which kernel, with which strategy, and why.
-func (m *Model) Explain() string { return lowering.Explain(m.plan) + m.decisions }
+func (m *Model) Explain() string {
+	if m.parts != nil {
+		return m.explainParts()
+	}
+	return lowering.Explain(m.plan) + m.decisions
+}
 
-// Launches and Kernels count the plan's kernel launches per run and its distinct kernels.
-func (m *Model) Launches() int { return len(m.plan.Launches) }
+// Launches and Kernels count the plan's kernel launches per run and its distinct kernels
+// (summed over the devices).
+func (m *Model) Launches() int {
+	if m.parts != nil {
+		return sumParts(m.parts, (*Model).Launches)
+	}
+	return len(m.plan.Launches)
+}
 
 // Kernels counts the plan's distinct kernels.
-func (m *Model) Kernels() int { return len(m.plan.Kernels()) }
+func (m *Model) Kernels() int {
+	if m.parts != nil {
+		return sumParts(m.parts, (*Model).Kernels)
+	}
+	return len(m.plan.Kernels())
+}
 
 // Strategies counts the plan's launches per strategy (batched, sequential, fused, ...).
 func (m *Model) Strategies() map[string]int {
 	c := map[string]int{}
+	for _, p := range m.parts {
+		for k, v := range p.Strategies() {
+			c[k] += v
+		}
+	}
+	if m.plan == nil {
+		return c
+	}
 	for _, l := range m.plan.Launches {
 		c[l.Strategy]++
 	}
@@ -260,7 +322,14 @@ func (m *Model) Strategies() map[string]int {
 func (m *Model) CompileTime() time.Duration { return m.compile }
 
 // CacheReport tells how many kernels came from the kernel cache and how many were compiled.
-func (m *Model) CacheReport() cache.RunReport { return m.cache }
+func (m *Model) CacheReport() cache.RunReport {
+	r := m.cache
+	for _, p := range m.parts {
+		c := p.CacheReport()
+		r.Hits, r.Misses, r.CompileMS, r.LoadMS = r.Hits+c.Hits, r.Misses+c.Misses, r.CompileMS+c.CompileMS, r.LoadMS+c.LoadMS
+	}
+	return r
+}
 
 // KernelTime is one launch's share of the runs (WithProfile).
 type KernelTime struct {
@@ -273,8 +342,11 @@ type KernelTime struct {
 // WithProfile.
 func (m *Model) KernelTimes() []KernelTime {
 	var out []KernelTime
+	for _, p := range m.parts {
+		out = append(out, p.KernelTimes()...)
+	}
 	runs := max(m.runs, 1)
-	for i, t := range m.runner.KernelTimes() {
+	for i, t := range m.kernelTimes() {
 		l := m.plan.Launches[i]
 		out = append(out, KernelTime{Kernel: l.Kernel.Source.Fn, Template: l.Kernel.Template, Prepare: l.Prepare,
 			PerRun: t / time.Duration(runs)})
@@ -285,6 +357,14 @@ func (m *Model) KernelTimes() []KernelTime {
 
 // Close releases the device memory and the device.
 func (m *Model) Close() error {
+	if m.parts != nil {
+		var errs []error
+		for _, p := range m.parts {
+			errs = append(errs, p.Close())
+		}
+		m.parts = nil
+		return errors.Join(errs...)
+	}
 	if m.runner == nil {
 		return nil
 	}

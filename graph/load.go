@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"math"
 	"os"
@@ -49,6 +50,7 @@ func Parse(file string, data []byte, opts Options) (*Graph, error) {
 		return nil, &Error{[]Problem{{File: file, Line: line, Col: col, Msg: "malformed JSON: " + se.msg}}}
 	}
 	l.load(root, opts)
+	l.g.jsonSum = sha256.Sum256(data)
 	sort.SliceStable(l.problems, func(i, j int) bool { // file order; position-less ones last
 		a, b := l.problems[i], l.problems[j]
 		if (a.Line == 0) != (b.Line == 0) {

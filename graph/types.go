@@ -197,6 +197,10 @@ type Graph struct {
 	nodes  map[string]*Node
 	// paramUse records, for each param, the first node and role that use it (for init).
 	paramUse map[string]paramUse
+	// first and total place the graph's N models among the total of the file when the graph
+	// is a model range (Models); total is 0 otherwise. jsonSum is graph.json's SHA-256.
+	first, total int
+	jsonSum      [32]byte
 }
 
 type paramUse struct {
