@@ -85,8 +85,9 @@ func (m *Model) Devices() []DeviceRange {
 
 // DeviceRange is one device and the models [Lo, Hi) it runs (indices among all N).
 type DeviceRange struct {
-	Device string
-	Lo, Hi int
+	Device string `json:"device"`
+	Lo     int    `json:"lo"`
+	Hi     int    `json:"hi"`
 }
 
 // WriteTrace writes the launches and copies of the runs so far as Chrome trace-event JSON,

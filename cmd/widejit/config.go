@@ -126,10 +126,8 @@ func configSources(v *viper.Viper, cmd *cobra.Command) []configEntry {
 // configProblems checks the effective values (and flags unknown keys in the file).
 func configProblems(v *viper.Viper) []string {
 	var probs []string
-	switch d := v.GetString("device"); d {
-	case "auto", "cpu", "cuda":
-	default:
-		probs = append(probs, fmt.Sprintf("device: %q is not one of auto, cpu, cuda", d))
+	if d := v.GetString("device"); checkDeviceSetting(d) != nil {
+		probs = append(probs, fmt.Sprintf("device: %q is not one of auto, cpu, cuda or a list of devices of one kind (cuda:0,cuda:1, cuda:all, cpu:0,cpu:1)", d))
 	}
 	if t := v.GetInt("threads"); t < 0 {
 		probs = append(probs, fmt.Sprintf("threads: %d must be >= 0", t))
