@@ -49,6 +49,45 @@ stacked in model order; cpu:0,cpu:1 does the same with CPU executors sharing the
 	})
 }
 
+func init() {
+	extend("cache populate", func(_ *app, cmd *cobra.Command) {
+		cmd.Flags().String("shards", "", "also compile for the shard sizes of each K in this comma-separated list (run --shard I/K, or --device with K devices: kernels depend on the models per shard)")
+	})
+}
+
+// shardGraphsFor adds to graphs (`cache populate`) one model range of each shard size of
+// each K of --shards (floor(N/K) and ceil(N/K) models): kernels are specialized for the
+// models they serve, so a cache that every shard hits needs those sizes.
+func shardGraphsFor(cmd *cobra.Command, graphs []*graph.Graph) ([]*graph.Graph, error) {
+	list, _ := cmd.Flags().GetString("shards")
+	ks, err := parseNList(list)
+	if err != nil {
+		return nil, usagef("--shards: %q is not a list of shard counts >= 1 (e.g. 4,8)", list)
+	}
+	out := graphs
+	for _, g := range graphs {
+		seen := map[int]bool{g.N: true}
+		for _, k := range ks {
+			if k > g.N {
+				return nil, usagef("--shards %d: K=%d shards of N=%d models would leave some empty; need K <= N", k, k, g.N)
+			}
+			for i := range k {
+				lo, hi := graph.ShardRange(i, k, g.N)
+				if seen[hi-lo] {
+					continue
+				}
+				seen[hi-lo] = true
+				sub, err := g.Models(lo, hi)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, sub)
+			}
+		}
+	}
+	return out, nil
+}
+
 // checkDeviceSetting accepts what engine.ParseDevices does (cuda:all without asking the
 // driver: that is the run's business).
 func checkDeviceSetting(device string) error {

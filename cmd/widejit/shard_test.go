@@ -238,3 +238,20 @@ func TestRunDevicesAndTrace(t *testing.T) {
 		t.Errorf("trace: kernel events per device %v for %d launches per run, %d copies", kernels, perRun, copies)
 	}
 }
+
+// `cache populate --shards K` compiles the kernels of every shard size, so that every
+// shard hits the cache and compiles nothing.
+func TestPopulateShardsThenEveryShardHits(t *testing.T) {
+	isolatedCache(t)
+	cache := t.TempDir()
+	ex := "../../examples/deep_mlp" // N=6: shards of 3/4 hold 1 and 2 models
+	g := filepath.Join(ex, "graph.json")
+	runOK(t, "cache", "populate", g, "--shards", "4", "--cache-dir", cache)
+	for i := range 4 {
+		out := runOK(t, "run", g, "--device", "cpu", "--cache-dir", cache, "--shard", fmt.Sprintf("%d/4", i), "--json")
+		if !strings.Contains(out, `"misses": 0`) {
+			t.Errorf("shard %d/4 compiled kernels:\n%s", i, out)
+		}
+	}
+	runFails(t, 2, []string{"K=7 shards of N=6"}, "cache", "populate", g, "--shards", "7", "--cache-dir", cache)
+}
