@@ -51,7 +51,9 @@ type container struct {
 	} `yaml:"volumeMounts"`
 }
 
-func (c container) line() string { return strings.Join(append(append([]string(nil), c.Command...), c.Args...), " ") }
+func (c container) line() string {
+	return strings.Join(append(append([]string(nil), c.Command...), c.Args...), " ")
+}
 
 func (c container) env(name string) string {
 	for _, e := range c.Env {
