@@ -60,10 +60,15 @@ type settings struct {
 	seed     int64
 	profile  bool
 	tuneName string
+	models   modelRange // WithModels / WithShard
+	trace    bool       // WithTrace
 }
 
 // WithDevice picks the device: "auto" (the default: the GPU when the CUDA driver finds one,
-// else the CPU), "cpu" or "cuda".
+// else the CPU), "cpu" or "cuda"; or several devices of one kind, "cuda:0,cuda:1" or
+// "cuda:all" (every GPU), over which the N models are split (see Model.Devices), or
+// "cpu:0,cpu:1" (as many CPU executors sharing the cores, the CPU's stand-in for several
+// GPUs). A lone "cuda:I" is GPU I.
 func WithDevice(kind string) Option { return func(s *settings) { s.Device = kind } }
 
 // WithThreads sets the CPU executor's worker count (0, the default: all cores).
@@ -136,6 +141,16 @@ type Model struct {
 	dev   jit.Device
 	plans map[int]*plan // by batch size (0: a graph whose batch size is fixed)
 	cur   *plan         // the plan of the latest run (at first, the exported batch size's)
+
+	// Several devices (models.go): one Model per device, each for its share of the models,
+	// run at once; this Model holds no device or plan of its own.
+	parts    []*Model
+	loadTime time.Duration
+	// label names the device (cpu, cuda:1); tracer, when tracing, records every plan's
+	// launches and copies on track tracePID.
+	label    string
+	tracer   *lowering.Tracer
+	tracePID int
 }
 
 // plan is the model compiled for one batch size.
@@ -164,14 +179,37 @@ func Load(path string, opts ...Option) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	dev, err := s.OpenDevice()
+	if g, err = s.models.apply(g); err != nil {
+		return nil, err
+	}
+	if lo, hi, total := g.ModelRange(); s.dropout == "mc" && (lo != 0 || hi != total) {
+		return nil, fmt.Errorf("widejit: Monte Carlo dropout draws masks over all %d models; it cannot run models [%d, %d) alone", total, lo, hi)
+	}
+	devs, err := engine.ParseDevices(s.Device)
+	if err != nil {
+		return nil, fmt.Errorf("widejit: %w", err)
+	}
+	var tracer *lowering.Tracer
+	if s.trace {
+		tracer = lowering.NewTracer()
+	}
+	if len(devs) > 1 {
+		return loadParts(g, s, devs, tracer)
+	}
+	return loadOne(g, s, devs[0], 0, tracer)
+}
+
+// loadOne opens dev and compiles g for it at g's batch size.
+func loadOne(g *graph.Graph, s settings, dev engine.DeviceSpec, pid int, tracer *lowering.Tracer) (*Model, error) {
+	s.Device, s.Ordinal = dev.Kind, dev.Ordinal
+	d, err := s.OpenDevice()
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{g: g, s: s, dev: dev, plans: map[int]*plan{}}
+	m := &Model{g: g, s: s, dev: d, plans: map[int]*plan{}, label: dev.String(), tracer: tracer, tracePID: pid}
 	p, err := m.compile(context.Background(), g)
 	if err != nil {
-		dev.Close()
+		d.Close()
 		return nil, err
 	}
 	m.plans[g.Batch()], m.cur = p, p
@@ -203,6 +241,9 @@ func (m *Model) compile(ctx context.Context, g *graph.Graph) (*plan, error) {
 		s.Warning(fmt.Sprintf("closing the kernel cache: %v", cerr))
 	}
 	r.Profile(s.profile)
+	if m.tracer != nil {
+		r.Trace(m.tracer, m.tracePID, m.label)
+	}
 	return &plan{g: g, plan: lp, runner: r, decisions: tuning.Explain(s.mode), cache: report,
 		compile: time.Since(start)}, nil
 }
@@ -242,6 +283,9 @@ func (m *Model) BatchError() error { return m.g.BatchError() }
 
 // Batches lists the batch sizes the model has compiled a plan for, in increasing order.
 func (m *Model) Batches() []int {
+	if m.parts != nil {
+		return m.parts[0].Batches()
+	}
 	out := make([]int, 0, len(m.plans))
 	for b := range m.plans {
 		out = append(out, b)
@@ -254,7 +298,12 @@ func (m *Model) Batches() []int {
 func (m *Model) N() int { return m.g.N }
 
 // Device is the kind of device the model runs on: "cpu" or "cuda".
-func (m *Model) Device() string { return engine.DeviceInfo(m.dev.Info()).Kind }
+func (m *Model) Device() string {
+	if m.parts != nil {
+		return m.parts[0].Device()
+	}
+	return engine.DeviceInfo(m.dev.Info()).Kind
+}
 
 // TensorSpec describes an input or output: its name, dtype and the shape of the tensor
 // exchanged with Run ([N, ...] for per-model tensors).
@@ -296,7 +345,7 @@ func (m *Model) Run(ctx context.Context, inputs map[string]*Tensor) (map[string]
 // RunInto is Run writing each output into the tensor of the same name in reuse (say, the
 // previous run's outputs) when it has the output's dtype and size, instead of new memory.
 func (m *Model) RunInto(ctx context.Context, inputs, reuse map[string]*Tensor) (map[string]*Tensor, error) {
-	if m.plans == nil {
+	if m.plans == nil && m.parts == nil {
 		return nil, errors.New("widejit: run of a closed model")
 	}
 	if ctx == nil {
@@ -304,6 +353,9 @@ func (m *Model) RunInto(ctx context.Context, inputs, reuse map[string]*Tensor) (
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if m.parts != nil {
+		return m.runParts(ctx, inputs)
 	}
 	p, err := m.planFor(ctx, inputs)
 	if err != nil {
@@ -331,29 +383,68 @@ func (m *Model) RandomInputs(seed int64) (map[string]*Tensor, error) { return m.
 // Explain says which graph nodes went into which kernel, with which strategy, and why.
 // It, and the plan facts below, describe the plan of the latest run (before any, the
 // exported batch size's).
-func (m *Model) Explain() string { return lowering.Explain(m.cur.plan) + m.cur.decisions }
+func (m *Model) Explain() string {
+	if m.parts != nil {
+		return m.explainParts()
+	}
+	return lowering.Explain(m.cur.plan) + m.cur.decisions
+}
 
-// Launches and Kernels count the plan's kernel launches per run and its distinct kernels.
-func (m *Model) Launches() int { return len(m.cur.plan.Launches) }
+// Launches and Kernels count the plan's kernel launches per run and its distinct kernels
+// (summed over the devices).
+func (m *Model) Launches() int {
+	if m.parts != nil {
+		return sumParts(m.parts, (*Model).Launches)
+	}
+	return len(m.cur.plan.Launches)
+}
 
 // Kernels counts the plan's distinct kernels.
-func (m *Model) Kernels() int { return len(m.cur.plan.Kernels()) }
+func (m *Model) Kernels() int {
+	if m.parts != nil {
+		return sumParts(m.parts, (*Model).Kernels)
+	}
+	return len(m.cur.plan.Kernels())
+}
 
 // Strategies counts the plan's launches per strategy (batched, sequential, fused, ...).
 func (m *Model) Strategies() map[string]int {
 	c := map[string]int{}
-	for _, l := range m.cur.plan.Launches {
-		c[l.Strategy]++
+	for _, p := range m.parts {
+		for k, v := range p.Strategies() {
+			c[k] += v
+		}
+	}
+	if m.cur != nil {
+		for _, l := range m.cur.plan.Launches {
+			c[l.Strategy]++
+		}
 	}
 	return c
 }
 
 // CompileTime is the time Load (or the first run at the latest run's batch size) took to
 // lower the graph, compile its kernels and upload the weights.
-func (m *Model) CompileTime() time.Duration { return m.cur.compile }
+func (m *Model) CompileTime() time.Duration {
+	if m.parts != nil {
+		return m.loadTime
+	}
+	return m.cur.compile
+}
 
-// CacheReport tells how many kernels came from the kernel cache and how many were compiled.
-func (m *Model) CacheReport() cache.RunReport { return m.cur.cache }
+// CacheReport tells how many kernels came from the kernel cache and how many were compiled
+// (summed over the devices).
+func (m *Model) CacheReport() cache.RunReport {
+	var r cache.RunReport
+	if m.cur != nil {
+		r = m.cur.cache
+	}
+	for _, p := range m.parts {
+		c := p.CacheReport()
+		r.Hits, r.Misses, r.CompileMS, r.LoadMS = r.Hits+c.Hits, r.Misses+c.Misses, r.CompileMS+c.CompileMS, r.LoadMS+c.LoadMS
+	}
+	return r
+}
 
 // KernelTime is one launch's share of the runs (WithProfile).
 type KernelTime struct {
@@ -366,11 +457,16 @@ type KernelTime struct {
 // WithProfile.
 func (m *Model) KernelTimes() []KernelTime {
 	var out []KernelTime
-	runs := max(m.cur.runs, 1)
-	for i, t := range m.cur.runner.KernelTimes() {
-		l := m.cur.plan.Launches[i]
-		out = append(out, KernelTime{Kernel: l.Kernel.Source.Fn, Template: l.Kernel.Template, Prepare: l.Prepare,
-			PerRun: t / time.Duration(runs)})
+	for _, p := range m.parts {
+		out = append(out, p.KernelTimes()...)
+	}
+	if m.cur != nil {
+		runs := max(m.cur.runs, 1)
+		for i, t := range m.cur.runner.KernelTimes() {
+			l := m.cur.plan.Launches[i]
+			out = append(out, KernelTime{Kernel: l.Kernel.Source.Fn, Template: l.Kernel.Template, Prepare: l.Prepare,
+				PerRun: t / time.Duration(runs)})
+		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].PerRun > out[j].PerRun })
 	return out
@@ -378,6 +474,14 @@ func (m *Model) KernelTimes() []KernelTime {
 
 // Close releases the device memory and the device.
 func (m *Model) Close() error {
+	if m.parts != nil {
+		var errs []error
+		for _, p := range m.parts {
+			errs = append(errs, p.Close())
+		}
+		m.parts = nil
+		return errors.Join(errs...)
+	}
 	if m.plans == nil {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/widejit/widejit/graph/safetensors"
 )
@@ -31,9 +32,15 @@ type batchFacts struct {
 	err  error          // why the batch is not dynamic
 }
 
+// batchMemo computes a graph's batch facts once.
+type batchMemo struct {
+	once  sync.Once
+	facts batchFacts
+}
+
 func (g *Graph) facts() *batchFacts {
-	g.batchOnce.Do(func() { g.batch = g.computeBatch() })
-	return &g.batch
+	g.batch.once.Do(func() { g.batch.facts = g.computeBatch() })
+	return &g.batch.facts
 }
 
 // Batch is the graph's batch size: the size of the batch dim its inputs share (as exported),
@@ -411,6 +418,10 @@ func (g *Graph) WithBatch(b int) (*Graph, error) {
 		return nil, fmt.Errorf("graph %s at batch size %d (exported at %d): %w", base.File, b, f.b0, err)
 	}
 	ng.base = base
+	if base.total != 0 {
+		// a model range (Models) keeps its range at every batch size
+		return ng.Models(base.first, base.first+base.N)
+	}
 	return ng, nil
 }
 

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"math"
@@ -85,7 +86,7 @@ func Parse(file string, data []byte, opts Options) (*Graph, error) {
 // parse is Parse; rb, when not nil, re-specialises the graph for another batch size
 // (batch.go): it rewrites the inputs' batch dims and the reshapes that bake the batch in.
 func parse(file string, data []byte, opts Options, rb *rebatcher) (*Graph, error) {
-	l := &loader{file: file, data: data, rb: rb, g: &Graph{File: file, source: data, opts: opts, memLimit: opts.MemoryLimit,
+	l := &loader{file: file, data: data, rb: rb, g: &Graph{File: file, source: data, opts: opts, memLimit: opts.MemoryLimit, batch: &batchMemo{},
 		inputs: map[string]*Input{}, params: map[string]*Param{}, nodes: map[string]*Node{}, paramUse: map[string]paramUse{}}}
 	root, err := parseJSON(data)
 	if err != nil {
@@ -97,6 +98,7 @@ func parse(file string, data []byte, opts Options, rb *rebatcher) (*Graph, error
 		rb.prepare(root)
 	}
 	l.load(root, opts)
+	l.g.jsonSum = sha256.Sum256(data)
 	sort.SliceStable(l.problems, func(i, j int) bool { // file order; position-less ones last
 		a, b := l.problems[i], l.problems[j]
 		if (a.Line == 0) != (b.Line == 0) {

@@ -5,7 +5,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/widejit/widejit/graph/safetensors"
 )
@@ -209,8 +208,12 @@ type Graph struct {
 	opts       Options
 	fixedBatch bool
 	base       *Graph
-	batchOnce  sync.Once
-	batch      batchFacts
+	batch      *batchMemo // shared by the model ranges of one graph (Models copies the Graph)
+
+	// first and total place the graph's N models among the total of the file when the graph
+	// is a model range (Models); total is 0 otherwise. jsonSum is graph.json's SHA-256.
+	first, total int
+	jsonSum      [32]byte
 }
 
 type paramUse struct {

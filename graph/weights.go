@@ -73,7 +73,11 @@ func (g *Graph) ParamTensor(name string) (*safetensors.Tensor, error) {
 		return nil, err
 	}
 	defer f.Close()
-	t, err := f.Read(name)
+	lo, hi, total := g.ModelRange()
+	if info, ok := f.Info(name); ok && (len(info.Shape) == 0 || info.Shape[0] != total) {
+		return nil, fmt.Errorf("weights %s: tensor %q changed since the graph was loaded (%s%v, expected %d models)", g.WeightsPath, name, info.DType, info.Shape, total)
+	}
+	t, err := f.ReadRows(name, lo, hi) // only this graph's models (all N unless a model range)
 	if err != nil {
 		return nil, err
 	}
@@ -205,17 +209,22 @@ func (g *Graph) initParam(p *Param) (*safetensors.Tensor, error) {
 	if len(p.Type.Shape) > 1 {
 		row = prodTail(p.Type.Shape)
 	}
-	for i := range vals {
+	skip := g.first * per // a model range draws (and drops) the stream of the models before it
+	for i := range skip + len(vals) {
+		var v float64
 		switch rule.kind {
 		case "uniform":
-			vals[i] = (2*r.Float64() - 1) * rule.a
+			v = (2*r.Float64() - 1) * rule.a
 		case "normal":
-			vals[i] = normal(r) * rule.a
+			v = normal(r) * rule.a
 		default:
-			vals[i] = rule.a
+			v = rule.a
 		}
 		if rule.zeroR >= 0 && (i%per)/row == rule.zeroR {
-			vals[i] = 0
+			v = 0
+		}
+		if i >= skip {
+			vals[i-skip] = v
 		}
 	}
 	shape := append([]int{g.N}, p.Type.Shape...)
@@ -238,7 +247,7 @@ func (g *Graph) ReadInputs(path string) (map[string]*safetensors.Tensor, error) 
 	out := map[string]*safetensors.Tensor{}
 	for _, in := range g.Inputs {
 		info, ok := f.Info(in.Name)
-		want := g.InputTensorShape(in)
+		want := g.fileInputShape(in)
 		switch {
 		case !ok:
 			problems = append(problems, fmt.Sprintf("input %q is missing", in.Name))
@@ -254,7 +263,7 @@ func (g *Graph) ReadInputs(path string) (map[string]*safetensors.Tensor, error) 
 			problems = append(problems, fmt.Sprintf("input %q is %s, expected %s (%s)", in.Name, info.DType, in.Type.DType.Safetensors(), in.Type.DType))
 			continue
 		}
-		t, err := f.Read(in.Name)
+		t, err := g.readInput(f, in)
 		if err != nil {
 			return nil, err
 		}
@@ -309,10 +318,17 @@ func (g *Graph) GenerateInputs(seed int64) (map[string]*safetensors.Tensor, erro
 			return nil, err
 		}
 		count := int(elems)
+		skip := 0 // a model range draws (and drops) the stream of the models before it
+		if in.PerModel {
+			skip = g.first * in.Type.Numel()
+		}
 		var t *safetensors.Tensor
 		var err error
 		if in.Type.DType.IsFloat() {
 			vals := make([]float64, count)
+			for range skip {
+				normal(r)
+			}
 			for i := range vals {
 				vals[i] = normal(r)
 			}
@@ -323,6 +339,9 @@ func (g *Graph) GenerateInputs(seed int64) (map[string]*safetensors.Tensor, erro
 				bound = 2
 			}
 			vals := make([]int64, count)
+			for range skip {
+				r.IntN(bound)
+			}
 			for i := range vals {
 				vals[i] = int64(r.IntN(bound))
 			}

@@ -40,6 +40,8 @@ type Runner struct {
 	// broken is set when a launch was abandoned past its time limit on a device that cannot
 	// stop it: the device may still be running it, so the Runner refuses further runs.
 	broken error
+	// trace, when tracing (Trace), records every launch and copy.
+	trace *runTrace
 }
 
 // RunnerOptions bound what a Runner may do. The zero value is right for most runs.
@@ -345,9 +347,11 @@ func (r *Runner) RunInto(inputs, reuse map[string]*safetensors.Tensor) (map[stri
 		if want := b.Elems * b.DType.Size(); len(t.Data) != want || t.DType != b.DType.Safetensors() {
 			return nil, fmt.Errorf("input %q is %s%v (%d bytes), want %s with %d elements", b.Name, t.DType, t.Shape, len(t.Data), b.DType, b.Elems)
 		}
+		start := time.Now()
 		if err := r.dev.Upload(r.bufs[b], t.Data); err != nil {
 			return nil, fmt.Errorf("input %q: %w", b.Name, err)
 		}
+		r.traceSpan("copy", "upload "+b.Name, start, map[string]any{"bytes": len(t.Data), "direction": "host to device"})
 	}
 	for _, c := range p.IndexChecks {
 		if err := checkIndices(inputs[c.Input], c); err != nil {
@@ -377,9 +381,11 @@ func (r *Runner) RunInto(inputs, reuse map[string]*safetensors.Tensor) (map[stri
 			} else {
 				data = make([]byte, n)
 			}
+			start := time.Now()
 			if err := r.dev.Download(jb, data); err != nil {
 				return nil, fmt.Errorf("output %q: %w", o.Name, err)
 			}
+			r.traceSpan("copy", "download "+o.Name, start, map[string]any{"bytes": len(data), "direction": "device to host"})
 			cache[v.Buf] = data
 		}
 		size := v.DType.Size()
@@ -422,7 +428,12 @@ func (r *Runner) launch(i int, l *Launch, grid [3]int, model int) error {
 			args[j] = jit.Arg{Scalar: v}
 		}
 	}
-	if err := r.launchKernel(r.kernels[i], grid, args); err != nil {
+	start := time.Now()
+	err := r.launchKernel(r.kernels[i], grid, args)
+	if err == nil && r.trace != nil {
+		err = r.traceLaunch(i, l, grid, model, start)
+	}
+	if err != nil {
 		who := "all models"
 		if model >= 0 {
 			who = fmt.Sprintf("model %d", model)

@@ -168,10 +168,8 @@ func configProblems(v *viper.Viper, cmd *cobra.Command) []string {
 	if _, err := cast.ToBoolE(v.Get("no_cache")); err != nil {
 		bad("no_cache", "%q is not true or false", fmt.Sprint(v.Get("no_cache")))
 	}
-	switch d := v.GetString("device"); d {
-	case "auto", "cpu", "cuda":
-	default:
-		bad("device", "%q is not one of auto, cpu, cuda", d)
+	if d := v.GetString("device"); checkDeviceSetting(d) != nil {
+		bad("device", "%q is not one of auto, cpu, cuda or a list of devices of one kind (cuda:0,cuda:1, cuda:all, cpu:0,cpu:1)", d)
 	}
 	if t, ok := ints["threads"]; ok && t < 0 {
 		bad("threads", "%d must be >= 0 (0: all cores)", t)

@@ -131,6 +131,9 @@ func runPopulate(cmd *cobra.Command, a *app, path string, f populateFlags) error
 	if err != nil {
 		return err
 	}
+	if graphs, err = shardGraphsFor(cmd, graphs); err != nil {
+		return err
+	}
 	var ptxas, ptxasVersion string
 	if f.cubin {
 		if len(targets) == 1 && targets[0].arch == "" {

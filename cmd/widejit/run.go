@@ -63,7 +63,7 @@ fused kernels round once).`,
 	fl.StringVar(&f.check, "check", "", "compare the outputs with this safetensors file")
 	fl.Float64Var(&f.rtol, "rtol", 1e-4, "relative tolerance, times the output's max |expected| (default per dtype: 1e-4; bfloat16 1.6e-2, float16 1e-3)")
 	fl.Float64Var(&f.atol, "atol", 1e-5, "absolute tolerance")
-	fl.StringVar(&f.device, "device", "auto", "auto | cpu | cuda")
+	fl.StringVar(&f.device, "device", "auto", "auto | cpu | cuda, or several devices of one kind: cuda:0,cuda:1 | cuda:all | cpu:0,cpu:1 (N split across them)")
 	fl.StringVar(&f.mode, "mode", "wide", "wide (one launch serves all N) | sequential (N launches, the baseline)")
 	fl.BoolVar(&f.asJSON, "json", false, "print a JSON summary")
 	fl.Int64Var(&f.seed, "seed", 0, "seed for generated inputs")
@@ -78,10 +78,8 @@ func runGraph(cmd *cobra.Command, a *app, path string, f runFlags) error {
 		ctx = context.Background()
 	}
 	device := a.v.GetString("device") // --device, WIDEJIT_DEVICE, the config file or "auto"
-	switch device {
-	case "auto", "cpu", "cuda":
-	default:
-		return usagef("device (--device, WIDEJIT_DEVICE or the config file) must be auto, cpu or cuda, got %q", device)
+	if err := checkDeviceSetting(device); err != nil {
+		return err
 	}
 	if f.mode != "wide" && f.mode != "sequential" {
 		return usagef("--mode must be wide or sequential, got %q", f.mode)
@@ -95,6 +93,16 @@ func runGraph(cmd *cobra.Command, a *app, path string, f runFlags) error {
 	}
 	if f.batch < 0 || f.batch != 0 && f.inputs != "" {
 		return usagef("--batch must be >= 1, and only for generated inputs (--inputs carry their batch size)")
+	}
+	if g, err = shardGraph(cmd, g); err != nil {
+		return err
+	}
+	// before the work: an output that would replace an input is refused at once
+	trace, _ := cmd.Flags().GetString("trace")
+	for _, w := range [][2]string{{"--out", f.out}, {"--trace", trace}} {
+		if err := refuseInputAsOutput(w[0], w[1], runInputFiles(path, g, f)); err != nil {
+			return err
+		}
 	}
 	var inputs map[string]*safetensors.Tensor
 	if f.inputs != "" {
@@ -116,10 +124,6 @@ func runGraph(cmd *cobra.Command, a *app, path string, f runFlags) error {
 			return inputError{err}
 		}
 	}
-	// before the work: an --out that would replace an input is refused at once
-	if err := refuseInputAsOutput("--out", f.out, []string{path, g.WeightsPath, f.inputs, f.check}); err != nil {
-		return err
-	}
 	res, err := executeRun(ctx, a, cmd, path, g, inputs, f)
 	if err != nil {
 		return err
@@ -132,9 +136,11 @@ func runGraph(cmd *cobra.Command, a *app, path string, f runFlags) error {
 		for _, o := range g.Outputs {
 			ts = append(ts, res.Outputs[o.Name])
 		}
-		err := writeOutput("--out", f.out, []string{path, g.WeightsPath, f.inputs, f.check}, func(w io.Writer) error {
-			return safetensors.Encode(w, ts, map[string]string{"graph": g.File})
-		})
+		meta, err := outputMetadata(cmd, g)
+		if err != nil {
+			return err
+		}
+		err = writeOutput("--out", f.out, runInputFiles(path, g, f), func(w io.Writer) error { return safetensors.Encode(w, ts, meta) })
 		if err != nil {
 			return err
 		}
@@ -166,8 +172,10 @@ func runGraph(cmd *cobra.Command, a *app, path string, f runFlags) error {
 }
 
 // readExpected loads EXPECTED.safetensors: every graph output with its [N, ...] shape and
-// dtype, and nothing else.
+// dtype, and nothing else; for a model range (--shard), N is the whole graph's and the
+// range's rows are read.
 func readExpected(g *graph.Graph, path string) (map[string]*safetensors.Tensor, error) {
+	lo, hi, total := g.ModelRange()
 	file, err := safetensors.Open(path)
 	if err != nil {
 		return nil, err
@@ -176,7 +184,7 @@ func readExpected(g *graph.Graph, path string) (map[string]*safetensors.Tensor, 
 	var probs []string
 	out := map[string]*safetensors.Tensor{}
 	for _, o := range g.Outputs {
-		want := append([]int{g.N}, o.Type.Shape...)
+		want := append([]int{total}, o.Type.Shape...)
 		info, ok := file.Info(o.Name)
 		switch {
 		case !ok:
@@ -186,7 +194,7 @@ func readExpected(g *graph.Graph, path string) (map[string]*safetensors.Tensor, 
 			probs = append(probs, fmt.Sprintf("output %q is %s%v, expected %s%v", o.Name, info.DType, info.Shape, o.Type.DType.Safetensors(), want))
 			continue
 		}
-		t, err := file.Read(o.Name)
+		t, err := file.ReadRows(o.Name, lo, hi)
 		if err != nil {
 			return nil, err
 		}
@@ -364,7 +372,7 @@ func printRunSummary(w io.Writer, g *graph.Graph, device string, f runFlags, res
 		enc.SetIndent("", "  ")
 		return enc.Encode(doc)
 	}
-	fmt.Fprintf(w, "%s: ran n=%d models (device %s, mode %s)\n", g.File, g.N, device, f.mode)
+	fmt.Fprintf(w, "%s: ran %s (device %s, mode %s)\n", g.File, describeModels(g), device, f.mode)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "OUTPUT\tSHAPE\tDTYPE\tSUM\tSHA256")
 	for _, o := range outs {

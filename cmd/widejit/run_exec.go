@@ -83,7 +83,11 @@ func executeRun(ctx context.Context, a *app, cmd *cobra.Command, path string, g 
 	if err != nil {
 		return nil, err
 	}
-	opts = append(opts, widejit.WithN(g.N))
+	opts = append(opts, rangeOptions(g)...)
+	trace, _ := fl.GetString("trace")
+	if trace != "" {
+		opts = append(opts, widejit.WithTrace())
+	}
 	if f.dropout == "mc" {
 		opts = append(opts, widejit.WithMonteCarloDropout(rf.seed))
 	}
@@ -132,8 +136,16 @@ func executeRun(ctx context.Context, a *app, cmd *cobra.Command, path string, g 
 			return nil, err
 		}
 	}
+	if trace != "" {
+		if err := writeTrace(m, trace, runInputFiles(path, g, rf)); err != nil {
+			return nil, err
+		}
+	}
+	lo, hi, total := g.ModelRange()
 	extra := map[string]any{
-		"device": m.Device(),
+		"models":  map[string]any{"lo": lo, "hi": hi, "n": total},
+		"devices": m.Devices(),
+		"device":  m.Device(),
 		"timing": map[string]any{"compile_ms": ms(m.CompileTime()), "first_run_ms": ms(main.first),
 			"median_ms": ms(main.median), "repeats": main.repeats},
 		"plan":  map[string]any{"launches": m.Launches(), "kernels": m.Kernels(), "strategies": m.Strategies()},

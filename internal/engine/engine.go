@@ -21,6 +21,7 @@ import (
 // device auto, all cores, the default cache directory, no plugins.
 type Config struct {
 	Device   string // auto | cpu | cuda ("" = auto)
+	Ordinal  int    // which GPU when Device is cuda (0: the first)
 	Threads  int    // CPU executor workers; 0: all cores
 	CacheDir string // "" = cache.DefaultDir()
 	NoCache  bool   // compile everything in memory, record nothing
@@ -55,6 +56,9 @@ func (c Config) OpenDevice() (jit.Device, error) {
 	}
 	if c.Threads < 0 {
 		return nil, fmt.Errorf("threads must be >= 0 (0: all cores), got %d", c.Threads)
+	}
+	if c.Device == "cuda" && c.Ordinal != 0 {
+		return device.OpenCUDA(c.Ordinal)
 	}
 	return device.Open(c.Device, c.Threads)
 }
