@@ -15,6 +15,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+
+	"github.com/widejit/widejit/internal/engine"
 )
 
 func init() { register("config", newConfigCmd) }
@@ -169,7 +171,8 @@ func configProblems(v *viper.Viper, cmd *cobra.Command) []string {
 		bad("no_cache", "%q is not true or false", fmt.Sprint(v.Get("no_cache")))
 	}
 	if d := v.GetString("device"); checkDeviceSetting(d) != nil {
-		bad("device", "%q is not one of auto, cpu, cuda or a list of devices of one kind (cuda:0,cuda:1, cuda:all, cpu:0,cpu:1)", d)
+		_, why := engine.ParseDevices(d)
+		bad("device", "%q is not one of auto, cpu, cuda or a list of devices of one kind (cuda:0,cuda:1, cuda:all, cpu:0,cpu:1): %v", d, why)
 	}
 	if t, ok := ints["threads"]; ok && t < 0 {
 		bad("threads", "%d must be >= 0 (0: all cores)", t)

@@ -171,7 +171,7 @@ func TestShardUsageErrors(t *testing.T) {
 	// a shard's --check reads the same rows of a file holding all N; one of another N is refused
 	part := filepath.Join(t.TempDir(), "part")
 	runOK(t, "run", g, "--device", "cpu", "--inputs", filepath.Join(ex, "inputs.safetensors"), "--shard", "0/2", "--out", part)
-	runFails(t, 1, []string{"expected outputs " + part, "expected F32[8 32 64]"}, "run", g, "--device", "cpu", "--shard", "1/2", "--check", part)
+	runFails(t, exitInput, []string{"expected outputs " + part, "expected F32[8 32 64]"}, "run", g, "--device", "cpu", "--shard", "1/2", "--check", part)
 }
 
 // --device cpu:0,cpu:1 writes the bytes of a one-device run; --trace writes Chrome trace
