@@ -1717,6 +1717,10 @@ def read_state_dict(path, trust=False):
     holding it under "state_dict" or "model" (as training loops save it), or, when trust, a
     whole pickled nn.Module. Without trust the file is read with torch.load(weights_only=True),
     which runs no code from the file."""
+    with open(path, "rb") as f:
+        head = f.read(4)
+    if head != b"PK\x03\x04" and head[:1] != b"\x80":  # a zip archive, or a legacy pickle
+        raise ExportError("%s: not a file written by torch.save" % path)
     try:
         if trust:
             obj = torch.load(path, map_location="cpu")
