@@ -56,8 +56,15 @@ func lastLine(b []byte) string {
 // stderr.
 func runPy(t *testing.T, stdin []byte, args ...string) (int, string, string) {
 	t.Helper()
+	return runPyEnv(t, nil, stdin, args...)
+}
+
+// runPyEnv is runPy with env (KEY=VALUE) added to the environment.
+func runPyEnv(t *testing.T, env []string, stdin []byte, args ...string) (int, string, string) {
+	t.Helper()
 	cmd := exec.Command(python, args...)
 	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin = bytes.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

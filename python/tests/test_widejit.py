@@ -2,7 +2,7 @@
 
     WIDEJIT=/path/to/widejit PYTHONPATH=python /usr/bin/python3 -m unittest discover -s python/tests -v
 
-`go test ./python/` builds the binary and runs these. Tests that run the binary skip when it is
+`go test ./exporters/torch/ -run Python` builds the binary and runs these. Tests that run the binary skip when it is
 not found ($WIDEJIT or PATH).
 """
 
