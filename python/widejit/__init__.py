@@ -206,8 +206,8 @@ def run(out_dir: PathLike, inputs: Optional[Mapping[str, InputValue]] = None, de
     out_dir: a directory written by `export` (or export.py), or the path of its graph.json.
     inputs: one tensor per graph input, by name: [N, ...] (or a list of N tensors) for per-model
         inputs, the bare tensor for shared ones, as at export. None runs the inputs exported
-        with the graph (out_dir/inputs.safetensors). They travel through a temporary
-        safetensors file.
+        with the graph (out_dir/inputs.safetensors; without that file, widejit generates
+        inputs from seed 0). They travel through a temporary safetensors file.
     device: "auto" (a GPU when the CUDA driver finds one, else the CPU), "cpu" or "cuda".
     extra_args: more `widejit run` flags, e.g. ["--mode", "sequential"].
     timeout: seconds before the run is killed (subprocess.TimeoutExpired).
