@@ -3,8 +3,13 @@
 
     python3 exporters/torch/export.py --module path/to/file.py:ClassName [--kwargs JSON] \
         --n 8 --input x=32,64 [--input tok=4,11:int64:0:50] [--shared-input] [--seed 0] --out DIR
+    python3 exporters/torch/export.py --module path/to/file.py:ClassName [--kwargs JSON] \
+        --state-dict 'runs/*.pt' --input x=32,64 --out DIR
 
-Builds N instances (instance i is constructed after torch.manual_seed(seed + i)), traces one with
+Builds N instances (instance i is constructed after torch.manual_seed(seed + i)); with
+--state-dict, N is the number of checkpoint files and instance i loads file i, each file checked
+against the architecture (keys, shapes, dtypes) before any is loaded. From Python,
+export_modules(models, inputs, out_dir) exports a list of nn.Module instances. It traces one with
 torch.fx, maps every fx node to the widejit op vocabulary (docs/graph-format.md) and writes
 DIR/graph.json, DIR/weights.safetensors (params stacked [N, ...]), DIR/inputs.safetensors and
 DIR/expected.safetensors (the N modules run one by one, stacked [N, ...]). A node that cannot be
@@ -16,12 +21,14 @@ Needs only torch and numpy; works with torch 1.13 and 2.x.
 import argparse
 import builtins
 import dis
+import glob
 import importlib.util
 import inspect
 import json
 import math
 import operator
 import os
+import pickle
 import random
 import re
 import sys
@@ -40,7 +47,7 @@ FORMAT = "widejit.graph/v1"
 HINT = "see docs/graph-format.md for the ops widejit supports"
 
 
-class ExportError(Exception):
+class ExportError(ValueError):
     """A model or command line the exporter cannot turn into a widejit graph."""
 
 
@@ -1626,53 +1633,260 @@ def _call(model, input_names, tensors):
     return model(**dict(zip(input_names, tensors)))
 
 
-def export(cls, kwargs, n, input_specs, shared_input, seed, out_dir):
-    """Exports n instances of cls(**kwargs); returns the graph dict. See the module docstring."""
-    if n < 1:
-        raise ExportError("--n must be >= 1, got %d" % n)
-    torch.set_num_threads(1)
-    try:
-        torch.use_deterministic_algorithms(True, warn_only=True)
-    except TypeError:  # very old torch without warn_only
-        pass
-    root_name = cls.__name__
+class _Deterministic:
+    """One thread and deterministic algorithms while exporting (the same bytes on every run),
+    the caller's settings restored afterwards."""
 
+    def __enter__(self):
+        self.threads = torch.get_num_threads()
+        self.det = torch.are_deterministic_algorithms_enabled()
+        warn = getattr(torch, "is_deterministic_algorithms_warn_only_enabled", lambda: False)
+        self.warn_only = warn()
+        torch.set_num_threads(1)
+        try:
+            torch.use_deterministic_algorithms(True, warn_only=True)
+        except TypeError:  # very old torch without warn_only
+            pass
+        return self
+
+    def __exit__(self, *exc):
+        torch.set_num_threads(self.threads)
+        try:
+            torch.use_deterministic_algorithms(self.det, warn_only=self.warn_only)
+        except TypeError:
+            torch.use_deterministic_algorithms(self.det)
+        return False
+
+
+def _bind_forward(cls, given, flag):
+    """Maps the given input names to cls.forward's arguments: returns forward's parameters (self
+    left out), the names fed as tensors in forward's order, and the arguments fixed at their
+    defaults. flag names where inputs come from in errors: "--input" or "inputs"."""
+    root_name = cls.__name__
+    fwd_params = list(inspect.signature(cls.forward).parameters.values())[1:]
+    concrete = {}
+    input_names = []
+    for p in fwd_params:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise ExportError("%s.forward takes *%s; widejit needs named arguments" % (root_name, p.name))
+        if p.name in given:
+            input_names.append(p.name)
+        elif p.default is not p.empty:
+            concrete[p.name] = p.default
+        elif flag == "--input":
+            raise ExportError("%s.forward argument %r has no --input (e.g. --input %s=32,64)" % (root_name, p.name, p.name))
+        else:
+            raise ExportError("%s.forward argument %r has no tensor in inputs" % (root_name, p.name))
+    for name in given:
+        if name not in input_names:
+            where = "--input %s" % name if flag == "--input" else "inputs[%r]" % name
+            raise ExportError("%s: %s.forward has no argument %r (it has %s)" % (
+                where, root_name, name, ", ".join(p.name for p in fwd_params)))
+    return fwd_params, input_names, concrete
+
+
+# ----------------------------------------------------------------------------------------------
+# Checkpoints
+
+
+def expand_state_dict_args(patterns):
+    """The files of --state-dict arguments, in argument order, each glob's matches sorted."""
+    paths = []
+    for pat in patterns:
+        if glob.has_magic(pat):
+            found = sorted(p for p in glob.glob(pat) if os.path.isfile(p))
+            if not found:
+                raise ExportError("--state-dict %s matches no file" % pat)
+        elif not os.path.isfile(pat):
+            raise ExportError("--state-dict %s: no such file" % pat)
+        else:
+            found = [pat]
+        for p in found:
+            if any(os.path.samefile(p, q) for q in paths):
+                raise ExportError("--state-dict %s: the file is given twice" % p)
+            paths.append(p)
+    return paths
+
+
+def _is_tensor_dict(obj):
+    return isinstance(obj, dict) and all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in obj.items())
+
+
+def read_state_dict(path, trust=False):
+    """Loads a torch.save'd state dict from path (on the CPU): the state dict itself, a dict
+    holding it under "state_dict" or "model" (as training loops save it), or, when trust, a
+    whole pickled nn.Module. Without trust the file is read with torch.load(weights_only=True),
+    which runs no code from the file."""
+    with open(path, "rb") as f:
+        head = f.read(4)
+    if head != b"PK\x03\x04" and head[:1] != b"\x80":  # a zip archive, or a legacy pickle
+        raise ExportError("%s: not a file written by torch.save" % path)
+    try:
+        if trust:
+            obj = torch.load(path, map_location="cpu")
+        else:
+            obj = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:
+        msg = "%s: torch.load failed: %s: %s" % (path, type(e).__name__, _first_line(e))
+        if not trust and isinstance(e, pickle.UnpicklingError):
+            msg = ("%s: torch.load(weights_only=True) refused it: it holds objects other than tensors, dicts, "
+                   "lists, strings and integers; save model.state_dict() alone, or pass --trust-checkpoints to "
+                   "unpickle it in full if you trust the file" % path)
+        raise ExportError(msg)
+    if isinstance(obj, nn.Module):
+        obj = obj.state_dict()
+    if _is_tensor_dict(obj):
+        return obj
+    if isinstance(obj, dict):
+        for key in ("state_dict", "model"):
+            inner = obj.get(key)
+            if isinstance(inner, nn.Module):
+                inner = inner.state_dict()
+            if _is_tensor_dict(inner):
+                return inner
+        raise ExportError("%s: not a state dict (a dict of tensors), nor a dict holding one under \"state_dict\" or "
+                          "\"model\"; its keys: %s" % (path, ", ".join(repr(k) for k in list(obj)[:8])))
+    raise ExportError("%s: holds a %s, not a state dict (torch.save(model.state_dict(), path) writes one)" % (
+        path, type(obj).__name__))
+
+
+def _state_dict_problems(sd, ref):
+    """How state dict sd differs from ref in keys, shapes and dtypes: a list of phrases."""
+    probs = ["missing key %r" % k for k in ref if k not in sd]
+    probs += ["unexpected key %r" % k for k in sd if k not in ref]
+    for k, want in ref.items():
+        got = sd.get(k)
+        if got is None:
+            continue
+        if tuple(got.shape) != tuple(want.shape):
+            probs.append("key %r has shape %s, expected %s" % (k, list(got.shape), list(want.shape)))
+        elif got.dtype != want.dtype:
+            probs.append("key %r has dtype %s, expected %s" % (k, _dtype_name(got.dtype), _dtype_name(want.dtype)))
+    return probs
+
+
+def _dtype_name(dtype):
+    return _DTYPE_NAMES.get(dtype, str(dtype).replace("torch.", ""))
+
+
+def _refuse_mismatch(what, probs, hint=""):
+    shown = probs[:6] + (["and %d more" % (len(probs) - 6)] if len(probs) > 6 else [])
+    raise ExportError("%s: %s%s" % (what, "; ".join(shown), hint))
+
+
+def load_checkpoints(models, paths, trust=False, describe=""):
+    """Reads every checkpoint (see read_state_dict), checks each against models[0]'s state dict
+    (the same keys, shapes and dtypes), all before loading any, then loads file i into models[i]."""
+    ref = models[0].state_dict()
+    sds = []
+    for path in paths:
+        sd = read_state_dict(path, trust)
+        probs = _state_dict_problems(sd, ref)
+        if probs:
+            hint = ""
+            if all(k.startswith("module.") for k in sd) and not any(k.startswith("module.") for k in ref):
+                hint = " (saved from nn.DataParallel or DistributedDataParallel? save model.module.state_dict())"
+            _refuse_mismatch("--state-dict %s does not fit %s" % (path, describe), probs, hint)
+        sds.append(sd)
+    for m, sd in zip(models, sds):
+        m.load_state_dict(sd, strict=True)
+
+
+def _construct(cls, kwargs, n, seed):
+    """n instances of cls(**kwargs) in eval mode, instance i made right after seeding seed + i."""
     models = []
     for i in range(n):
         seed_everything(seed + i)
         try:
             m = cls(**kwargs)
         except Exception as e:
-            raise ExportError("%s(**%s) failed: %s: %s" % (root_name, json.dumps(kwargs), type(e).__name__, e))
+            raise ExportError("%s(**%s) failed: %s: %s" % (cls.__name__, json.dumps(kwargs), type(e).__name__, e))
         m.eval()
         models.append(m)
+    return models
 
-    # Map --input names to forward's arguments; arguments left out must have defaults.
-    sig = inspect.signature(cls.forward)
-    fwd_params = list(sig.parameters.values())[1:]
+
+def export(cls, kwargs, n, input_specs, shared_input, seed, out_dir, state_dicts=(), trust=False):
+    """Exports n instances of cls(**kwargs) with inputs generated from input_specs; with
+    state_dicts (checkpoint files, one per model), instance i holds file i's weights. Returns
+    the graph dict. See the module docstring."""
+    if state_dicts and n is not None and n != len(state_dicts):
+        raise ExportError("--n %d disagrees with the %d --state-dict files (leave --n out)" % (n, len(state_dicts)))
+    if state_dicts:
+        n = len(state_dicts)
+    if n < 1:
+        raise ExportError("--n must be >= 1, got %d" % n)
     specs = {s.name: s for s in input_specs}
     if len(specs) != len(input_specs):
         raise ExportError("an --input name is given twice")
-    concrete = {}
-    input_names = []
-    for p in fwd_params:
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            raise ExportError("%s.forward takes *%s; widejit needs named arguments" % (root_name, p.name))
-        if p.name in specs:
-            input_names.append(p.name)
-        elif p.default is not p.empty:
-            concrete[p.name] = p.default
-        else:
-            raise ExportError("%s.forward argument %r has no --input (e.g. --input %s=32,64)" % (root_name, p.name, p.name))
-    for name in specs:
-        if name not in input_names:
-            raise ExportError("--input %s: %s.forward has no argument %r (it has %s)" % (
-                name, root_name, name, ", ".join(p.name for p in fwd_params)))
+    with _Deterministic():
+        models = _construct(cls, kwargs, n, seed)
+        if state_dicts:
+            load_checkpoints(models, state_dicts, trust, "%s(**%s)" % (cls.__name__, json.dumps(kwargs)))
+        fwd_params, input_names, concrete = _bind_forward(cls, list(specs), "--input")
+        gen = torch.Generator().manual_seed(seed)
+        inputs = {name: specs[name].generate(gen, [] if shared_input else [n]) for name in input_names}
+        return _export(models, inputs, shared_input, out_dir, fwd_params, input_names, concrete, "--input")
 
-    gen = torch.Generator().manual_seed(seed)
-    inputs = {}
-    for name in input_names:
-        inputs[name] = specs[name].generate(gen, [] if shared_input else [n])
+
+def export_modules(models, inputs, out_dir, shared_input=False):
+    """Exports a list of N nn.Module instances of one architecture (the same class and
+    constructor arguments; only their weights differ) to out_dir, as the command line does.
+
+    inputs maps each forward argument (by name; arguments with defaults may be left out and
+    are fixed at their defaults) to a tensor on the CPU: [N, ...] holding model i's input at
+    [i] (the per-model inputs of the graph), or, with shared_input, one tensor that every model
+    gets. The expected outputs are the N modules run one by one on these inputs, in eval mode.
+    The modules' training flags and torch's thread and determinism settings are restored
+    afterwards. Returns the graph dict; raises ExportError for what it cannot export."""
+    if isinstance(models, nn.Module) or not isinstance(models, (list, tuple)) or not models:
+        raise ExportError("models must be a non-empty list of torch.nn.Module instances")
+    for i, m in enumerate(models):
+        if not isinstance(m, nn.Module):
+            raise ExportError("models[%d] is a %s, not a torch.nn.Module" % (i, type(m).__name__))
+        if type(m) is not type(models[0]):
+            raise ExportError("models[%d] is a %s, models[0] a %s: widejit needs one architecture" % (
+                i, type(m).__name__, type(models[0]).__name__))
+    ref = models[0].state_dict()
+    for i, m in enumerate(models[1:], 1):
+        probs = _state_dict_problems(m.state_dict(), ref)
+        if probs:
+            _refuse_mismatch("models[%d] does not have models[0]'s parameters and buffers" % i, probs)
+        if repr(m) != repr(models[0]):
+            a, b = next((a, b) for a, b in zip(repr(models[0]).splitlines() + [""], repr(m).splitlines() + [""]) if a != b)
+            raise ExportError("models[%d] is built differently from models[0]: %r vs %r (only the weights may differ)" % (
+                i, b.strip(), a.strip()))
+    n = len(models)
+    if not isinstance(inputs, dict) or not inputs:
+        raise ExportError("inputs must be a non-empty dict of forward argument name -> tensor")
+    feed = {}
+    for name, t in inputs.items():
+        if not isinstance(t, torch.Tensor):
+            raise ExportError("inputs[%r] is a %s, not a torch.Tensor" % (name, type(t).__name__))
+        if t.dtype not in _DTYPE_NAMES:
+            raise ExportError("inputs[%r] has dtype %s, which widejit does not store" % (name, t.dtype))
+        if not shared_input and (t.dim() == 0 or t.shape[0] != n):
+            raise ExportError("inputs[%r] has shape %s: per-model inputs are [N, ...] with N = %d models, input i "
+                              "for model i (stack them with widejit.pack, or pass shared_input=True to give every "
+                              "model the same tensor)" % (name, list(t.shape), n))
+        feed[name] = t.detach().cpu().contiguous()
+    fwd_params, input_names, concrete = _bind_forward(type(models[0]), list(feed), "inputs")
+    training = [m.training for m in models]
+    try:
+        with _Deterministic():
+            for m in models:
+                m.eval()
+            return _export(models, feed, shared_input, out_dir, fwd_params, input_names, concrete, "inputs")
+    finally:
+        for m, mode in zip(models, training):
+            m.train(mode)
+
+
+def _export(models, inputs, shared_input, out_dir, fwd_params, input_names, concrete, flag):
+    """Traces models[0], maps it to a widejit graph and writes out_dir (see the module
+    docstring); inputs holds a tensor per name of input_names, [N, ...] unless shared_input."""
+    root_name = type(models[0]).__name__
+    n = len(models)
 
     def model_inputs(i):
         return [inputs[name] if shared_input else inputs[name][i] for name in input_names]
@@ -1681,8 +1895,8 @@ def export(cls, kwargs, n, input_specs, shared_input, seed, out_dir):
         try:
             recognized, direct_out = _recognize(models[0], lambda m: _call(m, input_names, model_inputs(0)))
         except Exception as e:
-            raise ExportError("%s.forward failed on the sample inputs (do the --input shapes and dtypes fit the "
-                              "model?): %s: %s" % (root_name, type(e).__name__, _first_line(e)))
+            raise ExportError("%s.forward failed on the sample inputs (do the %s shapes and dtypes fit the "
+                              "model?): %s: %s" % (root_name, flag, type(e).__name__, _first_line(e)))
 
     tracer = _Tracer(leaves=[m for m in models[0].modules() if id(m) in recognized])
     try:
@@ -1723,11 +1937,11 @@ def export(cls, kwargs, n, input_specs, shared_input, seed, out_dir):
     builder.recognized = recognized
     graph_inputs = []
     for p, nd in zip(fwd_params, placeholders):
-        if p.name in specs:
+        if p.name in inputs:
             builder.kind[nd] = ("tensor", p.name)
-            s = specs[p.name]
-            graph_inputs.append({"name": p.name, "shape": s.shape, "dtype": _DTYPE_NAMES[s.dtype],
-                                 "per_model": not shared_input})
+            t = inputs[p.name]
+            graph_inputs.append({"name": p.name, "shape": list(t.shape) if shared_input else list(t.shape[1:]),
+                                 "dtype": _DTYPE_NAMES[t.dtype], "per_model": not shared_input})
         else:
             builder.kind[nd] = ("const", concrete[p.name])
     output_node = None
@@ -1780,13 +1994,22 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="export.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--module", required=True, help="path/to/file.py:ClassName")
     ap.add_argument("--kwargs", default="{}", help="JSON object of constructor arguments")
-    ap.add_argument("--n", type=int, required=True, help="number of models (instance i uses seed+i)")
+    ap.add_argument("--n", type=int, help="number of models (instance i uses seed+i); with --state-dict, the "
+                    "number of files (may be left out)")
+    ap.add_argument("--state-dict", action="append", nargs="+", default=[], metavar="FILE.pt",
+                    help="torch.save'd state dicts (or dicts holding one under 'state_dict' or 'model'); "
+                    "repeatable, quoted globs expanded and sorted; model i gets file i")
+    ap.add_argument("--trust-checkpoints", action="store_true",
+                    help="unpickle --state-dict files in full (torch.load(weights_only=False)); only for files "
+                    "you trust")
     ap.add_argument("--input", action="append", default=[], metavar="NAME=SHAPE[:DTYPE[:LOW:HIGH]]",
                     help="one per forward argument; shape per model, batch included")
     ap.add_argument("--shared-input", action="store_true", help="one input tensor shared by all N models")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", required=True, help="output directory")
     args = ap.parse_args(argv)
+    if args.n is None and not args.state_dict:
+        ap.error("the following arguments are required: --n (or --state-dict)")
     try:
         try:
             kwargs = json.loads(args.kwargs)
@@ -1795,8 +2018,10 @@ def main(argv=None):
         if not isinstance(kwargs, dict):
             raise ExportError("--kwargs: expected a JSON object, e.g. '{\"hidden\": 128}'")
         specs = [InputSpec.parse(s) for s in args.input]
+        state_dicts = expand_state_dict_args([p for group in args.state_dict for p in group])
         cls = load_class(args.module)
-        graph = export(cls, kwargs, args.n, specs, args.shared_input, args.seed, args.out)
+        graph = export(cls, kwargs, args.n, specs, args.shared_input, args.seed, args.out, state_dicts,
+                       args.trust_checkpoints)
     except ExportError as e:
         print("export.py: error: %s" % e, file=sys.stderr)
         return 1

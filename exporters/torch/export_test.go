@@ -56,8 +56,15 @@ func lastLine(b []byte) string {
 // stderr.
 func runPy(t *testing.T, stdin []byte, args ...string) (int, string, string) {
 	t.Helper()
+	return runPyEnv(t, nil, stdin, args...)
+}
+
+// runPyEnv is runPy with env (KEY=VALUE) added to the environment.
+func runPyEnv(t *testing.T, env []string, stdin []byte, args ...string) (int, string, string) {
+	t.Helper()
 	cmd := exec.Command(python, args...)
 	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin = bytes.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -454,4 +461,100 @@ func sameUpToRounding(gotPath, wantPath string) error {
 		}
 	}
 	return nil
+}
+
+// TestStateDictCheckpoints exports trained weights from checkpoint files (--state-dict: bare
+// state dicts and training-loop dicts, repeated or globbed) and requires weights.safetensors to
+// hold exactly the checkpoints' tensors, the reference check to pass, and every checkpoint that
+// does not fit the architecture to be refused naming the file and the key, before anything is
+// written.
+func TestStateDictCheckpoints(t *testing.T) {
+	needTorch(t)
+	ck := t.TempDir()
+	if code, _, stderr := runPy(t, nil, "exporters/torch/testdata/make_checkpoints.py", "--out", ck); code != 0 {
+		t.Fatalf("make_checkpoints.py exited %d:\n%s", code, stderr)
+	}
+	p := func(name string) string { return filepath.Join(ck, name) }
+	base := []string{"--module", "examples/models.py:MLP", "--kwargs", `{"d_in": 6, "hidden": 5, "d_out": 3}`, "--input", "x=4,6"}
+	fits := "MLP(**{\"d_in\": 6, \"hidden\": 5, \"d_out\": 3}): "
+	cases := []struct {
+		name string
+		args []string
+		rc   int
+		want string // in stderr, or for rc 0 the graph's output directory is checked
+	}{
+		{"glob", []string{"--state-dict", p("good_*.pt")}, 0, ""},
+		{"repeated", []string{"--state-dict", p("good_0.pt"), "--state-dict", p("good_1.pt"), "--state-dict", p("good_2.pt")}, 0, ""},
+		{"one flag, several files (a shell glob)", []string{"--n", "3", "--state-dict", p("good_0.pt"), p("good_1.pt"), p("good_2.pt")}, 0, ""},
+		{"--n disagrees", []string{"--n", "2", "--state-dict", p("good_*.pt")}, 1, "--n 2 disagrees with the 3 --state-dict files"},
+		{"missing key", []string{"--state-dict", p("good_0.pt"), "--state-dict", p("missing_key.pt")}, 1,
+			"--state-dict " + p("missing_key.pt") + " does not fit " + fits + "missing key 'fc2.bias'"},
+		{"extra key", []string{"--state-dict", p("good_0.pt"), p("extra_key.pt")}, 1,
+			"--state-dict " + p("extra_key.pt") + " does not fit " + fits + "unexpected key 'fc3.weight'"},
+		{"shape", []string{"--state-dict", p("shape.pt"), p("good_1.pt")}, 1,
+			"--state-dict " + p("shape.pt") + " does not fit " + fits + "key 'fc1.weight' has shape [7, 6], expected [5, 6]"},
+		{"dtype", []string{"--state-dict", p("good_1.pt"), p("dtype.pt")}, 1,
+			"--state-dict " + p("dtype.pt") + " does not fit " + fits + "key 'fc1.weight' has dtype float64, expected float32"},
+		{"DataParallel prefix", []string{"--state-dict", p("dataparallel.pt")}, 1, "missing key 'fc1.weight'"},
+		{"DataParallel hint", []string{"--state-dict", p("dataparallel.pt")}, 1, "save model.module.state_dict()"},
+		{"not a dict", []string{"--state-dict", p("list.pt")}, 1, p("list.pt") + ": holds a list, not a state dict"},
+		{"unknown wrapper", []string{"--state-dict", p("other_key.pt")}, 1,
+			p("other_key.pt") + `: not a state dict (a dict of tensors), nor a dict holding one under "state_dict" or "model"; its keys: 'weights'`},
+		{"pickle beyond weights_only", []string{"--state-dict", p("floats.pt")}, 1,
+			p("floats.pt") + ": torch.load(weights_only=True) refused it"},
+		{"trusted pickle", []string{"--state-dict", p("floats.pt"), p("good_1.pt"), p("good_2.pt"), "--trust-checkpoints"}, 0, ""},
+		{"not a checkpoint", []string{"--state-dict", p("text.pt")}, 1, p("text.pt") + ": not a file written by torch.save"},
+		{"glob matches nothing", []string{"--state-dict", p("nope_*.pt")}, 1, "--state-dict " + p("nope_*.pt") + " matches no file"},
+		{"no such file", []string{"--state-dict", p("nope.pt")}, 1, "--state-dict " + p("nope.pt") + ": no such file"},
+		{"file twice", []string{"--state-dict", p("good_*.pt"), "--state-dict", p("good_1.pt")}, 1,
+			"--state-dict " + p("good_1.pt") + ": the file is given twice"},
+	}
+	dir := t.TempDir()
+	var jobs []job
+	for i, c := range cases {
+		out := filepath.Join(dir, fmt.Sprint(i))
+		jobs = append(jobs, job{"export", append(append(append([]string{}, base...), c.args...), "--out", out)})
+		if c.rc == 0 {
+			jobs = append(jobs, job{"reference", []string{filepath.Join(out, "graph.json")}})
+		}
+	}
+	results := batch(t, jobs)
+	for i, c := range cases {
+		r := results[0]
+		results = results[1:]
+		out := filepath.Join(dir, fmt.Sprint(i))
+		if c.rc != 0 {
+			if r.RC != c.rc || !strings.Contains(r.Stderr, c.want) || strings.Contains(r.Stderr, "Traceback") {
+				t.Errorf("%s: exit %d, stderr:\n%s\nwant exit %d and %q", c.name, r.RC, r.Stderr, c.rc, c.want)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("%s: %s was written although the checkpoints were refused", c.name, out)
+			}
+			continue
+		}
+		ref := results[0]
+		results = results[1:]
+		if r.RC != 0 {
+			t.Errorf("%s: exit %d:\n%s", c.name, r.RC, r.Stderr)
+			continue
+		}
+		if ref.RC != 0 || !strings.Contains(ref.Stdout, ": ok (3 models") {
+			t.Errorf("%s: reference check exited %d:\n%s%s", c.name, ref.RC, ref.Stdout, ref.Stderr)
+		}
+		if err := sameUpToRounding(filepath.Join(out, "weights.safetensors"), p("stacked.safetensors")); err != nil {
+			t.Errorf("%s: weights.safetensors does not hold the checkpoints' tensors: %v", c.name, err)
+		}
+		if got, want := readFile(t, filepath.Join(out, "weights.safetensors")), readFile(t, p("stacked.safetensors")); !bytes.Equal(got, want) {
+			t.Errorf("%s: weights.safetensors is not byte-identical to the checkpoints stacked", c.name)
+		}
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

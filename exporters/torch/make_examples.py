@@ -33,6 +33,9 @@ EXAMPLES = {
     "transformer": ["--module", MODELS + ":TransformerEncoderLayer", "--n", "4", "--input", "src=2,16,64"],
     "embedding": ["--module", MODELS + ":EmbeddingBag", "--n", "5", "--input", "tok=4,11:int64:0:50"],
     "patterns": ["--module", MODELS + ":Patterns", "--n", "4", "--input", "x=2,4,6,6", "--seed", "7"],
+    # from checkpoints (examples/sweep/train.py trained and saved them): N = the number of files
+    "sweep": ["--module", MODELS + ":MLP", "--kwargs", '{"d_in": 16, "hidden": 32, "d_out": 4}',
+              "--state-dict", "examples/sweep/checkpoints/*.pt", "--input", "x=8,16", "--shared-input"],
 }
 
 

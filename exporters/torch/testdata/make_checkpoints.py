@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Writes the checkpoints TestStateDictCheckpoints exports (export_test.go), into --out:
+
+- good_0.pt, good_1.pt, good_2.pt: examples/models.py MLP(**KWARGS) made after
+  torch.manual_seed(10 + i), saved as a bare state dict, as {"state_dict": sd} and as
+  {"epoch": 3, "model": sd}; stacked.safetensors holds their tensors stacked [3, ...], what
+  weights.safetensors must hold;
+- one bad file per way a checkpoint can fail to fit (see export_test.go).
+"""
+
+import argparse
+import os
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+sys.path.insert(0, os.path.dirname(HERE))
+from models import MLP  # noqa: E402
+import safetensors_io  # noqa: E402
+
+KWARGS = {"d_in": 6, "hidden": 5, "d_out": 3}
+
+
+def model(seed, **kw):
+    torch.manual_seed(seed)
+    return MLP(**dict(KWARGS, **kw))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    out = ap.parse_args().out
+    os.makedirs(out, exist_ok=True)
+
+    def save(name, obj):
+        torch.save(obj, os.path.join(out, name))
+
+    sds = [model(10 + i).state_dict() for i in range(3)]
+    save("good_0.pt", sds[0])
+    save("good_1.pt", {"state_dict": sds[1]})
+    save("good_2.pt", {"epoch": 3, "model": sds[2]})
+    safetensors_io.write(os.path.join(out, "stacked.safetensors"),
+                         {k: torch.stack([sd[k] for sd in sds]) for k in sds[0]})
+
+    sd = dict(sds[0])
+    del sd["fc2.bias"]
+    save("missing_key.pt", sd)
+    save("extra_key.pt", dict(sds[0], **{"fc3.weight": torch.zeros(2, 2)}))
+    save("shape.pt", model(0, hidden=7).state_dict())
+    save("dtype.pt", model(0).double().state_dict())
+    save("list.pt", [sds[0]])
+    save("other_key.pt", {"weights": sds[0]})
+    save("floats.pt", {"model": sds[0], "lr": 0.1})
+    save("dataparallel.pt", {"module." + k: v for k, v in sds[0].items()})
+    with open(os.path.join(out, "text.pt"), "w") as f:
+        f.write("not a checkpoint\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

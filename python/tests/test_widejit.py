@@ -1,0 +1,253 @@
+"""Tests of the widejit Python package against PyTorch (unittest only).
+
+    WIDEJIT=/path/to/widejit PYTHONPATH=python /usr/bin/python3 -m unittest discover -s python/tests -v
+
+`go test ./exporters/torch/ -run Python` builds the binary and runs these. Tests that run the binary skip when it is
+not found ($WIDEJIT or PATH).
+"""
+
+import os
+import tempfile
+import unittest
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import widejit
+
+
+class Net(nn.Module):
+    """A small regression head: Linear, LayerNorm, GELU, Linear."""
+
+    def __init__(self, d_in=8, hidden=16, d_out=3):
+        super().__init__()
+        self.fc1 = nn.Linear(d_in, hidden)
+        self.norm = nn.LayerNorm(hidden)
+        self.fc2 = nn.Linear(hidden, d_out)
+
+    def forward(self, x):
+        return self.fc2(F.gelu(self.norm(self.fc1(x))))
+
+
+class Other(Net):
+    pass
+
+
+def trained(seed, lr, steps=5, **kwargs):
+    """A Net after a few SGD steps on a fixed regression task: weights unlike any initialisation,
+    and different for every (seed, lr)."""
+    torch.manual_seed(seed)
+    m = Net(**kwargs)
+    gen = torch.Generator().manual_seed(100)
+    x = torch.randn(64, m.fc1.in_features, generator=gen)
+    y = torch.randn(64, m.fc2.out_features, generator=gen)
+    opt = torch.optim.SGD(m.parameters(), lr=lr, momentum=0.9)
+    for _ in range(steps):
+        opt.zero_grad()
+        F.mse_loss(m(x), y).backward()
+        opt.step()
+    return m
+
+
+def one_by_one(models, xs):
+    with torch.no_grad():
+        return torch.stack([m(x) for m, x in zip(models, xs)])
+
+
+def binary_or_skip(test):
+    try:
+        return widejit.find_binary()
+    except widejit.BinaryNotFoundError as e:
+        test.skipTest(str(e))
+
+
+class Close:
+    def assertClose(self, got, want):
+        """|got - want| <= 1e-5 + 1e-4 * max|want| everywhere (widejit's --check bound)."""
+        self.assertEqual(got.shape, want.shape)
+        self.assertEqual(got.dtype, want.dtype)
+        bound = 1e-5 + 1e-4 * want.abs().max().item()
+        diff = (got - want).abs().max().item()
+        self.assertLessEqual(diff, bound, "max |got - want| = %g > %g" % (diff, bound))
+
+
+class ExportRunTest(unittest.TestCase, Close):
+    @classmethod
+    def setUpClass(cls):
+        cls.models = [trained(seed, lr) for seed, lr in [(0, 0.1), (1, 0.05), (2, 0.02)]]
+        cls.tmp = tempfile.TemporaryDirectory(prefix="widejit-py-test-")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def out(self, name):
+        return os.path.join(self.tmp.name, name)
+
+    def test_models_are_trained_and_differ(self):
+        w = [m.fc1.weight for m in self.models]
+        self.assertFalse(torch.equal(w[0], w[1]))
+        torch.manual_seed(0)
+        self.assertFalse(torch.equal(Net().fc1.weight, w[0]), "training did not change the weights")
+
+    def test_per_model_inputs_match_pytorch(self):
+        binary_or_skip(self)
+        gen = torch.Generator().manual_seed(1)
+        xs = [torch.randn(4, 8, generator=gen) for _ in self.models]
+        out = self.out("per_model")
+        graph = widejit.export(self.models, {"x": widejit.pack(xs)}, out)
+        self.assertEqual(graph["n"], 3)
+        self.assertEqual(graph["inputs"], [{"name": "x", "shape": [4, 8], "dtype": "float32", "per_model": True}])
+        for f in ("graph.json", "weights.safetensors", "inputs.safetensors", "expected.safetensors"):
+            self.assertTrue(os.path.isfile(os.path.join(out, f)), f)
+
+        # The exported inputs (inputs=None), then new ones, as a tensor and as a list.
+        got = widejit.run(out, device="cpu")
+        self.assertEqual(list(got), graph["outputs"])
+        self.assertClose(got[graph["outputs"][0]], one_by_one(self.models, xs))
+        new = [torch.randn(4, 8, generator=gen) * 3 for _ in self.models]
+        want = one_by_one(self.models, new)
+        (name,) = graph["outputs"]
+        self.assertClose(widejit.run(out, {"x": widejit.pack(new)}, device="cpu")[name], want)
+        per_model = widejit.unpack(widejit.run(os.path.join(out, "graph.json"), {"x": new}, device="cpu"))
+        self.assertEqual(len(per_model), 3)
+        for i, outs in enumerate(per_model):
+            self.assertClose(outs[name], want[i])
+
+        # The sequential mode through extra_args gives the same.
+        self.assertClose(widejit.run(out, {"x": new}, device="cpu", extra_args=["--mode", "sequential"])[name], want)
+
+    def test_shared_input_matches_pytorch(self):
+        binary_or_skip(self)
+        gen = torch.Generator().manual_seed(2)
+        x = torch.randn(5, 8, generator=gen)
+        out = self.out("shared")
+        graph = widejit.export(self.models, {"x": x}, out, shared_input=True)
+        self.assertFalse(graph["inputs"][0]["per_model"])
+        x2 = torch.randn(5, 8, generator=gen)
+        got = widejit.run(out, {"x": x2}, device="cpu")[graph["outputs"][0]]
+        self.assertClose(got, one_by_one(self.models, [x2] * 3))
+
+    def test_export_restores_training_mode(self):
+        models = [trained(3, 0.1), trained(4, 0.1)]
+        models[0].train()
+        models[1].eval()
+        widejit.export(models, {"x": torch.randn(2, 4, 8)}, self.out("modes"))
+        self.assertTrue(models[0].training)
+        self.assertTrue(models[0].fc1.training)
+        self.assertFalse(models[1].training)
+
+    def test_export_errors(self):
+        x = torch.randn(3, 4, 8)
+        cases = [
+            ("not a list", Net(), {"x": x}, "list of torch.nn.Module"),
+            ("empty", [], {"x": x}, "non-empty list"),
+            ("not a module", [Net(), "net"], {"x": x[:2]}, "models[1] is a str"),
+            ("two classes", [Net(), Other(), Net()], {"x": x}, "models[1] is a Other, models[0] a Net"),
+            ("another shape", [Net(), Net(hidden=12), Net()], {"x": x}, "models[1] does not have models[0]'s "
+             "parameters and buffers: key 'fc1.weight' has shape [12, 8], expected [16, 8]"),
+            ("another dtype", [Net(), Net().double(), Net()], {"x": x}, "key 'fc1.weight' has dtype float64, "
+             "expected float32"),
+            ("another eps", [Net(), _with_eps(Net(), 1e-3), Net()], {"x": x}, "models[1] is built differently"),
+            ("leading size", self.models, {"x": torch.randn(2, 4, 8)}, "inputs['x'] has shape [2, 4, 8]: per-model "
+             "inputs are [N, ...] with N = 3 models"),
+            ("unknown input", self.models, {"x": x, "y": x}, "inputs['y']: Net.forward has no argument 'y'"),
+            ("missing input", self.models, {}, "inputs must be a non-empty dict"),
+            ("list of other shapes", self.models, {"x": [x[0], x[1], x[2, :3]]}, "inputs['x']: pack: tensors[2] has "
+             "shape [3, 8]"),
+            ("not a tensor", self.models, {"x": 3.0}, "inputs['x'] is a float"),
+            ("shared list", self.models, {"x": [x[0]] * 3}, "shared by every model"),
+            ("forward fails", self.models, {"x": torch.randn(3, 4, 7)}, "Net.forward failed on the sample inputs"),
+        ]
+        for name, models, inputs, want in cases:
+            with self.subTest(name):
+                with self.assertRaises(widejit.ExportError) as cm:
+                    widejit.export(models, inputs, self.out("bad"), shared_input=(name == "shared list"))
+                self.assertIn(want, str(cm.exception))
+                self.assertIsInstance(cm.exception, ValueError)
+        self.assertFalse(os.path.exists(self.out("bad")), "a refused export wrote files")
+
+    def test_run_errors(self):
+        out = self.out("for_errors")
+        widejit.export(self.models, {"x": torch.randn(3, 4, 8)}, out)
+        with self.assertRaises(ValueError) as cm:
+            widejit.run(out, {"x": torch.randn(3, 4, 8), "y": torch.randn(1)})
+        self.assertIn("unknown input 'y'", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            widejit.run(out, {})
+        self.assertIn("missing input 'x'", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            widejit.run(out, device="tpu")
+        self.assertIn("'tpu'", str(cm.exception))
+        with self.assertRaises(FileNotFoundError) as cm:
+            widejit.run(self.out("nowhere"))
+        self.assertIn("no graph.json", str(cm.exception))
+
+        old = os.environ.get("WIDEJIT")
+        try:
+            os.environ["WIDEJIT"] = self.out("no-such-binary")
+            with self.assertRaises(widejit.BinaryNotFoundError) as cm:
+                widejit.run(out)
+            self.assertIn("go build -o widejit ./cmd/widejit", str(cm.exception))
+        finally:
+            if old is None:
+                del os.environ["WIDEJIT"]
+            else:
+                os.environ["WIDEJIT"] = old
+
+        binary_or_skip(self)
+        with self.assertRaises(widejit.RunError) as cm:
+            widejit.run(out, {"x": torch.randn(3, 4, 9)}, device="cpu")
+        self.assertNotEqual(cm.exception.returncode, 0)
+        self.assertIn("x", cm.exception.stderr)
+        self.assertIn(cm.exception.stderr, str(cm.exception))
+
+
+def _with_eps(m, eps):
+    m.norm.eps = eps
+    return m
+
+
+class PackTest(unittest.TestCase):
+    def test_round_trip(self):
+        ts = [torch.randn(2, 3) for _ in range(4)]
+        packed = widejit.pack(ts)
+        self.assertEqual(packed.shape, (4, 2, 3))
+        back = widejit.unpack(packed)
+        self.assertEqual(len(back), 4)
+        for a, b in zip(ts, back):
+            self.assertTrue(torch.equal(a, b))
+        self.assertTrue(torch.equal(widejit.pack(tuple(back)), packed))
+        ints = widejit.pack([torch.arange(3), torch.arange(3) + 1])
+        self.assertEqual(ints.dtype, torch.int64)
+        self.assertEqual(widejit.unpack(ints)[1].tolist(), [1, 2, 3])
+
+    def test_unpack_dict(self):
+        outs = {"a": torch.randn(3, 2), "b": torch.randn(3)}
+        per_model = widejit.unpack(outs)
+        self.assertEqual(len(per_model), 3)
+        self.assertTrue(torch.equal(per_model[2]["a"], outs["a"][2]))
+        self.assertEqual(per_model[1]["b"].item(), outs["b"][1].item())
+
+    def test_errors(self):
+        cases = [
+            (lambda: widejit.pack([]), ValueError, "empty"),
+            (lambda: widejit.pack(torch.randn(2, 3)), TypeError, "expected a list of tensors"),
+            (lambda: widejit.pack([torch.randn(2), 3]), TypeError, "tensors[1] is a int"),
+            (lambda: widejit.pack([torch.randn(2), torch.randn(3)]), ValueError, "tensors[1] has shape [3], tensors[0] has [2]"),
+            (lambda: widejit.pack([torch.randn(2), torch.randn(2).double()]), ValueError, "tensors[1] has dtype torch.float64"),
+            (lambda: widejit.unpack(torch.tensor(1.0)), ValueError, "0-d tensor"),
+            (lambda: widejit.unpack([torch.randn(2)]), TypeError, "expected an [N, ...] tensor or a dict"),
+            (lambda: widejit.unpack({"a": torch.randn(2), "b": torch.randn(3)}), ValueError, "different numbers of models"),
+            (lambda: widejit.unpack({"a": 1}), TypeError, "'a' is a int"),
+        ]
+        for i, (call, exc, want) in enumerate(cases):
+            with self.subTest(i=i, want=want):
+                with self.assertRaises(exc) as cm:
+                    call()
+                self.assertIn(want, str(cm.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,254 @@
+"""widejit from Python: export N PyTorch models of one architecture, run them as one wide model.
+
+    import widejit
+
+    models = [...]                                   # N trained nn.Modules of one class
+    widejit.export(models, {"x": widejit.pack(xs)}, "out/")  # xs: one input per model
+    outs = widejit.run("out/", {"x": widejit.pack(new_xs)})  # {"fc2": tensor [N, ...]}
+    per_model = widejit.unpack(outs["fc2"])          # [tensor for model 0, model 1, ...]
+
+`export` traces the models with the exporter of exporters/torch (torch.fx, no extra package) and
+writes graph.json, the stacked weights, the inputs and the N modules' own outputs (the
+reference). `run` calls the widejit binary, found in $WIDEJIT or on PATH (build it with
+`go build -o widejit ./cmd/widejit` in a widejit checkout); no Python runs inside it.
+
+Tensors of N models are stacked along a new first dimension: [N, ...], model i at [i]. `pack`
+and `unpack` convert between that and a list of N tensors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union, overload
+
+import torch
+import torch.nn as nn
+
+from widejit._exporter import export as _exporter
+from widejit._exporter import safetensors_io as _st
+
+__all__ = [
+    "BinaryNotFoundError",
+    "ExportError",
+    "RunError",
+    "export",
+    "find_binary",
+    "pack",
+    "run",
+    "unpack",
+]
+
+ExportError = _exporter.ExportError
+"""Raised by `export` for models or inputs it cannot export (a ValueError); the message names
+the model, argument, parameter key or graph node at fault."""
+
+BUILD_HINT = "build it from a widejit checkout with `go build -o widejit ./cmd/widejit`"
+
+#: What `export` and `run` accept for one input: a tensor ([N, ...] per model, or one tensor that
+#: every model shares), or a list of N per-model tensors (stacked with `pack`).
+InputValue = Union[torch.Tensor, Sequence[torch.Tensor]]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class RunError(RuntimeError):
+    """The widejit binary exited non-zero; the message holds its stderr."""
+
+    def __init__(self, message: str, returncode: int, stderr: str, cmd: List[str]) -> None:
+        super().__init__(message)
+        self.returncode = returncode
+        self.stderr = stderr
+        self.cmd = cmd
+
+
+class BinaryNotFoundError(FileNotFoundError):
+    """Neither $WIDEJIT nor PATH leads to the widejit binary."""
+
+
+def pack(tensors: Sequence[torch.Tensor]) -> torch.Tensor:
+    """Stacks N tensors of one shape and dtype (one per model) into one [N, ...] tensor.
+
+    Raises TypeError when tensors is not a non-empty list or tuple of tensors, and ValueError,
+    naming the index, when their shapes, dtypes or devices differ.
+    """
+    if isinstance(tensors, torch.Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError("pack: expected a list of tensors (one per model), got %s" % type(tensors).__name__)
+    if not tensors:
+        raise ValueError("pack: the list is empty; widejit needs at least one model")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError("pack: tensors[%d] is a %s, not a torch.Tensor" % (i, type(t).__name__))
+    first = tensors[0]
+    for i, t in enumerate(tensors[1:], 1):
+        if t.shape != first.shape:
+            raise ValueError("pack: tensors[%d] has shape %s, tensors[0] has %s; every model's tensor must have "
+                             "the same shape" % (i, list(t.shape), list(first.shape)))
+        if t.dtype != first.dtype:
+            raise ValueError("pack: tensors[%d] has dtype %s, tensors[0] has %s" % (i, t.dtype, first.dtype))
+        if t.device != first.device:
+            raise ValueError("pack: tensors[%d] is on %s, tensors[0] on %s" % (i, t.device, first.device))
+    return torch.stack(list(tensors))
+
+
+@overload
+def unpack(stacked: torch.Tensor) -> List[torch.Tensor]: ...
+
+
+@overload
+def unpack(stacked: Mapping[str, torch.Tensor]) -> List[Dict[str, torch.Tensor]]: ...
+
+
+def unpack(stacked: Union[torch.Tensor, Mapping[str, torch.Tensor]]) -> Union[List[torch.Tensor], List[Dict[str, torch.Tensor]]]:
+    """Splits an [N, ...] tensor into the list of its N per-model tensors (views of it).
+
+    Given a dict of [N, ...] tensors (what `run` returns), returns N dicts, one per model.
+    Raises TypeError for anything else, ValueError for a 0-d tensor or tensors of different N.
+    """
+    if isinstance(stacked, torch.Tensor):
+        if stacked.dim() == 0:
+            raise ValueError("unpack: a 0-d tensor has no model dimension; expected [N, ...]")
+        return list(stacked.unbind(0))
+    if isinstance(stacked, Mapping):
+        if not stacked:
+            raise ValueError("unpack: the dict is empty")
+        for name, t in stacked.items():
+            if not isinstance(t, torch.Tensor):
+                raise TypeError("unpack: %r is a %s, not a torch.Tensor" % (name, type(t).__name__))
+        parts = {name: unpack(t) for name, t in stacked.items()}
+        ns = {name: len(p) for name, p in parts.items()}
+        if len(set(ns.values())) != 1:
+            raise ValueError("unpack: the tensors hold different numbers of models: %s" % ", ".join(
+                "%s: %d" % kv for kv in ns.items()))
+        n = next(iter(ns.values()))
+        return [{name: p[i] for name, p in parts.items()} for i in range(n)]
+    raise TypeError("unpack: expected an [N, ...] tensor or a dict of them, got %s" % type(stacked).__name__)
+
+
+def _as_tensor(name: str, value: InputValue, per_model: bool, where: str) -> torch.Tensor:
+    """One input as the tensor written to safetensors: lists are packed (per-model inputs only)."""
+    if isinstance(value, torch.Tensor):
+        t = value
+    elif isinstance(value, (list, tuple)):
+        if not per_model:
+            raise TypeError("%s[%r] is a list, but the input is shared by every model: pass one tensor" % (where, name))
+        try:
+            t = pack(value)
+        except (TypeError, ValueError) as e:
+            raise type(e)("%s[%r]: %s" % (where, name, e)) from None
+    else:
+        raise TypeError("%s[%r] is a %s; expected a tensor or a list of N tensors" % (where, name, type(value).__name__))
+    return t.detach().cpu().contiguous()
+
+
+def export(models: Sequence[nn.Module], inputs: Mapping[str, InputValue], out_dir: PathLike,
+           shared_input: bool = False) -> Dict[str, Any]:
+    """Exports N models of one architecture to out_dir for widejit.
+
+    models: N torch.nn.Module instances of one class built with the same arguments; only their
+        weights (parameters and buffers) may differ. They run on the CPU, in eval mode while
+        exporting; their training flags are restored afterwards.
+    inputs: one tensor per `forward` argument, by name (arguments with defaults may be left out:
+        they are fixed at their defaults). Unless shared_input, each is [N, ...] with model i's
+        input at [i] (a list of N tensors is stacked with `pack`); with shared_input, each is one
+        tensor, as `forward` takes it, that every model gets.
+    out_dir: created if needed; receives graph.json, weights.safetensors (every parameter stacked
+        [N, ...]), inputs.safetensors (these inputs) and expected.safetensors (the N modules' own
+        outputs, stacked [N, ...]; `widejit run out_dir/graph.json --check` compares with it).
+
+    Returns the graph (the dict written to graph.json). Raises ExportError (a ValueError) naming
+    what cannot be exported: models of different classes or parameter shapes (with the key), an
+    input of the wrong leading size, an op outside widejit's vocabulary (with the node and the
+    source line).
+    """
+    if isinstance(models, nn.Module) or not isinstance(models, (list, tuple)):
+        raise ExportError("models must be a list of torch.nn.Module instances, got %s" % type(models).__name__)
+    if not isinstance(inputs, Mapping):
+        raise ExportError("inputs must be a dict of forward argument name -> tensor, got %s" % type(inputs).__name__)
+    try:
+        feed = {name: _as_tensor(name, v, not shared_input, "inputs") for name, v in inputs.items()}
+    except (TypeError, ValueError) as e:
+        raise ExportError(str(e)) from None
+    return _exporter.export_modules(list(models), feed, os.fspath(out_dir), shared_input=shared_input)
+
+
+def find_binary() -> str:
+    """The widejit binary: $WIDEJIT when set (it must be an executable file), else `widejit` on
+    PATH. Raises BinaryNotFoundError saying how to build it."""
+    env = os.environ.get("WIDEJIT")
+    if env:
+        if not (os.path.isfile(env) and os.access(env, os.X_OK)):
+            raise BinaryNotFoundError("$WIDEJIT is %s, which is not an executable file; %s" % (env, BUILD_HINT))
+        return env
+    found = shutil.which("widejit")
+    if found is None:
+        raise BinaryNotFoundError("the widejit binary is not on PATH and $WIDEJIT is not set; %s and put it on PATH "
+                                  "or set WIDEJIT=/path/to/widejit" % BUILD_HINT)
+    return found
+
+
+def _graph_path(out_dir: PathLike) -> str:
+    path = os.fspath(out_dir)
+    if os.path.isdir(path):
+        path = os.path.join(path, "graph.json")
+    if not os.path.isfile(path):
+        raise FileNotFoundError("%s: no graph.json there; widejit.export writes one" % os.fspath(out_dir))
+    return path
+
+
+def run(out_dir: PathLike, inputs: Optional[Mapping[str, InputValue]] = None, device: str = "auto", *,
+        extra_args: Sequence[str] = (), timeout: Optional[float] = None) -> Dict[str, torch.Tensor]:
+    """Runs the N models exported to out_dir with the widejit binary (see `find_binary`).
+
+    out_dir: a directory written by `export` (or export.py), or the path of its graph.json.
+    inputs: one tensor per graph input, by name: [N, ...] (or a list of N tensors) for per-model
+        inputs, the bare tensor for shared ones, as at export. None runs the inputs exported
+        with the graph (out_dir/inputs.safetensors; without that file, widejit generates
+        inputs from seed 0). They travel through a temporary safetensors file.
+    device: "auto" (a GPU when the CUDA driver finds one, else the CPU), "cpu" or "cuda".
+    extra_args: more `widejit run` flags, e.g. ["--mode", "sequential"].
+    timeout: seconds before the run is killed (subprocess.TimeoutExpired).
+
+    Returns every graph output, stacked [N, ...], as CPU tensors in the graph's output order.
+    Raises BinaryNotFoundError without a binary, ValueError/TypeError for inputs that do not
+    match the graph's names, and RunError (with widejit's stderr) when the binary fails, e.g.
+    on an input of the wrong shape.
+    """
+    if device not in ("auto", "cpu", "cuda"):
+        raise ValueError("device must be 'auto', 'cpu' or 'cuda', got %r" % (device,))
+    graph_path = _graph_path(out_dir)
+    with open(graph_path) as f:
+        graph = json.load(f)
+    declared = {i["name"]: i.get("per_model", True) for i in graph.get("inputs", [])}
+    binary = find_binary()
+    with tempfile.TemporaryDirectory(prefix="widejit-") as tmp:
+        cmd = [binary, "run", graph_path, "--out", os.path.join(tmp, "outputs.safetensors"), "--device", device]
+        if inputs is None:
+            default = os.path.join(os.path.dirname(graph_path), "inputs.safetensors")
+            if os.path.isfile(default):
+                cmd += ["--inputs", default]
+        else:
+            if not isinstance(inputs, Mapping):
+                raise TypeError("inputs must be a dict of input name -> tensor, got %s" % type(inputs).__name__)
+            unknown = [name for name in inputs if name not in declared]
+            missing = [name for name in declared if name not in inputs]
+            if unknown or missing:
+                raise ValueError("inputs do not match %s: %s (its inputs: %s)" % (graph_path, "; ".join(
+                    ["unknown input %r" % n for n in unknown] + ["missing input %r" % n for n in missing]),
+                    ", ".join(declared)))
+            feed = {name: _as_tensor(name, inputs[name], declared[name], "inputs") for name in declared}
+            path = os.path.join(tmp, "inputs.safetensors")
+            _st.write(path, feed)
+            cmd += ["--inputs", path]
+        cmd += list(extra_args)
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
+        if proc.returncode != 0:
+            stderr = proc.stderr.strip()
+            raise RunError("widejit run %s failed (exit %d):\n%s" % (graph_path, proc.returncode, stderr),
+                           proc.returncode, stderr, cmd)
+        outputs = _st.read(os.path.join(tmp, "outputs.safetensors"))
+    names = graph.get("outputs", [])
+    return {name: outputs[name] for name in names if name in outputs} if names else outputs

@@ -1,0 +1,1 @@
+../../../exporters/torch/reference.py

@@ -1,0 +1,1 @@
+../../../exporters/torch/safetensors_io.py
