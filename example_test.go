@@ -86,3 +86,34 @@ func maxAbsDiff(a, b []float32) float64 {
 	}
 	return worst
 }
+
+// Four trained checkpoints of a learning-rate sweep (examples/sweep, exported with
+// export.py --state-dict) run as one model on a shared input, at the batch size they were
+// exported with and at another one.
+func ExampleLoad_checkpoints() {
+	m, err := widejit.Load("examples/sweep/graph.json", widejit.WithDevice("cpu"), widejit.WithoutCache())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer m.Close()
+	in, err := m.ReadInputs("examples/sweep/inputs.safetensors")
+	if err != nil {
+		log.Fatal(err)
+	}
+	out, err := m.Run(context.Background(), in)
+	if err != nil {
+		log.Fatal(err)
+	}
+	got, _ := out["fc2"].Float32s()
+	fmt.Println("models:", m.N(), "output:", out["fc2"].Shape, "matches PyTorch:",
+		maxAbsDiff(got, readFloat32s("examples/sweep/expected.safetensors", "fc2")) <= 1e-5)
+	x, _ := widejit.NewFloat32([]int{3, 16}, make([]float32, 3*16)) // a batch of 3
+	out, err = m.Run(context.Background(), map[string]*widejit.Tensor{"x": x})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("at batch 3:", out["fc2"].Shape)
+	// Output:
+	// models: 4 output: [4 8 4] matches PyTorch: true
+	// at batch 3: [4 3 4]
+}
