@@ -77,6 +77,16 @@ func convInput(l *lowerer, n *graph.Node) (View, error) {
 	return x, nil
 }
 
+// convLayout reads a convolution's per-model [B, C, *spatial] input (unbatched: [C, *spatial],
+// B = 1) and output, k spatial dims: whether batched, B, and the channels in and out.
+func convLayout(in, out []int, k int) (batched bool, batch, inC, outC int) {
+	batched, batch = len(in) == k+2, 1
+	if batched {
+		batch = in[0]
+	}
+	return batched, batch, in[len(in)-k-1], out[len(out)-k-1]
+}
+
 // fuseConvBias adds the node's bias, if any, to the epilogue of its output out ([outC]
 // broadcast over k spatial dims).
 func fuseConvBias(l *lowerer, n *graph.Node, epi *epilogue, out View, outC, k int) error {
@@ -103,17 +113,9 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	}
 	kernel, stride, pad, dil := a.Ints("kernel_size"), a.Ints("stride"), a.Ints("padding"), a.Ints("dilation")
 	outShape := n.Output().Shape
-	rank := len(x.Shape)
-	batched := rank == k+2
-	// per-model [B, C, *spatial] (unbatched: B = 1)
-	batch := 1
-	if batched {
-		batch = x.Shape[0]
-	}
-	inC := x.Shape[rank-k-1]
-	spatial := x.Shape[rank-k:]
+	batched, batch, inC, outC := convLayout(x.Shape, outShape, k)
+	spatial := x.Shape[len(x.Shape)-k:]
 	outSpatial := outShape[len(outShape)-k:]
-	outC := outShape[len(outShape)-k-1]
 	groups := a.Int("groups")
 	g := &convGroup{batch: batch, groups: groups, cg: inC / groups, ocg: outC / groups}
 	if k == 1 {

@@ -54,12 +54,7 @@ func lowerConvND(l *lowerer, n *graph.Node) error {
 	k := int(n.Op[len(n.Op)-2] - '0')
 	outShape := n.Output().Shape
 	rank := len(x.Shape)
-	batched := rank == k+2
-	batch := 1
-	if batched {
-		batch = x.Shape[0]
-	}
-	inC, outC := x.Shape[rank-k-1], outShape[len(outShape)-k-1]
+	batched, batch, inC, outC := convLayout(x.Shape, outShape, k)
 	groups := a.Int("groups")
 	g := &convNDGroup{transposed: transposed}
 	g.inSize = dims3(x.Shape[rank-k:], 1)
