@@ -68,6 +68,8 @@ fused kernels round once).`,
 	fl.BoolVar(&f.asJSON, "json", false, "print a JSON summary")
 	fl.Int64Var(&f.seed, "seed", 0, "seed for generated inputs")
 	fl.IntVar(&f.n, "n", 0, "override n (init graphs only)")
+	fl.String("launch-timeout", "0s", "stop the run when one kernel launch takes longer, naming the kernel (0: no limit; config launch_timeout)")
+	fl.Int("memory-limit-mib", 0, "refuse a run that would allocate more (0: 80% of physical memory, -1: no limit; config memory_limit_mib)")
 	fl.IntVar(&f.batch, "batch", 0, "batch size of the generated inputs (default: the graph's; --inputs carry their own)")
 	return cmd
 }
