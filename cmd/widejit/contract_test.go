@@ -153,6 +153,10 @@ func TestLimitsFromTheConfiguration(t *testing.T) {
 	if code, _, errOut := runCLI(t, "run", g, "--device", "cpu", "--no-cache", "--inputs", in, "--config", writeConfig(t, "launch_timeout: 1m\n")); code != 0 {
 		t.Errorf("launch_timeout 1m: exit %d, %s", code, errOut)
 	}
+	if code, _, errOut := runCLI(t, "run", g, "--device", "cpu", "--no-cache", "--inputs", in, "--launch-timeout", "1ns"); code != exitFailure ||
+		!strings.Contains(errOut, "k0_linear_relu_linear") || !strings.Contains(errOut, "time limit") {
+		t.Errorf("--launch-timeout 1ns: exit %d, %s", code, errOut)
+	}
 	dir := t.TempDir()
 	if code, _, errOut := runCLI(t, "cache", "populate", g, "--cache-dir", dir, "--cache-read-only"); code != exitFailure || !strings.Contains(errOut, "read-only") {
 		t.Errorf("populate into a read-only cache: exit %d, %s", code, errOut)
