@@ -3,6 +3,7 @@ package graph
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -309,7 +310,7 @@ func (g *Graph) CheckInputs(tensors map[string]*safetensors.Tensor) error {
 // inputShapeProblem says how shape differs from in's tensor shape, or "".
 func (g *Graph) inputShapeProblem(in *Input, shape []int) string {
 	want := g.InputTensorShape(in)
-	if equalInts(shape, want) {
+	if slices.Equal(shape, want) {
 		return ""
 	}
 	msg := fmt.Sprintf("input %q has shape %v, expected %v (%s)", in.Name, shape, want, inputHow(in))

@@ -3,6 +3,7 @@ package graph
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -55,7 +56,7 @@ func TestWithBatchRewritesViews(t *testing.T) {
 		}
 		want := map[string][]int{"flat": {5 * b, 6}, "back": {b, 5, 6}, "f": {b, 30}, "tf": {5 * b, 6}, "tb": {5, b, 6}, "head": {b, 30}}
 		for name, s := range want {
-			if got := gb.Node(name).Output().Shape; !equalInts(got, s) {
+			if got := gb.Node(name).Output().Shape; !slices.Equal(got, s) {
 				t.Errorf("batch %d: %s is %v, want %v", b, name, got, s)
 			}
 		}
@@ -94,10 +95,10 @@ func TestBatchDims(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := gb.Node("o").Output().Shape; !equalInts(got, []int{5, 6, 4}) {
+	if got := gb.Node("o").Output().Shape; !slices.Equal(got, []int{5, 6, 4}) {
 		t.Errorf("o is %v at batch 6, want [5 6 4]", got)
 	}
-	if got := gb.Input("pos").Type.Shape; !equalInts(got, []int{5, 1, 4}) {
+	if got := gb.Input("pos").Type.Shape; !slices.Equal(got, []int{5, 1, 4}) {
 		t.Errorf("pos is %v, want [5 1 4]", got)
 	}
 }
@@ -182,7 +183,7 @@ func TestReadInputsAnyBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if gb.Batch() != 3 || in["x"] == nil || !equalInts(gb.Outputs[0].Type.Shape, []int{3, 6}) {
+	if gb.Batch() != 3 || in["x"] == nil || !slices.Equal(gb.Outputs[0].Type.Shape, []int{3, 6}) {
 		t.Errorf("batch %d, output %v", gb.Batch(), gb.Outputs[0].Type.Shape)
 	}
 	os.Remove(path)

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -509,7 +510,7 @@ func (c *ctx) param(role string, use bool, shape []int, dtype DType, why string)
 		c.errf("params."+role, given, "unknown param %q%s", given.str, suggest(given.str, names))
 		return
 	}
-	if !equalInts(p.Type.Shape, shape) {
+	if !slices.Equal(p.Type.Shape, shape) {
 		c.errf("params."+role, given, "shape mismatch: param %q has shape %v, %s %s needs %v", p.Name, p.Type.Shape, c.n.Op, role, shape)
 	}
 	if dtype != "" && p.Type.DType != dtype {
@@ -519,18 +520,6 @@ func (c *ctx) param(role string, use bool, shape []int, dtype DType, why string)
 	if _, seen := c.l.g.paramUse[p.Name]; !seen {
 		c.l.g.paramUse[p.Name] = paramUse{node: c.n, role: role}
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func (c *ctx) out(types ...Type) {

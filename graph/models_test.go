@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/widejit/widejit/graph/safetensors"
@@ -56,7 +57,7 @@ func TestModelsOfInitGraph(t *testing.T) {
 		if err1 != nil || err2 != nil {
 			t.Fatal(err1, err2)
 		}
-		if want := rowsOf(t, whole, 1, 3); !bytes.Equal(part.Data, want.Data) || !equalInts(part.Shape, want.Shape) {
+		if want := rowsOf(t, whole, 1, 3); !bytes.Equal(part.Data, want.Data) || !slices.Equal(part.Shape, want.Shape) {
 			t.Errorf("param %s: the range's values differ from rows [1, 3) of the whole graph's", p.Name)
 		}
 	}
@@ -70,7 +71,7 @@ func TestModelsOfInitGraph(t *testing.T) {
 		if in.PerModel {
 			want = rowsOf(t, want, 1, 3)
 		}
-		if !bytes.Equal(part[in.Name].Data, want.Data) || !equalInts(part[in.Name].Shape, want.Shape) {
+		if !bytes.Equal(part[in.Name].Data, want.Data) || !slices.Equal(part[in.Name].Shape, want.Shape) {
 			t.Errorf("generated input %s: not the range's rows of the whole graph's", in.Name)
 		}
 	}

@@ -1,6 +1,9 @@
 package graph
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 func init() {
 	elementwise := func(name string, attrs []attrDef, check func(c *ctx)) {
@@ -443,7 +446,7 @@ func inferStack(c *ctx) {
 		return
 	}
 	for _, t := range list[1:] {
-		if !equalInts(t.Type.Shape, first.Shape) || t.Type.DType != first.DType {
+		if !slices.Equal(t.Type.Shape, first.Shape) || t.Type.DType != first.DType {
 			c.inErr(0, "stack needs equal shapes and dtypes: %q is %s, %q is %s", list[0].Name, first, t.Name, t.Type)
 			return
 		}

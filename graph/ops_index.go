@@ -1,6 +1,9 @@
 package graph
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Indexing, masking and the element-wise math the PyTorch idioms of attention code need:
 // x[:, 0] (select), x[..., :T] (slice), masked_fill, where, comparisons, tril/triu, rsqrt.
@@ -157,7 +160,7 @@ func inferMaskedFill(c *ctx) {
 		return
 	}
 	shape, ok := broadcast(x.Shape, m.Shape)
-	if !ok || !equalInts(shape, x.Shape) {
+	if !ok || !slices.Equal(shape, x.Shape) {
 		c.inErr(1, "shape mismatch: mask %q %v does not broadcast to %q %v", c.in[1].Name, m.Shape, c.in[0].Name, x.Shape)
 		return
 	}

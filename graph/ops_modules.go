@@ -1,6 +1,9 @@
 package graph
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 var (
 	x1       = []slot{{name: "x"}}
@@ -344,7 +347,7 @@ func (c *ctx) normalizedShape() ([]int, bool) {
 	}
 	c.n.Attrs["normalized_shape"] = ns
 	x := c.x(0)
-	if len(ns) == 0 || x.Rank() < len(ns) || !equalInts(x.Shape[x.Rank()-len(ns):], ns) {
+	if len(ns) == 0 || x.Rank() < len(ns) || !slices.Equal(x.Shape[x.Rank()-len(ns):], ns) {
 		c.inErr(0, "shape mismatch: %s with normalized_shape=%v needs [..., %s], %q has shape %v", c.n.Op, ns, trimBrackets(ns), c.in[0].Name, x.Shape)
 		return nil, false
 	}
@@ -532,14 +535,14 @@ func inferMHA(c *ctx) {
 		if !batched {
 			want = []int{S}
 		}
-		if !equalInts(m.Shape, want) || (m.DType != Bool && m.DType != q.DType) {
+		if !slices.Equal(m.Shape, want) || (m.DType != Bool && m.DType != q.DType) {
 			c.inErr(3, "key_padding_mask must be bool or %s %v, got %s", q.DType, want, m)
 			return
 		}
 	}
 	if c.has(4) {
 		m := c.x(4)
-		ok2 := equalInts(m.Shape, []int{L, S}) || equalInts(m.Shape, []int{B * heads, L, S})
+		ok2 := slices.Equal(m.Shape, []int{L, S}) || slices.Equal(m.Shape, []int{B * heads, L, S})
 		if !ok2 || (m.DType != Bool && m.DType != q.DType) {
 			c.inErr(4, "attn_mask must be bool or %s [%d, %d] or [%d, %d, %d] (batch*heads, L, S), got %s", q.DType, L, S, B*heads, L, S, m)
 			return
@@ -639,7 +642,7 @@ func inferRNN(gates int) func(c *ctx) {
 			return
 		}
 		for i := 1; i < len(c.in); i++ {
-			if c.has(i) && (!equalInts(c.x(i).Shape, state) || c.x(i).DType != x.DType) {
+			if c.has(i) && (!slices.Equal(c.x(i).Shape, state) || c.x(i).DType != x.DType) {
 				c.inErr(i, "initial state must be %s%v (num_layers * num_directions, batch, hidden_size), got %s", x.DType, state, c.x(i))
 				return
 			}

@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/widejit/widejit/graph/safetensors"
@@ -36,7 +37,7 @@ func (l *loader) checkWeights() {
 		switch {
 		case len(info.Shape) == 0 || info.Shape[0] != g.N:
 			l.errAt(at, path, "", "param %q in %s has shape %v: its leading dim must be n=%d (stacked [n, %s])", p.Name, g.WeightsPath, info.Shape, g.N, trimBrackets(p.Type.Shape))
-		case !equalInts(info.Shape, want):
+		case !slices.Equal(info.Shape, want):
 			l.errAt(at, path, "", "param %q in %s has shape %v, expected %v (n=%d models of %v)", p.Name, g.WeightsPath, info.Shape, want, g.N, p.Type.Shape)
 		}
 		if info.DType != p.Type.DType.Safetensors() {
@@ -81,7 +82,7 @@ func (g *Graph) ParamTensor(name string) (*safetensors.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	if want := append([]int{g.N}, p.Type.Shape...); !equalInts(t.Shape, want) || t.DType != p.Type.DType.Safetensors() {
+	if want := append([]int{g.N}, p.Type.Shape...); !slices.Equal(t.Shape, want) || t.DType != p.Type.DType.Safetensors() {
 		return nil, fmt.Errorf("weights %s: tensor %q changed since the graph was loaded (%s%v, expected %s%v)", g.WeightsPath, name, t.DType, t.Shape, p.Type.DType.Safetensors(), want)
 	}
 	return t, nil
@@ -252,7 +253,7 @@ func (g *Graph) ReadInputs(path string) (map[string]*safetensors.Tensor, error) 
 		case !ok:
 			problems = append(problems, fmt.Sprintf("input %q is missing", in.Name))
 			continue
-		case !equalInts(info.Shape, want):
+		case !slices.Equal(info.Shape, want):
 			how := "per model: [n, ...]"
 			if !in.PerModel {
 				how = "shared by all models"

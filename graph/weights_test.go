@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -148,7 +149,7 @@ func TestGenerateInputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := ins["x"]
-	if !equalInts(x.Shape, []int{3, 5, 16}) || x.DType != safetensors.F32 {
+	if !slices.Equal(x.Shape, []int{3, 5, 16}) || x.DType != safetensors.F32 {
 		t.Fatalf("x: %s %v", x.DType, x.Shape)
 	}
 	xv, _ := x.Float32s()
@@ -156,7 +157,7 @@ func TestGenerateInputs(t *testing.T) {
 		t.Errorf("x: mean %v std %v, want N(0,1)", mean, std)
 	}
 	tok := ins["tok"]
-	if !equalInts(tok.Shape, []int{4, 6}) || tok.DType != safetensors.I64 { // shared: no leading N
+	if !slices.Equal(tok.Shape, []int{4, 6}) || tok.DType != safetensors.I64 { // shared: no leading N
 		t.Fatalf("tok: %s %v", tok.DType, tok.Shape)
 	}
 	tv, _ := tok.Int64s()

@@ -2,6 +2,7 @@ package lowering
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/widejit/widejit/graph"
@@ -280,7 +281,7 @@ func (l *lowerer) tryFuseNode(n *graph.Node) bool {
 		// The group may write the value in another shape of the same elements (an attention
 		// projection's [rows, features] for [B, L, E]): full-shape operands are read in it.
 		out, ok := b.out.reshape(n.Output().Shape)
-		if !sameShape(b.out.Shape, n.Output().Shape) && (!ok || !reshapeLeaves(leaves, n.Output().Shape, b.out.Shape)) {
+		if !slices.Equal(b.out.Shape, n.Output().Shape) && (!ok || !reshapeLeaves(leaves, n.Output().Shape, b.out.Shape)) {
 			continue
 		}
 		ready := true
@@ -325,7 +326,7 @@ func reshapeLeaves(leaves []View, from, to []int) bool {
 		return false
 	}
 	for i, v := range leaves {
-		if sameShape(v.Shape, from) {
+		if slices.Equal(v.Shape, from) {
 			r, ok := v.reshape(to)
 			if !ok {
 				return false
@@ -356,18 +357,6 @@ func (*ewGroup) drawsRandom()     {}
 func (*matmulGroup) drawsRandom() {}
 func (*mlpGroup) drawsRandom()    {}
 func (*normGroup) drawsRandom()   {}
-
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
 
 // lowerDropout: identity in eval mode (a view), per-model Monte Carlo masks in mc mode (or
 // when the node itself says training=true).

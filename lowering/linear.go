@@ -2,6 +2,7 @@ package lowering
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/jit"
@@ -207,7 +208,7 @@ func lowerMatmul(l *lowerer, n *graph.Node) error {
 		g.aSM = 0
 	}
 	result := out
-	if !sameShape(inner, n.Output().Shape) {
+	if !slices.Equal(inner, n.Output().Shape) {
 		result, _ = out.reshape(n.Output().Shape)
 	} else {
 		g.epi = newMatmulEpilogue(out, nb, 1)

@@ -3,6 +3,7 @@ package triton
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/widejit/widejit/triton/ir"
 )
@@ -108,7 +109,7 @@ func (s *spec) bitcast(x *ir.Value, d ir.DType) *ir.Value {
 // broadcastTo makes x exactly shape (Splat of a scalar, Reshape to add leading 1s, then
 // Broadcast); it fails when NumPy rules do not allow it.
 func (s *spec) broadcastTo(x *ir.Value, shape []int) *ir.Value {
-	if sameShape(x.Type.Shape, shape) {
+	if slices.Equal(x.Type.Shape, shape) {
 		return x
 	}
 	if x.Type.IsScalar() {
@@ -125,7 +126,7 @@ func (s *spec) broadcastTo(x *ir.Value, shape []int) *ir.Value {
 			s.fail("cannot broadcast %s to shape %v", x.Type, shape)
 		}
 	}
-	if sameShape(x.Type.Shape, shape) {
+	if slices.Equal(x.Type.Shape, shape) {
 		return x
 	}
 	return s.emit(ir.Broadcast, x.Type.WithShape(shape), x)

@@ -3,6 +3,7 @@ package triton
 import (
 	"math"
 	"math/bits"
+	"slices"
 	"strings"
 
 	"github.com/widejit/widejit/triton/ir"
@@ -85,7 +86,7 @@ func (s *spec) eval(e syntax.Expr) value {
 			s.fail("a conditional expression needs a scalar condition, got %s; use tl.where", cv.Type)
 		}
 		at, bt := elemType(a), elemType(b)
-		if !isPyNumber(a) && !isPyNumber(b) && !at.Equal(bt) || !sameShape(shapeOf(a), shapeOf(b)) {
+		if !isPyNumber(a) && !isPyNumber(b) && !at.Equal(bt) || !slices.Equal(shapeOf(a), shapeOf(b)) {
 			s.fail("both arms of a conditional expression on a runtime condition must have one type, got %s and %s", describe(a), describe(b))
 		}
 		return s.where(cv, a, b)

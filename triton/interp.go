@@ -2,6 +2,7 @@ package triton
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/widejit/widejit/triton/ir"
 	"github.com/widejit/widejit/triton/syntax"
@@ -187,7 +188,7 @@ func flatten(v value, out []*ir.Value) []*ir.Value {
 
 // blockPtrFixed reports whether two block pointers share base, shape and strides.
 func blockPtrFixed(a, b *blockPtr) bool {
-	if a.base != b.base || len(a.shape) != len(b.shape) || !sameShape(a.blockShape, b.blockShape) {
+	if a.base != b.base || len(a.shape) != len(b.shape) || !slices.Equal(a.blockShape, b.blockShape) {
 		return false
 	}
 	for i := range a.shape {

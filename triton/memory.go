@@ -2,6 +2,7 @@ package triton
 
 import (
 	"math"
+	"slices"
 
 	"github.com/widejit/widejit/triton/ir"
 )
@@ -127,7 +128,7 @@ func (s *spec) valueFor(fn, param string, v value, p *ir.Value) *ir.Value {
 // checkFits fails when shape cannot broadcast to target without enlarging it.
 func (s *spec) checkFits(fn, param string, shape, target []int) {
 	out, ok := broadcastShapes(shape, target)
-	if !ok || !sameShape(out, target) {
+	if !ok || !slices.Equal(out, target) {
 		s.fail("%s: %s of shape %v cannot be broadcast to the pointer shape %v", fn, param, fmtShape(shape), fmtShape(target))
 	}
 }

@@ -2,6 +2,7 @@ package triton
 
 import (
 	"github.com/widejit/widejit/triton/ir"
+	"slices"
 )
 
 // This file implements tl.sum/max/min/argmax/argmin and tl.reduce.
@@ -155,7 +156,7 @@ func (s *spec) reduceCustom(inputv, axisv, fnv, keepv value) value {
 		s.fail("tl.reduce: no inputs")
 	}
 	for _, x := range xs[1:] {
-		if !sameShape(x.Type.Shape, xs[0].Type.Shape) {
+		if !slices.Equal(x.Type.Shape, xs[0].Type.Shape) {
 			s.fail("tl.reduce: inputs must have one shape, got %v and %v", xs[0].Type.Shape, x.Type.Shape)
 		}
 	}

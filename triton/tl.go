@@ -3,6 +3,7 @@ package triton
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/widejit/widejit/triton/ir"
@@ -146,7 +147,7 @@ func (s *spec) reshape(x *ir.Value, shape []int) *ir.Value {
 	if n != x.Type.NumElems() {
 		s.fail("reshape: cannot reshape %s (%d elements) to %v (%d elements)", x.Type, x.Type.NumElems(), shape, n)
 	}
-	if sameShape(shape, x.Type.Shape) {
+	if slices.Equal(shape, x.Type.Shape) {
 		return x
 	}
 	return s.emit(ir.Reshape, x.Type.WithShape(shape), x)

@@ -156,18 +156,6 @@ func broadcastShapes(a, b []int) ([]int, bool) {
 	return out, true
 }
 
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
 
 // tritonUnsigned is Triton's int_signedness: int1 counts as unsigned.

@@ -1,6 +1,7 @@
 package triton
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/widejit/widejit/triton/ir"
@@ -90,7 +91,7 @@ func TestBroadcastShapes(t *testing.T) {
 	}
 	for _, c := range cases {
 		got, ok := broadcastShapes(c.a, c.b)
-		if ok != c.ok || (ok && !sameShape(got, c.want)) {
+		if ok != c.ok || (ok && !slices.Equal(got, c.want)) {
 			t.Errorf("broadcastShapes(%v, %v) = %v %v, want %v %v", c.a, c.b, got, ok, c.want, c.ok)
 		}
 	}

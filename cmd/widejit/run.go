@@ -192,7 +192,7 @@ func readExpected(g *graph.Graph, path string) (map[string]*safetensors.Tensor, 
 		case !ok:
 			probs = append(probs, fmt.Sprintf("output %q is missing", o.Name))
 			continue
-		case !equalShape(info.Shape, want) || info.DType != o.Type.DType.Safetensors():
+		case !slices.Equal(info.Shape, want) || info.DType != o.Type.DType.Safetensors():
 			probs = append(probs, fmt.Sprintf("output %q is %s%v, expected %s%v", o.Name, info.DType, info.Shape, o.Type.DType.Safetensors(), want))
 			continue
 		}
@@ -222,18 +222,6 @@ func isGraphOutput(g *graph.Graph, name string) bool {
 	return false
 }
 
-func equalShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // checkOutputsPresent guards against an executor returning too little or the wrong shapes.
 func checkOutputsPresent(g *graph.Graph, got map[string]*safetensors.Tensor) error {
 	for _, o := range g.Outputs {
@@ -242,7 +230,7 @@ func checkOutputsPresent(g *graph.Graph, got map[string]*safetensors.Tensor) err
 		if t == nil {
 			return fmt.Errorf("internal error: the executor returned no output %q", o.Name)
 		}
-		if !equalShape(t.Shape, want) || len(t.Data) != t.Numel()*t.DType.Size() {
+		if !slices.Equal(t.Shape, want) || len(t.Data) != t.Numel()*t.DType.Size() {
 			return fmt.Errorf("internal error: the executor returned output %q as %s%v (%d bytes), expected %v", o.Name, t.DType, t.Shape, len(t.Data), want)
 		}
 		t.Name = o.Name
@@ -276,7 +264,7 @@ func compareOutputs(g *graph.Graph, got, expected map[string]*safetensors.Tensor
 		switch {
 		case err1 != nil || err2 != nil:
 			d.Err = fmt.Sprint(errors.Join(err1, err2))
-		case !equalShape(gt.Shape, et.Shape):
+		case !slices.Equal(gt.Shape, et.Shape):
 			d.Err = fmt.Sprintf("shape %v, expected %v", gt.Shape, et.Shape)
 		}
 		if d.Err != "" {

@@ -3,6 +3,7 @@ package cpu
 import (
 	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/widejit/widejit/triton/ir"
 )
@@ -743,7 +744,7 @@ func selectInto[T any](m []int64, a, b, z []T) {
 func (c *compiler) compilePtrAdd(in *ir.Instr, args []int, z int) (step, error) {
 	p, off := args[0], args[1]
 	tp, to, tz := c.p.slotType[p], c.p.slotType[off], c.p.slotType[z]
-	if !tp.Ptr || !tz.Equal(tp) || to.Ptr || !to.Elem.IsInt() || to.Elem == ir.I1 || !equalShape(to.Shape, tp.Shape) {
+	if !tp.Ptr || !tz.Equal(tp) || to.Ptr || !to.Elem.IsInt() || to.Elem == ir.I1 || !slices.Equal(to.Shape, tp.Shape) {
 		return nil, c.errf(in.Pos, in.Op, "expects (*E[S], int[S]) -> *E[S], got (%s, %s) -> %s", tp, to, tz)
 	}
 	if s, ok := c.vectorScalarStep(in, args, z); ok {
@@ -754,16 +755,4 @@ func (c *compiler) compilePtrAdd(in *ir.Instr, args []int, z int) (step, error) 
 		fr.addOffsets(zz, fr.ints[p][:len(zz)], fr.ints[off][:len(zz)])
 		return nil
 	}, nil
-}
-
-func equalShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

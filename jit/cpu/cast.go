@@ -3,13 +3,14 @@ package cpu
 import (
 	"github.com/widejit/widejit/internal/half"
 	"math"
+	"slices"
 
 	"github.com/widejit/widejit/triton/ir"
 )
 
 func (c *compiler) compileCast(in *ir.Instr, a, z int) (step, error) {
 	ts, td := c.p.slotType[a], c.p.slotType[z]
-	if !equalShape(ts.Shape, td.Shape) {
+	if !slices.Equal(ts.Shape, td.Shape) {
 		return nil, c.errf(in.Pos, in.Op, "changes the shape: %s -> %s", ts, td)
 	}
 	cs, cd := c.p.slotClass[a], c.p.slotClass[z]

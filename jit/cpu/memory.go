@@ -3,6 +3,7 @@ package cpu
 import (
 	"github.com/widejit/widejit/internal/half"
 	"github.com/widejit/widejit/triton/ir"
+	"slices"
 )
 
 func (l *launch) nameOfTag(tag int) string {
@@ -105,7 +106,7 @@ func (c *compiler) compileLoad(in *ir.Instr, args []int, z int) (step, error) {
 		return nil, c.errf(in.Pos, in.Op, "takes (ptr) or (ptr, mask, other), got %d operands", len(args))
 	}
 	tp, tz := c.p.slotType[args[0]], c.p.slotType[z]
-	if !tp.Ptr || tz.Ptr || tz.Elem != tp.Elem || !equalShape(tz.Shape, tp.Shape) {
+	if !tp.Ptr || tz.Ptr || tz.Elem != tp.Elem || !slices.Equal(tz.Shape, tp.Shape) {
 		return nil, c.errf(in.Pos, in.Op, "expects *E[S] -> E[S], got %s -> %s", tp, tz)
 	}
 	mask, other := -1, -1
@@ -289,7 +290,7 @@ func (c *compiler) compileStore(in *ir.Instr, args []int) (step, error) {
 	}
 	p, v := args[0], args[1]
 	tp, tv := c.p.slotType[p], c.p.slotType[v]
-	if !tp.Ptr || tv.Ptr || tv.Elem != tp.Elem || !equalShape(tv.Shape, tp.Shape) {
+	if !tp.Ptr || tv.Ptr || tv.Elem != tp.Elem || !slices.Equal(tv.Shape, tp.Shape) {
 		return nil, c.errf(in.Pos, in.Op, "expects (*E[S], E[S]), got (%s, %s)", tp, tv)
 	}
 	mask := -1
@@ -346,7 +347,7 @@ func (c *compiler) compileStore(in *ir.Instr, args []int) (step, error) {
 func (c *compiler) compileAtomic(in *ir.Instr, args []int, z int) (step, error) {
 	p, v := args[0], args[1]
 	tp, tz := c.p.slotType[p], c.p.slotType[z]
-	if !tp.Ptr || tz.Ptr || tz.Elem != tp.Elem || !equalShape(tz.Shape, tp.Shape) {
+	if !tp.Ptr || tz.Ptr || tz.Elem != tp.Elem || !slices.Equal(tz.Shape, tp.Shape) {
 		return nil, c.errf(in.Pos, in.Op, "expects *E[S] -> E[S], got %s -> %s", tp, tz)
 	}
 	var mask, cmp int = -1, -1

@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/widejit/widejit/triton/ir"
@@ -216,11 +217,11 @@ func (c *compiler) compileReduce(in *ir.Instr, args, results []int) (step, error
 	outShape = append(outShape, ts.Shape[axis+1:]...)
 	for i, a := range args {
 		t := c.p.slotType[a]
-		if !equalShape(t.Shape, ts.Shape) || t.Ptr {
+		if !slices.Equal(t.Shape, ts.Shape) || t.Ptr {
 			return nil, c.errf(in.Pos, in.Op, "operands must share one shape and not be pointers")
 		}
 		rt := c.p.slotType[results[i]]
-		if !equalShape(rt.Shape, outShape) {
+		if !slices.Equal(rt.Shape, outShape) {
 			return nil, c.errf(in.Pos, in.Op, "result %d has shape %v, expected %v", i, rt.Shape, outShape)
 		}
 	}

@@ -2,6 +2,7 @@ package ir
 
 import (
 	"fmt"
+	"slices"
 )
 
 // VerifyError is the first rule a Func breaks, at the offending instruction.
@@ -321,7 +322,7 @@ func (v *verifier) instr(in *Instr) error {
 			return err
 		}
 		x, r := in.Args[0].Type, in.Result().Type
-		if !sameDims(x.Shape, r.Shape) {
+		if !slices.Equal(x.Shape, r.Shape) {
 			return v.fail(in, "cast changes the shape: %s to %s", x, r)
 		}
 		if x.Ptr || r.Ptr {
@@ -336,7 +337,7 @@ func (v *verifier) instr(in *Instr) error {
 			return err
 		}
 		p, o, r := in.Args[0].Type, in.Args[1].Type, in.Result().Type
-		if !p.Ptr || !r.Equal(p) || o.Ptr || (o.Elem != I32 && o.Elem != I64) || !sameDims(o.Shape, p.Shape) {
+		if !p.Ptr || !r.Equal(p) || o.Ptr || (o.Elem != I32 && o.Elem != I64) || !slices.Equal(o.Shape, p.Shape) {
 			return v.fail(in, "ptr_add %s, %s -> %s", p, o, r)
 		}
 	case Load:
@@ -344,7 +345,7 @@ func (v *verifier) instr(in *Instr) error {
 			return err
 		}
 		p, r := in.Args[0].Type, in.Result().Type
-		if !p.Ptr || r.Ptr || r.Elem != p.Elem || !sameDims(r.Shape, p.Shape) {
+		if !p.Ptr || r.Ptr || r.Elem != p.Elem || !slices.Equal(r.Shape, p.Shape) {
 			return v.fail(in, "load %s -> %s", p, r)
 		}
 		if len(in.Args) == 3 {
@@ -357,7 +358,7 @@ func (v *verifier) instr(in *Instr) error {
 			return err
 		}
 		p, x := in.Args[0].Type, in.Args[1].Type
-		if !p.Ptr || x.Ptr || x.Elem != p.Elem || !sameDims(x.Shape, p.Shape) {
+		if !p.Ptr || x.Ptr || x.Elem != p.Elem || !slices.Equal(x.Shape, p.Shape) {
 			return v.fail(in, "store %s into %s", x, p)
 		}
 		if len(in.Args) == 3 && !in.Args[2].Type.Equal(Tile(I1, p.Shape...)) {
@@ -471,18 +472,6 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
-func sameDims(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func (v *verifier) sameList(in *Instr, got, want []Type, what string) error {
 	if len(got) != len(want) {
 		return v.fail(in, "%d %s, want %d", len(got), what, len(want))
@@ -567,7 +556,7 @@ func (v *verifier) reduce(in *Instr) error {
 		return v.fail(in, "%d inputs but %d results", len(in.Args), len(in.Results))
 	}
 	for i, a := range in.Args {
-		if !sameDims(a.Type.Shape, s) || a.Type.Ptr {
+		if !slices.Equal(a.Type.Shape, s) || a.Type.Ptr {
 			return v.fail(in, "inputs must share one non-pointer shape")
 		}
 		rt := in.Results[i].Type
