@@ -12,16 +12,7 @@ import (
 func erfRef(x float32) float32 { return float32(math.Erf(float64(x))) }
 
 // erfPaths runs f once per vector loop this CPU has, with its name.
-func erfPaths(t *testing.T, f func(t *testing.T)) {
-	old := erfAVX512
-	defer func() { erfAVX512 = old }()
-	if haveAVX512 {
-		erfAVX512 = true
-		t.Run("avx512", f)
-	}
-	erfAVX512 = false
-	t.Run("avx2", f)
-}
+func erfPaths(t *testing.T, f func(t *testing.T)) { vectorPaths(t, &erfAVX512, haveAVX512, f) }
 
 // erfSpecials are the edges of erf.go's ranges and of float32: zeros, tiny values and
 // denormals, infinities, NaN, the interval and grid boundaries and erfWideOne.
@@ -89,20 +80,7 @@ func TestErfF32Lengths(t *testing.T) {
 	for range 64 {
 		xs = append(xs, float32(r.Float64()*16-8))
 	}
-	erfPaths(t, func(t *testing.T) {
-		for n := 0; n <= 33; n++ {
-			for off := 0; off+n <= len(xs); off += 7 {
-				a := xs[off : off+n]
-				z := make([]float32, n)
-				erfF32(a, z)
-				for i, x := range a {
-					if want := erfRef(x); !sameF32(z[i], want) {
-						t.Fatalf("n=%d off=%d: erf(%g) = %#x, want %#x", n, off, x, math.Float32bits(z[i]), math.Float32bits(want))
-					}
-				}
-			}
-		}
-	})
+	erfPaths(t, func(t *testing.T) { checkLengths(t, "erf", xs, 33, 7, erfF32, erfRef) })
 }
 
 // TestErfF32EveryNthFloat32 checks every 13th float32 bit pattern (with -short every 61st)

@@ -13,14 +13,38 @@ import (
 
 // expPaths runs f once per vector loop this CPU has, with its name.
 func expPaths(t *testing.T, f func(t *testing.T)) {
-	old := expAVX512
-	defer func() { expAVX512 = old }()
-	if haveAVX512 && haveVecFMA {
-		expAVX512 = true
+	vectorPaths(t, &expAVX512, haveAVX512 && haveVecFMA, f)
+}
+
+// vectorPaths runs f with the AVX-512 loop switched on by *wide (when the CPU has it, avx512)
+// and then off, restoring *wide.
+func vectorPaths(t *testing.T, wide *bool, avx512 bool, f func(t *testing.T)) {
+	old := *wide
+	defer func() { *wide = old }()
+	if avx512 {
+		*wide = true
 		t.Run("avx512", f)
 	}
-	expAVX512 = false
+	*wide = false
 	t.Run("avx2", f)
+}
+
+// checkLengths runs fn on every length 0..maxN of xs, from starts step apart, against ref bit
+// for bit (name names the function in failures).
+func checkLengths(t *testing.T, name string, xs []float32, maxN, step int, fn func(a, z []float32), ref func(float32) float32) {
+	t.Helper()
+	for n := 0; n <= maxN; n++ {
+		for off := 0; off+n <= len(xs); off += step {
+			a := xs[off : off+n]
+			z := make([]float32, n)
+			fn(a, z)
+			for i, x := range a {
+				if want := ref(x); !sameF32(z[i], want) {
+					t.Fatalf("n=%d off=%d: %s(%g) = %#x, want %#x", n, off, name, x, math.Float32bits(z[i]), math.Float32bits(want))
+				}
+			}
+		}
+	}
 }
 
 func expRef(x float32) float32 { return float32(math.Exp(float64(x))) }
@@ -131,18 +155,7 @@ func testExpF32Lengths(t *testing.T) {
 	for range 64 {
 		xs = append(xs, float32(r.Float64()*40-20))
 	}
-	for n := 0; n <= 17; n++ {
-		for off := 0; off+n <= len(xs); off += 5 {
-			a := xs[off : off+n]
-			z := make([]float32, n)
-			expF32(a, z)
-			for i, x := range a {
-				if want := expRef(x); !sameF32(z[i], want) {
-					t.Fatalf("n=%d off=%d: exp(%g) = %#x, want %#x", n, off, x, math.Float32bits(z[i]), math.Float32bits(want))
-				}
-			}
-		}
-	}
+	checkLengths(t, "exp", xs, 17, 5, expF32, expRef)
 }
 
 func TestExpSplitConstants(t *testing.T) {
