@@ -44,7 +44,7 @@ gave, its note, and the per-call latency. Exits 1 if the plugin fails to load or
 			if reps < 1 {
 				return usagef("--reps must be at least 1, got %d", reps)
 			}
-			opts, err := pluginOptions(a)
+			opts, err := engineConfig(a, nil).PluginOptions() // the values were checked with the configuration
 			if err != nil {
 				return usagef("%v", err)
 			}
@@ -57,25 +57,10 @@ gave, its note, and the per-call latency. Exits 1 if the plugin fails to load or
 	return cmd
 }
 
-// pluginOptions are the configuration's sandbox limits, with the configuration key named in
-// errors.
-func pluginOptions(a *app) (plugins.Options, error) {
-	if d, err := time.ParseDuration(a.v.GetString("plugin_deadline")); err != nil || d <= 0 {
-		return plugins.Options{}, fmt.Errorf("plugin_deadline: %q is not a positive duration (e.g. 50ms)", a.v.GetString("plugin_deadline"))
-	}
-	if mib := a.v.GetInt("plugin_memory_mib"); mib <= 0 || mib > 4096 {
-		return plugins.Options{}, fmt.Errorf("plugin_memory_mib: %d is outside 1..4096", mib)
-	}
-	return engineConfig(a, nil).PluginOptions()
-}
-
 // engineConfig is the configuration's device, threads, cache and plugins (the config file's
 // 'plugins:' followed by extra) for the engine, warnings to stderr.
 func engineConfig(a *app, extra []string) engine.Config {
-	deadline, _ := time.ParseDuration(a.v.GetString("plugin_deadline"))
-	if deadline == 0 {
-		deadline = -1 // unparsable or zero: PluginOptions refuses it
-	}
+	deadline, _ := time.ParseDuration(a.v.GetString("plugin_deadline")) // checked by loadConfig
 	launch, _ := time.ParseDuration(a.v.GetString("launch_timeout"))
 	return engine.Config{Device: a.v.GetString("device"), Threads: a.v.GetInt("threads"), CacheDir: cacheDir(a),
 		NoCache: a.v.GetBool("no_cache"), CacheReadOnly: a.v.GetBool("cache_read_only"),
