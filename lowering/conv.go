@@ -2,6 +2,7 @@ package lowering
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/triton/templates"
@@ -423,7 +424,47 @@ func (g *convGroup) padInput(l *lowerer, node string, inC int) {
 	pg := &convPadGroup{x: g.x, planes: planes, h: g.h, w: g.wd, pad: pad, models: models}
 	pg.groupBase = groupBase{nodes: []string{node + " (input zero-padded)"}, ops: []string{"pad"}, out: out}
 	l.addGroup(pg, name)
+	l.padCopies = append(l.padCopies, padCopy{src: g.x, out: pg.out, pad: pad, padGroup: pg})
 	g.x = pg.out
+}
+
+// padCopy is a zero-padded copy of a convolution input: src's planes [H, W] lie at pad.off
+// of out's planes [pad.hp, pad.wp]. Its buffer is never shared (Buffer.Sparse), so the copy
+// stays valid for the rest of the run.
+type padCopy struct {
+	src, out View
+	pad      planePad
+	padGroup *convPadGroup
+}
+
+// readPaddedLeaves makes the epilogue read a leaf that is the whole dense output-shaped
+// tensor (the residual of a ResNet block: its input, zero-padded for the block's first
+// convolution) from a padded copy as wide as this convolution's flat pixels: there pixel q
+// lies at pad.off + q of its plane, an affine tile read in place, where the dense tensor
+// needs a gather by (q // Wp) * OW + q % Wp. The dropped columns read the border (zeros) and
+// are dropped again at the store.
+func (g *convGroup) readPaddedLeaves(l *lowerer) {
+	outC := g.ocg * g.groups
+	for k := range g.epi.leaves {
+		lf := &g.epi.leaves[k]
+		v := lf.view
+		if len(v.Shape) < 2 || !v.Contiguous() || !slices.Equal(v.Shape, g.out.Shape) {
+			continue
+		}
+		for _, pc := range l.padCopies {
+			if pc.src.Buf != v.Buf || pc.src.Offset != v.Offset || pc.src.ModelStride != v.ModelStride ||
+				!slices.Equal(pc.src.Shape, v.Shape) || pc.pad.wp != g.wp || pc.padGroup.h != g.oh || pc.padGroup.w != g.ow ||
+				pc.padGroup.planes != g.batch*outC {
+				continue
+			}
+			plane := pc.pad.hp * pc.pad.wp
+			lf.view = pc.out
+			lf.offset = fmt.Sprintf("bidx * %d + oc_g[:, None] * %d + %d + q[None, :]", outC*plane, plane, pc.pad.off)
+			lf.mask = "ocmask & (q[None, :] < Q)"
+			l.notes[g] = append(l.notes[g], fmt.Sprintf("reads its residual %s from the zero-padded copy made for %s", shapeStr(v.Shape), pc.padGroup.nodes[0]))
+			break
+		}
+	}
 }
 
 // planePad is the layout of zero-padded planes [hp, wp] whose interior starts at off; the zero
@@ -485,11 +526,14 @@ type convPadGroup struct {
 
 func (g *convPadGroup) emit(l *lowerer) (*Launch, error) {
 	fn := kernelName(g.index, g.ops)
+	// a few programs per core, each copying many small planes (a program costs more than
+	// the copy of a 16x16 plane)
+	perProgram := cdiv(g.planes, 4*max(l.opts.Device.Cores, 1))
 	var args []LaunchArg
 	args = append(args, ptrArgs("x", g.x)...)
 	args = append(args, ptrArgs("o", g.out)...)
 	args = append(args, intArg("H", g.h), intArg("W", g.w), intArg("Hp", g.pad.hp), intArg("Wp", g.pad.wp),
-		intArg("pad_off", g.pad.off))
+		intArg("pad_off", g.pad.off), intArg("PLANES", g.planes), intArg("PLANES_PER_PROGRAM", perProgram))
 	text, err := templates.Render("conv_pad.py", convData{Fn: fn, Header: header(g.nodes, g.ops)})
 	if err != nil {
 		return nil, err
@@ -498,13 +542,14 @@ func (g *convPadGroup) emit(l *lowerer) (*Launch, error) {
 	bh := clamp(nextPow2(g.h), 1, max(4096/bw, 1))
 	return &Launch{
 		Kernel:    newKernel("conv_pad.py", fn, text, map[string]any{"BLOCK_H": int64(bh), "BLOCK_W": int64(bw)}),
-		Grid:      [3]int{g.planes, 1, g.models},
+		Grid:      [3]int{cdiv(g.planes, perProgram), 1, g.models},
 		ModelAxis: 2,
 		Args:      args,
 	}, nil
 }
 
 func (g *convGroup) emitFlat(l *lowerer) (*Launch, error) {
+	g.readPaddedLeaves(l)
 	p, q := g.oh*g.ow, g.oh*g.wp
 	return g.implicitGEMM(l, "conv_flat.py", "oc_g[:, None] * P + rp[None, :]", p, func(bp, tilesOC int) ([]LaunchArg, int) {
 		return []LaunchArg{intArg("Wp", g.wp), intArg("OW", g.ow), intArg("OH", g.oh), intArg("Q", q), intArg("P", p),

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -157,7 +158,8 @@ func TestConvFlatKernelOnCPUPlans(t *testing.T) {
 // channels x taps everywhere) and the padded stores between chained convolutions match
 // PyTorch on the conv fixtures and the conv examples; the plans show that both forms and at
 // least one padded store (a conv writing the next one's zero-padded planes, no pad kernel)
-// were exercised.
+// were exercised, and that the residual of examples/resblock is read from the padded copy of
+// the block input (an affine tile instead of a gather).
 func TestConvFlatTapMajorAndPaddedStores(t *testing.T) {
 	cpuPlan := Options{Device: autotune.DeviceInfo{Kind: "cpu", Cores: 2}}
 	dirs, _ := filepath.Glob(filepath.Join("testdata", "conv", "*_n3"))
@@ -165,7 +167,7 @@ func TestConvFlatTapMajorAndPaddedStores(t *testing.T) {
 	defer func(v int) { convTapMajorMinChannels = v }(convTapMajorMinChannels)
 	for _, minCh := range []int{1, math.MaxInt} {
 		convTapMajorMinChannels = minCh
-		tapMajor, padded, whole := 0, 0, 0
+		tapMajor, padded, whole, paddedResidual := 0, 0, 0, 0
 		for _, dir := range dirs {
 			t.Run(fmt.Sprintf("%s/tap-major-from-%d", filepath.Base(dir), minCh), func(t *testing.T) {
 				checkFixtureCPU(t, dir, cpuPlan)
@@ -193,10 +195,16 @@ func TestConvFlatTapMajorAndPaddedStores(t *testing.T) {
 				if strings.Contains(ln.Kernel.Source.Text, "tl.where(ow[None, :] < OW, y, 0.0)") {
 					whole++ // the padded store of whole tiles
 				}
+				if strings.Contains(ln.Kernel.Source.Text, "+ q[None, :], mask=ocmask & (q[None, :] < Q)") && slices.Contains(ln.Ops, "add") {
+					paddedResidual++
+				}
 			}
 		}
 		if (tapMajor > 0) != (minCh == 1) {
 			t.Errorf("tap-major from %d channels: %d tap-major conv_flat.py kernels", minCh, tapMajor)
+		}
+		if paddedResidual == 0 {
+			t.Errorf("tap-major from %d channels: no convolution read its residual from a padded copy", minCh)
 		}
 		if padded == 0 || whole == 0 {
 			t.Errorf("tap-major from %d channels: %d convolutions stored the next one's padded input, %d as whole tiles; want both > 0", minCh, padded, whole)

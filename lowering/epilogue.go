@@ -21,6 +21,9 @@ type epilogue struct {
 type epiLeaf struct {
 	view    View
 	strides []int // per axis
+	// offset and mask, when set, address the leaf by the kernel's own index expressions
+	// instead of its strides along the axes (a leaf read from another layout)
+	offset, mask string
 }
 
 // addLeaf adds tensor v, broadcast to the epilogue's shape, and returns its leaf index; it
@@ -115,9 +118,12 @@ func (e *epilogue) renderCoords(in, mask, compute, linIdx, prefix string, flat f
 		name := fmt.Sprintf("%s%d", prefix, k)
 		out.args = append(out.args, LaunchArg{Name: name + "_ptr", Kind: PtrArg, Buf: lf.view.Buf, Offset: lf.view.Offset, ModelStride: lf.view.ModelStride},
 			LaunchArg{Name: name + "_mstride", Kind: IntArg, Int: int64(lf.view.ModelStride)})
-		offset := ""
+		offset, leafMask := "", mask
 		if flat != nil {
 			offset = flat(k)
+		}
+		if lf.offset != "" {
+			offset, leafMask = lf.offset, lf.mask
 		}
 		// the mask covers exactly the axes the leaf varies along, so it never enlarges the
 		// pointer tile (a bias row loads as [1, BLOCK_N] and broadcasts in the expression)
@@ -140,7 +146,7 @@ func (e *epilogue) renderCoords(in, mask, compute, linIdx, prefix string, flat f
 			}
 			offset = strings.Join(terms, " + ")
 		} else {
-			masks = []string{mask}
+			masks = []string{leafMask}
 		}
 		load := fmt.Sprintf("tl.load(%s_ptr + model * %s_mstride + %s)", name, name, offset)
 		if len(masks) > 0 {

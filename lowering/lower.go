@@ -130,6 +130,9 @@ type lowerer struct {
 	inputs      []*Buffer
 	params      []*Buffer
 	indexChecks []IndexCheck
+	// zero-padded copies of convolution inputs (conv_pad.py), which a later convolution's
+	// epilogue may read its residual from (convGroup.readPaddedLeaves)
+	padCopies []padCopy
 	// decisions made while grouping (fusion choices), reported by explain
 	notes map[group][]string
 }

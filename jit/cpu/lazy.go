@@ -308,7 +308,8 @@ func (fr *frame) materialize(s int) {
 		}
 	case lazyMask:
 		conds := fr.lz.conds[s]
-		for it := newRowIter(t.Shape); it.more(); it.next() {
+		it := newRowIter(t.Shape) // declared outside: a per-iteration copy of a loop variable whose address is taken costs more than the row
+		for ; it.more(); it.next() {
 			lo, hi := maskRow(conds, &it)
 			row := z[it.at : it.at+it.n]
 			for j := range row {
@@ -952,6 +953,11 @@ func (m *memOp) run(fr *frame) error {
 	if maskLazy {
 		split = splitConds(fr.lz.conds[m.mask], len(m.shape)-1, m.n)
 	}
+	if viewable && !m.rect && len(m.shape) == 2 && rowStride >= 0 {
+		if moved, err := m.moveRect(fr, &split, maskLazy, a.tag, viewBase, rowStride); moved || err != nil {
+			return err
+		}
+	}
 	// The live interval of the row at it.
 	rowLanes := func(it *rowIter) (int, int) {
 		switch {
@@ -986,8 +992,9 @@ func (m *memOp) run(fr *frame) error {
 		}
 		width, rows = live.cols, live.rows
 	}
-	var live extent // rows and columns up to the last live lane seen
-	for it := newRowIter(m.shape); it.more() && it.at/m.n < rows; it.next() {
+	var live extent           // rows and columns up to the last live lane seen
+	it := newRowIter(m.shape) // declared outside: a per-iteration copy of a loop variable whose address is taken costs more than the row
+	for ; it.more() && it.at/m.n < rows; it.next() {
 		lo, hi := rowLanes(&it)
 		if hi <= lo {
 			lo, hi = 0, 0
@@ -1061,11 +1068,58 @@ func (m *memOp) viewRows(fr *frame, tag, base, rowStride int64, rows, cols int) 
 	return true, nil
 }
 
+// moveRect moves a 2-D tile whose live lanes are one rectangle, rows [r0, r1) x columns
+// [c0, c1) (no mask, or conditions on rows alone and on columns alone), row r starting at
+// element base + r*rowStride of buffer tag: one bounds check of the whole span, then one copy
+// per row, with no mask solved per row. It reports false, having moved nothing, when the
+// lanes are not such a rectangle or the span fails the check (the row walk then reports the
+// first bad row exactly).
+func (m *memOp) moveRect(fr *frame, split *splitMask, maskLazy bool, tag, base, rowStride int64) (bool, error) {
+	rows, n := m.shape[0], m.n
+	r0, r1, c0, c1 := 0, rows, 0, n
+	if m.mask >= 0 {
+		var ok bool
+		if r0, r1, ok = split.rowInterval(maskLazy, m.shape); !ok {
+			return false, nil
+		}
+		c0, c1 = split.colLo, split.colHi
+	}
+	if r1 <= r0 || c1 <= c0 {
+		return false, nil // nothing live: the walk only fills the loaded tile
+	}
+	first := base + int64(r0)*rowStride + int64(c0)
+	span := int64(r1-r0-1)*rowStride + int64(c1-c0)
+	if !small(first) || !small(span) {
+		return false, nil
+	}
+	b, o, err := fr.resolveAt(m.in.Pos, m.what, tag, first, int(span))
+	if err != nil {
+		return false, nil
+	}
+	if m.isLoad && (r0 > 0 || r1 < rows || c0 > 0 || c1 < n) {
+		fr.copyRange(m.cls, m.data, m.other, 0, rows*n) // the dead lanes read other
+	}
+	for r := r0; r < r1; r++ {
+		at := r*n + c0
+		if m.isLoad {
+			fr.loadRow(m.cls, m.d, b, o, m.data, at, c1-c0)
+		} else {
+			fr.storeRow(m.cls, m.d, b, o, m.data, at, c1-c0)
+		}
+		o += int(rowStride)
+	}
+	if m.extent {
+		fr.ext[m.data] = extent{r1, c1}
+	}
+	return true, nil
+}
+
 // walkExtent finds the live extent of a tile row by row, and whether its live lanes are
 // exactly one block of rows [0, R) x columns [0, C).
 func (m *memOp) walkExtent(rowLanes func(*rowIter) (int, int)) (live extent, block bool) {
 	block = true
-	for it := newRowIter(m.shape); it.more(); it.next() {
+	it := newRowIter(m.shape) // declared outside: a per-iteration copy of a loop variable whose address is taken costs more than the row
+	for ; it.more(); it.next() {
 		lo, hi := rowLanes(&it)
 		if hi <= lo {
 			continue

@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/widejit/widejit/triton/ir"
 	"math/rand"
@@ -365,4 +366,75 @@ def sel(x_ptr, y_ptr, o_ptr, p_ptr, n, m, BLOCK: tl.constexpr):
 			}
 		}
 	}
+}
+
+// Tiles whose live lanes are one rectangle move with one bounds check (memOp.moveRect): the
+// values match a Go loop for whole, edge and empty rectangles, and an access past the buffer
+// names the same offset as the materialized path's lane-by-lane check.
+func TestLiveRectanglesAgainstGo(t *testing.T) {
+	const br, bc = 8, 16
+	sig := map[string]string{"x_ptr": "*fp32", "out_ptr": "*fp32", "R": "i32", "C": "i32", "R2": "i32", "c0": "i32", "xs": "i32", "os": "i32"}
+	consts := map[string]any{"BLOCK_R": int64(br), "BLOCK_C": int64(bc)}
+	launch := func(p [6]int, outLen int) ([]float32, error) {
+		k := loadKernel(t, filepath.Join("testdata", "rect.py"), "rect_kernel", sig, consts)
+		R, C, R2, c0, xs, ostride := p[0], p[1], p[2], p[3], p[4], p[5]
+		x := make([]float32, (br-1)*xs+bc)
+		for i := range x {
+			x[i] = float32(i)
+		}
+		out := make([]float32, outLen)
+		for i := range out {
+			out[i] = 777
+		}
+		ob := f32Buf(t, out)
+		err := k.Launch(grid1(1), []jit.Arg{buf(f32Buf(t, x)), buf(ob), scalar(int64(R)), scalar(int64(C)), scalar(int64(R2)),
+			scalar(int64(c0)), scalar(int64(xs)), scalar(int64(ostride))})
+		return ob.f32(), err
+	}
+	for _, p := range [][6]int{{8, 16, 8, 0, 16, 16}, {5, 11, 7, 3, 20, 18}, {8, 16, 3, 0, 16, 40}, {0, 16, 8, 0, 16, 16}, {8, 16, 8, 16, 16, 16}} {
+		R, C, R2, c0, xs, ostride := p[0], p[1], p[2], p[3], p[4], p[5]
+		outLen := (br-1)*ostride + bc
+		got, err := launch(p, outLen)
+		if err != nil {
+			t.Fatalf("%v: %v", p, err)
+		}
+		for r := range br {
+			for c := range bc {
+				want := float32(777)
+				if r < R2 && c >= c0 {
+					want = -2
+					if r < R && c < C {
+						want = float32(r*xs+c) * 2
+					}
+				}
+				if i := r*ostride + c; got[i] != want {
+					t.Fatalf("%v: out[%d] (row %d, col %d) = %v, want %v", p, i, r, c, got[i], want)
+				}
+			}
+		}
+	}
+	// rows 18 apart into 7*18 elements: row 7 starts past the end
+	bad := [6]int{8, 16, 8, 0, 16, 18}
+	_, fast := launch(bad, 7*18)
+	withoutSymbolicTiles(t)
+	_, eager := launch(bad, 7*18)
+	if fast == nil || eager == nil || !strings.Contains(fast.Error(), "out of bounds") {
+		t.Fatalf("past the end: got %v (materialized: %v), want an out-of-bounds error", fast, eager)
+	}
+	if !strings.Contains(eager.Error(), offsetOf(fast.Error())) {
+		t.Errorf("past the end: %q names another offset than the materialized path's %q", fast, eager)
+	}
+}
+
+// offsetOf is the "element offset N" phrase of an out-of-bounds error.
+func offsetOf(msg string) string {
+	i := strings.Index(msg, "element offset ")
+	if i < 0 {
+		return msg
+	}
+	rest := msg[i:]
+	if j := strings.Index(rest, " of "); j > 0 {
+		return rest[:j]
+	}
+	return rest
 }
