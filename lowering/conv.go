@@ -526,23 +526,21 @@ type convPadGroup struct {
 
 func (g *convPadGroup) emit(l *lowerer) (*Launch, error) {
 	fn := kernelName(g.index, g.ops)
-	// a few programs per core, each copying many small planes (a program costs more than
-	// the copy of a 16x16 plane)
-	perProgram := cdiv(g.planes, 4*max(l.opts.Device.Cores, 1))
 	var args []LaunchArg
 	args = append(args, ptrArgs("x", g.x)...)
 	args = append(args, ptrArgs("o", g.out)...)
 	args = append(args, intArg("H", g.h), intArg("W", g.w), intArg("Hp", g.pad.hp), intArg("Wp", g.pad.wp),
-		intArg("pad_off", g.pad.off), intArg("PLANES", g.planes), intArg("PLANES_PER_PROGRAM", perProgram))
+		intArg("pad_off", g.pad.off), intArg("PLANES", g.planes))
 	text, err := templates.Render("conv_pad.py", convData{Fn: fn, Header: header(g.nodes, g.ops)})
 	if err != nil {
 		return nil, err
 	}
+	// a few programs per core (the planes of a program move together, image row by row)
 	bw := clamp(nextPow2(g.w), 16, 128)
-	bh := clamp(nextPow2(g.h), 1, max(4096/bw, 1))
+	bpl := clamp(nextPow2(cdiv(g.planes, 2*max(l.opts.Device.Cores, 1))), 1, max(8192/bw, 1))
 	return &Launch{
-		Kernel:    newKernel("conv_pad.py", fn, text, map[string]any{"BLOCK_H": int64(bh), "BLOCK_W": int64(bw)}),
-		Grid:      [3]int{cdiv(g.planes, perProgram), 1, g.models},
+		Kernel:    newKernel("conv_pad.py", fn, text, map[string]any{"BLOCK_PL": int64(bpl), "BLOCK_W": int64(bw)}),
+		Grid:      [3]int{cdiv(g.planes, bpl), 1, g.models},
 		ModelAxis: 2,
 		Args:      args,
 	}, nil

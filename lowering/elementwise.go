@@ -183,8 +183,10 @@ func ones(k int) []int {
 	return s
 }
 
-// batchNormExpr is eval BatchNorm: (x - mean) / sqrt(var + eps) * weight + bias with the
-// per-channel vectors broadcast along dim 1.
+// batchNormExpr is eval BatchNorm as PyTorch's CPU kernel computes it: x * alpha + beta with
+// alpha = weight / sqrt(var + eps) and beta = bias - mean * alpha, per channel (broadcast
+// along dim 1). alpha and beta only involve the channel vectors, so a fused epilogue computes
+// them once per channel tile and makes two passes over its tile, not four.
 func batchNormExpr(l *lowerer, n *graph.Node, x *expr, leaves []View) (*expr, []View, error) {
 	a := n.Attrs
 	if a.Bool("training") {
@@ -195,7 +197,9 @@ func batchNormExpr(l *lowerer, n *graph.Node, x *expr, leaves []View) (*expr, []
 	if rank < 2 {
 		chDim = 0
 	}
-	channel := func(role string) (*expr, bool) {
+	// channel adds the per-channel vector of role as a leaf; its expression is built afresh
+	// at each use (expression trees are remapped node by node, so nodes are never shared)
+	channel := func(role string) (func() *expr, bool) {
 		p := n.Param(role)
 		if p == nil {
 			return nil, false
@@ -203,26 +207,48 @@ func batchNormExpr(l *lowerer, n *graph.Node, x *expr, leaves []View) (*expr, []
 		v := l.values[p.Name]
 		v, _ = v.reshape(append([]int{v.Numel()}, ones(rank-chDim-1)...))
 		leaves = append(leaves, v)
-		return leafExpr(len(leaves) - 1), true
+		k := len(leaves) - 1
+		return func() *expr { return leafExpr(k) }, true
 	}
-	y := x
-	if m, ok := channel("running_mean"); ok {
-		y = opExpr("sub", y, m)
-	} else if !a.Bool("track_running_stats") {
+	mean, hasMean := channel("running_mean")
+	if !hasMean && !a.Bool("track_running_stats") {
 		return nil, nil, fmt.Errorf("eval BatchNorm without running stats uses batch statistics, not lowered yet")
 	}
-	if v, ok := channel("running_var"); ok {
-		r := opExpr("rsqrt_eps", v)
-		r.f1 = a.Float("eps")
-		y = opExpr("mul", y, r)
+	variance, hasVar := channel("running_var")
+	weight, hasWeight := channel("weight")
+	bias, hasBias := channel("bias")
+	alpha := func() *expr { // nil: 1
+		var e *expr
+		if hasVar {
+			e = opExpr("rsqrt_eps", variance())
+			e.f1 = a.Float("eps")
+		}
+		if hasWeight {
+			e = mulExpr(e, weight())
+		}
+		return e
 	}
-	if w, ok := channel("weight"); ok {
-		y = opExpr("mul", y, w)
-	}
-	if b, ok := channel("bias"); ok {
-		y = opExpr("add", y, b)
+	y := mulExpr(x, alpha())
+	switch {
+	case hasMean && hasBias:
+		y = opExpr("add", y, opExpr("sub", bias(), mulExpr(mean(), alpha())))
+	case hasMean:
+		y = opExpr("sub", y, mulExpr(mean(), alpha()))
+	case hasBias:
+		y = opExpr("add", y, bias())
 	}
 	return y, leaves, nil
+}
+
+// mulExpr is a * b, where a nil operand is 1.
+func mulExpr(a, b *expr) *expr {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return opExpr("mul", a, b)
 }
 
 func lowerElementwise(l *lowerer, n *graph.Node) error {
