@@ -167,10 +167,8 @@ func (r *exprRenderer) code(e *expr, a []string) (string, error) {
 	case "pow":
 		return r.pow(e, a)
 	case "relu":
-		// torch.relu propagates NaN but tl.maximum is maxnum: 0/(x*x+1) is 0 for every
-		// non-NaN x (inf included) and NaN for NaN, and maxnum(NaN, NaN) is NaN. All
-		// vectorizable arithmetic: a tl.where here made the CPU's fused MLP ~2x slower.
-		return fmt.Sprintf("tl.maximum(%s, 0.0 / (%s * %s + 1.0))", x, x, x), nil
+		// torch.relu propagates NaN; plain tl.maximum is maxnum
+		return fmt.Sprintf("tl.maximum(%s, 0.0, propagate_nan=tl.PropagateNan.ALL)", x), nil
 	case "sigmoid":
 		return fmt.Sprintf("1.0 / (1.0 + tl.exp(-%s))", x), nil
 	case "silu":

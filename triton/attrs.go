@@ -1,6 +1,7 @@
 package triton
 
 import (
+	"strings"
 	"math"
 
 	"github.com/widejit/widejit/triton/ir"
@@ -70,6 +71,8 @@ func (s *spec) getattr(x value, name string) value {
 				return cModule("tl.math")
 			case "tensor", "dtype":
 				return cBuiltin("tl." + name)
+			case "PropagateNan":
+				return cModule("tl.PropagateNan")
 			case "float8e4nv", "float8e5", "float8e4b15", "float8e4b8", "float8e5b16":
 				s.fail("tl.%s: fp8 types are not supported by widejit", name)
 			}
@@ -89,6 +92,12 @@ func (s *spec) getattr(x value, name string) value {
 				return cBuiltin(f)
 			}
 			s.fail("tl.%s is not supported by widejit", name)
+		case "tl.PropagateNan":
+			switch name {
+			case "ALL", "NONE":
+				return cStr(strings.ToLower(name))
+			}
+			s.fail("tl.PropagateNan.%s: want ALL or NONE", name)
 		case "math":
 			switch name {
 			case "pi":

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/widejit/widejit/triton/ir"
 )
 
 const errHeader = `import triton
@@ -56,6 +58,8 @@ func TestRejectedConstructs(t *testing.T) {
 		{"if n > 0:\n    v = 1\nelse:\n    v = 2.0", "1:5", "variable v has different types in the branches of the if at line 16"},
 		{"C: tl.constexpr = 1\nfor i in range(n):\n    C: tl.constexpr = 2", "2:5", "compile-time variable C (1) cannot be reassigned inside a loop"},
 		{"x = tl.foo(1)", "1:12", "tl.foo is not supported by widejit"},
+		{"x = tl.maximum(f, 0.0, propagate_nan=tl.PropagateNan.SOME)", "1:58", "tl.PropagateNan.SOME: want ALL or NONE"},
+		{"x = tl.minimum(f, 0.0, propagate_nan=\"any\")", "1:9", `tl.minimum: propagate_nan="any": want tl.PropagateNan.ALL or NONE`},
 		{"x = y", "1:9", `name "y" is not defined`},
 		{"tl.static_assert(B == 8, \"B must be 8\")", "1:5", "static_assert failed: B must be 8"},
 		{"x = f // 2.0", "1:9", "// is only defined on integer tensors"},
@@ -154,5 +158,30 @@ func TestBindingErrors(t *testing.T) {
 		if err != nil && !strings.HasPrefix(err.Error(), "k.py:") {
 			t.Errorf("error without file position: %v", err)
 		}
+	}
+}
+
+// tl.maximum/tl.minimum with propagate_nan=tl.PropagateNan.ALL mark their float Max/Min
+// ir.PropagateNaN; NONE (and no argument) keep maxnum, and integers ignore the flag.
+func TestPropagateNanMarksMinMax(t *testing.T) {
+	src := errHeader + `    a = tl.maximum(f, 0.0, propagate_nan=tl.PropagateNan.ALL)
+    b = tl.minimum(f, 1.0, propagate_nan=tl.PropagateNan.NONE)
+    c = tl.maximum(f, 2.0)
+    d = tl.maximum(n, 3, propagate_nan=tl.PropagateNan.ALL)
+    tl.store(x_ptr, a + b + c + d)
+`
+	f, err := Specialize("k.py", src, "k", map[string]string{"x_ptr": "*fp32", "y_ptr": "*u32", "n": "i32", "f": "fp32"}, map[string]any{"B": 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, in := range f.Body.Instrs {
+		if in.Op == ir.Max || in.Op == ir.Min {
+			got = append(got, fmt.Sprintf("%s %s %d", in.Op, in.Results[0].Type, in.Int))
+		}
+	}
+	want := []string{"max fp32 1", "min fp32 0", "max fp32 0", "max i32 0"}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Errorf("min/max instructions: %v, want %v", got, want)
 	}
 }

@@ -277,10 +277,19 @@ func registerTL() {
 		mm := mm
 		t["tl."+mm.name] = func(s *spec, ca callArgs) value {
 			a := s.bind("tl."+mm.name, ca, []string{"x", "y", "propagate_nan"})
-			if pn, ok := a[2].(cStr); ok && pn != "" && pn != "none" && pn != "NONE" {
-				s.fail("tl.%s: propagate_nan=%q is not supported (maxnum semantics only)", mm.name, string(pn))
+			propagate := false
+			switch pn, _ := a[2].(cStr); pn {
+			case "", "none", "NONE":
+			case "all", "ALL":
+				propagate = true
+			default:
+				s.fail("tl.%s: propagate_nan=%q: want tl.PropagateNan.ALL or NONE", mm.name, string(pn))
 			}
-			return s.elementwiseMinMax("tl."+mm.name, mm.op, a[0], a[1])
+			v := s.elementwiseMinMax("tl."+mm.name, mm.op, a[0], a[1])
+			if propagate && v.Type.Elem.IsFloat() && v.Def != nil && v.Def.Op == mm.op {
+				v.Def.Int = ir.PropagateNaN
+			}
+			return v
 		}
 	}
 

@@ -214,18 +214,24 @@ func (c *compiler) f32Op(in *ir.Instr, args []int, z int, d ir.DType) (step, err
 				z[i] = float32(math.Mod(float64(a[i]), float64(b[i])))
 			}
 		}
-	case ir.Min:
+	case ir.Min, ir.Max:
+		if in.Int == ir.PropagateNaN {
+			binary = minMaxPropagating(in.Op)
+			break
+		}
+		if in.Op == ir.Max {
+			binary = func(a, b, z []float32) {
+				a, b = a[:len(z)], b[:len(z)]
+				for i := vecF32('M', a, b, z); i < len(z); i++ {
+					z[i] = maxNum32(a[i], b[i])
+				}
+			}
+			break
+		}
 		binary = func(a, b, z []float32) {
 			a, b = a[:len(z)], b[:len(z)]
 			for i := vecF32('m', a, b, z); i < len(z); i++ {
 				z[i] = minNum32(a[i], b[i])
-			}
-		}
-	case ir.Max:
-		binary = func(a, b, z []float32) {
-			a, b = a[:len(z)], b[:len(z)]
-			for i := vecF32('M', a, b, z); i < len(z); i++ {
-				z[i] = maxNum32(a[i], b[i])
 			}
 		}
 	case ir.Neg:
@@ -325,6 +331,41 @@ func mathFunc(op ir.Op) func(float64) float64 {
 }
 
 // minNum32 and maxNum32 are IEEE minNum/maxNum: a NaN operand is ignored.
+// maxProp and minProp are Max and Min with ir.PropagateNaN: a NaN operand wins (b's when
+// both are); otherwise b only when it is strictly larger (smaller), as x86's MAXPS/MINPS
+// with a as their source operand give it (the vector loops give the same bits).
+func maxProp[T float32 | float64](a, b T) T {
+	if b != b || a == a && b > a {
+		return b
+	}
+	return a
+}
+
+func minProp[T float32 | float64](a, b T) T {
+	if b != b || a == a && b < a {
+		return b
+	}
+	return a
+}
+
+// minMaxPropagating is the fp32 loop of Min or Max with ir.PropagateNaN.
+func minMaxPropagating(op ir.Op) func(a, b, z []float32) {
+	if op == ir.Max {
+		return func(a, b, z []float32) {
+			a, b = a[:len(z)], b[:len(z)]
+			for i := vecF32('N', a, b, z); i < len(z); i++ {
+				z[i] = maxProp(a[i], b[i])
+			}
+		}
+	}
+	return func(a, b, z []float32) {
+		a, b = a[:len(z)], b[:len(z)]
+		for i := vecF32('n', a, b, z); i < len(z); i++ {
+			z[i] = minProp(a[i], b[i])
+		}
+	}
+}
+
 func minNum32(a, b float32) float32 {
 	if a != a {
 		return b
@@ -392,8 +433,14 @@ func (c *compiler) f64Op(in *ir.Instr, args []int, z int) (step, error) {
 		f = func(x ...float64) float64 { return math.Mod(x[0], x[1]) }
 	case ir.Min:
 		f = func(x ...float64) float64 { return minNum64(x[0], x[1]) }
+		if in.Int == ir.PropagateNaN {
+			f = func(x ...float64) float64 { return minProp(x[0], x[1]) }
+		}
 	case ir.Max:
 		f = func(x ...float64) float64 { return maxNum64(x[0], x[1]) }
+		if in.Int == ir.PropagateNaN {
+			f = func(x ...float64) float64 { return maxProp(x[0], x[1]) }
+		}
 	case ir.Neg:
 		f = func(x ...float64) float64 { return -x[0] }
 	case ir.Abs:

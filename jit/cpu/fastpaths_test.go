@@ -485,3 +485,69 @@ func TestVectorLoopsAgainstGo(t *testing.T) {
 		}
 	}
 }
+
+// The NaN-propagating loops (tl.maximum/minimum with propagate_nan=ALL) give maxProp's and
+// minProp's bits on every lane, NaN payloads included: both operands as vectors, and with a
+// scalar second operand (relu's tl.maximum(x, 0.0, ...)). The reference is written out here:
+// a NaN operand wins (the second's when both are), else the second only when strictly
+// beyond the first.
+func TestPropagatingMinMaxVectorLoops(t *testing.T) {
+	nan := float32(math.NaN())
+	otherNaN := math.Float32frombits(0x7fc00123)
+	negZero := float32(math.Copysign(0, -1))
+	inf := float32(math.Inf(1))
+	specials := []float32{nan, otherNaN, 0, negZero, 1, -1, inf, -inf, 1e-45, -1e-45, 3.5}
+	var a, b []float32
+	for _, x := range specials {
+		for _, y := range specials {
+			a, b = append(a, x), append(b, y)
+		}
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for len(a) < 1003 {
+		a, b = append(a, float32(r.NormFloat64())), append(b, float32(r.NormFloat64()))
+	}
+	ref := func(x, y float32, isMax bool) float32 {
+		switch {
+		case y != y:
+			return y
+		case x != x:
+			return x
+		case isMax && y > x, !isMax && y < x:
+			return y
+		}
+		return x
+	}
+	same := func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) }
+	defer func(v bool) { haveVecAVX2 = v }(haveVecAVX2)
+	for _, vec := range []bool{true, false} { // the AVX2 loops (where present), then Go's
+		haveVecAVX2 = haveVecAVX2 && vec
+		for _, isMax := range []bool{true, false} {
+			op := ir.Min
+			if isMax {
+				op = ir.Max
+			}
+			z := make([]float32, len(a))
+			minMaxPropagating(op)(a, b, z)
+			for i := range z {
+				if want := ref(a[i], b[i], isMax); !same(z[i], want) {
+					t.Fatalf("%s lane %d: (%g, %g) -> %g (%#x), want %g (%#x)", op, i, a[i], b[i], z[i], math.Float32bits(z[i]), want, math.Float32bits(want))
+				}
+			}
+			for _, s := range specials {
+				for _, scalarFirst := range []bool{false, true} {
+					minMaxPropScalarF32(op, scalarFirst, a, s, z)
+					for i := range z {
+						want := ref(a[i], s, isMax)
+						if scalarFirst {
+							want = ref(s, a[i], isMax)
+						}
+						if !same(z[i], want) {
+							t.Fatalf("%s with scalar %g (first %v) lane %d: %g -> %g, want %g", op, s, scalarFirst, i, a[i], z[i], want)
+						}
+					}
+				}
+			}
+		}
+	}
+}

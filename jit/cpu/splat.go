@@ -18,6 +18,9 @@ func absorbsScalar(in *ir.Instr, i int) bool {
 		return !t.Ptr && t.Elem != ir.F64
 	case ir.Div:
 		return in.Results[0].Type.Elem.IsFloat() && in.Results[0].Type.Elem != ir.F64
+	case ir.Max, ir.Min: // relu's tl.maximum(x, 0.0, propagate_nan=ALL)
+		t := in.Results[0].Type
+		return in.Int == ir.PropagateNaN && t.Elem.IsFloat() && t.Elem != ir.F64
 	case ir.Cmp:
 		return true
 	case ir.PtrAdd:
@@ -141,6 +144,13 @@ func (c *compiler) vectorScalarStep(in *ir.Instr, args []int, z int) (step, bool
 	switch c.p.slotClass[z] {
 	case clsF32:
 		op := in.Op
+		if op == ir.Max || op == ir.Min {
+			return func(fr *frame) error {
+				minMaxPropScalarF32(op, scalarFirst, fr.f32[vec], fr.f32[sc][0], fr.f32[z])
+				roundTo(d, fr.f32[z])
+				return nil
+			}, true
+		}
 		return func(fr *frame) error {
 			arithScalarF32(op, scalarFirst, fr.f32[vec], fr.f32[sc][0], fr.f32[z])
 			roundTo(d, fr.f32[z])
@@ -279,5 +289,29 @@ func arithScalarF32(op ir.Op, scalarFirst bool, x []float32, s float32, z []floa
 	}
 	if n < len(z) {
 		arithScalar(op, scalarFirst, x[n:len(z)], s, z[n:])
+	}
+}
+
+// minMaxPropScalarF32 computes z = maxProp(x, s) (minProp for Min), or of (s, x) when
+// scalarFirst, with the AVX2 loop when s is not NaN and comes second.
+func minMaxPropScalarF32(op ir.Op, scalarFirst bool, x []float32, s float32, z []float32) {
+	x = x[:len(z)]
+	pick := maxProp[float32]
+	vop := byte('N')
+	if op == ir.Min {
+		pick, vop = minProp[float32], 'n'
+	}
+	if scalarFirst {
+		for i := range z {
+			z[i] = pick(s, x[i])
+		}
+		return
+	}
+	i := 0
+	if s == s {
+		i = vecF32Scalar(vop, x, s, z)
+	}
+	for ; i < len(z); i++ {
+		z[i] = pick(x[i], s)
 	}
 }

@@ -43,9 +43,21 @@ func subSVAVX2(x, z *float32, n int, s float32)
 //go:noescape
 func divSVAVX2(x, z *float32, n int, s float32)
 
+//go:noescape
+func maxPropVVAVX2(x, y, z *float32, n int)
+
+//go:noescape
+func minPropVVAVX2(x, y, z *float32, n int)
+
+//go:noescape
+func maxPropVSAVX2(x, z *float32, n int, s float32)
+
+//go:noescape
+func minPropVSAVX2(x, z *float32, n int, s float32)
+
 var haveVecAVX2 = cpu.X86.HasAVX2
 
-// vecF32 computes z = x op y (op: '+', '-', '*', '/', 'M' maxNum32, 'm' minNum32) for len(z) lanes with AVX2 where it can;
+// vecF32 computes z = x op y (op: '+', '-', '*', '/', 'M' maxNum32, 'm' minNum32, 'N' maxProp, 'n' minProp) for len(z) lanes with AVX2 where it can;
 // it returns how many leading lanes it did (a multiple of 32), the caller does the rest.
 func vecF32(op byte, x, y, z []float32) int {
 	n := len(z) &^ 31
@@ -66,13 +78,18 @@ func vecF32(op byte, x, y, z []float32) int {
 		maxVVAVX2(&x[0], &y[0], &z[0], n)
 	case 'm':
 		minVVAVX2(&x[0], &y[0], &z[0], n)
+	case 'N':
+		maxPropVVAVX2(&x[0], &y[0], &z[0], n)
+	case 'n':
+		minPropVVAVX2(&x[0], &y[0], &z[0], n)
 	default:
 		return 0
 	}
 	return n
 }
 
-// vecF32Scalar computes z = x op s ('+', '*'), z = s - x for op 'r', or z = s / x for op 'q'.
+// vecF32Scalar computes z = x op s ('+', '*'), z = s - x for op 'r', z = s / x for op 'q', or
+// maxProp(x, s) ('N') and minProp(x, s) ('n') for a scalar s that is not NaN.
 func vecF32Scalar(op byte, x []float32, s float32, z []float32) int {
 	n := len(z) &^ 31
 	if !haveVecAVX2 || n == 0 {
@@ -88,6 +105,10 @@ func vecF32Scalar(op byte, x []float32, s float32, z []float32) int {
 		subSVAVX2(&x[0], &z[0], n, s)
 	case 'q':
 		divSVAVX2(&x[0], &z[0], n, s)
+	case 'N':
+		maxPropVSAVX2(&x[0], &z[0], n, s)
+	case 'n':
+		minPropVSAVX2(&x[0], &z[0], n, s)
 	default:
 		return 0
 	}

@@ -853,3 +853,61 @@ expF32AVX512_done:
 	MOVQ BX, ret+40(FP)
 	VZEROUPPER
 	RET
+
+// func maxPropVSAVX2(x, z *float32, n int, s float32): z = maxProp(x, s), s not NaN. MAXPS
+// returns its source operand (x here) when either is NaN or both are equal.
+TEXT ·maxPropVSAVX2(SB), NOSPLIT, $0-28
+	SV_LOOP(VMAXPS)
+
+// func minPropVSAVX2(x, z *float32, n int, s float32): z = minProp(x, s), s not NaN.
+TEXT ·minPropVSAVX2(SB), NOSPLIT, $0-28
+	SV_LOOP(VMINPS)
+
+// func maxPropVVAVX2(x, y, z *float32, n int): z = maxProp(x, y): MAXPS with x as its source
+// gives x when either is NaN or both are equal; a NaN y is then blended in.
+TEXT ·maxPropVVAVX2(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DX
+	MOVQ z+16(FP), DI
+	MOVQ n+24(FP), CX
+	SHRQ $3, CX
+	JZ maxPropVV_done
+maxPropVV_loop:
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 0(DX), Y1
+	VMAXPS Y0, Y1, Y2
+	VCMPPS $3, Y1, Y1, Y4
+	VBLENDVPS Y4, Y1, Y2, Y2
+	VMOVUPS Y2, 0(DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	DECQ CX
+	JNZ maxPropVV_loop
+maxPropVV_done:
+	VZEROUPPER
+	RET
+
+// func minPropVVAVX2(x, y, z *float32, n int): z = minProp(x, y).
+TEXT ·minPropVVAVX2(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DX
+	MOVQ z+16(FP), DI
+	MOVQ n+24(FP), CX
+	SHRQ $3, CX
+	JZ minPropVV_done
+minPropVV_loop:
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 0(DX), Y1
+	VMINPS Y0, Y1, Y2
+	VCMPPS $3, Y1, Y1, Y4
+	VBLENDVPS Y4, Y1, Y2, Y2
+	VMOVUPS Y2, 0(DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	DECQ CX
+	JNZ minPropVV_loop
+minPropVV_done:
+	VZEROUPPER
+	RET

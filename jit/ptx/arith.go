@@ -108,10 +108,22 @@ func (g *gen) arith(in *ir.Instr, t ir.Type, ops []string) string {
 			g.emit("cvt.rzi.%s.%s %s, %s", ft, ft, q, q)
 			g.emit("neg.%s %s, %s", ft, q, q)
 			g.emit("fma.rn.%s %s, %s, %s, %s", ft, dst, q, b, a)
-		case ir.Min:
-			g.emit("min.%s %s, %s, %s", ft, dst, a, b)
-		case ir.Max:
-			g.emit("max.%s %s, %s, %s", ft, dst, a, b)
+		case ir.Min, ir.Max:
+			op := map[ir.Op]string{ir.Min: "min", ir.Max: "max"}[in.Op]
+			switch {
+			case in.Int != ir.PropagateNaN:
+				g.emit("%s.%s %s, %s, %s", op, ft, dst, a, b)
+			case ft == "f32":
+				g.emit("%s.NaN.f32 %s, %s, %s", op, dst, a, b) // sm_80+
+			default:
+				// no .NaN form for f64: a + b is NaN exactly when either operand is
+				m, sum := g.newReg(c), g.newReg(c)
+				nan := g.newReg(rcPred)
+				g.emit("%s.f64 %s, %s, %s", op, m, a, b)
+				g.emit("add.rn.f64 %s, %s, %s", sum, a, b)
+				g.emit("setp.nan.f64 %s, %s, %s", nan, a, b)
+				g.emit("selp.f64 %s, %s, %s, %s", dst, sum, m, nan)
+			}
 		case ir.Neg:
 			g.emit("neg.%s %s, %s", ft, dst, a)
 		case ir.Abs:

@@ -27,8 +27,8 @@ const (
 	Mul
 	Div // floats: IEEE division. ints: C division, truncating toward zero (division by zero: backend-defined, never a crash).
 	Rem // floats: fmod (sign of the dividend). ints: C remainder (sign of the dividend).
-	Min // floats: minnum (a NaN operand is ignored). ints: by signedness.
-	Max // floats: maxnum.
+	Min // floats: minnum (a NaN operand is ignored), or NaN-propagating when Int is PropagateNaN. ints: by signedness.
+	Max // floats: maxnum, or NaN-propagating when Int is PropagateNaN (tl.maximum(..., propagate_nan=tl.PropagateNan.ALL)).
 	And // ints and i1
 	Or
 	Xor
@@ -170,3 +170,8 @@ func (o Op) IsUnaryMath() bool { return o >= Exp && o <= Ceil }
 var cmpNames = [...]string{"eq", "ne", "lt", "le", "gt", "ge"}
 var reduceNames = [...]string{"sum", "max", "min", "argmax", "argmin", "custom"}
 var atomicNames = [...]string{"add", "max", "min", "and", "or", "xor", "xchg"}
+
+// PropagateNaN in the Int of a floating-point Min or Max makes it return NaN when either
+// operand is NaN (torch.maximum/torch.minimum, PTX max.NaN) instead of ignoring it; the sign
+// of the result for two equal zeros is backend-defined.
+const PropagateNaN = 1

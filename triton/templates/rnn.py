@@ -166,7 +166,7 @@ def {{.Fn}}(
 {{- if eq .Cell "rnn_tanh"}}
             h = _tanh(a0)
 {{- else if eq .Cell "rnn_relu"}}
-            h = tl.maximum(a0, 0.0)
+            h = tl.maximum(a0, 0.0, propagate_nan=tl.PropagateNan.ALL)  # torch's relu keeps NaN
 {{- else if $gru}}
             r = tl.sigmoid(a0)
             z = tl.sigmoid(a1 + tl.load(xj + H, mask=m, other=0.0))

@@ -144,11 +144,17 @@ def abs(x):
     return _t(np.abs(np.asarray(x)))
 
 
-def maximum(a, b):
+class PropagateNan:
+    NONE = "none"
+    ALL = "all"
+
+
+def maximum(a, b, propagate_nan=PropagateNan.NONE):
+    # np.maximum propagates NaN: the replays' NaN-free inputs do not tell maxnum apart
     return _t(np.maximum(a, b))
 
 
-def minimum(a, b):
+def minimum(a, b, propagate_nan=PropagateNan.NONE):
     return _t(np.minimum(a, b))
 
 
