@@ -1,8 +1,8 @@
 package triton
 
 import (
-	"strings"
 	"math"
+	"strings"
 
 	"github.com/widejit/widejit/triton/ir"
 )
