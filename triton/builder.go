@@ -96,11 +96,11 @@ func (s *spec) bitcast(x *ir.Value, d ir.DType) *ir.Value {
 	if x.Type.Elem == d {
 		return x
 	}
-	if x.Type.Elem.Bits() != d.Bits() {
-		s.fail("cannot bitcast %s (%d bits) to %s (%d bits)", x.Type.Elem, x.Type.Elem.Bits(), d, d.Bits())
-	}
 	t := x.Type
 	t.Elem = d
+	if ir.CheckCast(x.Type, t, true) != nil {
+		s.fail("cannot bitcast %s (%d bits) to %s (%d bits)", x.Type.Elem, x.Type.Elem.Bits(), d, d.Bits())
+	}
 	in := s.emitInstr(ir.Cast, []ir.Type{t}, x)
 	in.Int = 1
 	return in.Result()

@@ -37,7 +37,7 @@ func registerMemory(t map[string]builtinFn) {
 			a := s.bind(fn, ca, []string{"pointer", "val", "mask", "sem", "scope"})
 			s.checkAtomicHints(fn, a[3], a[4])
 			p := s.pointerArg(fn, a[0])
-			if (kind == ir.AtomicAnd || kind == ir.AtomicOr || kind == ir.AtomicXor) && !p.Type.Elem.IsInt() {
+			if !ir.AtomicTakesDType(kind, p.Type.Elem) { // the bitwise kinds take integers
 				s.fail("%s needs an integer pointer, got %s", fn, p.Type)
 			}
 			if p.Type.Elem == ir.I1 || p.Type.Elem.Bits() < 16 {
@@ -269,24 +269,16 @@ func (s *spec) dot(ca callArgs) value {
 		s.fail("tl.dot: both operands must have the same dtype, got %s and %s", x.Type.Elem, y.Type.Elem)
 	}
 	in := x.Type.Elem
-	var out ir.DType
-	switch in {
-	case ir.I8:
-		out = ir.I32
-	case ir.F16, ir.BF16, ir.F32:
-		out = ir.F32
-		if !isNone(a[6]) {
-			od := s.dtypeArg(fn, "out_dtype", a[6]).Elem
-			switch {
-			case od == ir.F32:
-			case od == ir.F16 && in == ir.F16:
-				out = ir.F16
-			default:
-				s.fail("tl.dot: out_dtype %s is not supported for %s inputs", od, in)
-			}
-		}
-	default:
+	out, ok := ir.DotAccumulator(in)
+	if !ok {
 		s.fail("tl.dot supports fp16, bf16, fp32 and int8 inputs, got %s", in)
+	}
+	if in.IsFloat() && !isNone(a[6]) { // int8 dots accumulate in i32 whatever out_dtype says
+		od := s.dtypeArg(fn, "out_dtype", a[6]).Elem
+		if !ir.DotAccumulates(in, od) {
+			s.fail("tl.dot: out_dtype %s is not supported for %s inputs", od, in)
+		}
+		out = od
 	}
 	prec := ir.PrecisionIEEE
 	if in == ir.F32 {

@@ -155,7 +155,7 @@ func (s *spec) reshape(x *ir.Value, shape []int) *ir.Value {
 
 func (s *spec) unaryMath(fn string, op ir.Op, v value) *ir.Value {
 	x := s.tensorArg(fn, "x", v)
-	if x.Type.Ptr || (x.Type.Elem != ir.F32 && x.Type.Elem != ir.F64) {
+	if x.Type.Ptr || !op.TakesDType(x.Type.Elem) {
 		s.fail("%s expects fp32 or fp64, got %s; cast first, e.g. x.to(tl.float32)", fn, x.Type)
 	}
 	return s.emit(op, x.Type, x)
@@ -328,7 +328,7 @@ func registerTL() {
 		z, y2 := s.operands("tl.fma", z, y, false, false, true, false)
 		x, y = s.broadcastTo(s.cast(x2, z.Type.Elem), shape), s.broadcastTo(s.cast(y2, z.Type.Elem), shape)
 		z = s.broadcastTo(z, shape)
-		if z.Type.Elem != ir.F32 && z.Type.Elem != ir.F64 {
+		if !ir.FMA.TakesDType(z.Type.Elem) {
 			s.fail("tl.fma expects fp32 or fp64 operands, got %s", z.Type.Elem)
 		}
 		return s.emit(ir.FMA, z.Type, x, y, z)

@@ -50,18 +50,50 @@ func TestPythonPackage(t *testing.T) {
 	}
 }
 
-// TestPythonPipInstall installs the package with pip from a copy of the checkout (python/ and
-// the exporter its links point to) into a target directory, then exports and packs with the
-// installed copy: pyproject.toml is complete and the links became files.
-func TestPythonPipInstall(t *testing.T) {
+// TestPythonVenvInstall installs the package the way the README says, into a fresh virtual
+// environment that sees Debian's torch and numpy:
+//
+//	/usr/bin/python3 -m venv --system-site-packages V
+//	V/bin/pip install --no-build-isolation --no-index ./python
+//
+// from a copy of the checkout (python/ and the exporter its links point to, so the checkout
+// gets no build/), with pip's configuration files and PIP_* variables ignored so nothing but
+// the command's flags applies. Then, from a directory outside any checkout and without
+// PYTHONPATH, the venv's python imports widejit, exports and packs: pyproject.toml is
+// complete, its requirements are met by Debian's packages without a download, and the links
+// became files.
+func TestPythonVenvInstall(t *testing.T) {
 	needTorch(t)
-	for _, args := range [][]string{{"-c", "import setuptools"}, {"-m", "pip", "--version"}} {
-		if out, err := exec.Command(python, args...).CombinedOutput(); err != nil {
-			t.Skipf("%s has no pip or setuptools (apt-get install python3-pip python3-setuptools): %s", python, lastLine(out))
+	tmp := t.TempDir()
+	env := []string{"PIP_CONFIG_FILE=" + os.DevNull, "PYTHONNOUSERSITE=1"}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PIP_") && !strings.HasPrefix(kv, "PYTHONPATH=") && !strings.HasPrefix(kv, "PYTHONHOME=") {
+			env = append(env, kv)
 		}
 	}
+	// run runs name args... in dir with env and fails the test, showing its output, unless
+	// it exits 0.
+	run := func(dir, name string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(name, args...)
+		cmd.Dir, cmd.Env = dir, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	venv := filepath.Join(tmp, "venv")
+	if out, err := exec.Command(python, "-m", "venv", "--system-site-packages", venv).CombinedOutput(); err != nil {
+		t.Skipf("%s -m venv does not work (apt-get install python3-venv, or bash .ci/setup): %s", python, lastLine(out))
+	}
+	vpy := filepath.Join(venv, "bin", "python")
+	check := exec.Command(vpy, "-c", "import setuptools, wheel, pip") // setuptools first: it replaces distutils
+	check.Env = env
+	if out, err := check.CombinedOutput(); err != nil {
+		t.Skipf("the venv cannot build a package offline (apt-get install python3-pip python3-setuptools python3-wheel, or bash .ci/setup): %s", lastLine(out))
+	}
 	root := absRoot(t)
-	tmp := t.TempDir()
 	src := filepath.Join(tmp, "src")
 	if err := os.MkdirAll(filepath.Join(src, "exporters"), 0o755); err != nil {
 		t.Fatal(err)
@@ -71,15 +103,15 @@ func TestPythonPipInstall(t *testing.T) {
 			t.Fatalf("cp -a %s: %v\n%s", dir, err, out)
 		}
 	}
-	site := filepath.Join(tmp, "site")
-	if code, stdout, stderr := runPy(t, nil, "-m", "pip", "install", "--quiet", "--no-build-isolation", "--no-deps",
-		"--no-index", "--target", site, filepath.Join(src, "python")); code != 0 {
-		t.Fatalf("pip install ./python exited %d:\n%s%s", code, stdout, stderr)
+	run(src, filepath.Join(venv, "bin", "pip"), "install", "--no-build-isolation", "--no-index", "./python")
+	elsewhere := filepath.Join(tmp, "elsewhere")
+	if err := os.Mkdir(elsewhere, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	code, stdout, stderr := runPyEnv(t, []string{"PYTHONPATH=" + site}, nil, "-c", `
-import os, tempfile, torch, widejit
+	out := run(elsewhere, vpy, "-c", `
+import os, sys, tempfile, torch, widejit
 pkg = os.path.dirname(widejit.__file__)
-assert pkg.startswith(os.environ["PYTHONPATH"]), pkg
+assert pkg.startswith(sys.prefix + os.sep) and sys.prefix != sys.base_prefix, (pkg, sys.prefix)
 for f in ("export.py", "reference.py", "safetensors_io.py"):
     p = os.path.join(pkg, "_exporter", f)
     assert os.path.isfile(p) and not os.path.islink(p), p
@@ -91,7 +123,7 @@ with tempfile.TemporaryDirectory() as d:
     assert g["n"] == 3 and files == ["expected.safetensors", "graph.json", "inputs.safetensors", "weights.safetensors"], files
 print("installed ok", len(widejit.unpack(torch.zeros(3, 2))))
 `)
-	if code != 0 || !strings.Contains(stdout, "installed ok 3") {
-		t.Errorf("the installed package (exit %d):\n%s%s", code, stdout, stderr)
+	if !strings.Contains(out, "installed ok 3") {
+		t.Errorf("the installed package printed:\n%s", out)
 	}
 }

@@ -3,7 +3,6 @@ package cpu
 import (
 	"math"
 	"math/bits"
-	"slices"
 
 	"github.com/widejit/widejit/triton/ir"
 )
@@ -77,9 +76,6 @@ func (c *compiler) compileLeaf(in *ir.Instr, z int) (step, error) {
 	case ir.Const:
 		switch c.p.slotClass[z] {
 		case clsInt:
-			if t.Ptr {
-				return nil, c.errf(in.Pos, in.Op, "pointer constants are not supported")
-			}
 			v := normInt(t.Elem, in.Int)
 			return func(fr *frame) error { fill(fr.ints[z], v); return nil }, nil
 		case clsF32:
@@ -92,18 +88,12 @@ func (c *compiler) compileLeaf(in *ir.Instr, z int) (step, error) {
 			return func(fr *frame) error { fill(fr.f64[z], v); return nil }, nil
 		}
 	case ir.ProgramID, ir.NumPrograms:
-		if !t.Equal(ir.Scalar(ir.I32)) || in.Int < 0 || in.Int > 2 {
-			return nil, c.errf(in.Pos, in.Op, "expects axis 0..2 and an i32 result, got axis %d and %s", in.Int, t)
-		}
 		axis := in.Int
 		if in.Op == ir.ProgramID {
 			return func(fr *frame) error { fr.ints[z][0] = fr.pid[axis]; return nil }, nil
 		}
 		return func(fr *frame) error { fr.ints[z][0] = fr.grid[axis]; return nil }, nil
 	case ir.Arange:
-		if len(in.Ints) != 2 || t.Rank() != 1 || t.Shape[0] != in.Ints[1]-in.Ints[0] || t.Elem != ir.I32 || t.Ptr {
-			return nil, c.errf(in.Pos, in.Op, "bad arange %v -> %s", in.Ints, t)
-		}
 		start := int64(in.Ints[0])
 		return func(fr *frame) error {
 			zz := fr.ints[z]
@@ -122,35 +112,10 @@ func fill[T any](z []T, v T) {
 	}
 }
 
-func (c *compiler) sameTypes(in *ir.Instr, slots ...int) error {
-	t := c.p.slotType[slots[0]]
-	for _, s := range slots[1:] {
-		if !c.p.slotType[s].Equal(t) {
-			return c.errf(in.Pos, in.Op, "operand types differ: %s and %s", t, c.p.slotType[s])
-		}
-	}
-	return nil
-}
-
+// compileElementwise compiles an op whose operands and result share one type, of a dtype the
+// op takes (ir.ElementwiseResult).
 func (c *compiler) compileElementwise(in *ir.Instr, args []int, z int) (step, error) {
-	arity := 2
-	switch {
-	case in.Op == ir.Neg || in.Op == ir.Not || in.Op == ir.Abs || in.Op.IsUnaryMath():
-		arity = 1
-	case in.Op == ir.FMA:
-		arity = 3
-	}
-	if len(args) != arity {
-		return nil, c.errf(in.Pos, in.Op, "has %d operands, expected %d", len(args), arity)
-	}
-	if err := c.sameTypes(in, append([]int{z}, args...)...); err != nil {
-		return nil, err
-	}
-	t := c.p.slotType[z]
-	if t.Ptr {
-		return nil, c.errf(in.Pos, in.Op, "does not apply to pointers (use ptr_add)")
-	}
-	d := t.Elem
+	d := c.p.slotType[z].Elem
 	if c.mulSkip[in] {
 		return nil, nil // computed by the Add that consumes it
 	}
@@ -246,10 +211,7 @@ func (c *compiler) f32Op(in *ir.Instr, args []int, z int, d ir.DType) (step, err
 				z[i] = math.Float32frombits(math.Float32bits(a[i]) &^ (1 << 31))
 			}
 		}
-	case ir.FMA:
-		if d != ir.F32 && d != ir.F64 {
-			return nil, c.errf(in.Pos, in.Op, "takes fp32 or fp64, got %s", d)
-		}
+	case ir.FMA: // fp32 here (fp64 is f64Op's)
 		a, b, cc := args[0], args[1], args[2]
 		return func(fr *frame) error {
 			x, y, w, zz := fr.f32[a], fr.f32[b], fr.f32[cc], fr.f32[z]
@@ -261,9 +223,6 @@ func (c *compiler) f32Op(in *ir.Instr, args []int, z int, d ir.DType) (step, err
 	default:
 		if !in.Op.IsUnaryMath() {
 			return nil, c.errf(in.Pos, in.Op, "does not apply to %s", d)
-		}
-		if d != ir.F32 {
-			return nil, c.errf(in.Pos, in.Op, "takes fp32 or fp64, got %s", d)
 		}
 		m := mathFunc(in.Op)
 		if in.Op == ir.Exp {
@@ -469,9 +428,6 @@ func (c *compiler) f64Op(in *ir.Instr, args []int, z int) (step, error) {
 
 func (c *compiler) intOp(in *ir.Instr, args []int, z int, d ir.DType) (step, error) {
 	unsigned := d.IsUnsigned()
-	if in.Op.IsUnaryMath() || in.Op == ir.FMA {
-		return nil, c.errf(in.Pos, in.Op, "takes fp32 or fp64, got %s", d)
-	}
 	if len(args) == 1 {
 		a := args[0]
 		var f func(x int64) int64
@@ -674,17 +630,8 @@ func mulHi(d ir.DType, width int, x, y int64) int64 {
 
 func (c *compiler) compileCmp(in *ir.Instr, args []int, z int) (step, error) {
 	a, b := args[0], args[1]
-	if err := c.sameTypes(in, a, b); err != nil {
-		return nil, err
-	}
-	ta, tz := c.p.slotType[a], c.p.slotType[z]
-	if !tz.Equal(ir.Type{Elem: ir.I1, Shape: ta.Shape}) {
-		return nil, c.errf(in.Pos, in.Op, "result must be i1 of the operands' shape, got %s", tz)
-	}
+	ta := c.p.slotType[a]
 	pred := in.Int
-	if pred < ir.CmpEQ || pred > ir.CmpGE {
-		return nil, c.errf(in.Pos, in.Op, "bad predicate %d", pred)
-	}
 	if s, ok := c.vectorScalarStep(in, args, z); ok {
 		return s, nil
 	}
@@ -763,12 +710,6 @@ func b2i(b bool) int64 {
 
 func (c *compiler) compileSelect(in *ir.Instr, args []int, z int) (step, error) {
 	cond, a, b := args[0], args[1], args[2]
-	if err := c.sameTypes(in, z, a, b); err != nil {
-		return nil, err
-	}
-	if ct := c.p.slotType[cond]; !ct.Equal(ir.Type{Elem: ir.I1, Shape: c.p.slotType[z].Shape}) {
-		return nil, c.errf(in.Pos, in.Op, "condition must be i1 of the result's shape, got %s", ct)
-	}
 	switch c.p.slotClass[z] {
 	case clsF32:
 		return func(fr *frame) error { selectInto(fr.ints[cond], fr.f32[a], fr.f32[b], fr.f32[z]); return nil }, nil
@@ -790,10 +731,6 @@ func selectInto[T any](m []int64, a, b, z []T) {
 
 func (c *compiler) compilePtrAdd(in *ir.Instr, args []int, z int) (step, error) {
 	p, off := args[0], args[1]
-	tp, to, tz := c.p.slotType[p], c.p.slotType[off], c.p.slotType[z]
-	if !tp.Ptr || !tz.Equal(tp) || to.Ptr || !to.Elem.IsInt() || to.Elem == ir.I1 || !slices.Equal(to.Shape, tp.Shape) {
-		return nil, c.errf(in.Pos, in.Op, "expects (*E[S], int[S]) -> *E[S], got (%s, %s) -> %s", tp, to, tz)
-	}
 	if s, ok := c.vectorScalarStep(in, args, z); ok {
 		return s, nil
 	}

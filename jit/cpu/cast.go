@@ -3,22 +3,15 @@ package cpu
 import (
 	"github.com/widejit/widejit/internal/half"
 	"math"
-	"slices"
 
 	"github.com/widejit/widejit/triton/ir"
 )
 
 func (c *compiler) compileCast(in *ir.Instr, a, z int) (step, error) {
 	ts, td := c.p.slotType[a], c.p.slotType[z]
-	if !slices.Equal(ts.Shape, td.Shape) {
-		return nil, c.errf(in.Pos, in.Op, "changes the shape: %s -> %s", ts, td)
-	}
 	cs, cd := c.p.slotClass[a], c.p.slotClass[z]
 	s, d := ts.Elem, td.Elem
-	if in.Int == 1 { // bitcast
-		if ts.Ptr || td.Ptr || s.Bits() != d.Bits() {
-			return nil, c.errf(in.Pos, in.Op, "bitcast between different widths: %s -> %s", ts, td)
-		}
+	if in.Int == 1 { // bitcast (of equal widths, ir.CheckCast)
 		return func(fr *frame) error {
 			n := ts.NumElems()
 			for i := range n {
@@ -28,11 +21,7 @@ func (c *compiler) compileCast(in *ir.Instr, a, z int) (step, error) {
 			return nil
 		}, nil
 	}
-	if ts.Ptr || td.Ptr {
-		ok := (ts.Ptr && td.Ptr) || (ts.Ptr && !td.Ptr && (d == ir.I64 || d == ir.U64)) || (!ts.Ptr && (s == ir.I64 || s == ir.U64))
-		if !ok {
-			return nil, c.errf(in.Pos, in.Op, "pointer casts go to or from i64 only: %s -> %s", ts, td)
-		}
+	if ts.Ptr || td.Ptr { // to or from i64 (ir.CheckCast): the bits are the address
 		return func(fr *frame) error { copy(fr.ints[z], fr.ints[a]); return nil }, nil
 	}
 	switch {

@@ -113,6 +113,11 @@ func compileFunc(f *ir.Func) (p *program, err error) {
 			p, err = nil, fmt.Errorf("kernel %s: cpu backend: malformed IR (%v)", f.Name, r)
 		}
 	}()
+	// The type rules are triton/ir's (rules.go): the executor compiles verified IR only and
+	// does not check them again.
+	if err := ir.Verify(f); err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", f.Name, err)
+	}
 	c := &compiler{p: &program{fn: f}, slots: map[*ir.Value]int{}, absorbed: absorbSplats(f), hoisted: map[*ir.Value]bool{},
 		fnInvariant: map[*ir.Value]bool{}}
 	c.uses, c.defBlock = analyzeUses(f)
@@ -183,12 +188,9 @@ func (c *compiler) define(v *ir.Value, pos ir.Pos) (int, error) {
 		return 0, c.errf(pos, ir.OpInvalid, "value %%%d defined twice", v.ID)
 	}
 	t := v.Type
-	if t.Elem == ir.Invalid || t.Elem.Size() == 0 {
-		return 0, c.errf(pos, ir.OpInvalid, "value %%%d has invalid type %s", v.ID, t)
-	}
 	n := 1
 	for _, d := range t.Shape {
-		if d <= 0 || d > maxSlotElems {
+		if d > maxSlotElems {
 			return 0, c.errf(pos, ir.OpInvalid, "value %%%d has bad shape %s", v.ID, t)
 		}
 		n *= d
@@ -249,10 +251,8 @@ func (r *compiledRegion) all() []step {
 	return append(append([]step(nil), r.hoisted...), r.steps...)
 }
 
-func (c *compiler) region(b *ir.Block, owner *ir.Instr, terminator ir.Op) (*compiledRegion, error) {
-	if b == nil || len(b.Instrs) == 0 {
-		return nil, c.errf(owner.Pos, owner.Op, "region without a terminator")
-	}
+// b is a region of a verified owner, so it ends with the terminator the owner wants.
+func (c *compiler) region(b *ir.Block, owner *ir.Instr) (*compiledRegion, error) {
 	r := &compiledRegion{}
 	definedHere := map[*ir.Value]bool{}
 	for _, a := range b.Args {
@@ -264,9 +264,6 @@ func (c *compiler) region(b *ir.Block, owner *ir.Instr, terminator ir.Op) (*comp
 		definedHere[a] = true
 	}
 	last := b.Instrs[len(b.Instrs)-1]
-	if last == nil || last.Op != terminator {
-		return nil, c.errf(owner.Pos, owner.Op, "region does not end with %s", terminator)
-	}
 	invariant := map[*ir.Value]bool{}
 	for _, in := range b.Instrs[:len(b.Instrs)-1] {
 		steps, err := c.block([]*ir.Instr{in})
@@ -395,18 +392,6 @@ func transfer(fr *frame, classes []class, dst, src []int, movable []bool, tmp []
 	}
 }
 
-func (c *compiler) checkTypes(in *ir.Instr, region []int, values []int) error {
-	if len(region) != len(values) {
-		return c.errf(in.Pos, in.Op, "%d values for %d slots", len(values), len(region))
-	}
-	for i := range region {
-		if !c.p.slotType[region[i]].Equal(c.p.slotType[values[i]]) {
-			return c.errf(in.Pos, in.Op, "carried value %d has type %s, expected %s", i, c.p.slotType[values[i]], c.p.slotType[region[i]])
-		}
-	}
-	return nil
-}
-
 func (c *compiler) classes(slots []int) []class {
 	out := make([]class, len(slots))
 	for i, s := range slots {
@@ -424,33 +409,13 @@ func (c *compiler) hiddenLike(slots []int) []int {
 }
 
 func (c *compiler) compileFor(in *ir.Instr, args, results []int) (step, error) {
-	if len(args) < 3 || len(in.Regions) != 1 {
-		return nil, c.errf(in.Pos, in.Op, "needs lb, ub, step and one region")
-	}
 	it := c.p.slotType[args[0]]
-	for _, s := range args[:3] {
-		if t := c.p.slotType[s]; !t.IsScalar() || t.Ptr || !t.Elem.IsInt() || t.Elem != it.Elem {
-			return nil, c.errf(in.Pos, in.Op, "bounds must be scalars of one integer dtype, got %s", t)
-		}
-	}
-	body, err := c.region(in.Regions[0], in, ir.Yield)
+	body, err := c.region(in.Regions[0], in)
 	if err != nil {
 		return nil, err
 	}
 	inits := args[3:]
-	if len(body.args) != len(inits)+1 || !c.p.slotType[body.args[0]].Equal(it) {
-		return nil, c.errf(in.Pos, in.Op, "body takes %d arguments, expected the induction variable and %d carried values", len(body.args), len(inits))
-	}
 	iters := body.args[1:]
-	if err := c.checkTypes(in, iters, inits); err != nil {
-		return nil, err
-	}
-	if err := c.checkTypes(in, iters, body.term); err != nil {
-		return nil, err
-	}
-	if err := c.checkTypes(in, iters, results); err != nil {
-		return nil, err
-	}
 	lb, ub, st, iv := args[0], args[1], args[2], body.args[0]
 	cls := c.classes(iters)
 	tmp := c.hiddenLike(iters)
@@ -504,27 +469,12 @@ func (c *compiler) compileFor(in *ir.Instr, args, results []int) (step, error) {
 }
 
 func (c *compiler) compileIf(in *ir.Instr, args, results []int) (step, error) {
-	if len(args) != 1 || len(in.Regions) != 2 {
-		return nil, c.errf(in.Pos, in.Op, "needs a condition and two regions")
-	}
-	if t := c.p.slotType[args[0]]; !t.IsScalar() || t.Elem != ir.I1 || t.Ptr {
-		return nil, c.errf(in.Pos, in.Op, "condition must be an i1 scalar, got %s", t)
-	}
-	then, err := c.region(in.Regions[0], in, ir.Yield)
+	then, err := c.region(in.Regions[0], in)
 	if err != nil {
 		return nil, err
 	}
-	els, err := c.region(in.Regions[1], in, ir.Yield)
+	els, err := c.region(in.Regions[1], in)
 	if err != nil {
-		return nil, err
-	}
-	if len(then.args) != 0 || len(els.args) != 0 {
-		return nil, c.errf(in.Pos, in.Op, "if regions take no arguments")
-	}
-	if err := c.checkTypes(in, results, then.term); err != nil {
-		return nil, err
-	}
-	if err := c.checkTypes(in, results, els.term); err != nil {
 		return nil, err
 	}
 	cond := args[0]
@@ -545,24 +495,13 @@ func (c *compiler) compileIf(in *ir.Instr, args, results []int) (step, error) {
 }
 
 func (c *compiler) compileWhile(in *ir.Instr, args, results []int) (step, error) {
-	if len(in.Regions) != 2 {
-		return nil, c.errf(in.Pos, in.Op, "needs a condition region and a body region")
-	}
-	cond, err := c.region(in.Regions[0], in, ir.Condition)
+	cond, err := c.region(in.Regions[0], in)
 	if err != nil {
 		return nil, err
 	}
-	body, err := c.region(in.Regions[1], in, ir.Yield)
+	body, err := c.region(in.Regions[1], in)
 	if err != nil {
 		return nil, err
-	}
-	for _, group := range [][]int{cond.args, body.args, body.term, results} {
-		if err := c.checkTypes(in, args, group); err != nil {
-			return nil, err
-		}
-	}
-	if len(cond.term) != 1 || !c.p.slotType[cond.term[0]].Equal(ir.Scalar(ir.I1)) {
-		return nil, c.errf(in.Pos, in.Op, "condition must end with one i1 scalar")
 	}
 	cls := c.classes(args)
 	tmp := c.hiddenLike(args)
@@ -637,18 +576,6 @@ func (c *compiler) eagerInstr(in *ir.Instr) (step, error) {
 		}
 		results = append(results, s)
 	}
-	nres := func(n int) error {
-		if len(results) != n {
-			return c.errf(in.Pos, in.Op, "has %d results, expected %d", len(results), n)
-		}
-		return nil
-	}
-	nargs := func(n int) error {
-		if len(args) != n {
-			return c.errf(in.Pos, in.Op, "has %d operands, expected %d", len(args), n)
-		}
-		return nil
-	}
 	switch in.Op {
 	case ir.For:
 		return c.compileFor(in, args, results)
@@ -661,77 +588,42 @@ func (c *compiler) eagerInstr(in *ir.Instr) (step, error) {
 	case ir.Print:
 		return c.compilePrint(in, args)
 	case ir.Store:
-		if err := nres(0); err != nil {
-			return nil, err
-		}
 		return c.compileStore(in, args)
+	case ir.Reduce:
+		return c.compileReduce(in, args, results)
 	}
-	if err := nres(1); err != nil {
-		if in.Op != ir.Reduce {
-			return nil, err
-		}
-	}
-	switch {
-	case in.Op.IsElementwise():
+	// Every other op has one result.
+	if in.Op.IsElementwise() {
 		return c.compileElementwise(in, args, results[0])
 	}
 	switch in.Op {
 	case ir.Const, ir.ProgramID, ir.NumPrograms, ir.Arange:
-		if err := nargs(0); err != nil {
-			return nil, err
-		}
 		return c.compileLeaf(in, results[0])
 	case ir.Splat, ir.Broadcast, ir.ExpandDims, ir.Reshape, ir.Permute:
-		if err := nargs(1); err != nil {
-			return nil, err
-		}
 		if in.Op == ir.Broadcast && c.rowBcast[in.Results[0]] != nil {
 			return nil, nil // its consumers read the source row by row
 		}
 		if in.Op == ir.Splat && c.absorbed[in.Results[0]] {
-			if t := c.p.slotType[args[0]]; !t.IsScalar() || t.Elem != in.Results[0].Type.Elem || t.Ptr != in.Results[0].Type.Ptr {
-				return nil, c.errf(in.Pos, in.Op, "operand must be a scalar of the result's element type, got %s", t)
-			}
 			return nil, nil
 		}
 		return c.compileShape(in, args[0], results[0])
 	case ir.Cmp:
-		if err := nargs(2); err != nil {
-			return nil, err
-		}
 		return c.compileCmp(in, args, results[0])
 	case ir.Select:
-		if err := nargs(3); err != nil {
-			return nil, err
-		}
 		return c.compileSelect(in, args, results[0])
 	case ir.Cast:
-		if err := nargs(1); err != nil {
-			return nil, err
-		}
 		return c.compileCast(in, args[0], results[0])
 	case ir.PtrAdd:
-		if err := nargs(2); err != nil {
-			return nil, err
-		}
 		return c.compilePtrAdd(in, args, results[0])
 	case ir.Load:
 		return c.compileLoad(in, args, results[0])
 	case ir.AtomicRMW, ir.AtomicCAS:
-		if err := nargs(3); err != nil {
-			return nil, err
-		}
 		return c.compileAtomic(in, args, results[0])
 	case ir.Dot:
-		if err := nargs(3); err != nil {
-			return nil, err
-		}
 		if c.dotSkip[in] {
 			return nil, nil // run by the Add that consumes it
 		}
 		return c.compileDot(in, args, results[0])
-	case ir.Reduce:
-		return c.compileReduce(in, args, results)
 	}
 	return nil, c.errf(in.Pos, in.Op, "not supported by the CPU backend")
 }

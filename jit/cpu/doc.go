@@ -14,7 +14,9 @@
 // ±2^47 is never wrapped: the pointer becomes wild (launch.go) and dereferencing it is an
 // out-of-bounds error naming the offset; symbolic tiles are range-checked in int64.
 //
-// Checks: every unmasked lane of every load, store and atomic is bounds-checked (including
+// Checks: a kernel is verified (ir.Verify) before it is compiled, so the type rules are
+// triton/ir's alone and an artifact that breaks them is refused with the rule's error. Every
+// unmasked lane of every load, store and atomic is bounds-checked (including
 // jit.Arg.Offset); a violation stops the launch with an error naming the kernel, the source
 // position, the program id, the element offset and the buffer length. Masked lanes are never
 // touched. Integer division by zero is an error too. fp16/bf16 results round to nearest even

@@ -6,28 +6,13 @@ import (
 
 func (c *compiler) compileDot(in *ir.Instr, args []int, z int) (step, error) {
 	a, b, acc := args[0], args[1], args[2]
-	ta, tb, tc, tz := c.p.slotType[a], c.p.slotType[b], c.p.slotType[acc], c.p.slotType[z]
-	bad := func() (step, error) {
-		return nil, c.errf(in.Pos, in.Op, "expects ([B,]M,K) x ([B,]K,N) + ([B,]M,N), got %s x %s + %s -> %s", ta, tb, tc, tz)
-	}
-	if ta.Ptr || tb.Ptr || !tz.Equal(tc) || ta.Elem != tb.Elem || ta.Rank() != tb.Rank() || ta.Rank() != tc.Rank() {
-		return bad()
-	}
-	r := ta.Rank()
-	if r != 2 && r != 3 {
-		return bad()
-	}
+	ta, tb, tz := c.p.slotType[a], c.p.slotType[b], c.p.slotType[z]
+	r := ta.Rank() // 2, or 3 when batched (ir.DotResult)
 	batch := 1
 	if r == 3 {
-		if ta.Shape[0] != tb.Shape[0] || ta.Shape[0] != tc.Shape[0] {
-			return bad()
-		}
 		batch = ta.Shape[0]
 	}
 	m, k, n := ta.Shape[r-2], ta.Shape[r-1], tb.Shape[r-1]
-	if tb.Shape[r-2] != k || tc.Shape[r-2] != m || tc.Shape[r-1] != n {
-		return bad()
-	}
 	ca, cz := c.p.slotClass[a], c.p.slotClass[z]
 	switch {
 	case ca == clsF32 && cz == clsF32:
@@ -93,7 +78,7 @@ func (c *compiler) compileDot(in *ir.Instr, args []int, z int) (step, error) {
 			return nil
 		}, nil
 	}
-	return bad()
+	return nil, c.errf(in.Pos, in.Op, "%s x %s -> %s is not supported by the CPU backend", ta, tb, tz)
 }
 
 // gemmKernel is a register-blocked micro-kernel: c[r, w] += a[r, k] x b[k, w] (leading

@@ -813,8 +813,15 @@ func TestMalformedIRIsRejected(t *testing.T) {
 	a := x.ci(i32, 1)
 	x.op(ir.Add, ir.Scalar(ir.F32), a, a) // type mismatch
 	_, err := Target{}.Codegen(x.f, jit.Spec{})
-	if err == nil || !strings.Contains(err.Error(), "kernel bad: k.py:3:5: add") {
+	// The refusal is triton/ir's rule (rules.go), at the instruction's position.
+	if err == nil || !strings.Contains(err.Error(), "kernel bad: k.py:3:5: add: result has type fp32, want i32") {
 		t.Fatalf("err = %v", err)
+	}
+	y := newBuilder("bits")
+	p := y.param("p", ptr32)
+	y.emit(ir.AtomicRMW, []ir.Type{ir.Scalar(ir.F32)}, p, y.cf(ir.Scalar(ir.F32), 1), y.ci(ir.Scalar(ir.I1), 1)).Int = ir.AtomicAnd
+	if _, err := NewDevice(1).LoadFunc(y.f); err == nil || !strings.Contains(err.Error(), "atomic_rmw: atomic and takes integers, got *fp32") {
+		t.Fatalf("a bitwise atomic on fp32: %v", err)
 	}
 	if _, err := NewDevice(1).Load(&jit.Artifact{Kind: "ir", Payload: []byte("garbage")}); err == nil {
 		t.Fatal("garbage artifact loaded")

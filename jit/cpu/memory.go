@@ -3,7 +3,6 @@ package cpu
 import (
 	"github.com/widejit/widejit/internal/half"
 	"github.com/widejit/widejit/triton/ir"
-	"slices"
 )
 
 func (l *launch) nameOfTag(tag int) string {
@@ -102,22 +101,10 @@ const (
 )
 
 func (c *compiler) compileLoad(in *ir.Instr, args []int, z int) (step, error) {
-	if len(args) != 1 && len(args) != 3 {
-		return nil, c.errf(in.Pos, in.Op, "takes (ptr) or (ptr, mask, other), got %d operands", len(args))
-	}
 	tp, tz := c.p.slotType[args[0]], c.p.slotType[z]
-	if !tp.Ptr || tz.Ptr || tz.Elem != tp.Elem || !slices.Equal(tz.Shape, tp.Shape) {
-		return nil, c.errf(in.Pos, in.Op, "expects *E[S] -> E[S], got %s -> %s", tp, tz)
-	}
 	mask, other := -1, -1
 	if len(args) == 3 {
 		mask, other = args[1], args[2]
-		if mt := c.p.slotType[mask]; !mt.Equal(ir.Type{Elem: ir.I1, Shape: tp.Shape}) {
-			return nil, c.errf(in.Pos, in.Op, "mask must be i1 of the pointer's shape, got %s", mt)
-		}
-		if !c.p.slotType[other].Equal(tz) {
-			return nil, c.errf(in.Pos, in.Op, "other must be %s, got %s", tz, c.p.slotType[other])
-		}
 	}
 	p := args[0]
 	rowLen := 1
@@ -285,20 +272,11 @@ func (fr *frame) storeRow(cls class, d ir.DType, b *Buffer, off, v, at, n int) {
 }
 
 func (c *compiler) compileStore(in *ir.Instr, args []int) (step, error) {
-	if len(args) != 2 && len(args) != 3 {
-		return nil, c.errf(in.Pos, in.Op, "takes (ptr, value) or (ptr, value, mask), got %d operands", len(args))
-	}
 	p, v := args[0], args[1]
 	tp, tv := c.p.slotType[p], c.p.slotType[v]
-	if !tp.Ptr || tv.Ptr || tv.Elem != tp.Elem || !slices.Equal(tv.Shape, tp.Shape) {
-		return nil, c.errf(in.Pos, in.Op, "expects (*E[S], E[S]), got (%s, %s)", tp, tv)
-	}
 	mask := -1
 	if len(args) == 3 {
 		mask = args[2]
-		if mt := c.p.slotType[mask]; !mt.Equal(ir.Type{Elem: ir.I1, Shape: tp.Shape}) {
-			return nil, c.errf(in.Pos, in.Op, "mask must be i1 of the pointer's shape, got %s", mt)
-		}
 	}
 	rowLen := 1
 	if tp.Rank() > 0 {
@@ -346,34 +324,16 @@ func (c *compiler) compileStore(in *ir.Instr, args []int) (step, error) {
 
 func (c *compiler) compileAtomic(in *ir.Instr, args []int, z int) (step, error) {
 	p, v := args[0], args[1]
-	tp, tz := c.p.slotType[p], c.p.slotType[z]
-	if !tp.Ptr || tz.Ptr || tz.Elem != tp.Elem || !slices.Equal(tz.Shape, tp.Shape) {
-		return nil, c.errf(in.Pos, in.Op, "expects *E[S] -> E[S], got %s -> %s", tp, tz)
-	}
+	tz := c.p.slotType[z]
 	var mask, cmp int = -1, -1
 	if in.Op == ir.AtomicRMW {
 		mask = args[2]
-		if mt := c.p.slotType[mask]; !mt.Equal(ir.Type{Elem: ir.I1, Shape: tp.Shape}) {
-			return nil, c.errf(in.Pos, in.Op, "mask must be i1 of the pointer's shape, got %s", mt)
-		}
-		if in.Int < ir.AtomicAdd || in.Int > ir.AtomicXchg {
-			return nil, c.errf(in.Pos, in.Op, "unknown atomic kind %d", in.Int)
-		}
 	} else {
 		cmp, v = args[1], args[2]
-		if !c.p.slotType[cmp].Equal(tz) {
-			return nil, c.errf(in.Pos, in.Op, "compare value must be %s", tz)
-		}
-	}
-	if !c.p.slotType[v].Equal(tz) {
-		return nil, c.errf(in.Pos, in.Op, "value must be %s, got %s", tz, c.p.slotType[v])
 	}
 	d := tz.Elem
 	kind := in.Int
 	isFloat := d.IsFloat()
-	if isFloat && (kind == ir.AtomicAnd || kind == ir.AtomicOr || kind == ir.AtomicXor) && in.Op == ir.AtomicRMW {
-		return nil, c.errf(in.Pos, in.Op, "bitwise atomics take integers, got %s", d)
-	}
 	cls := c.p.slotClass[z]
 	return func(fr *frame) error {
 		ptrs := fr.ints[p]

@@ -3,7 +3,6 @@ package cpu
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/widejit/widejit/triton/ir"
@@ -11,15 +10,9 @@ import (
 
 func (c *compiler) compileShape(in *ir.Instr, a, z int) (step, error) {
 	ts, tz := c.p.slotType[a], c.p.slotType[z]
-	if ts.Elem != tz.Elem || ts.Ptr != tz.Ptr {
-		return nil, c.errf(in.Pos, in.Op, "changes the element type: %s -> %s", ts, tz)
-	}
 	cls := c.p.slotClass[z]
 	switch in.Op {
 	case ir.Splat:
-		if !ts.IsScalar() {
-			return nil, c.errf(in.Pos, in.Op, "operand must be a scalar, got %s", ts)
-		}
 		return func(fr *frame) error {
 			switch cls {
 			case clsInt:
@@ -31,44 +24,20 @@ func (c *compiler) compileShape(in *ir.Instr, a, z int) (step, error) {
 			}
 			return nil
 		}, nil
-	case ir.ExpandDims, ir.Reshape:
-		if ts.NumElems() != tz.NumElems() {
-			return nil, c.errf(in.Pos, in.Op, "changes the element count: %s -> %s", ts, tz)
-		}
-		if in.Op == ir.ExpandDims {
-			ax := int(in.Int)
-			if ax < 0 || ax > ts.Rank() || tz.Rank() != ts.Rank()+1 || tz.Shape[ax] != 1 {
-				return nil, c.errf(in.Pos, in.Op, "bad axis %d for %s -> %s", in.Int, ts, tz)
-			}
-		}
+	case ir.ExpandDims, ir.Reshape: // row-major order is kept: the elements do not move
 		return func(fr *frame) error { fr.copySlot(cls, z, a); return nil }, nil
 	case ir.Broadcast:
-		if ts.Rank() != tz.Rank() {
-			return nil, c.errf(in.Pos, in.Op, "changes the rank: %s -> %s", ts, tz)
-		}
 		strides := rowMajorStrides(ts.Shape)
 		for d := range ts.Shape {
-			switch {
-			case ts.Shape[d] == tz.Shape[d]:
-			case ts.Shape[d] == 1:
+			if ts.Shape[d] != tz.Shape[d] { // a 1 repeated (ir.CheckBroadcast)
 				strides[d] = 0
-			default:
-				return nil, c.errf(in.Pos, in.Op, "cannot broadcast %s to %s", ts, tz)
 			}
 		}
 		return stridedCopyStep(cls, a, z, tz.Shape, strides), nil
 	case ir.Permute:
-		if ts.Rank() != tz.Rank() || len(in.Ints) != ts.Rank() {
-			return nil, c.errf(in.Pos, in.Op, "order %v does not fit %s -> %s", in.Ints, ts, tz)
-		}
 		src := rowMajorStrides(ts.Shape)
 		strides := make([]int, tz.Rank())
-		seen := make([]bool, ts.Rank())
 		for i, o := range in.Ints {
-			if o < 0 || o >= ts.Rank() || seen[o] || tz.Shape[i] != ts.Shape[o] {
-				return nil, c.errf(in.Pos, in.Op, "order %v does not fit %s -> %s", in.Ints, ts, tz)
-			}
-			seen[o] = true
 			strides[i] = src[o]
 		}
 		if cls == clsF32 && tz.Rank() == 2 && in.Ints[0] == 1 {
@@ -200,31 +169,9 @@ func transposeGo(dst, src []float32, rows, cols, r0, r1, c0 int) {
 const ir8 = 8
 
 func (c *compiler) compileReduce(in *ir.Instr, args, results []int) (step, error) {
-	if len(in.Ints) < 1 || len(args) == 0 || len(results) != len(args) {
-		return nil, c.errf(in.Pos, in.Op, "malformed reduce")
-	}
 	kind := in.Ints[0]
-	keep := len(in.Ints) > 1 && in.Ints[1] == 1
 	ts := c.p.slotType[args[0]]
 	axis := int(in.Int)
-	if axis < 0 || axis >= ts.Rank() {
-		return nil, c.errf(in.Pos, in.Op, "axis %d out of range for %s", axis, ts)
-	}
-	outShape := append([]int(nil), ts.Shape[:axis]...)
-	if keep {
-		outShape = append(outShape, 1)
-	}
-	outShape = append(outShape, ts.Shape[axis+1:]...)
-	for i, a := range args {
-		t := c.p.slotType[a]
-		if !slices.Equal(t.Shape, ts.Shape) || t.Ptr {
-			return nil, c.errf(in.Pos, in.Op, "operands must share one shape and not be pointers")
-		}
-		rt := c.p.slotType[results[i]]
-		if !slices.Equal(rt.Shape, outShape) {
-			return nil, c.errf(in.Pos, in.Op, "result %d has shape %v, expected %v", i, rt.Shape, outShape)
-		}
-	}
 	outer, n, inner := 1, ts.Shape[axis], 1
 	for _, d := range ts.Shape[:axis] {
 		outer *= d
@@ -236,25 +183,9 @@ func (c *compiler) compileReduce(in *ir.Instr, args, results []int) (step, error
 	if kind == ir.ReduceCustom {
 		return c.compileCustomReduce(in, args, results, geo)
 	}
-	if len(args) != 1 {
-		return nil, c.errf(in.Pos, in.Op, "%s takes one operand", in.Op)
-	}
-	a, z := args[0], results[0]
+	a, z := args[0], results[0] // a built-in reduction: one input (ir.ReduceResult)
 	d := ts.Elem
 	cls := c.p.slotClass[a]
-	zt := c.p.slotType[z]
-	switch kind {
-	case ir.ReduceSum, ir.ReduceMax, ir.ReduceMin:
-		if zt.Elem != d {
-			return nil, c.errf(in.Pos, in.Op, "result dtype %s differs from %s", zt.Elem, d)
-		}
-	case ir.ReduceArgMax, ir.ReduceArgMin:
-		if zt.Elem != ir.I32 {
-			return nil, c.errf(in.Pos, in.Op, "argmax/argmin result must be i32, got %s", zt.Elem)
-		}
-	default:
-		return nil, c.errf(in.Pos, in.Op, "unknown reduce kind %d", kind)
-	}
 	return func(fr *frame) error {
 		switch cls {
 		case clsF32:
@@ -502,27 +433,10 @@ func argExtreme(isMax bool, n int, x func(j int) float64) int {
 }
 
 func (c *compiler) compileCustomReduce(in *ir.Instr, args, results []int, geo reduceGeometry) (step, error) {
-	if len(in.Regions) != 1 {
-		return nil, c.errf(in.Pos, in.Op, "custom reduce needs a combine region")
-	}
 	k := len(args)
-	comb, err := c.region(in.Regions[0], in, ir.Yield)
+	comb, err := c.region(in.Regions[0], in)
 	if err != nil {
 		return nil, err
-	}
-	if len(comb.args) != 2*k || len(comb.term) != k {
-		return nil, c.errf(in.Pos, in.Op, "combine region takes %d arguments and yields %d, expected %d and %d", len(comb.args), len(comb.term), 2*k, k)
-	}
-	for i := range k {
-		et := c.p.slotType[args[i]].ScalarType()
-		for _, s := range []int{comb.args[i], comb.args[k+i], comb.term[i]} {
-			if !c.p.slotType[s].Equal(et) {
-				return nil, c.errf(in.Pos, in.Op, "combine value of type %s, expected %s", c.p.slotType[s], et)
-			}
-		}
-		if c.p.slotType[results[i]].Elem != et.Elem {
-			return nil, c.errf(in.Pos, in.Op, "result %d dtype differs from its operand", i)
-		}
 	}
 	cls := c.classes(args)
 	combine := comb.all()

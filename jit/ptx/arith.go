@@ -356,10 +356,7 @@ func (g *gen) selectOp(t ir.Type, c, a, b string) string {
 // cast converts one element from type s to type t (ops.go gives the rules).
 func (g *gen) cast(in *ir.Instr, s, t ir.Type, x string, bitcast bool) string {
 	sc, tc := classOf(s), classOf(t)
-	if s.Ptr || t.Ptr {
-		if sc != rcB64 || tc != rcB64 {
-			g.failf(in.Pos, "ptx: cast %s -> %s: pointers convert only to and from 64-bit integers", s, t)
-		}
+	if s.Ptr || t.Ptr { // to or from i64 (ir.CheckCast): the bits are the address
 		return x
 	}
 	sd, td := s.Elem, t.Elem
@@ -475,10 +472,8 @@ func (g *gen) cast(in *ir.Instr, s, t ir.Type, x string, bitcast bool) string {
 	return dst
 }
 
+// bitcast reinterprets x of dtype sd as td, of the same width (ir.CheckCast).
 func (g *gen) bitcast(in *ir.Instr, sd, td ir.DType, x string) string {
-	if sd.Bits() != td.Bits() {
-		g.failf(in.Pos, "ptx: bitcast %s -> %s: widths differ", sd, td)
-	}
 	sc, tc := classOf(ir.Scalar(sd)), classOf(ir.Scalar(td))
 	dst := g.newReg(tc)
 	switch {

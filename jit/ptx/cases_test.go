@@ -3,6 +3,7 @@ package ptx
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -218,6 +219,28 @@ func TestCodegenErrorsNamePositions(t *testing.T) {
 	}
 	if _, err := (Target{Arch: "sm_90"}).Codegen(f, jit.Spec{NumWarps: 3}); err == nil || !strings.Contains(err.Error(), "num_warps 3") {
 		t.Errorf("3 warps: %v", err)
+	}
+}
+
+// TestCodegenRefusesUnverifiedIR: Codegen applies triton/ir's type rules before generating
+// anything, so IR that breaks one is refused with the rule's error, not miscompiled.
+func TestCodegenRefusesUnverifiedIR(t *testing.T) {
+	src := "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(p, q):\n    x = tl.load(p)\n    tl.store(q, x.to(tl.int32, bitcast=True))\n"
+	f, err := triton.Specialize("k.py", src, "k", map[string]string{"p": "*fp32", "q": "*i32"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (Target{Arch: "sm_80"}).Codegen(f, jit.Spec{}); err != nil {
+		t.Fatalf("valid kernel: %v", err)
+	}
+	i := slices.IndexFunc(f.Body.Instrs, func(in *ir.Instr) bool { return in.Op == ir.Cast })
+	if i < 0 {
+		t.Fatalf("no bitcast in\n%s", f)
+	}
+	f.Body.Instrs[i].Result().Type = ir.Scalar(ir.I64) // a bitcast from fp32 to i64, stored as i32
+	_, err = Target{Arch: "sm_80"}.Codegen(f, jit.Spec{})
+	if err == nil || !strings.Contains(err.Error(), "ptx: kernel k: k.py:7:") || !strings.Contains(err.Error(), "cast: bitcast between different widths: fp32 to i64") {
+		t.Fatalf("err = %v", err)
 	}
 }
 

@@ -56,6 +56,9 @@
 // 1e-3 per product; tests allow 1e-2); fp16/bf16 tensor-core dots differ from the FMA path
 // only in summation order.
 //
+// Codegen verifies its input (ir.Verify) and relies on triton/ir's type rules from there on;
+// what it refuses itself are the limits of the target (tile sizes, atomics, print).
+//
 // Not yet done: tl.device_print (rejected with a clear error); ldmatrix/cp.async and
 // register-resident mma operands (fragments are reloaded from shared memory per K step).
 //

@@ -68,6 +68,11 @@ func (t Target) Codegen(f *ir.Func, spec jit.Spec) (*jit.Artifact, error) {
 	if !ok {
 		return nil, fmt.Errorf("ptx: unknown arch %q (expected one of %s)", t.Arch, strings.Join(Archs, ", "))
 	}
+	// The type rules are triton/ir's (rules.go): code generation assumes verified IR and
+	// does not check them again.
+	if err := ir.Verify(f); err != nil {
+		return nil, fmt.Errorf("ptx: kernel %s: %w", f.Name, err)
+	}
 	warps := spec.NumWarps
 	if warps == 0 {
 		warps = 4

@@ -12,4 +12,9 @@
 // pointer tiles with masks, tl.rand is integer arithmetic. Backends therefore see operands of
 // exactly the types each Op documents and never infer anything. Source positions (Pos) ride
 // on every instruction so a backend can name the kernel line of a failing access.
+//
+// The type rules of the ops (ops.go documents them) are stated once, as functions, in
+// rules.go: Verify applies them to every instruction (CheckInstr), the backends verify a
+// function before compiling it instead of checking types again, and the front end asks the
+// dtype questions (Op.TakesDType, DotAccumulator, AtomicTakesDType, CheckCast) there.
 package ir

@@ -2,7 +2,8 @@ package ir
 
 // Op is an operation code. The specializer makes every implicit conversion explicit, so the
 // backends never promote or broadcast: element-wise operands have exactly equal types (same
-// dtype, same shape) unless an op says otherwise. "T" below is that common type.
+// dtype, same shape) unless an op says otherwise. "T" below is that common type. rules.go
+// states the rules below as functions (one per op or family) and Verify applies them.
 type Op uint8
 
 const (

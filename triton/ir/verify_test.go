@@ -133,3 +133,15 @@ func TestVerifyRejects(t *testing.T) {
 		}
 	}
 }
+
+func TestVerifyErrorOfTheFunction(t *testing.T) {
+	// A rule of the whole function has no position or op to name: the message stands alone.
+	if err := Verify(&Func{Name: "k"}); err == nil || err.Error() != "function has no body" {
+		t.Errorf("no body: %v", err)
+	}
+	f := &Func{Name: "k", Body: &Block{}}
+	f.Body.Args = []*Value{f.NewValue(Scalar(I32), "")}
+	if err := Verify(f); err == nil || err.Error() != "the function body takes no block arguments" {
+		t.Errorf("body arguments: %v", err)
+	}
+}
