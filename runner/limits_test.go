@@ -1,4 +1,4 @@
-package lowering
+package runner
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/jit/cpu"
+	"github.com/widejit/widejit/lowering"
 	"github.com/widejit/widejit/triton/ir"
 )
 
@@ -17,11 +18,11 @@ import (
 // terabytes; the Runner refuses it with the figures and the limit before allocating
 // anything (it used to die with "fatal error: runtime: out of memory").
 func TestPlanMemoryIsCheckedBeforeAllocating(t *testing.T) {
-	g, err := graph.LoadWithOptions("testdata/hostile/init_mlp.json", graph.Options{N: 100000000})
+	g, err := graph.LoadWithOptions("../lowering/testdata/hostile/init_mlp.json", graph.Options{N: 100000000})
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := Lower(g, Options{})
+	plan, err := lowering.Lower(g, lowering.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,43 +31,25 @@ func TestPlanMemoryIsCheckedBeforeAllocating(t *testing.T) {
 		t.Fatalf("inputs need %d bytes, want %d", m.Inputs, want)
 	}
 	for _, limit := range []int64{1 << 30, 0} {
-		_, err = NewRunnerWithOptions(plan, cpu.NewDevice(1), testCompiler, g, RunnerOptions{MemoryLimit: limit})
+		_, err = NewWithOptions(plan, cpu.NewDevice(1), testCompiler, g, Options{MemoryLimit: limit})
 		if err == nil || !strings.Contains(err.Error(), "the plan (inputs 762.9 GiB") || !strings.Contains(err.Error(), "more than the limit of") {
 			t.Fatalf("limit %d: got %v, want a refusal with the figures", limit, err)
 		}
 	}
 	// Within the limit, the same graph at its own n runs.
-	g, err = graph.Load("testdata/hostile/init_mlp.json")
+	g, err = graph.Load("../lowering/testdata/hostile/init_mlp.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err = Lower(g, Options{})
+	plan, err = lowering.Lower(g, lowering.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewRunnerWithOptions(plan, cpu.NewDevice(1), testCompiler, g, RunnerOptions{MemoryLimit: 64 << 20})
+	r, err := NewWithOptions(plan, cpu.NewDevice(1), testCompiler, g, Options{MemoryLimit: 64 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.Close()
-}
-
-// TestGiantShapesAreRefusedByLowering: tensors whose N-stacked element count would overflow
-// the plan's ints are refused by name.
-func TestGiantShapesAreRefusedByLowering(t *testing.T) {
-	src, err := os.ReadFile("testdata/hostile/init_mlp.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Replace(string(src), `"shape": [32, 64]`, `"shape": [1048576, 64]`, 1)
-	g, err := graph.Parse("giant.json", []byte(text), graph.Options{N: 1 << 40})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = Lower(g, Options{})
-	if err == nil || !strings.Contains(err.Error(), `graph giant.json: input "x" is float32[1048576,64] for 1099511627776 models`) {
-		t.Fatalf("got %v", err)
-	}
 }
 
 // blockingKernel never returns from Launch until released: a device that cannot be stopped.
@@ -95,7 +78,7 @@ func TestLaunchTimeLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &Runner{dev: dev, opts: RunnerOptions{LaunchTimeout: 100 * time.Millisecond}}
+	r := &Runner{dev: dev, opts: Options{LaunchTimeout: 100 * time.Millisecond}}
 	done := make(chan error, 1)
 	go func() { done <- r.launchKernel(k, [3]int{2, 1, 1}, []jit.Arg{{Buf: out}, {Scalar: int64(1)}}) }()
 	select {
@@ -118,7 +101,7 @@ func TestLaunchTimeLimit(t *testing.T) {
 	if !errors.As(err, &te) || !strings.Contains(err.Error(), "kernel stuck_kernel") || !strings.Contains(err.Error(), "abandoned") {
 		t.Fatalf("got %v, want an abandoned launch", err)
 	}
-	r.plan = &Plan{}
+	r.plan = &lowering.Plan{}
 	if _, err := r.Run(nil); err == nil || !strings.Contains(err.Error(), "stopped by the launch time limit") {
 		t.Fatalf("run after an abandoned launch: %v", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/widejit/widejit/internal/engine"
 	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/lowering"
+	"github.com/widejit/widejit/runner"
 )
 
 // tune.go: `widejit tune`, and the autotuner behind `run` and `graph explain` (recorded
@@ -198,7 +199,7 @@ func runTune(cmd *cobra.Command, a *app, path string, f tuneFlags) error {
 // built on a candidate's first (warm-up) run; the returned func frees them.
 func tuneJob(g *graph.Graph, lopts lowering.Options, tuner *autotune.Tuner, comp *jit.Compiler, dev jit.Device,
 	inputs map[string]*safetensors.Tensor, p lowering.DecisionPoint) (autotune.Job, func()) {
-	runners := map[string]*lowering.Runner{}
+	runners := map[string]*runner.Runner{}
 	run := func(c autotune.Candidate) error {
 		r := runners[c.ID]
 		if r == nil {
@@ -210,7 +211,7 @@ func tuneJob(g *graph.Graph, lopts lowering.Options, tuner *autotune.Tuner, comp
 			if p.Index >= len(points) || points[p.Index].Key() != p.Key() {
 				return fmt.Errorf("decision %d changed between lowerings (internal error)", p.Index)
 			}
-			if r, err = lowering.NewRunner(plan, dev, comp, g); err != nil {
+			if r, err = runner.New(plan, dev, comp, g); err != nil {
 				return err
 			}
 			runners[c.ID] = r
