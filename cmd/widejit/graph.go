@@ -43,7 +43,7 @@ func loadGraphArg(path string, n int) (*graph.Graph, error) {
 	}
 	g, err := graph.LoadWithOptions(path, graph.Options{N: n})
 	if err != nil {
-		return nil, inputError{err}
+		return nil, inputError{Err: err}
 	}
 	return g, nil
 }

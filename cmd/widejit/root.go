@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
+
+	"github.com/widejit/widejit/internal/engine"
 )
 
 // app is what every command shares: the layered configuration and the output streams.
@@ -68,20 +70,14 @@ const exitCodesHelp = `Exit codes: 0 success; 1 the work failed (a kernel, the d
 2 usage (flags, arguments, configuration); 3 an input file (graph, weights, inputs, expected
 outputs) is missing or invalid; 4 run --check found outputs beyond the tolerance.`
 
-// inputError marks errors in a file the user gave (exit code 3).
-type inputError struct{ err error }
+// usageError (exit code 2) and inputError (exit code 3) are the engine's, so that the work
+// behind a command can say which it met.
+type (
+	usageError = engine.UsageError
+	inputError = engine.InputError
+)
 
-func (e inputError) Error() string { return e.err.Error() }
-func (e inputError) Unwrap() error { return e.err }
-
-// usageError marks errors in how widejit was called (exit code 2) as opposed to errors
-// while doing the work (exit code 1).
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+var usagef = engine.Usagef
 
 // exitCodeError lets a command choose its exit code after it has printed its own report
 // (for example `run --check` on a mismatch).
@@ -105,7 +101,7 @@ func newRootCmd(a *app) *cobra.Command {
 	}
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{Err: err} })
 	addGlobalFlags(a, root)
 	names := make([]string, 0, len(commandMakers))
 	for name := range commandMakers {
@@ -126,7 +122,7 @@ func wrapArgValidators(c *cobra.Command) {
 		inner := c.Args
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			if err := inner(cmd, args); err != nil {
-				return usageError{err}
+				return usageError{Err: err}
 			}
 			return nil
 		}

@@ -118,12 +118,12 @@ func runGraph(cmd *cobra.Command, a *app, path string, f runFlags) error {
 		}
 	}
 	if err != nil {
-		return inputError{err}
+		return inputError{Err: err}
 	}
 	var expected map[string]*safetensors.Tensor
 	if f.check != "" {
 		if expected, err = readExpected(g, f.check); err != nil {
-			return inputError{err}
+			return inputError{Err: err}
 		}
 	}
 	res, err := executeRun(ctx, a, cmd, path, g, inputs, f)
