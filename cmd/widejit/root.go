@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
-	"github.com/widejit/widejit/internal/engine"
+	"github.com/widejit/widejit/internal/errkind"
 )
 
 // app is what every command shares: the layered configuration and the output streams.
@@ -70,14 +70,14 @@ const exitCodesHelp = `Exit codes: 0 success; 1 the work failed (a kernel, the d
 2 usage (flags, arguments, configuration); 3 an input file (graph, weights, inputs, expected
 outputs) is missing or invalid; 4 run --check found outputs beyond the tolerance.`
 
-// usageError (exit code 2) and inputError (exit code 3) are the engine's, so that the work
+// usageError (exit code 2) and inputError (exit code 3) are errkind's, so that the work
 // behind a command can say which it met.
 type (
-	usageError = engine.UsageError
-	inputError = engine.InputError
+	usageError = errkind.Usage
+	inputError = errkind.Input
 )
 
-var usagef = engine.Usagef
+var usagef = errkind.Usagef
 
 // exitCodeError lets a command choose its exit code after it has printed its own report
 // (for example `run --check` on a mismatch).
