@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -18,6 +15,7 @@ import (
 
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/graph/safetensors"
+	"github.com/widejit/widejit/internal/outputs"
 )
 
 func init() { register("run", newRunCmd) }
@@ -102,7 +100,7 @@ func runGraph(cmd *cobra.Command, a *app, path string, f runFlags) error {
 	// before the work: an output that would replace an input is refused at once
 	trace, _ := cmd.Flags().GetString("trace")
 	for _, w := range [][2]string{{"--out", f.out}, {"--trace", trace}} {
-		if err := refuseInputAsOutput(w[0], w[1], runInputFiles(path, g, f)); err != nil {
+		if err := outputs.RefuseInput(w[0], w[1], runInputFiles(path, g, f)); err != nil {
 			return err
 		}
 	}
@@ -122,7 +120,7 @@ func runGraph(cmd *cobra.Command, a *app, path string, f runFlags) error {
 	}
 	var expected map[string]*safetensors.Tensor
 	if f.check != "" {
-		if expected, err = readExpected(g, f.check); err != nil {
+		if expected, err = outputs.ReadExpected(g, f.check); err != nil {
 			return inputError{Err: err}
 		}
 	}
@@ -130,7 +128,7 @@ func runGraph(cmd *cobra.Command, a *app, path string, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := checkOutputsPresent(g, res.Outputs); err != nil {
+	if err := outputs.CheckPresent(g, res.Outputs); err != nil {
 		return err
 	}
 	if f.out != "" {
@@ -142,18 +140,18 @@ func runGraph(cmd *cobra.Command, a *app, path string, f runFlags) error {
 		if err != nil {
 			return err
 		}
-		err = writeOutput("--out", f.out, runInputFiles(path, g, f), func(w io.Writer) error { return safetensors.Encode(w, ts, meta) })
+		err = outputs.Write("--out", f.out, runInputFiles(path, g, f), func(w io.Writer) error { return safetensors.Encode(w, ts, meta) })
 		if err != nil {
 			return err
 		}
 	}
-	var diffs []outputDiff
+	var diffs []outputs.Diff
 	if expected != nil {
 		rtol := f.rtol
 		if f.rtolPerDType = !cmd.Flags().Changed("rtol"); f.rtolPerDType {
 			rtol = -1 // the output dtype's default
 		}
-		diffs = compareOutputs(g, res.Outputs, expected, rtol, f.atol)
+		diffs = outputs.Compare(g, res.Outputs, expected, rtol, f.atol)
 	}
 	if err := printRunSummary(a.stdout, g, device, f, res, diffs); err != nil {
 		return err
@@ -173,155 +171,7 @@ func runGraph(cmd *cobra.Command, a *app, path string, f runFlags) error {
 	return nil
 }
 
-// readExpected loads EXPECTED.safetensors: every graph output with its [N, ...] shape and
-// dtype, and nothing else; for a model range (--shard), N is the whole graph's and the
-// range's rows are read.
-func readExpected(g *graph.Graph, path string) (map[string]*safetensors.Tensor, error) {
-	lo, hi, total := g.ModelRange()
-	file, err := safetensors.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer file.Close()
-	var probs []string
-	out := map[string]*safetensors.Tensor{}
-	for _, o := range g.Outputs {
-		want := append([]int{total}, o.Type.Shape...)
-		info, ok := file.Info(o.Name)
-		switch {
-		case !ok:
-			probs = append(probs, fmt.Sprintf("output %q is missing", o.Name))
-			continue
-		case !slices.Equal(info.Shape, want) || info.DType != o.Type.DType.Safetensors():
-			probs = append(probs, fmt.Sprintf("output %q is %s%v, expected %s%v", o.Name, info.DType, info.Shape, o.Type.DType.Safetensors(), want))
-			continue
-		}
-		t, err := file.ReadRows(o.Name, lo, hi)
-		if err != nil {
-			return nil, err
-		}
-		out[o.Name] = t
-	}
-	for _, name := range file.Names() {
-		if _, isOut := out[name]; !isOut && !isGraphOutput(g, name) {
-			probs = append(probs, fmt.Sprintf("tensor %q is not a graph output", name))
-		}
-	}
-	if len(probs) > 0 {
-		return nil, fmt.Errorf("expected outputs %s:\n  %s", path, strings.Join(probs, "\n  "))
-	}
-	return out, nil
-}
-
-func isGraphOutput(g *graph.Graph, name string) bool {
-	for _, o := range g.Outputs {
-		if o.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
-// checkOutputsPresent guards against an executor returning too little or the wrong shapes.
-func checkOutputsPresent(g *graph.Graph, got map[string]*safetensors.Tensor) error {
-	for _, o := range g.Outputs {
-		t := got[o.Name]
-		want := append([]int{g.N}, o.Type.Shape...)
-		if t == nil {
-			return fmt.Errorf("internal error: the executor returned no output %q", o.Name)
-		}
-		if !slices.Equal(t.Shape, want) || len(t.Data) != t.Numel()*t.DType.Size() {
-			return fmt.Errorf("internal error: the executor returned output %q as %s%v (%d bytes), expected %v", o.Name, t.DType, t.Shape, len(t.Data), want)
-		}
-		t.Name = o.Name
-	}
-	return nil
-}
-
-// outputDiff compares one output with its expected value.
-type outputDiff struct {
-	Name   string  `json:"name"`
-	MaxAbs float64 `json:"max_abs"` // max |got - expected|
-	MaxRel float64 `json:"max_rel"` // MaxAbs / max|expected| (the output's scale)
-	Scale  float64 `json:"scale"`   // max |expected|
-	RTol   float64 `json:"rtol"`    // the relative tolerance applied (--rtol, or the dtype's default)
-	Bound  float64 `json:"bound"`   // atol + rtol * Scale
-	NaNs   int     `json:"nan_mismatches"`
-	OK     bool    `json:"ok"`
-	Err    string  `json:"error,omitempty"`
-}
-
-// compareOutputs applies |got - exp| <= atol + rtol * max|exp| per output; rtol < 0 takes the
-// expected dtype's default (safetensors.DType.CheckRTol). A NaN where the expected value is not
-// NaN (or the reverse) fails; NaN against NaN, and equal infinities, agree.
-func compareOutputs(g *graph.Graph, got, expected map[string]*safetensors.Tensor, rtol, atol float64) []outputDiff {
-	var out []outputDiff
-	for _, o := range g.Outputs {
-		d := outputDiff{Name: o.Name}
-		gt, et := got[o.Name], expected[o.Name]
-		gv, err1 := gt.Float64s()
-		ev, err2 := et.Float64s()
-		switch {
-		case err1 != nil || err2 != nil:
-			d.Err = fmt.Sprint(errors.Join(err1, err2))
-		case !slices.Equal(gt.Shape, et.Shape):
-			d.Err = fmt.Sprintf("shape %v, expected %v", gt.Shape, et.Shape)
-		}
-		if d.Err != "" {
-			out = append(out, d)
-			continue
-		}
-		for _, e := range ev {
-			if a := math.Abs(e); !math.IsInf(a, 0) && !math.IsNaN(a) && a > d.Scale {
-				d.Scale = a
-			}
-		}
-		for i := range gv {
-			x, e := gv[i], ev[i]
-			switch {
-			case math.IsNaN(x) || math.IsNaN(e):
-				if math.IsNaN(x) != math.IsNaN(e) {
-					d.NaNs++
-				}
-				continue
-			case math.IsInf(x, 0) || math.IsInf(e, 0):
-				if x != e {
-					d.MaxAbs = math.Inf(1)
-				}
-				continue
-			}
-			if diff := math.Abs(x - e); diff > d.MaxAbs {
-				d.MaxAbs = diff
-			}
-		}
-		if d.Scale > 0 {
-			d.MaxRel = d.MaxAbs / d.Scale
-		} else if d.MaxAbs > 0 {
-			d.MaxRel = math.Inf(1)
-		}
-		d.RTol = rtol
-		if rtol < 0 {
-			d.RTol = et.DType.CheckRTol()
-		}
-		d.Bound = atol + d.RTol*d.Scale
-		d.OK = d.NaNs == 0 && d.MaxAbs <= d.Bound
-		out = append(out, d)
-	}
-	return out
-}
-
-func tensorChecksum(t *safetensors.Tensor) (sum float64, digest string) {
-	vals, err := t.Float64s()
-	if err == nil {
-		for _, v := range vals {
-			sum += v
-		}
-	}
-	h := sha256.Sum256(t.Data)
-	return sum, hex.EncodeToString(h[:8])
-}
-
-func printRunSummary(w io.Writer, g *graph.Graph, device string, f runFlags, res *runResult, diffs []outputDiff) error {
+func printRunSummary(w io.Writer, g *graph.Graph, device string, f runFlags, res *runResult, diffs []outputs.Diff) error {
 	type jsonOut struct {
 		Name   string  `json:"name"`
 		Shape  []int   `json:"shape"`
@@ -332,7 +182,7 @@ func printRunSummary(w io.Writer, g *graph.Graph, device string, f runFlags, res
 	var outs []jsonOut
 	for _, o := range g.Outputs {
 		t := res.Outputs[o.Name]
-		sum, digest := tensorChecksum(t)
+		sum, digest := outputs.Checksum(t)
 		outs = append(outs, jsonOut{o.Name, t.Shape, string(o.Type.DType), sum, digest})
 	}
 	if f.asJSON {
@@ -346,7 +196,7 @@ func printRunSummary(w io.Writer, g *graph.Graph, device string, f runFlags, res
 			if f.rtolPerDType {
 				rtol = nil // per output, in outputs[].rtol
 			}
-			doc["check"] = map[string]any{"file": f.check, "rtol": rtol, "atol": f.atol, "outputs": sanitizeDiffs(diffs), "ok": ok}
+			doc["check"] = map[string]any{"file": f.check, "rtol": rtol, "atol": f.atol, "outputs": outputs.JSONSafe(diffs), "ok": ok}
 		}
 		keys := make([]string, 0, len(res.Extra))
 		for k := range res.Extra {
@@ -390,17 +240,4 @@ func printRunSummary(w io.Writer, g *graph.Graph, device string, f runFlags, res
 		return tw.Flush()
 	}
 	return nil
-}
-
-// sanitizeDiffs replaces infinities (which JSON cannot carry) with a large finite marker.
-func sanitizeDiffs(ds []outputDiff) []outputDiff {
-	out := append([]outputDiff(nil), ds...)
-	for i := range out {
-		for _, p := range []*float64{&out[i].MaxAbs, &out[i].MaxRel} {
-			if math.IsInf(*p, 0) {
-				*p = math.MaxFloat64
-			}
-		}
-	}
-	return out
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/widejit/widejit"
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/graph/safetensors"
+	"github.com/widejit/widejit/internal/outputs"
 )
 
 // run_exec.go runs `widejit run` through the public API (package widejit) and adds the
@@ -161,7 +162,7 @@ func executeRun(ctx context.Context, a *app, cmd *cobra.Command, path string, g 
 			speedup = float64(seq.median) / float64(wide.median)
 		}
 		extra["compare"] = map[string]any{"wide_median_ms": ms(wide.median), "sequential_median_ms": ms(seq.median),
-			"speedup": speedup, "max_abs_diff": maxAbsDiff(wide.outputs, seq.outputs)}
+			"speedup": speedup, "max_abs_diff": outputs.MaxAbsDiff(wide.outputs, seq.outputs)}
 		if !rf.asJSON {
 			fmt.Fprintf(a.stdout, "compare: wide %.3f ms, sequential %.3f ms (median of %d), speedup %.2fx\n",
 				ms(wide.median), ms(seq.median), wide.repeats, speedup)
@@ -207,29 +208,6 @@ func (res *modeRun) execute(ctx context.Context, inputs map[string]*safetensors.
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-func maxAbsDiff(a, b map[string]*safetensors.Tensor) float64 {
-	worst := 0.0
-	for name, ta := range a {
-		tb := b[name]
-		if tb == nil {
-			continue
-		}
-		va, err1 := ta.Float64s()
-		vb, err2 := tb.Float64s()
-		if err1 != nil || err2 != nil || len(va) != len(vb) {
-			continue
-		}
-		for i := range va {
-			if d := va[i] - vb[i]; d > worst {
-				worst = d
-			} else if -d > worst {
-				worst = -d
-			}
-		}
-	}
-	return worst
-}
 
 // kernelProfile is each launch's mean time per run (ms), slowest first.
 func kernelProfile(m *widejit.Model) []map[string]any {

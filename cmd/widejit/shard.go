@@ -10,22 +10,12 @@ import (
 	"github.com/widejit/widejit"
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/internal/engine"
+	"github.com/widejit/widejit/internal/outputs"
 )
 
 // shard.go: `widejit run --shard I/K` (models [floor(I*N/K), floor((I+1)*N/K)) only), the
 // metadata that says which models an output file holds, several devices (--device
 // cuda:0,cuda:1) and --trace.
-
-// Metadata keys of an output file (besides "graph", the graph file as given): the models it
-// holds, out of how many, and the identity of the graph and weights that computed them.
-const (
-	metaModels   = "widejit.models"        // "LO:HI": rows [0, HI-LO) are models [LO, HI)
-	metaN        = "widejit.n"             // the graph's N
-	metaIdentity = "widejit.graph_sha256"  // graph.Identity: graph.json and the weights' content
-	metaShard    = "widejit.shard"         // "I/K" when written by run --shard
-	metaVersion  = "widejit.output_format" // metaFormat
-	metaFormat   = "1"
-)
 
 func init() {
 	extend("run", func(_ *app, cmd *cobra.Command) {
@@ -150,21 +140,14 @@ func describeModels(g *graph.Graph) string {
 	return fmt.Sprintf("models [%d, %d) of n=%d", lo, hi, total)
 }
 
-// outputMetadata is the metadata of an output file holding g's models.
+// outputMetadata is the metadata of an output file holding g's models (and --shard's I/K).
 func outputMetadata(cmd *cobra.Command, g *graph.Graph) (map[string]string, error) {
-	id, err := g.Identity()
+	_, _, total := g.ModelRange()
+	sh, err := shardOf(cmd, total)
 	if err != nil {
-		return nil, err
+		sh = nil // checked before the run
 	}
-	lo, hi, total := g.ModelRange()
-	meta := map[string]string{"graph": g.File, metaModels: fmt.Sprintf("%d:%d", lo, hi), metaN: strconv.Itoa(total),
-		metaIdentity: id, metaVersion: metaFormat}
-	if s, _ := cmd.Flags().GetString("shard"); s != "" {
-		if sh, err := shardOf(cmd, total); err == nil && sh != nil {
-			meta[metaShard] = fmt.Sprintf("%d/%d", sh[0], sh[1])
-		}
-	}
-	return meta, nil
+	return outputs.Metadata(g, sh)
 }
 
 // runInputFiles are the files `run` reads: the graph, its weights, --inputs and --check.
@@ -174,5 +157,5 @@ func runInputFiles(path string, g *graph.Graph, f runFlags) []string {
 
 // writeTrace writes m's trace to path (--trace), atomically, never over an input.
 func writeTrace(m *widejit.Model, path string, inputs []string) error {
-	return writeOutput("--trace", path, inputs, m.WriteTrace)
+	return outputs.Write("--trace", path, inputs, m.WriteTrace)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/graph/safetensors"
 	"github.com/widejit/widejit/internal/engine"
+	"github.com/widejit/widejit/internal/outputs"
 	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/lowering"
 	"github.com/widejit/widejit/runner"
@@ -229,7 +230,7 @@ func tuneJob(g *graph.Graph, lopts lowering.Options, tuner *autotune.Tuner, comp
 // writeTimingsFile writes the measured timings for a plugin's training (--export), never
 // over one of inputs.
 func writeTimingsFile(path string, inputs []string, records []autotune.Record, comment string) error {
-	return writeOutput("--export", path, inputs, func(w io.Writer) error { return autotune.WriteTimings(w, records, comment) })
+	return outputs.Write("--export", path, inputs, func(w io.Writer) error { return autotune.WriteTimings(w, records, comment) })
 }
 
 func printTuneReport(w io.Writer, path string, info jit.DeviceInfo, rows []tunedDecision, f tuneFlags) error {

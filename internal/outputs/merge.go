@@ -1,4 +1,4 @@
-package main
+package outputs
 
 import (
 	"fmt"
@@ -8,47 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/spf13/cobra"
-
 	"github.com/widejit/widejit/graph/safetensors"
 )
-
-// merge.go: `widejit merge PART... --out ALL` stacks the outputs of `run --shard` (or of any
-// runs of model ranges of one graph) back into the [N, ...] outputs of all N models.
-
-func init() { register("merge", newMergeCmd) }
-
-func newMergeCmd(a *app) *cobra.Command {
-	var out string
-	cmd := &cobra.Command{
-		Use:   "merge PART.safetensors... --out ALL.safetensors",
-		Short: "Stack the outputs of `run --shard` parts into the outputs of all N models",
-		Long: `Merge the --out files of sharded runs (widejit run --shard I/K --out PART) into one file
-holding every output stacked [N, ...] in model order, whatever the order of the parts: the
-same bytes an unsharded run writes with --out. Each part's metadata says which models it
-holds, out of how many, and the identity of the graph and weights that computed it; merge
-refuses parts of another graph or other weights, another N, other outputs (names, dtypes or
-shapes), parts that overlap (or a part given twice), and a missing range of models, naming
-the files. --out must not name a part.`,
-		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if out == "" {
-				return usagef("merge needs --out ALL.safetensors")
-			}
-			if err := refuseInputAsOutput("--out", out, args); err != nil {
-				return err
-			}
-			n, models, err := mergeParts(args, out)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(a.stdout, "merged %d parts (%d models, %d outputs) into %s\n", len(args), n, models, out)
-			return nil
-		},
-	}
-	cmd.Flags().StringVar(&out, "out", "", "write the merged outputs, stacked [N, ...], to this safetensors file")
-	return cmd
-}
 
 // part is one file given to merge.
 type part struct {
@@ -95,9 +56,12 @@ func openPart(path string) (*part, error) {
 	return p, nil
 }
 
-// mergeParts checks that the parts tile [0, N) of one graph and writes their outputs
-// stacked in model order to out; it returns N and the number of outputs.
-func mergeParts(paths []string, out string) (int, int, error) {
+// Merge checks that the parts at paths tile [0, N) of one graph and writes their outputs
+// stacked in model order to out (never over a part); it returns N and the number of outputs.
+func Merge(paths []string, out string) (int, int, error) {
+	if err := RefuseInput("--out", out, paths); err != nil {
+		return 0, 0, err
+	}
 	var parts []*part
 	defer func() {
 		for _, p := range parts {
@@ -162,7 +126,7 @@ func mergeParts(paths []string, out string) (int, int, error) {
 	}
 	meta := map[string]string{"graph": parts[0].graph, metaModels: fmt.Sprintf("0:%d", ref.n), metaN: strconv.Itoa(ref.n),
 		metaIdentity: ref.identity, metaVersion: metaFormat}
-	if err := writeOutput("--out", out, paths, func(w io.Writer) error { return safetensors.Encode(w, merged, meta) }); err != nil {
+	if err := Write("--out", out, paths, func(w io.Writer) error { return safetensors.Encode(w, merged, meta) }); err != nil {
 		return 0, 0, err
 	}
 	return ref.n, len(merged), nil

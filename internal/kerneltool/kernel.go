@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/widejit/widejit/graph/safetensors"
+	"github.com/widejit/widejit/internal/outputs"
 	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/jit/device"
 	"github.com/widejit/widejit/triton"
@@ -284,7 +285,7 @@ func runKernel(a *app, dev jit.Device, r kernelRun) error {
 	if r.in != nil {
 		inputs = append(inputs, r.in.Path())
 	}
-	return writeOutput("--out", r.out, inputs, func(w io.Writer) error { return safetensors.Encode(w, outs, nil) })
+	return outputs.Write("--out", r.out, inputs, func(w io.Writer) error { return safetensors.Encode(w, outs, nil) })
 }
 
 func irDType(d safetensors.DType) (ir.DType, error) {
