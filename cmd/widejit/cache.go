@@ -13,8 +13,6 @@ import (
 	"github.com/widejit/widejit/cache"
 )
 
-func init() { register("cache", newCacheCmd) }
-
 // cacheDir is the configured cache directory ("" means cache.DefaultDir()).
 func cacheDir(a *app) string { return a.v.GetString("cache_dir") }
 
@@ -73,6 +71,7 @@ func newCacheCmd(a *app) *cobra.Command {
 		cacheSub(a, "verify", "Check every record's checksum and every table; remove bad records (exit 1 if any)", runCacheVerify),
 		cacheSub(a, "gc", "Compact the tables and garbage-collect the value log", runCacheGC),
 		cacheSub(a, "clear", "Remove every record", runCacheClear),
+		newCachePopulateCmd(a),
 	)
 	return c
 }

@@ -19,8 +19,6 @@ import (
 	"github.com/widejit/widejit/internal/engine"
 )
 
-func init() { register("config", newConfigCmd) }
-
 // Configuration keys. Layering (lowest first): defaults < config file < WIDEJIT_* environment
 // < flags. A key's flag, where it has one, carries the same name with '_' as '-'.
 var configDefaults = map[string]any{

@@ -10,9 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/widejit/widejit/graph"
+	"github.com/widejit/widejit/internal/engine"
 )
-
-func init() { register("graph", newGraphCmd) }
 
 func newGraphCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
@@ -23,7 +22,7 @@ func newGraphCmd(a *app) *cobra.Command {
 			return usagef("graph needs a subcommand (%s)", strings.Join(subNames(cmd), ", "))
 		},
 	}
-	cmd.AddCommand(newGraphCheckCmd(a))
+	cmd.AddCommand(newGraphCheckCmd(a), newGraphExplainCmd(a))
 	return cmd
 }
 
@@ -35,19 +34,6 @@ func subNames(cmd *cobra.Command) []string {
 	return out
 }
 
-// loadGraphArg loads the graph at path with n models (0: the file's n); a bad file is an
-// input error.
-func loadGraphArg(path string, n int) (*graph.Graph, error) {
-	if n < 0 {
-		return nil, usagef("--n must be >= 1, got %d", n)
-	}
-	g, err := graph.LoadWithOptions(path, graph.Options{N: n})
-	if err != nil {
-		return nil, inputError{Err: err}
-	}
-	return g, nil
-}
-
 func newGraphCheckCmd(a *app) *cobra.Command {
 	var asJSON bool
 	var n int
@@ -56,7 +42,7 @@ func newGraphCheckCmd(a *app) *cobra.Command {
 		Short: "Validate a graph (and its weights) and print every node's output shapes",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			g, err := loadGraphArg(args[0], n)
+			g, err := engine.LoadGraph(args[0], n)
 			if err != nil {
 				return err
 			}

@@ -17,8 +17,6 @@ import (
 	"github.com/widejit/widejit/plugins/abi"
 )
 
-func init() { register("plugin", newPluginCmd) }
-
 func newPluginCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plugin",

@@ -15,10 +15,9 @@ import (
 
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/graph/safetensors"
+	"github.com/widejit/widejit/internal/engine"
 	"github.com/widejit/widejit/internal/outputs"
 )
-
-func init() { register("run", newRunCmd) }
 
 // runResult is one run's outputs, every graph output stacked [N, ...], plus the facts
 // (device used, cache hits, timings) merged into `run --json`.
@@ -51,7 +50,18 @@ re-specialised for it, and --check's file must have the matching batch) or are g
 |got - expected| > atol + rtol * max|expected| anywhere in an output. Without --rtol, rtol
 depends on the output's dtype: 1e-4, but 1.6e-2 for bfloat16 and 1e-3 for float16 outputs
 (torch.testing's defaults: a half-precision reference rounds every op's result, widejit's
-fused kernels round once).`,
+fused kernels round once).
+
+--shard I/K runs shard I of K: models [floor(I*N/K), floor((I+1)*N/K)) only, reading only
+those models' weights and rows of --inputs (which holds all N; shared inputs as they are);
+--check compares with the same rows of a file holding all N outputs. --out then holds those
+models' outputs, and its metadata says which models (widejit.models LO:HI, widejit.n) of
+which graph (widejit.graph_sha256: graph.json and the weights' content); ` + "`widejit merge`" + `
+stacks the parts back into the [N, ...] outputs, bit for bit those of an unsharded run.
+
+--device takes a list of devices of one kind (cuda:0,cuda:1, or cuda:all for every GPU):
+the N models are split across them in list order and run at once, and the outputs are
+stacked in model order; cpu:0,cpu:1 does the same with CPU executors sharing the cores.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runGraph(cmd, a, args[0], f) },
 	}
@@ -69,6 +79,14 @@ fused kernels round once).`,
 	fl.String("launch-timeout", "0s", "stop the run when one kernel launch takes longer, naming the kernel (0: no limit; config launch_timeout)")
 	fl.Int("memory-limit-mib", 0, "refuse a run that would allocate more (0: 80% of physical memory, -1: no limit; config memory_limit_mib)")
 	fl.IntVar(&f.batch, "batch", 0, "batch size of the generated inputs (default: the graph's; --inputs carry their own)")
+	fl.Int("repeat", 0, "run the plan R more times after the first and report the median time")
+	fl.Bool("compare", false, "run both modes (wide and sequential) and report the speedup")
+	fl.String("dropout", "eval", "eval (dropout is the identity) | mc (Monte Carlo: independent per-model masks from --seed)")
+	fl.Bool("explain", false, "print which nodes went into which kernel, with which strategy and why")
+	fl.Bool("profile", false, "time every kernel over the runs (--repeat) and print where the time goes")
+	fl.String("shard", "", "run shard I of K only: models [floor(I*N/K), floor((I+1)*N/K)), 0 <= I < K <= N (merge the parts with `widejit merge`)")
+	fl.String("trace", "", "write every kernel launch and host-device copy as Chrome trace-event JSON (Perfetto, chrome://tracing) to this file")
+	addPluginFlag(cmd)
 	return cmd
 }
 
@@ -87,7 +105,7 @@ func runGraph(cmd *cobra.Command, a *app, path string, f runFlags) error {
 	if f.rtol < 0 || f.atol < 0 || math.IsNaN(f.rtol) || math.IsNaN(f.atol) {
 		return usagef("--rtol and --atol must be >= 0")
 	}
-	g, err := loadGraphArg(path, f.n)
+	g, err := engine.LoadGraph(path, f.n)
 	if err != nil {
 		return err
 	}

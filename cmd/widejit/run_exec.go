@@ -18,17 +18,6 @@ import (
 // run_exec.go runs `widejit run` through the public API (package widejit) and adds the
 // execution flags (--repeat, --compare, --dropout, --explain, --profile).
 
-func init() {
-	extend("run", func(_ *app, cmd *cobra.Command) {
-		fl := cmd.Flags()
-		fl.Int("repeat", 0, "run the plan R more times after the first and report the median time")
-		fl.Bool("compare", false, "run both modes (wide and sequential) and report the speedup")
-		fl.String("dropout", "eval", "eval (dropout is the identity) | mc (Monte Carlo: independent per-model masks from --seed)")
-		fl.Bool("explain", false, "print which nodes went into which kernel, with which strategy and why")
-		fl.Bool("profile", false, "time every kernel over the runs (--repeat) and print where the time goes")
-	})
-}
-
 type execFlags struct {
 	repeat                    int
 	compare, explain, profile bool

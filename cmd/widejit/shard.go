@@ -17,65 +17,6 @@ import (
 // metadata that says which models an output file holds, several devices (--device
 // cuda:0,cuda:1) and --trace.
 
-func init() {
-	extend("run", func(_ *app, cmd *cobra.Command) {
-		fl := cmd.Flags()
-		fl.String("shard", "", "run shard I of K only: models [floor(I*N/K), floor((I+1)*N/K)), 0 <= I < K <= N (merge the parts with `widejit merge`)")
-		fl.String("trace", "", "write every kernel launch and host-device copy as Chrome trace-event JSON (Perfetto, chrome://tracing) to this file")
-		cmd.Long += `
-
---shard I/K runs shard I of K: models [floor(I*N/K), floor((I+1)*N/K)) only, reading only
-those models' weights and rows of --inputs (which holds all N; shared inputs as they are);
---check compares with the same rows of a file holding all N outputs. --out then holds those
-models' outputs, and its metadata says which models (widejit.models LO:HI, widejit.n) of
-which graph (widejit.graph_sha256: graph.json and the weights' content); ` + "`widejit merge`" + `
-stacks the parts back into the [N, ...] outputs, bit for bit those of an unsharded run.
-
---device takes a list of devices of one kind (cuda:0,cuda:1, or cuda:all for every GPU):
-the N models are split across them in list order and run at once, and the outputs are
-stacked in model order; cpu:0,cpu:1 does the same with CPU executors sharing the cores.`
-	})
-}
-
-func init() {
-	extend("cache populate", func(_ *app, cmd *cobra.Command) {
-		cmd.Flags().String("shards", "", "also compile for the shard sizes of each K in this comma-separated list (run --shard I/K, or --device with K devices: kernels depend on the models per shard)")
-	})
-}
-
-// shardGraphsFor adds to graphs (`cache populate`) one model range of each shard size of
-// each K of --shards (floor(N/K) and ceil(N/K) models): kernels are specialized for the
-// models they serve, so a cache that every shard hits needs those sizes.
-func shardGraphsFor(cmd *cobra.Command, graphs []*graph.Graph) ([]*graph.Graph, error) {
-	list, _ := cmd.Flags().GetString("shards")
-	ks, err := parseNList(list)
-	if err != nil {
-		return nil, usagef("--shards: %q is not a list of shard counts >= 1 (e.g. 4,8)", list)
-	}
-	out := graphs
-	for _, g := range graphs {
-		seen := map[int]bool{g.N: true}
-		for _, k := range ks {
-			if k > g.N {
-				return nil, usagef("--shards %d: K=%d shards of N=%d models would leave some empty; need K <= N", k, k, g.N)
-			}
-			for i := range k {
-				lo, hi := graph.ShardRange(i, k, g.N)
-				if seen[hi-lo] {
-					continue
-				}
-				seen[hi-lo] = true
-				sub, err := g.Models(lo, hi)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, sub)
-			}
-		}
-	}
-	return out, nil
-}
-
 // checkDeviceSetting accepts what engine.ParseDevices does (cuda:all without asking the
 // driver: that is the run's business).
 func checkDeviceSetting(device string) error {

@@ -1,149 +1,102 @@
-package main
+package kerneltool
 
 import (
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/spf13/cobra"
-
 	"github.com/widejit/widejit/graph/safetensors"
+	"github.com/widejit/widejit/internal/engine"
+	"github.com/widejit/widejit/internal/errkind"
 	"github.com/widejit/widejit/internal/outputs"
 	"github.com/widejit/widejit/jit"
-	"github.com/widejit/widejit/jit/device"
 	"github.com/widejit/widejit/triton"
 	"github.com/widejit/widejit/triton/ir"
 	"github.com/widejit/widejit/triton/syntax"
 )
 
-func init() { register("kernel", newKernelCmd) }
-
-func newKernelCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "kernel",
-		Short: "Run or inspect one Triton-language kernel",
-	}
-	cmd.AddCommand(newKernelRunCmd(a), newKernelIRCmd(a))
-	return cmd
+// Run is one `widejit kernel run`: the flags as given.
+type Run struct {
+	File, Fn        string   // the kernel file and its @triton.jit function
+	Grid            string   // X[,Y[,Z]]
+	Consts, Args    []string // NAME=VALUE: constexprs and scalar arguments
+	Inputs, Out     string   // safetensors files: a tensor per pointer parameter; the tensors after the run
+	NumWarps        int
+	Device          string // cpu | cuda | auto
+	Threads         int    // CPU executor workers (0: all cores)
+	CompilerVersion string // names this build in the (in-memory) compiler's keys
 }
 
-func newKernelRunCmd(a *app) *cobra.Command {
-	var fn, gridText, inputs, out, device string
-	var consts, argv []string
-	var numWarps int
-	cmd := &cobra.Command{
-		Use:   "run FILE.py --fn NAME --grid X[,Y[,Z]] --inputs IN.safetensors --out OUT.safetensors",
-		Short: "Run a kernel on tensors from a safetensors file and write them back after the run",
-		Long: `Binds each pointer parameter to the tensor of the same name in IN (its dtype gives the
-pointer type), scalar parameters to --arg NAME=VALUE (int: i32, or i64 when it does not fit;
-float: fp32; true/false: i1), and constexprs to --const NAME=VALUE (int, float, true/false,
-a dtype such as tl.float16, else a string). After the run, every bound tensor is written to OUT.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if fn == "" || gridText == "" || inputs == "" || out == "" {
-				return usagef("kernel run: --fn, --grid, --inputs and --out are required")
-			}
-			grid, err := parseGrid(gridText)
-			if err != nil {
-				return err
-			}
-			cv, err := parseConsts(consts)
-			if err != nil {
-				return err
-			}
-			scalars, err := parseKernelArgs(argv)
-			if err != nil {
-				return err
-			}
-			text, def, err := readKernel(args[0], fn)
-			if err != nil {
-				return err
-			}
-			dev, err := openDevice(a, device)
-			if err != nil {
-				return err
-			}
-			defer dev.Close()
-			in, err := safetensors.Open(inputs)
-			if err != nil {
-				return err
-			}
-			defer in.Close()
-			return runKernel(a, dev, kernelRun{
-				file: args[0], text: text, def: def, grid: grid, consts: cv, scalars: scalars,
-				in: in, out: out, numWarps: numWarps,
-			})
-		},
+// Do checks the flags, binds every parameter, runs the kernel once on the device and writes
+// every bound tensor to Out. Errors in the flags or the binding are errkind.Usage.
+func (r Run) Do() error {
+	if r.Fn == "" || r.Grid == "" || r.Inputs == "" || r.Out == "" {
+		return errkind.Usagef("kernel run: --fn, --grid, --inputs and --out are required")
 	}
-	f := cmd.Flags()
-	f.StringVar(&fn, "fn", "", "the @triton.jit function to run")
-	f.StringVar(&gridText, "grid", "", "launch grid X[,Y[,Z]]")
-	f.StringArrayVar(&consts, "const", nil, "constexpr NAME=VALUE (repeatable)")
-	f.StringArrayVar(&argv, "arg", nil, "scalar argument NAME=VALUE (repeatable)")
-	f.StringVar(&inputs, "inputs", "", "safetensors file with a tensor per pointer parameter")
-	f.StringVar(&out, "out", "", "safetensors file to write the bound tensors to after the run")
-	f.IntVar(&numWarps, "num-warps", 4, "warps per program (GPU only; part of the specialization)")
-	f.StringVar(&device, "device", "", "device: cpu, cuda or auto (default: the device config value)")
-	return cmd
+	grid, err := parseGrid(r.Grid)
+	if err != nil {
+		return err
+	}
+	cv, err := parseConsts(r.Consts)
+	if err != nil {
+		return err
+	}
+	scalars, err := parseKernelArgs(r.Args)
+	if err != nil {
+		return err
+	}
+	text, def, err := readKernel(r.File, r.Fn)
+	if err != nil {
+		return err
+	}
+	dev, err := engine.OpenDevice(r.Device, r.Threads)
+	if err != nil {
+		return err
+	}
+	defer dev.Close()
+	in, err := safetensors.Open(r.Inputs)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	return runKernel(dev, kernelRun{
+		file: r.File, text: text, def: def, grid: grid, consts: cv, scalars: scalars,
+		in: in, out: r.Out, numWarps: r.NumWarps, version: r.CompilerVersion,
+	})
 }
 
-func newKernelIRCmd(a *app) *cobra.Command {
-	var fn, sigText string
-	var consts []string
-	cmd := &cobra.Command{
-		Use:   "ir FILE.py --fn NAME --sig NAME=*fp32,NAME=i32,... [--const NAME=VALUE]...",
-		Short: "Print the specialized tile IR of a kernel",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if fn == "" {
-				return usagef("kernel ir: --fn is required")
-			}
-			sig := map[string]string{}
-			if sigText != "" {
-				for _, item := range strings.Split(sigText, ",") {
-					name, typ, ok := strings.Cut(strings.TrimSpace(item), "=")
-					if !ok || name == "" || typ == "" {
-						return usagef("kernel ir: --sig entry %q: expected NAME=TYPE (e.g. x_ptr=*fp32, n=i32)", item)
-					}
-					sig[name] = typ
-				}
-			}
-			cv, err := parseConsts(consts)
-			if err != nil {
-				return err
-			}
-			text, _, err := readKernel(args[0], fn)
-			if err != nil {
-				return err
-			}
-			f, err := triton.Specialize(args[0], text, fn, sig, cv)
-			if err != nil {
-				return err
-			}
-			fmt.Fprint(a.stdout, f.String())
-			return nil
-		},
+// IR is `widejit kernel ir`: the tile IR of fn in file, specialized for sig (NAME=TYPE,...)
+// and consts (NAME=VALUE).
+func IR(file, fn, sig string, consts []string) (string, error) {
+	if fn == "" {
+		return "", errkind.Usagef("kernel ir: --fn is required")
 	}
-	cmd.Flags().StringVar(&fn, "fn", "", "the @triton.jit function")
-	cmd.Flags().StringVar(&sigText, "sig", "", "runtime parameter types NAME=TYPE,... (*fp32, *fp16, i32, i64, fp32, i1)")
-	cmd.Flags().StringArrayVar(&consts, "const", nil, "constexpr NAME=VALUE (repeatable)")
-	return cmd
-}
-
-// openDevice opens the device named by --device (else the configured one): auto uses the GPU
-// when the CUDA driver finds one and the CPU otherwise.
-func openDevice(a *app, name string) (jit.Device, error) {
-	if name == "" {
-		name = a.v.GetString("device")
+	types := map[string]string{}
+	if sig != "" {
+		for _, item := range strings.Split(sig, ",") {
+			name, typ, ok := strings.Cut(strings.TrimSpace(item), "=")
+			if !ok || name == "" || typ == "" {
+				return "", errkind.Usagef("kernel ir: --sig entry %q: expected NAME=TYPE (e.g. x_ptr=*fp32, n=i32)", item)
+			}
+			types[name] = typ
+		}
 	}
-	if !slices.Contains(device.Kinds, name) && name != "" {
-		return nil, usagef("--device %q: expected one of %s", name, strings.Join(device.Kinds, ", "))
+	cv, err := parseConsts(consts)
+	if err != nil {
+		return "", err
 	}
-	return device.Open(name, a.v.GetInt("threads"))
+	text, _, err := readKernel(file, fn)
+	if err != nil {
+		return "", err
+	}
+	f, err := triton.Specialize(file, text, fn, types, cv)
+	if err != nil {
+		return "", err
+	}
+	return f.String(), nil
 }
 
 // readKernel reads the file and finds fn's definition (for its parameter list).
@@ -183,9 +136,10 @@ type kernelRun struct {
 	in         *safetensors.File
 	out        string
 	numWarps   int
+	version    string
 }
 
-func runKernel(a *app, dev jit.Device, r kernelRun) error {
+func runKernel(dev jit.Device, r kernelRun) error {
 	sig := map[string]string{}
 	var args []jit.Arg
 	type bound struct {
@@ -197,20 +151,20 @@ func runKernel(a *app, dev jit.Device, r kernelRun) error {
 	for _, p := range r.def.Params {
 		known[p.Name] = true
 		if _, ok := r.scalars[p.Name]; ok && isConstexprParam(p) {
-			return usagef("kernel run: %s is a constexpr: give it with --const, not --arg", p.Name)
+			return errkind.Usagef("kernel run: %s is a constexpr: give it with --const, not --arg", p.Name)
 		}
 		if _, ok := r.consts[p.Name]; ok && !isConstexprParam(p) {
-			return usagef("kernel run: %s is a runtime parameter: give it with --arg or a tensor, not --const", p.Name)
+			return errkind.Usagef("kernel run: %s is a runtime parameter: give it with --arg or a tensor, not --const", p.Name)
 		}
 	}
 	for name := range r.scalars {
 		if !known[name] {
-			return usagef("kernel run: --arg %s: kernel %s has no such parameter", name, r.def.Name)
+			return errkind.Usagef("kernel run: --arg %s: kernel %s has no such parameter", name, r.def.Name)
 		}
 	}
 	for name := range r.consts {
 		if !known[name] {
-			return usagef("kernel run: --const %s: kernel %s has no such parameter", name, r.def.Name)
+			return errkind.Usagef("kernel run: --const %s: kernel %s has no such parameter", name, r.def.Name)
 		}
 	}
 	for _, p := range r.def.Params {
@@ -219,7 +173,7 @@ func runKernel(a *app, dev jit.Device, r kernelRun) error {
 		}
 		if info, ok := r.in.Info(p.Name); ok {
 			if _, dup := r.scalars[p.Name]; dup {
-				return usagef("kernel run: %s is bound twice: a tensor in %s and --arg", p.Name, r.in.Path())
+				return errkind.Usagef("kernel run: %s is bound twice: a tensor in %s and --arg", p.Name, r.in.Path())
 			}
 			dt, err := irDType(info.DType)
 			if err != nil {
@@ -261,7 +215,7 @@ func runKernel(a *app, dev jit.Device, r kernelRun) error {
 		}
 		args = append(args, jit.Arg{Scalar: v})
 	}
-	c := jit.NewCompiler(jit.CompilerOptions{Version: buildVersion()})
+	c := jit.NewCompiler(jit.CompilerOptions{Version: r.version})
 	k, err := c.Load(dev, jit.Source{File: r.file, Text: r.text, Fn: r.def.Name},
 		jit.Spec{Sig: sig, Consts: r.consts, NumWarps: r.numWarps})
 	if err != nil {
@@ -318,12 +272,12 @@ func parseGrid(s string) ([3]int, error) {
 	g := [3]int{1, 1, 1}
 	parts := strings.Split(s, ",")
 	if len(parts) > 3 {
-		return g, usagef("--grid %q: at most 3 dimensions", s)
+		return g, errkind.Usagef("--grid %q: at most 3 dimensions", s)
 	}
 	for i, p := range parts {
 		n, err := strconv.Atoi(strings.TrimSpace(p))
 		if err != nil || n < 1 {
-			return g, usagef("--grid %q: dimension %d must be a positive integer", s, i)
+			return g, errkind.Usagef("--grid %q: dimension %d must be a positive integer", s, i)
 		}
 		g[i] = n
 	}
@@ -334,7 +288,7 @@ func splitAssign(flag, item string) (string, string, error) {
 	name, val, ok := strings.Cut(item, "=")
 	name = strings.TrimSpace(name)
 	if !ok || name == "" {
-		return "", "", usagef("--%s %q: expected NAME=VALUE", flag, item)
+		return "", "", errkind.Usagef("--%s %q: expected NAME=VALUE", flag, item)
 	}
 	return name, strings.TrimSpace(val), nil
 }
@@ -348,7 +302,7 @@ func parseAssignments(flag string, items []string, parse func(name, val string) 
 			return nil, err
 		}
 		if _, dup := out[name]; dup {
-			return nil, usagef("--%s %s given twice", flag, name)
+			return nil, errkind.Usagef("--%s %s given twice", flag, name)
 		}
 		if out[name], err = parse(name, val); err != nil {
 			return nil, err
@@ -397,6 +351,6 @@ func parseKernelArgs(items []string) (map[string]any, error) {
 		if v, ok := parseScalar(val); ok {
 			return v, nil
 		}
-		return nil, usagef("--arg %s=%q: expected an int, a float, true or false", name, val)
+		return nil, errkind.Usagef("--arg %s=%q: expected an int, a float, true or false", name, val)
 	})
 }

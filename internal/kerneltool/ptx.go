@@ -1,64 +1,36 @@
-package main
+package kerneltool
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/spf13/cobra"
-
+	"github.com/widejit/widejit/internal/errkind"
 	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/jit/ptx"
 	"github.com/widejit/widejit/lowering"
 )
 
-// Adds `--arch sm_80,sm_90` to `widejit kernel dump`: each kernel's PTX is also written, as
-// DIR/<kernel>.<arch>.ptx.
-func init() { extend("kernel dump", addDumpArch) }
-
-func addDumpArch(_ *app, cmd *cobra.Command) {
-	var archList string
-	cmd.Flags().StringVar(&archList, "arch", "", "also write each kernel's PTX for these archs (sm_80,sm_90)")
-	run := cmd.RunE
-	cmd.RunE = func(c *cobra.Command, args []string) error {
-		var archs []string
-		if archList != "" {
-			for _, s := range strings.Split(archList, ",") {
-				s = strings.TrimSpace(s)
-				if !ptx.ValidArch(s) {
-					return usagef("--arch %q: expected a comma-separated list of %s", s, strings.Join(ptx.Archs, ", "))
-				}
-				archs = append(archs, s)
-			}
-		}
-		if err := run(c, args); err != nil || len(archs) == 0 {
-			return err
-		}
-		var lf loweringFlags
-		fl := c.Flags()
-		lf.n, _ = fl.GetInt("n")
-		lf.mode, _ = fl.GetString("mode")
-		lf.noFusion, _ = fl.GetBool("no-fusion")
-		lf.strategy, _ = fl.GetString("strategy")
-		lf.dropout, _ = fl.GetString("dropout")
-		lf.seed, _ = fl.GetInt64("seed")
-		plan, err := lf.lower(args[0])
-		if err != nil {
-			return err
-		}
-		dir, _ := fl.GetString("dir")
-		n, err := writePlanPTX(plan, dir, archs)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(c.OutOrStdout(), "wrote %d PTX files to %s (%s)\n", n, dir, strings.Join(archs, ", "))
-		return err
+// ParseArchs reads `kernel dump --arch`: a comma-separated list of PTX archs (sm_80,sm_90);
+// "" is none.
+func ParseArchs(list string) ([]string, error) {
+	if list == "" {
+		return nil, nil
 	}
+	var archs []string
+	for _, s := range strings.Split(list, ",") {
+		s = strings.TrimSpace(s)
+		if !ptx.ValidArch(s) {
+			return nil, errkind.Usagef("--arch %q: expected a comma-separated list of %s", s, strings.Join(ptx.Archs, ", "))
+		}
+		archs = append(archs, s)
+	}
+	return archs, nil
 }
 
-// writePlanPTX writes the PTX of every distinct kernel of plan for each arch.
-func writePlanPTX(plan *lowering.Plan, dir string, archs []string) (int, error) {
+// WritePTX writes the PTX of every distinct kernel of plan for each arch, as
+// DIR/<kernel>.<arch>.ptx; it returns how many files it wrote.
+func WritePTX(plan *lowering.Plan, dir string, archs []string) (int, error) {
 	comp := jit.NewCompiler(jit.CompilerOptions{})
 	written := 0
 	seen := map[*lowering.KernelSource]bool{}
