@@ -14,6 +14,7 @@ import (
 
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/graph/safetensors"
+	"github.com/widejit/widejit/internal/config"
 	"github.com/widejit/widejit/internal/outputs"
 )
 
@@ -193,7 +194,7 @@ func TestConfigSources(t *testing.T) {
 	// flags beat the environment
 	code, out, _ = runCLI(t, "config", "--json", "--cache-dir", "/tmp/flagcache")
 	var doc struct {
-		Keys []configEntry `json:"keys"`
+		Keys []config.Entry `json:"keys"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 {
 		t.Fatalf("json: %v\n%s", err, out)

@@ -1,27 +1,26 @@
-package main
+package config
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cast"
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
 	"github.com/widejit/widejit/internal/engine"
+	"github.com/widejit/widejit/internal/errkind"
 )
 
-// Configuration keys. Layering (lowest first): defaults < config file < WIDEJIT_* environment
-// < flags. A key's flag, where it has one, carries the same name with '_' as '-'.
-var configDefaults = map[string]any{
+// Defaults are the configuration keys and their defaults. Layering (lowest first): defaults
+// < config file < WIDEJIT_* environment < flags. A key's flag, where it has one, carries the
+// same name with '_' as '-'.
+var Defaults = map[string]any{
 	"device":            "auto", // auto | cpu | cuda
 	"cache_dir":         "",     // empty: $XDG_CACHE_HOME/widejit
 	"no_cache":          false,
@@ -34,40 +33,33 @@ var configDefaults = map[string]any{
 	"memory_limit_mib":  0,     // what a run may allocate; 0: 80% of physical memory, -1: none
 }
 
-func addGlobalFlags(a *app, root *cobra.Command) {
-	f := root.PersistentFlags()
-	f.String("config", "", "config file (default $XDG_CONFIG_HOME/widejit/config.yaml)")
-	f.String("cache-dir", "", "kernel cache directory (default $XDG_CACHE_HOME/widejit)")
-	f.Bool("no-cache", false, "do not read or write the kernel cache")
-	f.Int("threads", 0, "CPU executor worker count (0: all cores)")
-	f.Bool("cache-read-only", false, "read the kernel cache without writing it (a shared, pre-populated cache)")
-}
-
-// loadConfig layers defaults, the config file, the environment and the flags of cmd into a.v.
-func loadConfig(a *app, cmd *cobra.Command) error {
-	v := a.v
-	for k, d := range configDefaults {
+// Load layers the defaults, the config file (--config, else DefaultPath), the WIDEJIT_*
+// environment and flags (every flag but --config sets the key of its name, '-' as '_') into
+// v, and checks the values (Check) unless check is false. A config file that cannot be read
+// is errkind.Usage, and so are bad values; a missing default file is not an error.
+func Load(v *viper.Viper, flags *pflag.FlagSet, check bool) error {
+	for k, d := range Defaults {
 		v.SetDefault(k, d)
 	}
 	v.SetEnvPrefix("WIDEJIT")
 	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
 	v.AutomaticEnv()
-	path, _ := cmd.Flags().GetString("config")
+	path, _ := flags.GetString("config")
 	explicit := path != ""
 	if !explicit {
-		path = defaultConfigPath()
+		path = DefaultPath()
 	}
 	if path != "" {
 		v.SetConfigFile(path)
 		if err := v.ReadInConfig(); err != nil {
 			var notFound *os.PathError
 			if explicit || !errors.As(err, &notFound) {
-				return usagef("config file %s: %w", path, err)
+				return errkind.Usagef("config file %s: %w", path, err)
 			}
 		}
 	}
 	var bindErr error
-	cmd.Flags().VisitAll(func(fl *pflag.Flag) {
+	flags.VisitAll(func(fl *pflag.Flag) {
 		key := strings.ReplaceAll(fl.Name, "-", "_")
 		if key == "config" {
 			return
@@ -79,22 +71,23 @@ func loadConfig(a *app, cmd *cobra.Command) error {
 	if bindErr != nil {
 		return bindErr
 	}
-	if cmd.Name() == "config" {
-		return nil // it prints every value and then the problems
+	if !check {
+		return nil
 	}
 	var probs []string
-	for _, p := range configProblems(v, cmd) {
+	for _, p := range Problems(v, flags) {
 		if !strings.Contains(p, ": unknown key in ") {
 			probs = append(probs, p)
 		}
 	}
 	if len(probs) > 0 {
-		return usagef("invalid configuration (see widejit config):\n  %s", strings.Join(probs, "\n  "))
+		return errkind.Usagef("invalid configuration (see widejit config):\n  %s", strings.Join(probs, "\n  "))
 	}
 	return nil
 }
 
-func defaultConfigPath() string {
+// DefaultPath is $XDG_CONFIG_HOME/widejit/config.yaml (~/.config when unset).
+func DefaultPath() string {
 	dir := os.Getenv("XDG_CONFIG_HOME")
 	if dir == "" {
 		home, err := os.UserHomeDir()
@@ -106,28 +99,28 @@ func defaultConfigPath() string {
 	return filepath.Join(dir, "widejit", "config.yaml")
 }
 
-// configEntry is one key's effective value and where it came from.
-type configEntry struct {
+// Entry is one key's effective value and where it came from.
+type Entry struct {
 	Key    string `json:"key"`
 	Value  any    `json:"value"`
 	Source string `json:"source"` // "default", "file PATH", "env WIDEJIT_X", "flag --x"
 }
 
-// configSources resolves every known key the way viper does (flag > env > file > default)
-// and says which layer won.
-func configSources(v *viper.Viper, cmd *cobra.Command) []configEntry {
-	keys := make([]string, 0, len(configDefaults))
-	for k := range configDefaults {
+// Sources resolves every known key the way viper does (flag > env > file > default) and
+// says which layer won.
+func Sources(v *viper.Viper, flags *pflag.FlagSet) []Entry {
+	keys := make([]string, 0, len(Defaults))
+	for k := range Defaults {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	out := make([]configEntry, 0, len(keys))
+	out := make([]Entry, 0, len(keys))
 	for _, k := range keys {
 		flagName := strings.ReplaceAll(k, "_", "-")
 		env := "WIDEJIT_" + strings.ToUpper(k)
 		src := "default"
 		switch {
-		case cmd.Flags().Lookup(flagName) != nil && cmd.Flags().Changed(flagName):
+		case flags.Lookup(flagName) != nil && flags.Changed(flagName):
 			src = "flag --" + flagName
 		case os.Getenv(env) != "":
 			src = "env " + env
@@ -138,16 +131,16 @@ func configSources(v *viper.Viper, cmd *cobra.Command) []configEntry {
 		if k == "plugins" {
 			val = v.GetStringSlice(k)
 		}
-		out = append(out, configEntry{Key: k, Value: val, Source: src})
+		out = append(out, Entry{Key: k, Value: val, Source: src})
 	}
 	return out
 }
 
-// configProblems checks the effective values, each named with the layer it came from (flag,
+// Problems checks the effective values, each named with the layer it came from (flag,
 // environment, file), and flags unknown keys in the file.
-func configProblems(v *viper.Viper, cmd *cobra.Command) []string {
+func Problems(v *viper.Viper, flags *pflag.FlagSet) []string {
 	source := map[string]string{}
-	for _, e := range configSources(v, cmd) {
+	for _, e := range Sources(v, flags) {
 		source[e.Key] = e.Source
 	}
 	var probs []string
@@ -168,7 +161,7 @@ func configProblems(v *viper.Viper, cmd *cobra.Command) []string {
 	if _, err := cast.ToBoolE(v.Get("no_cache")); err != nil {
 		bad("no_cache", "%q is not true or false", fmt.Sprint(v.Get("no_cache")))
 	}
-	if d := v.GetString("device"); checkDeviceSetting(d) != nil {
+	if d := v.GetString("device"); CheckDevice(d) != nil {
 		_, why := engine.ParseDevices(d)
 		bad("device", "%q is not one of auto, cpu, cuda or a list of devices of one kind (cuda:0,cuda:1, cuda:all, cpu:0,cpu:1): %v", d, why)
 	}
@@ -190,14 +183,14 @@ func configProblems(v *viper.Viper, cmd *cobra.Command) []string {
 	if _, err := cast.ToBoolE(v.Get("cache_read_only")); err != nil {
 		bad("cache_read_only", "%q is not true or false", fmt.Sprint(v.Get("cache_read_only")))
 	}
-	known := make([]string, 0, len(configDefaults))
-	for k := range configDefaults {
+	known := make([]string, 0, len(Defaults))
+	for k := range Defaults {
 		known = append(known, k)
 	}
 	sort.Strings(known)
 	if v.ConfigFileUsed() != "" {
 		for _, k := range v.AllKeys() {
-			if _, ok := configDefaults[k]; !ok && v.InConfig(k) {
+			if _, ok := Defaults[k]; !ok && v.InConfig(k) {
 				probs = append(probs, fmt.Sprintf("%s: unknown key in %s (known: %s)", k, v.ConfigFileUsed(), strings.Join(known, ", ")))
 			}
 		}
@@ -206,55 +199,14 @@ func configProblems(v *viper.Viper, cmd *cobra.Command) []string {
 	return probs
 }
 
-func newConfigCmd(a *app) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "config",
-		Short: "Print the effective configuration and where each value comes from",
-		Long: `Print every configuration key, its effective value and its source. Layering, lowest
-first: defaults < $XDG_CONFIG_HOME/widejit/config.yaml (or --config) < WIDEJIT_* environment
-variables (WIDEJIT_CACHE_DIR, ...) < flags (--cache-dir, ...).`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			entries := configSources(a.v, cmd)
-			probs := configProblems(a.v, cmd)
-			file := a.v.ConfigFileUsed()
-			_, statErr := os.Stat(file)
-			found := file != "" && statErr == nil
-			if asJSON {
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(map[string]any{"config_file": file, "config_file_found": found, "keys": entries, "problems": probs}); err != nil {
-					return err
-				}
-			} else {
-				state := "not found"
-				if found {
-					state = "read"
-				}
-				fmt.Fprintf(a.stdout, "config file: %s (%s)\n", file, state)
-				w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(w, "KEY\tVALUE\tSOURCE")
-				for _, e := range entries {
-					val := fmt.Sprint(e.Value)
-					if s, ok := e.Value.([]string); ok {
-						val = "[" + strings.Join(s, ",") + "]"
-					}
-					if val == "" {
-						val = `""`
-					}
-					fmt.Fprintf(w, "%s\t%s\t%s\n", e.Key, val, e.Source)
-				}
-				if err := w.Flush(); err != nil {
-					return err
-				}
-			}
-			if len(probs) > 0 {
-				return usagef("invalid configuration:\n  %s", strings.Join(probs, "\n  "))
-			}
-			return nil
-		},
+// CheckDevice accepts what engine.ParseDevices does (cuda:all without asking the
+// driver: that is the run's business).
+func CheckDevice(device string) error {
+	if device == "cuda:all" {
+		return nil
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
+	if _, err := engine.ParseDevices(device); err != nil {
+		return errkind.Usagef("device (--device, WIDEJIT_DEVICE or the config file): %v", err)
+	}
+	return nil
 }

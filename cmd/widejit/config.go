@@ -1,0 +1,81 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/widejit/widejit/internal/config"
+)
+
+func addGlobalFlags(a *app, root *cobra.Command) {
+	f := root.PersistentFlags()
+	f.String("config", "", "config file (default $XDG_CONFIG_HOME/widejit/config.yaml)")
+	f.String("cache-dir", "", "kernel cache directory (default $XDG_CACHE_HOME/widejit)")
+	f.Bool("no-cache", false, "do not read or write the kernel cache")
+	f.Int("threads", 0, "CPU executor worker count (0: all cores)")
+	f.Bool("cache-read-only", false, "read the kernel cache without writing it (a shared, pre-populated cache)")
+}
+
+// loadConfig layers the configuration into a.v for cmd (internal/config); `widejit config`
+// prints every value before its problems, so it checks them itself.
+func loadConfig(a *app, cmd *cobra.Command) error {
+	return config.Load(a.v, cmd.Flags(), cmd.Name() != "config")
+}
+
+func newConfigCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Print the effective configuration and where each value comes from",
+		Long: `Print every configuration key, its effective value and its source. Layering, lowest
+first: defaults < $XDG_CONFIG_HOME/widejit/config.yaml (or --config) < WIDEJIT_* environment
+variables (WIDEJIT_CACHE_DIR, ...) < flags (--cache-dir, ...).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			entries := config.Sources(a.v, cmd.Flags())
+			probs := config.Problems(a.v, cmd.Flags())
+			file := a.v.ConfigFileUsed()
+			_, statErr := os.Stat(file)
+			found := file != "" && statErr == nil
+			if asJSON {
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(map[string]any{"config_file": file, "config_file_found": found, "keys": entries, "problems": probs}); err != nil {
+					return err
+				}
+			} else {
+				state := "not found"
+				if found {
+					state = "read"
+				}
+				fmt.Fprintf(a.stdout, "config file: %s (%s)\n", file, state)
+				w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(w, "KEY\tVALUE\tSOURCE")
+				for _, e := range entries {
+					val := fmt.Sprint(e.Value)
+					if s, ok := e.Value.([]string); ok {
+						val = "[" + strings.Join(s, ",") + "]"
+					}
+					if val == "" {
+						val = `""`
+					}
+					fmt.Fprintf(w, "%s\t%s\t%s\n", e.Key, val, e.Source)
+				}
+				if err := w.Flush(); err != nil {
+					return err
+				}
+			}
+			if len(probs) > 0 {
+				return usagef("invalid configuration:\n  %s", strings.Join(probs, "\n  "))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
