@@ -34,6 +34,21 @@ func runFresh(t *testing.T, plan *lowering.Plan, g *graph.Graph, inputs map[stri
 	return outs
 }
 
+// load lowers g with the default options and loads the plan on a CPU device.
+func load(t *testing.T, g *graph.Graph, threads int) *Runner {
+	t.Helper()
+	plan, err := lowering.Lower(g, lowering.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(plan, cpu.NewDevice(threads), testCompiler, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	return r
+}
+
 // RunInto writes into the tensors it is given when they fit, and the values are Run's.
 func TestRunIntoReusesOutputMemory(t *testing.T) {
 	g, err := graph.Load("../lowering/testdata/hostile/init_mlp.json")
@@ -41,15 +56,7 @@ func TestRunIntoReusesOutputMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	ins, _ := g.GenerateInputs(1)
-	plan, err := lowering.Lower(g, lowering.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := New(plan, cpu.NewDevice(2), testCompiler, g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := load(t, g, 2)
 	first, err := r.Run(ins)
 	if err != nil {
 		t.Fatal(err)
@@ -86,16 +93,7 @@ func TestEmbeddingIndexOutOfRange(t *testing.T) {
 	bad.Data = append([]byte(nil), tok.Data...)
 	bad.Data[8*5] = 23 // element [0, 0, 5] (int64 little-endian): one past the 23 rows
 	ins["tok"] = &bad
-	plan, err := lowering.Lower(g, lowering.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := New(plan, cpu.NewDevice(1), testCompiler, g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	_, err = r.Run(ins)
+	_, err = load(t, g, 1).Run(ins)
 	if err == nil || !strings.Contains(err.Error(), `input "tok": index 23 at [0 0 5] is out of range for emb (23 rows)`) {
 		t.Fatalf("got %v", err)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -43,9 +42,7 @@ variables (WIDEJIT_CACHE_DIR, ...) < flags (--cache-dir, ...).`,
 			_, statErr := os.Stat(file)
 			found := file != "" && statErr == nil
 			if asJSON {
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(map[string]any{"config_file": file, "config_file_found": found, "keys": entries, "problems": probs}); err != nil {
+				if err := printJSON(a.stdout, map[string]any{"config_file": file, "config_file_found": found, "keys": entries, "problems": probs}); err != nil {
 					return err
 				}
 			} else {

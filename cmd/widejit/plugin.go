@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/widejit/widejit/internal/config"
 	"github.com/widejit/widejit/internal/engine"
 	"github.com/widejit/widejit/plugins"
 	"github.com/widejit/widejit/plugins/abi"
@@ -54,24 +54,10 @@ gave, its note, and the per-call latency. Exits 1 if the plugin fails to load or
 	return cmd
 }
 
-// engineConfig is the configuration's device, threads, cache and plugins (the config file's
-// 'plugins:' followed by extra) for the engine, warnings to stderr.
+// engineConfig is the configuration for the engine, with the plugins of extra after the
+// config file's, warnings to stderr.
 func engineConfig(a *app, extra []string) engine.Config {
-	deadline, _ := time.ParseDuration(a.v.GetString("plugin_deadline")) // checked by loadConfig
-	launch, _ := time.ParseDuration(a.v.GetString("launch_timeout"))
-	return engine.Config{Device: a.v.GetString("device"), Threads: a.v.GetInt("threads"), CacheDir: cacheDir(a),
-		NoCache: a.v.GetBool("no_cache"), CacheReadOnly: a.v.GetBool("cache_read_only"),
-		Plugins:        append(slices.Clone(a.v.GetStringSlice("plugins")), extra...),
-		PluginDeadline: deadline, PluginMemoryMiB: a.v.GetInt("plugin_memory_mib"), Version: buildVersion(), Warn: cacheWarner(a),
-		LaunchTimeout: launch, MemoryLimit: memoryLimit(a)}
-}
-
-// memoryLimit is memory_limit_mib in bytes (0: the default, negative: no limit).
-func memoryLimit(a *app) int64 {
-	if m := a.v.GetInt64("memory_limit_mib"); m != 0 {
-		return m << 20
-	}
-	return 0
+	return config.Engine(a.v, extra, buildVersion(), cacheWarner(a))
 }
 
 func pluginCheck(ctx context.Context, a *app, path string, opts plugins.Options, reps int) error {

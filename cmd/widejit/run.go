@@ -94,7 +94,7 @@ func runGraph(cmd *cobra.Command, a *app, path string, f runFlags) error {
 	if f.rtol < 0 || f.atol < 0 || math.IsNaN(f.rtol) || math.IsNaN(f.atol) {
 		return usagef("--rtol and --atol must be >= 0")
 	}
-	f.GraphFile, f.Options = path, modelOptions(a, cmd, device)
+	f.GraphFile, f.Options = path, config.ModelOptions(a.v, pluginFlag(cmd), cacheWarner(a))
 	job, err := runjob.Prepare(f.Request)
 	if err != nil {
 		return err
@@ -223,25 +223,6 @@ func printRunSummary(w io.Writer, g *graph.Graph, device string, f runFlags, res
 		return tw.Flush()
 	}
 	return nil
-}
-
-// modelOptions are the public API's options for the configuration of a (device, threads,
-// cache, plugins, warnings to stderr).
-func modelOptions(a *app, cmd *cobra.Command, device string) []widejit.Option {
-	opts := []widejit.Option{widejit.WithDevice(device), widejit.WithThreads(a.v.GetInt("threads")),
-		widejit.WithCacheDir(a.v.GetString("cache_dir")),
-		widejit.WithWarnings(func(msg string) { fmt.Fprintf(a.stderr, "widejit: warning: %s\n", msg) }),
-		widejit.WithPlugins(append(a.v.GetStringSlice("plugins"), pluginFlag(cmd)...)...)}
-	if a.v.GetBool("no_cache") {
-		opts = append(opts, widejit.WithoutCache())
-	}
-	if a.v.GetBool("cache_read_only") {
-		opts = append(opts, widejit.WithCacheReadOnly())
-	}
-	launch, _ := time.ParseDuration(a.v.GetString("launch_timeout")) // checked with the configuration
-	opts = append(opts, widejit.WithLaunchTimeout(launch), widejit.WithMemoryLimit(memoryLimit(a)))
-	deadline, _ := time.ParseDuration(a.v.GetString("plugin_deadline")) // checked with the configuration
-	return append(opts, widejit.WithPluginLimits(deadline, a.v.GetInt("plugin_memory_mib")))
 }
 
 // describeModels is "n=8 models", or "models [3, 6) of n=8" for a model range.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/widejit/widejit"
 	"github.com/widejit/widejit/internal/engine"
 	"github.com/widejit/widejit/internal/errkind"
 )
@@ -209,4 +211,43 @@ func CheckDevice(device string) error {
 		return errkind.Usagef("device (--device, WIDEJIT_DEVICE or the config file): %v", err)
 	}
 	return nil
+}
+
+// Engine is the configuration in v for the engine: device, threads, cache, limits and the
+// plugins (the config file's 'plugins:' followed by extra); version names the build in
+// cache keys, warn gets the warnings.
+func Engine(v *viper.Viper, extra []string, version string, warn func(string)) engine.Config {
+	deadline, _ := time.ParseDuration(v.GetString("plugin_deadline")) // checked by Load
+	launch, _ := time.ParseDuration(v.GetString("launch_timeout"))
+	return engine.Config{Device: v.GetString("device"), Threads: v.GetInt("threads"), CacheDir: v.GetString("cache_dir"),
+		NoCache: v.GetBool("no_cache"), CacheReadOnly: v.GetBool("cache_read_only"),
+		Plugins:        append(slices.Clone(v.GetStringSlice("plugins")), extra...),
+		PluginDeadline: deadline, PluginMemoryMiB: v.GetInt("plugin_memory_mib"), Version: version, Warn: warn,
+		LaunchTimeout: launch, MemoryLimit: memoryLimit(v)}
+}
+
+// ModelOptions are the public API's options for the configuration in v: device, threads,
+// cache, limits, plugins (the config file's, then extra), warnings to warn.
+func ModelOptions(v *viper.Viper, extra []string, warn func(string)) []widejit.Option {
+	opts := []widejit.Option{widejit.WithDevice(v.GetString("device")), widejit.WithThreads(v.GetInt("threads")),
+		widejit.WithCacheDir(v.GetString("cache_dir")), widejit.WithWarnings(warn),
+		widejit.WithPlugins(append(v.GetStringSlice("plugins"), extra...)...)}
+	if v.GetBool("no_cache") {
+		opts = append(opts, widejit.WithoutCache())
+	}
+	if v.GetBool("cache_read_only") {
+		opts = append(opts, widejit.WithCacheReadOnly())
+	}
+	launch, _ := time.ParseDuration(v.GetString("launch_timeout")) // checked by Load
+	opts = append(opts, widejit.WithLaunchTimeout(launch), widejit.WithMemoryLimit(memoryLimit(v)))
+	deadline, _ := time.ParseDuration(v.GetString("plugin_deadline"))
+	return append(opts, widejit.WithPluginLimits(deadline, v.GetInt("plugin_memory_mib")))
+}
+
+// memoryLimit is memory_limit_mib in bytes (0: the default, negative: no limit).
+func memoryLimit(v *viper.Viper) int64 {
+	if m := v.GetInt64("memory_limit_mib"); m != 0 {
+		return m << 20
+	}
+	return 0
 }

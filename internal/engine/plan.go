@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/widejit/widejit/autotune"
 	"github.com/widejit/widejit/graph"
@@ -68,11 +67,7 @@ func (c Config) Explain(ctx context.Context, path string, o PlanOptions, showPla
 	o.Device = DeviceInfo(dev.Info())
 	dev.Close()
 	store := c.OpenCache()
-	defer func() {
-		if err := store.Close(); err != nil {
-			c.Warning(fmt.Sprintf("closing the kernel cache: %v", err))
-		}
-	}()
+	defer c.closeCache(store)
 	tuning := c.NewTuning(ctx, store)
 	defer tuning.Close()
 	o.Chooser = tuning.Chooser("explain")

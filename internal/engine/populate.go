@@ -150,14 +150,11 @@ func (c Config) Populate(ctx context.Context, graphs []*graph.Graph, targets []P
 		return nil, fmt.Errorf("cache populate: the cache dir %s is read-only (not writable, or cache_read_only is set): nothing could be stored", store.Dir())
 	}
 	closed := false
-	closeStore := func() error {
-		if closed {
-			return nil
+	defer func() {
+		if !closed {
+			store.Close()
 		}
-		closed = true
-		return store.Close()
-	}
-	defer closeStore()
+	}()
 	tuning := c.NewTuning(ctx, store)
 	defer tuning.Close()
 	// the same compiler options as `run`, so that run finds these entries (same keys)
@@ -233,9 +230,8 @@ func (c Config) Populate(ctx context.Context, graphs []*graph.Graph, targets []P
 	progress(len(items), len(items), "done")
 	rep := &PopulateReport{CacheDir: store.Dir(), Failures: append([]string{}, failures...), Total: PopulateCount{Target: "all"},
 		PtxasVersion: ptxasVersion}
-	if err := closeStore(); err != nil {
-		c.Warning(fmt.Sprintf("closing the kernel cache: %v", err))
-	}
+	closed = true
+	c.closeCache(store)
 	rep.Targets = make([]PopulateCount, 0, len(order))
 	for _, tk := range order {
 		count := counts[tk]

@@ -93,11 +93,7 @@ func (c Config) Tune(ctx context.Context, path string, o TuneOptions) (*TuneRepo
 		c.Warning("--no-cache: the timings are measured and shown but not recorded")
 	}
 	store := c.OpenCache()
-	defer func() {
-		if err := store.Close(); err != nil {
-			c.Warning(fmt.Sprintf("closing the kernel cache: %v", err))
-		}
-	}()
+	defer c.closeCache(store)
 	tuning := c.NewTuning(ctx, store)
 	defer tuning.Close()
 	comp := c.Compiler(store)
