@@ -1,6 +1,3 @@
-// Package engine is the orchestration that the public API (package widejit) and the CLI's
-// commands share: it opens a device and the kernel cache, loads strategy plugins into the
-// autotuner, and lowers a graph into a ready runner. It holds no state between calls.
 package engine
 
 import (
