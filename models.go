@@ -12,7 +12,7 @@ import (
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/graph/safetensors"
 	"github.com/widejit/widejit/internal/engine"
-	"github.com/widejit/widejit/lowering"
+	"github.com/widejit/widejit/runner"
 )
 
 // models.go: model ranges (WithModels, WithShard), several devices in one Model
@@ -102,7 +102,7 @@ func (m *Model) WriteTrace(w io.Writer) error {
 
 // loadParts compiles one Model per device, each for its share of g's models (balanced, in
 // list order), and returns the Model that runs them all.
-func loadParts(g *graph.Graph, s settings, devs []engine.DeviceSpec, tracer *lowering.Tracer) (*Model, error) {
+func loadParts(g *graph.Graph, s settings, devs []engine.DeviceSpec, tracer *runner.Tracer) (*Model, error) {
 	start := time.Now()
 	if len(devs) > g.N {
 		return nil, fmt.Errorf("widejit: %d devices for %d models: each device needs at least one model", len(devs), g.N)

@@ -28,6 +28,7 @@ import (
 	"github.com/widejit/widejit/internal/engine"
 	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/lowering"
+	"github.com/widejit/widejit/runner"
 )
 
 // Tensor is a named, typed, shaped block of little-endian data, as in a safetensors file.
@@ -149,7 +150,7 @@ type Model struct {
 	// label names the device (cpu, cuda:1); tracer, when tracing, records every plan's
 	// launches and copies on track tracePID.
 	label    string
-	tracer   *lowering.Tracer
+	tracer   *runner.Tracer
 	tracePID int
 }
 
@@ -157,7 +158,7 @@ type Model struct {
 type plan struct {
 	g         *graph.Graph
 	plan      *lowering.Plan
-	runner    *lowering.Runner
+	runner    *runner.Runner
 	decisions string
 	cache     cache.RunReport
 	compile   time.Duration
@@ -189,9 +190,9 @@ func Load(path string, opts ...Option) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("widejit: %w", err)
 	}
-	var tracer *lowering.Tracer
+	var tracer *runner.Tracer
 	if s.trace {
-		tracer = lowering.NewTracer()
+		tracer = runner.NewTracer()
 	}
 	if len(devs) > 1 {
 		return loadParts(g, s, devs, tracer)
@@ -200,7 +201,7 @@ func Load(path string, opts ...Option) (*Model, error) {
 }
 
 // loadOne opens dev and compiles g for it at g's batch size.
-func loadOne(g *graph.Graph, s settings, dev engine.DeviceSpec, pid int, tracer *lowering.Tracer) (*Model, error) {
+func loadOne(g *graph.Graph, s settings, dev engine.DeviceSpec, pid int, tracer *runner.Tracer) (*Model, error) {
 	s.Device, s.Ordinal = dev.Kind, dev.Ordinal
 	d, err := s.OpenDevice()
 	if err != nil {
@@ -227,10 +228,10 @@ func (m *Model) compile(ctx context.Context, g *graph.Graph) (*plan, error) {
 	lopts := lowering.Options{Device: info, Dropout: s.dropout, Seed: s.seed,
 		ModelMajor: s.mode == "sequential", Chooser: tuning.Chooser(s.mode)}
 	lp, err := lowering.Lower(g, lopts)
-	var r *lowering.Runner
+	var r *runner.Runner
 	if err == nil {
-		r, err = lowering.NewRunnerWithOptions(lp, m.dev, s.Compiler(store), g,
-			lowering.RunnerOptions{LaunchTimeout: s.LaunchTimeout, MemoryLimit: s.MemoryLimit})
+		r, err = runner.NewWithOptions(lp, m.dev, s.Compiler(store), g,
+			runner.Options{LaunchTimeout: s.LaunchTimeout, MemoryLimit: s.MemoryLimit})
 	}
 	if err != nil {
 		store.Close()

@@ -11,6 +11,7 @@ import (
 	"github.com/widejit/widejit/graph/safetensors"
 	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/lowering"
+	"github.com/widejit/widejit/runner"
 )
 
 // The zoo: init graphs (weights generated from a seed), so any N runs without weight files.
@@ -56,7 +57,7 @@ func loadZooModel(name string, n int) (*graph.Graph, error) {
 // widejitPlan is one compiled plan (wide or sequential) ready to run.
 type widejitPlan struct {
 	mode    string
-	runner  *lowering.Runner
+	runner  *runner.Runner
 	plan    *lowering.Plan
 	inputs  map[string]*safetensors.Tensor
 	compile time.Duration                  // lowering + kernel compilation + weight upload
@@ -76,7 +77,7 @@ func newWidejitPlan(g *graph.Graph, dev jit.Device, mode string, inputs map[stri
 		return nil, fmt.Errorf("%s: lowering (%s): %w", g.File, mode, err)
 	}
 	comp := jit.NewCompiler(jit.CompilerOptions{Version: "bench"})
-	r, err := lowering.NewRunner(plan, dev, comp, g)
+	r, err := runner.New(plan, dev, comp, g)
 	if err != nil {
 		return nil, fmt.Errorf("%s: compiling (%s): %w", g.File, mode, err)
 	}

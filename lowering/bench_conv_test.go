@@ -24,7 +24,7 @@ func benchmarkExample(b *testing.B, example string, opts Options) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r, err := NewRunner(plan, cpu.NewDevice(benchThreads), testCompiler, g)
+	r, err := NewTestRunner(plan, cpu.NewDevice(benchThreads), testCompiler, g)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func BenchmarkZooConv(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					r, err := NewRunner(plan, cpu.NewDevice(benchThreads), testCompiler, g)
+					r, err := NewTestRunner(plan, cpu.NewDevice(benchThreads), testCompiler, g)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -33,7 +33,7 @@ func BenchmarkMLP(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			r, err := NewRunner(plan, cpu.NewDevice(benchThreads), testCompiler, g)
+			r, err := NewTestRunner(plan, cpu.NewDevice(benchThreads), testCompiler, g)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -2,13 +2,14 @@
 // wide kernels: every activation is an N-first tensor [N, *per_model_shape], parameters are
 // [N, ...], and a shared input is one tensor read with model stride 0.
 //
-//	plan, err := lowering.Lower(g, lowering.Options{})   // widen, group, choose, render, plan
-//	fmt.Print(plan)                                      // readable plan
-//	r, err := lowering.NewRunner(plan, dev, compiler, g) // compile kernels, upload weights, run prepare launches
-//	outs, err := r.Run(inputs)                           // repeatable; inputs/outputs [N, ...]
-//	r.Profile(true); r.KernelTimes()                     // where a run's time goes, per launch
+//	plan, err := lowering.Lower(g, lowering.Options{}) // widen, group, choose, render, plan
+//	fmt.Print(plan)                                    // readable plan
+//	fmt.Print(lowering.Explain(plan))                  // why each group got its strategy
+//	plan.Memory()                                      // what running it allocates
 //
-// (Programs use the public API, package widejit, which does all of this.)
+// Lowering only plans; package runner executes a plan (compiles its kernels, allocates its
+// buffers, uploads weights, launches), and imports lowering, never the reverse. (Programs
+// use the public API, package widejit, which does all of this.)
 //
 // How a graph becomes a plan:
 //   - Views: flatten, view/reshape, unsqueeze/squeeze, contiguous, identity, eval dropout,

@@ -54,7 +54,7 @@ func LoweredOps() []string {
 }
 
 // maxPlanElems bounds a tensor stacked over the N models, so that the plan's element counts
-// and offsets (ints) cannot overflow; the memory limit (RunnerOptions) refuses far less.
+// and offsets (ints) cannot overflow; the memory limit (runner.Options) refuses far less.
 const maxPlanElems = 1 << 50
 
 // checkTensorSizes refuses a graph whose N-stacked tensors are too large to plan.

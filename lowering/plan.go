@@ -8,6 +8,7 @@ import (
 
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/jit"
+	"github.com/widejit/widejit/triton/ir"
 )
 
 // Strategies of a group.
@@ -104,7 +105,7 @@ type Launch struct {
 	Tunables   Tunables
 	TunablesID string
 	// Prepare marks a launch whose inputs are only parameters (and constants, and the
-	// outputs of earlier prepare launches), e.g. a conv weight relayout: the Runner runs it
+	// outputs of earlier prepare launches), e.g. a conv weight relayout: package runner runs it
 	// once after uploading the weights, never in Run.
 	Prepare bool
 }
@@ -377,6 +378,15 @@ func (p *Plan) assignSlots(keep map[*Buffer]bool) {
 			free[b.DType] = append(free[b.DType], b.Slot)
 		}
 	}
+}
+
+// DeviceDType is the kernel-language type that holds d on a device.
+func DeviceDType(d graph.DType) (ir.DType, error) {
+	t, ok := ir.ParseDType(tritonDType(d))
+	if !ok {
+		return ir.Invalid, fmt.Errorf("dtype %s has no device type", d)
+	}
+	return t, nil
 }
 
 func tritonDType(d graph.DType) string {

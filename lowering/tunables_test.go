@@ -209,7 +209,7 @@ func TestForcedTunablesRenderAndMatchPyTorch(t *testing.T) {
 				}
 				gridChanged = gridChanged || l.Grid[0] != 1
 			}
-			r, err := NewRunner(plan, cpu.NewDevice(2), testCompiler, g)
+			r, err := NewTestRunner(plan, cpu.NewDevice(2), testCompiler, g)
 			if err != nil {
 				t.Fatalf("forced %s: %v", c.ID, err)
 			}

@@ -12,7 +12,7 @@ type BufferKind int
 
 const (
 	InputBuffer BufferKind = iota // a graph input, uploaded by Run
-	ParamBuffer                   // a parameter, uploaded once by NewRunner
+	ParamBuffer                   // a parameter, uploaded once by runner.New
 	TempBuffer                    // written by a launch of the plan
 )
 

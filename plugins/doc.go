@@ -13,6 +13,9 @@
 // the host never panics or blocks past the deadline because of a plugin. The autotuner turns
 // such an error into a warning and lets the built-in heuristic decide.
 //
+// CheckSamples and Ask are `widejit plugin check`: sample requests, and a chooser's answers
+// to them with their latencies.
+//
 // Subpackages: abi (the JSON schema shared with guests), sdk (the Go SDK for plugin authors),
 // treefit (the decision-tree fitter behind examples/tree), examples (plugins to copy).
 package plugins

@@ -11,50 +11,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/widejit/widejit/cache"
+	"github.com/widejit/widejit/internal/engine"
 )
 
-func init() { register("cache", newCacheCmd) }
-
-// cacheDir is the configured cache directory ("" means cache.DefaultDir()).
-func cacheDir(a *app) string { return a.v.GetString("cache_dir") }
-
-// openCacheStore opens the configured cache for a command that compiles kernels: cache.Off()
-// under --no-cache, else the configured directory, warnings to stderr. It never fails; the
-// caller must Close it (as soon as compiling is done, so other processes get the directory).
-func openCacheStore(a *app) *cache.Store {
-	if a.v.GetBool("no_cache") {
-		return cache.Off()
-	}
-	return engineConfig(a, nil).OpenCache()
-}
-
+// cacheWarner prints warnings (of the cache, the plugins, the engine) to stderr.
 func cacheWarner(a *app) func(string) {
 	return func(msg string) { fmt.Fprintf(a.stderr, "widejit: warning: %s\n", msg) }
 }
 
 // cacheAdminLockWait is how long maintenance commands wait for a busy directory.
 var cacheAdminLockWait = cache.DefaultLockWait
-
-// openCacheForAdmin opens the directory itself for a maintenance command; a busy directory is
-// an error here (the command would otherwise act on an empty in-memory store).
-func openCacheForAdmin(a *app) (*cache.Store, error) {
-	s, err := cache.Open(cacheDir(a), cache.Options{Warn: cacheWarner(a), LockWait: cacheAdminLockWait})
-	if err != nil {
-		return nil, err
-	}
-	switch s.Mode() {
-	case cache.ModeReadWrite:
-	case cache.ModeReadOnly:
-		dir := s.Dir()
-		s.Close()
-		return nil, fmt.Errorf("cache dir %s is read-only (not writable, or cache_read_only is set); maintenance needs write access", dir)
-	default:
-		dir := s.Dir()
-		s.Close()
-		return nil, fmt.Errorf("cache dir %s is in use by another widejit process or unusable; try again later", dir)
-	}
-	return s, nil
-}
 
 func newCacheCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
@@ -73,6 +39,7 @@ func newCacheCmd(a *app) *cobra.Command {
 		cacheSub(a, "verify", "Check every record's checksum and every table; remove bad records (exit 1 if any)", runCacheVerify),
 		cacheSub(a, "gc", "Compact the tables and garbage-collect the value log", runCacheGC),
 		cacheSub(a, "clear", "Remove every record", runCacheClear),
+		newCachePopulateCmd(a),
 	)
 	return c
 }
@@ -86,7 +53,7 @@ func cacheSub(a *app, name, short string, run cacheAction) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			asJSON, _ := cmd.Flags().GetBool("json")
-			s, err := openCacheForAdmin(a)
+			s, err := engine.OpenCacheForMaintenance(a.v.GetString("cache_dir"), cacheWarner(a), cacheAdminLockWait)
 			if err != nil {
 				return err
 			}

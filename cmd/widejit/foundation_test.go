@@ -3,17 +3,19 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
 
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/graph/safetensors"
+	"github.com/widejit/widejit/internal/config"
+	"github.com/widejit/widejit/internal/outputs"
 )
 
 // run executes widejit with an empty config home and returns exit code, stdout, stderr.
@@ -113,24 +115,42 @@ func TestGraphCheckErrors(t *testing.T) {
 	}
 }
 
-// Extensions reach commands at any depth, including subcommands other extensions added.
-func TestCommandExtensions(t *testing.T) {
-	old := extensions
-	defer func() { extensions = old }()
-	extensions = map[string][]extension{}
-	for k, v := range old {
-		extensions[k] = v
+// The command tree is built explicitly: every command, subcommand and the flags other
+// files used to add to them are there.
+func TestCommandTree(t *testing.T) {
+	root := newRootCmd(&app{v: viper.New(), stdout: io.Discard, stderr: io.Discard})
+	want := map[string][]string{
+		"cache":          nil,
+		"cache populate": {"n", "arch", "all-strategies", "cubin", "json", "shards", "plugin"},
+		"cache stats":    {"json"},
+		"config":         {"json"},
+		"graph check":    {"json", "n"},
+		"graph explain":  {"n", "mode", "no-fusion", "strategy", "dropout", "seed", "plan", "device", "plugin"},
+		"info":           nil,
+		"kernel run":     {"fn", "grid", "const", "arg", "inputs", "out", "num-warps", "device"},
+		"kernel ir":      {"fn", "sig", "const"},
+		"kernel dump":    {"dir", "arch", "n", "mode", "no-fusion", "strategy", "dropout", "seed"},
+		"merge":          {"out"},
+		"plugin check":   {"plugin-deadline", "plugin-memory-mib", "reps"},
+		"run": {"inputs", "out", "check", "rtol", "atol", "device", "mode", "json", "seed", "n", "batch",
+			"launch-timeout", "memory-limit-mib", "repeat", "compare", "dropout", "explain", "profile", "shard", "trace", "plugin"},
+		"tune":    {"n", "device", "budget", "export", "reps", "warmup", "seed", "json", "plugin"},
+		"version": nil,
 	}
-	extend("graph", func(a *app, c *cobra.Command) {
-		c.AddCommand(&cobra.Command{Use: "hello", RunE: func(cmd *cobra.Command, _ []string) error {
-			who, _ := cmd.Flags().GetString("who")
-			_, err := fmt.Fprintf(a.stdout, "hi %s\n", who)
-			return err
-		}})
-	})
-	extend("graph hello", func(_ *app, c *cobra.Command) { c.Flags().String("who", "graph", "") })
-	if code, out, _ := runCLI(t, "graph", "hello", "--who", "there"); code != 0 || out != "hi there\n" {
-		t.Fatalf("exit %d %q", code, out)
+	for path, flags := range want {
+		cmd, rest, err := root.Find(strings.Fields(path))
+		if err != nil || len(rest) > 0 || cmd.CommandPath() != "widejit "+path {
+			t.Errorf("%s: found %q (rest %v, %v)", path, cmd.CommandPath(), rest, err)
+			continue
+		}
+		for _, f := range flags {
+			if cmd.Flags().Lookup(f) == nil {
+				t.Errorf("%s: no --%s", path, f)
+			}
+		}
+	}
+	if len(root.Commands()) != 10 {
+		t.Errorf("%d top-level commands, want 10", len(root.Commands()))
 	}
 }
 
@@ -174,7 +194,7 @@ func TestConfigSources(t *testing.T) {
 	// flags beat the environment
 	code, out, _ = runCLI(t, "config", "--json", "--cache-dir", "/tmp/flagcache")
 	var doc struct {
-		Keys []configEntry `json:"keys"`
+		Keys []config.Entry `json:"keys"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 {
 		t.Fatalf("json: %v\n%s", err, out)
@@ -276,8 +296,8 @@ func TestRunWithExecutorAndCheck(t *testing.T) {
 			Shape []int  `json:"shape"`
 		} `json:"outputs"`
 		Check struct {
-			OK      bool         `json:"ok"`
-			Outputs []outputDiff `json:"outputs"`
+			OK      bool           `json:"ok"`
+			Outputs []outputs.Diff `json:"outputs"`
 		} `json:"check"`
 		Cache map[string]float64 `json:"cache"`
 	}
@@ -298,33 +318,5 @@ func TestRunWithExecutorAndCheck(t *testing.T) {
 	// a looser tolerance accepts it
 	if code, _, errOut := runCLI(t, "run", p, "--device", "cpu", "--no-cache", "--check", ref, "--atol", "0.02"); code != 0 {
 		t.Fatalf("--atol 0.02: exit %d %s", code, errOut)
-	}
-}
-
-func TestCompareOutputs(t *testing.T) {
-	g, err := graph.Parse("g.json", []byte(cliGraph), graph.Options{N: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mk := func(v ...float32) map[string]*safetensors.Tensor {
-		full := make([]float32, 15)
-		copy(full, v)
-		return map[string]*safetensors.Tensor{"act": safetensors.FromFloat32s("act", []int{1, 3, 5}, full)}
-	}
-	exp := mk(1, -2, 4)
-	// |diff| 3e-4 <= 1e-5 + 1e-4 * 4: ok; relative error 3e-4/4
-	d := compareOutputs(g, mk(1, -2, 4.0003), exp, 1e-4, 1e-5)[0]
-	if !d.OK || math.Abs(d.MaxAbs-3e-4) > 1e-6 || d.Scale != 4 || math.Abs(d.MaxRel-7.5e-5) > 1e-6 {
-		t.Errorf("small diff: %+v", d)
-	}
-	if d := compareOutputs(g, mk(1, -2, 4.001), exp, 1e-4, 1e-5)[0]; d.OK {
-		t.Errorf("diff 1e-3 passed: %+v", d)
-	}
-	nan := float32(math.NaN())
-	if d := compareOutputs(g, mk(1, nan, 4), exp, 1e-4, 1e-5)[0]; d.OK || d.NaNs != 1 {
-		t.Errorf("NaN passed: %+v", d)
-	}
-	if d := compareOutputs(g, mk(1, nan, 4), mk(1, nan, 4), 0, 0)[0]; !d.OK {
-		t.Errorf("NaN vs NaN failed: %+v", d)
 	}
 }

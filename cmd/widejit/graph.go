@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -10,9 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/widejit/widejit/graph"
+	"github.com/widejit/widejit/internal/engine"
 )
-
-func init() { register("graph", newGraphCmd) }
 
 func newGraphCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
@@ -23,7 +21,7 @@ func newGraphCmd(a *app) *cobra.Command {
 			return usagef("graph needs a subcommand (%s)", strings.Join(subNames(cmd), ", "))
 		},
 	}
-	cmd.AddCommand(newGraphCheckCmd(a))
+	cmd.AddCommand(newGraphCheckCmd(a), newGraphExplainCmd(a))
 	return cmd
 }
 
@@ -35,19 +33,6 @@ func subNames(cmd *cobra.Command) []string {
 	return out
 }
 
-// loadGraphArg loads the graph at path with n models (0: the file's n); a bad file is an
-// input error.
-func loadGraphArg(path string, n int) (*graph.Graph, error) {
-	if n < 0 {
-		return nil, usagef("--n must be >= 1, got %d", n)
-	}
-	g, err := graph.LoadWithOptions(path, graph.Options{N: n})
-	if err != nil {
-		return nil, inputError{err}
-	}
-	return g, nil
-}
-
 func newGraphCheckCmd(a *app) *cobra.Command {
 	var asJSON bool
 	var n int
@@ -56,12 +41,12 @@ func newGraphCheckCmd(a *app) *cobra.Command {
 		Short: "Validate a graph (and its weights) and print every node's output shapes",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			g, err := loadGraphArg(args[0], n)
+			g, err := engine.LoadGraph(args[0], n)
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return writeGraphJSON(a.stdout, g)
+				return printJSON(a.stdout, graph.Describe(g))
 			}
 			return writeGraphTable(a.stdout, g)
 		},
@@ -118,68 +103,4 @@ func writeGraphTable(w io.Writer, g *graph.Graph) error {
 	}
 	_, err := fmt.Fprintf(w, "outputs (each [n, ...]): %s\n", strings.Join(outs, ", "))
 	return err
-}
-
-type jsonType struct {
-	Shape []int  `json:"shape"`
-	DType string `json:"dtype"`
-}
-
-func toJSONTypes(ts []graph.Type) []jsonType {
-	out := make([]jsonType, len(ts))
-	for i, t := range ts {
-		out[i] = jsonType{t.Shape, string(t.DType)}
-	}
-	return out
-}
-
-func writeGraphJSON(w io.Writer, g *graph.Graph) error {
-	type jsonNode struct {
-		Name    string         `json:"name"`
-		Op      string         `json:"op"`
-		Inputs  []string       `json:"inputs"`
-		Params  map[string]any `json:"params,omitempty"`
-		Attrs   map[string]any `json:"attrs"`
-		Outputs []jsonType     `json:"outputs"`
-		Tuple   bool           `json:"tuple"`
-	}
-	type jsonIO struct {
-		Name string `json:"name"`
-		jsonType
-		PerModel *bool `json:"per_model,omitempty"`
-	}
-	doc := struct {
-		File    string     `json:"file"`
-		N       int        `json:"n"`
-		Inputs  []jsonIO   `json:"inputs"`
-		Params  []jsonIO   `json:"params"`
-		Nodes   []jsonNode `json:"nodes"`
-		Outputs []jsonIO   `json:"outputs"`
-	}{File: g.File, N: g.N, Inputs: []jsonIO{}, Params: []jsonIO{}, Nodes: []jsonNode{}}
-	for _, in := range g.Inputs {
-		pm := in.PerModel
-		doc.Inputs = append(doc.Inputs, jsonIO{in.Name, jsonType{in.Type.Shape, string(in.Type.DType)}, &pm})
-	}
-	for _, p := range g.Params {
-		doc.Params = append(doc.Params, jsonIO{Name: p.Name, jsonType: jsonType{p.Type.Shape, string(p.Type.DType)}})
-	}
-	for _, n := range g.Nodes {
-		jn := jsonNode{Name: n.Name, Op: n.Op, Inputs: []string{}, Attrs: map[string]any(n.Attrs), Outputs: toJSONTypes(n.Outputs), Tuple: n.Tuple}
-		for _, in := range n.Inputs {
-			jn.Inputs = append(jn.Inputs, in.String())
-		}
-		if len(n.Params) > 0 {
-			jn.Params = map[string]any{}
-			for role, p := range n.Params {
-				jn.Params[role] = p.Name
-			}
-		}
-		doc.Nodes = append(doc.Nodes, jn)
-	}
-	for _, o := range g.Outputs {
-		doc.Outputs = append(doc.Outputs, jsonIO{Name: o.Name, jsonType: jsonType{o.Type.Shape, string(o.Type.DType)}})
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
 }

@@ -6,14 +6,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/widejit/widejit/jit/device"
+	"github.com/widejit/widejit/internal/engine"
 )
-
-func init() { register("info", newInfoCmd) }
 
 // cudaStatus describes the CUDA backend in one line ("available: ..." or "not available:
 // why"); a variable so tests can stand in a GPU.
-var cudaStatus = device.CUDAStatus
+var cudaStatus = engine.CUDAStatus
 
 func newInfoCmd(a *app) *cobra.Command {
 	return &cobra.Command{

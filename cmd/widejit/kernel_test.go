@@ -2,13 +2,14 @@ package main
 
 import (
 	"bytes"
-	"github.com/widejit/widejit/internal/half"
 	"math"
 	"math/rand"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/widejit/widejit/internal/half"
 
 	"github.com/widejit/widejit/graph/safetensors"
 )

@@ -12,6 +12,7 @@ import (
 
 	"github.com/widejit/widejit/autotune"
 	"github.com/widejit/widejit/cache"
+	"github.com/widejit/widejit/internal/config"
 	"github.com/widejit/widejit/internal/engine"
 	"github.com/widejit/widejit/plugins"
 	"github.com/widejit/widejit/plugins/abi"
@@ -120,13 +121,13 @@ func (f *pluginTestChooser) Choose(_ context.Context, req abi.Request) (abi.Resp
 }
 
 func TestPluginCheckReport(t *testing.T) {
-	samples := pluginCheckSamples()
+	samples := plugins.CheckSamples()
 	if len(samples) != 12 {
 		t.Fatalf("%d samples, want 12 (2 groups x 2 devices x 3 N)", len(samples))
 	}
 	var out bytes.Buffer
 	fake := &pluginTestChooser{}
-	failed, err := pluginCheckReport(context.Background(), &out, fake, samples, 3)
+	failed, err := writePluginAnswers(&out, plugins.Ask(context.Background(), fake, samples, 3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +182,7 @@ func TestLoadConfiguredPluginsWarnsAndContinues(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := &app{v: viper.New(), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
-	for k, v := range configDefaults {
+	for k, v := range config.Defaults {
 		a.v.SetDefault(k, v)
 	}
 	a.v.Set("plugins", []string{notWasm})

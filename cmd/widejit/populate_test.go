@@ -17,11 +17,11 @@ import (
 )
 
 type populateJSON struct {
-	Kernels int             `json:"kernels"`
-	Hits    int             `json:"hits"`
-	Misses  int             `json:"misses"`
-	Failed  int             `json:"failed"`
-	Targets []populateCount `json:"targets"`
+	Kernels int                    `json:"kernels"`
+	Hits    int                    `json:"hits"`
+	Misses  int                    `json:"misses"`
+	Failed  int                    `json:"failed"`
+	Targets []engine.PopulateCount `json:"targets"`
 }
 
 func populate(t *testing.T, dir string, args ...string) populateJSON {
@@ -171,7 +171,7 @@ func TestPopulateNsAndStrategies(t *testing.T) {
 }
 
 func TestPopulateCubin(t *testing.T) {
-	if _, _, err := findPtxas(); err != nil {
+	if _, _, err := engine.FindPtxas(); err != nil {
 		t.Skipf("needs ptxas (bash .ci/setup): %v", err)
 	}
 	dir := filepath.Join(t.TempDir(), "kc")

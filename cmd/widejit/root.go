@@ -4,10 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
+
+	"github.com/widejit/widejit/internal/errkind"
 )
 
 // app is what every command shares: the layered configuration and the output streams.
@@ -15,45 +16,6 @@ type app struct {
 	v      *viper.Viper
 	stdout io.Writer
 	stderr io.Writer
-}
-
-// A commandMaker builds one top-level command; each command file registers its maker in init,
-// so commands never edit a shared list and every execute builds a fresh tree (tests call it
-// repeatedly).
-type commandMaker func(a *app) *cobra.Command
-
-var commandMakers = map[string]commandMaker{}
-
-// An extension changes a command another file builds (adds flags or subcommands, wraps its
-// RunE); extensions are keyed by the command's path below the root ("run", "kernel dump") and
-// applied after every command is built, so no file depends on the order files initialize in.
-type extension func(a *app, cmd *cobra.Command)
-
-var extensions = map[string][]extension{}
-
-// extend registers e for the command at path; call it from init.
-func extend(path string, e extension) { extensions[path] = append(extensions[path], e) }
-
-// applyExtensions runs the extensions of c (at path) and then of its subcommands, including
-// those the extensions just added.
-func applyExtensions(a *app, c *cobra.Command, path string) {
-	for _, e := range extensions[path] {
-		e(a, c)
-	}
-	for _, sub := range c.Commands() {
-		p := sub.Name()
-		if path != "" {
-			p = path + " " + p
-		}
-		applyExtensions(a, sub, p)
-	}
-}
-
-func register(name string, m commandMaker) {
-	if _, dup := commandMakers[name]; dup {
-		panic("widejit: command registered twice: " + name)
-	}
-	commandMakers[name] = m
 }
 
 // Exit codes, documented in --help and the README.
@@ -68,20 +30,14 @@ const exitCodesHelp = `Exit codes: 0 success; 1 the work failed (a kernel, the d
 2 usage (flags, arguments, configuration); 3 an input file (graph, weights, inputs, expected
 outputs) is missing or invalid; 4 run --check found outputs beyond the tolerance.`
 
-// inputError marks errors in a file the user gave (exit code 3).
-type inputError struct{ err error }
+// usageError (exit code 2) and inputError (exit code 3) are errkind's, so that the work
+// behind a command can say which it met.
+type (
+	usageError = errkind.Usage
+	inputError = errkind.Input
+)
 
-func (e inputError) Error() string { return e.err.Error() }
-func (e inputError) Unwrap() error { return e.err }
-
-// usageError marks errors in how widejit was called (exit code 2) as opposed to errors
-// while doing the work (exit code 1).
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+var usagef = errkind.Usagef
 
 // exitCodeError lets a command choose its exit code after it has printed its own report
 // (for example `run --check` on a mismatch).
@@ -105,17 +61,12 @@ func newRootCmd(a *app) *cobra.Command {
 	}
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{Err: err} })
 	addGlobalFlags(a, root)
-	names := make([]string, 0, len(commandMakers))
-	for name := range commandMakers {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		root.AddCommand(commandMakers[name](a))
-	}
-	applyExtensions(a, root, "")
+	// the whole tree, built explicitly and afresh on every execute (tests call it repeatedly):
+	// each command adds its own flags and subcommands
+	root.AddCommand(newCacheCmd(a), newConfigCmd(a), newGraphCmd(a), newInfoCmd(a), newKernelCmd(a),
+		newMergeCmd(a), newPluginCmd(a), newRunCmd(a), newTuneCmd(a), newVersionCmd(a))
 	wrapArgValidators(root)
 	return root
 }
@@ -126,7 +77,7 @@ func wrapArgValidators(c *cobra.Command) {
 		inner := c.Args
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			if err := inner(cmd, args); err != nil {
-				return usageError{err}
+				return usageError{Err: err}
 			}
 			return nil
 		}

@@ -1,11 +1,7 @@
 package main
 
 import (
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -13,30 +9,24 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/widejit/widejit"
 	"github.com/widejit/widejit/graph"
-	"github.com/widejit/widejit/graph/safetensors"
+	"github.com/widejit/widejit/internal/config"
+	"github.com/widejit/widejit/internal/outputs"
+	"github.com/widejit/widejit/internal/runjob"
 )
 
-func init() { register("run", newRunCmd) }
-
-// runResult is one run's outputs, every graph output stacked [N, ...], plus the facts
-// (device used, cache hits, timings) merged into `run --json`.
-type runResult struct {
-	Outputs map[string]*safetensors.Tensor
-	Extra   map[string]any
-}
-
+// runFlags are run's flags: the job's (runjob.Request) and the check's and printing's.
 type runFlags struct {
-	inputs, out, check string
-	rtol, atol         float64
-	rtolPerDType       bool // --rtol not given: each output's dtype sets it
-	device, mode       string
-	asJSON             bool
-	seed               int64
-	n, batch           int
+	runjob.Request
+	rtol, atol   float64
+	rtolPerDType bool // --rtol not given: each output's dtype sets it
+	device       string
+	asJSON       bool
 }
 
 func newRunCmd(a *app) *cobra.Command {
@@ -53,109 +43,100 @@ re-specialised for it, and --check's file must have the matching batch) or are g
 |got - expected| > atol + rtol * max|expected| anywhere in an output. Without --rtol, rtol
 depends on the output's dtype: 1e-4, but 1.6e-2 for bfloat16 and 1e-3 for float16 outputs
 (torch.testing's defaults: a half-precision reference rounds every op's result, widejit's
-fused kernels round once).`,
+fused kernels round once).
+
+--shard I/K runs shard I of K: models [floor(I*N/K), floor((I+1)*N/K)) only, reading only
+those models' weights and rows of --inputs (which holds all N; shared inputs as they are);
+--check compares with the same rows of a file holding all N outputs. --out then holds those
+models' outputs, and its metadata says which models (widejit.models LO:HI, widejit.n) of
+which graph (widejit.graph_sha256: graph.json and the weights' content); ` + "`widejit merge`" + `
+stacks the parts back into the [N, ...] outputs, bit for bit those of an unsharded run.
+
+--device takes a list of devices of one kind (cuda:0,cuda:1, or cuda:all for every GPU):
+the N models are split across them in list order and run at once, and the outputs are
+stacked in model order; cpu:0,cpu:1 does the same with CPU executors sharing the cores.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runGraph(cmd, a, args[0], f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.inputs, "inputs", "", "inputs safetensors file (default: generated from --seed)")
-	fl.StringVar(&f.out, "out", "", "write the outputs, stacked [N, ...], to this safetensors file")
-	fl.StringVar(&f.check, "check", "", "compare the outputs with this safetensors file")
+	fl.StringVar(&f.Inputs, "inputs", "", "inputs safetensors file (default: generated from --seed)")
+	fl.StringVar(&f.Out, "out", "", "write the outputs, stacked [N, ...], to this safetensors file")
+	fl.StringVar(&f.Check, "check", "", "compare the outputs with this safetensors file")
 	fl.Float64Var(&f.rtol, "rtol", 1e-4, "relative tolerance, times the output's max |expected| (default per dtype: 1e-4; bfloat16 1.6e-2, float16 1e-3)")
 	fl.Float64Var(&f.atol, "atol", 1e-5, "absolute tolerance")
 	fl.StringVar(&f.device, "device", "auto", "auto | cpu | cuda, or several devices of one kind: cuda:0,cuda:1 | cuda:all | cpu:0,cpu:1 (N split across them)")
-	fl.StringVar(&f.mode, "mode", "wide", "wide (one launch serves all N) | sequential (N launches, the baseline)")
+	fl.StringVar(&f.Mode, "mode", "wide", "wide (one launch serves all N) | sequential (N launches, the baseline)")
 	fl.BoolVar(&f.asJSON, "json", false, "print a JSON summary")
-	fl.Int64Var(&f.seed, "seed", 0, "seed for generated inputs")
-	fl.IntVar(&f.n, "n", 0, "override n (init graphs only)")
+	fl.Int64Var(&f.Seed, "seed", 0, "seed for generated inputs")
+	fl.IntVar(&f.N, "n", 0, "override n (init graphs only)")
 	fl.String("launch-timeout", "0s", "stop the run when one kernel launch takes longer, naming the kernel (0: no limit; config launch_timeout)")
 	fl.Int("memory-limit-mib", 0, "refuse a run that would allocate more (0: 80% of physical memory, -1: no limit; config memory_limit_mib)")
-	fl.IntVar(&f.batch, "batch", 0, "batch size of the generated inputs (default: the graph's; --inputs carry their own)")
+	fl.IntVar(&f.Batch, "batch", 0, "batch size of the generated inputs (default: the graph's; --inputs carry their own)")
+	fl.IntVar(&f.Repeat, "repeat", 0, "run the plan R more times after the first and report the median time")
+	fl.BoolVar(&f.Compare, "compare", false, "run both modes (wide and sequential) and report the speedup")
+	fl.StringVar(&f.Dropout, "dropout", "eval", "eval (dropout is the identity) | mc (Monte Carlo: independent per-model masks from --seed)")
+	fl.BoolVar(&f.Explain, "explain", false, "print which nodes went into which kernel, with which strategy and why")
+	fl.BoolVar(&f.Profile, "profile", false, "time every kernel over the runs (--repeat) and print where the time goes")
+	fl.StringVar(&f.Shard, "shard", "", "run shard I of K only: models [floor(I*N/K), floor((I+1)*N/K)), 0 <= I < K <= N (merge the parts with `widejit merge`)")
+	fl.StringVar(&f.Trace, "trace", "", "write every kernel launch and host-device copy as Chrome trace-event JSON (Perfetto, chrome://tracing) to this file")
+	addPluginFlag(cmd)
 	return cmd
 }
 
 func runGraph(cmd *cobra.Command, a *app, path string, f runFlags) error {
-	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	device := a.v.GetString("device") // --device, WIDEJIT_DEVICE, the config file or "auto"
-	if err := checkDeviceSetting(device); err != nil {
+	if err := config.CheckDevice(device); err != nil {
 		return err
 	}
-	if f.mode != "wide" && f.mode != "sequential" {
-		return usagef("--mode must be wide or sequential, got %q", f.mode)
+	if f.Mode != "wide" && f.Mode != "sequential" {
+		return usagef("--mode must be wide or sequential, got %q", f.Mode)
 	}
 	if f.rtol < 0 || f.atol < 0 || math.IsNaN(f.rtol) || math.IsNaN(f.atol) {
 		return usagef("--rtol and --atol must be >= 0")
 	}
-	g, err := loadGraphArg(path, f.n)
+	f.GraphFile, f.Options = path, config.ModelOptions(a.v, pluginFlag(cmd), cacheWarner(a))
+	job, err := runjob.Prepare(f.Request)
 	if err != nil {
 		return err
 	}
-	if f.batch < 0 || f.batch != 0 && f.inputs != "" {
-		return usagef("--batch must be >= 1, and only for generated inputs (--inputs carry their batch size)")
-	}
-	if g, err = shardGraph(cmd, g); err != nil {
-		return err
-	}
-	// before the work: an output that would replace an input is refused at once
-	trace, _ := cmd.Flags().GetString("trace")
-	for _, w := range [][2]string{{"--out", f.out}, {"--trace", trace}} {
-		if err := refuseInputAsOutput(w[0], w[1], runInputFiles(path, g, f)); err != nil {
-			return err
-		}
-	}
-	var inputs map[string]*safetensors.Tensor
-	if f.inputs != "" {
-		g, inputs, err = g.ReadInputsAnyBatch(f.inputs) // at the inputs' batch size
-	} else {
-		if f.batch != 0 {
-			g, err = g.WithBatch(f.batch)
-		}
-		if err == nil {
-			inputs, err = g.GenerateInputs(f.seed)
-		}
-	}
-	if err != nil {
-		return inputError{err}
-	}
-	var expected map[string]*safetensors.Tensor
-	if f.check != "" {
-		if expected, err = readExpected(g, f.check); err != nil {
-			return inputError{err}
-		}
-	}
-	res, err := executeRun(ctx, a, cmd, path, g, inputs, f)
+	res, err := job.Execute(cmd.Context())
 	if err != nil {
 		return err
 	}
-	if err := checkOutputsPresent(g, res.Outputs); err != nil {
+	if f.Explain {
+		w := a.stdout
+		if f.asJSON {
+			w = a.stderr
+		}
+		if _, err := io.WriteString(w, res.Explain); err != nil {
+			return err
+		}
+	}
+	if !f.asJSON {
+		if f.Compare {
+			fmt.Fprintf(a.stdout, "compare: wide %.3f ms, sequential %.3f ms (median of %d), speedup %.2fx\n",
+				runjob.Millis(res.WideMedian), runjob.Millis(res.SeqMedian), res.Repeats, res.Speedup)
+		}
+		if f.Profile {
+			writeKernelProfile(a.stdout, res.KernelTimes)
+		}
+		fmt.Fprintf(a.stdout, "timing: compile %.1f ms, first run %.3f ms, median %.3f ms over %d runs; %d launches, %d kernels\n",
+			runjob.Millis(res.Compile), runjob.Millis(res.First), runjob.Millis(res.Median), res.Repeats, res.Launches, res.Kernels)
+	}
+	if err := outputs.CheckPresent(job.Graph, res.Outputs); err != nil {
 		return err
 	}
-	if f.out != "" {
-		ts := make([]*safetensors.Tensor, 0, len(g.Outputs))
-		for _, o := range g.Outputs {
-			ts = append(ts, res.Outputs[o.Name])
-		}
-		meta, err := outputMetadata(cmd, g)
-		if err != nil {
-			return err
-		}
-		err = writeOutput("--out", f.out, runInputFiles(path, g, f), func(w io.Writer) error { return safetensors.Encode(w, ts, meta) })
-		if err != nil {
+	if f.Out != "" {
+		if err := job.WriteOut(res); err != nil {
 			return err
 		}
 	}
-	var diffs []outputDiff
-	if expected != nil {
-		rtol := f.rtol
-		if f.rtolPerDType = !cmd.Flags().Changed("rtol"); f.rtolPerDType {
-			rtol = -1 // the output dtype's default
-		}
-		diffs = compareOutputs(g, res.Outputs, expected, rtol, f.atol)
+	rtol := f.rtol
+	if f.rtolPerDType = !cmd.Flags().Changed("rtol"); f.rtolPerDType {
+		rtol = -1 // the output dtype's default
 	}
-	if err := printRunSummary(a.stdout, g, device, f, res, diffs); err != nil {
+	diffs := job.Diffs(res, rtol, f.atol)
+	if err := printRunSummary(a.stdout, job.Graph, device, f, res, diffs); err != nil {
 		return err
 	}
 	var failed, rtols []string
@@ -168,160 +149,12 @@ func runGraph(cmd *cobra.Command, a *app, path string, f runFlags) error {
 		}
 	}
 	if len(failed) > 0 {
-		return exitCodeError{exitCheck, fmt.Errorf("check failed: %s differ from %s beyond atol=%g + %s * max|expected|", strings.Join(failed, ", "), f.check, f.atol, strings.Join(rtols, "/"))}
+		return exitCodeError{exitCheck, fmt.Errorf("check failed: %s differ from %s beyond atol=%g + %s * max|expected|", strings.Join(failed, ", "), f.Check, f.atol, strings.Join(rtols, "/"))}
 	}
 	return nil
 }
 
-// readExpected loads EXPECTED.safetensors: every graph output with its [N, ...] shape and
-// dtype, and nothing else; for a model range (--shard), N is the whole graph's and the
-// range's rows are read.
-func readExpected(g *graph.Graph, path string) (map[string]*safetensors.Tensor, error) {
-	lo, hi, total := g.ModelRange()
-	file, err := safetensors.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer file.Close()
-	var probs []string
-	out := map[string]*safetensors.Tensor{}
-	for _, o := range g.Outputs {
-		want := append([]int{total}, o.Type.Shape...)
-		info, ok := file.Info(o.Name)
-		switch {
-		case !ok:
-			probs = append(probs, fmt.Sprintf("output %q is missing", o.Name))
-			continue
-		case !slices.Equal(info.Shape, want) || info.DType != o.Type.DType.Safetensors():
-			probs = append(probs, fmt.Sprintf("output %q is %s%v, expected %s%v", o.Name, info.DType, info.Shape, o.Type.DType.Safetensors(), want))
-			continue
-		}
-		t, err := file.ReadRows(o.Name, lo, hi)
-		if err != nil {
-			return nil, err
-		}
-		out[o.Name] = t
-	}
-	for _, name := range file.Names() {
-		if _, isOut := out[name]; !isOut && !isGraphOutput(g, name) {
-			probs = append(probs, fmt.Sprintf("tensor %q is not a graph output", name))
-		}
-	}
-	if len(probs) > 0 {
-		return nil, fmt.Errorf("expected outputs %s:\n  %s", path, strings.Join(probs, "\n  "))
-	}
-	return out, nil
-}
-
-func isGraphOutput(g *graph.Graph, name string) bool {
-	for _, o := range g.Outputs {
-		if o.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
-// checkOutputsPresent guards against an executor returning too little or the wrong shapes.
-func checkOutputsPresent(g *graph.Graph, got map[string]*safetensors.Tensor) error {
-	for _, o := range g.Outputs {
-		t := got[o.Name]
-		want := append([]int{g.N}, o.Type.Shape...)
-		if t == nil {
-			return fmt.Errorf("internal error: the executor returned no output %q", o.Name)
-		}
-		if !slices.Equal(t.Shape, want) || len(t.Data) != t.Numel()*t.DType.Size() {
-			return fmt.Errorf("internal error: the executor returned output %q as %s%v (%d bytes), expected %v", o.Name, t.DType, t.Shape, len(t.Data), want)
-		}
-		t.Name = o.Name
-	}
-	return nil
-}
-
-// outputDiff compares one output with its expected value.
-type outputDiff struct {
-	Name   string  `json:"name"`
-	MaxAbs float64 `json:"max_abs"` // max |got - expected|
-	MaxRel float64 `json:"max_rel"` // MaxAbs / max|expected| (the output's scale)
-	Scale  float64 `json:"scale"`   // max |expected|
-	RTol   float64 `json:"rtol"`    // the relative tolerance applied (--rtol, or the dtype's default)
-	Bound  float64 `json:"bound"`   // atol + rtol * Scale
-	NaNs   int     `json:"nan_mismatches"`
-	OK     bool    `json:"ok"`
-	Err    string  `json:"error,omitempty"`
-}
-
-// compareOutputs applies |got - exp| <= atol + rtol * max|exp| per output; rtol < 0 takes the
-// expected dtype's default (safetensors.DType.CheckRTol). A NaN where the expected value is not
-// NaN (or the reverse) fails; NaN against NaN, and equal infinities, agree.
-func compareOutputs(g *graph.Graph, got, expected map[string]*safetensors.Tensor, rtol, atol float64) []outputDiff {
-	var out []outputDiff
-	for _, o := range g.Outputs {
-		d := outputDiff{Name: o.Name}
-		gt, et := got[o.Name], expected[o.Name]
-		gv, err1 := gt.Float64s()
-		ev, err2 := et.Float64s()
-		switch {
-		case err1 != nil || err2 != nil:
-			d.Err = fmt.Sprint(errors.Join(err1, err2))
-		case !slices.Equal(gt.Shape, et.Shape):
-			d.Err = fmt.Sprintf("shape %v, expected %v", gt.Shape, et.Shape)
-		}
-		if d.Err != "" {
-			out = append(out, d)
-			continue
-		}
-		for _, e := range ev {
-			if a := math.Abs(e); !math.IsInf(a, 0) && !math.IsNaN(a) && a > d.Scale {
-				d.Scale = a
-			}
-		}
-		for i := range gv {
-			x, e := gv[i], ev[i]
-			switch {
-			case math.IsNaN(x) || math.IsNaN(e):
-				if math.IsNaN(x) != math.IsNaN(e) {
-					d.NaNs++
-				}
-				continue
-			case math.IsInf(x, 0) || math.IsInf(e, 0):
-				if x != e {
-					d.MaxAbs = math.Inf(1)
-				}
-				continue
-			}
-			if diff := math.Abs(x - e); diff > d.MaxAbs {
-				d.MaxAbs = diff
-			}
-		}
-		if d.Scale > 0 {
-			d.MaxRel = d.MaxAbs / d.Scale
-		} else if d.MaxAbs > 0 {
-			d.MaxRel = math.Inf(1)
-		}
-		d.RTol = rtol
-		if rtol < 0 {
-			d.RTol = et.DType.CheckRTol()
-		}
-		d.Bound = atol + d.RTol*d.Scale
-		d.OK = d.NaNs == 0 && d.MaxAbs <= d.Bound
-		out = append(out, d)
-	}
-	return out
-}
-
-func tensorChecksum(t *safetensors.Tensor) (sum float64, digest string) {
-	vals, err := t.Float64s()
-	if err == nil {
-		for _, v := range vals {
-			sum += v
-		}
-	}
-	h := sha256.Sum256(t.Data)
-	return sum, hex.EncodeToString(h[:8])
-}
-
-func printRunSummary(w io.Writer, g *graph.Graph, device string, f runFlags, res *runResult, diffs []outputDiff) error {
+func printRunSummary(w io.Writer, g *graph.Graph, device string, f runFlags, res *runjob.Result, diffs []outputs.Diff) error {
 	type jsonOut struct {
 		Name   string  `json:"name"`
 		Shape  []int   `json:"shape"`
@@ -332,11 +165,11 @@ func printRunSummary(w io.Writer, g *graph.Graph, device string, f runFlags, res
 	var outs []jsonOut
 	for _, o := range g.Outputs {
 		t := res.Outputs[o.Name]
-		sum, digest := tensorChecksum(t)
+		sum, digest := outputs.Checksum(t)
 		outs = append(outs, jsonOut{o.Name, t.Shape, string(o.Type.DType), sum, digest})
 	}
 	if f.asJSON {
-		doc := map[string]any{"graph": g.File, "n": g.N, "device": device, "mode": f.mode, "outputs": outs}
+		doc := map[string]any{"graph": g.File, "n": g.N, "device": device, "mode": f.Mode, "outputs": outs}
 		if diffs != nil {
 			ok := true
 			for _, d := range diffs {
@@ -346,7 +179,7 @@ func printRunSummary(w io.Writer, g *graph.Graph, device string, f runFlags, res
 			if f.rtolPerDType {
 				rtol = nil // per output, in outputs[].rtol
 			}
-			doc["check"] = map[string]any{"file": f.check, "rtol": rtol, "atol": f.atol, "outputs": sanitizeDiffs(diffs), "ok": ok}
+			doc["check"] = map[string]any{"file": f.Check, "rtol": rtol, "atol": f.atol, "outputs": outputs.JSONSafe(diffs), "ok": ok}
 		}
 		keys := make([]string, 0, len(res.Extra))
 		for k := range res.Extra {
@@ -362,7 +195,7 @@ func printRunSummary(w io.Writer, g *graph.Graph, device string, f runFlags, res
 		enc.SetIndent("", "  ")
 		return enc.Encode(doc)
 	}
-	fmt.Fprintf(w, "%s: ran %s (device %s, mode %s)\n", g.File, describeModels(g), device, f.mode)
+	fmt.Fprintf(w, "%s: ran %s (device %s, mode %s)\n", g.File, describeModels(g), device, f.Mode)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "OUTPUT\tSHAPE\tDTYPE\tSUM\tSHA256")
 	for _, o := range outs {
@@ -372,7 +205,7 @@ func printRunSummary(w io.Writer, g *graph.Graph, device string, f runFlags, res
 		return err
 	}
 	if diffs != nil {
-		fmt.Fprintf(w, "check against %s (|got-exp| <= atol %g + rtol * max|exp|):\n", f.check, f.atol)
+		fmt.Fprintf(w, "check against %s (|got-exp| <= atol %g + rtol * max|exp|):\n", f.Check, f.atol)
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "OUTPUT\tMAX ABS\tMAX REL\tRTOL\tBOUND\tRESULT")
 		for _, d := range diffs {
@@ -392,15 +225,32 @@ func printRunSummary(w io.Writer, g *graph.Graph, device string, f runFlags, res
 	return nil
 }
 
-// sanitizeDiffs replaces infinities (which JSON cannot carry) with a large finite marker.
-func sanitizeDiffs(ds []outputDiff) []outputDiff {
-	out := append([]outputDiff(nil), ds...)
-	for i := range out {
-		for _, p := range []*float64{&out[i].MaxAbs, &out[i].MaxRel} {
-			if math.IsInf(*p, 0) {
-				*p = math.MaxFloat64
-			}
+// describeModels is "n=8 models", or "models [3, 6) of n=8" for a model range.
+func describeModels(g *graph.Graph) string {
+	lo, hi, total := g.ModelRange()
+	if lo == 0 && hi == total {
+		return fmt.Sprintf("n=%d models", total)
+	}
+	return fmt.Sprintf("models [%d, %d) of n=%d", lo, hi, total)
+}
+
+// writeKernelProfile prints where a run's time goes, kernel by kernel, slowest first.
+func writeKernelProfile(w io.Writer, kt []widejit.KernelTime) {
+	var total time.Duration
+	for _, k := range kt {
+		if !k.Prepare {
+			total += k.PerRun
 		}
 	}
-	return out
+	fmt.Fprintf(w, "kernel times (mean per run, %.3f ms in all):\n", runjob.Millis(total))
+	for _, k := range kt {
+		if k.Prepare {
+			continue // ran once, when the model was loaded
+		}
+		share := 0.0
+		if total > 0 {
+			share = 100 * float64(k.PerRun) / float64(total)
+		}
+		fmt.Fprintf(w, "  %8.3f ms %5.1f%%  %s (%s)\n", runjob.Millis(k.PerRun), share, k.Kernel, k.Template)
+	}
 }

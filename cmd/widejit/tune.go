@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -12,21 +11,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/widejit/widejit/autotune"
-	"github.com/widejit/widejit/graph"
-	"github.com/widejit/widejit/graph/safetensors"
 	"github.com/widejit/widejit/internal/engine"
-	"github.com/widejit/widejit/jit"
-	"github.com/widejit/widejit/lowering"
+	"github.com/widejit/widejit/internal/outputs"
 )
 
-// tune.go: `widejit tune`, and the autotuner behind `run` and `graph explain` (recorded
-// decisions from the kernel cache, then --plugin / config plugins, then lowering's heuristic).
-
-func init() {
-	register("tune", newTuneCmd)
-	extend("run", func(_ *app, cmd *cobra.Command) { addPluginFlag(cmd) })
-}
+// tune.go: `widejit tune`, and the --plugin flag of the commands that choose strategies
+// (recorded decisions from the kernel cache, then --plugin / config plugins, then lowering's
+// heuristic).
 
 // addPluginFlag adds --plugin (repeatable); plugins from the config file come first.
 func addPluginFlag(cmd *cobra.Command) {
@@ -78,23 +69,7 @@ Init graphs take any N; a graph with a weights file only its own n.`,
 	return cmd
 }
 
-// tunedDecision is one row of tune's report.
-type tunedDecision struct {
-	N         int               `json:"n"`
-	Index     int               `json:"decision"`
-	Label     string            `json:"label"`
-	Winner    string            `json:"winner"`
-	Timings   []autotune.Timing `json:"timings"`
-	Key       string            `json:"key"`
-	Error     string            `json:"error,omitempty"`
-	Duplicate bool              `json:"duplicate_of_earlier,omitempty"`
-}
-
 func runTune(cmd *cobra.Command, a *app, path string, f tuneFlags) error {
-	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	budget, err := time.ParseDuration(f.budget)
 	if f.budget == "0" {
 		budget, err = 0, nil
@@ -109,137 +84,32 @@ func runTune(cmd *cobra.Command, a *app, path string, f tuneFlags) error {
 	if err != nil {
 		return err
 	}
-	graphs, err := loadGraphsForNs(path, ns)
-	if err != nil {
-		return err
-	}
-	dev, err := openDevice(a, a.v.GetString("device"))
-	if err != nil {
-		return err
-	}
-	defer dev.Close()
-	if a.v.GetBool("no_cache") {
-		fmt.Fprintf(a.stderr, "widejit: warning: --no-cache: the timings are measured and shown but not recorded\n")
-	}
-	store := openCacheStore(a)
-	defer func() {
-		if err := store.Close(); err != nil {
-			fmt.Fprintf(a.stderr, "widejit: warning: closing the kernel cache: %v\n", err)
-		}
-	}()
-	tuning := engineConfig(a, pluginFlag(cmd)).NewTuning(ctx, store)
-	defer tuning.Close()
-	comp := jit.NewCompiler(jit.CompilerOptions{Store: store, Version: buildVersion(), Warn: cacheWarner(a)})
-	lopts := lowering.Options{Device: engine.DeviceInfo(dev.Info())}
 	bar := newProgressBar(a.stderr, !f.asJSON)
-	start := time.Now()
-	var rows []tunedDecision
-	var records []autotune.Record
-	for _, g := range graphs {
-		inputs, err := g.GenerateInputs(f.seed)
+	rep, err := engineConfig(a, pluginFlag(cmd)).Tune(cmd.Context(), path, engine.TuneOptions{Ns: ns, Budget: budget,
+		Reps: f.reps, Warmup: f.warmup, Seed: f.seed, Progress: bar.show})
+	bar.done()
+	if err != nil {
+		return err
+	}
+	if f.export != "" {
+		comment := fmt.Sprintf("widejit tune %s on %s", path, rep.DeviceName)
+		err := outputs.Write("--export", f.export, []string{path, rep.Weights}, func(w io.Writer) error { return rep.WriteTimings(w, comment) })
 		if err != nil {
 			return err
 		}
-		tuned := map[string]bool{}
-		for k := 0; ; k++ {
-			_, points, err := lowering.LowerWithDecisions(g, lopts, tuning.Tuner, nil)
-			if err != nil {
-				return err
-			}
-			if k >= len(points) {
-				break
-			}
-			p := points[k]
-			row := tunedDecision{N: g.N, Index: k, Label: p.Label(), Key: p.Key()}
-			if len(p.Candidates) < 2 || tuned[row.Key] {
-				row.Winner, row.Duplicate = p.Decision.CandidateID, tuned[row.Key]
-				rows = append(rows, row)
-				continue
-			}
-			tuned[row.Key] = true
-			opts := autotune.MeasureOptions{Warmup: max(f.warmup, 1), Reps: f.reps}
-			if budget > 0 {
-				// share what is left evenly among the decisions still to tune (an estimate:
-				// the points of the current plan)
-				left := budget - time.Since(start)
-				opts.Budget = max(left/time.Duration(len(points)-k), time.Millisecond)
-			}
-			job, closeRunners := tuneJob(g, lopts, tuning.Tuner, comp, dev, inputs, p)
-			label := fmt.Sprintf("n=%d %s", g.N, p.Label())
-			recs, err := tuning.Tuner.Tune(ctx, []autotune.Job{job}, opts, func(pr autotune.Progress) {
-				bar.show(pr.Runs, pr.Of, label)
-			})
-			closeRunners()
-			if ctxErr := ctx.Err(); ctxErr != nil {
-				return ctxErr
-			}
-			if err != nil {
-				row.Error = err.Error()
-				rows = append(rows, row)
-				continue
-			}
-			rec := recs[0]
-			row.Winner, row.Timings = rec.Winner, rec.Timings
-			rows = append(rows, row)
-			records = append(records, rec)
-		}
 	}
-	bar.done()
-	if f.export != "" {
-		if err := writeTimingsFile(f.export, []string{path, graphs[0].WeightsPath}, records, fmt.Sprintf("widejit tune %s on %s", path, dev.Info().Name)); err != nil {
-			return err
-		}
-	}
-	return printTuneReport(a.stdout, path, dev.Info(), rows, f)
+	return printTuneReport(a.stdout, path, rep, f)
 }
 
-// tuneJob is the autotune job of decision point p: each candidate is the whole plan lowered
-// with p forced to it (every other decision as the tuner takes it), run on dev. Runners are
-// built on a candidate's first (warm-up) run; the returned func frees them.
-func tuneJob(g *graph.Graph, lopts lowering.Options, tuner *autotune.Tuner, comp *jit.Compiler, dev jit.Device,
-	inputs map[string]*safetensors.Tensor, p lowering.DecisionPoint) (autotune.Job, func()) {
-	runners := map[string]*lowering.Runner{}
-	run := func(c autotune.Candidate) error {
-		r := runners[c.ID]
-		if r == nil {
-			plan, points, err := lowering.LowerWithDecisions(g, lopts, tuner, map[int]string{p.Index: c.ID})
-			if err != nil {
-				return err
-			}
-			// the forced lowering must have asked the same question at p.Index
-			if p.Index >= len(points) || points[p.Index].Key() != p.Key() {
-				return fmt.Errorf("decision %d changed between lowerings (internal error)", p.Index)
-			}
-			if r, err = lowering.NewRunner(plan, dev, comp, g); err != nil {
-				return err
-			}
-			runners[c.ID] = r
-		}
-		_, err := r.Run(inputs)
-		return err
-	}
-	return autotune.Job{Name: p.Label(), Problem: p.Problem, Candidates: p.Candidates, Run: run}, func() {
-		for _, r := range runners {
-			r.Close()
-		}
-	}
-}
-
-// writeTimingsFile writes the measured timings for a plugin's training (--export), never
-// over one of inputs.
-func writeTimingsFile(path string, inputs []string, records []autotune.Record, comment string) error {
-	return writeOutput("--export", path, inputs, func(w io.Writer) error { return autotune.WriteTimings(w, records, comment) })
-}
-
-func printTuneReport(w io.Writer, path string, info jit.DeviceInfo, rows []tunedDecision, f tuneFlags) error {
+func printTuneReport(w io.Writer, path string, rep *engine.TuneReport, f tuneFlags) error {
+	rows := rep.Decisions
 	if f.asJSON {
 		if rows == nil {
-			rows = []tunedDecision{}
+			rows = []engine.TunedDecision{}
 		}
-		return printJSON(w, map[string]any{"graph": path, "device": autotune.DeviceIdentity(engine.DeviceInfo(info)),
-			"decisions": rows, "export": f.export})
+		return printJSON(w, map[string]any{"graph": path, "device": rep.Device, "decisions": rows, "export": f.export})
 	}
-	fmt.Fprintf(w, "%s: tuned on %s\n", path, autotune.DeviceIdentity(engine.DeviceInfo(info)))
+	fmt.Fprintf(w, "%s: tuned on %s\n", path, rep.Device)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "N\t#\tDECISION\tWINNER\tTIMINGS (median)")
 	recorded := 0
@@ -332,46 +202,4 @@ func parseNList(s string) ([]int, error) {
 		}
 	}
 	return ns, nil
-}
-
-// loadGraphsForNs loads path once per n (nil: once, with the file's n). Only init graphs take
-// another n; a weights graph's error says so.
-func loadGraphsForNs(path string, ns []int) ([]*graph.Graph, error) {
-	if ns == nil {
-		g, err := loadGraphArg(path, 0)
-		if err != nil {
-			return nil, err
-		}
-		return []*graph.Graph{g}, nil
-	}
-	var out []*graph.Graph
-	for _, n := range ns {
-		g, err := loadGraphArg(path, n)
-		if err != nil {
-			return nil, fmt.Errorf("--n %d: %w", n, err)
-		}
-		out = append(out, g)
-	}
-	return out, nil
-}
-
-// explainTuning sets f's chooser and device for `graph explain`: the decisions a run on the
-// --device would take (recorded in the kernel cache, plugins, heuristic). decisions lists
-// them after lowering; done closes the cache and the plugins.
-func explainTuning(cmd *cobra.Command, a *app, f *loweringFlags) (decisions func() string, done func(), err error) {
-	dev, err := openDevice(a, a.v.GetString("device"))
-	if err != nil {
-		return nil, nil, err
-	}
-	f.device = engine.DeviceInfo(dev.Info())
-	dev.Close()
-	store := openCacheStore(a)
-	tuning := engineConfig(a, pluginFlag(cmd)).NewTuning(cmd.Context(), store)
-	f.chooser = tuning.Chooser("explain")
-	return func() string { return tuning.Explain("explain") }, func() {
-		tuning.Close()
-		if err := store.Close(); err != nil {
-			fmt.Fprintf(a.stderr, "widejit: warning: closing the kernel cache: %v\n", err)
-		}
-	}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/widejit/widejit/autotune"
+	"github.com/widejit/widejit/internal/engine"
 )
 
 // decisionLines returns the "  [i] ... source: ..." lines of an explanation.
@@ -24,7 +25,7 @@ func decisionLines(explain string) []string {
 }
 
 type tuneReport struct {
-	Decisions []tunedDecision `json:"decisions"`
+	Decisions []engine.TunedDecision `json:"decisions"`
 }
 
 // `tune` records decisions; the next run and `graph explain` use them as "recorded", without

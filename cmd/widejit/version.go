@@ -8,8 +8,6 @@ import (
 	"github.com/widejit/widejit/internal/engine"
 )
 
-func init() { register("version", newVersionCmd) }
-
 // buildVersion names this build in the kernel cache's keys (engine.BuildVersion).
 var buildVersion = engine.BuildVersion
 

@@ -6,8 +6,23 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/widejit/widejit/internal/errkind"
+	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/jit/device"
 )
+
+// OpenDevice opens the device a command names with --device (cpu, cuda, or auto: the GPU
+// when the CUDA driver finds one, else the CPU); another name is errkind.Usage.
+func OpenDevice(name string, threads int) (jit.Device, error) {
+	if !slices.Contains(device.Kinds, name) && name != "" {
+		return nil, errkind.Usagef("--device %q: expected one of %s", name, strings.Join(device.Kinds, ", "))
+	}
+	return device.Open(name, threads)
+}
+
+// CUDAStatus describes the CUDA backend in one line ("available: ..." or "not available:
+// why").
+func CUDAStatus() string { return device.CUDAStatus() }
 
 // DeviceSpec is one device of a device list: a kind ("auto", "cpu", "cuda") and, for a list,
 // an ordinal (the GPU's; a CPU's only names one of several CPU executors).

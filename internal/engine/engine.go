@@ -1,6 +1,3 @@
-// Package engine is the orchestration that the public API (package widejit) and the CLI's
-// commands share: it opens a device and the kernel cache, loads strategy plugins into the
-// autotuner, and lowers a graph into a ready runner. It holds no state between calls.
 package engine
 
 import (
@@ -76,6 +73,36 @@ func (c Config) OpenCache() *cache.Store {
 		return cache.Off()
 	}
 	return s
+}
+
+// closeCache closes a store OpenCache opened; a failure is a warning, the work being done.
+func (c Config) closeCache(store *cache.Store) {
+	if err := store.Close(); err != nil {
+		c.Warning(fmt.Sprintf("closing the kernel cache: %v", err))
+	}
+}
+
+// OpenCacheForMaintenance opens the cache directory dir ("": the default) itself, for a
+// maintenance command (stats, ls, verify, gc, clear), waiting up to wait for a busy one; a
+// directory it cannot write is an error here (the command would otherwise act on an empty
+// in-memory store).
+func OpenCacheForMaintenance(dir string, warn func(string), wait time.Duration) (*cache.Store, error) {
+	s, err := cache.Open(dir, cache.Options{Warn: warn, LockWait: wait})
+	if err != nil {
+		return nil, err
+	}
+	switch s.Mode() {
+	case cache.ModeReadWrite:
+	case cache.ModeReadOnly:
+		dir := s.Dir()
+		s.Close()
+		return nil, fmt.Errorf("cache dir %s is read-only (not writable, or cache_read_only is set); maintenance needs write access", dir)
+	default:
+		dir := s.Dir()
+		s.Close()
+		return nil, fmt.Errorf("cache dir %s is in use by another widejit process or unusable; try again later", dir)
+	}
+	return s, nil
 }
 
 // Compiler makes the kernel compiler that reads and fills store.

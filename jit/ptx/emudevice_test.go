@@ -13,6 +13,7 @@ import (
 	"github.com/widejit/widejit/internal/testkit"
 	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/lowering"
+	"github.com/widejit/widejit/runner"
 	"github.com/widejit/widejit/triton/ir"
 )
 
@@ -158,7 +159,7 @@ func TestExamplePlansOnEmulatedPTX(t *testing.T) {
 				if err != nil {
 					t.Skipf("lowering: %v", err)
 				}
-				r, err := lowering.NewRunner(plan, &emuDevice{}, jit.NewCompiler(jit.CompilerOptions{}), g)
+				r, err := runner.New(plan, &emuDevice{}, jit.NewCompiler(jit.CompilerOptions{}), g)
 				if err != nil {
 					t.Fatal(err)
 				}

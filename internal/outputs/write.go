@@ -1,4 +1,4 @@
-package main
+package outputs
 
 import (
 	"crypto/rand"
@@ -7,19 +7,21 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/widejit/widejit/internal/errkind"
 )
 
-// writeOutput writes a file the user asked for (--out, --export) without ever losing one of
+// Write writes a file the user asked for (--out, --export) without ever losing one of
 // theirs: a path that is one of the command's inputs (the graph, its weights, --inputs,
 // --check, ...) is refused, and the content goes to a temporary file beside it that replaces
 // the path only once complete, so a failed or interrupted write leaves the old file as it
 // was. The new file gets the permissions of any file the user creates (0666 less the umask).
-func writeOutput(flag, path string, inputs []string, write func(w io.Writer) error) error {
-	if err := refuseInputAsOutput(flag, path, inputs); err != nil {
+func Write(flag, path string, inputs []string, write func(w io.Writer) error) error {
+	if err := RefuseInput(flag, path, inputs); err != nil {
 		return err
 	}
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-		return usagef("%s %s: not a regular file; refusing to replace it", flag, path)
+		return errkind.Usagef("%s %s: not a regular file; refusing to replace it", flag, path)
 	}
 	var suffix [6]byte
 	if _, err := rand.Read(suffix[:]); err != nil {
@@ -47,9 +49,9 @@ func writeOutput(flag, path string, inputs []string, write func(w io.Writer) err
 	return nil
 }
 
-// refuseInputAsOutput refuses an output path that names one of the inputs (the same file,
+// RefuseInput refuses an output path that names one of the inputs (the same file,
 // also through another path or a link).
-func refuseInputAsOutput(flag, path string, inputs []string) error {
+func RefuseInput(flag, path string, inputs []string) error {
 	out, err := os.Stat(path)
 	if err != nil {
 		return nil // nothing there yet: nothing to lose
@@ -59,7 +61,7 @@ func refuseInputAsOutput(flag, path string, inputs []string) error {
 			continue
 		}
 		if fi, err := os.Stat(in); err == nil && os.SameFile(out, fi) {
-			return usagef("%s %s is an input of this command (%s); refusing to overwrite it", flag, path, in)
+			return errkind.Usagef("%s %s is an input of this command (%s); refusing to overwrite it", flag, path, in)
 		}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package lowering
+package runner
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/widejit/widejit/lowering"
 )
 
 // A Tracer records what runners did, when and where, as Chrome trace events (the JSON that
@@ -132,7 +134,7 @@ func (r *Runner) traceSpan(cat, name string, start time.Time, args map[string]an
 }
 
 // traceLaunch records launch i (of model, or all models when model < 0).
-func (r *Runner) traceLaunch(i int, l *Launch, grid [3]int, model int, start time.Time) error {
+func (r *Runner) traceLaunch(i int, l *lowering.Launch, grid [3]int, model int, start time.Time) error {
 	args := map[string]any{"launch": i, "template": l.Kernel.Template, "strategy": l.Strategy,
 		"grid": grid[:], "nodes": l.Nodes}
 	if model >= 0 {

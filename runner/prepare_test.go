@@ -1,4 +1,4 @@
-package lowering
+package runner
 
 import (
 	"bytes"
@@ -8,10 +8,11 @@ import (
 
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/jit/cpu"
+	"github.com/widejit/widejit/lowering"
 )
 
 // Conv weight relayouts read parameters only: they are prepare launches, their outputs keep
-// slots of their own, and the Runner runs them once: after NewRunner, zeroing a conv weight
+// slots of their own, and the Runner runs them once: after New, zeroing a conv weight
 // changes nothing in Run (a per-run relayout would read the zeros).
 func TestPrepareLaunchesRunOnce(t *testing.T) {
 	path := filepath.Join("..", "bench", "zoo", "resblock.json")
@@ -28,18 +29,18 @@ func TestPrepareLaunchesRunOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, modelMajor := range []bool{false, true} {
-		plan, err := Lower(g, Options{ModelMajor: modelMajor})
+		plan, err := lowering.Lower(g, lowering.Options{ModelMajor: modelMajor})
 		if err != nil {
 			t.Fatal(err)
 		}
-		prepared := map[*Buffer]bool{}
+		prepared := map[*lowering.Buffer]bool{}
 		for _, l := range plan.Launches {
 			if want := l.Kernel.Template == "conv_weight.py"; l.Prepare != want {
 				t.Fatalf("launch %d (%s): Prepare = %v, want %v", l.Index, l.Kernel.Template, l.Prepare, want)
 			}
-			for _, b := range l.buffers() {
-				if l.Prepare && b.Kind == TempBuffer {
-					prepared[b] = true
+			for _, a := range l.Args {
+				if l.Prepare && a.Kind == lowering.PtrArg && a.Buf.Kind == lowering.TempBuffer {
+					prepared[a.Buf] = true
 				}
 			}
 		}
@@ -48,14 +49,14 @@ func TestPrepareLaunchesRunOnce(t *testing.T) {
 		}
 		for _, b := range plan.Buffers {
 			for p := range prepared {
-				if b != p && b.Kind == TempBuffer && b.Slot == p.Slot {
+				if b != p && b.Kind == lowering.TempBuffer && b.Slot == p.Slot {
 					t.Fatalf("prepared %s shares slot s%d with %s", p, p.Slot, b)
 				}
 			}
 		}
 
-		want := runPlanCPU(t, g, Options{ModelMajor: modelMajor}, inputs)
-		r, err := NewRunner(plan, cpu.NewDevice(2), testCompiler, g)
+		want := runFresh(t, plan, g, inputs)
+		r, err := New(plan, cpu.NewDevice(2), testCompiler, g)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package lowering
+package runner
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/widejit/widejit/graph/safetensors"
 	"github.com/widejit/widejit/internal/memlimit"
 	"github.com/widejit/widejit/jit"
-	"github.com/widejit/widejit/triton/ir"
+	"github.com/widejit/widejit/lowering"
 )
 
 // ParamSource provides parameter data stacked [N, ...]; *graph.Graph implements it.
@@ -21,22 +21,22 @@ type ParamSource interface {
 	ParamTensor(name string) (*safetensors.Tensor, error)
 }
 
-// Runner executes a plan on a device: NewRunner compiles every kernel, uploads the weights and
-// runs the prepare launches (Launch.Prepare) once; Run feeds inputs, launches the plan and returns the outputs, as often as needed.
+// Runner executes a plan on a device: New compiles every kernel, uploads the weights and
+// runs the prepare launches (lowering.Launch.Prepare) once; Run feeds inputs, launches the plan and returns the outputs, as often as needed.
 type Runner struct {
-	plan    *Plan
+	plan    *lowering.Plan
 	dev     jit.Device
 	kernels []jit.Kernel // per launch
-	bufs    map[*Buffer]jit.Buffer
+	bufs    map[*lowering.Buffer]jit.Buffer
 	slots   []jit.Buffer
-	// CompileTime is the time NewRunner spent compiling and loading kernels.
+	// CompileTime is the time New spent compiling and loading kernels.
 	CompileTime time.Duration
-	// UploadTime is the time NewRunner spent allocating buffers, uploading weights and running
+	// UploadTime is the time New spent allocating buffers, uploading weights and running
 	// the prepare launches.
 	UploadTime time.Duration
 	// kernelTimes, when profiling (Profile), is the time each launch took, summed over runs.
 	kernelTimes []time.Duration
-	opts        RunnerOptions
+	opts        Options
 	// broken is set when a launch was abandoned past its time limit on a device that cannot
 	// stop it: the device may still be running it, so the Runner refuses further runs.
 	broken error
@@ -44,8 +44,8 @@ type Runner struct {
 	trace *runTrace
 }
 
-// RunnerOptions bound what a Runner may do. The zero value is right for most runs.
-type RunnerOptions struct {
+// Options bound what a Runner may do. The zero value is right for most runs.
+type Options struct {
 	// LaunchTimeout stops a run whose launch (one kernel over its grid) takes longer, with an
 	// error naming the kernel; 0 means no limit. The CPU backend stops the launch itself
 	// (between programs and loop iterations). Other devices are synchronised after every
@@ -58,70 +58,9 @@ type RunnerOptions struct {
 	MemoryLimit int64
 }
 
-// MemoryNeed is what a plan allocates, in bytes.
-type MemoryNeed struct {
-	Inputs, Params, Temporaries int64 // device buffers
-	Outputs                     int64 // host copies of the outputs (Run)
-	LargestParam                int64 // one parameter's host copy while uploading
-}
-
-// Device is the device buffers' total.
-func (m MemoryNeed) Device() int64 {
-	var t memlimit.Tally
-	t.Add(m.Inputs, 1)
-	t.Add(m.Params, 1)
-	t.Add(m.Temporaries, 1)
-	return t.Bytes()
-}
-
-// Host is what a run allocates besides the device buffers.
-func (m MemoryNeed) Host() int64 {
-	var t memlimit.Tally
-	t.Add(m.Outputs, 1)
-	t.Add(m.LargestParam, 1)
-	return t.Bytes()
-}
-
-func (m MemoryNeed) String() string {
-	return fmt.Sprintf("inputs %s, params %s, temporaries %s, outputs %s", memlimit.Format(m.Inputs),
-		memlimit.Format(m.Params), memlimit.Format(m.Temporaries), memlimit.Format(m.Outputs))
-}
-
-// Memory computes what the plan allocates, without overflowing.
-func (p *Plan) Memory() MemoryNeed {
-	sum := func(bs []*Buffer) (total, largest int64) {
-		var t memlimit.Tally
-		for _, b := range bs {
-			var one memlimit.Tally
-			one.Add(int64(max(b.Elems, 1)), int64(b.DType.Size()))
-			t.Add(one.Bytes(), 1)
-			largest = max(largest, one.Bytes())
-		}
-		return t.Bytes(), largest
-	}
-	var m MemoryNeed
-	m.Inputs, _ = sum(p.Inputs)
-	m.Params, m.LargestParam = sum(p.Params)
-	var tmp memlimit.Tally
-	for _, s := range p.Slots {
-		tmp.Add(int64(max(s.Elems, 1)), int64(s.DType.Size()))
-	}
-	m.Temporaries = tmp.Bytes()
-	var out memlimit.Tally
-	seen := map[*Buffer]bool{}
-	for _, o := range p.Outputs {
-		if b := o.View.Buf; !seen[b] {
-			seen[b] = true
-			out.Add(int64(max(b.Elems, 1)), int64(b.DType.Size()))
-		}
-	}
-	m.Outputs = out.Bytes()
-	return m
-}
-
 // checkMemory refuses a plan that does not fit the limit (and, on a device with its own
 // memory, the device), before anything is allocated.
-func checkMemory(plan *Plan, dev jit.Device, limit int64) error {
+func checkMemory(plan *lowering.Plan, dev jit.Device, limit int64) error {
 	m := plan.Memory()
 	info := dev.Info()
 	if info.Kind == "cpu" || info.Kind == "" {
@@ -138,7 +77,7 @@ func checkMemory(plan *Plan, dev jit.Device, limit int64) error {
 }
 
 // checkGrids refuses launches whose grids are empty or whose program counts overflow.
-func checkGrids(plan *Plan) error {
+func checkGrids(plan *lowering.Plan) error {
 	for i, l := range plan.Launches {
 		if _, err := jit.GridPrograms(l.Kernel.Source.Fn, l.Grid, math.MaxInt32); err != nil {
 			return fmt.Errorf("launch %d (nodes %v): %w", i, l.Nodes, err)
@@ -160,38 +99,30 @@ func (r *Runner) Profile(on bool) {
 // was turned on (nil when it is off).
 func (r *Runner) KernelTimes() []time.Duration { return r.kernelTimes }
 
-func irDType(d graph.DType) (ir.DType, error) {
-	t, ok := ir.ParseDType(tritonDType(d))
-	if !ok {
-		return ir.Invalid, fmt.Errorf("dtype %s has no device type", d)
-	}
-	return t, nil
-}
-
-// NewRunner compiles the plan's kernels through comp for dev (in parallel), allocates its
+// New compiles the plan's kernels through comp for dev (in parallel), allocates its
 // buffers, uploads the parameters from params and runs the prepare launches.
-func NewRunner(plan *Plan, dev jit.Device, comp *jit.Compiler, params ParamSource) (*Runner, error) {
-	return NewRunnerWithOptions(plan, dev, comp, params, RunnerOptions{})
+func New(plan *lowering.Plan, dev jit.Device, comp *jit.Compiler, params ParamSource) (*Runner, error) {
+	return NewWithOptions(plan, dev, comp, params, Options{})
 }
 
-// NewRunnerWithOptions is NewRunner within the bounds of opts: a plan that needs more memory
+// NewWithOptions is New within the bounds of opts: a plan that needs more memory
 // than the limit, or whose grids overflow, is refused before anything is compiled or
 // allocated.
-func NewRunnerWithOptions(plan *Plan, dev jit.Device, comp *jit.Compiler, params ParamSource, opts RunnerOptions) (*Runner, error) {
+func NewWithOptions(plan *lowering.Plan, dev jit.Device, comp *jit.Compiler, params ParamSource, opts Options) (*Runner, error) {
 	if err := checkGrids(plan); err != nil {
 		return nil, err
 	}
 	if err := checkMemory(plan, dev, opts.MemoryLimit); err != nil {
 		return nil, err
 	}
-	r := &Runner{plan: plan, dev: dev, kernels: make([]jit.Kernel, len(plan.Launches)), bufs: map[*Buffer]jit.Buffer{}, opts: opts}
+	r := &Runner{plan: plan, dev: dev, kernels: make([]jit.Kernel, len(plan.Launches)), bufs: map[*lowering.Buffer]jit.Buffer{}, opts: opts}
 	start := time.Now()
 	errs := make([]error, len(plan.Launches))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for i, l := range plan.Launches {
 		wg.Add(1)
-		go func(i int, l *Launch) {
+		go func(i int, l *lowering.Launch) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
@@ -210,7 +141,7 @@ func NewRunnerWithOptions(plan *Plan, dev jit.Device, comp *jit.Compiler, params
 	r.CompileTime = time.Since(start)
 	start = time.Now()
 	alloc := func(d graph.DType, n int) (jit.Buffer, error) {
-		t, err := irDType(d)
+		t, err := lowering.DeviceDType(d)
 		if err != nil {
 			return nil, err
 		}
@@ -251,7 +182,7 @@ func NewRunnerWithOptions(plan *Plan, dev jit.Device, comp *jit.Compiler, params
 		r.slots = append(r.slots, jb)
 	}
 	for _, b := range plan.Buffers {
-		if b.Kind == TempBuffer && b.Slot >= 0 {
+		if b.Kind == lowering.TempBuffer && b.Slot >= 0 {
 			r.bufs[b] = r.slots[b.Slot]
 		}
 	}
@@ -295,7 +226,7 @@ func (r *Runner) runLaunches(prepare bool) error {
 		}
 		start := time.Now()
 		var err error
-		if l.Strategy == Sequential {
+		if l.Strategy == lowering.Sequential {
 			for m := 0; m < p.N && err == nil; m++ {
 				err = r.launchModel(i, l, m)
 			}
@@ -365,8 +296,8 @@ func (r *Runner) RunInto(inputs, reuse map[string]*safetensors.Tensor) (map[stri
 		return nil, err
 	}
 	outs := map[string]*safetensors.Tensor{}
-	cache := map[*Buffer][]byte{}
-	shared := map[*Buffer]int{} // outputs per buffer: a buffer read by one output whole is not copied again
+	cache := map[*lowering.Buffer][]byte{}
+	shared := map[*lowering.Buffer]int{} // outputs per buffer: a buffer read by one output whole is not copied again
 	for _, o := range p.Outputs {
 		shared[o.View.Buf]++
 	}
@@ -401,24 +332,24 @@ func (r *Runner) RunInto(inputs, reuse map[string]*safetensors.Tensor) (map[stri
 	return outs, nil
 }
 
-func (r *Runner) launchModel(i int, l *Launch, m int) error {
+func (r *Runner) launchModel(i int, l *lowering.Launch, m int) error {
 	grid := l.Grid
 	grid[l.ModelAxis] = 1
 	return r.launch(i, l, grid, m)
 }
 
 // launch runs launch i over grid; model >= 0 selects one model's slices (sequential).
-func (r *Runner) launch(i int, l *Launch, grid [3]int, model int) error {
+func (r *Runner) launch(i int, l *lowering.Launch, grid [3]int, model int) error {
 	args := make([]jit.Arg, len(l.Args))
 	for j, a := range l.Args {
 		switch a.Kind {
-		case PtrArg:
+		case lowering.PtrArg:
 			off := a.Offset
 			if model > 0 {
 				off += model * a.ModelStride
 			}
 			args[j] = jit.Arg{Buf: r.bufs[a.Buf], Offset: off}
-		case FloatArg:
+		case lowering.FloatArg:
 			args[j] = jit.Arg{Scalar: a.Float}
 		default:
 			v := a.Int
@@ -444,7 +375,7 @@ func (r *Runner) launch(i int, l *Launch, grid [3]int, model int) error {
 }
 
 // checkIndices reports the first index of t outside [0, c.Limit).
-func checkIndices(t *safetensors.Tensor, c IndexCheck) error {
+func checkIndices(t *safetensors.Tensor, c lowering.IndexCheck) error {
 	vals, err := t.Int64s()
 	if err != nil {
 		return fmt.Errorf("input %q: %w", c.Input, err)
@@ -468,7 +399,7 @@ func unravel(i int, shape []int) []int {
 	return pos
 }
 
-// launchKernel launches k within RunnerOptions.LaunchTimeout, if set.
+// launchKernel launches k within Options.LaunchTimeout, if set.
 func (r *Runner) launchKernel(k jit.Kernel, grid [3]int, args []jit.Arg) error {
 	limit := r.opts.LaunchTimeout
 	if limit <= 0 {
@@ -500,7 +431,7 @@ func (r *Runner) launchKernel(k jit.Kernel, grid [3]int, args []jit.Arg) error {
 	}
 }
 
-// LaunchTimeoutError is the cause of a launch stopped by RunnerOptions.LaunchTimeout.
+// LaunchTimeoutError is the cause of a launch stopped by Options.LaunchTimeout.
 type LaunchTimeoutError struct {
 	Kernel string
 	Limit  time.Duration

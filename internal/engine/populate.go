@@ -1,0 +1,348 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/widejit/widejit/autotune"
+	"github.com/widejit/widejit/cache"
+	"github.com/widejit/widejit/graph"
+	"github.com/widejit/widejit/internal/errkind"
+	"github.com/widejit/widejit/jit"
+	"github.com/widejit/widejit/jit/cpu"
+	"github.com/widejit/widejit/jit/ptx"
+	"github.com/widejit/widejit/lowering"
+)
+
+// populate.go: `widejit cache populate`, ahead-of-time compilation of every kernel a graph
+// needs, for the CPU or for GPU archs, on a machine without a GPU.
+
+// PopulateOptions are what `widejit cache populate` compiles besides the plans a run makes.
+type PopulateOptions struct {
+	AllStrategies bool // also every alternative a run could choose instead, and the unfused plan
+	Cubin         bool // also assemble each PTX kernel with ptxas and store the cubin
+	// Progress, if set, is told before each kernel: done of total, and which kernel.
+	Progress func(done, total int, label string)
+}
+
+// PopulateReport is what Populate compiled, per target.
+type PopulateReport struct {
+	CacheDir     string
+	Targets      []PopulateCount
+	Total        PopulateCount // Target "all"
+	Failures     []string      // one line per kernel that failed
+	PtxasVersion string        // of the ptxas that assembled cubins; "" when none did
+}
+
+// PopulateTarget is one target of populate and the device the plan is chosen for.
+type PopulateTarget struct {
+	target jit.Target
+	arch   string // "" for the CPU
+	device autotune.DeviceInfo
+}
+
+// AddShardSizes adds to graphs one model range of each shard size of each K of ks
+// (floor(N/K) and ceil(N/K) models): kernels are specialized for the models they serve, so
+// a cache that every shard of `run --shard I/K` (or --device with K devices) hits needs
+// those sizes.
+func AddShardSizes(graphs []*graph.Graph, ks []int) ([]*graph.Graph, error) {
+	out := graphs
+	for _, g := range graphs {
+		seen := map[int]bool{g.N: true}
+		for _, k := range ks {
+			if k > g.N {
+				return nil, errkind.Usagef("--shards %d: K=%d shards of N=%d models would leave some empty; need K <= N", k, k, g.N)
+			}
+			for i := range k {
+				lo, hi := graph.ShardRange(i, k, g.N)
+				if seen[hi-lo] {
+					continue
+				}
+				seen[hi-lo] = true
+				sub, err := g.Models(lo, hi)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, sub)
+			}
+		}
+	}
+	return out, nil
+}
+
+// populateItem is one kernel to compile for one target.
+type populateItem struct {
+	t    PopulateTarget
+	n    int
+	src  jit.Source
+	spec jit.Spec
+}
+
+// PopulateCount is populate's summary for one target.
+type PopulateCount struct {
+	Target      string `json:"target"`
+	Ns          []int  `json:"n"`
+	Kernels     int    `json:"kernels"`
+	Hits        int    `json:"hits"`
+	Misses      int    `json:"misses"`
+	Failed      int    `json:"failed"`
+	CubinHits   int    `json:"cubin_hits,omitempty"`
+	CubinMisses int    `json:"cubin_misses,omitempty"`
+}
+
+// PTXArchs are the GPU archs that populate (and kernel dump) generate PTX for.
+var PTXArchs = ptx.Archs
+
+// PopulateTargets are the targets of `cache populate --arch`: each GPU arch of the
+// comma-separated list (a generic GPU of that arch chooses the plan), or, for "", the CPU
+// with threads workers.
+func PopulateTargets(archList string, threads int) ([]PopulateTarget, error) {
+	if strings.TrimSpace(archList) == "" {
+		info := cpu.NewDevice(threads).Info()
+		return []PopulateTarget{{target: cpu.Target{}, device: DeviceInfo(info)}}, nil
+	}
+	var out []PopulateTarget
+	for _, arch := range strings.Split(archList, ",") {
+		arch = strings.TrimSpace(arch)
+		if !slices.Contains(ptx.Archs, arch) {
+			return nil, errkind.Usagef("--arch: %q is not one of %s", arch, strings.Join(ptx.Archs, ", "))
+		}
+		cc := strings.TrimPrefix(arch, "sm_")
+		cc = cc[:len(cc)-1] + "." + cc[len(cc)-1:]
+		out = append(out, PopulateTarget{target: ptx.Target{Arch: arch}, arch: arch,
+			device: autotune.DeviceInfo{Kind: "cuda", Name: "generic " + arch, ComputeCapability: cc}})
+	}
+	return out, nil
+}
+
+// Populate compiles every kernel of the plans a run of each graph would make on each target
+// (with AllStrategies, of every alternative too) into the kernel cache; a kernel that fails
+// is counted and listed in the report, not an error.
+func (c Config) Populate(ctx context.Context, graphs []*graph.Graph, targets []PopulateTarget, o PopulateOptions) (*PopulateReport, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	progress := o.Progress
+	if progress == nil {
+		progress = func(int, int, string) {}
+	}
+	var err error
+	var ptxas, ptxasVersion string
+	if o.Cubin {
+		if len(targets) == 1 && targets[0].arch == "" {
+			return nil, errkind.Usagef("--cubin needs --arch (cubins are GPU code)")
+		}
+		if ptxas, ptxasVersion, err = FindPtxas(); err != nil {
+			c.Warning(fmt.Sprintf("--cubin: %v; storing PTX only", err))
+		}
+	}
+	store := c.OpenCache()
+	if store.Mode() == cache.ModeReadOnly {
+		store.Close()
+		return nil, fmt.Errorf("cache populate: the cache dir %s is read-only (not writable, or cache_read_only is set): nothing could be stored", store.Dir())
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			store.Close()
+		}
+	}()
+	tuning := c.NewTuning(ctx, store)
+	defer tuning.Close()
+	// the same compiler options as `run`, so that run finds these entries (same keys)
+	comp := c.Compiler(store)
+
+	var items []populateItem
+	for _, t := range targets {
+		for _, g := range graphs {
+			plans, err := populatePlans(g, t, tuning.Tuner, o.AllStrategies)
+			if err != nil {
+				return nil, err
+			}
+			seen := map[string]bool{}
+			for _, plan := range plans {
+				for _, l := range plan.Launches {
+					src, spec := l.Kernel.Source, l.Spec()
+					key, err := comp.Key(src, spec, t.target)
+					if err != nil {
+						return nil, err
+					}
+					if !seen[key.String()] {
+						seen[key.String()] = true
+						items = append(items, populateItem{t: t, n: g.N, src: src, spec: spec})
+					}
+				}
+			}
+		}
+	}
+	counts := map[string]*PopulateCount{}
+	var order []string
+	var failures []string
+	for i, it := range items {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		tk := it.t.target.Key()
+		count := counts[tk]
+		if count == nil {
+			count = &PopulateCount{Target: tk}
+			counts[tk] = count
+			order = append(order, tk)
+		}
+		if !slices.Contains(count.Ns, it.n) {
+			count.Ns = append(count.Ns, it.n)
+		}
+		progress(i, len(items), fmt.Sprintf("%s n=%d %s", tk, it.n, it.src.Fn))
+		before := store.Counters()
+		art, err := comp.Compile(it.src, it.spec, it.t.target)
+		count.Kernels++
+		if err != nil {
+			count.Failed++
+			failures = append(failures, fmt.Sprintf("%s n=%d: %v", tk, it.n, err))
+			continue
+		}
+		if store.Counters().Hits > before.Hits {
+			count.Hits++
+		} else {
+			count.Misses++
+		}
+		if ptxas != "" && art.Kind == ptx.ArtifactKind {
+			hit, err := populateCubin(store, comp, it, art, ptxas, ptxasVersion)
+			switch {
+			case err != nil:
+				count.Failed++
+				failures = append(failures, fmt.Sprintf("%s n=%d: cubin: %v", tk, it.n, err))
+			case hit:
+				count.CubinHits++
+			default:
+				count.CubinMisses++
+			}
+		}
+	}
+	progress(len(items), len(items), "done")
+	rep := &PopulateReport{CacheDir: store.Dir(), Failures: append([]string{}, failures...), Total: PopulateCount{Target: "all"},
+		PtxasVersion: ptxasVersion}
+	closed = true
+	c.closeCache(store)
+	rep.Targets = make([]PopulateCount, 0, len(order))
+	for _, tk := range order {
+		count := counts[tk]
+		rep.Targets = append(rep.Targets, *count)
+		rep.Total.Kernels += count.Kernels
+		rep.Total.Hits += count.Hits
+		rep.Total.Misses += count.Misses
+		rep.Total.Failed += count.Failed
+	}
+	return rep, nil
+}
+
+// populatePlans lowers g the way a run on t's device would, and with --all-strategies also
+// every single-decision alternative and the unfused plan.
+func populatePlans(gr *graph.Graph, t PopulateTarget, tuner *autotune.Tuner, all bool) ([]*lowering.Plan, error) {
+	opts := lowering.Options{Device: t.device}
+	plan, points, err := lowering.LowerWithDecisions(gr, opts, tuner, nil)
+	if err != nil {
+		return nil, err
+	}
+	plans := []*lowering.Plan{plan}
+	if !all {
+		return plans, nil
+	}
+	for _, p := range points {
+		for _, c := range p.Candidates {
+			if c.ID == p.Decision.CandidateID {
+				continue
+			}
+			alt, _, err := lowering.LowerWithDecisions(gr, opts, tuner, map[int]string{p.Index: c.ID})
+			if err != nil {
+				return nil, fmt.Errorf("alternative %s for %s: %w", c.ID, p.Label(), err)
+			}
+			plans = append(plans, alt)
+		}
+	}
+	opts.NoFusion = true
+	unfused, _, err := lowering.LowerWithDecisions(gr, opts, tuner, nil)
+	if err != nil {
+		return nil, err
+	}
+	return append(plans, unfused), nil
+}
+
+// FindPtxas finds ptxas (PATH, then .tools/bin above the working directory or the
+// executable) and its version.
+func FindPtxas() (path, version string, err error) {
+	path, err = ptx.FindPtxas(".")
+	if err != nil {
+		// a checkout's binary: look above the executable too
+		exe, exeErr := os.Executable()
+		if exeErr != nil {
+			return "", "", err
+		}
+		if path, err = ptx.FindPtxas(filepath.Dir(exe)); err != nil {
+			return "", "", err
+		}
+	}
+	out, err := exec.Command(path, "--version").CombinedOutput()
+	if err != nil {
+		return "", "", fmt.Errorf("%s --version: %v", path, err)
+	}
+	m := regexp.MustCompile(`V(\d+\.\d+\.\d+)`).FindSubmatch(out)
+	if m == nil {
+		return "", "", fmt.Errorf("%s --version: no version in %q", path, strings.TrimSpace(string(out)))
+	}
+	return path, string(m[1]), nil
+}
+
+// populateCubin assembles art (PTX) into a cubin for its arch and stores it under a key made
+// of the PTX entry's key, the arch and the ptxas version. It reports whether it was a hit.
+func populateCubin(store *cache.Store, comp *jit.Compiler, it populateItem, art *jit.Artifact, ptxas, version string) (bool, error) {
+	ptxKey, err := comp.Key(it.src, it.spec, it.t.target)
+	if err != nil {
+		return false, err
+	}
+	key, err := cache.NewKey(cache.KindKernel).String("ptx_key", ptxKey.String()).String("artifact_kind", "cubin").
+		String("arch", it.t.arch).String("ptxas_version", version).Key()
+	if err != nil {
+		return false, err
+	}
+	if _, ok := store.Get(key); ok {
+		return true, nil
+	}
+	start := time.Now()
+	cubin, err := assembleCubin(ptxas, it.t.arch, art.Payload)
+	if err != nil {
+		return false, err
+	}
+	store.RecordCompile(time.Since(start))
+	target := it.t.target.Key() + "+ptxas" + version
+	rec := &cache.Record{Name: art.Name, Backend: "cubin", Target: target,
+		Meta: map[string]string{"artifact_kind": "cubin", "entry": art.Name, "ptxas_version": version}, Payload: cubin}
+	return false, store.Put(key, rec)
+}
+
+func assembleCubin(ptxas, arch string, text []byte) ([]byte, error) {
+	dir, err := os.MkdirTemp("", "widejit-cubin")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	in, out := filepath.Join(dir, "k.ptx"), filepath.Join(dir, "k.cubin")
+	if err := os.WriteFile(in, text, 0o644); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(ptxas, "-arch="+arch, "-o", out, in)
+	var msg bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &msg, &msg
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("ptxas -arch=%s: %v: %s", arch, err, strings.TrimSpace(msg.String()))
+	}
+	return os.ReadFile(out)
+}

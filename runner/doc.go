@@ -1,0 +1,16 @@
+// Package runner executes a plan (package lowering) on a device (package jit): New compiles
+// every kernel, allocates the plan's buffers, uploads the parameters and runs the prepare
+// launches; Run uploads inputs, launches the plan and downloads the outputs, as often as
+// needed. It also bounds what a run may do (Options: memory, launch time), times launches
+// (Profile) and records them as a Chrome trace (Tracer).
+//
+//	plan, err := lowering.Lower(g, lowering.Options{})  // plan only: kernels, buffers, launches
+//	r, err := runner.New(plan, dev, compiler, g)        // compile, allocate, upload weights
+//	outs, err := r.Run(inputs)                          // repeatable; inputs/outputs [N, ...]
+//
+// Lowering plans and runner executes, so a plan can be inspected, dumped and tested without
+// a device; runner imports lowering, never the reverse (lowering's tests that run plans get
+// a runner through lowering/exec_test.go, an external test file).
+// (It is called runner, not runtime, so as not to shadow the standard library's package.)
+// Programs use the public API, package widejit, which does all of this.
+package runner
