@@ -473,6 +473,7 @@ func TestVectorLoopsAgainstGo(t *testing.T) {
 		{ir.Sub, false, func(x, s float32) float32 { return x - s }},
 		{ir.Sub, true, func(x, s float32) float32 { return s - x }},
 		{ir.Div, true, func(x, s float32) float32 { return s / x }},
+		{ir.Div, false, func(x, s float32) float32 { return x / s }},
 	}
 	for _, so := range scalarOps {
 		for _, s := range []float32{0, 1, -2.5, float32(math.Inf(1)), float32(math.NaN())} {

@@ -286,6 +286,8 @@ func arithScalarF32(op ir.Op, scalarFirst bool, x []float32, s float32, z []floa
 		n = vecF32Scalar('+', x, -s, z) // x - s is exactly x + (-s) in IEEE arithmetic
 	case op == ir.Div && scalarFirst:
 		n = vecF32Scalar('q', x, s, z)
+	case op == ir.Div:
+		n = vecF32Scalar('/', x, s, z)
 	}
 	if n < len(z) {
 		arithScalar(op, scalarFirst, x[n:len(z)], s, z[n:])

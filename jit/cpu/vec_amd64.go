@@ -44,6 +44,9 @@ func subSVAVX2(x, z *float32, n int, s float32)
 func divSVAVX2(x, z *float32, n int, s float32)
 
 //go:noescape
+func divVSAVX2(x, z *float32, n int, s float32)
+
+//go:noescape
 func maxPropVVAVX2(x, y, z *float32, n int)
 
 //go:noescape
@@ -88,7 +91,7 @@ func vecF32(op byte, x, y, z []float32) int {
 	return n
 }
 
-// vecF32Scalar computes z = x op s ('+', '*'), z = s - x for op 'r', z = s / x for op 'q', or
+// vecF32Scalar computes z = x op s ('+', '*', '/'), z = s - x for op 'r', z = s / x for op 'q', or
 // maxProp(x, s) ('N') and minProp(x, s) ('n') for a scalar s that is not NaN.
 func vecF32Scalar(op byte, x []float32, s float32, z []float32) int {
 	n := len(z) &^ 31
@@ -105,6 +108,8 @@ func vecF32Scalar(op byte, x []float32, s float32, z []float32) int {
 		subSVAVX2(&x[0], &z[0], n, s)
 	case 'q':
 		divSVAVX2(&x[0], &z[0], n, s)
+	case '/':
+		divVSAVX2(&x[0], &z[0], n, s)
 	case 'N':
 		maxPropVSAVX2(&x[0], &z[0], n, s)
 	case 'n':

@@ -911,3 +911,33 @@ minPropVV_loop:
 minPropVV_done:
 	VZEROUPPER
 	RET
+
+// func divVSAVX2(x, z *float32, n int, s float32): z = x / s (IEEE division, lane by lane:
+// not a multiplication by 1/s, which rounds differently)
+TEXT ·divVSAVX2(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ z+8(FP), DI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS s+24(FP), Y15
+	SHRQ $5, CX
+	JZ divVS_done
+divVS_loop:
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VDIVPS Y15, Y0, Y0
+	VDIVPS Y15, Y1, Y1
+	VDIVPS Y15, Y2, Y2
+	VDIVPS Y15, Y3, Y3
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ divVS_loop
+divVS_done:
+	VZEROUPPER
+	RET
