@@ -208,12 +208,7 @@ func (r *Runner) runLaunches(prepare bool) error {
 					continue
 				}
 				start := time.Now()
-				err := r.launchModel(i, l, m)
-				if err == nil && r.kernelTimes != nil {
-					err = r.dev.Sync()
-					r.kernelTimes[i] += time.Since(start)
-				}
-				if err != nil {
+				if err := r.profiled(i, start, r.launchModel(i, l, m)); err != nil {
 					return err
 				}
 			}
@@ -233,15 +228,21 @@ func (r *Runner) runLaunches(prepare bool) error {
 		} else {
 			err = r.launch(i, l, l.Grid, -1)
 		}
-		if err == nil && r.kernelTimes != nil {
-			err = r.dev.Sync()
-			r.kernelTimes[i] += time.Since(start)
-		}
-		if err != nil {
+		if err := r.profiled(i, start, err); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// profiled adds the time of launch i since start to the profile, once the device is done,
+// when profiling is on (Profile) and the launch went well; it returns the launch's error.
+func (r *Runner) profiled(i int, start time.Time, err error) error {
+	if err == nil && r.kernelTimes != nil {
+		err = r.dev.Sync()
+		r.kernelTimes[i] += time.Since(start)
+	}
+	return err
 }
 
 // Close frees the device buffers.

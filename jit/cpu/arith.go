@@ -289,7 +289,6 @@ func mathFunc(op ir.Op) func(float64) float64 {
 	return nil
 }
 
-// minNum32 and maxNum32 are IEEE minNum/maxNum: a NaN operand is ignored.
 // maxProp and minProp are Max and Min with ir.PropagateNaN: a NaN operand wins (b's when
 // both are); otherwise b only when it is strictly larger (smaller), as x86's MAXPS/MINPS
 // with a as their source operand give it (the vector loops give the same bits).
@@ -325,6 +324,7 @@ func minMaxPropagating(op ir.Op) func(a, b, z []float32) {
 	}
 }
 
+// minNum32 and maxNum32 are IEEE minNum/maxNum: a NaN operand is ignored.
 func minNum32(a, b float32) float32 {
 	if a != a {
 		return b

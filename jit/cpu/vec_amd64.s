@@ -60,6 +60,32 @@ done: \
 	VZEROUPPER; \
 	RET
 
+// PROP_VV_LOOP(OP) is the body of func(x, y, z *float32, n int): z = OP with NaN propagation.
+// OP (VMAXPS/VMINPS) with x as its source operand gives x when either is NaN or both are
+// equal; a NaN y is then blended in (so y's NaN wins when both are NaN, as maxProp says).
+#define PROP_VV_LOOP(OP) \
+	MOVQ x+0(FP), SI; \
+	MOVQ y+8(FP), DX; \
+	MOVQ z+16(FP), DI; \
+	MOVQ n+24(FP), CX; \
+	SHRQ $3, CX; \
+	JZ done; \
+loop: \
+	VMOVUPS 0(SI), Y0; \
+	VMOVUPS 0(DX), Y1; \
+	OP Y0, Y1, Y2; \
+	VCMPPS $3, Y1, Y1, Y4; \
+	VBLENDVPS Y4, Y1, Y2, Y2; \
+	VMOVUPS Y2, 0(DI); \
+	ADDQ $32, SI; \
+	ADDQ $32, DX; \
+	ADDQ $32, DI; \
+	DECQ CX; \
+	JNZ loop; \
+done: \
+	VZEROUPPER; \
+	RET
+
 // func addVVAVX2(x, y, z *float32, n int)
 TEXT ·addVVAVX2(SB), NOSPLIT, $0-32
 	VV_LOOP(VADDPS)
@@ -863,54 +889,13 @@ TEXT ·maxPropVSAVX2(SB), NOSPLIT, $0-28
 TEXT ·minPropVSAVX2(SB), NOSPLIT, $0-28
 	SV_LOOP(VMINPS)
 
-// func maxPropVVAVX2(x, y, z *float32, n int): z = maxProp(x, y): MAXPS with x as its source
-// gives x when either is NaN or both are equal; a NaN y is then blended in.
+// func maxPropVVAVX2(x, y, z *float32, n int): z = maxProp(x, y)
 TEXT ·maxPropVVAVX2(SB), NOSPLIT, $0-32
-	MOVQ x+0(FP), SI
-	MOVQ y+8(FP), DX
-	MOVQ z+16(FP), DI
-	MOVQ n+24(FP), CX
-	SHRQ $3, CX
-	JZ maxPropVV_done
-maxPropVV_loop:
-	VMOVUPS 0(SI), Y0
-	VMOVUPS 0(DX), Y1
-	VMAXPS Y0, Y1, Y2
-	VCMPPS $3, Y1, Y1, Y4
-	VBLENDVPS Y4, Y1, Y2, Y2
-	VMOVUPS Y2, 0(DI)
-	ADDQ $32, SI
-	ADDQ $32, DX
-	ADDQ $32, DI
-	DECQ CX
-	JNZ maxPropVV_loop
-maxPropVV_done:
-	VZEROUPPER
-	RET
+	PROP_VV_LOOP(VMAXPS)
 
-// func minPropVVAVX2(x, y, z *float32, n int): z = minProp(x, y).
+// func minPropVVAVX2(x, y, z *float32, n int): z = minProp(x, y)
 TEXT ·minPropVVAVX2(SB), NOSPLIT, $0-32
-	MOVQ x+0(FP), SI
-	MOVQ y+8(FP), DX
-	MOVQ z+16(FP), DI
-	MOVQ n+24(FP), CX
-	SHRQ $3, CX
-	JZ minPropVV_done
-minPropVV_loop:
-	VMOVUPS 0(SI), Y0
-	VMOVUPS 0(DX), Y1
-	VMINPS Y0, Y1, Y2
-	VCMPPS $3, Y1, Y1, Y4
-	VBLENDVPS Y4, Y1, Y2, Y2
-	VMOVUPS Y2, 0(DI)
-	ADDQ $32, SI
-	ADDQ $32, DX
-	ADDQ $32, DI
-	DECQ CX
-	JNZ minPropVV_loop
-minPropVV_done:
-	VZEROUPPER
-	RET
+	PROP_VV_LOOP(VMINPS)
 
 // func divVSAVX2(x, z *float32, n int, s float32): z = x / s (IEEE division, lane by lane:
 // not a multiplication by 1/s, which rounds differently)
