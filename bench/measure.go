@@ -334,6 +334,12 @@ func runCell(c *config, dev jit.Device, pr *peer, model string, n int, budget ti
 				continue
 			}
 			d, err := ct.Time(calls[ct])
+			if _, isPeer := ct.(*peerVariant); isPeer {
+				// OpenMP's workers spin for a while after the peer's call returns (libgomp's
+				// GOMP_SPINCOUNT): let them go idle before the next contender is timed, or
+				// that one runs on a core they hold.
+				time.Sleep(peerSettle)
+			}
 			if err != nil {
 				if err := fail(ct, err); err != nil {
 					return nil, err
@@ -465,6 +471,10 @@ func setupPeerCell(c *config, pr *peer, cl *cell, dir string, g *graph.Graph, in
 // slowerThreads: a PyTorch variant whose estimated call at one thread count is more than this
 // many times its estimate at the other is timed at the faster only.
 const slowerThreads = 3.0
+
+// peerSettle is the pause after each PyTorch sample: libgomp's idle workers spin about
+// 300,000 iterations (a few milliseconds) before they sleep.
+const peerSettle = 20 * time.Millisecond
 
 // estimateCall estimates one call's time: the fastest of up to 3 calls (stopping once they
 // add up to 3 samples' worth); a contender whose warm-up took over a second gets k = 1 anyway,
