@@ -16,14 +16,15 @@ import (
 )
 
 // Device is one NVIDIA GPU as a jit.Device: its primary context, one stream for launches
-// and copies, and a ptx.Target for its architecture.
+// and copies, and a ptx.Target for its architecture. As a jit.StreamDevice (streams.go) it
+// also makes more streams, events and pinned host memory.
 type Device struct {
 	drv     *driver
 	ordinal int32
 	ctx     uintptr
 	stream  uintptr
 	info    jit.DeviceInfo
-	target  ptx.Target
+	target  jit.Target // ptx.Target; the stub driver's wraps it (stub.go)
 	smemMax int
 
 	mu     sync.Mutex
@@ -450,6 +451,11 @@ func cLog(b []byte) string {
 
 // Launch runs the kernel asynchronously on the device's stream; Sync waits for it.
 func (k *Kernel) Launch(grid [3]int, args []jit.Arg) error {
+	return k.launchOn(k.dev.stream, grid, args)
+}
+
+// launchOn queues the kernel on stream (the device's own, or one of NewStream's).
+func (k *Kernel) launchOn(stream uintptr, grid [3]int, args []jit.Arg) error {
 	for i, g := range grid {
 		if g < 1 || g > math.MaxInt32 || (i > 0 && g > 65535) {
 			return fmt.Errorf("kernel %s: grid dimension %d is %d, outside the GPU's limits", k.name, i, g)
@@ -478,7 +484,7 @@ func (k *Kernel) Launch(grid [3]int, args []jit.Arg) error {
 	if len(args) > 0 {
 		pp = &ptrs[0]
 	}
-	r := k.dev.drv.cuLaunchKernel(k.fn, uint32(grid[0]), uint32(grid[1]), uint32(grid[2]), uint32(k.threads), 1, 1, uint32(k.smem), k.dev.stream, pp, nil)
+	r := k.dev.drv.cuLaunchKernel(k.fn, uint32(grid[0]), uint32(grid[1]), uint32(grid[2]), uint32(k.threads), 1, 1, uint32(k.smem), stream, pp, nil)
 	runtime.KeepAlive(cells)
 	runtime.KeepAlive(ptrs)
 	if err := k.dev.drv.check("cuLaunchKernel", r); err != nil {

@@ -4,6 +4,14 @@
 // for timing, and PTX modules loaded through the driver JIT (cuModuleLoadDataEx) with its
 // error log captured into the returned error. Kernels come from package ptx; Device.Target
 // is the ptx.Target for the GPU's architecture (sm_90 for 9.x and newer, sm_80 for 8.x).
+// Device is also a jit.StreamDevice (streams.go): more streams, events between them, and
+// pinned host memory for copies that overlap kernels.
+//
+// Two stand-ins for libcuda serve tests without a GPU: testdata/fakecuda.c, a C library that
+// checks the binding's calling convention through purego, and Stub (stub.go), a driver in Go
+// that queues each stream's work, runs it on a host device (the CPU backend) only when the
+// host synchronises, records every operation, and fails a call that lets two unordered
+// operations touch the same memory: what multi-stream schedules are tested against.
 //
 // CUDA contexts are current per OS thread, so every call locks its goroutine's thread and
 // makes the device's context current first.

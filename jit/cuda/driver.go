@@ -29,7 +29,9 @@ const (
 	jitLogVerbose          = 12
 	funcAttrMaxDynamicSmem = 8
 
-	errNoDevice = 100
+	streamNonBlocking  = 1 // CU_STREAM_NON_BLOCKING: no implicit order with the legacy default stream
+	eventDisableTiming = 2 // CU_EVENT_DISABLE_TIMING
+	errNoDevice        = 100
 )
 
 // driver holds the entry points of libcuda, bound at run time so the binary needs no cgo.
@@ -64,6 +66,9 @@ type driver struct {
 	cuStreamCreate            func(s *uintptr, flags uint32) result
 	cuStreamDestroy           func(s uintptr) result
 	cuStreamSynchronize       func(s uintptr) result
+	cuStreamWaitEvent         func(s uintptr, e uintptr, flags uint32) result
+	cuMemHostAlloc            func(p *unsafe.Pointer, size uint64, flags uint32) result
+	cuMemFreeHost             func(p unsafe.Pointer) result
 	cuEventCreate             func(e *uintptr, flags uint32) result
 	cuEventRecord             func(e uintptr, s uintptr) result
 	cuEventSynchronize        func(e uintptr) result
@@ -140,6 +145,9 @@ func loadFrom(names []string) (d *driver, err error) {
 	bind(&d.cuStreamCreate, "cuStreamCreate")
 	bind(&d.cuStreamDestroy, "cuStreamDestroy_v2")
 	bind(&d.cuStreamSynchronize, "cuStreamSynchronize")
+	bind(&d.cuStreamWaitEvent, "cuStreamWaitEvent")
+	bind(&d.cuMemHostAlloc, "cuMemHostAlloc")
+	bind(&d.cuMemFreeHost, "cuMemFreeHost")
 	bind(&d.cuEventCreate, "cuEventCreate")
 	bind(&d.cuEventRecord, "cuEventRecord")
 	bind(&d.cuEventSynchronize, "cuEventSynchronize")

@@ -149,3 +149,81 @@ func TestJITLogAndDriverErrorsAgainstFakeDriver(t *testing.T) {
 		t.Errorf("alloc after close: %v", err)
 	}
 }
+
+// Streams, events and pinned memory through the binding: offsets into buffers, a launch on a
+// stream, the argument checks, and event times (the fake's 1.5 ms per record in between).
+func TestStreamsAgainstFakeDriver(t *testing.T) {
+	d := fakeDevice(t)
+	k := loadAdd(t, d)
+	s1, s2 := newStream(t, d), newStream(t, d)
+	if s1.(*Stream).h == s2.(*Stream).h || s1.(*Stream).h == d.stream {
+		t.Fatalf("streams share a handle: %#x, %#x, device %#x", s1.(*Stream).h, s2.(*Stream).h, d.stream)
+	}
+	host := pinned(t, d, append(f32s(1, 2, 3, 4, 5, 6, 7, 8), make([]byte, 16)...))
+	x, _ := d.Alloc(ir.F32, 8)
+	out, _ := d.Alloc(ir.F32, 4)
+	defer d.Free(x)
+	defer d.Free(out)
+	// elements 4..7 of x from the pinned bytes 16..31, then x[4:8] + x[4:8] on the other stream
+	if err := s1.Upload(x, 4, host[16:32]); err != nil {
+		t.Fatal(err)
+	}
+	ready, start, end := newEvent(t, d, false), newEvent(t, d, true), newEvent(t, d, true)
+	if err := s1.Record(ready); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Wait(ready); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Record(start); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Launch(k, [3]int{1, 1, 1}, []jit.Arg{{Buf: x, Offset: 4}, {Buf: x, Offset: 4}, {Buf: out}, {Scalar: int64(4)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Download(out, 1, host[32:44]); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Record(end); err != nil {
+		t.Fatal(err)
+	}
+	if err := end.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := readF32s(host[32:44]); got[0] != 12 || got[1] != 14 || got[2] != 16 { // out[1:4] = 2 * x[5:8]
+		t.Errorf("out[1:4] = %v, want 12 14 16", got)
+	}
+	if dt, err := end.Since(start); err != nil || dt != 1500*time.Microsecond {
+		t.Errorf("event time %v, %v; want the fake's 1.5 ms for one record in between", dt, err)
+	}
+	if _, err := end.Since(ready); err == nil || !strings.Contains(err.Error(), "two timing events") {
+		t.Errorf("time since an event without timing: %v", err)
+	}
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{s1.Upload(x, 6, host[:12]), "async upload of 12 bytes at element 6 of a buffer of 8 x fp32"},
+		{s1.Upload(x, 0, host[:6]), "async upload of 6 bytes"},
+		{s1.Download(out, -1, host[:4]), "async download of 4 bytes at element -1"},
+		{s1.Upload(&Buffer{dt: ir.F32, n: 1}, 0, host[:4]), "a freed buffer"},
+	} {
+		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
+			t.Errorf("error %v, want %q", c.err, c.want)
+		}
+	}
+	other := fakeDevice(t)
+	os2, err := other.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os2.Launch(k, [3]int{1, 1, 1}, nil); err == nil || !strings.Contains(err.Error(), "not loaded on the stream's device") {
+		t.Errorf("launch of another device's kernel: %v", err)
+	}
+	if err := os2.Record(ready); err == nil || !strings.Contains(err.Error(), "not an event of the stream's device") {
+		t.Errorf("record of another device's event: %v", err)
+	}
+}

@@ -1,7 +1,9 @@
 /* A fake libcuda.so.1 for tests on machines without a GPU: device memory is host memory,
  * and cuLaunchKernel "runs" the one kernel the test launches (add_kernel: out = x + y over n
  * fp32 values, parameters as the PTX backend's ABI lays them out), so the binding's argument
- * passing, memory copies, logs and error paths are exercised for real. */
+ * passing, memory copies, logs and error paths are exercised for real. Streams, events and
+ * pinned memory are bound too, but run everything at once: the ordering of streams is tested
+ * against the Go stub driver (stub.go), which queues and checks it. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,12 +84,29 @@ CUresult cuMemcpyDtoD_v2(uint64_t d, uint64_t s, size_t n) { memcpy((void *)(uin
 CUresult cuMemcpyHtoDAsync_v2(uint64_t d, const void *s, size_t n, uintptr_t st) { return cuMemcpyHtoD_v2(d, s, n); }
 CUresult cuMemcpyDtoHAsync_v2(void *d, uint64_t s, size_t n, uintptr_t st) { return cuMemcpyDtoH_v2(d, s, n); }
 CUresult cuMemsetD8_v2(uint64_t d, unsigned char v, size_t n) { memset((void *)(uintptr_t)d, v, n); return 0; }
-CUresult cuStreamCreate(uintptr_t *s, unsigned f) { *s = 0x77; return 0; }
-CUresult cuStreamDestroy_v2(uintptr_t s) { return s == 0x77 ? 0 : 1; }
-CUresult cuStreamSynchronize(uintptr_t s) { return s == 0x77 ? 0 : 1; }
-static int events;
-CUresult cuEventCreate(uintptr_t *e, unsigned f) { *e = 0x100 + ++events; return 0; }
-CUresult cuEventRecord(uintptr_t e, uintptr_t s) { return 0; }
-CUresult cuEventSynchronize(uintptr_t e) { return 0; }
-CUresult cuEventElapsedTime(float *ms, uintptr_t a, uintptr_t b) { *ms = 1.5f; return 0; }
-CUresult cuEventDestroy_v2(uintptr_t e) { return 0; }
+/* Streams: distinct handles from 0x77 on; every call runs at once (no queue), so any order of
+ * streams is a valid one. Events carry a stamp per record; elapsed time is 1.5 ms a stamp. */
+static int streams;
+static int valid_stream(uintptr_t s) { return s == 0 || (s >= 0x77 && s < 0x77 + (uintptr_t)streams); }
+CUresult cuStreamCreate(uintptr_t *s, unsigned f) { if (f > 1) return 1; *s = 0x77 + streams++; return 0; }
+CUresult cuStreamDestroy_v2(uintptr_t s) { return valid_stream(s) && s != 0 ? 0 : 1; }
+CUresult cuStreamSynchronize(uintptr_t s) { return valid_stream(s) ? 0 : 1; }
+static int events, stamp, stamps[4096];
+static int valid_event(uintptr_t e) { return e > 0x100 && e <= 0x100 + (uintptr_t)events && events < 4096; }
+CUresult cuEventCreate(uintptr_t *e, unsigned f) { if (f > 2) return 1; *e = 0x100 + ++events; return 0; }
+CUresult cuEventRecord(uintptr_t e, uintptr_t s) {
+  if (!valid_event(e) || !valid_stream(s)) return 1;
+  stamps[e - 0x100] = ++stamp;
+  return 0;
+}
+CUresult cuStreamWaitEvent(uintptr_t s, uintptr_t e, unsigned f) { return valid_stream(s) && valid_event(e) && f == 0 ? 0 : 1; }
+CUresult cuEventSynchronize(uintptr_t e) { return valid_event(e) ? 0 : 1; }
+CUresult cuEventElapsedTime(float *ms, uintptr_t a, uintptr_t b) {
+  if (!valid_event(a) || !valid_event(b)) return 1;
+  *ms = 1.5f * (float)(stamps[b - 0x100] - stamps[a - 0x100]);
+  return 0;
+}
+CUresult cuEventDestroy_v2(uintptr_t e) { return valid_event(e) ? 0 : 1; }
+int fake_pinned;
+CUresult cuMemHostAlloc(void **p, size_t n, unsigned f) { *p = malloc(n); if (!*p) return 2; fake_pinned++; return 0; }
+CUresult cuMemFreeHost(void *p) { free(p); fake_pinned--; return 0; }
