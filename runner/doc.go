@@ -4,6 +4,12 @@
 // needed. It also bounds what a run may do (Options: memory, launch time), times launches
 // (Profile) and records them as a Chrome trace (Tracer).
 //
+// On a device with streams (a jit.StreamDevice: CUDA), a run's N models are split over several
+// streams (Options.Streams; 2 by default; streams.go): each uploads its models' input rows
+// from pinned staging, launches every kernel of the plan over its models and downloads their
+// output rows, with events where streams depend on each other and one synchronisation per
+// run. Runner.ExplainStreams and the trace (a track per stream) show the schedule.
+//
 //	plan, err := lowering.Lower(g, lowering.Options{})  // plan only: kernels, buffers, launches
 //	r, err := runner.New(plan, dev, compiler, g)        // compile, allocate, upload weights
 //	outs, err := r.Run(inputs)                          // repeatable; inputs/outputs [N, ...]

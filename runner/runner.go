@@ -42,6 +42,8 @@ type Runner struct {
 	broken error
 	// trace, when tracing (Trace), records every launch and copy.
 	trace *runTrace
+	// streams, when the runs are split over several streams (streams.go).
+	streams *streamRun
 }
 
 // Options bound what a Runner may do. The zero value is right for most runs.
@@ -56,6 +58,11 @@ type Options struct {
 	// outputs and of the largest parameter; on a GPU, device buffers count against the
 	// device's memory instead): 0 means 80% of physical memory, negative no limit.
 	MemoryLimit int64
+	// Streams splits each run's models over this many streams of a device that has them
+	// (a jit.StreamDevice: CUDA), so that one stream's copies overlap another's kernels
+	// (streams.go); 0 picks (2 when N >= 2), 1 keeps the device's own stream. Other devices
+	// run on the calling goroutine and ignore it.
+	Streams int
 }
 
 // checkMemory refuses a plan that does not fit the limit (and, on a device with its own
@@ -87,7 +94,8 @@ func checkGrids(plan *lowering.Plan) error {
 }
 
 // Profile turns per-launch timing on or off (off by default): each launch is then followed by
-// a device synchronisation, so the times are the kernels' own and sum to about a run's.
+// a device synchronisation, so the times are the kernels' own and sum to about a run's (on
+// several streams, events around each launch time it instead; streams.go).
 func (r *Runner) Profile(on bool) {
 	r.kernelTimes = nil
 	if on {
@@ -194,6 +202,10 @@ func NewWithOptions(plan *lowering.Plan, dev jit.Device, comp *jit.Compiler, par
 		r.Close()
 		return nil, err
 	}
+	if err := r.startStreams(); err != nil {
+		r.Close()
+		return nil, err
+	}
 	r.UploadTime = time.Since(start)
 	return r, nil
 }
@@ -247,6 +259,7 @@ func (r *Runner) profiled(i int, start time.Time, err error) error {
 
 // Close frees the device buffers.
 func (r *Runner) Close() {
+	r.stopStreams()
 	seen := map[jit.Buffer]bool{}
 	for _, b := range r.bufs {
 		if !seen[b] {
@@ -270,14 +283,14 @@ func (r *Runner) RunInto(inputs, reuse map[string]*safetensors.Tensor) (map[stri
 	if r.broken != nil {
 		return nil, r.broken
 	}
+	if r.streams.on() {
+		return r.runStreams(inputs, reuse)
+	}
 	p := r.plan
 	for _, b := range p.Inputs {
-		t := inputs[b.Name]
-		if t == nil {
-			return nil, fmt.Errorf("input %q is missing", b.Name)
-		}
-		if want := b.Elems * b.DType.Size(); len(t.Data) != want || t.DType != b.DType.Safetensors() {
-			return nil, fmt.Errorf("input %q is %s%v (%d bytes), want %s with %d elements", b.Name, t.DType, t.Shape, len(t.Data), b.DType, b.Elems)
+		t, err := inputFor(b, inputs)
+		if err != nil {
+			return nil, err
 		}
 		start := time.Now()
 		if err := r.dev.Upload(r.bufs[b], t.Data); err != nil {
@@ -333,6 +346,18 @@ func (r *Runner) RunInto(inputs, reuse map[string]*safetensors.Tensor) (map[stri
 	return outs, nil
 }
 
+// inputFor is the tensor of inputs that feeds input buffer b, checked.
+func inputFor(b *lowering.Buffer, inputs map[string]*safetensors.Tensor) (*safetensors.Tensor, error) {
+	t := inputs[b.Name]
+	if t == nil {
+		return nil, fmt.Errorf("input %q is missing", b.Name)
+	}
+	if want := b.Elems * b.DType.Size(); len(t.Data) != want || t.DType != b.DType.Safetensors() {
+		return nil, fmt.Errorf("input %q is %s%v (%d bytes), want %s with %d elements", b.Name, t.DType, t.Shape, len(t.Data), b.DType, b.Elems)
+	}
+	return t, nil
+}
+
 func (r *Runner) launchModel(i int, l *lowering.Launch, m int) error {
 	grid := l.Grid
 	grid[l.ModelAxis] = 1
@@ -341,25 +366,7 @@ func (r *Runner) launchModel(i int, l *lowering.Launch, m int) error {
 
 // launch runs launch i over grid; model >= 0 selects one model's slices (sequential).
 func (r *Runner) launch(i int, l *lowering.Launch, grid [3]int, model int) error {
-	args := make([]jit.Arg, len(l.Args))
-	for j, a := range l.Args {
-		switch a.Kind {
-		case lowering.PtrArg:
-			off := a.Offset
-			if model > 0 {
-				off += model * a.ModelStride
-			}
-			args[j] = jit.Arg{Buf: r.bufs[a.Buf], Offset: off}
-		case lowering.FloatArg:
-			args[j] = jit.Arg{Scalar: a.Float}
-		default:
-			v := a.Int
-			if a.ModelBase && model > 0 {
-				v = int64(model)
-			}
-			args[j] = jit.Arg{Scalar: v}
-		}
-	}
+	args := launchArgs(l, r.bufs, model)
 	start := time.Now()
 	err := r.launchKernel(r.kernels[i], grid, args)
 	if err == nil && r.trace != nil {
@@ -373,6 +380,31 @@ func (r *Runner) launch(i int, l *lowering.Launch, grid [3]int, model int) error
 		return fmt.Errorf("launch %d (%s, nodes %v, %s): %w", i, l.Kernel.Source.Fn, l.Nodes, who, err)
 	}
 	return nil
+}
+
+// launchArgs are l's arguments over bufs; model > 0 moves every pointer to that model's
+// slice and passes it as the model base (the first model of a launch over several).
+func launchArgs(l *lowering.Launch, bufs map[*lowering.Buffer]jit.Buffer, model int) []jit.Arg {
+	args := make([]jit.Arg, len(l.Args))
+	for j, a := range l.Args {
+		switch a.Kind {
+		case lowering.PtrArg:
+			off := a.Offset
+			if model > 0 {
+				off += model * a.ModelStride
+			}
+			args[j] = jit.Arg{Buf: bufs[a.Buf], Offset: off}
+		case lowering.FloatArg:
+			args[j] = jit.Arg{Scalar: a.Float}
+		default:
+			v := a.Int
+			if a.ModelBase && model > 0 {
+				v = int64(model)
+			}
+			args[j] = jit.Arg{Scalar: v}
+		}
+	}
+	return args
 }
 
 // checkIndices reports the first index of t outside [0, c.Limit).

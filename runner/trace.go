@@ -15,10 +15,11 @@ import (
 // per host-device copy, on a track per device (pid) and stream (tid). Several runners (one
 // per device) may share a Tracer; it is safe for concurrent use.
 type Tracer struct {
-	origin time.Time
-	mu     sync.Mutex
-	events []TraceEvent
-	procs  map[int]string
+	origin  time.Time
+	mu      sync.Mutex
+	events  []TraceEvent
+	procs   map[int]string
+	threads map[[2]int]string // (pid, tid) -> name, for the streams of streams.go
 }
 
 // TraceEvent is one recorded span.
@@ -35,7 +36,9 @@ type TraceEvent struct {
 }
 
 // NewTracer starts a trace; its clock starts now.
-func NewTracer() *Tracer { return &Tracer{origin: time.Now(), procs: map[int]string{}} }
+func NewTracer() *Tracer {
+	return &Tracer{origin: time.Now(), procs: map[int]string{}, threads: map[[2]int]string{}}
+}
 
 // Events returns a copy of the events recorded so far, in start order.
 func (t *Tracer) Events() []TraceEvent {
@@ -54,6 +57,13 @@ func (t *Tracer) Events() []TraceEvent {
 func (t *Tracer) device(pid int, name string) {
 	t.mu.Lock()
 	t.procs[pid] = name
+	t.mu.Unlock()
+}
+
+// thread names track tid of device pid (tid 0 is "stream 0" unless named).
+func (t *Tracer) thread(pid, tid int, name string) {
+	t.mu.Lock()
+	t.threads[[2]int{pid, tid}] = name
 	t.mu.Unlock()
 }
 
@@ -80,13 +90,28 @@ func (t *Tracer) WriteJSON(w io.Writer) error {
 	for pid, name := range t.procs {
 		names[pid] = name
 	}
+	threads := map[[2]int]string{}
+	for k, name := range t.threads {
+		threads[k] = name
+	}
 	t.mu.Unlock()
 	sort.Ints(pids)
-	all := make([]any, 0, len(events)+2*len(pids))
+	all := make([]any, 0, len(events)+2*len(pids)+len(threads))
 	for _, pid := range pids {
-		all = append(all,
-			map[string]any{"name": "process_name", "ph": "M", "pid": pid, "tid": 0, "args": map[string]any{"name": "device " + names[pid]}},
-			map[string]any{"name": "thread_name", "ph": "M", "pid": pid, "tid": 0, "args": map[string]any{"name": "stream 0"}})
+		all = append(all, map[string]any{"name": "process_name", "ph": "M", "pid": pid, "tid": 0, "args": map[string]any{"name": "device " + names[pid]}})
+		if _, ok := threads[[2]int{pid, 0}]; !ok {
+			threads[[2]int{pid, 0}] = "stream 0"
+		}
+	}
+	tracks := make([][2]int, 0, len(threads))
+	for k := range threads {
+		tracks = append(tracks, k)
+	}
+	sort.Slice(tracks, func(i, j int) bool {
+		return tracks[i][0] < tracks[j][0] || tracks[i][0] == tracks[j][0] && tracks[i][1] < tracks[j][1]
+	})
+	for _, k := range tracks {
+		all = append(all, map[string]any{"name": "thread_name", "ph": "M", "pid": k[0], "tid": k[1], "args": map[string]any{"name": threads[k]}})
 	}
 	for _, e := range events {
 		all = append(all, e)
@@ -104,7 +129,8 @@ type runTrace struct {
 
 // Trace records the runner's launches and copies into t from now on, on the track of device
 // pid (named device, as "cuda:1"); nil turns tracing off. Each traced launch is followed by a
-// device synchronisation so that its span is the kernel's own time, as with Profile.
+// device synchronisation so that its span is the kernel's own time, as with Profile; runs on
+// several streams time their copies and launches with events instead, on a track per stream.
 func (r *Runner) Trace(t *Tracer, pid int, device string) {
 	if t == nil {
 		r.trace = nil
