@@ -16,7 +16,8 @@ import (
 )
 
 // models.go: model ranges (WithModels, WithShard), several devices in one Model
-// (WithDevice("cuda:0,cuda:1")) and launch traces (WithTrace).
+// (WithDevice("cuda:0,cuda:1")), several streams per GPU (WithStreams) and launch traces
+// (WithTrace).
 
 // modelRange is the models a Load keeps: [lo, hi), or shard i of k; set is false for all.
 type modelRange struct {
@@ -56,9 +57,18 @@ func WithShard(i, k int) Option {
 	return func(s *settings) { s.models = modelRange{set: true, shard: true, a: i, b: k} }
 }
 
+// WithStreams splits each run's models over n streams of each GPU: every stream uploads its
+// models' inputs from pinned host memory, launches the plan's kernels for them and downloads
+// their outputs, so one stream's copies overlap another's kernels, with one synchronisation
+// per run (Model.Explain shows the schedule). 0, the default, is 2 streams when a device has
+// two models or more; 1 is one stream. The CPU runs launches one after another and ignores it,
+// as does a run with a launch time limit (which synchronises after every launch).
+func WithStreams(n int) Option { return func(s *settings) { s.Streams = n } }
+
 // WithTrace records every kernel launch and host-device copy of every Run, with its device,
-// stream, start and duration (see Model.WriteTrace). Each launch is then followed by a device
-// synchronisation, as with WithProfile, so traced runs are slower.
+// stream, start and duration (see Model.WriteTrace). On one stream each launch is then followed
+// by a device synchronisation, as with WithProfile, so traced runs are slower; on several
+// (WithStreams) events around each copy and launch time them on the device instead.
 func WithTrace() Option { return func(s *settings) { s.trace = true } }
 
 // ModelRange says which of the graph's models this Model runs: [lo, hi) of total (all of

@@ -104,6 +104,10 @@ func TestShardOverDevices(t *testing.T) {
 	if !strings.Contains(m.Explain(), "device cpu:1: models [3, 5) of 8") {
 		t.Errorf("explain does not show the split:\n%s", m.Explain())
 	}
+	// each device's plan says on how many streams it runs, and why (the CPU: one)
+	if n := strings.Count(m.Explain(), ": 1 (the cpu device runs each launch on the calling goroutine"); n != 3 {
+		t.Errorf("explain shows the streams of %d devices of 3:\n%s", n, m.Explain())
+	}
 }
 
 // The trace is Chrome trace-event JSON with one kernel event per launch per run, on a
@@ -174,6 +178,7 @@ func TestModelRangeErrors(t *testing.T) {
 		{[]widejit.Option{widejit.WithDevice("cpu:0,cpu:0")}, "cpu:0 is listed twice"},
 		{[]widejit.Option{widejit.WithDevice("cuda:x")}, "integer >= 0"},
 		{[]widejit.Option{widejit.WithModels(0, 2), widejit.WithDevice("cpu:0,cpu:1,cpu:2")}, "3 devices for 2 models"},
+		{[]widejit.Option{widejit.WithStreams(-1)}, "streams must be >= 0"},
 	} {
 		_, err := widejit.Load("examples/mlp/graph.json", append([]widejit.Option{widejit.WithDevice("cpu"), widejit.WithoutCache()}, c.opts...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -176,6 +176,9 @@ func Load(path string, opts ...Option) (*Model, error) {
 	if s.n < 0 {
 		return nil, fmt.Errorf("widejit: N must be > 0, got %d", s.n)
 	}
+	if s.Streams < 0 {
+		return nil, fmt.Errorf("widejit: streams must be >= 0 (0: the default), got %d", s.Streams)
+	}
 	g, err := graph.LoadWithOptions(path, graph.Options{N: s.n, MemoryLimit: s.MemoryLimit})
 	if err != nil {
 		return nil, err
@@ -231,7 +234,7 @@ func (m *Model) compile(ctx context.Context, g *graph.Graph) (*plan, error) {
 	var r *runner.Runner
 	if err == nil {
 		r, err = runner.NewWithOptions(lp, m.dev, s.Compiler(store), g,
-			runner.Options{LaunchTimeout: s.LaunchTimeout, MemoryLimit: s.MemoryLimit})
+			runner.Options{LaunchTimeout: s.LaunchTimeout, MemoryLimit: s.MemoryLimit, Streams: s.Streams})
 	}
 	if err != nil {
 		store.Close()
@@ -388,7 +391,7 @@ func (m *Model) Explain() string {
 	if m.parts != nil {
 		return m.explainParts()
 	}
-	return lowering.Explain(m.cur.plan) + m.cur.decisions
+	return lowering.Explain(m.cur.plan) + m.cur.decisions + m.cur.runner.ExplainStreams()
 }
 
 // Launches and Kernels count the plan's kernel launches per run and its distinct kernels

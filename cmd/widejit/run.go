@@ -27,6 +27,7 @@ type runFlags struct {
 	rtolPerDType bool // --rtol not given: each output's dtype sets it
 	device       string
 	asJSON       bool
+	streams      int
 }
 
 func newRunCmd(a *app) *cobra.Command {
@@ -54,7 +55,9 @@ stacks the parts back into the [N, ...] outputs, bit for bit those of an unshard
 
 --device takes a list of devices of one kind (cuda:0,cuda:1, or cuda:all for every GPU):
 the N models are split across them in list order and run at once, and the outputs are
-stacked in model order; cpu:0,cpu:1 does the same with CPU executors sharing the cores.`,
+stacked in model order; cpu:0,cpu:1 does the same with CPU executors sharing the cores. On
+each GPU, --streams S splits the device's models again over S streams (default 2), whose
+copies overlap each other's kernels; --explain shows that schedule, --trace a track per stream.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runGraph(cmd, a, args[0], f) },
 	}
@@ -79,6 +82,7 @@ stacked in model order; cpu:0,cpu:1 does the same with CPU executors sharing the
 	fl.BoolVar(&f.Profile, "profile", false, "time every kernel over the runs (--repeat) and print where the time goes")
 	fl.StringVar(&f.Shard, "shard", "", "run shard I of K only: models [floor(I*N/K), floor((I+1)*N/K)), 0 <= I < K <= N (merge the parts with `widejit merge`)")
 	fl.StringVar(&f.Trace, "trace", "", "write every kernel launch and host-device copy as Chrome trace-event JSON (Perfetto, chrome://tracing) to this file")
+	fl.IntVar(&f.streams, "streams", 0, "split each run's models over this many streams per GPU, copies overlapping kernels (0: 2 when a GPU has 2 or more models; 1: one stream; the CPU ignores it)")
 	addPluginFlag(cmd)
 	return cmd
 }
@@ -94,7 +98,10 @@ func runGraph(cmd *cobra.Command, a *app, path string, f runFlags) error {
 	if f.rtol < 0 || f.atol < 0 || math.IsNaN(f.rtol) || math.IsNaN(f.atol) {
 		return usagef("--rtol and --atol must be >= 0")
 	}
-	f.GraphFile, f.Options = path, config.ModelOptions(a.v, pluginFlag(cmd), cacheWarner(a))
+	if f.streams < 0 {
+		return usagef("--streams must be >= 0 (0: the default), got %d", f.streams)
+	}
+	f.GraphFile, f.Options = path, append(config.ModelOptions(a.v, pluginFlag(cmd), cacheWarner(a)), widejit.WithStreams(f.streams))
 	job, err := runjob.Prepare(f.Request)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -254,4 +255,113 @@ func TestPopulateShardsThenEveryShardHits(t *testing.T) {
 		}
 	}
 	runFails(t, 2, []string{"K=7 shards of N=6"}, "cache", "populate", g, "--shards", "7", "--cache-dir", cache)
+}
+
+// fakeLibcuda builds jit/cuda's fake libcuda.so.1 (streams, events and pinned memory bound;
+// kernels load but do not run) into a directory for LD_LIBRARY_PATH.
+func fakeLibcuda(t *testing.T) string {
+	t.Helper()
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skip("no C compiler (cc) to build the fake libcuda")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command(cc, "-shared", "-fPIC", "-O1", "-o", filepath.Join(dir, "libcuda.so.1"), "../../jit/cuda/testdata/fakecuda.c").CombinedOutput(); err != nil {
+		t.Fatalf("building the fake libcuda: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// runWithFakeGPU runs widejit (this test binary as the command) in a process that loads the
+// fake libcuda, and returns its output.
+func runWithFakeGPU(t *testing.T, lib string, args ...string) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, append([]string{"--cache-dir", t.TempDir()}, args...)...)
+	cmd.Env = append(os.Environ(), "WIDEJIT_TEST_AS_CLI=1", "LD_LIBRARY_PATH="+lib, "XDG_CONFIG_HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("widejit %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// `run --device cuda` through the real driver binding (against the fake libcuda): by default
+// two streams, which --explain shows with their models, copies, launches and events, and
+// --trace draws as a track per stream with its copy and kernel slices; --streams 1 keeps one.
+func TestRunStreamsExplainAndTrace(t *testing.T) {
+	lib := fakeLibcuda(t)
+	ex := "../../examples/transformer"
+	args := []string{"run", filepath.Join(ex, "graph.json"), "--inputs", filepath.Join(ex, "inputs.safetensors"), "--device", "cuda", "--explain"}
+	for _, c := range []struct {
+		streams string
+		explain []string
+		tracks  []string
+	}{
+		{"", []string{"streams on Fake GPU: 2 (the default on a GPU)", "stream 1: models [2, 4)", "upload   src rows [2, 4)",
+			"launch   k0_in_proj (batched, grid [3 1 2])", "download norm2 rows [0, 2)", "record   event stream-1-done"},
+			[]string{"stream 0: models [0, 2)", "stream 1: models [2, 4)"}},
+		{"1", []string{"streams on Fake GPU: 1 (asked for): copies and launches in order on the device's own queue"}, []string{"stream 0"}},
+	} {
+		tr := filepath.Join(t.TempDir(), "trace.json")
+		a := append(args, "--trace", tr)
+		if c.streams != "" {
+			a = append(a, "--streams", c.streams)
+		}
+		out := runWithFakeGPU(t, lib, a...)
+		for _, want := range c.explain {
+			if !strings.Contains(out, want) {
+				t.Errorf("--streams %q: --explain lacks %q:\n%s", c.streams, want, out)
+			}
+		}
+		data, err := os.ReadFile(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			TraceEvents []struct {
+				Name, Cat, Ph string
+				PID, TID      int
+				Dur           float64
+				Args          map[string]any
+			}
+		}
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatalf("trace: %v\n%s", err, data)
+		}
+		var tracks []string
+		slices := map[string]int{}
+		for _, e := range doc.TraceEvents {
+			switch {
+			case e.Ph == "M" && e.Name == "thread_name":
+				tracks = append(tracks, fmt.Sprint(e.Args["name"]))
+			case e.Ph == "X":
+				slices[fmt.Sprintf("%s/%d", e.Cat, e.TID)]++
+				if e.Args["device"] != "cuda" || e.Args["stream"] != float64(e.TID) {
+					t.Errorf("--streams %q: event %+v", c.streams, e)
+				}
+			}
+		}
+		if strings.Join(tracks, ",") != strings.Join(c.tracks, ",") {
+			t.Errorf("--streams %q: tracks %q, want %q", c.streams, tracks, c.tracks)
+		}
+		for tid := range c.tracks {
+			if slices[fmt.Sprintf("kernel/%d", tid)] == 0 || slices[fmt.Sprintf("copy/%d", tid)] == 0 {
+				t.Errorf("--streams %q: slices per track %v", c.streams, slices)
+			}
+		}
+	}
+}
+
+// --streams is checked, and the CPU says why it runs one stream.
+func TestRunStreamsFlag(t *testing.T) {
+	isolatedCache(t)
+	runFails(t, 2, []string{"--streams must be >= 0"}, "run", mlpGraph, "--device", "cpu", "--streams", "-1")
+	out := runOK(t, "run", mlpGraph, "--device", "cpu", "--streams", "2", "--explain")
+	if !strings.Contains(out, ": 1 (the cpu device runs each launch on the calling goroutine, one after another") {
+		t.Errorf("--explain on the CPU:\n%s", out)
+	}
 }
