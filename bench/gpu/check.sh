@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GPU check: every kernel-language test kernel and every example on --device cuda, compared
-# with the CPU backend and with PyTorch's expected outputs. Needs an NVIDIA driver, Python 3
-# with numpy, and a static widejit binary built elsewhere:
+# with the CPU backend and with PyTorch's expected outputs; then every example on 1, 2 and 3
+# streams and on every GPU (--device cuda:all), compared bit for bit. Needs an NVIDIA driver,
+# Python 3 with numpy, and a static widejit binary built elsewhere:
 #
 #   CGO_ENABLED=0 go build -o widejit ./cmd/widejit      # on any machine with Go
 #   bash bench/gpu/check.sh ./widejit                       # on the GPU machine, repo root
@@ -41,6 +42,35 @@ for dir in examples/*/; do
       echo "ok   $name ($mode)"
     else
       echo "BAD  $name ($mode):"; tail -5 "$WORK/$name.$mode.cuda.log"; fail=1
+    fi
+  done
+done
+
+echo "== streams and devices: --streams 2 and 3, and --device cuda:all, write the bytes of --streams 1"
+# The models of a run split over streams (and devices) run the same kernels on the same data:
+# the outputs must be bit-identical. The timing lines (--repeat 20, untraced) say whether the
+# streams' copies overlapping kernels pay for their extra launches; each variant's --explain
+# and a traced run (a track per device and stream, for Perfetto) are left under $WORK.
+for dir in examples/*/; do
+  name=$(basename "$dir")
+  [ -f "$dir/graph.json" ] || continue
+  base=(run "$dir/graph.json" --inputs "$dir/inputs.safetensors")
+  one="$WORK/$name.streams1.safetensors"
+  if ! "$WJ" "${base[@]}" --device cuda --streams 1 --repeat 20 --out "$one" >"$WORK/$name.streams1.log" 2>&1; then
+    echo "BAD  $name (--streams 1):"; tail -5 "$WORK/$name.streams1.log"; fail=1
+    continue
+  fi
+  echo "     $name (--streams 1): $(grep '^timing:' "$WORK/$name.streams1.log")"
+  for variant in "--device cuda --streams 2" "--device cuda --streams 3" "--device cuda:all"; do
+    tag=${variant//[^a-z0-9]/}
+    out="$WORK/$name.$tag.safetensors"
+    # shellcheck disable=SC2086 # the variant is several flags
+    if "$WJ" "${base[@]}" $variant --repeat 20 --explain --out "$out" >"$WORK/$name.$tag.log" 2>&1 &&
+       cmp -s "$one" "$out" &&
+       "$WJ" "${base[@]}" $variant --trace "$WORK/$name.$tag.trace.json" >>"$WORK/$name.$tag.log" 2>&1; then
+      echo "ok   $name ($variant): $(grep '^timing:' "$WORK/$name.$tag.log" | head -1)"
+    else
+      echo "BAD  $name ($variant): other outputs than --streams 1, or:"; tail -5 "$WORK/$name.$tag.log"; fail=1
     fi
   done
 done
