@@ -709,6 +709,9 @@ func b2i(b bool) int64 {
 }
 
 func (c *compiler) compileSelect(in *ir.Instr, args []int, z int) (step, error) {
+	if s, ok := c.rowMaskSelectStep(in, args, z); ok {
+		return s, nil
+	}
 	cond, a, b := args[0], args[1], args[2]
 	switch c.p.slotClass[z] {
 	case clsF32:

@@ -64,6 +64,7 @@ type frame struct {
 	ownF32       [][]float32 // storage of slots that view buffer memory (alias.go), by slot
 	gemmScratch  []float32   // padded panels of narrow tl.dot operands (dot.go)
 	bcastScratch []float32   // one row of a column broadcast (rowbcast.go)
+	maskRuns     []maskRun   // the runs of a select's row mask (rowbcast.go)
 }
 
 func newFrame(p *program) *frame {

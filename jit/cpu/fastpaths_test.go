@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -547,6 +548,50 @@ func TestPropagatingMinMaxVectorLoops(t *testing.T) {
 							t.Fatalf("%s with scalar %g (first %v) lane %d: %g -> %g, want %g", op, s, scalarFirst, i, a[i], z[i], want)
 						}
 					}
+				}
+			}
+		}
+	}
+}
+
+// tl.where under an i1 row broadcast over the rows (conv_flat.py's padded store drops columns
+// so) copies runs of lanes (rowMaskSelectStep): the values, NaN payloads and signed zeros
+// included, match a lane-by-lane choice, for a computed mask row and a symbolic one, with
+// runs that cover whole rows, none of them, or alternate.
+func TestRowMaskSelectAgainstLanes(t *testing.T) {
+	const br, bc = 4, 64
+	sig := map[string]string{"x_ptr": "*fp32", "out_ptr": "*fp32", "P": "i32", "K": "i32"}
+	x := make([]float32, br*bc)
+	for i := range x {
+		x[i] = float32(i) - 100
+	}
+	x[5] = math.Float32frombits(0x7fc00123)  // a NaN with a payload
+	x[bc+17] = float32(math.Copysign(0, -1)) // -0
+	x[2*bc+40] = float32(math.Inf(-1))
+	for _, pk := range [][2]int{{18, 16}, {64, 64}, {64, 0}, {3, 1}, {7, 6}} {
+		p, k := pk[0], pk[1]
+		kern := loadKernel(t, filepath.Join("testdata", "rowmask.py"), "rowmask_kernel", sig, map[string]any{"BLOCK_R": int64(br), "BLOCK_C": int64(bc)})
+		out := f32Buf(t, make([]float32, 2*br*bc))
+		if err := kern.Launch(grid1(1), []jit.Arg{buf(f32Buf(t, x)), buf(out), scalar(int64(p)), scalar(int64(k))}); err != nil {
+			t.Fatal(err)
+		}
+		got := out.f32()
+		for r := range br {
+			for c := range bc {
+				i := r*bc + c
+				want := float32(0)
+				if c%p < k {
+					want = x[i]
+				}
+				if math.Float32bits(got[i]) != math.Float32bits(want) {
+					t.Fatalf("P=%d K=%d: where(c %% P < K) at (%d, %d) = %v, want %v", p, k, r, c, got[i], want)
+				}
+				want = x[i]
+				if c < k {
+					want = -1
+				}
+				if math.Float32bits(got[br*bc+i]) != math.Float32bits(want) {
+					t.Fatalf("P=%d K=%d: where(c < K) at (%d, %d) = %v, want %v", p, k, r, c, got[br*bc+i], want)
 				}
 			}
 		}

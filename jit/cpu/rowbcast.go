@@ -8,7 +8,10 @@ import "github.com/widejit/widejit/triton/ir"
 // When every consumer of such a Broadcast is an fp32 binary op (add, sub, mul, div, min, max)
 // in the same block, after it, with no store, atomic or region in between (the source cannot
 // change), the Broadcast emits no step and each consumer walks its other operand row by row
-// against the [N] source.
+// against the [N] source. The same holds for an i1 row [1, N] broadcast as the condition of
+// fp32 selects (a column mask, such as the dropped columns of conv_flat.py's padded store):
+// each select copies runs of lanes, found once from the row, instead of choosing lane by lane
+// under an [M, N] mask of 64-bit lanes.
 
 func (c *compiler) findRowBroadcasts(f *ir.Func) map[*ir.Value]*ir.Value {
 	out := map[*ir.Value]*ir.Value{}
@@ -28,7 +31,7 @@ func (c *compiler) findRowBroadcasts(f *ir.Func) map[*ir.Value]*ir.Value {
 				continue
 			}
 			v, src := in.Results[0], in.Args[0]
-			if !rowVectorBroadcast(src.Type, v.Type) {
+			if !rowVectorBroadcast(src.Type, v.Type) && !rowMaskBroadcast(src.Type, v.Type) {
 				continue
 			}
 			n, last, ok := 0, i, true
@@ -76,6 +79,12 @@ func rowVectorBroadcast(src, dst ir.Type) bool {
 	return isRowVector(src, dst) || isColumnVector(src, dst)
 }
 
+// rowMaskBroadcast: an i1 row [1, ..., 1, N] -> [..., N].
+func rowMaskBroadcast(src, dst ir.Type) bool {
+	return !dst.Ptr && !src.Ptr && src.Elem == ir.I1 && dst.Elem == ir.I1 && dst.Rank() >= 2 &&
+		src.Rank() == dst.Rank() && isRowVector(src, dst)
+}
+
 func isRowVector(src, dst ir.Type) bool {
 	r := dst.Rank()
 	for d := 0; d < r-1; d++ {
@@ -97,6 +106,11 @@ func isColumnVector(src, dst ir.Type) bool {
 }
 
 func rowBroadcastConsumer(c *compiler, use *ir.Instr, v *ir.Value) bool {
+	if v.Type.Elem == ir.I1 {
+		// the condition of an fp32 select whose operands are plain tiles
+		return use.Op == ir.Select && len(use.Args) == 3 && use.Args[0] == v && use.Args[1] != v && use.Args[2] != v &&
+			len(use.Results) == 1 && classOf(use.Results[0].Type) == clsF32
+	}
 	switch use.Op {
 	case ir.Add, ir.Sub, ir.Mul, ir.Div, ir.Max, ir.Min:
 	default:
@@ -181,4 +195,51 @@ func (c *compiler) rowBroadcastStep(in *ir.Instr, args []int, z int, d ir.DType,
 		}
 		return nil
 	}, true
+}
+
+// rowMaskSelectStep is Select under a row mask read in place: the lanes of the [N] source that
+// hold split each row into runs, copied from a or from b.
+func (c *compiler) rowMaskSelectStep(in *ir.Instr, args []int, z int) (step, bool) {
+	src, ok := c.rowBcast[in.Args[0]]
+	if !ok || c.p.slotClass[z] != clsF32 {
+		return nil, false
+	}
+	ms, ok := c.slots[src]
+	if !ok {
+		return nil, false
+	}
+	a, b := args[1], args[2]
+	t := c.p.slotType[z]
+	n := t.Shape[t.Rank()-1]
+	return func(fr *frame) error {
+		fr.need(ms) // a symbolic mask row is filled in first
+		runs := fr.maskRuns[:0]
+		m := fr.ints[ms][:n]
+		for j := 0; j < n; {
+			k := j + 1
+			for k < n && (m[k] != 0) == (m[j] != 0) {
+				k++
+			}
+			runs = append(runs, maskRun{j, k, m[j] != 0})
+			j = k
+		}
+		fr.maskRuns = runs
+		av, bv, zz := fr.f32[a], fr.f32[b], fr.f32[z]
+		for r := 0; r < len(zz); r += n {
+			for _, run := range runs {
+				from := bv
+				if run.on {
+					from = av
+				}
+				copy(zz[r+run.lo:r+run.hi], from[r+run.lo:r+run.hi])
+			}
+		}
+		return nil
+	}, true
+}
+
+// maskRun is lanes [lo, hi) of a mask row, all on or all off.
+type maskRun struct {
+	lo, hi int
+	on     bool
 }
