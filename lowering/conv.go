@@ -236,6 +236,7 @@ type convData struct {
 	Body         []string
 	TapMajor     bool // conv_flat.py: reduce tap by tap over the weight as [tap, OC, CG]
 	PaddedStore  bool // conv_flat.py: the output's padded planes are as wide as the input's
+	EvenK        bool // conv_flat.py tap-major: BLOCK_K divides the channels (no k mask)
 }
 
 // heuristicBlocks is the built-in tile choice of the implicit GEMM (the default tunables
@@ -319,7 +320,7 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 	args = append(args, re.extra...)
 	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads,
 		EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body, TapMajor: g.tapMajor,
-		PaddedStore: g.outPad.hp > 0 && g.outPad.wp == g.wp}
+		PaddedStore: g.outPad.hp > 0 && g.outPad.wp == g.wp, EvenK: g.tapMajor && g.cg%bk == 0}
 	text, err := templates.Render(tmpl, d)
 	if err != nil {
 		return nil, err

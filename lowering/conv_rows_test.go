@@ -158,8 +158,9 @@ func TestConvFlatKernelOnCPUPlans(t *testing.T) {
 // channels x taps everywhere) and the padded stores between chained convolutions match
 // PyTorch on the conv fixtures and the conv examples; the plans show that both forms and at
 // least one padded store (a conv writing the next one's zero-padded planes, no pad kernel)
-// were exercised, and that the residual of examples/resblock is read from the padded copy of
-// the block input (an affine tile instead of a gather).
+// were exercised, tap-major both with and without a k mask (BLOCK_K dividing the channels or
+// not), and that the residual of examples/resblock is read from the padded copy of the block
+// input (an affine tile instead of a gather).
 func TestConvFlatTapMajorAndPaddedStores(t *testing.T) {
 	cpuPlan := Options{Device: autotune.DeviceInfo{Kind: "cpu", Cores: 2}}
 	dirs, _ := filepath.Glob(filepath.Join("testdata", "conv", "*_n3"))
@@ -167,7 +168,7 @@ func TestConvFlatTapMajorAndPaddedStores(t *testing.T) {
 	defer func(v int) { convTapMajorMinChannels = v }(convTapMajorMinChannels)
 	for _, minCh := range []int{1, math.MaxInt} {
 		convTapMajorMinChannels = minCh
-		tapMajor, padded, whole, paddedResidual := 0, 0, 0, 0
+		tapMajor, padded, whole, paddedResidual, evenK, maskedK := 0, 0, 0, 0, 0, 0
 		for _, dir := range dirs {
 			t.Run(fmt.Sprintf("%s/tap-major-from-%d", filepath.Base(dir), minCh), func(t *testing.T) {
 				checkFixtureCPU(t, dir, cpuPlan)
@@ -184,8 +185,13 @@ func TestConvFlatTapMajorAndPaddedStores(t *testing.T) {
 				if ln.Kernel.Template != "conv_flat.py" {
 					continue
 				}
-				if strings.Contains(ln.Kernel.Source.Text, "for tap in range") {
+				if src := ln.Kernel.Source.Text; strings.Contains(src, "for tap in range") {
 					tapMajor++
+					if strings.Contains(src, "a_ptrs + (tap * w_tstride + c0)") {
+						evenK++ // BLOCK_K divides the channels: no k mask
+					} else {
+						maskedK++
+					}
 				}
 				for _, a := range ln.Args {
 					if a.Name == "c_off" && a.Int > 0 {
@@ -202,6 +208,9 @@ func TestConvFlatTapMajorAndPaddedStores(t *testing.T) {
 		}
 		if (tapMajor > 0) != (minCh == 1) {
 			t.Errorf("tap-major from %d channels: %d tap-major conv_flat.py kernels", minCh, tapMajor)
+		}
+		if minCh == 1 && (evenK == 0 || maskedK == 0) {
+			t.Errorf("tap-major from 1 channel: %d kernels without a k mask, %d with one; want both > 0", evenK, maskedK)
 		}
 		if paddedResidual == 0 {
 			t.Errorf("tap-major from %d channels: no convolution read its residual from a padded copy", minCh)

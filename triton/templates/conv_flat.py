@@ -13,7 +13,8 @@ operand tile of tl.dot is affine and the CPU backend reads it in place. Program 
 (bias, activation, eval BatchNorm, residual add, dropout) runs on the fp32 accumulator
 [BLOCK_OC, BLOCK_P] before the single store.
 Data: Fn, Header, Epilogue []{Name, Load string} (loads addressed by bidx, oc_g, rp),
-EpilogueArgs, ExtraArgs []string, Body []string (statements from `acc` to `y`), TapMajor, PaddedStore.
+EpilogueArgs, ExtraArgs []string, Body []string (statements from `acc` to `y`), TapMajor, PaddedStore,
+EvenK.
 */ -}}
 import triton
 import triton.language as tl
@@ -49,12 +50,24 @@ def {{.Fn}}(
     # tap-major reduction: per tap one shift of the whole tile, channels along k; both tiles
     # are affine (weight [tap, OC, CG] rows, input planes x_cstride apart), read in place
     w_base = w_ptr + model * w_mstride + grp * OCG * CG
+{{- if .EvenK}}
+    # BLOCK_K divides the channels: no k mask, and the pointer tiles are built once, each step
+    # moving them by a scalar (the loop body is a few steps around the dot)
+    a_ptrs = w_base + rn[:, None] * CG + rk[None, :]
+    b_ptrs = x_base + rk[:, None] * x_cstride + q[None, :]
+    qmask = q[None, :] < Q
+{{- end}}
     for tap in range(0, KHW):
         toff = (tap // KW) * (dil_h * Wp) + (tap % KW) * dil_w
         for c0 in range(0, CG, BLOCK_K):
+{{- if .EvenK}}
+            a = tl.load(a_ptrs + (tap * w_tstride + c0), mask=ocmask, other=0.0)
+            b = tl.load(b_ptrs + (toff + c0 * x_cstride), mask=qmask, other=0.0)
+{{- else}}
             cs = c0 + rk
             a = tl.load(w_base + tap * w_tstride + rn[:, None] * CG + cs[None, :], mask=ocmask & (cs[None, :] < CG), other=0.0)
             b = tl.load(x_base + toff + cs[:, None] * x_cstride + q[None, :], mask=(cs[:, None] < CG) & (q[None, :] < Q), other=0.0)
+{{- end}}
             acc += tl.dot(a, b)
 {{- else}}
     w_base = w_ptr + model * w_mstride + grp * OCG * KTOT
