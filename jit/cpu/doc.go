@@ -50,7 +50,9 @@
 //     forms and interval masks, never filled element by element; integer literal tiles
 //     (iw >= 0, ow * 1, x - 1) fold into them as constants. Load and Store solve a row's
 //     live lanes (conditions that do not vary by row once per tile), check the row once
-//     and copy it. A tile that is one contiguous block
+//     and copy it; when the live lanes are one rectangle (conditions on rows alone and on
+//     columns alone) the whole span is checked once and the rows copied with no mask solved
+//     per row (memOp.moveRect). A tile that is one contiguous block
 //     with every lane live is checked and copied at once, and an fp32 load whose consumers
 //     only read it before any store views the buffer instead of copying (alias.go). Any
 //     other consumer materializes symbolic tiles first, so the rest of the executor only
@@ -59,8 +61,11 @@
 //   - Constants (tl.zeros, `other` tiles) are computed once per frame; instructions that
 //     depend only on parameters run once per worker and launch, wherever they sit, other
 //     loop invariants once per loop (hoisting); splats feeding binary ops are read as
-//     scalars (splat.go); fp32 add/sub/mul/min/max run on AVX2 loops (vec_amd64.s), and
-//     x*a + b with scalar a, b is one loop (muladd.go), still rounded twice.
+//     scalars (splat.go); fp32 add/sub/mul/div/min/max run on AVX2 loops (vec_amd64.s),
+//     the NaN-propagating max/min (propagate_nan=ALL: relu) as one MAXPS/MINPS per vector,
+//     and x*a + b with scalar a, b is one loop (muladd.go), still rounded twice. Row and
+//     column broadcasts are read in place by their fp32 consumers, and an i1 row mask
+//     broadcast over a select's rows splits each row into runs copied whole (rowbcast.go).
 //   - erf (GELU) is a table-driven Taylor expansion equal to float32(math.Erf) bit for bit
 //     (erf.go): with AVX-512, degree 13 on 16 intervals of [0, 4), coefficients picked by
 //     VPERMT2PD, 8 lanes at a time (about 0.9 ns an element); otherwise degree 6 on a 1/32
