@@ -43,8 +43,12 @@
 //     so both dot operands are read in place, and a convolution feeding another stores its
 //     output straight into the next one's zero-padded planes (Buffer.Sparse: only the
 //     interior is written, the border keeps the zeros of allocation), so only graph inputs
-//     go through a pad kernel (conv_pad.py); norms and last-dim reductions a block of rows
-//     per program (norm_rows.py, reduce_rows.py). GPU plans keep the GPU-shaped kernels.
+//     go through a pad kernel (conv_pad.py), whose padded copy a later convolution's
+//     epilogue reads its residual from when the widths agree (readPaddedLeaves); norms and
+//     last-dim reductions a block of rows per program (norm_rows.py, reduce_rows.py). GPU
+//     plans keep the GPU-shaped kernels.
+//   - Eval BatchNorm is x * alpha + beta with per-channel alpha and beta (PyTorch's CPU form),
+//     and relu a NaN-propagating tl.maximum (propagate_nan=ALL): one pass each over a tile.
 //   - Other convolutions: conv_rows.py (row tiles) and conv.py (flat pixels) on GPUs;
 //     conv_nd.py for Conv3d and transposed convolutions (a gather over the taps that reach
 //     each output, stride holes masked, nothing materialized); conv_depthwise.py.
