@@ -293,7 +293,7 @@ func (g *convGroup) emit(l *lowerer) (*Launch, error) {
 // BLOCK_P and the number of channel tiles, then the epilogue's extras.
 func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry func(bp, tilesOC int) ([]LaunchArg, int)) (*Launch, error) {
 	fn := kernelName(g.index, g.ops)
-	re, err := g.epi.render("acc", "cmask", "tl.float32", "(model + model_base) * c_mstride + bidx * c_bstride + "+cOffs, "e", nil)
+	re, err := g.epi.render("acc", "cmask", "tl.float32", "(model + model_base) * c_mstride + bidx * c_bstride + "+cOffs, "e")
 	if err != nil {
 		return nil, err
 	}
@@ -378,7 +378,7 @@ func (g *convGroup) emitDepthwise(l *lowerer) (*Launch, error) {
 	p := g.oh * g.ow
 	outC := g.ocg * g.groups
 	re, err := g.epi.render("acc", "cmask", "tl.float32",
-		"(model + model_base) * c_mstride + bidx * c_bstride + oc_g[None, :] * P + rp[:, None]", "e", nil)
+		"(model + model_base) * c_mstride + bidx * c_bstride + oc_g[None, :] * P + rp[:, None]", "e")
 	if err != nil {
 		return nil, err
 	}

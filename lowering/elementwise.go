@@ -456,15 +456,16 @@ func (g *ewGroup) emit(l *lowerer) (*Launch, error) {
 	shape := out.Shape
 	contig := contiguousStrides(shape)
 	// a leaf laid out exactly like a dense output is addressed by the flat index
-	flat := func(k int) string {
-		lf := g.epi.leaves[k]
+leaves:
+	for k := range g.epi.leaves {
+		lf := &g.epi.leaves[k]
 		st, _ := lf.view.broadcastStrides(shape)
 		for d := range shape {
 			if shape[d] != 1 && st[d] != contig[d] {
-				return ""
+				continue leaves
 			}
 		}
-		return "idx"
+		lf.offset, lf.mask = "idx", "mask"
 	}
 	compute := "tl.float32"
 	isCopy := g.epi.root != nil && g.epi.root.op == exprLeaf
@@ -475,7 +476,7 @@ func (g *ewGroup) emit(l *lowerer) (*Launch, error) {
 	}
 	fn := kernelName(g.index, g.ops)
 	linIdx := "(model + model_base) * numel + idx"
-	re, err := g.epi.renderCoords("", "mask", compute, linIdx, "in", flat, func(d int) string { return fmt.Sprintf("c%d", d) })
+	re, err := g.epi.renderCoords("", "mask", compute, linIdx, "in", func(d int) string { return fmt.Sprintf("c%d", d) })
 	if err != nil {
 		return nil, err
 	}

@@ -105,26 +105,20 @@ func argNames(args []LaunchArg) []string {
 // render produces the epilogue's loads and statements. in is the name of the group's own
 // value, mask the kernel's full mask, compute the dtype leaves are converted to ("" keeps the
 // loaded type), linIdx the element's wide linear index (for dropout) and prefix names leaves
-// and temporaries. flat, when not nil, may address leaf k by a flat index expression (the
-// element-wise kernel's `idx` for leaves laid out like the output); "" falls back to strides.
-func (e *epilogue) render(in, mask, compute, linIdx, prefix string, flat func(k int) string) (renderedEpilogue, error) {
-	return e.renderCoords(in, mask, compute, linIdx, prefix, flat, nil)
+// and temporaries. A leaf with an offset of its own (epiLeaf.offset) is loaded through it and
+// its mask; the others through their strides along the kernel's axes.
+func (e *epilogue) render(in, mask, compute, linIdx, prefix string) (renderedEpilogue, error) {
+	return e.renderCoords(in, mask, compute, linIdx, prefix, nil)
 }
 
 // renderCoords is render for a kernel that can name each output dim's coordinate (coord).
-func (e *epilogue) renderCoords(in, mask, compute, linIdx, prefix string, flat func(k int) string, coord func(d int) string) (renderedEpilogue, error) {
+func (e *epilogue) renderCoords(in, mask, compute, linIdx, prefix string, coord func(d int) string) (renderedEpilogue, error) {
 	var out renderedEpilogue
 	for k, lf := range e.leaves {
 		name := fmt.Sprintf("%s%d", prefix, k)
 		out.args = append(out.args, LaunchArg{Name: name + "_ptr", Kind: PtrArg, Buf: lf.view.Buf, Offset: lf.view.Offset, ModelStride: lf.view.ModelStride},
 			LaunchArg{Name: name + "_mstride", Kind: IntArg, Int: int64(lf.view.ModelStride)})
-		offset, leafMask := "", mask
-		if flat != nil {
-			offset = flat(k)
-		}
-		if lf.offset != "" {
-			offset, leafMask = lf.offset, lf.mask
-		}
+		offset := lf.offset
 		// the mask covers exactly the axes the leaf varies along, so it never enlarges the
 		// pointer tile (a bias row loads as [1, BLOCK_N] and broadcasts in the expression)
 		var masks []string
@@ -146,7 +140,7 @@ func (e *epilogue) renderCoords(in, mask, compute, linIdx, prefix string, flat f
 			}
 			offset = strings.Join(terms, " + ")
 		} else {
-			masks = []string{leafMask}
+			masks = []string{lf.mask}
 		}
 		load := fmt.Sprintf("tl.load(%s_ptr + model * %s_mstride + %s)", name, name, offset)
 		if len(masks) > 0 {

@@ -311,7 +311,7 @@ func (g *matmulGroup) emit(l *lowerer) (*Launch, error) {
 	if g.epi != nil {
 		var err error
 		re, err = g.epi.render("acc", "cmask", "tl.float32",
-			"(model + model_base) * c_mstride + batch * c_bstride + rm[:, None] * c_sm + rn[None, :] * c_sn", "e", nil)
+			"(model + model_base) * c_mstride + batch * c_bstride + rm[:, None] * c_sm + rn[None, :] * c_sn", "e")
 		if err != nil {
 			return nil, err
 		}
@@ -376,13 +376,13 @@ func (g *mlpGroup) emit(l *lowerer) (*Launch, error) {
 	hid := *g.hidden
 	hid.vars = []string{"batch", "0", "rh[:, None]"}
 	hid.masks = []string{"", "", "(rh[:, None] < H)"}
-	hre, err := hid.render("h", "rh[:, None] < H", "tl.float32", "", "hid", nil)
+	hre, err := hid.render("h", "rh[:, None] < H", "tl.float32", "", "hid")
 	if err != nil {
 		return nil, err
 	}
 	hidden := hre.body[:len(hre.body)-1]
 	hidden = append(hidden, "h = "+hre.body[len(hre.body)-1][len("y = "):])
-	re, err := g.epi.render("acc", "cmask", "tl.float32", "(model + model_base) * c_mstride + rm[:, None] * c_sm + rn[None, :]", "e", nil)
+	re, err := g.epi.render("acc", "cmask", "tl.float32", "(model + model_base) * c_mstride + rm[:, None] * c_sm + rn[None, :]", "e")
 	if err != nil {
 		return nil, err
 	}

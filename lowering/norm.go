@@ -120,7 +120,7 @@ type normData struct {
 
 func (g *normGroup) emit(l *lowerer) (*Launch, error) {
 	fn := kernelName(g.index, g.ops)
-	re, err := g.epi.render("acc", "cmask", "tl.float32", "(model + model_base) * out_mstride + row * R + cols", "e", nil)
+	re, err := g.epi.render("acc", "cmask", "tl.float32", "(model + model_base) * out_mstride + row * R + cols", "e")
 	if err != nil {
 		return nil, err
 	}
