@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/widejit/widejit/jit"
@@ -34,6 +35,7 @@ func (Target) Codegen(f *ir.Func, spec jit.Spec) (*jit.Artifact, error) {
 // Device is the CPU as a jit.Device: host buffers and a pool of worker goroutines per launch.
 type Device struct {
 	threads int
+	pool    pool
 
 	printMu sync.Mutex
 	printW  io.Writer
@@ -81,7 +83,7 @@ func (d *Device) LoadFunc(f *ir.Func) (*Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Kernel{dev: d, prog: p}, nil
+	return &Kernel{dev: d, prog: p, homes: make([]atomic.Pointer[frame], d.threads)}, nil
 }
 
 // Buffer is host memory of Len elements of DType, little-endian, 8-byte aligned.

@@ -21,8 +21,11 @@ type Kernel struct {
 	dev  *Device
 	prog *program
 
+	// homes[w] is worker w's idle frame; frames holds the rest (more workers than homes,
+	// or concurrent launches of the kernel on one worker number).
+	homes  []atomic.Pointer[frame]
 	mu     sync.Mutex
-	frames []*frame // idle frames, reused by later launches
+	frames []*frame
 
 	// programNs is the measured time of one program (ns, a running average; 0: none yet).
 	// A launch whose programs add up to less than serialLaunch runs on the caller's
@@ -30,9 +33,10 @@ type Kernel struct {
 	programNs atomic.Int64
 }
 
-// serialLaunch is the work below which a launch does not use the worker pool (measured on 2
-// cores: a 64 x 128 x 256 Linear, ~30 us of work, took twice as long on two workers).
-const serialLaunch = 150 * time.Microsecond
+// serialLaunch is the work below which a launch does not use the worker pool. With helpers
+// lingering between launches, sharing costs about 5 µs (30 µs when a helper must start); on
+// 2 cores 20-40 µs launches gained a little from two workers and 150 µs ones 40%.
+const serialLaunch = 25 * time.Microsecond
 
 func (k *Kernel) Name() string { return k.prog.fn.Name }
 
@@ -188,9 +192,9 @@ func (k *Kernel) LaunchContext(ctx context.Context, grid [3]int, args []jit.Arg)
 		})()
 	}
 	started := time.Now()
-	work := func() {
-		fr := k.getFrame()
-		defer k.putFrame(fr)
+	work := func(worker int) {
+		fr := k.getFrame(worker)
+		defer k.putFrame(worker, fr)
 		fr.launch = l
 		fr.grid = [3]int64{int64(grid[0]), int64(grid[1]), int64(grid[2])}
 		for i, s := range k.prog.params {
@@ -237,17 +241,9 @@ func (k *Kernel) LaunchContext(ctx context.Context, grid [3]int, args []jit.Arg)
 		}
 	}
 	if workers <= 1 {
-		work()
+		work(0)
 	} else {
-		var wg sync.WaitGroup
-		for range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				work()
-			}()
-		}
-		wg.Wait()
+		k.dev.pool.do(int(workers-1), work)
 	}
 	if canceled.Load() && (firstErr == nil || errors.Is(firstErr, errStopped)) {
 		return fmt.Errorf("kernel %s: stopped after %v (%d of %d programs started): %w",
@@ -259,7 +255,12 @@ func (k *Kernel) LaunchContext(ctx context.Context, grid [3]int, args []jit.Arg)
 // firstErrOK reports whether the launch ran to the end (its timing is meaningful).
 func firstErrOK(l *launch) bool { return !l.stop.Load() }
 
-func (k *Kernel) getFrame() *frame {
+func (k *Kernel) getFrame(worker int) *frame {
+	if worker < len(k.homes) {
+		if fr := k.homes[worker].Swap(nil); fr != nil {
+			return fr
+		}
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if n := len(k.frames); n > 0 {
@@ -270,9 +271,12 @@ func (k *Kernel) getFrame() *frame {
 	return newFrame(k.prog)
 }
 
-func (k *Kernel) putFrame(fr *frame) {
+func (k *Kernel) putFrame(worker int, fr *frame) {
 	fr.launch = nil
 	fr.unaliasAll()
+	if worker < len(k.homes) && k.homes[worker].CompareAndSwap(nil, fr) {
+		return
+	}
 	k.mu.Lock()
 	k.frames = append(k.frames, fr)
 	k.mu.Unlock()

@@ -1,0 +1,82 @@
+package cpu
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Every call of a job has returned when do returns, no job gets more calls than its
+// helpers plus the launcher, worker numbers are distinct within a job, and concurrent
+// launchers on one pool do not mix their work.
+func TestPoolRunsEachJobToTheEnd(t *testing.T) {
+	var p pool
+	var wg sync.WaitGroup
+	for g := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 300 {
+				helpers := (g + i) % 3
+				var calls, running atomic.Int32
+				var mu sync.Mutex
+				seen := map[int]bool{}
+				p.do(helpers, func(worker int) {
+					running.Add(1)
+					calls.Add(1)
+					mu.Lock()
+					require.False(t, seen[worker], "worker %d called twice in one job", worker)
+					seen[worker] = true
+					mu.Unlock()
+					if i%7 == 0 {
+						time.Sleep(50 * time.Microsecond) // outlast the launcher's spin sometimes
+					}
+					running.Add(-1)
+				})
+				require.Zero(t, running.Load(), "do returned with calls still running")
+				require.LessOrEqual(t, int(calls.Load()), helpers+1)
+				require.True(t, seen[0], "the launcher runs its own job")
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// Helpers exit once no job comes within linger, so an idle device holds no goroutines.
+func TestPoolHelpersExitWhenIdle(t *testing.T) {
+	before := runtime.NumGoroutine()
+	var p pool
+	var ran atomic.Int32
+	p.do(3, func(int) { ran.Add(1); time.Sleep(time.Millisecond) })
+	require.GreaterOrEqual(t, ran.Load(), int32(1))
+	// Eventually runs the condition on a goroutine of its own.
+	deadline := time.Now().Add(time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(linger)
+	}
+	require.LessOrEqual(t, runtime.NumGoroutine(), before, "helpers still running long after their last job")
+	require.Nil(t, p.job.Load(), "a finished job stays referenced (and with it the launch's buffers)")
+}
+
+// Back-to-back launches from one goroutine keep their helper and its worker number, which
+// is what keeps a kernel's per-worker frame on one core.
+func TestPoolKeepsWorkerNumbersSmall(t *testing.T) {
+	var p pool
+	numbers := map[int]bool{}
+	var mu sync.Mutex
+	for range 2000 {
+		p.do(1, func(worker int) {
+			mu.Lock()
+			numbers[worker] = true
+			mu.Unlock()
+		})
+	}
+	for w := range numbers {
+		require.LessOrEqual(t, w, 1, "worker numbers seen: %v", numbers)
+	}
+	require.LessOrEqual(t, int(p.alive.Load()), 1)
+}
