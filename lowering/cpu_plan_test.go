@@ -77,3 +77,30 @@ func TestResidualAddsFuseThroughIdentities(t *testing.T) {
 		}
 	}
 }
+
+// makespan simulates workers taking programs in launch order as they come free; the
+// figures are worked by hand: a 67 x 131 output in 64 x 64 tiles at k = 10 is two full
+// tiles (64*64*10 + programCost = 106496), three slivers of 64 x 3 (67456) and one of 3 x 3
+// (65626), taken alternately by two workers.
+func TestMakespanByHand(t *testing.T) {
+	full, sliver, corner := 64*64*10+programCost, 64*3*10+programCost, 3*3*10+programCost
+	want := max(full+sliver+sliver, full+sliver+corner)
+	if got := makespan(64, 64, 67, 131, 1, 10, 2); got != want {
+		t.Errorf("makespan = %d, want %d", got, want)
+	}
+}
+
+// An odd Linear of one model on two cores splits its rows into blocks that leave neither
+// core idle: 67 rows as 32 + 32 + 3 (35 rows on one core, 32 on the other), not 64 + 3 or
+// halves of the weight panel; with 32 models every core already has many programs and the
+// tile stays whole.
+func TestSpreadOverCoresBalancesOddRows(t *testing.T) {
+	g := &groupBase{models: 1, cores: 2}
+	if bm, bn := g.spreadOverCores(128, 256, 67, 131, 1, 257); bm != 32 || bn != 256 {
+		t.Errorf("one model: tile %d x %d, want 32 x 256", bm, bn)
+	}
+	g.models = 32
+	if bm, bn := g.spreadOverCores(128, 256, 67, 131, 1, 257); bm != 128 || bn != 256 {
+		t.Errorf("32 models: tile %d x %d, want 128 x 256", bm, bn)
+	}
+}
