@@ -112,6 +112,7 @@ type normData struct {
 	HasW, HasB   bool
 	ColsOnly     bool // norm_rows.py: the affine parameters are indexed by the column alone
 	FullRows     bool // norm_rows.py: R == BLOCK, no column is masked
+	OneTile      bool // norm_rows.py: R <= BLOCK, x is read once
 	Epilogue     []loadLine
 	EpilogueArgs []string
 	ExtraArgs    []string
@@ -147,7 +148,7 @@ func (g *normGroup) emit(l *lowerer) (*Launch, error) {
 		// BLOCK_O rows a program (norm_rows.py): one row's tiles are too small for the CPU
 		block := clamp(nextPow2(g.r), 16, 4096)
 		bo := rowBlock(g.base(), g.rows, block)
-		d.ColsOnly, d.FullRows = g.rowsPerSample == 1 && g.spa == 1, g.r == block
+		d.ColsOnly, d.FullRows, d.OneTile = g.rowsPerSample == 1 && g.spa == 1, g.r == block, g.r <= block
 		text, err := templates.Render("norm_rows.py", d)
 		if err != nil {
 			return nil, err

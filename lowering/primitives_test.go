@@ -121,6 +121,55 @@ func TestRMSNormAgainstLoop(t *testing.T) {
 	}
 }
 
+// LayerNorm on the CPU's row-block kernel (norm_rows.py) in each of its forms, against a
+// float64 loop: a row in one tile, masked (13) or filling it (64), and rows longer than one
+// tile (4100 with a masked last block, 8192), where mean and variance accumulate over column
+// blocks; the GPU-shaped plan on the same inputs too.
+func TestLayerNormRowFormsAgainstLoop(t *testing.T) {
+	const n = 2
+	for _, r := range []int{13, 64, 4100, 8192} {
+		shape := []int{3, r}
+		js := fmt.Sprintf(`{"format": "widejit.graph/v1", "n": %d,
+  "inputs": [{"name": "x", "shape": %s, "dtype": "float32"}],
+  "params": [{"name": "w", "shape": [%d], "dtype": "float32"}, {"name": "b", "shape": [%d], "dtype": "float32"}],
+  "nodes": [{"name": "ln", "op": "layer_norm", "inputs": ["x"], "params": {"weight": "w", "bias": "b"},
+             "attrs": {"normalized_shape": [%d], "eps": 1e-05, "elementwise_affine": true}}],
+  "outputs": ["ln"], "weights": "weights.safetensors"}`, n, jsonInts(shape), r, r, r)
+		g := writeGraph(t, js, map[string][]int{"w": {r}, "b": {r}}, n, 11)
+		ins, err := g.GenerateInputs(4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := f32s(t, ins["x"])
+		w, _ := g.ParamFloat32s("w")
+		b, _ := g.ParamFloat32s("b")
+		want := make([]float32, len(x))
+		for row := 0; row < len(x)/r; row++ {
+			model := row / shape[0]
+			xs := x[row*r : (row+1)*r]
+			mean, ss := 0.0, 0.0
+			for _, v := range xs {
+				mean += float64(v)
+			}
+			mean /= float64(r)
+			for _, v := range xs {
+				ss += (float64(v) - mean) * (float64(v) - mean)
+			}
+			rstd := 1 / math.Sqrt(ss/float64(r)+1e-5)
+			for c, v := range xs {
+				want[row*r+c] = float32((float64(v)-mean)*rstd*float64(w[model*r+c]) + float64(b[model*r+c]))
+			}
+		}
+		wt := safetensors.FromFloat32s("ln", append([]int{n}, shape...), want)
+		for _, opts := range []Options{{Device: autotune.DeviceInfo{Kind: "cpu", Cores: 2}}, {}} {
+			got := runPlanCPU(t, g, opts, ins)["ln"]
+			if err := testkit.CompareTensors(got, wt); err != nil {
+				t.Errorf("R=%d, device %q: %v", r, opts.Device.Kind, err)
+			}
+		}
+	}
+}
+
 func jsonInts(s []int) string { return strings.ReplaceAll(fmt.Sprint(s), " ", ", ") }
 
 const dropoutGraph = `{"format": "widejit.graph/v1", "n": %d,

@@ -4,7 +4,7 @@ contiguous elements at once, as [BLOCK_O, BLOCK] tiles reduced along axis 1, so 
 work is a few large tile operations rather than one row's; otherwise as norm.py (two-pass
 mean/variance in fp32 or the root mean square, the affine parameters at
 (row % rows_per_sample) * ch_per_row + col // spatial, the fused epilogue).
-Data: Fn, Header, Center, HasW, HasB, ColsOnly (the affine index is the column: LayerNorm), FullRows (R == BLOCK), Epilogue []{Name, Load}, EpilogueArgs, ExtraArgs,
+Data: Fn, Header, Center, HasW, HasB, ColsOnly (the affine index is the column: LayerNorm), FullRows (R == BLOCK), OneTile (R <= BLOCK: one column block, x read once), Epilogue []{Name, Load}, EpilogueArgs, ExtraArgs,
 Body []string (from `acc` to `y`).
 */ -}}
 import triton
@@ -28,6 +28,19 @@ def {{.Fn}}(
     rmask = row < ROWS
     cols0 = tl.arange(0, BLOCK)[None, :]
     x_rows = x_ptr + model * x_mstride + row * R
+{{- if .OneTile}}
+    # the whole row in one tile: x is read once
+    cmask = rmask & (cols0 < R)
+    xv = tl.load(x_rows + cols0, mask=cmask, other=0.0).to(tl.float32)
+{{- if and .Center .FullRows}}
+    d = xv - tl.sum(xv, axis=1)[:, None] / R  # no lane to mask (masked rows are never stored)
+{{- else if .Center}}
+    d = tl.where(cmask, xv - tl.sum(xv, axis=1)[:, None] / R, 0.0)
+{{- else}}
+    d = xv
+{{- end}}
+    rstd = 1.0 / tl.sqrt(tl.sum(d * d, axis=1)[:, None] / R + eps)
+{{- else}}
 {{- if .Center}}
     sum_acc = tl.zeros((BLOCK_O, BLOCK), dtype=tl.float32)
     for c0 in range(0, R, BLOCK):
@@ -49,13 +62,17 @@ def {{.Fn}}(
 {{- end}}
         sq_acc += d * d
     rstd = 1.0 / tl.sqrt(tl.sum(sq_acc, axis=1)[:, None] / R + eps)
+{{- end}}
     for c0 in range(0, R, BLOCK):
         cols = c0 + cols0
         cmask = rmask & (cols < R)
+{{- if .OneTile}}
+        acc = d * rstd  # one iteration: cols is cols0
+{{- else if .Center}}
         xv = tl.load(x_rows + cols, mask=cmask, other=0.0).to(tl.float32)
-{{- if .Center}}
         acc = (xv - mean) * rstd
 {{- else}}
+        xv = tl.load(x_rows + cols, mask=cmask, other=0.0).to(tl.float32)
         acc = xv * rstd
 {{- end}}
 {{- if and (or .HasW .HasB) .ColsOnly}}
