@@ -140,6 +140,14 @@ func (r *Runner) Trace(t *Tracer, pid int, device string) {
 	r.trace = &runTrace{t: t, pid: pid, device: device}
 }
 
+// traceCopy records a copy (what: upload or download) of bytes of a plan buffer when
+// tracing; the span's details are built only then.
+func (r *Runner) traceCopy(what, buf string, start time.Time, bytes int, direction string) {
+	if r.trace != nil {
+		r.traceSpan("copy", what+" "+buf, start, map[string]any{"bytes": bytes, "direction": direction})
+	}
+}
+
 // traceSpan records one span that began at start and ends now (after a device sync for a
 // launch); it returns the sync's error.
 func (r *Runner) traceSpan(cat, name string, start time.Time, args map[string]any) error {
