@@ -82,6 +82,9 @@ func (c *compiler) compileLeaf(in *ir.Instr, z int) (step, error) {
 			v := []float32{float32(in.Float)}
 			roundTo(t.Elem, v)
 			x := v[0]
+			if c.absorbed[in.Results[0]] { // its consumers read the first lane only
+				return func(fr *frame) error { fr.f32[z][0] = x; return nil }, nil
+			}
 			return func(fr *frame) error { fill(fr.f32[z], x); return nil }, nil
 		default:
 			v := in.Float
@@ -116,8 +119,11 @@ func fill[T any](z []T, v T) {
 // op takes (ir.ElementwiseResult).
 func (c *compiler) compileElementwise(in *ir.Instr, args []int, z int) (step, error) {
 	d := c.p.slotType[z].Elem
-	if c.mulSkip[in] {
-		return nil, nil // computed by the Add that consumes it
+	if c.mulSkip[in] || c.geluSkip[in] {
+		return nil, nil // computed by the Add or GELU Mul that consumes it
+	}
+	if g, ok := c.gelus[in]; ok {
+		return c.geluStep(g, z)
 	}
 	if da, ok := c.dotAdds[in]; ok {
 		return c.dotAddStep(in, da, z)
@@ -160,12 +166,7 @@ func (c *compiler) f32Op(in *ir.Instr, args []int, z int, d ir.DType) (step, err
 			}
 		}
 	case ir.Mul:
-		binary = func(a, b, z []float32) {
-			a, b = a[:len(z)], b[:len(z)]
-			for i := vecF32('*', a, b, z); i < len(z); i++ {
-				z[i] = a[i] * b[i]
-			}
-		}
+		binary = mulF32
 	case ir.Div:
 		binary = func(a, b, z []float32) {
 			a, b = a[:len(z)], b[:len(z)]

@@ -42,6 +42,7 @@ type program struct {
 	constants []step // tl.zeros, `other` tiles...: run once per frame, which keeps them
 	prologue  []step // launch-invariant instructions, run once per worker and launch
 	body      []step // the rest, run by every program
+	gelus     int    // exact GELU chains run as one step each (gelu.go)
 }
 
 // frame is one worker's state: a slice per slot, the program id, and the launch's bindings.
@@ -63,6 +64,7 @@ type frame struct {
 
 	ownF32       [][]float32 // storage of slots that view buffer memory (alias.go), by slot
 	gemmScratch  []float32   // padded panels of narrow tl.dot operands (dot.go)
+	chunks       []float32   // the fused GELU's chunk buffers (gelu.go)
 	bcastScratch []float32   // one row of a column broadcast (rowbcast.go)
 	maskRuns     []maskRun   // the runs of a select's row mask (rowbcast.go)
 }
@@ -88,7 +90,7 @@ func newFrame(p *program) *frame {
 type compiler struct {
 	p        *program
 	slots    map[*ir.Value]int
-	absorbed map[*ir.Value]bool // Splat results read as scalars by all their consumers
+	absorbed map[*ir.Value]bool // Splat results and constant tiles read as scalars by all their consumers
 	hoisted  map[*ir.Value]bool // values computed once per launch or loop, not per use
 	// fnInvariant: values that depend only on parameters and constants, computed in the
 	// prologue (once per worker and launch) even when they appear inside a region.
@@ -97,6 +99,8 @@ type compiler struct {
 	mulSkip     map[*ir.Instr]bool       // those Muls: no step of their own
 	dotAdds     map[*ir.Instr]dotAdd     // Adds that run their Dot operand, accumulating (dot.go)
 	dotSkip     map[*ir.Instr]bool       // those Dots: no step of their own
+	gelus       map[*ir.Instr]geluChain  // Muls that compute a whole exact GELU (gelu.go)
+	geluSkip    map[*ir.Instr]bool       // the rest of those chains: no step of their own
 	rowBcast    map[*ir.Value]*ir.Value  // row broadcasts read in place: result -> source (rowbcast.go)
 	uses        map[*ir.Value]int
 	defBlock    map[*ir.Value]*ir.Block
@@ -125,6 +129,8 @@ func compileFunc(f *ir.Func) (p *program, err error) {
 	c.mulAdds, c.mulSkip = c.findMulAdds(f)
 	c.rowBcast = c.findRowBroadcasts(f)
 	c.dotAdds, c.dotSkip = c.findDotAdds(f) // after rowBcast: a row broadcast is no accumulator
+	c.gelus, c.geluSkip = c.findGelus(f)    // after the others: it leaves their instructions alone
+	c.p.gelus = len(c.gelus)
 	for _, v := range f.Params {
 		s, err := c.define(v, ir.Pos{File: f.File})
 		if err != nil {

@@ -60,8 +60,8 @@
 //     rows) still moves run by run (memory.go, forRuns).
 //   - Constants (tl.zeros, `other` tiles) are computed once per frame; instructions that
 //     depend only on parameters run once per worker and launch, wherever they sit, other
-//     loop invariants once per loop (hoisting); splats feeding binary ops are read as
-//     scalars (splat.go); fp32 add/sub/mul/div/min/max run on AVX2 loops (vec_amd64.s),
+//     loop invariants once per loop (hoisting); splats and float constant tiles feeding
+//     binary ops are read as scalars (splat.go); fp32 add/sub/mul/div/min/max run on AVX2 loops (vec_amd64.s),
 //     the NaN-propagating max/min (propagate_nan=ALL: relu) as one MAXPS/MINPS per vector,
 //     and x*a + b with scalar a, b is one loop (muladd.go), still rounded twice. Row and
 //     column broadcasts are read in place by their fp32 consumers, and an i1 row mask
@@ -69,8 +69,13 @@
 //   - erf (GELU) is a table-driven Taylor expansion equal to float32(math.Erf) bit for bit
 //     (erf.go): with AVX-512, degree 13 on 16 intervals of [0, 4), coefficients picked by
 //     VPERMT2PD, 8 lanes at a time (about 0.9 ns an element); otherwise degree 6 on a 1/32
-//     grid, 4 lanes at a time with AVX2 (about 2.2 ns).
+//     grid, 4 lanes at a time with AVX2 (about 2.2 ns). The exact GELU around it,
+//     x*0.5 * (1 + erf(x*c)), is one step over L1-sized chunks (gelu.go), each op the
+//     unfused one, so the results are too.
 //   - exp (softmax, attention, tl.sigmoid) is a degree-11 polynomial after an ln2 reduction,
 //     4 lanes at a time with AVX2/FMA, equal to float32(math.Exp) bit for bit (exp.go).
-//   - Programs are spread over workers; one program stays on one worker.
+//   - Programs are spread over workers; one program stays on one worker. The launching
+//     goroutine works too, and helpers linger (spinning) for 200 µs after a launch, so the
+//     next one finds them awake; each worker number keeps its own frame per kernel, so a
+//     frame's tiles stay in one core's cache (pool.go).
 package cpu

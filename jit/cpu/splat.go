@@ -6,9 +6,10 @@ import (
 
 // Splats that only feed binary ops need not be materialized: the specializer makes every
 // broadcast of a scalar explicit (x * splat(s)), and filling a tile only to read it back
-// costs a pass over memory per use. absorbSplats finds the Splat results whose every use is
-// an operand that can read the scalar directly; those Splats emit no step, and their
-// consumers run a vector-scalar loop instead.
+// costs a pass over memory per use. absorbSplats finds the Splat results (and float constant
+// tiles) whose every use is an operand that can read the scalar directly; those Splats emit
+// no step, those constants fill only their first lane, and their consumers run a
+// vector-scalar loop instead.
 
 // absorbsScalar reports whether in can take its operand at index i as a scalar.
 func absorbsScalar(in *ir.Instr, i int) bool {
@@ -48,7 +49,7 @@ func absorbSplats(f *ir.Func) map[*ir.Value]bool {
 			for i, a := range in.Args {
 				uses[a] = append(uses[a], use{in, i})
 			}
-			if in.Op == ir.Splat && len(in.Results) == 1 && len(in.Args) == 1 {
+			if in.Op == ir.Splat && len(in.Results) == 1 && len(in.Args) == 1 || isFloatTileConst(in) {
 				splats = append(splats, in)
 			}
 			for _, r := range in.Regions {
@@ -82,10 +83,25 @@ func absorbSplats(f *ir.Func) map[*ir.Value]bool {
 	return out
 }
 
-// scalarOperand is the slot of the scalar behind an absorbed splat operand.
+// isFloatTileConst reports a float constant tile (a literal of a tile expression, 0.5 * x):
+// like a Splat, its consumers can read the one value instead of the tile.
+func isFloatTileConst(in *ir.Instr) bool {
+	if in.Op != ir.Const || len(in.Results) != 1 || len(in.Args) != 0 {
+		return false
+	}
+	t := in.Results[0].Type
+	return t.Rank() > 0 && !t.Ptr && t.Elem.IsFloat() && t.Elem != ir.F64
+}
+
+// scalarOperand is the slot of the scalar behind an absorbed operand: a Splat's argument, or
+// an absorbed constant tile's own slot, whose first lane holds the value.
 func (c *compiler) scalarOperand(v *ir.Value) (int, bool) {
 	if !c.absorbed[v] {
 		return 0, false
+	}
+	if v.Def.Op == ir.Const {
+		s, ok := c.slots[v]
+		return s, ok
 	}
 	s, ok := c.slots[v.Def.Args[0]]
 	return s, ok
