@@ -354,45 +354,26 @@ type dotAdd struct {
 // findDotAdds maps each fusable Add to its Dot, and marks those Dots in skip.
 func (c *compiler) findDotAdds(f *ir.Func) (adds map[*ir.Instr]dotAdd, skip map[*ir.Instr]bool) {
 	adds, skip = map[*ir.Instr]dotAdd{}, map[*ir.Instr]bool{}
-	var walk func(b *ir.Block)
-	walk = func(b *ir.Block) {
-		pos := map[*ir.Instr]int{}
-		for i, in := range b.Instrs {
-			pos[in] = i
-			for _, r := range in.Regions {
-				walk(r)
-			}
-			if in.Op != ir.Add || len(in.Args) != 2 || len(in.Results) != 1 || c.mulAdds[in] != (mulAddPair{}) ||
-				!plainF32Tile(in.Results[0]) || in.Results[0].Type.Rank() != 2 {
+	fusionSites(f, func(in *ir.Instr, settled func(*ir.Instr) bool) {
+		if in.Op != ir.Add || len(in.Args) != 2 || len(in.Results) != 1 || c.mulAdds[in] != (mulAddPair{}) ||
+			!plainF32Tile(in.Results[0]) || in.Results[0].Type.Rank() != 2 {
+			return
+		}
+		for t := range 2 {
+			dv := in.Args[t]
+			d := dv.Def
+			if d == nil || d.Op != ir.Dot || len(d.Args) != 3 || c.uses[dv] != 1 || skip[d] ||
+				!isZeroConst(d.Args[2]) || !dv.Type.Equal(in.Results[0].Type) || !in.Args[1-t].Type.Equal(dv.Type) {
 				continue
 			}
-			for t := range 2 {
-				dv := in.Args[t]
-				d := dv.Def
-				if d == nil || d.Op != ir.Dot || len(d.Args) != 3 || c.uses[dv] != 1 || skip[d] ||
-					!isZeroConst(d.Args[2]) || !dv.Type.Equal(in.Results[0].Type) || !in.Args[1-t].Type.Equal(dv.Type) {
-					continue
-				}
-				dp, ok := pos[d]
-				if !ok || b.Instrs[dp] != d {
-					continue // not in this block
-				}
-				clean := true
-				for _, between := range b.Instrs[dp+1 : i] {
-					if between.Op == ir.Store || between.Op == ir.AtomicRMW || between.Op == ir.AtomicCAS || len(between.Regions) > 0 {
-						clean = false
-					}
-				}
-				acc := in.Args[1-t]
-				if clean && c.rowBcast[acc] == nil && !c.absorbed[acc] { // acc must be a filled tile
-					adds[in] = dotAdd{dot: d, acc: acc}
-					skip[d] = true
-					break
-				}
+			acc := in.Args[1-t]
+			if settled(d) && c.rowBcast[acc] == nil && !c.absorbed[acc] { // acc must be a filled tile
+				adds[in] = dotAdd{dot: d, acc: acc}
+				skip[d] = true
+				return
 			}
 		}
-	}
-	walk(f.Body)
+	})
 	return adds, skip
 }
 

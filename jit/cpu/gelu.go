@@ -24,42 +24,21 @@ type geluChain struct {
 // instructions in skip. It runs after the other fusions and leaves their instructions alone.
 func (c *compiler) findGelus(f *ir.Func) (roots map[*ir.Instr]geluChain, skip map[*ir.Instr]bool) {
 	roots, skip = map[*ir.Instr]geluChain{}, map[*ir.Instr]bool{}
-	var walk func(b *ir.Block)
-	walk = func(b *ir.Block) {
-		pos := map[*ir.Instr]int{}
-		for i, in := range b.Instrs {
-			if in == nil {
-				continue
-			}
-			pos[in] = i
-			for _, r := range in.Regions {
-				if r != nil {
-					walk(r)
-				}
-			}
-			g, inner, ok := c.geluAt(in)
-			if !ok {
-				continue
-			}
-			first := i
-			for _, x := range inner {
-				p, ok := pos[x]
-				if !ok || b.Instrs[p] != x {
-					first = -1 // not in this block
-					break
-				}
-				first = min(first, p)
-			}
-			if first < 0 || !quietBetween(b.Instrs[first+1:i]) {
-				continue
-			}
-			roots[in] = g
-			for _, x := range inner {
-				skip[x] = true
+	fusionSites(f, func(in *ir.Instr, settled func(*ir.Instr) bool) {
+		g, inner, ok := c.geluAt(in)
+		if !ok {
+			return
+		}
+		for _, x := range inner {
+			if !settled(x) {
+				return
 			}
 		}
-	}
-	walk(f.Body)
+		roots[in] = g
+		for _, x := range inner {
+			skip[x] = true
+		}
+	})
 	return roots, skip
 }
 
@@ -131,16 +110,6 @@ func (c *compiler) claimed(in *ir.Instr) bool {
 	_, mulAdd := c.mulAdds[in]
 	_, dotAdd := c.dotAdds[in]
 	return mulAdd || dotAdd || c.mulSkip[in] || c.dotSkip[in]
-}
-
-// quietBetween reports that no store, atomic or region runs among instrs.
-func quietBetween(instrs []*ir.Instr) bool {
-	for _, in := range instrs {
-		if in == nil || in.Op == ir.Store || in.Op == ir.AtomicRMW || in.Op == ir.AtomicCAS || len(in.Regions) > 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // geluChunk is the lanes the fused step computes at once: x, z and two chunk buffers stay

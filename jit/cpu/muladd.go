@@ -17,6 +17,40 @@ type mulAddPair struct {
 // findMulAdds maps each fusable Add to its Mul, and marks those Muls in skip.
 func (c *compiler) findMulAdds(f *ir.Func) (adds map[*ir.Instr]mulAddPair, skip map[*ir.Instr]bool) {
 	adds, skip = map[*ir.Instr]mulAddPair{}, map[*ir.Instr]bool{}
+	fusionSites(f, func(in *ir.Instr, settled func(*ir.Instr) bool) {
+		if in.Op != ir.Add || len(in.Args) != 2 || len(in.Results) != 1 || !plainF32Tile(in.Results[0]) {
+			return
+		}
+		addScalar, t := 1, 0
+		if !c.absorbed[in.Args[1]] {
+			addScalar, t = 0, 1
+		}
+		if !c.absorbed[in.Args[addScalar]] || c.absorbed[in.Args[t]] {
+			return
+		}
+		mv := in.Args[t]
+		mul := mv.Def
+		if mul == nil || mul.Op != ir.Mul || len(mul.Args) != 2 || skip[mul] || c.uses[mv] != 1 || !plainF32Tile(mv) {
+			return
+		}
+		pair := mulAddPair{vec: mul.Args[0], scalar: mul.Args[1]}
+		if !c.absorbed[pair.scalar] {
+			pair.vec, pair.scalar = pair.scalar, pair.vec
+		}
+		if !c.absorbed[pair.scalar] || c.absorbed[pair.vec] || !settled(mul) {
+			return
+		}
+		adds[in] = pair
+		skip[mul] = true
+	})
+	return adds, skip
+}
+
+// fusionSites calls match for every instruction of f, those of nested blocks before the
+// instruction that holds them. settled(x) reports that x sits earlier in the same block with
+// no store, atomic or region after it up to the instruction: a fused step there may do x's
+// work, reading x's operands unchanged.
+func fusionSites(f *ir.Func, match func(in *ir.Instr, settled func(x *ir.Instr) bool)) {
 	var walk func(b *ir.Block)
 	walk = func(b *ir.Block) {
 		if b == nil {
@@ -31,46 +65,23 @@ func (c *compiler) findMulAdds(f *ir.Func) (adds map[*ir.Instr]mulAddPair, skip 
 			for _, r := range in.Regions {
 				walk(r)
 			}
-			if in.Op != ir.Add || len(in.Args) != 2 || len(in.Results) != 1 || !plainF32Tile(in.Results[0]) {
-				continue
-			}
-			addScalar, t := 1, 0
-			if !c.absorbed[in.Args[1]] {
-				addScalar, t = 0, 1
-			}
-			if !c.absorbed[in.Args[addScalar]] || c.absorbed[in.Args[t]] {
-				continue
-			}
-			mv := in.Args[t]
-			mul := mv.Def
-			if mul == nil || mul.Op != ir.Mul || len(mul.Args) != 2 || skip[mul] || c.uses[mv] != 1 || !plainF32Tile(mv) {
-				continue
-			}
-			mp, ok := pos[mul]
-			if !ok || b.Instrs[mp] != mul {
-				continue // not in this block
-			}
-			pair := mulAddPair{vec: mul.Args[0], scalar: mul.Args[1]}
-			if !c.absorbed[pair.scalar] {
-				pair.vec, pair.scalar = pair.scalar, pair.vec
-			}
-			if !c.absorbed[pair.scalar] || c.absorbed[pair.vec] {
-				continue
-			}
-			clean := true
-			for _, between := range b.Instrs[mp+1 : i] {
-				if between == nil || between.Op == ir.Store || between.Op == ir.AtomicRMW || between.Op == ir.AtomicCAS || len(between.Regions) > 0 {
-					clean = false
-				}
-			}
-			if clean {
-				adds[in] = pair
-				skip[mul] = true
-			}
+			match(in, func(x *ir.Instr) bool {
+				p, ok := pos[x]
+				return ok && b.Instrs[p] == x && quietBetween(b.Instrs[p+1:i])
+			})
 		}
 	}
 	walk(f.Body)
-	return adds, skip
+}
+
+// quietBetween reports that no store, atomic or region runs among instrs.
+func quietBetween(instrs []*ir.Instr) bool {
+	for _, in := range instrs {
+		if in == nil || in.Op == ir.Store || in.Op == ir.AtomicRMW || in.Op == ir.AtomicCAS || len(in.Regions) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func plainF32Tile(v *ir.Value) bool {
