@@ -265,6 +265,7 @@ type attentionData struct {
 	Causal, Weights      bool
 	Dropout              bool
 	AttnMask, KeyPadding string
+	NoMask               bool // BLOCK_S divides S and no mask drops a score
 }
 
 func seqArgs(prefix string, op seqOperand) []LaunchArg {
@@ -296,17 +297,18 @@ func (g *attentionGroup) emit(l *lowerer) (*Launch, error) {
 			LaunchArg{Name: "p_drop", Kind: FloatArg, Float: g.dropP}, LaunchArg{Name: "keep_scale", Kind: FloatArg, Float: 1 / (1 - g.dropP)},
 			LaunchArg{Name: "model_base", Kind: IntArg, ModelBase: true})
 	}
-	d := attentionData{Fn: fn, Header: header(g.nodes, g.ops), Causal: g.causal, Weights: g.weights != nil,
-		Dropout: g.dropP > 0, AttnMask: g.amKind, KeyPadding: g.kpKind}
-	text, err := templates.Render("attention.py", d)
-	if err != nil {
-		return nil, err
-	}
 	bd := clamp(nextPow2(g.headDim), 16, maxHeadDim)
 	// query and key tiles of BLOCK x head_dim stay within 16 KiB each (GPU shared memory)
 	rowCap := clamp(4096/bd, 16, 64)
 	bl := clamp(nextPow2(g.l), 16, rowCap)
 	bs := clamp(nextPow2(g.s), 16, rowCap)
+	d := attentionData{Fn: fn, Header: header(g.nodes, g.ops), Causal: g.causal, Weights: g.weights != nil,
+		Dropout: g.dropP > 0, AttnMask: g.amKind, KeyPadding: g.kpKind,
+		NoMask: g.s%bs == 0 && !g.causal && g.amKind != "bool" && g.kpKind != "bool"}
+	text, err := templates.Render("attention.py", d)
+	if err != nil {
+		return nil, err
+	}
 	return &Launch{
 		Kernel:    newKernel("attention.py", fn, text, map[string]any{"BLOCK_L": int64(bl), "BLOCK_S": int64(bs), "BLOCK_D": int64(bd)}),
 		Grid:      [3]int{cdiv(g.l, bl), g.batch * g.heads, l.n},

@@ -15,7 +15,7 @@ Dropout (Monte Carlo mode): each probability is kept with 1 - p_drop and scaled 
 indexed by the probability's wide linear index (model + model_base), so batched and
 sequential launches draw the same mask. The row sum l_i uses the undropped values.
 Data: Fn, Header, Causal, Weights, Dropout bool, AttnMask, KeyPadding string ("", "bool",
-"float").
+"float"), NoMask bool (BLOCK_S divides S, not causal, no bool mask: no score is masked).
 */ -}}
 {{- define "scores"}}
         rs = s0 + rs0
@@ -23,6 +23,9 @@ Data: Fn, Header, Causal, Weights, Dropout bool, AttnMask, KeyPadding string (""
         kk = tl.load(k_base + rs[:, None] * k_sl + rd[None, :],
                      mask=(rs[:, None] < S) & (rd[None, :] < DH), other=0.0)
         s = tl.dot(q, tl.trans(kk))
+{{- if .NoMask}}
+        # BLOCK_S divides S and nothing is masked: every score is valid
+{{- else}}
         valid = (rs[None, :] < S) & (rl[:, None] >= 0)
 {{- if .Causal}}
         valid = valid & (rs[None, :] <= rl[:, None])
@@ -45,6 +48,7 @@ Data: Fn, Header, Causal, Weights, Dropout bool, AttnMask, KeyPadding string (""
 {{- end}}
 {{- end}}
         s = tl.where(valid, s, float("-inf"))
+{{- end}}
 {{- end}}
 {{- define "drop"}}
 {{- if .Dropout}}
