@@ -47,6 +47,9 @@ type Runner struct {
 	// wideArgs[i] are launch i's arguments over all models, built once (the buffers never
 	// change, and building them every run cost a small model a tenth of its time).
 	wideArgs [][]jit.Arg
+	// perModel[i*N+m] are launch i's arguments for model m (sequential launches), built at
+	// their first use.
+	perModel [][]jit.Arg
 	// outputShares counts the plan's outputs per buffer.
 	outputShares map[*lowering.Buffer]int
 }
@@ -383,7 +386,7 @@ func (r *Runner) launchModel(i int, l *lowering.Launch, m int) error {
 func (r *Runner) launch(i int, l *lowering.Launch, grid [3]int, model int) error {
 	args := r.wideArgs[i]
 	if model >= 0 {
-		args = launchArgs(l, r.bufs, model)
+		args = r.modelArgs(i, l, model)
 	}
 	start := time.Now()
 	err := r.launchKernel(r.kernels[i], grid, args)
@@ -398,6 +401,18 @@ func (r *Runner) launch(i int, l *lowering.Launch, grid [3]int, model int) error
 		return fmt.Errorf("launch %d (%s, nodes %v, %s): %w", i, l.Kernel.Source.Fn, l.Nodes, who, err)
 	}
 	return nil
+}
+
+// modelArgs are launch i's arguments for one model, built at their first use.
+func (r *Runner) modelArgs(i int, l *lowering.Launch, model int) []jit.Arg {
+	if r.perModel == nil {
+		r.perModel = make([][]jit.Arg, len(r.plan.Launches)*r.plan.N)
+	}
+	k := i*r.plan.N + model
+	if r.perModel[k] == nil {
+		r.perModel[k] = launchArgs(l, r.bufs, model)
+	}
+	return r.perModel[k]
 }
 
 // launchArgs are l's arguments over bufs; model > 0 moves every pointer to that model's

@@ -26,6 +26,7 @@ type Kernel struct {
 	homes  []atomic.Pointer[frame]
 	mu     sync.Mutex
 	frames []*frame
+	idle   atomic.Pointer[launch] // the last launch, kept for the next (takeLaunch)
 
 	// programNs is the measured time of one program (ns, a running average; 0: none yet).
 	// A launch whose programs add up to less than serialLaunch runs on the caller's
@@ -43,12 +44,35 @@ func (k *Kernel) Name() string { return k.prog.fn.Name }
 // Func is the IR the kernel was compiled from.
 func (k *Kernel) Func() *ir.Func { return k.prog.fn }
 
-// launch is what one Launch binds: buffers by pointer tag, and the error that stops it.
+// launch is one Launch's state: its bindings (buffers by pointer tag, scalar values), the
+// programs handed out, the workers' time, and the first error, which stops it. A kernel
+// keeps its last launch for the next one, so a launch allocates nothing in the steady state
+// (small models made tens of allocations a run, and the garbage collector's work with
+// them); concurrent launches of one kernel make their own.
 type launch struct {
-	k     *Kernel
-	bufs  []*Buffer // index = tag - 1 = parameter index; nil for scalars
-	names []string  // parameter names, for messages
-	stop  atomic.Bool
+	k        *Kernel
+	bufs     []*Buffer // index = tag - 1 = parameter index; nil for scalars
+	names    []string  // parameter names, for messages
+	values   []int64   // each parameter's slot value: an encoded pointer, or an int scalar
+	floats   []float64 // float scalars
+	grid     [3]int64
+	total    int64
+	next     atomic.Int64 // programs handed out
+	busy     atomic.Int64 // the workers' time in programs, summed
+	stop     atomic.Bool
+	canceled atomic.Bool // the context ended the launch
+	errMu    sync.Mutex
+	err      error // the first error
+}
+
+// fail records err if it is the launch's first, and stops the launch.
+func (l *launch) fail(err error) {
+	l.errMu.Lock()
+	if l.err == nil {
+		l.err = err
+	}
+	l.errMu.Unlock()
+	l.stop.Store(true)
 }
 
 // Pointer encoding: the buffer tag in the high 16 bits, the element offset in the low 48.
@@ -145,20 +169,19 @@ func (k *Kernel) LaunchContext(ctx context.Context, grid [3]int, args []jit.Arg)
 	if len(args) != len(fn.Params) {
 		return fmt.Errorf("kernel %s: %d arguments for %d parameters", fn.Name, len(args), len(fn.Params))
 	}
-	l := &launch{k: k, bufs: make([]*Buffer, len(args)), names: make([]string, len(args))}
-	paramValues := make([]int64, len(args))
-	paramFloats := make([]float64, len(args))
+	l := k.takeLaunch()
+	defer k.putLaunch(l)
 	for i, p := range fn.Params {
-		l.names[i] = p.Name
 		v, f, err := bindArg(p, args[i], i)
 		if err != nil {
 			return fmt.Errorf("kernel %s: argument %d (%s): %w", fn.Name, i, p.Name, err)
 		}
-		paramValues[i], paramFloats[i] = v, f
+		l.values[i], l.floats[i] = v, f
 		if p.Type.Ptr {
 			l.bufs[i] = args[i].Buf.(*Buffer)
 		}
 	}
+	l.grid, l.total = [3]int64{int64(grid[0]), int64(grid[1]), int64(grid[2])}, total
 	workers := int64(k.dev.threads)
 	if workers > total {
 		workers = total
@@ -166,94 +189,108 @@ func (k *Kernel) LaunchContext(ctx context.Context, grid [3]int, args []jit.Arg)
 	if per := k.programNs.Load(); per > 0 && per*total < int64(serialLaunch) {
 		workers = 1
 	}
-	var busy atomic.Int64 // the workers' time in programs, summed
-	defer func() {
-		if total > 0 && firstErrOK(l) {
-			per := busy.Load() / total
-			if old := k.programNs.Load(); old > 0 {
-				per = (3*old + per) / 4
-			}
-			k.programNs.Store(max(per, 1))
-		}
-	}()
-	var next atomic.Int64
-	var firstErr error
-	var errOnce sync.Once
-	fail := func(err error) {
-		errOnce.Do(func() { firstErr = err })
-		l.stop.Store(true)
-	}
 	// ctx only raises the stop flag; the error is made once the workers are done.
-	var canceled atomic.Bool
 	if ctx.Done() != nil {
 		defer context.AfterFunc(ctx, func() {
-			canceled.Store(true)
+			l.canceled.Store(true)
 			l.stop.Store(true)
 		})()
 	}
 	started := time.Now()
-	work := func(worker int) {
-		fr := k.getFrame(worker)
-		defer k.putFrame(worker, fr)
-		fr.launch = l
-		fr.grid = [3]int64{int64(grid[0]), int64(grid[1]), int64(grid[2])}
-		for i, s := range k.prog.params {
-			switch k.prog.slotClass[s] {
-			case clsInt:
-				fr.ints[s][0] = paramValues[i]
-			case clsF32:
-				fr.f32[s][0] = float32(paramFloats[i])
-			case clsF64:
-				fr.f64[s][0] = paramFloats[i]
-			}
-		}
-		defer func() {
-			if r := recover(); r != nil {
-				fail(fmt.Errorf("kernel %s: program (%d, %d, %d): internal error in the CPU executor: %v\n%s",
-					fn.Name, fr.pid[0], fr.pid[1], fr.pid[2], r, debug.Stack()))
-			}
-		}()
-		if !fr.constantsReady {
-			if err := runSteps(fr, k.prog.constants); err != nil {
-				fail(err)
-				return
-			}
-			fr.constantsReady = true
-		}
-		if err := runSteps(fr, k.prog.prologue); err != nil {
-			fail(err)
-			return
-		}
-		start := time.Now()
-		defer func() { busy.Add(time.Since(start).Nanoseconds()) }()
-		for !l.stop.Load() {
-			idx := next.Add(1) - 1
-			if idx >= total {
-				return
-			}
-			fr.pid[0] = idx % fr.grid[0]
-			fr.pid[1] = idx / fr.grid[0] % fr.grid[1]
-			fr.pid[2] = idx / (fr.grid[0] * fr.grid[1])
-			if err := runSteps(fr, k.prog.body); err != nil {
-				fail(err)
-				return
-			}
-		}
-	}
 	if workers <= 1 {
-		work(0)
+		l.run(0)
 	} else {
-		k.dev.pool.do(int(workers-1), work)
+		k.dev.pool.do(int(workers-1), l)
 	}
-	if canceled.Load() && (firstErr == nil || errors.Is(firstErr, errStopped)) {
+	if total > 0 && !l.stop.Load() {
+		per := l.busy.Load() / total
+		if old := k.programNs.Load(); old > 0 {
+			per = (3*old + per) / 4
+		}
+		k.programNs.Store(max(per, 1))
+	}
+	if l.canceled.Load() && (l.err == nil || errors.Is(l.err, errStopped)) {
 		return fmt.Errorf("kernel %s: stopped after %v (%d of %d programs started): %w",
-			fn.Name, time.Since(started).Round(time.Millisecond), min(next.Load(), total), total, context.Cause(ctx))
+			fn.Name, time.Since(started).Round(time.Millisecond), min(l.next.Load(), total), total, context.Cause(ctx))
 	}
-	return firstErr
+	return l.err
 }
 
-// firstErrOK reports whether the launch ran to the end (its timing is meaningful).
-func firstErrOK(l *launch) bool { return !l.stop.Load() }
+// run is one worker's part of the launch: programs taken one at a time until none is left
+// or the launch stops.
+func (l *launch) run(worker int) {
+	k := l.k
+	fr := k.getFrame(worker)
+	defer k.putFrame(worker, fr)
+	fr.launch = l
+	fr.grid = l.grid
+	for i, s := range k.prog.params {
+		switch k.prog.slotClass[s] {
+		case clsInt:
+			fr.ints[s][0] = l.values[i]
+		case clsF32:
+			fr.f32[s][0] = float32(l.floats[i])
+		case clsF64:
+			fr.f64[s][0] = l.floats[i]
+		}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			l.fail(fmt.Errorf("kernel %s: program (%d, %d, %d): internal error in the CPU executor: %v\n%s",
+				k.prog.fn.Name, fr.pid[0], fr.pid[1], fr.pid[2], r, debug.Stack()))
+		}
+	}()
+	if !fr.constantsReady {
+		if err := runSteps(fr, k.prog.constants); err != nil {
+			l.fail(err)
+			return
+		}
+		fr.constantsReady = true
+	}
+	if err := runSteps(fr, k.prog.prologue); err != nil {
+		l.fail(err)
+		return
+	}
+	start := time.Now()
+	defer func() { l.busy.Add(time.Since(start).Nanoseconds()) }()
+	for !l.stop.Load() {
+		idx := l.next.Add(1) - 1
+		if idx >= l.total {
+			return
+		}
+		fr.pid[0] = idx % fr.grid[0]
+		fr.pid[1] = idx / fr.grid[0] % fr.grid[1]
+		fr.pid[2] = idx / (fr.grid[0] * fr.grid[1])
+		if err := runSteps(fr, k.prog.body); err != nil {
+			l.fail(err)
+			return
+		}
+	}
+}
+
+// takeLaunch gives the kernel's idle launch, reset, or a new one.
+func (k *Kernel) takeLaunch() *launch {
+	if l := k.idle.Swap(nil); l != nil {
+		return l
+	}
+	n := len(k.prog.fn.Params)
+	l := &launch{k: k, bufs: make([]*Buffer, n), names: make([]string, n), values: make([]int64, n), floats: make([]float64, n)}
+	for i, p := range k.prog.fn.Params {
+		l.names[i] = p.Name
+	}
+	return l
+}
+
+// putLaunch resets l (it holds no buffer once idle) and keeps it for the next launch.
+func (k *Kernel) putLaunch(l *launch) {
+	clear(l.bufs)
+	l.next.Store(0)
+	l.busy.Store(0)
+	l.stop.Store(false)
+	l.canceled.Store(false)
+	l.err = nil
+	k.idle.CompareAndSwap(nil, l)
+}
 
 func (k *Kernel) getFrame(worker int) *frame {
 	if worker < len(k.homes) {

@@ -28,9 +28,12 @@ type pool struct {
 // linger is how long a helper spins for the next job before it exits.
 const linger = 200 * time.Microsecond
 
+// poolWork is a launch's work: run is called by the launcher (worker 0) and by helpers.
+type poolWork interface{ run(worker int) }
+
 // poolJob is one launch's work: run is called by the launcher and by up to helpers helpers.
 type poolJob struct {
-	run     func(worker int)
+	work    poolWork
 	helpers int32
 	joined  atomic.Int32
 	// active counts the helpers inside run; closed is added once the launcher's own run
@@ -42,18 +45,18 @@ type poolJob struct {
 
 const closed = 1 << 40
 
-// do runs fn(0) on the calling goroutine and fn(worker) on up to helpers more goroutines,
-// and returns when every call has returned. Helpers busy with another launch join this one
-// when they are done, so concurrent launches share the pool.
-func (p *pool) do(helpers int, fn func(worker int)) {
-	j := &poolJob{run: fn, helpers: int32(helpers), done: make(chan struct{}, 1)}
+// do runs w.run(0) on the calling goroutine and w.run(worker) on up to helpers more
+// goroutines, and returns when every call has returned. Helpers busy with another launch
+// join this one when they are done, so concurrent launches share the pool.
+func (p *pool) do(helpers int, w poolWork) {
+	j := &poolJob{work: w, helpers: int32(helpers), done: make(chan struct{}, 1)}
 	p.job.Store(j)
 	for n := p.alive.Load(); n < int32(helpers); n = p.alive.Load() {
 		if p.alive.CompareAndSwap(n, n+1) {
 			go p.helper(j)
 		}
 	}
-	fn(0)
+	w.run(0)
 	if j.active.Add(closed) != closed {
 		j.wait()
 	}
@@ -79,7 +82,7 @@ func (j *poolJob) join(worker int) {
 		return
 	}
 	if j.active.Add(1)&closed == 0 {
-		j.run(worker)
+		j.work.run(worker)
 	}
 	if j.active.Add(-1) == closed {
 		select {

@@ -25,7 +25,7 @@ func TestPoolRunsEachJobToTheEnd(t *testing.T) {
 				var calls, running atomic.Int32
 				var mu sync.Mutex
 				seen := map[int]bool{}
-				p.do(helpers, func(worker int) {
+				p.do(helpers, workFunc(func(worker int) {
 					running.Add(1)
 					calls.Add(1)
 					mu.Lock()
@@ -36,7 +36,7 @@ func TestPoolRunsEachJobToTheEnd(t *testing.T) {
 						time.Sleep(50 * time.Microsecond) // outlast the launcher's spin sometimes
 					}
 					running.Add(-1)
-				})
+				}))
 				require.Zero(t, running.Load(), "do returned with calls still running")
 				require.LessOrEqual(t, int(calls.Load()), helpers+1)
 				require.True(t, seen[0], "the launcher runs its own job")
@@ -51,7 +51,7 @@ func TestPoolHelpersExitWhenIdle(t *testing.T) {
 	before := runtime.NumGoroutine()
 	var p pool
 	var ran atomic.Int32
-	p.do(3, func(int) { ran.Add(1); time.Sleep(time.Millisecond) })
+	p.do(3, workFunc(func(int) { ran.Add(1); time.Sleep(time.Millisecond) }))
 	require.GreaterOrEqual(t, ran.Load(), int32(1))
 	// Eventually runs the condition on a goroutine of its own.
 	deadline := time.Now().Add(time.Second)
@@ -69,14 +69,19 @@ func TestPoolKeepsWorkerNumbersSmall(t *testing.T) {
 	numbers := map[int]bool{}
 	var mu sync.Mutex
 	for range 2000 {
-		p.do(1, func(worker int) {
+		p.do(1, workFunc(func(worker int) {
 			mu.Lock()
 			numbers[worker] = true
 			mu.Unlock()
-		})
+		}))
 	}
 	for w := range numbers {
 		require.LessOrEqual(t, w, 1, "worker numbers seen: %v", numbers)
 	}
 	require.LessOrEqual(t, int(p.alive.Load()), 1)
 }
+
+// workFunc is a function as pool work.
+type workFunc func(worker int)
+
+func (f workFunc) run(worker int) { f(worker) }

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/cpu"
@@ -229,13 +230,20 @@ type flaggedKernel func(x, z *float32, n int, flags *uint8) int
 // flaggedLoops runs an 8-lane kernel (when wide) then a 4-lane one over the leading lanes of
 // z (a multiple of 4), in chunks of one flag buffer, recomputing flagged lanes with exact;
 // it returns how many lanes it did.
+// flagBufs holds flaggedLoops' flag buffers: one on the stack escaped through the kernel
+// func values, an allocation per call (erf over a fused GELU's chunks made most of a
+// transformer run's allocations).
+var flagBufs = sync.Pool{New: func() any { return new([256]uint8) }}
+
 func flaggedLoops(x, z []float32, wide bool, k8, k4 flaggedKernel, exact func(float64) float64) int {
 	n := len(z) &^ 3
 	if n == 0 {
 		return 0
 	}
 	x = x[:n]
-	var flags [256]uint8
+	fp := flagBufs.Get().(*[256]uint8)
+	defer flagBufs.Put(fp)
+	flags := fp[:]
 	off := 0
 	run := func(k flaggedKernel, w, end int) {
 		for ; off < end; off += w * len(flags) {
