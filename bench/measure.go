@@ -347,12 +347,13 @@ func runCell(c *config, dev jit.Device, pr *peer, model string, n int, budget ti
 			if err == nil {
 				d, err = ct.Time(calls[ct])
 			}
-			if _, isPeer := ct.(*peerVariant); isPeer {
-				// OpenMP's workers spin for a while after the peer's call returns (libgomp's
-				// GOMP_SPINCOUNT): let them go idle before the next contender is timed, or
-				// that one runs on a core they hold.
-				time.Sleep(peerSettle)
-			}
+			// OpenMP's workers spin for a while after the peer's call returns (libgomp's
+			// GOMP_SPINCOUNT): let them go idle before the next contender is timed, or that
+			// one runs on a core they hold. Every contender's sample is followed by the same
+			// pause, so each starts from the same state of the machine (pausing after
+			// PyTorch's only put a pause before nearly every widejit sample and few PyTorch
+			// ones).
+			time.Sleep(peerSettle)
 			if err != nil {
 				if err := fail(ct, err); err != nil {
 					return nil, err
@@ -485,8 +486,8 @@ func setupPeerCell(c *config, pr *peer, cl *cell, dir string, g *graph.Graph, in
 // many times its estimate at the other is timed at the faster only.
 const slowerThreads = 3.0
 
-// peerSettle is the pause after each PyTorch sample: libgomp's idle workers spin about
-// 300,000 iterations (a few milliseconds) before they sleep.
+// peerSettle is the pause after each sample: libgomp's idle workers spin about 300,000
+// iterations (a few milliseconds) before they sleep.
 const peerSettle = 20 * time.Millisecond
 
 // estimateCall estimates one call's time: the fastest of up to 3 calls (stopping once they

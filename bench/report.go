@@ -192,7 +192,7 @@ func markdownReport(rep *report) string {
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "- up to %d repetitions per cell; a sample runs a contender back to back for at least %d ms after a quarter as many untimed calls; each PyTorch sample is followed by a %d ms pause, so that OpenMP's spinning idle workers do not hold a core during the next contender's sample\n\n",
+	fmt.Fprintf(&b, "- up to %d repetitions per cell; a sample runs a contender back to back for at least %d ms after a quarter as many untimed calls; each sample is followed by a %d ms pause (every contender's alike), so that OpenMP's spinning idle workers do not hold a core during the next contender's sample\n\n",
 		rep.Reps, m.MinSampleMS, peerSettle.Milliseconds())
 	b.WriteString(markdownTable(rep))
 	b.WriteString("\nFastest sample of each contender (ms per run; less sensitive to the load of a shared machine, ")
