@@ -93,7 +93,7 @@ func TestMakespanByHand(t *testing.T) {
 // An odd Linear of one model on two cores splits its rows into blocks that leave neither
 // core idle: 67 rows as 32 + 32 + 3 (35 rows on one core, 32 on the other), not 64 + 3 or
 // halves of the weight panel; with 32 models every core already has many programs and the
-// tile stays whole.
+// tile stays whole, and so does a launch too small to be spread at all.
 func TestSpreadOverCoresBalancesOddRows(t *testing.T) {
 	g := &groupBase{models: 1, cores: 2}
 	if bm, bn := g.spreadOverCores(128, 256, 67, 131, 1, 257); bm != 32 || bn != 256 {
@@ -102,5 +102,11 @@ func TestSpreadOverCoresBalancesOddRows(t *testing.T) {
 	g.models = 32
 	if bm, bn := g.spreadOverCores(128, 256, 67, 131, 1, 257); bm != 128 || bn != 256 {
 		t.Errorf("32 models: tile %d x %d, want 128 x 256", bm, bn)
+	}
+	// the zoo MLP at N=1 (32 rows of 64 -> 128 -> 64): less work than the CPU spreads over
+	// its workers at all, so one program
+	g.models = 1
+	if bm, _ := g.spreadOverCores(32, 1, 32, 1, 1, 128*64+64*128); bm != 32 {
+		t.Errorf("a launch one worker runs: %d-row tiles, want 32", bm)
 	}
 }

@@ -36,10 +36,10 @@
 //     reused once their last reader has run (liveness). Launches that read parameters only
 //     are prepare launches, run once when the runner is built.
 //   - CPU plans (Options.Device.Kind "cpu") are shaped for the CPU executor, not for warps:
-//     dot tiles up to 128 x 256 over K panels of up to 512; when a launch has few programs,
-//     the tile's activation rows, then its columns, are halved to the split whose programs
-//     end first on the cores (spreadOverCores: a simulated schedule with a fixed cost per
-//     program, so odd sizes balance); Linear weights transposed once (a prepare launch) so weight tiles are read
+//     dot tiles up to 128 x 256 over K panels of up to 512; when a launch has few programs
+//     and enough work for several workers, the tile's activation rows, then its columns, are
+//     halved to the split whose programs end first on the cores (spreadOverCores: a
+//     simulated schedule with a fixed cost per program, so odd sizes balance); Linear weights transposed once (a prepare launch) so weight tiles are read
 //     in place; unit-stride convolutions as an implicit GEMM over flat zero-padded pixels
 //     (conv_flat.py): tap-major over a [tap, OC, CG] weight when groups have many channels,
 //     so both dot operands are read in place, and a convolution feeding another stores its

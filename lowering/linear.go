@@ -300,6 +300,9 @@ const (
 // by the cores as they come free, end first, counting a fixed cost per program, so odd sizes
 // do not leave one core with a full tile and the other with a sliver.
 func (g *groupBase) spreadOverCores(br, bc, rows, cols, batch, k int) (int, int) {
+	if rows*cols*k*batch*g.models < cpuSerialWork {
+		return br, bc // one worker runs it anyway: more programs would only add their costs
+	}
 	best, bestR, bestC := math.MaxInt, br, bc
 	for r, c := br, bc; ; {
 		if t := makespan(r, c, rows, cols, batch*g.models, k, g.cores); t < best {
@@ -319,6 +322,10 @@ func (g *groupBase) spreadOverCores(br, bc, rows, cols, batch, k int) (int, int)
 	}
 	return bestR, bestC
 }
+
+// cpuSerialWork is the multiply-adds of a launch that the CPU runs on one worker (jit/cpu's
+// serialLaunch, 25 µs, at about 80 G multiply-adds a second).
+const cpuSerialWork = 2 << 20
 
 // programCost is a CPU program's fixed cost in multiply-adds (about 1 µs): its steps, the
 // operand tiles' bounds checks and copies.
