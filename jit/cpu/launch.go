@@ -170,7 +170,12 @@ func (k *Kernel) LaunchContext(ctx context.Context, grid [3]int, args []jit.Arg)
 		return fmt.Errorf("kernel %s: %d arguments for %d parameters", fn.Name, len(args), len(fn.Params))
 	}
 	l := k.takeLaunch()
-	defer k.putLaunch(l)
+	reuse := true
+	defer func() {
+		if reuse {
+			k.putLaunch(l)
+		}
+	}()
 	for i, p := range fn.Params {
 		v, f, err := bindArg(p, args[i], i)
 		if err != nil {
@@ -191,10 +196,12 @@ func (k *Kernel) LaunchContext(ctx context.Context, grid [3]int, args []jit.Arg)
 	}
 	// ctx only raises the stop flag; the error is made once the workers are done.
 	if ctx.Done() != nil {
-		defer context.AfterFunc(ctx, func() {
+		stop := context.AfterFunc(ctx, func() {
 			l.canceled.Store(true)
 			l.stop.Store(true)
-		})()
+		})
+		// a callback that has started may still write l: then l is not reused
+		defer func() { reuse = stop() && reuse }()
 	}
 	started := time.Now()
 	if workers <= 1 {
