@@ -245,7 +245,7 @@ type convData struct {
 func (g *convGroup) heuristicBlocks() (bp, boc, bk int) {
 	if g.flat {
 		// a whole group's channels per step (the weight tile is then one block), output
-		// channels and pixels for at least two programs per core
+		// channels and pixels split where the cores balance (spreadOverCores)
 		bp, boc := g.spreadOverCores(clamp(nextPow2(g.oh*g.wp), 16, 256), clamp(nextPow2(g.ocg), 16, 64),
 			g.oh*g.wp, g.ocg, g.batch*g.groups, g.cg*g.kh*g.kw)
 		return bp, boc, clamp(nextPow2(g.kExtent()), 16, 256)

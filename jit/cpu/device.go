@@ -32,7 +32,8 @@ func (Target) Codegen(f *ir.Func, spec jit.Spec) (*jit.Artifact, error) {
 	return &jit.Artifact{Kind: ArtifactKind, Name: f.Name, Target: Target{}.Key(), Payload: ir.Encode(f)}, nil
 }
 
-// Device is the CPU as a jit.Device: host buffers and a pool of worker goroutines per launch.
+// Device is the CPU as a jit.Device: host buffers, and workers (the launching goroutine and
+// helpers that stay awake between launches, pool.go) that share each launch's programs.
 type Device struct {
 	threads int
 	pool    pool
