@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/widejit/widejit/internal/half"
 	"math"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -187,7 +188,8 @@ func (k *Kernel) LaunchContext(ctx context.Context, grid [3]int, args []jit.Arg)
 		}
 	}
 	l.grid, l.total = [3]int64{int64(grid[0]), int64(grid[1]), int64(grid[2])}, total
-	workers := int64(k.dev.threads)
+	// more workers than Go runs at once would only take turns (and helpers spin)
+	workers := int64(min(k.dev.threads, runtime.GOMAXPROCS(0)))
 	if workers > total {
 		workers = total
 	}
