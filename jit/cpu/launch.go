@@ -206,10 +206,19 @@ func (k *Kernel) LaunchContext(ctx context.Context, grid [3]int, args []jit.Arg)
 		defer func() { reuse = stop() && reuse }()
 	}
 	started := time.Now()
+	// The callback above runs on a goroutine of its own, maybe only after a short launch has
+	// ended: a context already done when the launch starts, or by the time it ends, counts too.
+	if ctx.Err() != nil {
+		l.canceled.Store(true)
+		l.stop.Store(true)
+	}
 	if workers <= 1 {
 		l.run(0)
 	} else {
 		k.dev.pool.do(int(workers-1), l)
+	}
+	if ctx.Err() != nil {
+		l.canceled.Store(true)
 	}
 	if total > 0 && !l.stop.Load() {
 		per := l.busy.Load() / total

@@ -65,6 +65,29 @@ func TestLaunchTimeLimitStopsLoopsAndGrids(t *testing.T) {
 	}
 }
 
+// A context already past its deadline stops even a one-program launch, before the program
+// runs, and the kernel's next launch (which reuses the launch state) runs normally: the
+// context's callback runs on a goroutine of its own, and a short launch could end before it.
+func TestExpiredContextStopsAShortLaunch(t *testing.T) {
+	k := loadKernel(t, "testdata/hang.py", "tiny_kernel", map[string]string{"out_ptr": "*fp32"}, nil)
+	for range 50 {
+		out := f32Buf(t, make([]float32, 1))
+		ctx, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
+		time.Sleep(time.Microsecond)
+		err := k.LaunchContext(ctx, grid1(1), []jit.Arg{buf(out)})
+		cancel()
+		if err == nil || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "(0 of 1 programs started)") {
+			t.Fatalf("got %v, want a deadline error before any program", err)
+		}
+		if out.f32()[0] != 0 {
+			t.Fatalf("the program ran: out = %v", out.f32()[0])
+		}
+		if err := k.Launch(grid1(1), []jit.Arg{buf(out)}); err != nil {
+			t.Fatalf("the next launch: %v", err)
+		}
+	}
+}
+
 // TestGridOverflow: a grid whose program count overflows int64 is refused before anything
 // runs (it used to wrap and run the wrong number of programs, or hang).
 func TestGridOverflow(t *testing.T) {
