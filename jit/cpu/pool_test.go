@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"math/rand"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -8,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/widejit/widejit/jit"
 )
 
 // Every call of a job has returned when do returns, no job gets more calls than its
@@ -85,3 +89,36 @@ func TestPoolKeepsWorkerNumbersSmall(t *testing.T) {
 type workFunc func(worker int)
 
 func (f workFunc) run(worker int) { f(worker) }
+
+// One kernel launched from several goroutines at once: each launch gets its own launch state
+// and frames (the kernel's idle launch and home frames go to one of them), helpers are shared
+// between the launches, and every output is right.
+func TestConcurrentLaunchesOfOneKernel(t *testing.T) {
+	k := loadKernel(t, filepath.Join(tutorialKernels, "vector_add.py"), "add_kernel",
+		map[string]string{"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"}, map[string]any{"BLOCK_SIZE": int64(64)})
+	const n = 64 * 40 // 40 programs: shared with helpers
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewSource(int64(g)))
+			x, y := randF32(rng, n, 1), randF32(rng, n, 1)
+			for run := range 100 {
+				o := make([]float32, n)
+				ob := f32Buf(t, o)
+				if err := k.Launch(grid1(n/64), []jit.Arg{buf(f32Buf(t, x)), buf(f32Buf(t, y)), buf(ob), scalar(int64(n))}); err != nil {
+					t.Error(err)
+					return
+				}
+				for i, v := range ob.f32() {
+					if v != x[i]+y[i] {
+						t.Errorf("goroutine %d run %d: out[%d] = %v, want %v", g, run, i, v, x[i]+y[i])
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
