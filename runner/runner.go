@@ -44,12 +44,10 @@ type Runner struct {
 	trace *runTrace
 	// streams, when the runs are split over several streams (streams.go).
 	streams *streamRun
-	// wideArgs[i] are launch i's arguments over all models, built once (the buffers never
-	// change, and building them every run cost a small model a tenth of its time).
-	wideArgs [][]jit.Arg
-	// perModel[i*N+m] are launch i's arguments for model m (sequential launches), built at
-	// their first use.
-	perModel [][]jit.Arg
+	// args[i*(N+1)+m+1] are launch i's arguments for model m, or over all models at m = -1,
+	// built at their first use (the buffers never change, and building them every run cost
+	// a small model a tenth of its time).
+	args [][]jit.Arg
 	// outputShares counts the plan's outputs per buffer.
 	outputShares map[*lowering.Buffer]int
 }
@@ -202,10 +200,7 @@ func NewWithOptions(plan *lowering.Plan, dev jit.Device, comp *jit.Compiler, par
 			r.bufs[b] = r.slots[b.Slot]
 		}
 	}
-	r.wideArgs = make([][]jit.Arg, len(plan.Launches))
-	for i, l := range plan.Launches {
-		r.wideArgs[i] = launchArgs(l, r.bufs, -1)
-	}
+	r.args = make([][]jit.Arg, len(plan.Launches)*(plan.N+1))
 	r.outputShares = map[*lowering.Buffer]int{}
 	for _, o := range plan.Outputs {
 		r.outputShares[o.View.Buf]++
@@ -384,10 +379,7 @@ func (r *Runner) launchModel(i int, l *lowering.Launch, m int) error {
 
 // launch runs launch i over grid; model >= 0 selects one model's slices (sequential).
 func (r *Runner) launch(i int, l *lowering.Launch, grid [3]int, model int) error {
-	args := r.wideArgs[i]
-	if model >= 0 {
-		args = r.modelArgs(i, l, model)
-	}
+	args := r.launchArgs(i, l, model)
 	start := time.Now()
 	err := r.launchKernel(r.kernels[i], grid, args)
 	if err == nil && r.trace != nil {
@@ -403,16 +395,13 @@ func (r *Runner) launch(i int, l *lowering.Launch, grid [3]int, model int) error
 	return nil
 }
 
-// modelArgs are launch i's arguments for one model, built at their first use.
-func (r *Runner) modelArgs(i int, l *lowering.Launch, model int) []jit.Arg {
-	if r.perModel == nil {
-		r.perModel = make([][]jit.Arg, len(r.plan.Launches)*r.plan.N)
+// launchArgs are launch i's arguments for model (all models: -1), built at their first use.
+func (r *Runner) launchArgs(i int, l *lowering.Launch, model int) []jit.Arg {
+	k := i*(r.plan.N+1) + model + 1
+	if r.args[k] == nil {
+		r.args[k] = launchArgs(l, r.bufs, model)
 	}
-	k := i*r.plan.N + model
-	if r.perModel[k] == nil {
-		r.perModel[k] = launchArgs(l, r.bufs, model)
-	}
-	return r.perModel[k]
+	return r.args[k]
 }
 
 // launchArgs are l's arguments over bufs; model > 0 moves every pointer to that model's
