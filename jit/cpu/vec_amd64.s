@@ -655,20 +655,16 @@ erfF32AVX512_loop:
 	VMULPD Z3, Z3, Z4
 	VMULPD Z4, Z4, Z5
 	VMULPD Z5, Z5, Z6
-	// Estrin: a_k = c_2k + h*c_2k+1; b = a0 + h2*a1, a2 + h2*a3, a4 + h2*a5;
-	// y = (b0 + h4*b1) + h8*(b2 + h4*a6)
+	// Estrin: a_k = c_2k + h*c_2k+1; b = a0 + h2*a1, a2 + h2*a3;
+	// y = (b0 + h4*b1) + h8*a4
 	ERF_PAIR(128, 256, Z7)
 	ERF_PAIR(384, 512, Z8)
 	ERF_PAIR(640, 768, Z9)
 	ERF_PAIR(896, 1024, Z10)
 	ERF_PAIR(1152, 1280, Z11)
-	ERF_PAIR(1408, 1536, Z12)
-	ERF_PAIR(1664, 1792, Z13)
 	VFMADD231PD Z8, Z4, Z7
 	VFMADD231PD Z10, Z4, Z9
-	VFMADD231PD Z12, Z4, Z11
 	VFMADD231PD Z9, Z5, Z7
-	VFMADD231PD Z13, Z5, Z11
 	VFMADD231PD Z11, Z6, Z7
 	// near = the low 29 bits are within 2^14 of the midpoint 2^28; flag (near && !one) || bad
 	VPANDQ Z21, Z7, Z15
