@@ -165,11 +165,16 @@ func TestPeerMissingParams(t *testing.T) {
 	if err := exec.Command("/usr/bin/python3", "-c", "import torch, numpy").Run(); err != nil {
 		t.Skip("PyTorch is missing: install it with bash .ci/setup")
 	}
-	pr, err := startPeer("/usr/bin/python3", "peers/torch_zoo.py", 1)
+	pr, _, err := startPeer("/usr/bin/python3", "peers/torch_zoo.py", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pr.Close()
+	// The peer's OpenBLAS uses this CPU's vector units, however it detected the CPU.
+	want := thisCPUsOpenBLASCore()
+	if core := pr.openBLASCore(); core != "" && openBLASCoreRank(core) < openBLASCoreRank(want) {
+		t.Errorf("the peer's OpenBLAS runs core type %s on a CPU that allows %s", core, want)
+	}
 	dir := t.TempDir()
 	// inputs and params of mlp, set up as deep_mlp: the peer must name the missing param.
 	g, err := loadZooModel("mlp", 1)
@@ -232,10 +237,38 @@ func TestParseArgsErrors(t *testing.T) {
 }
 
 func TestPeerEnv(t *testing.T) {
-	env := peerEnv([]string{"PATH=/bin", "OPENBLAS_CORETYPE=Haswell", "OMP_NUM_THREADS=9"}, 2)
+	env := peerEnv([]string{"PATH=/bin", "OPENBLAS_CORETYPE=Haswell", "OMP_NUM_THREADS=9"}, 2, "")
 	got := strings.Join(env, " ")
 	if strings.Contains(got, "CORETYPE") || strings.Contains(got, "=9") || !strings.Contains(got, "PATH=/bin") || !strings.Contains(got, "OPENBLAS_NUM_THREADS=2") {
 		t.Errorf("peerEnv = %v", env)
+	}
+	env = peerEnv([]string{"OPENBLAS_CORETYPE=Haswell"}, 2, "SkylakeX")
+	if got := strings.Join(env, " "); strings.Count(got, "CORETYPE") != 1 || !strings.Contains(got, "OPENBLAS_CORETYPE=SkylakeX") {
+		t.Errorf("peerEnv with a core type = %v", env)
+	}
+}
+
+// TestOpenBLASCoreChoice: a core type OpenBLAS detected below the CPU's features is replaced,
+// one at or above them is kept.
+func TestOpenBLASCoreChoice(t *testing.T) {
+	for _, c := range []struct {
+		avx512, bf16, avx2 bool
+		detected, want     string
+		replace            bool
+	}{
+		{true, true, true, "Prescott", "Cooperlake", true}, // Emerald Rapids under OpenBLAS 0.3.21
+		{true, false, true, "Haswell", "SkylakeX", true},
+		{true, true, true, "Cooperlake", "Cooperlake", false},
+		{true, true, true, "SapphireRapids", "Cooperlake", false},
+		{false, false, true, "Zen", "Haswell", false},
+		{false, false, true, "Nehalem", "Haswell", true},
+		{false, false, false, "Prescott", "", false},
+	} {
+		want := openBLASCoreFor(c.avx512, c.bf16, c.avx2)
+		replace := openBLASCoreRank(c.detected) < openBLASCoreRank(want)
+		if want != c.want || replace != c.replace {
+			t.Errorf("features %v/%v/%v, detected %s: want %q replace %v, got %q %v", c.avx512, c.bf16, c.avx2, c.detected, c.want, c.replace, want, replace)
+		}
 	}
 }
 
@@ -299,7 +332,7 @@ func TestPeerFlagsWrongOutput(t *testing.T) {
 	if err := exec.Command("/usr/bin/python3", "-c", "import torch, numpy").Run(); err != nil {
 		t.Skip("PyTorch is missing: install it with bash .ci/setup")
 	}
-	pr, err := startPeer("/usr/bin/python3", "peers/torch_zoo.py", 1)
+	pr, _, err := startPeer("/usr/bin/python3", "peers/torch_zoo.py", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,7 +448,7 @@ func TestPeerBuildsEveryModel(t *testing.T) {
 	if err := exec.Command("/usr/bin/python3", "-c", "import torch, numpy").Run(); err != nil {
 		t.Skip("PyTorch is missing: install it with bash .ci/setup")
 	}
-	pr, err := startPeer("/usr/bin/python3", "peers/torch_zoo.py", 1)
+	pr, _, err := startPeer("/usr/bin/python3", "peers/torch_zoo.py", 1)
 	if err != nil {
 		t.Fatal(err)
 	}

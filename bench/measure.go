@@ -122,7 +122,12 @@ func benchmark(c *config) (*report, error) {
 	var pr *peer
 	if c.peers {
 		var err error
-		pr, err = startPeer(c.python, c.peerScript, c.threads)
+		var note string
+		pr, note, err = startPeer(c.python, c.peerScript, c.threads)
+		if note != "" {
+			rep.TorchNote = note
+			c.logf("PyTorch peer: %s", note)
+		}
 		if err != nil {
 			rep.Torch = noTorch
 			rep.TorchNote = err.Error()

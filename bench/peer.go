@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/cpu"
 )
 
 // noTorch is what the peer columns say when PyTorch cannot run.
@@ -56,16 +58,38 @@ func findPeerScript(path string) (string, error) {
 	return "", fmt.Errorf("peer script %s not found (run from the repository root, or pass --peer-script)", path)
 }
 
-// startPeer starts the peer and says hello; an error means the peer columns are n/a.
-func startPeer(python, script string, threads int) (*peer, error) {
-	script, err := findPeerScript(script)
+// startPeer starts the peer and says hello; an error means the peer columns are n/a. When
+// OpenBLAS takes the CPU for an older one than it is (0.3.21 knows no Emerald Rapids and
+// falls back to Prescott's SSE3 kernels, a quarter of the speed), the peer is started again
+// with OPENBLAS_CORETYPE naming the newest core type the CPU's features allow: the baseline
+// is PyTorch at its best on this machine, not a misdetection. note says so.
+func startPeer(python, script string, threads int) (p *peer, note string, err error) {
+	script, err = findPeerScript(script)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
+	if p, err = launchPeer(python, script, peerEnv(os.Environ(), threads, "")); err != nil {
+		return nil, "", err
+	}
+	detected := p.openBLASCore()
+	want := thisCPUsOpenBLASCore()
+	if detected == "" || openBLASCoreRank(detected) >= openBLASCoreRank(want) {
+		return p, "", nil
+	}
+	p.Close()
+	if p, err = launchPeer(python, script, peerEnv(os.Environ(), threads, want)); err != nil {
+		return nil, "", err
+	}
+	return p, fmt.Sprintf("OPENBLAS_CORETYPE=%s: OpenBLAS's own detection chose %s, whose kernels do not use this CPU's vector units", want, detected), nil
+}
+
+// launchPeer starts the peer script with env and says hello.
+func launchPeer(python, script string, env []string) (*peer, error) {
 	cmd := exec.Command(python, script)
-	cmd.Env = peerEnv(os.Environ(), threads)
+	cmd.Env = env
 	p := &peer{cmd: cmd, stderr: &tailBuffer{max: 4096}}
 	cmd.Stderr = p.stderr
+	var err error
 	if p.in, err = cmd.StdinPipe(); err != nil {
 		return nil, err
 	}
@@ -84,9 +108,50 @@ func startPeer(python, script string, threads int) (*peer, error) {
 	return p, nil
 }
 
+// openBLASCore is the core type the peer's OpenBLAS runs ("" when torch loaded no OpenBLAS).
+func (p *peer) openBLASCore() string {
+	blas, _ := p.Hello["blas"].(map[string]any)
+	ob, _ := blas["openblas"].(map[string]any)
+	core, _ := ob["core"].(string)
+	return core
+}
+
+// thisCPUsOpenBLASCore is openBLASCoreFor this machine's CPU.
+func thisCPUsOpenBLASCore() string {
+	return openBLASCoreFor(cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512DQ,
+		cpu.X86.HasAVX512BF16, cpu.X86.HasAVX2 && cpu.X86.HasFMA)
+}
+
+// openBLASCoreFor is the OpenBLAS core type (an OPENBLAS_CORETYPE value) for a CPU with
+// AVX-512 (F, BW, VL, DQ), AVX-512 BF16, and AVX2 with FMA; "" for none of them.
+func openBLASCoreFor(avx512, bf16, avx2 bool) string {
+	switch {
+	case avx512 && bf16:
+		return "Cooperlake"
+	case avx512:
+		return "SkylakeX"
+	case avx2:
+		return "Haswell"
+	}
+	return ""
+}
+
+// openBLASCoreRank orders core types by the vector units their SGEMM kernels use: 2 for
+// AVX-512, 1 for AVX2/FMA, 0 for anything older or unknown.
+func openBLASCoreRank(core string) int {
+	switch strings.ToLower(core) {
+	case "skylakex", "cooperlake", "sapphirerapids":
+		return 2
+	case "haswell", "zen", "skylake", "excavator":
+		return 1
+	}
+	return 0
+}
+
 // peerEnv is the environment of the peer: OPENBLAS_CORETYPE unset (it forces a slower kernel
-// on some machines) and the BLAS/OpenMP thread counts pinned to widejit's.
-func peerEnv(env []string, threads int) []string {
+// on some machines) unless coreType names one, and the BLAS/OpenMP thread counts pinned to
+// widejit's.
+func peerEnv(env []string, threads int, coreType string) []string {
 	var out []string
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
@@ -97,7 +162,11 @@ func peerEnv(env []string, threads int) []string {
 		out = append(out, kv)
 	}
 	t := strconv.Itoa(threads)
-	return append(out, "OPENBLAS_NUM_THREADS="+t, "OMP_NUM_THREADS="+t, "MKL_NUM_THREADS="+t)
+	out = append(out, "OPENBLAS_NUM_THREADS="+t, "OMP_NUM_THREADS="+t, "MKL_NUM_THREADS="+t)
+	if coreType != "" {
+		out = append(out, "OPENBLAS_CORETYPE="+coreType)
+	}
+	return out
 }
 
 // call sends one request and decodes the reply into reply.

@@ -181,8 +181,12 @@ func markdownReport(rep *report) string {
 	fmt.Fprintf(&b, "- load average before / after: %s / %s (the machine is shared; read ratios, not absolute times)\n", orDash(m.LoadBefore), orDash(m.LoadAfter))
 	switch t := rep.Torch.(type) {
 	case map[string]any:
-		fmt.Fprintf(&b, "- PyTorch %v, %v intra-op threads (%v inter-op, OMP_NUM_THREADS=%v), OPENBLAS_CORETYPE unset (bench/peers/torch_zoo.py, /usr/bin/python3); vmap: %v\n",
-			t["torch"], t["threads"], orQ(t["interop_threads"]), orQ(t["omp_num_threads"]), orQ(t["vmap"]))
+		coreType := "OPENBLAS_CORETYPE unset"
+		if rep.TorchNote != "" {
+			coreType = rep.TorchNote
+		}
+		fmt.Fprintf(&b, "- PyTorch %v, %v intra-op threads (%v inter-op, OMP_NUM_THREADS=%v), %s (bench/peers/torch_zoo.py, /usr/bin/python3); vmap: %v\n",
+			t["torch"], t["threads"], orQ(t["interop_threads"]), orQ(t["omp_num_threads"]), coreType, orQ(t["vmap"]))
 		blas, _ := t["blas"].(map[string]any)
 		fmt.Fprintf(&b, "- BLAS torch loaded: %v\n", orQ(blas["summary"]))
 	default:
