@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/cpu"
+	"github.com/widejit/widejit/bench/internal/openblas"
 )
 
 // noTorch is what the peer columns say when PyTorch cannot run.
@@ -59,10 +59,9 @@ func findPeerScript(path string) (string, error) {
 }
 
 // startPeer starts the peer and says hello; an error means the peer columns are n/a. When
-// OpenBLAS takes the CPU for an older one than it is (0.3.21 knows no Emerald Rapids and
-// falls back to Prescott's SSE3 kernels, a quarter of the speed), the peer is started again
-// with OPENBLAS_CORETYPE naming the newest core type the CPU's features allow: the baseline
-// is PyTorch at its best on this machine, not a misdetection. note says so.
+// OpenBLAS takes the CPU for an older one than it is (package openblas), the peer is started
+// again with OPENBLAS_CORETYPE set: the baseline is PyTorch at its best on this machine, not
+// a misdetection. note says so.
 func startPeer(python, script string, threads int) (p *peer, note string, err error) {
 	script, err = findPeerScript(script)
 	if err != nil {
@@ -72,8 +71,8 @@ func startPeer(python, script string, threads int) (p *peer, note string, err er
 		return nil, "", err
 	}
 	detected := p.openBLASCore()
-	want := thisCPUsOpenBLASCore()
-	if detected == "" || openBLASCoreRank(detected) >= openBLASCoreRank(want) {
+	want, ok := openblas.Override(detected)
+	if !ok {
 		return p, "", nil
 	}
 	p.Close()
@@ -114,38 +113,6 @@ func (p *peer) openBLASCore() string {
 	ob, _ := blas["openblas"].(map[string]any)
 	core, _ := ob["core"].(string)
 	return core
-}
-
-// thisCPUsOpenBLASCore is openBLASCoreFor this machine's CPU.
-func thisCPUsOpenBLASCore() string {
-	return openBLASCoreFor(cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512DQ,
-		cpu.X86.HasAVX512BF16, cpu.X86.HasAVX2 && cpu.X86.HasFMA)
-}
-
-// openBLASCoreFor is the OpenBLAS core type (an OPENBLAS_CORETYPE value) for a CPU with
-// AVX-512 (F, BW, VL, DQ), AVX-512 BF16, and AVX2 with FMA; "" for none of them.
-func openBLASCoreFor(avx512, bf16, avx2 bool) string {
-	switch {
-	case avx512 && bf16:
-		return "Cooperlake"
-	case avx512:
-		return "SkylakeX"
-	case avx2:
-		return "Haswell"
-	}
-	return ""
-}
-
-// openBLASCoreRank orders core types by the vector units their SGEMM kernels use: 2 for
-// AVX-512, 1 for AVX2/FMA, 0 for anything older or unknown.
-func openBLASCoreRank(core string) int {
-	switch strings.ToLower(core) {
-	case "skylakex", "cooperlake", "sapphirerapids":
-		return 2
-	case "haswell", "zen", "skylake", "excavator":
-		return 1
-	}
-	return 0
 }
 
 // peerEnv is the environment of the peer: OPENBLAS_CORETYPE unset (it forces a slower kernel

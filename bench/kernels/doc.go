@@ -3,7 +3,8 @@
 //
 //   - matmul: the tutorial `tl.dot` matmul kernel (triton/testdata/kernels/matmul.py), 1024^3 fp32,
 //     against numpy's float32 matmul with OpenBLAS on one thread (OPENBLAS_NUM_THREADS=1,
-//     OPENBLAS_CORETYPE unset, /usr/bin/python3);
+//     OPENBLAS_CORETYPE unset unless OpenBLAS takes the CPU for an older one than its features
+//     say, package openblas; /usr/bin/python3);
 //   - element-wise: y = x*scale + shift over 64M floats (vector_add.py's scale_shift_kernel)
 //     against a plain Go copy of the same bytes.
 //
