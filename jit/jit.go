@@ -125,3 +125,14 @@ type Device interface {
 	Sync() error
 	Close() error
 }
+
+// HostBinder is implemented by devices whose buffers can read host memory in place (the
+// CPU): a run then reads its inputs where the caller holds them instead of copying them in.
+type HostBinder interface {
+	// BindHost makes data b's contents until UnbindHost(b); it reports false, changing
+	// nothing, when data does not suit b (size or alignment). Kernels must not write b
+	// meanwhile: data is the caller's.
+	BindHost(b Buffer, data []byte) bool
+	// UnbindHost gives b its own memory back (its contents are then undefined).
+	UnbindHost(b Buffer)
+}

@@ -226,7 +226,13 @@ func Lower(g *graph.Graph, opts Options) (*Plan, error) {
 		l.applyStrategy(gr, launch, strategy, reason)
 		launch.Index = len(plan.Launches)
 		plan.Launches = append(plan.Launches, launch)
-		written = append(written, gr.base().out.Buf)
+		out := gr.base().out.Buf
+		if out.Kind != TempBuffer {
+			// Inputs and params are read-only: a device may bind an input to the caller's
+			// memory (jit.HostBinder).
+			return nil, fmt.Errorf("%s: internal error: kernel for %s writes %s buffer %s", g.File, strings.Join(gr.base().nodes, ","), out.Kind, out.Name)
+		}
+		written = append(written, out)
 	}
 	used := map[*Buffer]bool{}
 	for _, ln := range plan.Launches {

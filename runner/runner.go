@@ -298,10 +298,17 @@ func (r *Runner) RunInto(inputs, reuse map[string]*safetensors.Tensor) (map[stri
 		return r.runStreams(inputs, reuse)
 	}
 	p := r.plan
+	binder, _ := r.dev.(jit.HostBinder)
 	for _, b := range p.Inputs {
 		t, err := inputFor(b, inputs)
 		if err != nil {
 			return nil, err
+		}
+		// Kernels write only temp buffers (lowering.Buffer), so on a device that can read the
+		// caller's memory in place an input needs no copy.
+		if binder != nil && binder.BindHost(r.bufs[b], t.Data) {
+			defer binder.UnbindHost(r.bufs[b])
+			continue
 		}
 		start := time.Now()
 		if err := r.dev.Upload(r.bufs[b], t.Data); err != nil {

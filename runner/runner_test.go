@@ -98,3 +98,80 @@ func TestEmbeddingIndexOutOfRange(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// copyingDevice is a CPU device without jit.HostBinder: every input is uploaded.
+type copyingDevice struct{ jit.Device }
+
+// countingDevice is the CPU device, counting uploads.
+type countingDevice struct {
+	*cpu.Device
+	uploads int
+}
+
+func (d *countingDevice) Upload(b jit.Buffer, src []byte) error {
+	d.uploads++
+	return d.Device.Upload(b, src)
+}
+
+// On the CPU a run reads its inputs where the caller holds them (jit.HostBinder): the outputs
+// are those of a run that copies them in, the caller's bytes are left as they were, an
+// input whose address does not suit the device is copied instead, and after the run the
+// device buffer no longer reads the caller's memory.
+func TestInputsReadInPlace(t *testing.T) {
+	g, err := graph.Load("../lowering/testdata/hostile/init_mlp.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins, _ := g.GenerateInputs(1)
+	plan, err := lowering.Lower(g, lowering.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	copying, err := New(plan, copyingDevice{cpu.NewDevice(2)}, testCompiler, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer copying.Close()
+	want, err := copying.Run(ins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := &countingDevice{Device: cpu.NewDevice(2)}
+	r, err := New(plan, dev, testCompiler, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, shift := range []int{0, 4} { // 4: an input 4 bytes past an 8-byte boundary is copied
+		given := map[string]*safetensors.Tensor{}
+		kept := map[string][]byte{}
+		for name, in := range ins {
+			data := make([]byte, len(in.Data)+shift)[shift:]
+			copy(data, in.Data)
+			given[name] = &safetensors.Tensor{Name: name, DType: in.DType, Shape: in.Shape, Data: data}
+			kept[name] = append([]byte(nil), data...)
+		}
+		dev.uploads = 0
+		got, err := r.Run(given)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wantUploads := shift / 4 * len(plan.Inputs); dev.uploads != wantUploads {
+			t.Errorf("shift %d: %d uploads, want %d", shift, dev.uploads, wantUploads)
+		}
+		for name, w := range want {
+			if !bytes.Equal(got[name].Data, w.Data) {
+				t.Errorf("shift %d: output %s differs from the copying run's", shift, name)
+			}
+		}
+		for _, b := range r.plan.Inputs {
+			in := given[b.Name]
+			if !bytes.Equal(in.Data, kept[b.Name]) {
+				t.Errorf("shift %d: the run changed input %s", shift, b.Name)
+			}
+			if buf := r.bufs[b].(*cpu.Buffer).Bytes(); &buf[0] == &in.Data[0] {
+				t.Errorf("shift %d: after the run input buffer %s still reads the caller's memory", shift, b.Name)
+			}
+		}
+	}
+}

@@ -91,7 +91,8 @@ func (d *Device) LoadFunc(f *ir.Func) (*Kernel, error) {
 type Buffer struct {
 	dt   ir.DType
 	n    int
-	data []byte
+	data []byte // own, or host memory bound in its place (Device.BindHost)
+	own  []byte
 	// atomicMu serializes the atomics of concurrent programs on this buffer.
 	atomicMu sync.Mutex
 }
@@ -110,7 +111,7 @@ func NewBuffer(dt ir.DType, n int) (*Buffer, error) {
 	if len(words) > 0 {
 		data = unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), bytes)
 	}
-	return &Buffer{dt: dt, n: n, data: data}, nil
+	return &Buffer{dt: dt, n: n, data: data, own: data}, nil
 }
 
 func (b *Buffer) DType() ir.DType { return b.dt }
@@ -180,6 +181,24 @@ func (d *Device) Download(src jit.Buffer, dst []byte) error {
 	}
 	copy(dst, b.data)
 	return nil
+}
+
+// BindHost points b at data, which must have b's size and an address aligned to 8 bytes
+// (the widest element a kernel may load); the Go runtime keeps data alive through b.
+func (d *Device) BindHost(buf jit.Buffer, data []byte) bool {
+	b, ok := buf.(*Buffer)
+	if !ok || len(data) != len(b.own) || len(data) == 0 || uintptr(unsafe.Pointer(&data[0]))%8 != 0 {
+		return false
+	}
+	b.data = data
+	return true
+}
+
+// UnbindHost points b back at its own memory.
+func (d *Device) UnbindHost(buf jit.Buffer) {
+	if b, ok := buf.(*Buffer); ok {
+		b.data = b.own
+	}
 }
 
 // Sync returns at once: launches and copies are synchronous on the CPU.

@@ -1104,3 +1104,26 @@ func TestFloat64Path(t *testing.T) {
 		t.Errorf("sum = %v, want %v", got, sum)
 	}
 }
+
+// BindHost takes host memory of the buffer's size at an 8-byte aligned address and nothing
+// else; UnbindHost gives the buffer its own memory back.
+func TestBindHost(t *testing.T) {
+	dev := NewDevice(1)
+	jb, _ := dev.Alloc(ir.F32, 4)
+	b := jb.(*Buffer)
+	own := &b.Bytes()[0]
+	host := make([]byte, 24) // Go allocates it 8-byte aligned
+	if dev.BindHost(b, host[:8]) || dev.BindHost(b, host[4:20]) {
+		t.Fatal("BindHost took memory of the wrong size or alignment")
+	}
+	if &b.Bytes()[0] != own {
+		t.Fatal("a refused BindHost changed the buffer")
+	}
+	if !dev.BindHost(b, host[8:24]) || &b.Bytes()[0] != &host[8] {
+		t.Fatal("BindHost refused memory that suits the buffer")
+	}
+	dev.UnbindHost(b)
+	if &b.Bytes()[0] != own {
+		t.Fatal("UnbindHost did not give the buffer its own memory back")
+	}
+}
