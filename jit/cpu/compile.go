@@ -104,7 +104,8 @@ type compiler struct {
 	rowBcast    map[*ir.Value]*ir.Value  // row broadcasts read in place: result -> source (rowbcast.go)
 	uses        map[*ir.Value]int
 	defBlock    map[*ir.Value]*ir.Block
-	users       map[*ir.Value]*ir.Instr // the last user of each value (soleUser, extent.go)
+	usersAll    map[*ir.Value][]*ir.Instr // allUsers, built on first use
+	users       map[*ir.Value]*ir.Instr   // the last user of each value (soleUser, extent.go)
 }
 
 func compileFunc(f *ir.Func) (p *program, err error) {

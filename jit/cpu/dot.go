@@ -29,7 +29,7 @@ func (c *compiler) compileDot(in *ir.Instr, args []int, z int) (step, error) {
 			x, y, zz := fr.f32[a], fr.f32[b], fr.f32[z]
 			if r == 2 {
 				// Operands may view buffers in place (alias.go) and be zero-padded (extent.go).
-				fr.dotF32Live(a, b, z, m, n, k, trackA, trackB)
+				fr.dotF32Live(a, b, z, m, n, k, trackA, trackB, nil)
 				roundTo(out, zz)
 				return nil
 			}
@@ -387,13 +387,17 @@ func (c *compiler) dotAddStep(in *ir.Instr, da dotAdd, z int) (step, error) {
 	m, k, n := ta.Shape[0], ta.Shape[1], tb.Shape[1]
 	trackA, trackB := c.tracked(da.dot.Args[0]), c.tracked(da.dot.Args[1])
 	inPlace := c.deadAfter(da.acc, in) // a loop-carried accumulator: take its storage over
+	var observed []int
+	if trackA || trackB {
+		observed = c.observedMasks(in, da.acc) // observed.go
+	}
 	return func(fr *frame) error {
 		if inPlace && (fr.ownF32 == nil || fr.ownF32[acc] == nil) { // never a buffer view's
 			fr.swapSlot(clsF32, z, acc)
 		} else {
 			copy(fr.f32[z], fr.f32[acc])
 		}
-		fr.dotF32Live(a, b, z, m, n, k, trackA, trackB)
+		fr.dotF32Live(a, b, z, m, n, k, trackA, trackB, observed)
 		return nil
 	}, nil
 }

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"sync/atomic"
 
 	"github.com/widejit/widejit/triton/ir"
 )
@@ -136,15 +137,24 @@ func transposeLive(dst, src []float32, rows, cols, lds int, e extent) {
 
 // dotF32Live runs z += a @ b for the m x k and k x n fp32 tiles in slots a and b (buffer
 // views or not, alias.go) on their live blocks when the dropped products are all exactly
-// zero, else on the whole tiles, zero-padded as the kernel wrote them.
-func (fr *frame) dotF32Live(a, b, z, m, n, k int, trackA, trackB bool) {
+// zero, or fall where no one looks (observed: the slots of the only masks z is stored
+// through, observed.go), else on the whole tiles, zero-padded as the kernel wrote them.
+func (fr *frame) dotF32Live(a, b, z, m, n, k int, trackA, trackB bool, observed []int) {
 	ea, eb := fr.operandExtent(a, trackA, m, k), fr.operandExtent(b, trackB, k, n)
 	x, y := fr.f32[a], fr.f32[b]
 	lda, ldb := fr.leading(a, k), fr.leading(b, n)
 	// The dropped products pair zeros of one operand with the other's live block: rows of A
-	// past its extent (or B's K rows past A's columns) meet B's, and vice versa.
-	needB := ea.rows < m || ea.cols < eb.rows
-	needA := eb.cols < n || eb.rows < ea.cols
+	// past its extent (or B's K rows past A's columns) meet B's, and vice versa. Those of
+	// A's zero rows and B's zero columns land outside the live product only.
+	rowsDropped, colsDropped := ea.rows < m, eb.cols < n
+	if (rowsDropped || colsDropped) && fr.observedWithin(observed, m, n, ea.rows, eb.cols) {
+		rowsDropped, colsDropped = false, false
+	}
+	needB := rowsDropped || ea.cols < eb.rows
+	needA := colsDropped || eb.rows < ea.cols
+	if needA || needB {
+		finiteChecks.Add(1)
+	}
 	if needA && !allFinite(x, ea.rows, ea.cols, lda) || needB && !allFinite(y, eb.rows, eb.cols, ldb) {
 		// A dropped product may be 0*inf: compute everything, as written.
 		x, y = fr.zeroPadded(a, trackA, m, k, ea), fr.zeroPadded(b, trackB, k, n, eb)
@@ -155,6 +165,9 @@ func (fr *frame) dotF32Live(a, b, z, m, n, k int, trackA, trackB bool) {
 		gemmF32(ea.rows, eb.cols, kk, x, lda, y, ldb, fr.f32[z], n, &fr.gemmScratch)
 	}
 }
+
+// finiteChecks counts the dots that scanned an operand for infinities and NaNs (tests read it).
+var finiteChecks atomic.Int64
 
 // zeroPadded makes dot operand slot s (rows x cols, live extent e) a dense tile with zeros
 // outside e: a buffer view's live block is copied into the slot's own storage first.

@@ -288,3 +288,101 @@ func TestSmallLaunchesRunSerially(t *testing.T) {
 		t.Errorf("a 5-program vector add measured %d ns a program: not a small launch", per)
 	}
 }
+
+// maskedDotKernel is padded_dot with a matmul's epilogue: acc*s + 1 stored through the
+// output mask, computed before the loop (as templates/matmul.py does).
+const maskedDotKernel = `import triton
+import triton.language as tl
+
+
+@triton.jit
+def masked_dot(a_ptr, b_ptr, c_ptr, M, N, K, s, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    cmask = (rm[:, None] < M) & (rn[None, :] < N)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        ks = k0 + rk
+        a = tl.load(a_ptr + rm[:, None] * K + ks[None, :], mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
+        bt = tl.load(b_ptr + rn[:, None] * K + ks[None, :], mask=(rn[:, None] < N) & (ks[None, :] < K), other=0.0)
+        acc += tl.dot(a, tl.trans(bt))
+    y = acc * s + 1.0
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], y, mask=cmask)
+`
+
+// TestDotSkipsChecksWhereNoOneLooks: when the accumulator is stored only through the output
+// mask, tl.dot drops the products of edge tiles' zero rows and columns without scanning the
+// operands for infinities (they could only reach unstored elements), yet the stored values
+// are the padded product's, infinities and NaNs included, and nothing outside the mask is
+// written. padded_dot, which stores everything, still scans.
+func TestDotSkipsChecksWhereNoOneLooks(t *testing.T) {
+	const bm, bn, bk = 32, 64, 32
+	sig := map[string]string{"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32"}
+	consts := map[string]any{"BM": int64(bm), "BN": int64(bn), "BK": int64(bk)}
+	masked := compileKernel(t, "masked_dot.py", maskedDotKernel, "masked_dot", map[string]string{
+		"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32", "s": "fp32"}, consts)
+	padded := compileKernel(t, "padded_dot.py", paddedDotKernel, "padded_dot", sig, consts)
+	rng := rand.New(rand.NewSource(5))
+	for _, tc := range []struct {
+		m, n, k    int
+		infA, infB bool
+	}{{9, 40, 64, true, false}, {32, 7, 32, false, true}, {17, 33, 64, true, true}, {17, 33, 40, true, true}} {
+		t.Run(fmt.Sprintf("m%d_n%d_k%d", tc.m, tc.n, tc.k), func(t *testing.T) {
+			a, b := randF32(rng, tc.m*tc.k, 1), randF32(rng, tc.n*tc.k, 1)
+			if tc.infA {
+				a[(tc.m/2)*tc.k] = float32(math.Inf(-1))
+			}
+			if tc.infB {
+				b[(tc.n-1)*tc.k+tc.k/2] = float32(math.NaN())
+			}
+			const sentinel = 12345
+			c := make([]float32, bm*bn)
+			for i := range c {
+				c[i] = sentinel
+			}
+			out := f32Buf(t, c)
+			before := finiteChecks.Load()
+			if err := masked.Launch(grid1(1), []jit.Arg{buf(f32Buf(t, a)), buf(f32Buf(t, b)), buf(out),
+				scalar(int64(tc.m)), scalar(int64(tc.n)), scalar(int64(tc.k)), scalar(2.0)}); err != nil {
+				t.Fatal(err)
+			}
+			if checks := finiteChecks.Load() - before; checks != 0 {
+				t.Errorf("masked_dot scanned operands %d times, want none", checks)
+			}
+			got := out.f32()
+			for i := range bm {
+				for j := range bn {
+					g := float64(got[i*bn+j])
+					if i >= tc.m || j >= tc.n {
+						if g != sentinel {
+							t.Fatalf("c[%d,%d] = %v outside the mask, want it untouched", i, j, g)
+						}
+						continue
+					}
+					dot := 0.0
+					for p := range tc.k {
+						dot += float64(a[i*tc.k+p]) * float64(b[j*tc.k+p])
+					}
+					want := dot*2 + 1
+					switch {
+					case math.IsNaN(want) || math.IsInf(want, 0):
+						if !(math.IsNaN(g) && math.IsNaN(want) || g == want) {
+							t.Fatalf("c[%d,%d] = %v, want %v", i, j, g, want)
+						}
+					case math.Abs(g-want) > 1e-5*(1+math.Abs(want)):
+						t.Fatalf("c[%d,%d] = %v, want %v", i, j, g, want)
+					}
+				}
+			}
+			before = finiteChecks.Load()
+			if err := padded.Launch(grid1(1), []jit.Arg{buf(f32Buf(t, a)), buf(f32Buf(t, b)), buf(f32Buf(t, make([]float32, bm*bn))),
+				scalar(int64(tc.m)), scalar(int64(tc.n)), scalar(int64(tc.k))}); err != nil {
+				t.Fatal(err)
+			}
+			if finiteChecks.Load() == before {
+				t.Error("padded_dot, which stores the padded rows and columns, did not scan its operands")
+			}
+		})
+	}
+}

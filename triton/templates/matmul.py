@@ -36,6 +36,9 @@ def {{.Fn}}(
     rk = tl.arange(0, BLOCK_K)
     a_base = a_ptr + model * a_mstride + batch * a_bstride
     b_base = b_ptr + model * b_mstride + batch * b_bstride
+    # the output mask comes before the loop: the CPU backend then knows, while it multiplies,
+    # which of acc's elements are ever stored (jit/cpu observed.go)
+    cmask = (rm[:, None] < M) & (rn[None, :] < N)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
         ks = k0 + rk
@@ -52,7 +55,6 @@ def {{.Fn}}(
                     mask=(ks[:, None] < K) & (rn[None, :] < N), other=0.0)
         acc += tl.dot(a, b, input_precision="ieee")
 {{- end}}
-    cmask = (rm[:, None] < M) & (rn[None, :] < N)
 {{- range .Epilogue}}
     {{.Name}} = {{.Load}}
 {{- end}}

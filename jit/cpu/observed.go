@@ -1,0 +1,162 @@
+package cpu
+
+import (
+	"slices"
+
+	"github.com/widejit/widejit/triton/ir"
+)
+
+// Observed regions of a matmul accumulator. A matmul kernel's accumulator usually reaches
+// memory only through element-wise ops and a store masked to the output's live rectangle
+// (`rm < M`, `rn < N`). Its elements outside that rectangle are never seen, so the products
+// tl.dot drops there (extent.go) need no check that they are zeros: an infinity or NaN in the
+// live block of A could only have turned unseen columns into NaN (and one in B unseen rows).
+// With the check gone, an odd-sized edge tile costs its live products and nothing else.
+//
+// observedMasks finds, at compile time, the masks of the stores that see a loop-carried
+// accumulator: the dot's Add updates a For's carried value and is that value's only update,
+// the For's result flows only through element-wise ops into the value operand of masked
+// stores, and each mask is computed before the For (so it holds its value while the loop
+// runs). At run time (fr.observedWithin) each mask must be a symbolic rectangle
+// inside the live product.
+
+// observedMasks returns the slots of the store masks that alone observe the accumulator the
+// dot-add in updates, or nil when anything else may see it.
+func (c *compiler) observedMasks(in *ir.Instr, acc *ir.Value) []int {
+	loop, i := c.carrier(acc)
+	if loop == nil || c.uses[in.Results[0]] != 1 {
+		return nil
+	}
+	body := loop.Regions[0]
+	term := body.Instrs[len(body.Instrs)-1]
+	if term.Op != ir.Yield || i >= len(term.Args) || term.Args[i] != in.Results[0] || c.uses[acc] != 1 {
+		return nil
+	}
+	var masks []*ir.Value
+	if !c.seenOnlyByMaskedStores(loop.Results[i], &masks, map[*ir.Value]bool{}) || len(masks) == 0 {
+		return nil
+	}
+	outer := c.defBlock[loop.Results[i]]
+	before := map[*ir.Value]bool{}
+	for _, x := range outer.Instrs {
+		if x == loop {
+			break
+		}
+		for _, r := range x.Results {
+			before[r] = true
+		}
+	}
+	var slots []int
+	for _, m := range masks {
+		s, ok := c.slots[m]
+		if !ok || !before[m] {
+			return nil
+		}
+		slots = append(slots, s)
+	}
+	return slots
+}
+
+// carrier is the For whose body's block argument v is, and v's index among the carried
+// values (the body's arguments after the induction variable).
+func (c *compiler) carrier(v *ir.Value) (*ir.Instr, int) {
+	b := c.defBlock[v]
+	if b == nil {
+		return nil, 0
+	}
+	var found *ir.Instr
+	var walk func(blk *ir.Block)
+	walk = func(blk *ir.Block) {
+		for _, x := range blk.Instrs {
+			for _, r := range x.Regions {
+				if r == b && x.Op == ir.For {
+					found = x
+				}
+				walk(r)
+			}
+		}
+	}
+	walk(c.p.fn.Body)
+	if found == nil {
+		return nil, 0
+	}
+	for i, a := range b.Args[1:] {
+		if a == v && i < len(found.Results) {
+			return found, i
+		}
+	}
+	return nil, 0
+}
+
+// seenOnlyByMaskedStores reports whether every use of the 2-D tile v is an element-wise op of
+// its shape whose result is seen the same way, or the value operand of a masked store (its
+// mask appended to masks).
+func (c *compiler) seenOnlyByMaskedStores(v *ir.Value, masks *[]*ir.Value, seen map[*ir.Value]bool) bool {
+	if seen[v] {
+		return true
+	}
+	seen[v] = true
+	if v.Type.Rank() != 2 || len(seen) > 64 {
+		return false
+	}
+	for _, u := range c.allUsers(v) {
+		switch {
+		case u.Op == ir.Store:
+			if len(u.Args) != 3 || u.Args[1] != v || u.Args[0] == v || u.Args[2] == v {
+				return false
+			}
+			*masks = append(*masks, u.Args[2])
+		case u.Op.IsElementwise() || u.Op == ir.Cmp || u.Op == ir.Select || u.Op == ir.Cast:
+			if len(u.Results) != 1 || !slices.Equal(u.Results[0].Type.Shape, v.Type.Shape) ||
+				!c.seenOnlyByMaskedStores(u.Results[0], masks, seen) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// allUsers lists the instructions that use v, once per use.
+func (c *compiler) allUsers(v *ir.Value) []*ir.Instr {
+	if c.usersAll == nil {
+		c.usersAll = map[*ir.Value][]*ir.Instr{}
+		var walk func(b *ir.Block)
+		walk = func(b *ir.Block) {
+			for _, in := range b.Instrs {
+				for _, a := range in.Args {
+					c.usersAll[a] = append(c.usersAll[a], in)
+				}
+				for _, r := range in.Regions {
+					walk(r)
+				}
+			}
+		}
+		walk(c.p.fn.Body)
+	}
+	return c.usersAll[v]
+}
+
+// observedWithin reports whether every mask in masks (slots of rows x cols masks) is a
+// symbolic rectangle inside rows [0, liveRows) x columns [0, liveCols).
+func (fr *frame) observedWithin(masks []int, rows, cols, liveRows, liveCols int) bool {
+	if len(masks) == 0 {
+		return false
+	}
+	shape := []int{rows, cols}
+	for _, s := range masks {
+		if fr.lz.kind[s] != lazyMask {
+			return false
+		}
+		split := splitConds(fr.lz.conds[s], 1, cols)
+		r0, r1, ok := split.rowInterval(true, shape)
+		if !ok {
+			return false
+		}
+		if r1 > r0 && split.colHi > split.colLo && (r1 > liveRows || split.colHi > liveCols) {
+			return false
+		}
+	}
+	return true
+}
