@@ -39,8 +39,8 @@
 //     dot tiles up to 128 x 256 over K panels of up to 512; when a launch has few programs
 //     and enough work for several workers, the tile's activation rows, then its columns, are
 //     halved to the split whose programs end first on the cores (spreadOverCores: a
-//     simulated schedule with a fixed cost per program, so odd sizes balance); Linear weights transposed once (a prepare launch) so weight tiles are read
-//     in place; unit-stride convolutions as an implicit GEMM over flat zero-padded pixels
+//     simulated schedule with a fixed cost per program, so odd sizes balance); Linear weights transposed once (a prepare launch), rows padded to 64 bytes,
+//     so weight tiles are read in place with aligned vector loads; unit-stride convolutions as an implicit GEMM over flat zero-padded pixels
 //     (conv_flat.py): tap-major over a [tap, OC, CG] weight when groups have many channels,
 //     so both dot operands are read in place, and a convolution feeding another stores its
 //     output straight into the next one's zero-padded planes (Buffer.Sparse: only the

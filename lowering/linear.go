@@ -463,6 +463,21 @@ func (g *mlpGroup) emit(l *lowerer) (*Launch, error) {
 	}, nil
 }
 
+// weightRowAlign is the row stride, in elements, that CPU-prepared weights are padded to:
+// 16 fp32 are one 64-byte cache line, so every row of a weight tile starts on a line and
+// the dot micro-kernel's vector loads never straddle two (an odd width such as 131 otherwise
+// splits nearly every load, and the matmul runs a third slower per multiply-add).
+const weightRowAlign = 16
+
+// paddedRows allocates a [N, rows, cols] temp buffer whose rows are weightRowAlign-aligned
+// apart; the view covers the cols live elements of each (the rest is never read: tile loads
+// mask columns at cols).
+func (l *lowerer) paddedRows(name string, rows, cols int, dt graph.DType) View {
+	ld := (cols + weightRowAlign - 1) / weightRowAlign * weightRowAlign
+	b := l.newBuffer(TempBuffer, name, dt, l.n*rows*ld)
+	return View{Buf: b, Shape: []int{rows, cols}, Strides: []int{ld, 1}, ModelStride: rows * ld, DType: dt}
+}
+
 func newKernel(template, fn, text string, consts map[string]any) *KernelSource {
 	return &KernelSource{Template: template, Source: jit.Source{File: fn + ".py", Text: text, Fn: fn}, Consts: consts}
 }
@@ -484,7 +499,7 @@ func (l *lowerer) pretransposeWeights() {
 		wt, ok := done[key]
 		if !ok {
 			name := g.b.Buf.Name + ".T"
-			wt = l.newOutput(name, []int{g.b.Shape[1], g.b.Shape[0]}, g.b.DType)
+			wt = l.paddedRows(name, g.b.Shape[1], g.b.Shape[0], g.b.DType)
 			tg := newElementwise(wt, []string{g.b.Buf.Name + " (transposed once for the CPU)"}, []string{"transpose"})
 			tg.epi.root = leafExpr(tg.epi.addLeafUnchecked(g.b.permute([]int{1, 0})))
 			tg.value = name

@@ -123,7 +123,7 @@ func (c *compiler) compileElementwise(in *ir.Instr, args []int, z int) (step, er
 		return nil, nil // computed by the Add or GELU Mul that consumes it
 	}
 	if g, ok := c.gelus[in]; ok {
-		return c.geluStep(g, z)
+		return c.geluStep(in, g, z)
 	}
 	if da, ok := c.dotAdds[in]; ok {
 		return c.dotAddStep(in, da, z)
@@ -241,7 +241,16 @@ func (c *compiler) f32Op(in *ir.Instr, args []int, z int, d ir.DType) (step, err
 		}
 	}
 	a := args[0]
+	obs := c.observedBy[in.Results[0]] // observed.go
+	rows, n := tileRows(c.p.slotType[z])
 	if unary != nil {
+		if obs != nil {
+			span := func(fr *frame, lo, hi int) {
+				unary(fr.f32[a][lo:hi], fr.f32[z][lo:hi])
+				roundTo(d, fr.f32[z][lo:hi])
+			}
+			return func(fr *frame) error { fr.spans(obs, rows, n, span); return nil }, nil
+		}
 		return func(fr *frame) error {
 			unary(fr.f32[a], fr.f32[z])
 			roundTo(d, fr.f32[z])
@@ -252,6 +261,13 @@ func (c *compiler) f32Op(in *ir.Instr, args []int, z int, d ir.DType) (step, err
 		return s, nil
 	}
 	b := args[1]
+	if obs != nil {
+		span := func(fr *frame, lo, hi int) {
+			binary(fr.f32[a][lo:hi], fr.f32[b][lo:hi], fr.f32[z][lo:hi])
+			roundTo(d, fr.f32[z][lo:hi])
+		}
+		return func(fr *frame) error { fr.spans(obs, rows, n, span); return nil }, nil
+	}
 	if d == ir.F32 {
 		return func(fr *frame) error { binary(fr.f32[a], fr.f32[b], fr.f32[z]); return nil }, nil
 	}

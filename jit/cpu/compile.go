@@ -105,6 +105,7 @@ type compiler struct {
 	uses        map[*ir.Value]int
 	defBlock    map[*ir.Value]*ir.Block
 	usersAll    map[*ir.Value][]*ir.Instr // allUsers, built on first use
+	observedBy  map[*ir.Value][]int       // values seen only through these store masks (observed.go)
 	users       map[*ir.Value]*ir.Instr   // the last user of each value (soleUser, extent.go)
 }
 
@@ -438,6 +439,17 @@ func (c *compiler) compileFor(in *ir.Instr, args, results []int) (step, error) {
 	for i, v := range in.Args[3:] {
 		consumed[i] = c.consumedBy(v, in)
 	}
+	// An accumulator seen only through store masks (observed.go) starts filled on their
+	// rectangle alone: an edge tile's accumulator costs its live part.
+	initSpans := make([]func(fr *frame), len(inits))
+	for i := range inits {
+		if obs := c.observedBy[in.Results[i]]; obs != nil && cls[i] == clsF32 {
+			dst, src := iters[i], inits[i]
+			rows, n := tileRows(c.p.slotType[dst])
+			span := func(fr *frame, lo, hi int) { copy(fr.f32[dst][lo:hi], fr.f32[src][lo:hi]) }
+			initSpans[i] = func(fr *frame) { fr.spans(obs, rows, n, span) }
+		}
+	}
 	dt := it.Elem
 	return func(fr *frame) error {
 		lo, hi, s := fr.ints[lb][0], fr.ints[ub][0], fr.ints[st][0]
@@ -445,9 +457,12 @@ func (c *compiler) compileFor(in *ir.Instr, args, results []int) (step, error) {
 			return fr.errf(in.Pos, "for loop with step 0")
 		}
 		for i, init := range inits {
-			if consumed[i] {
+			switch {
+			case consumed[i]:
 				fr.swapSlot(cls[i], iters[i], init)
-			} else {
+			case initSpans[i] != nil:
+				initSpans[i](fr)
+			default:
 				fr.copySlot(cls[i], iters[i], init)
 			}
 		}

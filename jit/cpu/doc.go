@@ -41,9 +41,12 @@
 //     runs on the live block, so an edge tile of a 257 x 131 matmul costs its live part; when
 //     the tile's one consumer is a dot, only the live rectangle is written. Dropped products
 //     all have a zero factor; an infinity or NaN in the other operand (0*inf = NaN) sends the
-//     dot to the whole zero-padded tiles, so results stay bit-identical. No operand is
-//     scanned for them when the accumulator is stored only through an output mask that lies
-//     inside the live product (observed.go): the dropped rows and columns are never seen.
+//     dot to the whole zero-padded tiles, so results stay bit-identical. When the
+//     accumulator reaches memory only through element-wise ops and stores under output masks
+//     computed before the loop (observed.go), no one sees its lanes outside the masks'
+//     rectangle: the dot scans no operand for infinities, and the accumulator's fill and the
+//     epilogue's steps (row broadcasts, scalar ops, GELU, x*a+b, unary and binary ops) cover
+//     that rectangle alone, so an odd-sized edge tile costs its live part throughout.
 //   - Dot operands are read in place (alias.go): a fully live 2-D tile whose rows are apart in
 //     the buffer, or an edge tile whose live lanes are one block, is a strided view (a
 //     leading dimension) that tl.dot and tl.trans read directly; no copy, no zero fill.

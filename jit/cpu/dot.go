@@ -386,11 +386,8 @@ func (c *compiler) dotAddStep(in *ir.Instr, da dotAdd, z int) (step, error) {
 	}
 	m, k, n := ta.Shape[0], ta.Shape[1], tb.Shape[1]
 	trackA, trackB := c.tracked(da.dot.Args[0]), c.tracked(da.dot.Args[1])
-	inPlace := c.deadAfter(da.acc, in) // a loop-carried accumulator: take its storage over
-	var observed []int
-	if trackA || trackB {
-		observed = c.observedMasks(in, da.acc) // observed.go
-	}
+	inPlace := c.deadAfter(da.acc, in)      // a loop-carried accumulator: take its storage over
+	observed := c.observedMasks(in, da.acc) // observed.go
 	return func(fr *frame) error {
 		if inPlace && (fr.ownF32 == nil || fr.ownF32[acc] == nil) { // never a buffer view's
 			fr.swapSlot(clsF32, z, acc)

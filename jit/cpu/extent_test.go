@@ -289,14 +289,14 @@ func TestSmallLaunchesRunSerially(t *testing.T) {
 	}
 }
 
-// maskedDotKernel is padded_dot with a matmul's epilogue: acc*s + 1 stored through the
-// output mask, computed before the loop (as templates/matmul.py does).
+// maskedDotKernel is padded_dot with a matmul's epilogue, max(acc*s + 1 + bias, 0), stored
+// through the output mask, computed before the loop (as templates/matmul.py does).
 const maskedDotKernel = `import triton
 import triton.language as tl
 
 
 @triton.jit
-def masked_dot(a_ptr, b_ptr, c_ptr, M, N, K, s, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+def masked_dot(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, s, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     rm = tl.arange(0, BM)
     rn = tl.arange(0, BN)
     rk = tl.arange(0, BK)
@@ -307,21 +307,23 @@ def masked_dot(a_ptr, b_ptr, c_ptr, M, N, K, s, BM: tl.constexpr, BN: tl.constex
         a = tl.load(a_ptr + rm[:, None] * K + ks[None, :], mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
         bt = tl.load(b_ptr + rn[:, None] * K + ks[None, :], mask=(rn[:, None] < N) & (ks[None, :] < K), other=0.0)
         acc += tl.dot(a, tl.trans(bt))
-    y = acc * s + 1.0
+    bias = tl.load(bias_ptr + rn, mask=rn < N, other=0.0)
+    y = tl.maximum(acc * s + 1.0 + bias[None, :], 0.0)
     tl.store(c_ptr + rm[:, None] * BN + rn[None, :], y, mask=cmask)
 `
 
 // TestDotSkipsChecksWhereNoOneLooks: when the accumulator is stored only through the output
 // mask, tl.dot drops the products of edge tiles' zero rows and columns without scanning the
-// operands for infinities (they could only reach unstored elements), yet the stored values
-// are the padded product's, infinities and NaNs included, and nothing outside the mask is
-// written. padded_dot, which stores everything, still scans.
+// operands for infinities (they could only reach unstored elements) and the epilogue
+// computes only the mask's rectangle, yet the stored values are the padded product's,
+// infinities and NaNs included, and nothing outside the mask is written. padded_dot, which
+// stores everything, still scans.
 func TestDotSkipsChecksWhereNoOneLooks(t *testing.T) {
 	const bm, bn, bk = 32, 64, 32
 	sig := map[string]string{"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32"}
 	consts := map[string]any{"BM": int64(bm), "BN": int64(bn), "BK": int64(bk)}
 	masked := compileKernel(t, "masked_dot.py", maskedDotKernel, "masked_dot", map[string]string{
-		"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32", "s": "fp32"}, consts)
+		"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "bias_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32", "s": "fp32"}, consts)
 	padded := compileKernel(t, "padded_dot.py", paddedDotKernel, "padded_dot", sig, consts)
 	rng := rand.New(rand.NewSource(5))
 	for _, tc := range []struct {
@@ -342,8 +344,9 @@ func TestDotSkipsChecksWhereNoOneLooks(t *testing.T) {
 				c[i] = sentinel
 			}
 			out := f32Buf(t, c)
+			bias := randF32(rng, tc.n, 1)
 			before := finiteChecks.Load()
-			if err := masked.Launch(grid1(1), []jit.Arg{buf(f32Buf(t, a)), buf(f32Buf(t, b)), buf(out),
+			if err := masked.Launch(grid1(1), []jit.Arg{buf(f32Buf(t, a)), buf(f32Buf(t, b)), buf(out), buf(f32Buf(t, bias)),
 				scalar(int64(tc.m)), scalar(int64(tc.n)), scalar(int64(tc.k)), scalar(2.0)}); err != nil {
 				t.Fatal(err)
 			}
@@ -364,7 +367,10 @@ func TestDotSkipsChecksWhereNoOneLooks(t *testing.T) {
 					for p := range tc.k {
 						dot += float64(a[i*tc.k+p]) * float64(b[j*tc.k+p])
 					}
-					want := dot*2 + 1
+					want := float64(float32(float32(float32(dot)*2)+1) + bias[j])
+					if math.IsNaN(want) || want < 0 { // tl.maximum ignores a NaN operand
+						want = 0
+					}
 					switch {
 					case math.IsNaN(want) || math.IsInf(want, 0):
 						if !(math.IsNaN(g) && math.IsNaN(want) || g == want) {

@@ -117,7 +117,7 @@ func (c *compiler) claimed(in *ir.Instr) bool {
 const geluChunk = 1024
 
 // geluStep is the fused root's step.
-func (c *compiler) geluStep(g geluChain, z int) (step, error) {
+func (c *compiler) geluStep(root *ir.Instr, g geluChain, z int) (step, error) {
 	x, okx := c.slots[g.x]
 	h, okh := c.scalarOperand(g.h)
 	o, oko := c.scalarOperand(g.o)
@@ -125,15 +125,15 @@ func (c *compiler) geluStep(g geluChain, z int) (step, error) {
 	if !okx || !okh || !oko || !okc || c.p.slotClass[x] != clsF32 {
 		return nil, c.errf(g.x.Def.Pos, ir.Mul, "cannot fuse the GELU chain")
 	}
-	return func(fr *frame) error {
+	span := func(fr *frame, from, to int) {
 		xs, zs := fr.f32[x], fr.f32[z]
 		hv, ov, cv := fr.f32[h][0], fr.f32[o][0], fr.f32[cs][0]
 		if len(fr.chunks) < 2*geluChunk {
 			fr.chunks = make([]float32, 2*geluChunk)
 		}
 		t, e := fr.chunks[:geluChunk], fr.chunks[geluChunk:]
-		for lo := 0; lo < len(zs); lo += geluChunk {
-			hi := min(lo+geluChunk, len(zs))
+		for lo := from; lo < to; lo += geluChunk {
+			hi := min(lo+geluChunk, to)
 			xx, zz := xs[lo:hi], zs[lo:hi]
 			tt, ee := t[:len(zz)], e[:len(zz)]
 			arithScalarF32(ir.Mul, g.cFirst, xx, cv, tt)
@@ -146,8 +146,10 @@ func (c *compiler) geluStep(g geluChain, z int) (step, error) {
 				mulF32(ee, tt, zz)
 			}
 		}
-		return nil
-	}, nil
+	}
+	rows, n := tileRows(c.p.slotType[z])
+	obs := c.observedBy[root.Results[0]] // observed.go
+	return func(fr *frame) error { fr.spans(obs, rows, n, span); return nil }, nil
 }
 
 // mulF32 sets z = a * b lane by lane (the unfused Mul's loop).

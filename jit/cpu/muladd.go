@@ -100,12 +100,13 @@ func (c *compiler) mulAddStep(in *ir.Instr, pair mulAddPair, z int) (step, bool)
 	if !okv || !oka || !okb || c.p.slotClass[vec] != clsF32 {
 		return nil, false
 	}
-	return func(fr *frame) error {
-		x, s, t, zz := fr.f32[vec], fr.f32[a][0], fr.f32[b][0], fr.f32[z]
-		x = x[:len(zz)]
+	span := func(fr *frame, lo, hi int) {
+		x, s, t, zz := fr.f32[vec][lo:hi], fr.f32[a][0], fr.f32[b][0], fr.f32[z][lo:hi]
 		for i := vecMulAddF32(x, s, t, zz); i < len(zz); i++ {
 			zz[i] = float32(x[i]*s) + t // the conversion forbids fusing into an FMA
 		}
-		return nil
-	}, true
+	}
+	rows, n := tileRows(c.p.slotType[z])
+	obs := c.observedBy[in.Results[0]] // observed.go
+	return func(fr *frame) error { fr.spans(obs, rows, n, span); return nil }, true
 }

@@ -21,7 +21,10 @@ import (
 // inside the live product.
 
 // observedMasks returns the slots of the store masks that alone observe the accumulator the
-// dot-add in updates, or nil when anything else may see it.
+// dot-add in updates, or nil when anything else may see it. It records them in
+// c.observedBy for the For's result and every value computed from it on the way to the
+// stores: their steps compute only the rectangle the masks cover (fr.spans), and the For
+// fills only that rectangle of the accumulator before the loop.
 func (c *compiler) observedMasks(in *ir.Instr, acc *ir.Value) []int {
 	loop, i := c.carrier(acc)
 	if loop == nil || c.uses[in.Results[0]] != 1 {
@@ -33,7 +36,8 @@ func (c *compiler) observedMasks(in *ir.Instr, acc *ir.Value) []int {
 		return nil
 	}
 	var masks []*ir.Value
-	if !c.seenOnlyByMaskedStores(loop.Results[i], &masks, map[*ir.Value]bool{}) || len(masks) == 0 {
+	chain := map[*ir.Value]bool{}
+	if !c.seenOnlyByMaskedStores(loop.Results[i], &masks, chain) || len(masks) == 0 {
 		return nil
 	}
 	outer := c.defBlock[loop.Results[i]]
@@ -53,6 +57,12 @@ func (c *compiler) observedMasks(in *ir.Instr, acc *ir.Value) []int {
 			return nil
 		}
 		slots = append(slots, s)
+	}
+	if c.observedBy == nil {
+		c.observedBy = map[*ir.Value][]int{}
+	}
+	for v := range chain {
+		c.observedBy[v] = slots
 	}
 	return slots
 }
@@ -159,4 +169,57 @@ func (fr *frame) observedWithin(masks []int, rows, cols, liveRows, liveCols int)
 		}
 	}
 	return true
+}
+
+// observedRect is the rectangle [0, r) x [0, c) of a rows x cols tile that holds every lane
+// the masks (slots of symbolic rows x cols masks) let through; ok is false when a mask is no
+// such rectangle.
+func (fr *frame) observedRect(masks []int, rows, cols int) (r, c int, ok bool) {
+	if len(masks) == 0 {
+		return 0, 0, false
+	}
+	shape := []int{rows, cols}
+	for _, s := range masks {
+		if fr.lz.kind[s] != lazyMask {
+			return 0, 0, false
+		}
+		split := splitConds(fr.lz.conds[s], 1, cols)
+		r0, r1, ok := split.rowInterval(true, shape)
+		if !ok {
+			return 0, 0, false
+		}
+		if r1 > r0 && split.colHi > split.colLo {
+			r, c = max(r, r1), max(c, split.colHi)
+		}
+	}
+	return r, c, true
+}
+
+// spans runs fn over the lanes [lo, hi) of a rows x n tile (row-major) that anyone looks at:
+// the whole tile when masks is nil or not a rectangle, else the rectangle's rows, as one
+// span when they are whole.
+func (fr *frame) spans(masks []int, rows, n int, fn func(fr *frame, lo, hi int)) {
+	r, c, ok := fr.observedRect(masks, rows, n)
+	switch {
+	case !ok || r >= rows && c >= n:
+		fn(fr, 0, rows*n)
+	case c >= n || r <= 1:
+		if r > 0 {
+			fn(fr, 0, (r-1)*n+c)
+		}
+	default:
+		for i := range r {
+			fn(fr, i*n, i*n+c)
+		}
+	}
+}
+
+// tileRows is a value's rows and row length as spans reads them (the last dimension against
+// all the others).
+func tileRows(t ir.Type) (rows, n int) {
+	if t.Rank() == 0 {
+		return 1, 1
+	}
+	n = t.Shape[t.Rank()-1]
+	return t.NumElems() / max(n, 1), n
 }

@@ -145,11 +145,25 @@ func (c *compiler) rowBroadcastStep(in *ir.Instr, args []int, z int, d ir.DType,
 	}
 	t := c.p.slotType[z]
 	n := t.Shape[t.Rank()-1]
+	rows, _ := tileRows(t)
+	obs := c.observedBy[in.Results[0]] // observed.go
 	if isColumnVector(src.Type, t) && !isRowVector(src.Type, t) {
 		switch in.Op {
 		case ir.Add, ir.Sub, ir.Mul, ir.Div:
 			// one value per row: the vector-scalar loops of absorbed splats
 			op := in.Op
+			if obs != nil {
+				fn := func(fr *frame, lo, hi int) {
+					col, x, zz := fr.f32[vs], fr.f32[other], fr.f32[z]
+					for o := lo; o < hi; {
+						end := min(hi, o-o%n+n)
+						arithScalarF32(op, vecFirst, x[o:end], col[o/n], zz[o:end])
+						o = end
+					}
+					roundTo(d, zz[lo:hi])
+				}
+				return func(fr *frame) error { fr.spans(obs, rows, n, fn); return nil }, true
+			}
 			return func(fr *frame) error {
 				col, x, zz := fr.f32[vs], fr.f32[other], fr.f32[z]
 				for r := 0; r < len(zz); r += n {
@@ -180,6 +194,23 @@ func (c *compiler) rowBroadcastStep(in *ir.Instr, args []int, z int, d ir.DType,
 			}
 			return nil
 		}, true
+	}
+	if obs != nil {
+		fn := func(fr *frame, lo, hi int) {
+			vec, x, zz := fr.f32[vs][:n], fr.f32[other], fr.f32[z]
+			for o := lo; o < hi; {
+				start := o - o%n
+				end := min(hi, start+n)
+				if vecFirst {
+					binary(vec[o-start:end-start], x[o:end], zz[o:end])
+				} else {
+					binary(x[o:end], vec[o-start:end-start], zz[o:end])
+				}
+				o = end
+			}
+			roundTo(d, zz[lo:hi])
+		}
+		return func(fr *frame) error { fr.spans(obs, rows, n, fn); return nil }, true
 	}
 	return func(fr *frame) error {
 		vec, x, zz := fr.f32[vs][:n], fr.f32[other], fr.f32[z]

@@ -160,6 +160,19 @@ func (c *compiler) vectorScalarStep(in *ir.Instr, args []int, z int) (step, bool
 	switch c.p.slotClass[z] {
 	case clsF32:
 		op := in.Op
+		if obs := c.observedBy[in.Results[0]]; obs != nil { // observed.go
+			rows, n := tileRows(t)
+			fn := func(fr *frame, lo, hi int) {
+				x, s, zz := fr.f32[vec][lo:hi], fr.f32[sc][0], fr.f32[z][lo:hi]
+				if op == ir.Max || op == ir.Min {
+					minMaxPropScalarF32(op, scalarFirst, x, s, zz)
+				} else {
+					arithScalarF32(op, scalarFirst, x, s, zz)
+				}
+				roundTo(d, zz)
+			}
+			return func(fr *frame) error { fr.spans(obs, rows, n, fn); return nil }, true
+		}
 		if op == ir.Max || op == ir.Min {
 			return func(fr *frame) error {
 				minMaxPropScalarF32(op, scalarFirst, fr.f32[vec], fr.f32[sc][0], fr.f32[z])
