@@ -14,7 +14,7 @@ import (
 func TestCPUPlansUseCPUKernels(t *testing.T) {
 	cpuOnly := map[string]bool{"norm_rows.py": true, "reduce_rows.py": true, "conv_flat.py": true, "conv_pad.py": true}
 	seen := map[string]bool{}
-	transposed := false
+	transposed, padded := false, false
 	paths, _ := filepath.Glob(filepath.Join("testdata", "fixtures", "*_n3", "graph.json"))
 	convs, _ := filepath.Glob(filepath.Join("testdata", "conv", "*_n3", "graph.json"))
 	for _, p := range append(paths, convs...) {
@@ -37,6 +37,14 @@ func TestCPUPlansUseCPUKernels(t *testing.T) {
 					for _, n := range l.Nodes {
 						transposed = transposed || l.Prepare && len(n) > 0 && n[len(n)-1] == ')' && l.Ops[0] == "transpose"
 					}
+					// the transposed weights' rows start on 64-byte lines (out_s0: the row stride)
+					for _, a := range l.Args {
+						padded = padded || l.Prepare && a.Name == "out_s0"
+						if l.Prepare && l.Ops[0] == "transpose" && (a.Name == "out_s0" && a.Int%weightRowAlign != 0 ||
+							a.Name == "out_mstride" && a.Int%weightRowAlign != 0) {
+							t.Errorf("%s: %s of the transposed weight %v is not a multiple of %d", p, a.Name, a.Int, weightRowAlign)
+						}
+					}
 				}
 			}
 		}
@@ -48,6 +56,9 @@ func TestCPUPlansUseCPUKernels(t *testing.T) {
 	}
 	if !transposed {
 		t.Error("no CPU plan transposes a Linear weight once in a prepare launch")
+	}
+	if !padded {
+		t.Error("no CPU plan pads a transposed weight's rows (no fixture has an odd width?)")
 	}
 }
 
