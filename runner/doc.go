@@ -2,9 +2,11 @@
 // every kernel, allocates the plan's buffers, uploads the parameters and runs the prepare
 // launches; Run uploads inputs, launches the plan and downloads the outputs, as often as
 // needed. It also bounds what a run may do (Options: memory, launch time), times launches
-// (Profile) and records them as a Chrome trace (Tracer). On a device that can read host
-// memory in place (a jit.HostBinder: the CPU) a run's inputs are not copied: their buffers
-// read the caller's tensors for the length of the run (kernels write only temp buffers).
+// (Profile) and records them as a Chrome trace (Tracer). On a device that can use host
+// memory in place (a jit.HostBinder: the CPU) a run copies nothing: input buffers read the
+// caller's tensors for the length of the run (kernels write only temp buffers), and the
+// kernels write each output a buffer holds whole into the memory returned to the caller (the
+// tensor given to RunInto), unless it overlaps an input read in place.
 //
 // On a device with streams (a jit.StreamDevice: CUDA), a run's N models are split over several
 // streams (Options.Streams; 2 by default; streams.go): each uploads its models' input rows

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/graph/safetensors"
@@ -299,6 +300,7 @@ func (r *Runner) RunInto(inputs, reuse map[string]*safetensors.Tensor) (map[stri
 	}
 	p := r.plan
 	binder, _ := r.dev.(jit.HostBinder)
+	var bound [][]byte // caller memory the device reads in place
 	for _, b := range p.Inputs {
 		t, err := inputFor(b, inputs)
 		if err != nil {
@@ -308,6 +310,7 @@ func (r *Runner) RunInto(inputs, reuse map[string]*safetensors.Tensor) (map[stri
 		// caller's memory in place an input needs no copy.
 		if binder != nil && binder.BindHost(r.bufs[b], t.Data) {
 			defer binder.UnbindHost(r.bufs[b])
+			bound = append(bound, t.Data)
 			continue
 		}
 		start := time.Now()
@@ -321,6 +324,10 @@ func (r *Runner) RunInto(inputs, reuse map[string]*safetensors.Tensor) (map[stri
 			return nil, err
 		}
 	}
+	direct := r.bindOutputs(binder, reuse, bound)
+	for _, o := range direct {
+		defer binder.UnbindHost(r.bufs[o.buf])
+	}
 	if err := r.runLaunches(false); err != nil {
 		return nil, err
 	}
@@ -333,6 +340,9 @@ func (r *Runner) RunInto(inputs, reuse map[string]*safetensors.Tensor) (map[stri
 	for _, o := range p.Outputs {
 		v := o.View
 		data, ok := cache[v.Buf]
+		if d, in := direct[o.Name]; in {
+			data, ok = d.data, true // written in place by the kernels
+		}
 		if !ok {
 			jb := r.bufs[v.Buf]
 			n := jb.Len() * v.DType.Size()
@@ -364,6 +374,65 @@ func (r *Runner) RunInto(inputs, reuse map[string]*safetensors.Tensor) (map[stri
 			Shape: append([]int{p.N}, o.Shape...), Data: out}
 	}
 	return outs, nil
+}
+
+// directOutput is an output whose kernels write straight into host memory.
+type directOutput struct {
+	buf  *lowering.Buffer
+	data []byte
+}
+
+// bindOutputs points the buffers of the outputs that one buffer holds whole at host memory
+// (the tensor of the same name in reuse when it fits, else new memory), so that the kernels
+// write the outputs where the caller gets them and nothing is downloaded. An output is left
+// to the download when its buffer is sparse (kernels rely on its zeros) or when its memory
+// overlaps an input read in place (kernels would overwrite what later ones read).
+func (r *Runner) bindOutputs(binder jit.HostBinder, reuse map[string]*safetensors.Tensor, bound [][]byte) map[string]directOutput {
+	if binder == nil {
+		return nil
+	}
+	var direct map[string]directOutput
+	for _, o := range r.plan.Outputs {
+		v := o.View
+		jb := r.bufs[v.Buf]
+		n := jb.Len() * v.DType.Size()
+		if r.outputShares[v.Buf] != 1 || v.Buf.Kind != lowering.TempBuffer || v.Buf.Sparse ||
+			v.Offset != 0 || r.plan.N*v.Numel()*v.DType.Size() != n {
+			continue
+		}
+		var data []byte
+		if t := reuse[o.Name]; t != nil && len(t.Data) == n && t.DType == v.DType.Safetensors() && !overlapsAny(t.Data, bound) {
+			data = t.Data
+		} else {
+			data = make([]byte, n)
+		}
+		if binder.BindHost(jb, data) {
+			if direct == nil {
+				direct = map[string]directOutput{}
+			}
+			direct[o.Name] = directOutput{buf: v.Buf, data: data}
+		}
+	}
+	return direct
+}
+
+// overlapsAny reports whether b shares a byte with any of bs.
+func overlapsAny(b []byte, bs [][]byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	lo := uintptr(unsafe.Pointer(&b[0]))
+	hi := lo + uintptr(len(b))
+	for _, x := range bs {
+		if len(x) == 0 {
+			continue
+		}
+		xlo := uintptr(unsafe.Pointer(&x[0]))
+		if xlo < hi && lo < xlo+uintptr(len(x)) {
+			return true
+		}
+	}
+	return false
 }
 
 // inputFor is the tensor of inputs that feeds input buffer b, checked.

@@ -102,10 +102,15 @@ func TestEmbeddingIndexOutOfRange(t *testing.T) {
 // copyingDevice is a CPU device without jit.HostBinder: every input is uploaded.
 type copyingDevice struct{ jit.Device }
 
-// countingDevice is the CPU device, counting uploads.
+// countingDevice is the CPU device, counting uploads and downloads.
 type countingDevice struct {
 	*cpu.Device
-	uploads int
+	uploads, downloads int
+}
+
+func (d *countingDevice) Download(b jit.Buffer, dst []byte) error {
+	d.downloads++
+	return d.Device.Download(b, dst)
 }
 
 func (d *countingDevice) Upload(b jit.Buffer, src []byte) error {
@@ -173,5 +178,72 @@ func TestInputsReadInPlace(t *testing.T) {
 				t.Errorf("shift %d: after the run input buffer %s still reads the caller's memory", shift, b.Name)
 			}
 		}
+	}
+}
+
+// On the CPU the kernels write an output that one buffer holds whole straight into the
+// caller's memory: the tensor given to RunInto, or new memory for Run; nothing is downloaded
+// and the values are those of a run that downloads them. Output memory that overlaps an input
+// read in place (a previous output fed back as the input) is not written by the kernels:
+// they would overwrite what later kernels read.
+func TestOutputsWrittenInPlace(t *testing.T) {
+	g, err := graph.Load("../lowering/testdata/hostile/init_mlp.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins, _ := g.GenerateInputs(1)
+	plan, err := lowering.Lower(g, lowering.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	copying, err := New(plan, copyingDevice{cpu.NewDevice(2)}, testCompiler, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer copying.Close()
+	want, err := copying.Run(ins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := &countingDevice{Device: cpu.NewDevice(2)}
+	r, err := New(plan, dev, testCompiler, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	first, err := r.Run(ins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dev.downloads != 0 || !bytes.Equal(first["fc2"].Data, want["fc2"].Data) {
+		t.Fatalf("Run: %d downloads, outputs equal the downloading run's: %v", dev.downloads, bytes.Equal(first["fc2"].Data, want["fc2"].Data))
+	}
+	clear(first["fc2"].Data)
+	again, err := r.RunInto(ins, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &again["fc2"].Data[0] != &first["fc2"].Data[0] || !bytes.Equal(again["fc2"].Data, want["fc2"].Data) || dev.downloads != 0 {
+		t.Fatal("RunInto did not have the kernels write the given tensor with the downloading run's values")
+	}
+
+	// fc2 has x's shape: feed the output back as the next input, into the same tensor.
+	fed := map[string]*safetensors.Tensor{"x": {Name: "x", DType: "F32", Shape: again["fc2"].Shape, Data: again["fc2"].Data}}
+	wantFed, err := copying.Run(map[string]*safetensors.Tensor{"x": {Name: "x", DType: "F32", Shape: again["fc2"].Shape,
+		Data: append([]byte(nil), again["fc2"].Data...)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if direct := r.bindOutputs(dev, again, [][]byte{fed["x"].Data}); len(direct) != 1 || &direct["fc2"].data[0] == &again["fc2"].Data[0] {
+		t.Error("an output tensor that overlaps an input read in place was bound for the kernels to write")
+	} else {
+		dev.UnbindHost(r.bufs[direct["fc2"].buf])
+	}
+	gotFed, err := r.RunInto(fed, again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(gotFed["fc2"].Data, wantFed["fc2"].Data) {
+		t.Error("a run whose input is the tensor it writes its output into differs from the downloading run")
 	}
 }
