@@ -8,17 +8,20 @@ import (
 
 // Observed regions of a matmul accumulator. A matmul kernel's accumulator usually reaches
 // memory only through element-wise ops and a store masked to the output's live rectangle
-// (`rm < M`, `rn < N`). Its elements outside that rectangle are never seen, so the products
-// tl.dot drops there (extent.go) need no check that they are zeros: an infinity or NaN in the
-// live block of A could only have turned unseen columns into NaN (and one in B unseen rows).
-// With the check gone, an odd-sized edge tile costs its live products and nothing else.
+// (`rm < M`, `rn < N`). Its lanes outside that rectangle are never seen, so
+//   - the products tl.dot drops there (extent.go) need no check that they are zeros: an
+//     infinity or NaN in the live block of A could only turn unseen columns into NaN (and one
+//     in B unseen rows);
+//   - the accumulator's fill before the loop and every step from it to the store need only
+//     cover the rectangle (fr.spans).
+// An odd-sized edge tile then costs its live part and nothing else.
 //
 // observedMasks finds, at compile time, the masks of the stores that see a loop-carried
 // accumulator: the dot's Add updates a For's carried value and is that value's only update,
 // the For's result flows only through element-wise ops into the value operand of masked
 // stores, and each mask is computed before the For (so it holds its value while the loop
-// runs). At run time (fr.observedWithin) each mask must be a symbolic rectangle
-// inside the live product.
+// runs). At run time each mask must be a symbolic rectangle (fr.observedRect); the dot also
+// needs it inside the live product (fr.observedWithin). Otherwise everything runs whole.
 
 // observedMasks returns the slots of the store masks that alone observe the accumulator the
 // dot-add in updates, or nil when anything else may see it. It records them in
@@ -151,24 +154,8 @@ func (c *compiler) allUsers(v *ir.Value) []*ir.Instr {
 // observedWithin reports whether every mask in masks (slots of rows x cols masks) is a
 // symbolic rectangle inside rows [0, liveRows) x columns [0, liveCols).
 func (fr *frame) observedWithin(masks []int, rows, cols, liveRows, liveCols int) bool {
-	if len(masks) == 0 {
-		return false
-	}
-	shape := []int{rows, cols}
-	for _, s := range masks {
-		if fr.lz.kind[s] != lazyMask {
-			return false
-		}
-		split := splitConds(fr.lz.conds[s], 1, cols)
-		r0, r1, ok := split.rowInterval(true, shape)
-		if !ok {
-			return false
-		}
-		if r1 > r0 && split.colHi > split.colLo && (r1 > liveRows || split.colHi > liveCols) {
-			return false
-		}
-	}
-	return true
+	r, c, ok := fr.observedRect(masks, rows, cols)
+	return ok && (r == 0 || c == 0 || r <= liveRows && c <= liveCols)
 }
 
 // observedRect is the rectangle [0, r) x [0, c) of a rows x cols tile that holds every lane
