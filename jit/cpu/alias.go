@@ -1,6 +1,10 @@
 package cpu
 
-import "github.com/widejit/widejit/triton/ir"
+import (
+	"unsafe"
+
+	"github.com/widejit/widejit/triton/ir"
+)
 
 // Zero-copy loads. A fp32 tile that is one contiguous, fully live block of a fp32 buffer
 // (a weight tile whose rows are BLOCK_K long) need not be copied when its consumers only
@@ -51,8 +55,10 @@ func (c *compiler) aliasableLoad(load *ir.Instr) bool {
 	if n == 0 || n != c.uses[v] { // a use in a nested region or elsewhere
 		return false
 	}
-	for _, in := range blk.Instrs[li+1 : last+1] {
+	for i, in := range blk.Instrs[li+1 : last+1] {
 		switch {
+		case in.Op == ir.Store && li+1+i == last:
+			// the last consumer may store the value: it reads the view before writing
 		case in.Op == ir.Store, in.Op == ir.AtomicRMW, in.Op == ir.AtomicCAS, len(in.Regions) > 0:
 			return false
 		}
@@ -69,8 +75,55 @@ func readsOnly(in *ir.Instr, i int) bool {
 		return i < 2 // the accumulator may be updated in place
 	case ir.Add, ir.Sub, ir.Mul, ir.Div, ir.Max, ir.Min:
 		return true
+	case ir.Store:
+		return i == 1 // the stored value (a copy kernel's tile moves buffer to buffer)
 	}
 	return false
+}
+
+// storedOnly reports whether v's one use is as the value of a store in its block: a view of
+// the loaded rows is then stored from in place (memOp.moveRect reads it with its leading
+// dimension), so a copy moves each row once, not into the tile and out again.
+func (c *compiler) storedOnly(v *ir.Value) bool {
+	u := c.soleUser(v)
+	return u != nil && u.Op == ir.Store && len(u.Args) >= 2 && u.Args[1] == v && u.Args[0] != v &&
+		(len(u.Args) < 3 || u.Args[2] != v) && c.defBlock[v] != nil && v.Type.Rank() == 2
+}
+
+// viewing reports whether fp32 slot s views buffer memory.
+func (fr *frame) viewing(s int) bool { return fr.ownF32 != nil && fr.ownF32[s] != nil }
+
+// viewsBuffer reports whether slot s views memory of the buffer bound to pointer tag (a tag
+// that names no buffer counts as yes).
+func (fr *frame) viewsBuffer(s int, tag int64) bool {
+	l := fr.launch
+	if tag < 1 || tag > int64(len(l.bufs)) || l.bufs[tag-1] == nil {
+		return true
+	}
+	return overlapF32(fr.f32[s], l.bufs[tag-1].f32())
+}
+
+// overlapF32 reports whether a and b share an element.
+func overlapF32(a, b []float32) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	alo, blo := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
+	return alo < blo+uintptr(4*len(b)) && blo < alo+uintptr(4*len(a))
+}
+
+// densify gives slot s, a view of rows x cols (strided or not), its own dense copy.
+func (fr *frame) densify(s, rows, cols int) {
+	if !fr.viewing(s) {
+		return
+	}
+	ld := fr.leading(s, cols)
+	view := fr.f32[s]
+	fr.unalias(s)
+	dst := fr.f32[s]
+	for r := range rows {
+		copy(dst[r*cols:r*cols+cols], view[r*ld:r*ld+cols])
+	}
 }
 
 // dotOperandOnly reports whether every use of v is as operand A or B of a tl.dot or as the

@@ -49,7 +49,10 @@
 //     that rectangle alone, so an odd-sized edge tile costs its live part throughout.
 //   - Dot operands are read in place (alias.go): a fully live 2-D tile whose rows are apart in
 //     the buffer, or an edge tile whose live lanes are one block, is a strided view (a
-//     leading dimension) that tl.dot and tl.trans read directly; no copy, no zero fill.
+//     leading dimension) that tl.dot and tl.trans read directly; no copy, no zero fill. A
+//     tile loaded only to be stored (a copy kernel: conv_pad.py) is such a view too, and the
+//     store moves its rows buffer to buffer, once (into the buffer they come from, they are
+//     copied out first: the load's values precede the store).
 //   - Index tiles stay symbolic (lazy.go): pid*BLOCK + arange, ptr + offs, offs < n, and
 //     offs[:, None]*stride + arange[None, :] even when offs is gathered (x % M) are affine
 //     forms and interval masks, never filled element by element; integer literal tiles

@@ -862,7 +862,7 @@ func (c *compiler) lazyMemory(in *ir.Instr, args []int, fallback step) step {
 	m.alias = m.isLoad && m.cls == clsF32 && m.d == ir.F32 && c.aliasableLoad(in)
 	m.extent = m.isLoad && c.tracksExtent(in)
 	m.rect = m.extent && c.feedsOneDot(in.Results[0], true)
-	m.strided = m.alias && c.dotOperandOnly(in.Results[0])
+	m.strided = m.alias && (c.dotOperandOnly(in.Results[0]) || c.storedOnly(in.Results[0]))
 	return m.run
 }
 
@@ -911,7 +911,19 @@ func (m *memOp) run(fr *frame) error {
 			colBase = v[0]
 		}
 	}
+	// A stored value may view the rows it was loaded from (storedOnly). Stored into the buffer
+	// they are in, the rows are copied out first: the load's values precede the store. A
+	// strided view is read in place by moveRect; every other path wants it dense.
+	if !m.isLoad && m.cls == clsF32 && fr.viewing(m.data) {
+		if fr.lz.kind[m.p] != lazyAffine || fr.viewsBuffer(m.data, fr.lz.aff[m.p].tag) {
+			fr.densify(m.data, m.shape[0], m.n)
+		}
+	}
+	stridedVal := !m.isLoad && m.cls == clsF32 && fr.ld[m.data] != 0
 	if m.mask >= 0 && fr.lz.kind[m.mask] == lazyAffine || !ptrLazy && !maskLazy {
+		if stridedVal {
+			fr.densify(m.data, m.shape[0], m.n)
+		}
 		return m.fallback(fr)
 	}
 	if !ptrLazy {
@@ -936,7 +948,11 @@ func (m *memOp) run(fr *frame) error {
 	}
 	a := &fr.lz.aff[m.p]
 	viewBase, rowStride, viewable := m.viewForm(fr, a, ptrLazy, colBase)
-	if ptrLazy && a.vec == vecNone && m.wholeTileLive(fr, maskLazy) && rowMajor(a, m.shape) {
+	if stridedVal && !(viewable && len(m.shape) == 2 && rowStride >= 0) {
+		fr.densify(m.data, m.shape[0], m.n)
+		stridedVal = false
+	}
+	if ptrLazy && a.vec == vecNone && !stridedVal && m.wholeTileLive(fr, maskLazy) && rowMajor(a, m.shape) {
 		// One contiguous block, every lane live (a weight tile of a matmul whose rows are
 		// BLOCK_K long): one bounds check and one copy instead of one per row. The checked
 		// range is the union of the rows', so a bad access reports the same offset.
@@ -957,6 +973,9 @@ func (m *memOp) run(fr *frame) error {
 		if moved, err := m.moveRect(fr, &split, maskLazy, a.tag, viewBase, rowStride); moved || err != nil {
 			return err
 		}
+	}
+	if stridedVal {
+		fr.densify(m.data, m.shape[0], m.n) // the row walk reads rows n apart
 	}
 	// The live interval of the row at it.
 	rowLanes := func(it *rowIter) (int, int) {
@@ -1099,8 +1118,12 @@ func (m *memOp) moveRect(fr *frame, split *splitMask, maskLazy bool, tag, base, 
 	if m.isLoad && (r0 > 0 || r1 < rows || c0 > 0 || c1 < n) {
 		fr.copyRange(m.cls, m.data, m.other, 0, rows*n) // the dead lanes read other
 	}
+	ld := n // the value's row stride: a stored view of loaded rows keeps theirs (storedOnly)
+	if !m.isLoad {
+		ld = fr.leading(m.data, n)
+	}
 	for r := r0; r < r1; r++ {
-		at := r*n + c0
+		at := r*ld + c0
 		if m.isLoad {
 			fr.loadRow(m.cls, m.d, b, o, m.data, at, c1-c0)
 		} else {
