@@ -118,35 +118,48 @@ func (d *countingDevice) Upload(b jit.Buffer, src []byte) error {
 	return d.Device.Upload(b, src)
 }
 
+// hostMemoryCase is the MLP of lowering/testdata/hostile on two runners: one on a device
+// that copies inputs and outputs (want: its outputs), one on the CPU device, counted.
+type hostMemoryCase struct {
+	ins, want map[string]*safetensors.Tensor
+	plan      *lowering.Plan
+	copying   *Runner
+	dev       *countingDevice
+	r         *Runner
+}
+
+func newHostMemoryCase(t *testing.T) *hostMemoryCase {
+	t.Helper()
+	g, err := graph.Load("../lowering/testdata/hostile/init_mlp.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &hostMemoryCase{dev: &countingDevice{Device: cpu.NewDevice(2)}}
+	h.ins, _ = g.GenerateInputs(1)
+	if h.plan, err = lowering.Lower(g, lowering.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if h.copying, err = New(h.plan, copyingDevice{cpu.NewDevice(2)}, testCompiler, g); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.copying.Close)
+	if h.want, err = h.copying.Run(h.ins); err != nil {
+		t.Fatal(err)
+	}
+	if h.r, err = New(h.plan, h.dev, testCompiler, g); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.r.Close)
+	return h
+}
+
 // On the CPU a run reads its inputs where the caller holds them (jit.HostBinder): the outputs
 // are those of a run that copies them in, the caller's bytes are left as they were, an
 // input whose address does not suit the device is copied instead, and after the run the
 // device buffer no longer reads the caller's memory.
 func TestInputsReadInPlace(t *testing.T) {
-	g, err := graph.Load("../lowering/testdata/hostile/init_mlp.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ins, _ := g.GenerateInputs(1)
-	plan, err := lowering.Lower(g, lowering.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	copying, err := New(plan, copyingDevice{cpu.NewDevice(2)}, testCompiler, g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer copying.Close()
-	want, err := copying.Run(ins)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dev := &countingDevice{Device: cpu.NewDevice(2)}
-	r, err := New(plan, dev, testCompiler, g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	h := newHostMemoryCase(t)
+	ins, plan, want, dev, r := h.ins, h.plan, h.want, h.dev, h.r
 	for _, shift := range []int{0, 4} { // 4: an input 4 bytes past an 8-byte boundary is copied
 		given := map[string]*safetensors.Tensor{}
 		kept := map[string][]byte{}
@@ -187,30 +200,8 @@ func TestInputsReadInPlace(t *testing.T) {
 // read in place (a previous output fed back as the input) is not written by the kernels:
 // they would overwrite what later kernels read.
 func TestOutputsWrittenInPlace(t *testing.T) {
-	g, err := graph.Load("../lowering/testdata/hostile/init_mlp.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ins, _ := g.GenerateInputs(1)
-	plan, err := lowering.Lower(g, lowering.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	copying, err := New(plan, copyingDevice{cpu.NewDevice(2)}, testCompiler, g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer copying.Close()
-	want, err := copying.Run(ins)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dev := &countingDevice{Device: cpu.NewDevice(2)}
-	r, err := New(plan, dev, testCompiler, g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	h := newHostMemoryCase(t)
+	ins, copying, want, dev, r := h.ins, h.copying, h.want, h.dev, h.r
 	first, err := r.Run(ins)
 	if err != nil {
 		t.Fatal(err)
