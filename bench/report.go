@@ -45,8 +45,8 @@ func writeReport(dir string, rep *report) ([]string, error) {
 // markdownTable is the report's table: one row per cell.
 func markdownTable(rep *report) string {
 	var b strings.Builder
-	b.WriteString("| model | N | widejit wide ms | widejit seq ms | torch loop ms | torch batched ms (best) | wide vs seq | wide vs torch loop | wide vs torch best | compile ms (wide) | check |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("| model | N | widejit wide ms | widejit seq ms | torch loop ms | torch batched ms (best) | wide vs seq | wide vs torch loop | wide vs torch best | load ms (wide) | compile ms / kernel | check |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	peerNA := "n/a"
 	if s, ok := rep.Torch.(string); ok {
 		peerNA = s
@@ -76,9 +76,9 @@ func markdownTable(rep *report) string {
 		if cl.TorchLoop != nil {
 			loop += " (" + strings.TrimPrefix(cl.TorchLoopBest, "loop@") + ")"
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %.1f | %s |\n", cl.Model, cl.N, wide, seq,
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %.1f | %.2f | %s |\n", cl.Model, cl.N, wide, seq,
 			loop, best, fmtRatio(cl.SpeedupVsSeq), fmtRatio(cl.SpeedupVsTorchLoop),
-			fmtRatio(cl.SpeedupVsTorchBest), cl.WideCompile, checkText(cl))
+			fmtRatio(cl.SpeedupVsTorchBest), cl.WideCompile, cl.WideKernelMS, checkText(cl))
 	}
 	return b.String()
 }
@@ -174,7 +174,9 @@ func markdownReport(rep *report) string {
 	b.WriteString("over `combine_state_for_ensemble`). Every PyTorch contender runs at the full thread count and at 1 thread (`@2t`, `@1t`)\n")
 	b.WriteString("and the faster is reported: on a loaded machine OpenMP's barriers can make the multi-threaded runs\n")
 	b.WriteString("much slower. \"check\" compares widejit wide's outputs with the PyTorch loop's on the same weights\n")
-	b.WriteString("and inputs (max |diff| / max |torch|; ok at <= 1e-4), and with widejit sequential.\n\n")
+	b.WriteString("and inputs (max |diff| / max |torch|; ok at <= 1e-4), and with widejit sequential. \"load ms\" is\n")
+	b.WriteString("lowering, compiling, weight initialisation and upload and the prepare launches, cold; \"compile ms /\n")
+	b.WriteString("kernel\" is the kernel compile alone (kernels compiled on every core) over the plan's distinct kernels.\n\n")
 	m := rep.Machine
 	fmt.Fprintf(&b, "- started %s, %.0f s; %s/%s, %d cores (%s), %d threads for widejit and PyTorch; %s\n",
 		rep.Started, rep.Seconds, m.GOOS, m.GOARCH, m.Cores, orDash(m.CPUModel), m.Threads, m.Go)
