@@ -152,8 +152,10 @@ func TestTraceHasEveryLaunch(t *testing.T) {
 				t.Errorf("%s: unexpected event %+v", dev, e)
 			}
 		}
-		if kernels != perRun || kernels == 0 || copies == 0 || len(procs) != len(m.Devices()) {
-			t.Errorf("%s: %d kernel events for %d launches per run, %d copies, %d device tracks for %d devices", dev, kernels, perRun, copies, len(procs), len(m.Devices()))
+		// The CPU reads inputs and writes outputs in place (jit.HostBinder): a run copies
+		// nothing (runner's TestInputsReadInPlace traces the copy of an input it cannot).
+		if kernels != perRun || kernels == 0 || copies != 0 || len(procs) != len(m.Devices()) {
+			t.Errorf("%s: %d kernel events for %d launches per run, %d copies (want none), %d device tracks for %d devices", dev, kernels, perRun, copies, len(procs), len(m.Devices()))
 		}
 	}
 	m, _ := runExample(t, "examples/mlp")

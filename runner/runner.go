@@ -385,8 +385,9 @@ type directOutput struct {
 // bindOutputs points the buffers of the outputs that one buffer holds whole at host memory
 // (the tensor of the same name in reuse when it fits, else new memory), so that the kernels
 // write the outputs where the caller gets them and nothing is downloaded. An output is left
-// to the download when its buffer is sparse (kernels rely on its zeros) or when its memory
-// overlaps an input read in place (kernels would overwrite what later ones read).
+// to the download (after every kernel) when its buffer is sparse (kernels rely on its
+// zeros) or when the caller's tensor overlaps an input read in place (kernels would
+// overwrite what later ones read) or another output's.
 func (r *Runner) bindOutputs(binder jit.HostBinder, reuse map[string]*safetensors.Tensor, bound [][]byte) map[string]directOutput {
 	if binder == nil {
 		return nil
@@ -401,7 +402,10 @@ func (r *Runner) bindOutputs(binder jit.HostBinder, reuse map[string]*safetensor
 			continue
 		}
 		var data []byte
-		if t := reuse[o.Name]; t != nil && len(t.Data) == n && t.DType == v.DType.Safetensors() && !overlapsAny(t.Data, bound) {
+		if t := reuse[o.Name]; t != nil && len(t.Data) == n && t.DType == v.DType.Safetensors() {
+			if overlapsAny(t.Data, bound) {
+				continue // downloaded into t once every kernel has run
+			}
 			data = t.Data
 		} else {
 			data = make([]byte, n)
@@ -411,6 +415,7 @@ func (r *Runner) bindOutputs(binder jit.HostBinder, reuse map[string]*safetensor
 				direct = map[string]directOutput{}
 			}
 			direct[o.Name] = directOutput{buf: v.Buf, data: data}
+			bound = append(bound, data) // two outputs given one tensor: the second is downloaded
 		}
 	}
 	return direct
