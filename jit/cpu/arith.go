@@ -240,42 +240,27 @@ func (c *compiler) f32Op(in *ir.Instr, args []int, z int, d ir.DType) (step, err
 			}
 		}
 	}
+	// Every step runs over spans of the tile: all of it, or the rectangle its stores see
+	// (observed.go).
 	a := args[0]
-	obs := c.observedBy[in.Results[0]] // observed.go
+	obs := c.observedBy[in.Results[0]]
 	rows, n := tileRows(c.p.slotType[z])
 	if unary != nil {
-		if obs != nil {
-			span := func(fr *frame, lo, hi int) {
-				unary(fr.f32[a][lo:hi], fr.f32[z][lo:hi])
-				roundTo(d, fr.f32[z][lo:hi])
-			}
-			return func(fr *frame) error { fr.spans(obs, rows, n, span); return nil }, nil
+		span := func(fr *frame, lo, hi int) {
+			unary(fr.f32[a][lo:hi], fr.f32[z][lo:hi])
+			roundTo(d, fr.f32[z][lo:hi])
 		}
-		return func(fr *frame) error {
-			unary(fr.f32[a], fr.f32[z])
-			roundTo(d, fr.f32[z])
-			return nil
-		}, nil
+		return func(fr *frame) error { fr.spans(obs, rows, n, span); return nil }, nil
 	}
 	if s, ok := c.rowBroadcastStep(in, args, z, d, binary); ok {
 		return s, nil
 	}
 	b := args[1]
-	if obs != nil {
-		span := func(fr *frame, lo, hi int) {
-			binary(fr.f32[a][lo:hi], fr.f32[b][lo:hi], fr.f32[z][lo:hi])
-			roundTo(d, fr.f32[z][lo:hi])
-		}
-		return func(fr *frame) error { fr.spans(obs, rows, n, span); return nil }, nil
+	span := func(fr *frame, lo, hi int) {
+		binary(fr.f32[a][lo:hi], fr.f32[b][lo:hi], fr.f32[z][lo:hi])
+		roundTo(d, fr.f32[z][lo:hi])
 	}
-	if d == ir.F32 {
-		return func(fr *frame) error { binary(fr.f32[a], fr.f32[b], fr.f32[z]); return nil }, nil
-	}
-	return func(fr *frame) error {
-		binary(fr.f32[a], fr.f32[b], fr.f32[z])
-		roundTo(d, fr.f32[z])
-		return nil
-	}, nil
+	return func(fr *frame) error { fr.spans(obs, rows, n, span); return nil }, nil
 }
 
 func mathFunc(op ir.Op) func(float64) float64 {

@@ -152,28 +152,16 @@ func (c *compiler) rowBroadcastStep(in *ir.Instr, args []int, z int, d ir.DType,
 		case ir.Add, ir.Sub, ir.Mul, ir.Div:
 			// one value per row: the vector-scalar loops of absorbed splats
 			op := in.Op
-			if obs != nil {
-				fn := func(fr *frame, lo, hi int) {
-					col, x, zz := fr.f32[vs], fr.f32[other], fr.f32[z]
-					for o := lo; o < hi; {
-						end := min(hi, o-o%n+n)
-						arithScalarF32(op, vecFirst, x[o:end], col[o/n], zz[o:end])
-						o = end
-					}
-					roundTo(d, zz[lo:hi])
-				}
-				return func(fr *frame) error { fr.spans(obs, rows, n, fn); return nil }, true
-			}
-			return func(fr *frame) error {
+			fn := func(fr *frame, lo, hi int) {
 				col, x, zz := fr.f32[vs], fr.f32[other], fr.f32[z]
-				for r := 0; r < len(zz); r += n {
-					arithScalarF32(op, vecFirst, x[r:r+n], col[r/n], zz[r:r+n])
+				for o := lo; o < hi; {
+					end := min(hi, o-o%n+n)
+					arithScalarF32(op, vecFirst, x[o:end], col[o/n], zz[o:end])
+					o = end
 				}
-				if d != ir.F32 {
-					roundTo(d, zz)
-				}
-				return nil
-			}, true
+				roundTo(d, zz[lo:hi])
+			}
+			return func(fr *frame) error { fr.spans(obs, rows, n, fn); return nil }, true
 		}
 		// min, max: spread the row's value over a row-long scratch (in L1), then the vector loop
 		return func(fr *frame) error {
@@ -195,37 +183,21 @@ func (c *compiler) rowBroadcastStep(in *ir.Instr, args []int, z int, d ir.DType,
 			return nil
 		}, true
 	}
-	if obs != nil {
-		fn := func(fr *frame, lo, hi int) {
-			vec, x, zz := fr.f32[vs][:n], fr.f32[other], fr.f32[z]
-			for o := lo; o < hi; {
-				start := o - o%n
-				end := min(hi, start+n)
-				if vecFirst {
-					binary(vec[o-start:end-start], x[o:end], zz[o:end])
-				} else {
-					binary(x[o:end], vec[o-start:end-start], zz[o:end])
-				}
-				o = end
-			}
-			roundTo(d, zz[lo:hi])
-		}
-		return func(fr *frame) error { fr.spans(obs, rows, n, fn); return nil }, true
-	}
-	return func(fr *frame) error {
+	fn := func(fr *frame, lo, hi int) {
 		vec, x, zz := fr.f32[vs][:n], fr.f32[other], fr.f32[z]
-		for r := 0; r < len(zz); r += n {
+		for o := lo; o < hi; {
+			start := o - o%n
+			end := min(hi, start+n)
 			if vecFirst {
-				binary(vec, x[r:r+n], zz[r:r+n])
+				binary(vec[o-start:end-start], x[o:end], zz[o:end])
 			} else {
-				binary(x[r:r+n], vec, zz[r:r+n])
+				binary(x[o:end], vec[o-start:end-start], zz[o:end])
 			}
+			o = end
 		}
-		if d != ir.F32 {
-			roundTo(d, zz)
-		}
-		return nil
-	}, true
+		roundTo(d, zz[lo:hi])
+	}
+	return func(fr *frame) error { fr.spans(obs, rows, n, fn); return nil }, true
 }
 
 // rowMaskSelectStep is Select under a row mask read in place: the lanes of the [N] source that

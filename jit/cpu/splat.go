@@ -160,31 +160,21 @@ func (c *compiler) vectorScalarStep(in *ir.Instr, args []int, z int) (step, bool
 	switch c.p.slotClass[z] {
 	case clsF32:
 		op := in.Op
-		if obs := c.observedBy[in.Results[0]]; obs != nil { // observed.go
-			rows, n := tileRows(t)
-			fn := func(fr *frame, lo, hi int) {
-				x, s, zz := fr.f32[vec][lo:hi], fr.f32[sc][0], fr.f32[z][lo:hi]
-				if op == ir.Max || op == ir.Min {
-					minMaxPropScalarF32(op, scalarFirst, x, s, zz)
-				} else {
-					arithScalarF32(op, scalarFirst, x, s, zz)
-				}
-				roundTo(d, zz)
-			}
-			return func(fr *frame) error { fr.spans(obs, rows, n, fn); return nil }, true
+		obs := c.observedBy[in.Results[0]] // observed.go: all of the tile, or what its stores see
+		rows, n := tileRows(t)
+		fn := func(fr *frame, lo, hi int) {
+			x, s, zz := fr.f32[vec][lo:hi], fr.f32[sc][0], fr.f32[z][lo:hi]
+			arithScalarF32(op, scalarFirst, x, s, zz)
+			roundTo(d, zz)
 		}
 		if op == ir.Max || op == ir.Min {
-			return func(fr *frame) error {
-				minMaxPropScalarF32(op, scalarFirst, fr.f32[vec], fr.f32[sc][0], fr.f32[z])
-				roundTo(d, fr.f32[z])
-				return nil
-			}, true
+			fn = func(fr *frame, lo, hi int) {
+				x, s, zz := fr.f32[vec][lo:hi], fr.f32[sc][0], fr.f32[z][lo:hi]
+				minMaxPropScalarF32(op, scalarFirst, x, s, zz)
+				roundTo(d, zz)
+			}
 		}
-		return func(fr *frame) error {
-			arithScalarF32(op, scalarFirst, fr.f32[vec], fr.f32[sc][0], fr.f32[z])
-			roundTo(d, fr.f32[z])
-			return nil
-		}, true
+		return func(fr *frame) error { fr.spans(obs, rows, n, fn); return nil }, true
 	case clsInt:
 		op := in.Op
 		if d == ir.I32 {
