@@ -67,6 +67,7 @@ type frame struct {
 	chunks       []float32   // the fused GELU's chunk buffers (gelu.go)
 	bcastScratch []float32   // one row of a column broadcast (rowbcast.go)
 	maskRuns     []maskRun   // the runs of a select's row mask (rowbcast.go)
+	dots         pendingDots // queued tl.dot products (panels.go)
 }
 
 func newFrame(p *program) *frame {
@@ -99,6 +100,8 @@ type compiler struct {
 	mulSkip     map[*ir.Instr]bool       // those Muls: no step of their own
 	dotAdds     map[*ir.Instr]dotAdd     // Adds that run their Dot operand, accumulating (dot.go)
 	dotSkip     map[*ir.Instr]bool       // those Dots: no step of their own
+	deferDots   map[*ir.Instr]bool       // dot Adds that may queue their products (panels.go)
+	flushAfter  map[*ir.Instr]bool       // the Fors that run the queue when they end
 	gelus       map[*ir.Instr]geluChain  // Muls that compute a whole exact GELU (gelu.go)
 	geluSkip    map[*ir.Instr]bool       // the rest of those chains: no step of their own
 	rowBcast    map[*ir.Value]*ir.Value  // row broadcasts read in place: result -> source (rowbcast.go)
@@ -131,7 +134,8 @@ func compileFunc(f *ir.Func) (p *program, err error) {
 	c.mulAdds, c.mulSkip = c.findMulAdds(f)
 	c.rowBcast = c.findRowBroadcasts(f)
 	c.dotAdds, c.dotSkip = c.findDotAdds(f) // after rowBcast: a row broadcast is no accumulator
-	c.gelus, c.geluSkip = c.findGelus(f)    // after the others: it leaves their instructions alone
+	c.deferDots, c.flushAfter = c.findDeferredDots(f)
+	c.gelus, c.geluSkip = c.findGelus(f) // after the others: it leaves their instructions alone
 	c.p.gelus = len(c.gelus)
 	for _, v := range f.Params {
 		s, err := c.define(v, ir.Pos{File: f.File})
@@ -340,6 +344,9 @@ func runSteps(fr *frame, steps []step) error {
 
 // copySlot copies slot src into dst (same type).
 func (fr *frame) copySlot(cls class, dst, src int) {
+	if cls == clsF32 {
+		fr.settle(src)
+	}
 	switch cls {
 	case clsInt:
 		kind := fr.lz.kind[src]
@@ -451,7 +458,8 @@ func (c *compiler) compileFor(in *ir.Instr, args, results []int) (step, error) {
 		}
 	}
 	dt := it.Elem
-	return func(fr *frame) error {
+	flush := c.flushAfter[in] // panels.go
+	loop := func(fr *frame) error {
 		lo, hi, s := fr.ints[lb][0], fr.ints[ub][0], fr.ints[st][0]
 		if s == 0 {
 			return fr.errf(in.Pos, "for loop with step 0")
@@ -487,6 +495,17 @@ func (c *compiler) compileFor(in *ir.Instr, args, results []int) (step, error) {
 		}
 		// The iteration arguments are dead once the loop ends: move them out.
 		transfer(fr, cls, results, iters, allMovable, tmp)
+		return nil
+	}
+	if !flush {
+		return loop, nil
+	}
+	return func(fr *frame) error {
+		if err := loop(fr); err != nil {
+			fr.dropDots()
+			return err
+		}
+		fr.flushDots()
 		return nil
 	}, nil
 }

@@ -29,7 +29,7 @@ func (c *compiler) compileDot(in *ir.Instr, args []int, z int) (step, error) {
 			x, y, zz := fr.f32[a], fr.f32[b], fr.f32[z]
 			if r == 2 {
 				// Operands may view buffers in place (alias.go) and be zero-padded (extent.go).
-				fr.dotF32Live(a, b, z, m, n, k, trackA, trackB, nil)
+				fr.dotF32Live(a, b, z, m, n, k, trackA, trackB, nil, false)
 				roundTo(out, zz)
 				return nil
 			}
@@ -388,13 +388,15 @@ func (c *compiler) dotAddStep(in *ir.Instr, da dotAdd, z int) (step, error) {
 	trackA, trackB := c.tracked(da.dot.Args[0]), c.tracked(da.dot.Args[1])
 	inPlace := c.deadAfter(da.acc, in)      // a loop-carried accumulator: take its storage over
 	observed := c.observedMasks(in, da.acc) // observed.go
+	deferOK := c.deferDots[in]              // panels.go
 	return func(fr *frame) error {
 		if inPlace && (fr.ownF32 == nil || fr.ownF32[acc] == nil) { // never a buffer view's
 			fr.swapSlot(clsF32, z, acc)
 		} else {
+			fr.settle(acc)
 			copy(fr.f32[z], fr.f32[acc])
 		}
-		fr.dotF32Live(a, b, z, m, n, k, trackA, trackB, observed)
+		fr.dotF32Live(a, b, z, m, n, k, trackA, trackB, observed, deferOK)
 		return nil
 	}, nil
 }

@@ -298,3 +298,13 @@ func sgemmAVX2_12x8(k int, a *float32, lda int, b *float32, ldb int, c *float32,
 
 // kernelsAVX2_8[r] is the 8-column kernel for r rows.
 var kernelsAVX2_8 = [...]gemmKernel{nil, sgemmAVX2_1x8, sgemmAVX2_2x8, sgemmAVX2_3x8, sgemmAVX2_4x8, sgemmAVX2_5x8, sgemmAVX2_6x8, sgemmAVX2_7x8, sgemmAVX2_8x8, sgemmAVX2_9x8, sgemmAVX2_10x8, sgemmAVX2_11x8, sgemmAVX2_12x8}
+
+// sgemmAVX512_8x32panels sums np panels into the 8x32 block of c at (row, col).
+//
+//go:noescape
+func sgemmAVX512_8x32panels(p *gemmPanel, np int, row int, col int, c *float32, ldc int)
+
+// sgemmAVX2_6x16panels sums np panels into the 6x16 block of c at (row, col).
+//
+//go:noescape
+func sgemmAVX2_6x16panels(p *gemmPanel, np int, row int, col int, c *float32, ldc int)

@@ -139,7 +139,7 @@ func transposeLive(dst, src []float32, rows, cols, lds int, e extent) {
 // views or not, alias.go) on their live blocks when the dropped products are all exactly
 // zero, or fall where no one looks (observed: the slots of the only masks z is stored
 // through, observed.go), else on the whole tiles, zero-padded as the kernel wrote them.
-func (fr *frame) dotF32Live(a, b, z, m, n, k int, trackA, trackB bool, observed []int) {
+func (fr *frame) dotF32Live(a, b, z, m, n, k int, trackA, trackB bool, observed []int, deferOK bool) {
 	ea, eb := fr.operandExtent(a, trackA, m, k), fr.operandExtent(b, trackB, k, n)
 	x, y := fr.f32[a], fr.f32[b]
 	lda, ldb := fr.leading(a, k), fr.leading(b, n)
@@ -157,11 +157,18 @@ func (fr *frame) dotF32Live(a, b, z, m, n, k int, trackA, trackB bool, observed 
 	}
 	if needA && !allFinite(x, ea.rows, ea.cols, lda) || needB && !allFinite(y, eb.rows, eb.cols, ldb) {
 		// A dropped product may be 0*inf: compute everything, as written.
+		fr.settle(z)
 		x, y = fr.zeroPadded(a, trackA, m, k, ea), fr.zeroPadded(b, trackB, k, n, eb)
 		gemmF32(m, n, k, x, k, y, n, fr.f32[z], n, &fr.gemmScratch)
 		return
 	}
 	if kk := min(ea.cols, eb.rows); ea.rows > 0 && eb.cols > 0 && kk > 0 {
+		// operands that view buffer memory stay valid until the nest ends (panels.go)
+		if deferOK && queueDots && kk <= panelMaxK && fr.isView(a) && fr.isView(b) {
+			fr.deferDot(dotPanel{a: x, lda: lda, b: y, ldb: ldb, m: ea.rows, n: eb.cols, k: kk}, fr.f32[z], n)
+			return
+		}
+		fr.settle(z)
 		gemmF32(ea.rows, eb.cols, kk, x, lda, y, ldb, fr.f32[z], n, &fr.gemmScratch)
 	}
 }

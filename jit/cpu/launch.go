@@ -328,6 +328,7 @@ func (k *Kernel) getFrame(worker int) *frame {
 
 func (k *Kernel) putFrame(worker int, fr *frame) {
 	fr.launch = nil
+	fr.dropDots()
 	fr.unaliasAll()
 	if worker < len(k.homes) && k.homes[worker].CompareAndSwap(nil, fr) {
 		return

@@ -154,9 +154,10 @@ func (c *compiler) rowBroadcastStep(in *ir.Instr, args []int, z int, d ir.DType,
 			op := in.Op
 			fn := func(fr *frame, lo, hi int) {
 				col, x, zz := fr.f32[vs], fr.f32[other], fr.f32[z]
-				for o := lo; o < hi; {
-					end := min(hi, o-o%n+n)
-					arithScalarF32(op, vecFirst, x[o:end], col[o/n], zz[o:end])
+				// rows are short (a tile's): one division per span, none per row
+				for r, o := lo/n, lo; o < hi; r++ {
+					end := min(hi, (r+1)*n)
+					arithScalarF32(op, vecFirst, x[o:end], col[r], zz[o:end])
 					o = end
 				}
 				roundTo(d, zz[lo:hi])
@@ -185,8 +186,7 @@ func (c *compiler) rowBroadcastStep(in *ir.Instr, args []int, z int, d ir.DType,
 	}
 	fn := func(fr *frame, lo, hi int) {
 		vec, x, zz := fr.f32[vs][:n], fr.f32[other], fr.f32[z]
-		for o := lo; o < hi; {
-			start := o - o%n
+		for o, start := lo, lo-lo%n; o < hi; start += n {
 			end := min(hi, start+n)
 			if vecFirst {
 				binary(vec[o-start:end-start], x[o:end], zz[o:end])

@@ -1,0 +1,212 @@
+package cpu
+
+import (
+	"sync/atomic"
+
+	"github.com/widejit/widejit/triton/ir"
+)
+
+// Deferred dots. A convolution's tap loop (conv_flat.py) adds one shallow product per tap,
+// `acc += tl.dot(a, b)` with k only a tap's channels, so each tl.dot on its own would load
+// and store the whole accumulator for a few k steps. When a loop nest only carries the
+// accumulator (no other instruction reads it) and stores nothing, the dots whose operands
+// view buffer memory are queued instead and run together when the outermost loop of the
+// nest ends: each register block of the accumulator then sums every panel before it is
+// stored (gemmPanels). Every element still sums the panels in order, each along its k in
+// order, so the result is bit for bit that of the dots one at a time.
+
+// panelMaxK: a deeper dot runs at once, through gemmF32, which packs and chunks long k.
+const panelMaxK = 64
+
+var (
+	queueDots  = true       // tests turn the queue off to compare
+	queuedDots atomic.Int64 // products queued (tests read it)
+)
+
+// dotPanel is one queued product: a [m, k] (rows lda apart) times b [k, n] (ldb apart),
+// m and n the live rows and columns.
+type dotPanel struct {
+	a, b     []float32
+	lda, ldb int
+	m, n, k  int
+}
+
+// gemmPanel is a dotPanel as the panels micro-kernels read it (dot_asm_gen.go: 40 bytes,
+// fields in this order).
+type gemmPanel struct {
+	a   *float32
+	lda int
+	b   *float32
+	ldb int
+	k   int
+}
+
+// The panels micro-kernel in use (selectMicroKernel): full blocks of panelRows x panelCols;
+// nil: the panels run one at a time.
+var (
+	gemmPanelKernel      func(p *gemmPanel, np, row, col int, c *float32, ldc int)
+	panelRows, panelCols int
+)
+
+// pendingDots is a frame's queue: products to add into c (rows ldc apart).
+type pendingDots struct {
+	c      []float32
+	ldc    int
+	panels []dotPanel
+	asm    []gemmPanel
+}
+
+// deferDot queues c += p; a queue for another accumulator is run first.
+func (fr *frame) deferDot(p dotPanel, c []float32, ldc int) {
+	_ = p.a[(p.m-1)*p.lda+p.k-1] // the bounds the kernels rely on, checked once here
+	_ = p.b[(p.k-1)*p.ldb+p.n-1]
+	_ = c[(p.m-1)*ldc+p.n-1]
+	d := &fr.dots
+	if len(d.panels) > 0 && (&d.c[0] != &c[0] || d.ldc != ldc) {
+		fr.flushDots()
+	}
+	d.c, d.ldc = c, ldc
+	d.panels = append(d.panels, p)
+	queuedDots.Add(1)
+}
+
+// flushDots runs the queued products.
+func (fr *frame) flushDots() {
+	d := &fr.dots
+	if len(d.panels) == 0 {
+		return
+	}
+	gemmPanels(d.panels, d.c, d.ldc, &fr.gemmScratch, &d.asm)
+	fr.dropDots()
+}
+
+// dropDots empties the queue (a failed launch's products are not wanted), holding no buffer.
+func (fr *frame) dropDots() {
+	d := &fr.dots
+	clear(d.panels)
+	clear(d.asm)
+	d.panels, d.asm, d.c = d.panels[:0], d.asm[:0], nil
+}
+
+// gemmPanels computes c += the sum of the panels' products: the blocks that every panel
+// covers whole on the panels kernel, the rest panel by panel through gemmF32.
+func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]gemmPanel) {
+	rows, cols := ps[0].m, ps[0].n
+	for _, p := range ps[1:] {
+		rows, cols = min(rows, p.m), min(cols, p.n)
+	}
+	fullR, fullC := 0, 0
+	if gemmPanelKernel != nil && len(ps) > 1 {
+		fullR, fullC = rows-rows%panelRows, cols-cols%panelCols
+	}
+	if fullR == 0 || fullC == 0 {
+		fullR, fullC = 0, 0
+	} else {
+		g := (*asm)[:0]
+		for _, p := range ps {
+			g = append(g, gemmPanel{a: &p.a[0], lda: p.lda, b: &p.b[0], ldb: p.ldb, k: p.k})
+		}
+		*asm = g
+		// column strips outside: a strip's B panels stay in cache for every row block
+		for j := 0; j < fullC; j += panelCols {
+			for i := 0; i < fullR; i += panelRows {
+				gemmPanelKernel(&g[0], len(g), i, j, &c[i*ldc+j], ldc)
+			}
+		}
+	}
+	for _, p := range ps {
+		if p.m > fullR { // the rows below the blocks, every column
+			gemmF32(p.m-fullR, p.n, p.k, p.a[fullR*p.lda:], p.lda, p.b, p.ldb, c[fullR*ldc:], ldc, scratch)
+		}
+		if fullR > 0 && p.n > fullC { // the columns right of them
+			gemmF32(fullR, p.n-fullC, p.k, p.a, p.lda, p.b[fullC:], p.ldb, c[fullC:], ldc, scratch)
+		}
+	}
+}
+
+// findDeferredDots finds the loop nests whose dots may be queued: dots, the fused Adds
+// (dotAdds) that may queue, and flush, the outermost For of each nest, which runs the queue
+// when it ends.
+func (c *compiler) findDeferredDots(f *ir.Func) (dots, flush map[*ir.Instr]bool) {
+	dots, flush = map[*ir.Instr]bool{}, map[*ir.Instr]bool{}
+	inner := map[*ir.Instr]bool{} // Fors inside a nest already found
+	var walk func(b *ir.Block)
+	walk = func(b *ir.Block) {
+		for _, in := range b.Instrs {
+			if in.Op == ir.For && !inner[in] && !storesIn(in) {
+				for i := range in.Results {
+					for _, x := range c.carriedDots(in, i) {
+						if x.Op == ir.For {
+							inner[x] = true
+						} else {
+							dots[x] = true
+						}
+						flush[in] = true
+					}
+				}
+			}
+			for _, r := range in.Regions {
+				walk(r)
+			}
+		}
+	}
+	walk(f.Body)
+	return dots, flush
+}
+
+// carriedDots returns the dot Adds (and the Fors between) that update For loop's carried
+// value i when nothing else reads it: the body yields either a dot Add of it, or an inner
+// For that takes it over and is such a loop itself. Nil otherwise.
+func (c *compiler) carriedDots(loop *ir.Instr, i int) []*ir.Instr {
+	body := loop.Regions[0]
+	if len(body.Args) <= 1+i || len(body.Instrs) == 0 {
+		return nil
+	}
+	v := body.Args[1+i]
+	y := body.Instrs[len(body.Instrs)-1]
+	if y.Op != ir.Yield || len(y.Args) <= i {
+		return nil
+	}
+	r := y.Args[i]
+	if c.uses[v] != 1 || c.uses[r] != 1 || r.Def == nil || c.defBlock[r] != body {
+		return nil
+	}
+	d := r.Def
+	if da, ok := c.dotAdds[d]; ok && da.acc == v {
+		return []*ir.Instr{d}
+	}
+	if d.Op != ir.For || !c.consumedBy(v, d) {
+		return nil
+	}
+	for j, res := range d.Results {
+		if res == r && len(d.Args) > 3+j && d.Args[3+j] == v {
+			if in := c.carriedDots(d, j); in != nil {
+				return append(in, d)
+			}
+		}
+	}
+	return nil
+}
+
+// storesIn reports whether an instruction's regions write memory.
+func storesIn(in *ir.Instr) bool {
+	for _, r := range in.Regions {
+		for _, x := range r.Instrs {
+			if x.Op == ir.Store || x.Op == ir.AtomicRMW || x.Op == ir.AtomicCAS || storesIn(x) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// settle runs the queue when it adds into slot s's storage: s is about to be read.
+func (fr *frame) settle(s int) {
+	d := &fr.dots
+	if len(d.panels) > 0 && len(fr.f32[s]) > 0 && &fr.f32[s][0] == &d.c[0] {
+		fr.flushDots()
+	}
+}
+
+// isView reports whether slot s views buffer memory (alias.go).
+func (fr *frame) isView(s int) bool { return fr.ownF32 != nil && fr.ownF32[s] != nil }

@@ -1,0 +1,145 @@
+package cpu
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/widejit/widejit/jit"
+)
+
+// TestGemmPanelsMatchDotsInTurn: the queued products give bit for bit what the same
+// gemmF32 calls give one after another (each element sums the panels in order), on the
+// AVX-512 and the AVX2 kernels, for full blocks, edges, panels of different live extents and
+// a single panel; nothing outside the products changes.
+func TestGemmPanelsMatchDotsInTurn(t *testing.T) {
+	defer selectMicroKernel(true)
+	r := rand.New(rand.NewPCG(3, 4))
+	cases := []struct {
+		name    string
+		m, n, k []int // per panel
+	}{
+		{"blocks", []int{32, 32, 32}, []int{256, 256, 256}, []int{16, 16, 16}},
+		{"edges", []int{35, 35}, []int{70, 70}, []int{3, 32}},
+		{"extents", []int{32, 27, 32, 9}, []int{64, 64, 50, 64}, []int{8, 1, 64, 17}},
+		{"one", []int{16}, []int{48}, []int{5}},
+		{"thin", []int{3, 3}, []int{200, 200}, []int{16, 16}},
+	}
+	for _, avx512 := range []bool{true, false} {
+		selectMicroKernel(avx512)
+		if !gemmSIMD || gemmPanelKernel == nil {
+			t.Skipf("no SIMD micro-kernels on this CPU (%s)", dotKernelName())
+		}
+		for _, tc := range cases {
+			ldc := slices.Max(tc.n) + 3
+			rows := slices.Max(tc.m) + 1
+			c := make([]float32, rows*ldc)
+			for i := range c {
+				c[i] = float32(r.NormFloat64())
+			}
+			want := slices.Clone(c)
+			var ps []dotPanel
+			var scratch []float32
+			for i := range tc.m {
+				m, n, k := tc.m[i], tc.n[i], tc.k[i]
+				lda, ldb := k+r.IntN(40), n+1+r.IntN(300)
+				a, b := make([]float32, m*lda), make([]float32, k*ldb)
+				for _, x := range [][]float32{a, b} {
+					for j := range x {
+						x[j] = float32(r.NormFloat64())
+					}
+				}
+				gemmF32(m, n, k, a, lda, b, ldb, want, ldc, &scratch)
+				ps = append(ps, dotPanel{a: a, lda: lda, b: b, ldb: ldb, m: m, n: n, k: k})
+			}
+			var asm []gemmPanel
+			gemmPanels(ps, c, ldc, &scratch, &asm)
+			for i := range c {
+				if c[i] != want[i] {
+					t.Fatalf("%s %s: c[%d][%d] = %g, the dots in turn give %g", dotKernelName(), tc.name, i/ldc, i%ldc, c[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// tapsKernel is a convolution's tap loop (conv_flat.py's shape): per tap and channel block,
+// a weight tile and a shifted input tile, both read in place, accumulate into one tile; the
+// last program's pixels run past Q.
+const tapsKernel = `import triton
+import triton.language as tl
+
+
+@triton.jit
+def taps(x_ptr, w_ptr, c_ptr, Q, XS, T, C, BP: tl.constexpr, BOC: tl.constexpr, BK: tl.constexpr):
+    pid = tl.program_id(0)
+    q = pid * BP + tl.arange(0, BP)
+    rn = tl.arange(0, BOC)
+    rk = tl.arange(0, BK)
+    qmask = q[None, :] < Q
+    acc = tl.zeros((BOC, BP), dtype=tl.float32)
+    for tap in range(0, T):
+        for c0 in range(0, C, BK):
+            cs = c0 + rk
+            a = tl.load(w_ptr + tap * (BOC * C) + rn[:, None] * C + cs[None, :])
+            b = tl.load(x_ptr + tap + cs[:, None] * XS + q[None, :], mask=qmask, other=0.0)
+            acc += tl.dot(a, b)
+    tl.store(c_ptr + rn[:, None] * Q + q[None, :], acc, mask=(rn[:, None] < BOC) & qmask)
+`
+
+// TestTapLoopQueuesItsDots: the tap loop's dots are queued and run per register block over
+// all taps; the result is bit for bit that of the dots one at a time (the queue off), on the
+// AVX-512 and the AVX2 kernels, and matches the float64 sum.
+func TestTapLoopQueuesItsDots(t *testing.T) {
+	defer selectMicroKernel(true)
+	defer func() { queueDots = true }()
+	const bp, boc, bk, q, xs, taps, ch = 64, 32, 16, 100, 128, 9, 32
+	kn := compileKernel(t, "taps.py", tapsKernel, "taps",
+		map[string]string{"x_ptr": "*fp32", "w_ptr": "*fp32", "c_ptr": "*fp32", "Q": "i32", "XS": "i32", "T": "i32", "C": "i32"},
+		map[string]any{"BP": int64(bp), "BOC": int64(boc), "BK": int64(bk)})
+	r := rand.New(rand.NewPCG(5, 6))
+	x, w := make([]float32, ch*xs+taps), make([]float32, taps*boc*ch)
+	for _, v := range [][]float32{x, w} {
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+	}
+	want := make([]float64, boc*q)
+	for o := range boc {
+		for p := range q {
+			for tap := range taps {
+				for c := range ch {
+					want[o*q+p] += float64(w[tap*boc*ch+o*ch+c]) * float64(x[tap+c*xs+p])
+				}
+			}
+		}
+	}
+	launch := func() []float32 {
+		out := f32Buf(t, make([]float32, boc*q))
+		args := []jit.Arg{buf(f32Buf(t, x)), buf(f32Buf(t, w)), buf(out), scalar(int64(q)), scalar(int64(xs)), scalar(int64(taps)), scalar(int64(ch))}
+		if err := kn.Launch(grid1((q+bp-1)/bp), args); err != nil {
+			t.Fatal(err)
+		}
+		return slices.Clone(out.f32())
+	}
+	for _, avx512 := range []bool{true, false} {
+		selectMicroKernel(avx512)
+		queueDots = false
+		inTurn := launch()
+		queueDots = true
+		before := queuedDots.Load()
+		got := launch()
+		if n := queuedDots.Load() - before; n != 2*taps*ch/bk {
+			t.Fatalf("%s: %d products queued, want all %d", dotKernelName(), n, 2*taps*ch/bk)
+		}
+		for i := range got {
+			if got[i] != inTurn[i] {
+				t.Fatalf("%s: c[%d] = %g queued, %g one at a time", dotKernelName(), i, got[i], inTurn[i])
+			}
+			if d := math.Abs(float64(got[i]) - want[i]); d > 1e-4*(1+math.Abs(want[i])) {
+				t.Fatalf("%s: c[%d] = %g, want %g", dotKernelName(), i, got[i], want[i])
+			}
+		}
+	}
+}
