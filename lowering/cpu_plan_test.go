@@ -2,6 +2,7 @@ package lowering
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/widejit/widejit/autotune"
@@ -9,8 +10,8 @@ import (
 )
 
 // CPU plans use the CPU's own kernels where they exist (row-block norms and last-dim
-// reductions, flat convolutions, weights transposed once) and GPU plans never do; the
-// "cpu" variant of exampleVariants checks every such plan against PyTorch.
+// reductions, flat convolutions, weights transposed once, the MLP over them) and GPU plans
+// never do; the "cpu" variant of exampleVariants checks every such plan against PyTorch.
 func TestCPUPlansUseCPUKernels(t *testing.T) {
 	cpuOnly := map[string]bool{"norm_rows.py": true, "reduce_rows.py": true, "conv_flat.py": true, "conv_pad.py": true}
 	seen := map[string]bool{}
@@ -31,6 +32,11 @@ func TestCPUPlansUseCPUKernels(t *testing.T) {
 				tmpl := l.Kernel.Template
 				if kind == "cuda" && cpuOnly[tmpl] {
 					t.Errorf("%s: GPU plan uses %s", p, tmpl)
+				}
+				// the fused MLP reads the weights transposed once on the CPU (no tile is
+				// transposed per step), as they lie on a GPU
+				if text := l.Kernel.Source.Text; tmpl == "mlp.py" && (kind == "cpu") == (strings.Contains(text, "tl.trans(") || !strings.Contains(text, "w1_sk")) {
+					t.Errorf("%s: the %s plan's MLP kernel has the other backend's form:\n%s", p, kind, text)
 				}
 				if kind == "cpu" {
 					seen[tmpl] = true
@@ -56,6 +62,9 @@ func TestCPUPlansUseCPUKernels(t *testing.T) {
 	}
 	if !transposed {
 		t.Error("no CPU plan transposes a Linear weight once in a prepare launch")
+	}
+	if !seen["mlp.py"] {
+		t.Error("no CPU plan of the fixtures fuses an MLP")
 	}
 	if !padded {
 		t.Error("no CPU plan pads a transposed weight's rows (no fixture has an odd width?)")

@@ -129,6 +129,9 @@ type mlpGroup struct {
 	w2     View
 	o      int
 	hidden *epilogue // the first Linear's epilogue (bias, activation)
+	// rows: mlp.py's Rows form (the CPU) over w1t = W1^T and w2t = W2^T, prepared at load
+	rows     bool
+	w1t, w2t View
 }
 
 func (l *lowerer) mergeMLP(prev *matmulGroup, n *graph.Node, w2 View, bias *View, reason string) {
@@ -394,6 +397,7 @@ func (g *matmulGroup) emit(l *lowerer) (*Launch, error) {
 
 // mlpData is what mlp.py reads.
 type mlpData struct {
+	Rows         bool
 	Fn           string
 	Header       []string
 	HiddenArgs   []string
@@ -421,11 +425,15 @@ func (g *mlpGroup) emit(l *lowerer) (*Launch, error) {
 	fn := kernelName(g.index, g.ops)
 	f := g.first
 	// the hidden epilogue reads per-unit vectors along the hidden slice rh; mlp.py holds the
-	// hidden tile transposed, [BLOCK_H, BLOCK_M]
+	// hidden tile transposed, [BLOCK_H, BLOCK_M], but in its Rows form
+	rh := "rh[:, None]"
+	if g.rows {
+		rh = "rh[None, :]"
+	}
 	hid := *g.hidden
-	hid.vars = []string{"batch", "0", "rh[:, None]"}
-	hid.masks = []string{"", "", "(rh[:, None] < H)"}
-	hre, err := hid.render("h", "rh[:, None] < H", "tl.float32", "", "hid")
+	hid.vars = []string{"batch", "0", rh}
+	hid.masks = []string{"", "", "(" + rh + " < H)"}
+	hre, err := hid.render("h", rh+" < H", "tl.float32", "", "hid")
 	if err != nil {
 		return nil, err
 	}
@@ -440,16 +448,27 @@ func (g *mlpGroup) emit(l *lowerer) (*Launch, error) {
 	var args []LaunchArg
 	args = append(args, ptrArgs("x", f.a)...)
 	args = append(args, intArg("x_sm", f.aSM))
-	args = append(args, ptrArgs("w1", f.weight)...)
+	if g.rows {
+		args = append(args, ptrArgs("w1", g.w1t)...)
+		args = append(args, intArg("w1_sk", g.w1t.Strides[0]))
+	} else {
+		args = append(args, ptrArgs("w1", f.weight)...)
+	}
 	args = append(args, hre.args...)
-	args = append(args, ptrArgs("w2", g.w2)...)
+	if g.rows {
+		args = append(args, ptrArgs("w2", g.w2t)...)
+		args = append(args, intArg("w2_sk", g.w2t.Strides[0]))
+	} else {
+		args = append(args, ptrArgs("w2", g.w2)...)
+	}
 	args = append(args, ptrArgs("c", g.out)...)
 	args = append(args, intArg("c_sm", g.o))
 	args = append(args, re.args...)
 	args = append(args, intArg("M", f.m), intArg("K", f.k), intArg("H", f.nn), intArg("N", g.o))
 	args = append(args, re.extra...)
 	d := mlpData{Fn: fn, Header: header(g.nodes, g.ops), HiddenArgs: argNames(hre.args), HiddenLoads: hre.loads,
-		Hidden: hidden, Epilogue: re.loads, EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body}
+		Hidden: hidden, Epilogue: re.loads, EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body,
+		Rows: g.rows}
 	text, err := templates.Render("mlp.py", d)
 	if err != nil {
 		return nil, err
@@ -461,6 +480,12 @@ func (g *mlpGroup) emit(l *lowerer) (*Launch, error) {
 		ModelAxis: 2,
 		Args:      args,
 	}, nil
+}
+
+// isParamMatrix reports whether v is a 2-D parameter view with unit column stride (a weight
+// as a Linear holds it).
+func isParamMatrix(v View) bool {
+	return v.Buf.Kind == ParamBuffer && len(v.Shape) == 2 && v.Strides[1] == 1
 }
 
 // weightRowAlign is the row stride, in elements, that CPU-prepared weights are padded to:
@@ -490,23 +515,35 @@ func newKernel(template, fn, text string, consts map[string]any) *KernelSource {
 func (l *lowerer) pretransposeWeights() {
 	var pre []group
 	done := map[string]View{}
-	for _, gr := range l.groups {
-		g, ok := gr.(*matmulGroup)
-		if !ok || g.b.Buf.Kind != ParamBuffer || len(g.b.Shape) != 2 || g.batch != 1 || g.bSK != 1 || g.bSN == 1 {
-			continue
-		}
-		key := fmt.Sprint(g.b.Buf.ID, g.b.Offset, g.b.Shape, g.b.Strides)
+	transposed := func(w View) View {
+		key := fmt.Sprint(w.Buf.ID, w.Offset, w.Shape, w.Strides)
 		wt, ok := done[key]
 		if !ok {
-			name := g.b.Buf.Name + ".T"
-			wt = l.paddedRows(name, g.b.Shape[1], g.b.Shape[0], g.b.DType)
-			tg := newElementwise(wt, []string{g.b.Buf.Name + " (transposed once for the CPU)"}, []string{"transpose"})
-			tg.epi.root = leafExpr(tg.epi.addLeafUnchecked(g.b.permute([]int{1, 0})))
+			name := w.Buf.Name + ".T"
+			wt = l.paddedRows(name, w.Shape[1], w.Shape[0], w.DType)
+			tg := newElementwise(wt, []string{w.Buf.Name + " (transposed once for the CPU)"}, []string{"transpose"})
+			tg.epi.root = leafExpr(tg.epi.addLeafUnchecked(w.permute([]int{1, 0})))
 			tg.value = name
 			pre = append(pre, tg)
 			done[key] = wt
 		}
-		g.b, g.bSK, g.bSN = wt, wt.Strides[0], wt.Strides[1]
+		return wt
+	}
+	for _, gr := range l.groups {
+		switch g := gr.(type) {
+		case *matmulGroup:
+			if g.b.Buf.Kind != ParamBuffer || len(g.b.Shape) != 2 || g.batch != 1 || g.bSK != 1 || g.bSN == 1 {
+				continue
+			}
+			wt := transposed(g.b)
+			g.b, g.bSK, g.bSN = wt, wt.Strides[0], wt.Strides[1]
+		case *mlpGroup:
+			// mlp.py's Rows form reads both weights as rows of their transposes
+			if w1, w2 := g.first.weight, g.w2; isParamMatrix(w1) && isParamMatrix(w2) {
+				g.w1t, g.w2t = transposed(w1), transposed(w2)
+				g.rows = true
+			}
+		}
 	}
 	if len(pre) == 0 {
 		return

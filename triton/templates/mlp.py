@@ -6,9 +6,13 @@ block is computed transposed, h^T = W1[slice] @ x^T and y^T += W2[:, slice] @ h^
 are then read as they lie in memory (rows along K) and only the small x and y tiles are
 transposed. BLOCK_N covers the whole output width. Grid: (row blocks, 1, models).
 The hidden statements see h as [BLOCK_H, BLOCK_M] (per-hidden-unit vectors index rh[:, None]).
+With Rows (the CPU) the weights come transposed once at load, W1^T [K, H] and W2^T [H, N]
+(rows w1_sk, w2_sk apart), and the block is computed as written, h = x @ W1^T[:, slice] and
+y += h @ W2^T[slice]: every operand tile is rows read in place and nothing is transposed per
+tile; the hidden statements then see h as [BLOCK_M, BLOCK_H] (vectors index rh[None, :]).
 Data: Fn, Header, HiddenArgs []string, HiddenLoads []{Name, Load} (addressed by rh), Hidden
 []string (statements from `h` to `h`, e.g. bias and activation), Epilogue []{Name, Load},
-EpilogueArgs, ExtraArgs, Body []string (from `acc` to `y`).
+EpilogueArgs, ExtraArgs, Body []string (from `acc` to `y`), Rows.
 */ -}}
 import triton
 import triton.language as tl
@@ -21,8 +25,8 @@ import triton.language as tl
 @triton.jit
 def {{.Fn}}(
     x_ptr, x_mstride, x_sm,
-    w1_ptr, w1_mstride, {{pyargs .HiddenArgs}}
-    w2_ptr, w2_mstride,
+    w1_ptr, w1_mstride, {{if .Rows}}w1_sk, {{end}}{{pyargs .HiddenArgs}}
+    w2_ptr, w2_mstride, {{if .Rows}}w2_sk, {{end}}
     c_ptr, c_mstride, c_sm,
     {{pyargs .EpilogueArgs}}
     M, K, H, N, {{pyargs .ExtraArgs}}
@@ -38,6 +42,30 @@ def {{.Fn}}(
     x_base = x_ptr + model * x_mstride
     w1_base = w1_ptr + model * w1_mstride
     w2_base = w2_ptr + model * w2_mstride
+{{- if .Rows}}
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for hs in range(0, H, BLOCK_H):
+        rh = hs + rh0
+        hacc = tl.zeros((BLOCK_M, BLOCK_H), dtype=tl.float32)
+        for k0 in range(0, K, BLOCK_K):
+            ks = k0 + rk
+            x = tl.load(x_base + rm[:, None] * x_sm + ks[None, :],
+                        mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
+            w1 = tl.load(w1_base + ks[:, None] * w1_sk + rh[None, :],
+                         mask=(ks[:, None] < K) & (rh[None, :] < H), other=0.0)
+            hacc += tl.dot(x, w1, input_precision="ieee")
+        h = hacc
+{{- range .HiddenLoads}}
+        {{.Name}} = {{.Load}}
+{{- end}}
+{{- range .Hidden}}
+        {{.}}
+{{- end}}
+        # hidden units past H meet zero rows of W2^T, so they add nothing
+        w2 = tl.load(w2_base + rh[:, None] * w2_sk + rn[None, :],
+                     mask=(rh[:, None] < H) & (rn[None, :] < N), other=0.0)
+        acc += tl.dot(h, w2, input_precision="ieee")
+{{- else}}
     acct = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)
     for hs in range(0, H, BLOCK_H):
         rh = hs + rh0
@@ -61,6 +89,7 @@ def {{.Fn}}(
                      mask=(rn[:, None] < N) & (rh[None, :] < H), other=0.0)
         acct += tl.dot(w2, h, input_precision="ieee")
     acc = tl.trans(acct)
+{{- end}}
     cmask = (rm[:, None] < M) & (rn[None, :] < N)
 {{- range .Epilogue}}
     {{.Name}} = {{.Load}}

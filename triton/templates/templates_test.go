@@ -31,8 +31,8 @@ var sampleData = map[string]map[string]any{
 		"Fn": "k_mlp", "Header": []string{"serves node fc1 (linear)", "serves node fc2 (linear)"},
 		"HiddenArgs":  []string{"hid0_ptr", "hid0_mstride", "hid0_s2"},
 		"HiddenLoads": []map[string]string{{"Name": "hid0", "Load": "tl.load(hid0_ptr + model * hid0_mstride + rh[None, :] * hid0_s2, mask=(rh[None, :] < H), other=0).to(tl.float32)"}},
-		"Hidden":      []string{"ht1 = h + hid0", "h = tl.maximum(ht1, 0.0)"},
-		"Epilogue":    []map[string]string{}, "EpilogueArgs": []string{}, "ExtraArgs": []string{}, "Body": []string{"y = acc"},
+		"Hidden":      []string{"ht1 = h + hid0", "h = tl.maximum(ht1, 0.0)"}, "Rows": true,
+		"Epilogue": []map[string]string{}, "EpilogueArgs": []string{}, "ExtraArgs": []string{}, "Body": []string{"y = acc"},
 	},
 	"norm.py": {
 		"Fn": "k_ln", "Header": []string{"serves node ln (layer_norm)"}, "Center": true, "HasW": true, "HasB": false,
