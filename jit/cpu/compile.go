@@ -43,6 +43,7 @@ type program struct {
 	prologue  []step // launch-invariant instructions, run once per worker and launch
 	body      []step // the rest, run by every program
 	gelus     int    // exact GELU chains run as one step each (gelu.go)
+	inPlace   int    // steps that may overwrite their operand (inplace.go)
 }
 
 // frame is one worker's state: a slice per slot, the program id, and the launch's bindings.
@@ -636,7 +637,7 @@ func (c *compiler) eagerInstr(in *ir.Instr) (step, error) {
 	}
 	// Every other op has one result.
 	if in.Op.IsElementwise() {
-		return c.compileElementwise(in, args, results[0])
+		return c.inPlace(in, args, results[0], func(args []int) (step, error) { return c.compileElementwise(in, args, results[0]) })
 	}
 	switch in.Op {
 	case ir.Const, ir.ProgramID, ir.NumPrograms, ir.Arange:
@@ -652,7 +653,7 @@ func (c *compiler) eagerInstr(in *ir.Instr) (step, error) {
 	case ir.Cmp:
 		return c.compileCmp(in, args, results[0])
 	case ir.Select:
-		return c.compileSelect(in, args, results[0])
+		return c.inPlace(in, args, results[0], func(args []int) (step, error) { return c.compileSelect(in, args, results[0]) })
 	case ir.Cast:
 		return c.compileCast(in, args[0], results[0])
 	case ir.PtrAdd:
