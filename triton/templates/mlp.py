@@ -44,8 +44,12 @@ def {{.Fn}}(
     w2_base = w2_ptr + model * w2_mstride
 {{- if .Rows}}
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+{{- else}}
+    acct = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)
+{{- end}}
     for hs in range(0, H, BLOCK_H):
         rh = hs + rh0
+{{- if .Rows}}
         hacc = tl.zeros((BLOCK_M, BLOCK_H), dtype=tl.float32)
         for k0 in range(0, K, BLOCK_K):
             ks = k0 + rk
@@ -54,21 +58,7 @@ def {{.Fn}}(
             w1 = tl.load(w1_base + ks[:, None] * w1_sk + rh[None, :],
                          mask=(ks[:, None] < K) & (rh[None, :] < H), other=0.0)
             hacc += tl.dot(x, w1, input_precision="ieee")
-        h = hacc
-{{- range .HiddenLoads}}
-        {{.Name}} = {{.Load}}
-{{- end}}
-{{- range .Hidden}}
-        {{.}}
-{{- end}}
-        # hidden units past H meet zero rows of W2^T, so they add nothing
-        w2 = tl.load(w2_base + rh[:, None] * w2_sk + rn[None, :],
-                     mask=(rh[:, None] < H) & (rn[None, :] < N), other=0.0)
-        acc += tl.dot(h, w2, input_precision="ieee")
 {{- else}}
-    acct = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)
-    for hs in range(0, H, BLOCK_H):
-        rh = hs + rh0
         hacc = tl.zeros((BLOCK_H, BLOCK_M), dtype=tl.float32)
         for k0 in range(0, K, BLOCK_K):
             ks = k0 + rk
@@ -77,6 +67,7 @@ def {{.Fn}}(
             w1 = tl.load(w1_base + rh[:, None] * K + ks[None, :],
                          mask=(rh[:, None] < H) & (ks[None, :] < K), other=0.0)
             hacc += tl.dot(w1, tl.trans(xt), input_precision="ieee")
+{{- end}}
         h = hacc
 {{- range .HiddenLoads}}
         {{.Name}} = {{.Load}}
@@ -84,6 +75,12 @@ def {{.Fn}}(
 {{- range .Hidden}}
         {{.}}
 {{- end}}
+{{- if .Rows}}
+        # hidden units past H meet zero rows of W2^T, so they add nothing
+        w2 = tl.load(w2_base + rh[:, None] * w2_sk + rn[None, :],
+                     mask=(rh[:, None] < H) & (rn[None, :] < N), other=0.0)
+        acc += tl.dot(h, w2, input_precision="ieee")
+{{- else}}
         # hidden units past H meet zero columns of W2, so they add nothing
         w2 = tl.load(w2_base + rn[:, None] * H + rh[None, :],
                      mask=(rn[:, None] < N) & (rh[None, :] < H), other=0.0)
