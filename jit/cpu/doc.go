@@ -33,7 +33,10 @@
 //     or under AVX2 on an 8- or 16-wide kernel through a B panel zero-padded once per call;
 //     odd sizes cost about their flops. Rows of B (and of A) 4 KB or more apart are packed
 //     closer once per call, 128 columns of B at a time, and k runs in chunks of 512. A
-//     loop-carried accumulator is updated in place. tl.trans of a
+//     loop-carried accumulator is updated in place. A loop nest that only carries its
+//     accumulator and stores nothing (a convolution's taps) queues its shallow dots over
+//     buffer views and, when it ends, sums all of them per register block on the panels
+//     kernels, bit for bit the dots in turn (panels.go). tl.trans of a
 //     2-D fp32 tile (the weight operand of a Linear) is an AVX2 8x8-block transpose
 //     (shape.go, vec_amd64.s).
 //   - tl.dot multiplies only what is live (extent.go): a masked fp32 load with other=0 records
@@ -74,10 +77,13 @@
 //     and x*a + b with scalar a, b is one loop (muladd.go), still rounded twice. Row and
 //     column broadcasts are read in place by their fp32 consumers, and an i1 row mask
 //     broadcast over a select's rows splits each row into runs copied whole (rowbcast.go).
+//     An fp32 arithmetic step or select whose operand dies with it writes over the
+//     operand's storage (never a buffer view), so an epilogue chain stays on one tile in
+//     the L1 cache (inplace.go).
 //   - erf (GELU) is a table-driven Taylor expansion equal to float32(math.Erf) bit for bit
-//     (erf.go): with AVX-512, degree 13 on 16 intervals of [0, 4), coefficients picked by
-//     VPERMT2PD, 8 lanes at a time (about 0.9 ns an element); otherwise degree 6 on a 1/32
-//     grid, 4 lanes at a time with AVX2 (about 2.2 ns). The exact GELU around it,
+//     (erf.go): with AVX-512, degree 9 (a degree-22 Taylor expansion economized) on 16
+//     intervals of [0, 4), coefficients picked by VPERMT2PD, 8 lanes at a time; otherwise
+//     degree 6 on a 1/32 grid, 4 lanes at a time with AVX2 (about 2.2 ns an element). The exact GELU around it,
 //     x*0.5 * (1 + erf(x*c)), is one step over L1-sized chunks (gelu.go), each op the
 //     unfused one, so the results are too.
 //   - exp (softmax, attention, tl.sigmoid) is a degree-11 polynomial after an ln2 reduction,
