@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -51,6 +52,7 @@ type Runner struct {
 	args [][]jit.Arg
 	// outputShares counts the plan's outputs per buffer.
 	outputShares map[*lowering.Buffer]int
+	host         hostBindings
 }
 
 // Options bound what a Runner may do. The zero value is right for most runs.
@@ -290,7 +292,8 @@ func (r *Runner) Run(inputs map[string]*safetensors.Tensor) (map[string]*safeten
 // RunInto is Run writing each output that a buffer holds whole into the tensor of the same
 // name in reuse, when that tensor has the output's dtype and size (the previous run's
 // outputs, say), instead of into new memory: repeated runs then allocate nothing per output,
-// as a framework's caching allocator would. The returned map holds those tensors.
+// as a framework's caching allocator would. The returned map holds those tensors (it is
+// reuse itself when reuse holds exactly the outputs, each written where it lies).
 func (r *Runner) RunInto(inputs, reuse map[string]*safetensors.Tensor) (map[string]*safetensors.Tensor, error) {
 	if r.broken != nil {
 		return nil, r.broken
@@ -300,7 +303,9 @@ func (r *Runner) RunInto(inputs, reuse map[string]*safetensors.Tensor) (map[stri
 	}
 	p := r.plan
 	binder, _ := r.dev.(jit.HostBinder)
-	var bound [][]byte // caller memory the device reads in place
+	h := &r.host
+	h.bound, h.bufs = h.bound[:0], h.bufs[:0] // caller memory the device reads in place, and its buffers
+	defer h.unbind(binder)
 	for _, b := range p.Inputs {
 		t, err := inputFor(b, inputs)
 		if err != nil {
@@ -309,8 +314,8 @@ func (r *Runner) RunInto(inputs, reuse map[string]*safetensors.Tensor) (map[stri
 		// Kernels write only temp buffers (lowering.Buffer), so on a device that can read the
 		// caller's memory in place an input needs no copy.
 		if binder != nil && binder.BindHost(r.bufs[b], t.Data) {
-			defer binder.UnbindHost(r.bufs[b])
-			bound = append(bound, t.Data)
+			h.bufs = append(h.bufs, r.bufs[b])
+			h.bound = append(h.bound, t.Data)
 			continue
 		}
 		start := time.Now()
@@ -324,24 +329,24 @@ func (r *Runner) RunInto(inputs, reuse map[string]*safetensors.Tensor) (map[stri
 			return nil, err
 		}
 	}
-	direct := r.bindOutputs(binder, reuse, bound)
-	for _, o := range direct {
-		defer binder.UnbindHost(r.bufs[o.buf])
-	}
+	direct := r.bindOutputs(binder, reuse)
 	if err := r.runLaunches(false); err != nil {
 		return nil, err
 	}
 	if err := r.dev.Sync(); err != nil {
 		return nil, err
 	}
+	if r.writtenInPlace(reuse, direct) {
+		return reuse, nil
+	}
 	outs := make(map[string]*safetensors.Tensor, len(p.Outputs))
 	var cache map[*lowering.Buffer][]byte // buffers several outputs read, downloaded once
 	shared := r.outputShares              // a buffer read by one output whole is not copied again
-	for _, o := range p.Outputs {
+	for i, o := range p.Outputs {
 		v := o.View
 		data, ok := cache[v.Buf]
-		if d, in := direct[o.Name]; in {
-			data, ok = d.data, true // written in place by the kernels
+		if direct != nil && direct[i] != nil {
+			data, ok = direct[i], true // written in place by the kernels
 		}
 		if !ok {
 			jb := r.bufs[v.Buf]
@@ -376,24 +381,59 @@ func (r *Runner) RunInto(inputs, reuse map[string]*safetensors.Tensor) (map[stri
 	return outs, nil
 }
 
-// directOutput is an output whose kernels write straight into host memory.
-type directOutput struct {
-	buf  *lowering.Buffer
-	data []byte
+// hostBindings is a run's caller memory bound to device buffers (HostBinder), kept by the
+// Runner so that a run allocates nothing for it.
+type hostBindings struct {
+	bound  [][]byte     // the memory, inputs first
+	bufs   []jit.Buffer // the buffers bound to it
+	direct [][]byte     // per plan output: the memory its kernels write, or nil
+}
+
+// unbind gives every bound buffer its own memory back.
+func (h *hostBindings) unbind(binder jit.HostBinder) {
+	for _, b := range h.bufs {
+		binder.UnbindHost(b)
+	}
+	clear(h.bound)
+	clear(h.bufs)
+	clear(h.direct)
+}
+
+// writtenInPlace reports whether reuse holds exactly the plan's outputs, each the tensor
+// its kernels wrote in place (direct), so that it is the run's result as it is.
+func (r *Runner) writtenInPlace(reuse map[string]*safetensors.Tensor, direct [][]byte) bool {
+	if len(reuse) != len(r.plan.Outputs) || direct == nil {
+		return false
+	}
+	for i, o := range r.plan.Outputs {
+		t, d := reuse[o.Name], direct[i]
+		if t == nil || d == nil || t.Name != o.Name || len(t.Data) != len(d) || &t.Data[0] != &d[0] ||
+			len(t.Shape) != len(o.Shape)+1 || t.Shape[0] != r.plan.N {
+			return false
+		}
+		for j, n := range o.Shape {
+			if t.Shape[j+1] != n {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // bindOutputs points the buffers of the outputs that one buffer holds whole at host memory
 // (the tensor of the same name in reuse when it fits, else new memory), so that the kernels
-// write the outputs where the caller gets them and nothing is downloaded. An output is left
-// to the download (after every kernel) when its buffer is sparse (kernels rely on its
-// zeros) or when the caller's tensor overlaps an input read in place (kernels would
-// overwrite what later ones read) or another output's.
-func (r *Runner) bindOutputs(binder jit.HostBinder, reuse map[string]*safetensors.Tensor, bound [][]byte) map[string]directOutput {
+// write the outputs where the caller gets them and nothing is downloaded; it returns that
+// memory per output (nil: downloaded). An output is left to the download (after every
+// kernel) when its buffer is sparse (kernels rely on its zeros) or when the caller's tensor
+// overlaps an input read in place (kernels would overwrite what later ones read) or another
+// output's.
+func (r *Runner) bindOutputs(binder jit.HostBinder, reuse map[string]*safetensors.Tensor) [][]byte {
 	if binder == nil {
 		return nil
 	}
-	var direct map[string]directOutput
-	for _, o := range r.plan.Outputs {
+	h := &r.host
+	h.direct = slices.Grow(h.direct[:0], len(r.plan.Outputs))[:len(r.plan.Outputs)]
+	for i, o := range r.plan.Outputs {
 		v := o.View
 		jb := r.bufs[v.Buf]
 		n := jb.Len() * v.DType.Size()
@@ -403,7 +443,7 @@ func (r *Runner) bindOutputs(binder jit.HostBinder, reuse map[string]*safetensor
 		}
 		var data []byte
 		if t := reuse[o.Name]; t != nil && len(t.Data) == n && t.DType == v.DType.Safetensors() {
-			if overlapsAny(t.Data, bound) {
+			if overlapsAny(t.Data, h.bound) {
 				continue // downloaded into t once every kernel has run
 			}
 			data = t.Data
@@ -411,14 +451,12 @@ func (r *Runner) bindOutputs(binder jit.HostBinder, reuse map[string]*safetensor
 			data = make([]byte, n)
 		}
 		if binder.BindHost(jb, data) {
-			if direct == nil {
-				direct = map[string]directOutput{}
-			}
-			direct[o.Name] = directOutput{buf: v.Buf, data: data}
-			bound = append(bound, data) // two outputs given one tensor: the second is downloaded
+			h.direct[i] = data
+			h.bufs = append(h.bufs, jb)
+			h.bound = append(h.bound, data) // two outputs given one tensor: the second is downloaded
 		}
 	}
-	return direct
+	return h.direct
 }
 
 // overlapsAny reports whether b shares a byte with any of bs.
