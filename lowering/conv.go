@@ -245,8 +245,11 @@ type convData struct {
 func (g *convGroup) heuristicBlocks() (bp, boc, bk int) {
 	if g.flat {
 		// a whole group's channels per step (the weight tile is then one block), output
-		// channels and pixels split where the cores balance (spreadOverCores)
-		bp, boc := g.spreadOverCores(clamp(nextPow2(g.oh*g.wp), 16, 256), clamp(nextPow2(g.ocg), 16, 64),
+		// channels and pixels split where the cores balance (spreadOverCores); up to 512
+		// pixels a tile, as the taps' products are summed in registers (jit/cpu's panels)
+		// whatever the tile, and a program's fixed costs (epilogue steps, its partial last
+		// tile: 286 pixels of a 16x16 image were a 256 and a 30 tile) count per tile
+		bp, boc := g.spreadOverCores(clamp(nextPow2(g.oh*g.wp), 16, 512), clamp(nextPow2(g.ocg), 16, 64),
 			g.oh*g.wp, g.ocg, g.batch*g.groups, g.cg*g.kh*g.kw)
 		return bp, boc, clamp(nextPow2(g.kExtent()), 16, 256)
 	}
