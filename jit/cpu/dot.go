@@ -390,7 +390,7 @@ func (c *compiler) dotAddStep(in *ir.Instr, da dotAdd, z int) (step, error) {
 	observed := c.observedMasks(in, da.acc) // observed.go
 	deferOK := c.deferDots[in]              // panels.go
 	return func(fr *frame) error {
-		if inPlace && (fr.ownF32 == nil || fr.ownF32[acc] == nil) { // never a buffer view's
+		if inPlace && !fr.viewing(acc) { // never a buffer view's
 			fr.swapSlot(clsF32, z, acc)
 		} else {
 			fr.settle(acc)

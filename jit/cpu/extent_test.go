@@ -12,6 +12,15 @@ import (
 	"github.com/widejit/widejit/triton/ir"
 )
 
+// paddedKLoop is the K loop of the padded-dot kernels: masked, zero-padded edge tiles of A
+// and of B read as rows of B^T (as a Linear's weight), accumulated into acc.
+const paddedKLoop = `    for k0 in range(0, K, BK):
+        ks = k0 + rk
+        a = tl.load(a_ptr + rm[:, None] * K + ks[None, :], mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
+        bt = tl.load(b_ptr + rn[:, None] * K + ks[None, :], mask=(rn[:, None] < N) & (ks[None, :] < K), other=0.0)
+        acc += tl.dot(a, tl.trans(bt))
+`
+
 // paddedDotKernel multiplies masked, zero-padded edge tiles (B read as rows of B^T, as a
 // Linear's weight) and stores the whole accumulator, padded rows and columns included, so
 // the test sees exactly what tl.dot produced everywhere.
@@ -25,12 +34,7 @@ def padded_dot(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
     rn = tl.arange(0, BN)
     rk = tl.arange(0, BK)
     acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k0 in range(0, K, BK):
-        ks = k0 + rk
-        a = tl.load(a_ptr + rm[:, None] * K + ks[None, :], mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
-        bt = tl.load(b_ptr + rn[:, None] * K + ks[None, :], mask=(rn[:, None] < N) & (ks[None, :] < K), other=0.0)
-        acc += tl.dot(a, tl.trans(bt))
-    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
+` + paddedKLoop + `    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
 `
 
 // TestDotOnLiveExtentsMatchesPaddedReference checks tl.dot on edge tiles against the padded
@@ -306,12 +310,7 @@ def masked_dot(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, s, BM: tl.constexpr, BN: 
     rk = tl.arange(0, BK)
     cmask = (rm[:, None] < M) & (rn[None, :] < N)
     acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k0 in range(0, K, BK):
-        ks = k0 + rk
-        a = tl.load(a_ptr + rm[:, None] * K + ks[None, :], mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
-        bt = tl.load(b_ptr + rn[:, None] * K + ks[None, :], mask=(rn[:, None] < N) & (ks[None, :] < K), other=0.0)
-        acc += tl.dot(a, tl.trans(bt))
-    bias = tl.load(bias_ptr + rn, mask=rn < N, other=0.0)
+` + paddedKLoop + `    bias = tl.load(bias_ptr + rn, mask=rn < N, other=0.0)
     y = tl.maximum(acc * s + 1.0 + bias[None, :], 0.0)
     tl.store(c_ptr + rm[:, None] * BN + rn[None, :], y, mask=cmask)
 `

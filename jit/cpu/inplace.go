@@ -72,7 +72,7 @@ func (c *compiler) inPlace(in *ir.Instr, args []int, z int, compile func(args []
 	}
 	c.p.inPlace++
 	return func(fr *frame) error {
-		if fr.isView(x) {
+		if fr.viewing(x) {
 			return normal(fr)
 		}
 		fr.swapSlot(clsF32, z, x)

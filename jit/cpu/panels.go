@@ -207,6 +207,3 @@ func (fr *frame) settle(s int) {
 		fr.flushDots()
 	}
 }
-
-// isView reports whether slot s views buffer memory (alias.go).
-func (fr *frame) isView(s int) bool { return fr.ownF32 != nil && fr.ownF32[s] != nil }
