@@ -270,20 +270,22 @@ func TestRowSumIsNearlyExact(t *testing.T) {
 	}
 }
 
-// A launch records its programs' average time, and a small launch then runs on the
-// caller's goroutine with the same results. The average starts from the first launch, which
-// pays for new frames, so it takes a few launches to settle.
+// A launch records its programs' average time, and a launch whose recorded time is small
+// runs on the caller's goroutine (worker 0's frame alone) with the same results. The
+// recorded time is set small before each launch: what a vector add measures depends on the
+// machine's load (speed is the benchmarks' business, not a test's).
 func TestSmallLaunchesRunSerially(t *testing.T) {
 	k := loadKernel(t, filepath.Join(tutorialKernels, "vector_add.py"), "add_kernel",
 		map[string]string{"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"}, map[string]any{"BLOCK_SIZE": int64(64)})
 	rng := rand.New(rand.NewSource(4))
 	x, y := randF32(rng, 300, 1), randF32(rng, 300, 1)
 	for run := range 20 {
+		k.programNs.Store(1)
 		o := f32Buf(t, make([]float32, 320))
 		if err := k.Launch(grid1(5), []jit.Arg{buf(f32Buf(t, x)), buf(f32Buf(t, y)), buf(o), scalar(int64(300))}); err != nil {
 			t.Fatal(err)
 		}
-		if k.programNs.Load() <= 0 {
+		if k.programNs.Load() <= 1 {
 			t.Fatalf("run %d: no program time recorded", run)
 		}
 		for i := range 300 {
@@ -292,8 +294,10 @@ func TestSmallLaunchesRunSerially(t *testing.T) {
 			}
 		}
 	}
-	if per := k.programNs.Load(); per*5 >= int64(serialLaunch) {
-		t.Errorf("a 5-program vector add measured %d ns a program: not a small launch", per)
+	for w := 1; w < len(k.homes); w++ {
+		if k.homes[w].Load() != nil {
+			t.Errorf("worker %d ran programs of launches recorded as small", w)
+		}
 	}
 }
 
