@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # GPU check: every kernel-language test kernel and every example on --device cuda, compared
-# with the CPU backend and with PyTorch's expected outputs; then every example on 1, 2 and 3
+# with the CPU backend and with PyTorch's expected outputs; every fixture of the Go tests against
+# PyTorch's outputs; then every example on 1, 2 and 3
 # streams and on every GPU (--device cuda:all), compared bit for bit. Needs an NVIDIA driver,
 # Python 3 with numpy, and a static widejit binary built elsewhere:
 #
@@ -44,6 +45,23 @@ for dir in examples/*/; do
       echo "BAD  $name ($mode):"; tail -5 "$WORK/$name.$mode.cuda.log"; fail=1
     fi
   done
+done
+
+echo "== fixtures: every PyTorch fixture of the Go tests (lowering/testdata) on cuda vs its expected outputs"
+# The fixtures the CPU backend is tested on (TestCPUFixtures, TestConvFixtures, ...): fp32 at the
+# examples' tolerances, bf16 at PyTorch's own (rtol 1.6e-2).
+for dir in lowering/testdata/*/*/; do
+  [ -f "$dir/expected.safetensors" ] || continue
+  name=${dir#lowering/testdata/}; name=${name%/}
+  rtol=1e-3
+  case $name in *bf16*) rtol=1.6e-2 ;; esac
+  log="$WORK/fixture.${name//\//.}.log"
+  if "$WJ" run "$dir/graph.json" --inputs "$dir/inputs.safetensors" --device cuda \
+       --check "$dir/expected.safetensors" --rtol "$rtol" --atol 1e-5 >"$log" 2>&1; then
+    echo "ok   $name"
+  else
+    echo "BAD  $name:"; tail -5 "$log"; fail=1
+  fi
 done
 
 echo "== streams and devices: --streams 2 and 3, and --device cuda:all, write the bytes of --streams 1"

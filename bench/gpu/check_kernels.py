@@ -16,7 +16,11 @@ Tolerances (|gpu - cpu| <= atol + rtol * max|cpu| per tensor), and why:
   fp32 arithmetic with reductions / dots          rtol 1e-5 (summation order differs)
   kernels with exp/log/sin/rsqrt (.approx on GPU) rtol 1e-4
   fp16/bf16 tensors                               rtol 1e-2 (one fp16 ulp is 1e-3)
-widejit's tl.dot computes in full fp32 on both backends (no TF32), so no TF32 tolerance applies.
+  fp32 tl.dot at Triton's default precision       rtol 2e-3 (the GPU rounds the inputs to TF32,
+                                                  10 mantissa bits; the CPU computes in full fp32)
+The tutorial kernels' fp32 dots (matmul_leaky, attention) keep Triton's default TF32; widejit's
+own templates ask for input_precision="ieee", which is full fp32 on both backends. Measured on
+an H200: TF32 puts these kernels 2e-4 to 4e-4 of max|cpu| away from the CPU.
 """
 import argparse
 import json
@@ -88,6 +92,7 @@ def mm(dt):
     return {"a_ptr": (dt, 64 * 48), "b_ptr": (dt, 48 * 64), "c_ptr": (dt, 64 * 64)}
 
 
+TF32 = 2e-3  # fp32 tl.dot at Triton's default precision: TF32 on the GPU (see the docstring)
 K = "triton/testdata/kernels/"  # the canonical tutorial kernels, shared with the Go tests
 MM_ARGS = {"M": 64, "N": 64, "K": 48, "stride_am": 48, "stride_ak": 1, "stride_bk": 64, "stride_bn": 1, "stride_cm": 64, "stride_cn": 1}
 SOFTMAX = {"input_row_stride": 1003, "output_row_stride": 1003, "n_rows": 3, "n_cols": 1000}
@@ -114,13 +119,13 @@ CASES = [
     ("cpu/softmax", K + "softmax.py", "softmax_kernel", "3", {"BLOCK_SIZE": 1024, "num_stages": 2},
      {"output_ptr": ("F32", 3 * 1003), "input_ptr": ("F32", 3 * 1003)}, SOFTMAX, 1e-4, 4),
     ("cpu/matmul_leaky", K + "matmul.py", "matmul_kernel", "4",
-     {"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 16, "GROUP_SIZE_M": 2, "ACTIVATION": "leaky_relu"}, mm("F32"), MM_ARGS, 1e-5, 4),
+     {"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 16, "GROUP_SIZE_M": 2, "ACTIVATION": "leaky_relu"}, mm("F32"), MM_ARGS, TF32, 4),
     ("cpu/layernorm", K + "layer_norm.py", "_layer_norm_fwd_fused", "3", {"BLOCK_SIZE": 256},
      LAYER_NORM_T, {"stride": 203, "N": 200, "eps": 1e-5}, 1e-4, 4),
     ("cpu/attention_stage1", K + "flash_attention.py", "_attn_fwd", "2,2",
-     {"N_CTX": 64, "HEAD_DIM": 16, "BLOCK_M": 32, "BLOCK_N": 16, "STAGE": 1}, ATT_T, ATT, 1e-4, 4),
+     {"N_CTX": 64, "HEAD_DIM": 16, "BLOCK_M": 32, "BLOCK_N": 16, "STAGE": 1}, ATT_T, ATT, TF32, 4),
     ("cpu/attention_stage3", K + "flash_attention.py", "_attn_fwd", "2,2",
-     {"N_CTX": 64, "HEAD_DIM": 16, "BLOCK_M": 32, "BLOCK_N": 16, "STAGE": 3}, ATT_T, ATT, 1e-4, 4),
+     {"N_CTX": 64, "HEAD_DIM": 16, "BLOCK_M": 32, "BLOCK_N": 16, "STAGE": 3}, ATT_T, ATT, TF32, 4),
     ("triton/add", K + "vector_add.py", "add_kernel", "3", {"BLOCK_SIZE": 16},
      {"x_ptr": ("F32", 40), "y_ptr": ("F32", 40), "output_ptr": ("F32", 40)}, {"n_elements": 37}, 0, 4),
     ("triton/constructs_double", "triton/testdata/constructs.py", "constructs_kernel", "3", {"BLOCK": 16, "MODE": "double"},

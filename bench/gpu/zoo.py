@@ -59,7 +59,7 @@ def timed(fn, reps):
     return ts[len(ts) // 2] * 1e3
 
 
-def torch_times(model, n, reps):
+def torch_times(model, n, reps, no_compile=False):
     maker, shape, shared = ZOO[model]
     dev = torch.device("cuda")
     mods = [maker().to(dev).eval() for _ in range(n)]
@@ -82,6 +82,8 @@ def torch_times(model, n, reps):
         ens = torch.vmap(one, in_dims=in_dims)
         with torch.inference_mode():
             out["torch_vmap_ms"] = timed(lambda: ens(params, buffers, x_host.to(dev)).cpu(), reps)
+        if no_compile:
+            return out
         try:
             comp = torch.compile(ens)
             with torch.inference_mode():
@@ -99,6 +101,7 @@ def main():
     ap.add_argument("--n", default="1,8,32,100")
     ap.add_argument("--models", default=",".join(ZOO))
     ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--no-compile", action="store_true", help="skip torch.compile (minutes of compiling per case)")
     ap.add_argument("--out", default=os.path.join("bench", "gpu", "results"))
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -109,14 +112,14 @@ def main():
     for model in args.models.split(","):
         for n in [int(s) for s in args.n.split(",")]:
             row = {"model": model, "n": n, "widejit": widejit_times(args.widejit, model, n, args.reps)}
-            row.update(torch_times(model, n, args.reps))
+            row.update(torch_times(model, n, args.reps, args.no_compile))
             rows.append(row)
             w = row["widejit"]
             wide = w.get("wide_median_ms")
             seq = w.get("sequential_median_ms")
             f = lambda v: f"{v:9.3f}" if isinstance(v, (int, float)) else f"{'-':>9}"
             ratio = row["torch_loop_ms"] / wide if isinstance(wide, (int, float)) and wide else float("nan")
-            print(f"{model:10} {n:4} {f(wide)} {f(seq)} {f(row['torch_loop_ms'])} {f(row.get('torch_vmap_ms'))} {f(row.get('torch_compile_ms'))}  {ratio:.2f}x")
+            print(f"{model:10} {n:4} {f(wide)} {f(seq)} {f(row['torch_loop_ms'])} {f(row.get('torch_vmap_ms'))} {f(row.get('torch_compile_ms'))}  {ratio:.2f}x", flush=True)
             if "error" in w:
                 print("   widejit:", w["error"])
     os.makedirs(args.out, exist_ok=True)

@@ -98,7 +98,7 @@ func loadFrom(names []string) (d *driver, err error) {
 	var lib uintptr
 	var reasons []string
 	for _, n := range names {
-		h, err := purego.Dlopen(n, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		h, err := purego.Dlopen(n, purego.RTLD_NOW|purego.RTLD_LOCAL)
 		if err == nil {
 			lib = h
 			break
