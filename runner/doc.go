@@ -9,7 +9,7 @@
 // tensor given to RunInto), unless it overlaps an input read in place.
 //
 // On a device with streams (a jit.StreamDevice: CUDA), a run's N models are split over several
-// streams (Options.Streams; 2 by default; streams.go): each uploads its models' input rows
+// streams (Options.Streams; one by default; streams.go): each uploads its models' input rows
 // from pinned staging, launches every kernel of the plan over its models and downloads their
 // output rows, with events where streams depend on each other and one synchronisation per
 // run. Runner.ExplainStreams and the trace (a track per stream) show the schedule.

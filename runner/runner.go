@@ -69,7 +69,7 @@ type Options struct {
 	MemoryLimit int64
 	// Streams splits each run's models over this many streams of a device that has them
 	// (a jit.StreamDevice: CUDA), so that one stream's copies overlap another's kernels
-	// (streams.go); 0 picks (2 when N >= 2), 1 keeps the device's own stream. Other devices
+	// (streams.go); 0 and 1 keep the device's own stream (the default: see wantStreams). Other devices
 	// run on the calling goroutine and ignore it.
 	Streams int
 }

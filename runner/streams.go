@@ -172,7 +172,11 @@ func (r *Runner) wantStreams() (int, string) {
 	case want > 1:
 		return want, "asked for"
 	}
-	return 2, "the default on a GPU"
+	// Measured on an H200 (bench/gpu/results/streams_h200.txt): on the zoo, N = 8 to 100, more
+	// streams gained at most 13% (a 0.06 ms MLP) and lost up to 1.8x on convolutions (conv64
+	// at N = 100: 10.1 ms on one, 18.5 on two): each stream launches every kernel for its share,
+	// smaller grids and more launches, and the copies it could hide are small next to kernels.
+	return 1, "the default: more streams are for copy-heavy runs, ask with --streams"
 }
 
 // planStreams splits p's N models over up to want streams (balanced shares, in order).

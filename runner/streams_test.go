@@ -202,15 +202,15 @@ func loadFixture(t *testing.T, dir string) (*graph.Graph, map[string]*safetensor
 	return g, testkit.ReadTensors(t, filepath.Join(dir, "inputs.safetensors"))
 }
 
-// firstStubRun runs the fixture in dir once on the stub GPU, on the default 2 streams, and
+// firstStubRun runs the fixture in dir once on the stub GPU, on 2 streams, and
 // checks its outputs: those of the CPU backend for the same plan (bit for bit) and PyTorch's.
 // It returns the index of the run's first operation in the stub's log.
 func firstStubRun(t *testing.T, dir string) (*cuda.Stub, *lowering.Plan, *Runner, int) {
 	t.Helper()
 	g, inputs := loadFixture(t, dir)
-	stub, plan, r := stubRun(t, g, cuda.StubConfig{}, Options{})
+	stub, plan, r := stubRun(t, g, cuda.StubConfig{}, Options{Streams: 2})
 	if n := len(r.Streams().Parts); n != 2 {
-		t.Fatalf("%d streams by default on a GPU with N=%d: %s", n, g.N, r.Streams().Why)
+		t.Fatalf("%d streams asked for 2 on a GPU with N=%d: %s", n, g.N, r.Streams().Why)
 	}
 	_, want := runOnce(t, plan, cpu.NewDevice(2), g, Options{}, inputs)
 	first := len(stub.Ops())
@@ -337,13 +337,13 @@ func TestStreamsSharedInputsAndOrders(t *testing.T) {
 // a slot that holds buffers of different sizes is written by both.
 func TestStubCatchesBrokenStreamSchedules(t *testing.T) {
 	g, inputs := loadFixture(t, "../lowering/testdata/fixtures/blocks_shared_n3")
-	_, _, r := stubRun(t, g, cuda.StubConfig{}, Options{})
+	_, _, r := stubRun(t, g, cuda.StubConfig{}, Options{Streams: 2})
 	r.streams.shared = nil
 	if _, err := r.Run(inputs); err == nil || !strings.Contains(err.Error(), "STUB_UNORDERED_ACCESS") || !strings.Contains(err.Error(), "upload") {
 		t.Errorf("a run without the shared-input event: %v", err)
 	}
 	g, inputs = loadFixture(t, "../examples/patterns")
-	_, _, r = stubRun(t, g, cuda.StubConfig{}, Options{})
+	_, _, r = stubRun(t, g, cuda.StubConfig{}, Options{Streams: 2})
 	if _, err := r.Run(inputs); err != nil {
 		t.Fatal(err)
 	}
@@ -356,10 +356,10 @@ func TestStubCatchesBrokenStreamSchedules(t *testing.T) {
 // --explain's schedule: the streams, their models, copies, launches and events.
 func TestExplainStreams(t *testing.T) {
 	g, _ := loadFixture(t, "../lowering/testdata/fixtures/blocks_shared_n3")
-	_, plan, r := stubRun(t, g, cuda.StubConfig{}, Options{})
+	_, plan, r := stubRun(t, g, cuda.StubConfig{}, Options{Streams: 2})
 	text := r.ExplainStreams()
 	for _, want := range []string{
-		"streams on widejit stub GPU: 2 (the default on a GPU)",
+		"streams on widejit stub GPU: 2 (asked for)",
 		"stream 0: models [0, 1)", "stream 1: models [1, 3)",
 		"record   event shared-inputs", "wait     event shared-inputs",
 		"rows [1, 3)", "from pinned staging", "into pinned staging",
@@ -379,6 +379,7 @@ func TestExplainStreams(t *testing.T) {
 		want string
 	}{
 		{cpu.NewDevice(1), Options{Streams: 2}, "streams on " + cpu.NewDevice(1).Info().Name + ": 1 (the cpu device runs each launch on the calling goroutine"},
+		{hostStreams{cpu.NewDevice(1)}, Options{}, ": 1 (the default: more streams are for copy-heavy runs"},
 		{hostStreams{cpu.NewDevice(1)}, Options{Streams: 1}, ": 1 (asked for)"},
 		{hostStreams{cpu.NewDevice(1)}, Options{LaunchTimeout: time.Minute}, ": 1 (a launch time limit synchronises the device after every launch)"},
 		{hostStreams{cpu.NewDevice(1)}, Options{Streams: 5}, ": 3 (asked for (5), at most N=3)"},
@@ -447,7 +448,7 @@ func TestPlanStreamsSplit(t *testing.T) {
 // models, and a copy or kernel slice per operation, timed by events on the stub's clock.
 func TestTraceStreamTracks(t *testing.T) {
 	g, inputs := loadFixture(t, "../examples/transformer")
-	_, plan, r := stubRun(t, g, cuda.StubConfig{}, Options{})
+	_, plan, r := stubRun(t, g, cuda.StubConfig{}, Options{Streams: 2})
 	tracer := NewTracer()
 	r.Trace(tracer, 1, "cuda:1")
 	r.Profile(true)
@@ -535,8 +536,8 @@ func TestStreamsFitMemory(t *testing.T) {
 	}{
 		{dev + 2*temps, Options{Streams: 3}, 3, "asked for"},
 		{dev + temps + temps/2, Options{Streams: 3}, 2, "fewer than 3: one more set of temporaries (" + memlimit.Format(temps) + ") per stream would not fit widejit stub GPU's"},
-		{dev + temps - 1, Options{}, 1, "fewer than 2"},
-		{0, Options{MemoryLimit: plan.Memory().Host() + 1}, 1, "the plan's host copies and pinned staging need"},
+		{dev + temps - 1, Options{Streams: 2}, 1, "fewer than 2"},
+		{0, Options{Streams: 2, MemoryLimit: plan.Memory().Host() + 1}, 1, "the plan's host copies and pinned staging need"},
 	} {
 		_, _, r := stubRun(t, g, cuda.StubConfig{MemoryBytes: c.gpu}, c.opts)
 		if s := r.Streams(); len(s.Parts) != c.streams || !strings.Contains(s.Why, c.why) {

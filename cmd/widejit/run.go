@@ -56,8 +56,8 @@ stacks the parts back into the [N, ...] outputs, bit for bit those of an unshard
 --device takes a list of devices of one kind (cuda:0,cuda:1, or cuda:all for every GPU):
 the N models are split across them in list order and run at once, and the outputs are
 stacked in model order; cpu:0,cpu:1 does the same with CPU executors sharing the cores. On
-each GPU, --streams S splits the device's models again over S streams (default 2), whose
-copies overlap each other's kernels; --explain shows that schedule, --trace a track per stream.`,
+each GPU, --streams S splits the device's models again over S streams (default 1), whose
+copies overlap each other's kernels (for copy-heavy runs); --explain shows that schedule, --trace a track per stream.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runGraph(cmd, a, args[0], f) },
 	}
@@ -82,7 +82,7 @@ copies overlap each other's kernels; --explain shows that schedule, --trace a tr
 	fl.BoolVar(&f.Profile, "profile", false, "time every kernel over the runs (--repeat) and print where the time goes")
 	fl.StringVar(&f.Shard, "shard", "", "run shard I of K only: models [floor(I*N/K), floor((I+1)*N/K)), 0 <= I < K <= N (merge the parts with `widejit merge`)")
 	fl.StringVar(&f.Trace, "trace", "", "write every kernel launch and host-device copy as Chrome trace-event JSON (Perfetto, chrome://tracing) to this file")
-	fl.IntVar(&f.streams, "streams", 0, "split each run's models over this many streams per GPU, copies overlapping kernels (0: 2 when a GPU has 2 or more models; 1: one stream; the CPU ignores it)")
+	fl.IntVar(&f.streams, "streams", 0, "split each run's models over this many streams per GPU, copies overlapping kernels (0 or 1: one stream; the CPU ignores it)")
 	addPluginFlag(cmd)
 	return cmd
 }

@@ -302,7 +302,8 @@ func TestRunStreamsExplainAndTrace(t *testing.T) {
 		explain []string
 		tracks  []string
 	}{
-		{"", []string{"streams on Fake GPU: 2 (the default on a GPU)", "stream 1: models [2, 4)", "upload   src rows [2, 4)",
+		{"", []string{"streams on Fake GPU: 1 (the default: more streams are for copy-heavy runs"}, []string{"stream 0"}},
+		{"2", []string{"streams on Fake GPU: 2 (asked for)", "stream 1: models [2, 4)", "upload   src rows [2, 4)",
 			"launch   k0_in_proj (batched, grid [3 1 2])", "download norm2 rows [0, 2)", "record   event stream-1-done"},
 			[]string{"stream 0: models [0, 2)", "stream 1: models [2, 4)"}},
 		{"1", []string{"streams on Fake GPU: 1 (asked for): copies and launches in order on the device's own queue"}, []string{"stream 0"}},

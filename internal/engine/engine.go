@@ -30,8 +30,8 @@ type Config struct {
 	// MemoryLimit bounds what a graph and its plan allocate, in bytes (0: 80% of physical
 	// memory, negative: no limit).
 	MemoryLimit int64
-	// Streams splits each run's models over this many streams of a GPU (0: 2 when N >= 2;
-	// 1: one stream); the CPU ignores it.
+	// Streams splits each run's models over this many streams of a GPU (0 or 1: one
+	// stream); the CPU ignores it.
 	Streams int
 	Plugins []string
 	// PluginDeadline and PluginMemoryMiB bound each plugin call (0: 50 ms and 64 MiB).
