@@ -24,8 +24,9 @@
 //
 // Speed, in the order it matters:
 //   - tl.dot runs on register-blocked micro-kernels chosen at run time through
-//     golang.org/x/sys/cpu: AVX-512 8x32 (16 accumulators) or AVX2/FMA 6x16 (12
-//     accumulators), pure Go otherwise (dot*.go). The kernels are generated
+//     golang.org/x/sys/cpu: AVX-512 12x32 on AMD, 8x32 on Intel (24 or 16 accumulators:
+//     each measured faster on its vendor's CPU) or AVX2/FMA 6x16 (12 accumulators), pure
+//     Go otherwise (dot*.go). The kernels are generated
 //     (dot_asm_gen.go) for every row count, so no size falls off SIMD: leftover rows run on
 //     the kernel for exactly those rows (merged with the last full block), 1-4 rows on wider
 //     strips (4x64, 4x24), a 16-wide strip on 16-wide kernels, leftover columns on AVX-512

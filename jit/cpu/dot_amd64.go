@@ -1,31 +1,54 @@
 package cpu
 
-import "golang.org/x/sys/cpu"
+import (
+	"encoding/binary"
+	"fmt"
+
+	"golang.org/x/sys/cpu"
+)
 
 //go:generate go run dot_asm_gen.go
 
-func init() { selectMicroKernel(true) }
+func init() {
+	tallRows = vendor() == "AuthenticAMD"
+	selectMicroKernel(true)
+}
+
+// cpuVendor returns CPUID leaf 0's vendor string registers (in the string's order).
+func cpuVendor() (ebx, edx, ecx uint32)
+
+// vendor is the CPU's vendor string: "GenuineIntel", "AuthenticAMD", ...
+func vendor() string {
+	ebx, edx, ecx := cpuVendor()
+	b := binary.LittleEndian.AppendUint32(nil, ebx)
+	b = binary.LittleEndian.AppendUint32(b, edx)
+	return string(binary.LittleEndian.AppendUint32(b, ecx))
+}
 
 // selectMicroKernel picks the widest kernels the CPU supports (allowAVX512 false: AVX2 at
-// most; tests use it to cover both).
+// most; tests use it to cover both), under AVX-512 with 12-row tiles when tallRows is set.
 func selectMicroKernel(allowAVX512 bool) {
 	switch {
 	case allowAVX512 && cpu.X86.HasAVX512F:
 		gemmWide = gemmStrip{w: 32, mr: 8, kern: kernelsAVX512_32[:], masked: kernelsAVX512_32masked[:]}
+		panelKernels, panelCols = []panelKernel{{8, sgemmAVX512_8x32panels}}, 32
+		if tallRows {
+			gemmWide.mr = 12
+			panelKernels = []panelKernel{{12, sgemmAVX512_12x32panels}, {8, sgemmAVX512_8x32panels}}
+		}
 		gemmNarrow = gemmStrip{w: 16, mr: 16, kern: kernelsAVX512_16[:], masked: kernelsAVX512_16masked[:]}
 		gemmWideEdge = gemmStrip{w: 48, mr: 8, masked: kernelsAVX512_48masked[:]}
 		gemmShort = gemmStrip{w: 64, mr: 4, kern: kernelsAVX512_64[:]}
-		gemmPanelKernel, panelRows, panelCols = sgemmAVX512_8x32panels, 8, 32
-		gemmSIMD, microName = true, "AVX-512 dot"
+		gemmSIMD, microName = true, fmt.Sprintf("AVX-512 dot, %dx32 tiles", gemmWide.mr)
 	case cpu.X86.HasAVX2 && cpu.X86.HasFMA:
 		gemmWide = gemmStrip{w: 16, mr: 6, kern: kernelsAVX2_16[:]}
 		gemmNarrow = gemmStrip{w: 8, mr: 12, kern: kernelsAVX2_8[:]}
 		gemmWideEdge = gemmStrip{}
 		gemmShort = gemmStrip{w: 24, mr: 4, kern: kernelsAVX2_24[:]}
-		gemmPanelKernel, panelRows, panelCols = sgemmAVX2_6x16panels, 6, 16
-		gemmSIMD, microName = true, "AVX2/FMA dot"
+		panelKernels, panelCols = []panelKernel{{6, sgemmAVX2_6x16panels}}, 16
+		gemmSIMD, microName = true, "AVX2/FMA dot, 6x16 tiles"
 	default:
 		gemmSIMD, microName = false, "pure Go dot"
-		gemmPanelKernel = nil
+		panelKernels = nil
 	}
 }

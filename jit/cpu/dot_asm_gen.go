@@ -34,6 +34,7 @@ var families = []family{
 	{"AVX2", 2, 8, 6, 16, false, false},     // 6x16 main tile: 12 accumulators, 2 B vectors, 2 broadcasts
 	{"AVX2", 1, 8, 12, 16, false, false},    // 8-wide strips and narrow edges
 	{"AVX512", 2, 16, 8, 32, false, true},   // 8x32 over panels: a convolution's taps
+	{"AVX512", 2, 16, 12, 32, false, true},  // 12x32 over panels (AMD Zen)
 	{"AVX2", 2, 8, 6, 16, false, true},      // 6x16 over panels
 }
 
@@ -67,6 +68,7 @@ func (f family) reg(i int) string {
 var rowIdx = []string{"", "(R8*1)", "(R8*2)", "(R9*1)"}     // a rows within a group of 4
 var cRowIdx = []string{"", "(R11*1)", "(R11*2)", "(R12*1)"} // c rows within a group of 4
 var aBase = []string{"SI", "DX", "R13", "R14"}              // a row groups 0-3, 4-7, 8-11, 12-15
+var panelABase = []string{"SI", "DX", "R14"}                // the same for panels (R13 walks them)
 
 func main() {
 	var s, g strings.Builder
@@ -126,6 +128,10 @@ func kernel(s *strings.Builder, f family, r int) {
 	fmt.Fprintf(s, "\n// func %s(%s)\n", f.name(r), args)
 	fmt.Fprintf(s, "TEXT ·%s(SB), NOSPLIT, %s\n", f.name(r), frame)
 	groups := (r + 3) / 4
+	base := aBase
+	if f.panels {
+		base = panelABase
+	}
 	// operands: k in CX, a in SI (rows 4 apart in DX, R13, R14), lda in R8 (3*lda in R9),
 	// b in BX, ldb in R10, all in bytes
 	aRows := func() {
@@ -133,12 +139,12 @@ func kernel(s *strings.Builder, f family, r int) {
 		p("SHLQ $2, R10")
 		p("LEAQ (R8)(R8*2), R9")
 		for gi := 1; gi < groups; gi++ {
-			p("LEAQ (%s)(R8*4), %s", aBase[gi-1], aBase[gi])
+			p("LEAQ (%s)(R8*4), %s", base[gi-1], base[gi])
 		}
 	}
 	if f.panels {
 		// panel pointer in R13, the end of the panels in AX between the loads and stores of c
-		// (a panels kernel has at most 8 rows: a in SI and DX only)
+		// (a panels kernel has at most 12 rows: a in SI, DX and R14)
 		p("MOVQ c+32(FP), DI")
 		p("MOVQ ldc+40(FP), R11")
 	} else {
@@ -189,7 +195,7 @@ func kernel(s *strings.Builder, f family, r int) {
 		if off > 0 {
 			o = fmt.Sprint(off)
 		}
-		return fmt.Sprintf("%s(%s)%s", o, aBase[row/4], rowIdx[row%4])
+		return fmt.Sprintf("%s(%s)%s", o, base[row/4], rowIdx[row%4])
 	}
 	nbc := 0
 	// body is one k step; u = 1 reads the step after the current one.
@@ -220,7 +226,7 @@ func kernel(s *strings.Builder, f family, r int) {
 	}
 	advance := func(steps int) {
 		for gi := range groups {
-			p("ADDQ $%d, %s", 4*steps, aBase[gi])
+			p("ADDQ $%d, %s", 4*steps, base[gi])
 		}
 		if steps == 2 {
 			p("LEAQ (BX)(R10*2), BX")

@@ -89,9 +89,7 @@ func TestGemmF32OddSizes(t *testing.T) {
 	run := func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
 		gemmF32(m, n, k, a, lda, b, ldb, c, ldc, &scratch)
 	}
-	defer selectMicroKernel(true)
-	for _, avx512 := range []bool{true, false} {
-		selectMicroKernel(avx512)
+	eachMicroKernel(func() {
 		for _, k := range []int{1, 2, 7, 33, 257} {
 			for m := 1; m <= 17; m++ {
 				for n := 1; n <= 70; n++ {
@@ -102,7 +100,7 @@ func TestGemmF32OddSizes(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 }
 
 // Larger shapes: several row blocks with leftovers, rows of A or B 4 KB apart (packed), k
@@ -114,13 +112,11 @@ func TestGemmF32Large(t *testing.T) {
 		gemmF32(m, n, k, a, lda, b, ldb, c, ldc, &scratch)
 	}
 	shapes := [][3]int{{67, 131, 257}, {64, 128, 256}, {19, 1030, 600}, {13, 1100, 37}, {40, 1024, 1025}, {100, 47, 9}, {20, 300, 1030}}
-	defer selectMicroKernel(true)
-	for _, avx512 := range []bool{true, false} {
-		selectMicroKernel(avx512)
+	eachMicroKernel(func() {
 		for _, s := range shapes {
 			gemmCheck(t, r, s[0], s[1], s[2], run)
 		}
-	}
+	})
 	for _, s := range [][3]int{{5, 7, 3}, {17, 33, 65}} {
 		gemmCheck(t, r, s[0], s[1], s[2], gemmGo)
 	}

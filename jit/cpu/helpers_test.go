@@ -150,3 +150,14 @@ func scalar(v any) jit.Arg         { return jit.Arg{Scalar: v} }
 func grid1(n int) [3]int           { return [3]int{n, 1, 1} }
 func bitsEq(a, b float32) bool     { return math.Float32bits(a) == math.Float32bits(b) }
 func le32(b []byte, i int) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])) }
+
+// eachMicroKernel runs f under every micro-kernel set: AVX-512 with 12-row tiles (AMD's) and
+// with 8-row ones (Intel's), and AVX2/FMA; on a CPU without AVX-512 the first two are AVX2's.
+func eachMicroKernel(f func()) {
+	defer func(tall bool) { tallRows = tall; selectMicroKernel(true) }(tallRows)
+	for _, c := range []struct{ avx512, tall bool }{{true, true}, {true, false}, {false, false}} {
+		tallRows = c.tall
+		selectMicroKernel(c.avx512)
+		f()
+	}
+}

@@ -41,11 +41,18 @@ type gemmPanel struct {
 	k   int
 }
 
-// The panels micro-kernel in use (selectMicroKernel): full blocks of panelRows x panelCols;
-// nil: the panels run one at a time.
+// panelKernel is a panels micro-kernel: it sums the panels' products into a block of rows x
+// panelCols of c.
+type panelKernel struct {
+	rows int
+	run  func(p *gemmPanel, np, row, col int, c *float32, ldc int)
+}
+
+// The panels micro-kernels in use (selectMicroKernel), tallest first, all panelCols wide;
+// none: the panels run one at a time.
 var (
-	gemmPanelKernel      func(p *gemmPanel, np, row, col int, c *float32, ldc int)
-	panelRows, panelCols int
+	panelKernels []panelKernel
+	panelCols    int
 )
 
 // pendingDots is a frame's queue: products to add into c (rows ldc apart).
@@ -96,8 +103,11 @@ func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]
 		rows, cols = min(rows, p.m), min(cols, p.n)
 	}
 	fullR, fullC := 0, 0
-	if gemmPanelKernel != nil && len(ps) > 1 {
-		fullR, fullC = rows-rows%panelRows, cols-cols%panelCols
+	if len(panelKernels) > 0 && len(ps) > 1 {
+		fullC = cols - cols%panelCols
+		for _, pk := range panelKernels { // tallest blocks first, then shorter ones below
+			fullR += (rows - fullR) / pk.rows * pk.rows
+		}
 	}
 	if fullR == 0 || fullC == 0 {
 		fullR, fullC = 0, 0
@@ -109,8 +119,11 @@ func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]
 		*asm = g
 		// column strips outside: a strip's B panels stay in cache for every row block
 		for j := 0; j < fullC; j += panelCols {
-			for i := 0; i < fullR; i += panelRows {
-				gemmPanelKernel(&g[0], len(g), i, j, &c[i*ldc+j], ldc)
+			i := 0
+			for _, pk := range panelKernels {
+				for ; i+pk.rows <= fullR; i += pk.rows {
+					pk.run(&g[0], len(g), i, j, &c[i*ldc+j], ldc)
+				}
 			}
 		}
 	}

@@ -14,7 +14,6 @@ import (
 // AVX-512 and the AVX2 kernels, for full blocks, edges, panels of different live extents and
 // a single panel; nothing outside the products changes.
 func TestGemmPanelsMatchDotsInTurn(t *testing.T) {
-	defer selectMicroKernel(true)
 	r := rand.New(rand.NewPCG(3, 4))
 	cases := []struct {
 		name    string
@@ -26,9 +25,8 @@ func TestGemmPanelsMatchDotsInTurn(t *testing.T) {
 		{"one", []int{16}, []int{48}, []int{5}},
 		{"thin", []int{3, 3}, []int{200, 200}, []int{16, 16}},
 	}
-	for _, avx512 := range []bool{true, false} {
-		selectMicroKernel(avx512)
-		if !gemmSIMD || gemmPanelKernel == nil {
+	eachMicroKernel(func() {
+		if !gemmSIMD || len(panelKernels) == 0 {
 			t.Skipf("no SIMD micro-kernels on this CPU (%s)", dotKernelName())
 		}
 		for _, tc := range cases {
@@ -61,7 +59,7 @@ func TestGemmPanelsMatchDotsInTurn(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 }
 
 // tapsKernel is a convolution's tap loop (conv_flat.py's shape): per tap and channel block,
@@ -92,7 +90,6 @@ def taps(x_ptr, w_ptr, c_ptr, Q, XS, T, C, BP: tl.constexpr, BOC: tl.constexpr, 
 // all taps; the result is bit for bit that of the dots one at a time (the queue off), on the
 // AVX-512 and the AVX2 kernels, and matches the float64 sum.
 func TestTapLoopQueuesItsDots(t *testing.T) {
-	defer selectMicroKernel(true)
 	defer func() { queueDots = true }()
 	const bp, boc, bk, q, xs, taps, ch = 64, 32, 16, 100, 128, 9, 32
 	kn := compileKernel(t, "taps.py", tapsKernel, "taps",
@@ -123,8 +120,7 @@ func TestTapLoopQueuesItsDots(t *testing.T) {
 		}
 		return slices.Clone(out.f32())
 	}
-	for _, avx512 := range []bool{true, false} {
-		selectMicroKernel(avx512)
+	eachMicroKernel(func() {
 		queueDots = false
 		inTurn := launch()
 		queueDots = true
@@ -141,5 +137,5 @@ func TestTapLoopQueuesItsDots(t *testing.T) {
 				t.Fatalf("%s: c[%d] = %g, want %g", dotKernelName(), i, got[i], want[i])
 			}
 		}
-	}
+	})
 }
