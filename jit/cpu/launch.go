@@ -36,9 +36,11 @@ type Kernel struct {
 }
 
 // serialLaunch is the work below which a launch does not use the worker pool. With helpers
-// lingering between launches, sharing costs about 5 µs (30 µs when a helper must start); on
-// 2 cores 20-40 µs launches gained a little from two workers and 150 µs ones 40%.
-const serialLaunch = 25 * time.Microsecond
+// lingering between launches (pool.go), handing a lingering helper work costs a few µs;
+// 30 µs when a helper must start, which a run's first launches pay once. Measured on 2 cores
+// (AMD Zen 5): at 25 µs the 10-50 µs launches of a small model ran on one core, and the
+// LayerNorm-Linear-softmax-LayerNorm block at N = 1 took 75 µs a run (median); at 5 µs, 64.
+const serialLaunch = 5 * time.Microsecond
 
 func (k *Kernel) Name() string { return k.prog.fn.Name }
 
