@@ -103,10 +103,12 @@ func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]
 		rows, cols = min(rows, p.m), min(cols, p.n)
 	}
 	fullR, fullC := 0, 0
+	var blocks [2]int // per panel kernel, how many row blocks it takes
 	if len(panelKernels) > 0 && len(ps) > 1 {
 		fullC = cols - cols%panelCols
-		for _, pk := range panelKernels { // tallest blocks first, then shorter ones below
-			fullR += (rows - fullR) / pk.rows * pk.rows
+		blocks = panelBlocks(rows)
+		for i, pk := range panelKernels {
+			fullR += blocks[i] * pk.rows
 		}
 	}
 	if fullR == 0 || fullC == 0 {
@@ -120,9 +122,10 @@ func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]
 		// column strips outside: a strip's B panels stay in cache for every row block
 		for j := 0; j < fullC; j += panelCols {
 			i := 0
-			for _, pk := range panelKernels {
-				for ; i+pk.rows <= fullR; i += pk.rows {
+			for b, pk := range panelKernels {
+				for range blocks[b] {
 					pk.run(&g[0], len(g), i, j, &c[i*ldc+j], ldc)
+					i += pk.rows
 				}
 			}
 		}
@@ -135,6 +138,27 @@ func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]
 			gemmF32(fullR, p.n-fullC, p.k, p.a, p.lda, p.b[fullC:], p.ldb, c[fullC:], ldc, scratch)
 		}
 	}
+}
+
+// panelBlocks splits rows into row blocks of the panel kernels (one or two, tallest first):
+// as many tall blocks as leave the fewest rows to no kernel, those left going one panel at a
+// time (64 rows on 12- and 8-row kernels: 4 x 12 + 2 x 8, not 5 x 12 and 4 left).
+func panelBlocks(rows int) (blocks [2]int) {
+	tall := panelKernels[0].rows
+	left := rows + 1
+	for a := rows / tall; a >= 0; a-- {
+		b, l := 0, rows-a*tall
+		if len(panelKernels) > 1 {
+			b, l = l/panelKernels[1].rows, l%panelKernels[1].rows
+		}
+		if l < left {
+			blocks, left = [2]int{a, b}, l
+		}
+		if l == 0 || len(panelKernels) == 1 {
+			break
+		}
+	}
+	return blocks
 }
 
 // findDeferredDots finds the loop nests whose dots may be queued: dots, the fused Adds

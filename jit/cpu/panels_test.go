@@ -139,3 +139,29 @@ func TestTapLoopQueuesItsDots(t *testing.T) {
 		}
 	})
 }
+
+// panelBlocks covers rows with as few left over as the kernel heights allow, tall ones first.
+func TestPanelBlocks(t *testing.T) {
+	defer func(ks []panelKernel) { panelKernels = ks }(panelKernels)
+	for _, c := range []struct {
+		heights []int
+		rows    int
+		want    [2]int
+	}{
+		{[]int{12, 8}, 64, [2]int{4, 2}}, // not 5 x 12 with 4 rows left
+		{[]int{12, 8}, 32, [2]int{2, 1}},
+		{[]int{12, 8}, 36, [2]int{3, 0}},
+		{[]int{12, 8}, 13, [2]int{1, 0}}, // 1 left (an 8-row block would leave 5)
+		{[]int{12, 8}, 4, [2]int{0, 0}},
+		{[]int{8}, 64, [2]int{8, 0}},
+		{[]int{6}, 40, [2]int{6, 0}},
+	} {
+		panelKernels = nil
+		for _, h := range c.heights {
+			panelKernels = append(panelKernels, panelKernel{rows: h})
+		}
+		if got := panelBlocks(c.rows); got != c.want {
+			t.Errorf("heights %v, %d rows: %v, want %v", c.heights, c.rows, got, c.want)
+		}
+	}
+}
