@@ -71,6 +71,31 @@ func TestCPUPlansUseCPUKernels(t *testing.T) {
 	}
 }
 
+// A feed-forward of 128 -> 512 -> 128 (512 KB of weights a model) fuses into one MLP kernel
+// on the CPU, whose cores' L2 caches hold both weights, and stays two matmuls on a GPU.
+func TestCPUFusesLargerMLPs(t *testing.T) {
+	g, err := graph.Load(filepath.Join("..", "bench", "zoo", "transformer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		kind string
+		mlp  bool
+	}{{"cpu", true}, {"cuda", false}} {
+		plan, err := Lower(g, Options{Device: autotune.DeviceInfo{Kind: c.kind, Cores: 2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fused := false
+		for _, l := range plan.Launches {
+			fused = fused || l.Kernel.Template == "mlp.py"
+		}
+		if fused != c.mlp {
+			t.Errorf("%s plan: fused MLP %v, want %v\n%s", c.kind, fused, c.mlp, Explain(plan))
+		}
+	}
+}
+
 // The transformer example's residual adds fuse through the identities between them and
 // their producers (getitem of the attention tuple, eval dropout) into the attention output
 // projection and the MLP kernel, across the projection's [rows, features] layout; the
