@@ -333,8 +333,10 @@ func (g *groupBase) spreadOverCores(br, bc, rows, cols, batch, k int) (int, int)
 	return bestR, bestC
 }
 
-// cpuSerialWork is the multiply-adds of a launch that the CPU runs on one worker (jit/cpu's
-// serialLaunch, 25 µs, at about 80 G multiply-adds a second).
+// cpuSerialWork is the multiply-adds under which a launch keeps its tiles whole: about 25 µs
+// at 80 G multiply-adds a second. jit/cpu shares launches of 5 µs or more over the cores, but
+// splitting these small ones into more programs measured no faster (the zoo MLP at N = 1: 9 µs
+// a run as one program, 11 µs spread at 400K multiply-adds).
 const cpuSerialWork = 2 << 20
 
 // programCost is a CPU program's fixed cost in multiply-adds (about 1 µs): its steps, the
