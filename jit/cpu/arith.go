@@ -85,7 +85,7 @@ func (c *compiler) compileLeaf(in *ir.Instr, z int) (step, error) {
 			if c.absorbed[in.Results[0]] { // its consumers read the first lane only
 				return func(fr *frame) error { fr.f32[z][0] = x; return nil }, nil
 			}
-			return func(fr *frame) error { fill(fr.f32[z], x); return nil }, nil
+			return func(fr *frame) error { fillF32(fr.f32[z], x); return nil }, nil
 		default:
 			v := in.Float
 			return func(fr *frame) error { fill(fr.f64[z], v); return nil }, nil
@@ -113,6 +113,16 @@ func fill[T any](z []T, v T) {
 	for i := range z {
 		z[i] = v
 	}
+}
+
+// fillF32 is fill for fp32 tiles: +0 (not -0, which compares equal) clears memory, the
+// runtime's vectorized memclr.
+func fillF32(z []float32, v float32) {
+	if math.Float32bits(v) == 0 {
+		clear(z)
+		return
+	}
+	fill(z, v)
 }
 
 // compileElementwise compiles an op whose operands and result share one type, of a dtype the

@@ -458,6 +458,15 @@ func (c *compiler) compileFor(in *ir.Instr, args, results []int) (step, error) {
 			initSpans[i] = func(fr *frame) { fr.spans(obs, rows, n, span) }
 		}
 	}
+	// A constant initial value (tl.zeros) is filled in: a copy of the constant tile would read
+	// as many bytes again (a convolution's 512 x 64 accumulator, once a program).
+	initConst := make([]func(fr *frame), len(inits))
+	for i, v := range in.Args[3:] {
+		if d := v.Def; d != nil && isFloatTileConst(d) && cls[i] == clsF32 && !c.absorbed[v] {
+			dst, src := iters[i], inits[i]
+			initConst[i] = func(fr *frame) { fillF32(fr.f32[dst], fr.f32[src][0]) }
+		}
+	}
 	dt := it.Elem
 	flush := c.flushAfter[in] // panels.go
 	loop := func(fr *frame) error {
@@ -471,6 +480,8 @@ func (c *compiler) compileFor(in *ir.Instr, args, results []int) (step, error) {
 				fr.swapSlot(cls[i], iters[i], init)
 			case initSpans[i] != nil:
 				initSpans[i](fr)
+			case initConst[i] != nil:
+				initConst[i](fr)
 			default:
 				fr.copySlot(cls[i], iters[i], init)
 			}
