@@ -1122,12 +1122,25 @@ func (m *memOp) moveRect(fr *frame, split *splitMask, maskLazy bool, tag, base, 
 	if !m.isLoad {
 		ld = fr.leading(m.data, n)
 	}
+	// fp32 on both sides, rows too short to stream: the row copies alone, with no per-row
+	// dispatch (zero padding moves rows 16 wide, where the dispatch cost as much as the copy)
+	w := c1 - c0
+	direct := m.cls == clsF32 && m.d == ir.F32 && (m.isLoad || w < streamMinRow)
+	var mem, tile []float32
+	if direct {
+		mem, tile = b.f32(), fr.f32[m.data]
+	}
 	for r := r0; r < r1; r++ {
 		at := r*ld + c0
-		if m.isLoad {
-			fr.loadRow(m.cls, m.d, b, o, m.data, at, c1-c0)
-		} else {
-			fr.storeRow(m.cls, m.d, b, o, m.data, at, c1-c0)
+		switch {
+		case direct && m.isLoad:
+			copy(tile[at:at+w], mem[o:o+w])
+		case direct:
+			copy(mem[o:o+w], tile[at:at+w])
+		case m.isLoad:
+			fr.loadRow(m.cls, m.d, b, o, m.data, at, w)
+		default:
+			fr.storeRow(m.cls, m.d, b, o, m.data, at, w)
 		}
 		o += int(rowStride)
 	}

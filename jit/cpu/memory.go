@@ -244,6 +244,13 @@ func (b *Buffer) setInt(d ir.DType, i int, v int64) {
 }
 
 // storeRow writes n elements of slot v from at into b at off, rounding fp16/bf16 to nearest even.
+// Streaming stores pay off only for outputs far larger than the caches (the lines would be
+// evicted before anyone reads them again), written in long runs (storeF32 on amd64).
+const (
+	streamMinBufferBytes = 64 << 20
+	streamMinRow         = 4096
+)
+
 func (fr *frame) storeRow(cls class, d ir.DType, b *Buffer, off, v, at, n int) {
 	switch cls {
 	case clsF32:

@@ -129,13 +129,6 @@ func copyNTAVX512(dst, src *float32, n int)
 
 var haveAVX512 = cpu.X86.HasAVX512F
 
-// Streaming stores pay off only for outputs far larger than the caches (the lines would be
-// evicted before anyone reads them again), written in long runs.
-const (
-	streamMinBufferBytes = 64 << 20
-	streamMinRow         = 4096
-)
-
 // storeF32 copies src into dst, a row of a buffer of bufBytes bytes, with non-temporal
 // stores when the row is long and the buffer much larger than the caches.
 func storeF32(dst, src []float32, bufBytes int) {
