@@ -122,3 +122,37 @@ func TestConcurrentLaunchesOfOneKernel(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// A launch's shares cover its grid once: each worker starts on its own contiguous part, in
+// order, and programs left in any part go to whichever worker asks, each exactly once, also
+// with more workers than programs and with worker numbers past the launch's workers.
+func TestSharesHandOutEveryProgramOnce(t *testing.T) {
+	for total := int64(0); total <= 37; total++ {
+		for workers := int64(1); workers <= 5; workers++ {
+			l := &launch{total: total}
+			l.split(workers)
+			got := make([]int, total)
+			for w := range workers {
+				s := &l.shares[w]
+				if idx, ok := s.take(); ok {
+					require.Equal(t, w*total/workers, idx, "worker %d starts its own part", w)
+					got[idx]++
+				}
+			}
+			// the rest, taken by workers in turn as run does: own share first, then the others'
+			for w := int64(0); l.started() < total; w = (w + 1) % (workers + 2) {
+				n := int64(len(l.shares))
+				for i := range n {
+					if idx, ok := l.shares[(w+i)%n].take(); ok {
+						got[idx]++
+						break
+					}
+				}
+			}
+			for idx, c := range got {
+				require.Equal(t, 1, c, "total %d, %d workers: program %d handed out %d times", total, workers, idx, c)
+			}
+			require.Equal(t, total, l.started())
+		}
+	}
+}
