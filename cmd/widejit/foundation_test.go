@@ -129,7 +129,7 @@ func TestCommandTree(t *testing.T) {
 		"info":           nil,
 		"kernel run":     {"fn", "grid", "const", "arg", "inputs", "out", "num-warps", "device"},
 		"kernel ir":      {"fn", "sig", "const"},
-		"kernel dump":    {"dir", "arch", "n", "mode", "no-fusion", "strategy", "dropout", "seed"},
+		"kernel dump":    {"dir", "arch", "n", "mode", "no-fusion", "strategy", "dropout", "seed", "device"},
 		"merge":          {"out"},
 		"plugin check":   {"plugin-deadline", "plugin-memory-mib", "reps"},
 		"run": {"inputs", "out", "check", "rtol", "atol", "device", "mode", "json", "seed", "n", "batch",

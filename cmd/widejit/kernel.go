@@ -77,7 +77,11 @@ func newKernelDumpCmd(a *app) *cobra.Command {
 		Short: "Write every kernel a graph needs (.py), its plan (plan.txt) and plan.json",
 		Long: `Lowers GRAPH.json and writes into DIR every rendered kernel as <name>.py (standalone Triton
 kernels), the readable plan as plan.txt and the machine-readable plan as plan.json (buffers,
-launches with grids and arguments, outputs).`,
+launches with grids and arguments, outputs).
+
+Without --device the plan is the generic GPU plan (the one --arch compiles to PTX); with
+--device cpu, cuda or auto, the plan a run on that device would use (its tiles, layouts and
+recorded decisions: the CPU's differ from a GPU's).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			archs, err := kerneltool.ParseArchs(archList)
@@ -88,6 +92,12 @@ launches with grids and arguments, outputs).`,
 				return usagef("kernel dump: --dir is required")
 			}
 			plan, err := f.Lower(args[0])
+			if cmd.Flags().Changed("device") {
+				if len(archs) > 0 {
+					return usagef("kernel dump: --arch compiles the generic GPU plan; leave --device out")
+				}
+				plan, _, err = engineConfig(a, nil).Plan(cmd.Context(), args[0], f.PlanOptions)
+			}
 			if err != nil {
 				return err
 			}
@@ -109,5 +119,6 @@ launches with grids and arguments, outputs).`,
 	f.add(cmd)
 	cmd.Flags().StringVar(&dir, "dir", "", "output directory")
 	cmd.Flags().StringVar(&archList, "arch", "", "also write each kernel's PTX for these archs (sm_80,sm_90)")
+	cmd.Flags().String("device", "", "plan for this device as a run would: auto | cpu | cuda (default: the generic GPU plan)")
 	return cmd
 }

@@ -163,4 +163,23 @@ func TestKernelDumpAndExplain(t *testing.T) {
 	if code, _, errOut := runCLI(t, "kernel", "dump", "../../examples/mlp/graph.json"); code != 2 {
 		t.Errorf("dump without --dir: exit %d (want 2): %s", code, errOut)
 	}
+
+	// --device cpu: the CPU's plan, whose Linear weights are transposed once by kernels of
+	// their own (the generic GPU plan reads them as they lie)
+	cpuDir := t.TempDir()
+	if code, _, errOut := runCLI(t, "kernel", "dump", "../../examples/mlp/graph.json", "--dir", cpuDir, "--device", "cpu"); code != 0 {
+		t.Fatalf("dump --device cpu: exit %d: %s", code, errOut)
+	}
+	for _, d := range []struct {
+		dir  string
+		want int
+	}{{cpuDir, 2}, {dir, 0}} {
+		files, _ := filepath.Glob(filepath.Join(d.dir, "*transpose*.py"))
+		if len(files) != d.want {
+			t.Errorf("%s: %d transpose kernels, want %d", d.dir, len(files), d.want)
+		}
+	}
+	if code, _, errOut := runCLI(t, "kernel", "dump", "../../examples/mlp/graph.json", "--dir", t.TempDir(), "--device", "cpu", "--arch", "sm_80"); code != 2 || !strings.Contains(errOut, "--arch") {
+		t.Errorf("dump --device cpu --arch: exit %d (want 2): %s", code, errOut)
+	}
 }

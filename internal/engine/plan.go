@@ -56,13 +56,12 @@ func (o PlanOptions) Lower(path string) (*lowering.Plan, error) {
 		ModelMajor: o.Mode == "sequential", Dropout: o.Dropout, Seed: o.Seed, Chooser: o.Chooser, Device: o.Device})
 }
 
-// Explain is `graph explain`: which nodes of the graph at path go into which kernel, with
-// which strategy and why, as a run on the configured device would decide (decisions
-// recorded in the kernel cache, plugins, heuristic), and with showPlan the plan itself.
-func (c Config) Explain(ctx context.Context, path string, o PlanOptions, showPlan bool) (string, error) {
+// Plan lowers the graph at path as a run on the configured device would (decisions recorded
+// in the kernel cache, plugins, heuristic); why is the account of each decision's source.
+func (c Config) Plan(ctx context.Context, path string, o PlanOptions) (plan *lowering.Plan, why string, err error) {
 	dev, err := OpenDevice(c.Device, c.Threads)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	o.Device = DeviceInfo(dev.Info())
 	dev.Close()
@@ -71,11 +70,21 @@ func (c Config) Explain(ctx context.Context, path string, o PlanOptions, showPla
 	tuning := c.NewTuning(ctx, store)
 	defer tuning.Close()
 	o.Chooser = tuning.Chooser("explain")
-	plan, err := o.Lower(path)
+	if plan, err = o.Lower(path); err != nil {
+		return nil, "", err
+	}
+	return plan, tuning.Explain("explain"), nil
+}
+
+// Explain is `graph explain`: which nodes of the graph at path go into which kernel, with
+// which strategy and why, as a run on the configured device would decide, and with showPlan
+// the plan itself.
+func (c Config) Explain(ctx context.Context, path string, o PlanOptions, showPlan bool) (string, error) {
+	plan, why, err := c.Plan(ctx, path, o)
 	if err != nil {
 		return "", err
 	}
-	text := lowering.Explain(plan) + tuning.Explain("explain")
+	text := lowering.Explain(plan) + why
 	if showPlan {
 		text += "\n" + plan.String()
 	}
