@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/widejit/widejit/autotune"
 	"github.com/widejit/widejit/graph"
 )
@@ -154,4 +156,58 @@ func TestSpreadOverCoresBalancesOddRows(t *testing.T) {
 	if bm, _ := g.spreadOverCores(32, 1, 32, 1, 1, 128*64+64*128); bm != 32 {
 		t.Errorf("a launch one worker runs: %d-row tiles, want 32", bm)
 	}
+}
+
+// A CPU plan runs a softmax, log_softmax or LayerNorm over the last dim inside the Linear
+// kernel producing it when a program holds whole rows (rowtail.go), also softmax then
+// LayerNorm, and leaves alone a row wider than cpuRowTailMaxN and a Linear output read twice;
+// GPU plans keep their row kernels. The idiom fixture's "cpu" variant checks the fused
+// kernels against PyTorch.
+func TestRowTailsOnTheCPU(t *testing.T) {
+	g, err := graph.Load(filepath.Join("testdata", "idioms", "rowtails_n3", "graph.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"linear_softmax", "linear_log_softmax", "linear_add_layer_norm", "linear_softmax_layer_norm", "linear_layer_norm"}
+	for _, kind := range []string{"cpu", "cuda"} {
+		plan, err := Lower(g, Options{Device: autotune.DeviceInfo{Kind: kind, Cores: 2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tails []string
+		rowKernels := 0
+		for _, l := range plan.Launches {
+			src := l.Kernel.Source
+			if strings.Contains(src.Text, "# row tail") {
+				tails = append(tails, src.Fn[strings.Index(src.Fn, "_")+1:])
+			}
+			if l.Kernel.Template == "reduce_rows.py" || l.Kernel.Template == "reduce.py" {
+				rowKernels++
+			}
+		}
+		if kind == "cuda" {
+			require.Empty(t, tails, "GPU plans keep separate row kernels")
+			continue
+		}
+		require.Equal(t, want, tails)
+		require.Equal(t, 2, rowKernels, "the 300-wide softmax and the twice-read Linear's softmax run as row kernels")
+	}
+
+	// the post-norm encoder layer's feed-forward: Linear-ReLU-Linear, residual add and
+	// LayerNorm in one mlp.py kernel (the fixture's "cpu" variant checks it against PyTorch)
+	g, err = graph.Load(filepath.Join("testdata", "idioms", "transformers_n3", "graph.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Lower(g, Options{Device: autotune.DeviceInfo{Kind: "cpu", Cores: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mlpTails := 0
+	for _, l := range plan.Launches {
+		if l.Kernel.Template == "mlp.py" && strings.Contains(l.Kernel.Source.Text, "# row tail: LayerNorm") {
+			mlpTails++
+		}
+	}
+	require.Equal(t, 2, mlpTails, "the encoder's and the decoder's feed-forward end in their LayerNorm")
 }

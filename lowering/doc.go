@@ -47,7 +47,10 @@
 //     interior is written, the border keeps the zeros of allocation), so only graph inputs
 //     go through a pad kernel (conv_pad.py), whose padded copy a later convolution's
 //     epilogue reads its residual from when the widths agree (readPaddedLeaves); norms and
-//     last-dim reductions a block of rows per program (norm_rows.py, reduce_rows.py). GPU
+//     last-dim reductions a block of rows per program (norm_rows.py, reduce_rows.py); a
+//     softmax, log_softmax or LayerNorm over the last dim of a matmul or fused MLP whose
+//     programs hold whole rows runs in that kernel after its epilogue (rowtail.go: a
+//     classifier's Linear-softmax, a post-norm layer's residual add and LayerNorm). GPU
 //     plans keep the GPU-shaped kernels.
 //   - Eval BatchNorm is x * alpha + beta with per-channel alpha and beta (PyTorch's CPU form),
 //     and relu a NaN-propagating tl.maximum (propagate_nan=ALL): one pass each over a tile.

@@ -37,7 +37,8 @@ type matmulGroup struct {
 	bSB, bSK, bSN   int
 	batch, m, nn, k int
 	linear          bool
-	weight          View // linear: the weight [out, in] (for MLP fusion)
+	weight          View       // linear: the weight [out, in] (for MLP fusion)
+	tails           []*rowTail // row ops after the epilogue (rowtail.go): BLOCK_N covers N
 }
 
 func newMatmulEpilogue(out View, nb, nm int) *epilogue {
@@ -139,6 +140,7 @@ type mlpGroup struct {
 	// rows: mlp.py's Rows form (the CPU) over w1t = W1^T and w2t = W2^T, prepared at load
 	rows     bool
 	w1t, w2t View
+	tails    []*rowTail // row ops after the epilogue (rowtail.go)
 }
 
 func (l *lowerer) mergeMLP(prev *matmulGroup, n *graph.Node, w2 View, bias *View, reason string) {
@@ -290,7 +292,12 @@ func intArg(name string, v int) LaunchArg { return LaunchArg{Name: name, Kind: I
 func (g *matmulGroup) heuristicBlocks() (bm, bn, bk int) {
 	if g.cpu {
 		bm, bn = clamp(nextPow2(g.m), 16, cpuMaxBlockMN), clamp(nextPow2(g.nn), 16, 2*cpuMaxBlockMN)
-		bm, bn = g.spreadOverCores(bm, bn, g.m, g.nn, g.batch, g.k)
+		if len(g.tails) > 0 {
+			// programs hold whole rows: only the rows split, a row costing N x K
+			bm, _ = g.spreadOverCores(bm, 1, g.m, 1, g.batch, g.nn*g.k)
+		} else {
+			bm, bn = g.spreadOverCores(bm, bn, g.m, g.nn, g.batch, g.k)
+		}
 		return bm, bn, clamp(nextPow2(g.k), 16, cpuMaxBlockK)
 	}
 	return clamp(nextPow2(g.m), 16, 64), clamp(nextPow2(g.nn), 16, 64), clamp(nextPow2(g.k), 16, 32)
@@ -379,6 +386,9 @@ func (g *matmulGroup) emit(l *lowerer) (*Launch, error) {
 	}
 	bm, bn, bk := g.blocks() // the chosen tunables, else heuristicBlocks
 	tilesN := cdiv(g.nn, bn)
+	if err := renderRowTails(&re, g.tails, g.epi, g.nn, bn); err != nil {
+		return nil, err
+	}
 	outBS := g.m * g.nn
 	var args []LaunchArg
 	args = append(args, ptrArgs("a", g.a)...)
@@ -454,6 +464,9 @@ func (g *mlpGroup) emit(l *lowerer) (*Launch, error) {
 	}
 	bm, bk, bh := g.blocks() // the chosen tunables, else heuristicBlocks
 	bn := clamp(nextPow2(g.o), 16, mlpMaxOut)
+	if err := renderRowTails(&re, g.tails, g.epi, g.o, bn); err != nil {
+		return nil, err
+	}
 	var args []LaunchArg
 	args = append(args, ptrArgs("x", f.a)...)
 	args = append(args, intArg("x_sm", f.aSM))

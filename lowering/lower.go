@@ -101,6 +101,8 @@ type groupBase struct {
 	out   View   // what the group writes
 	value string // the graph value the group's output currently is
 	epi   *epilogue
+	// sealed: nothing more fuses into the group (a row tail, rowtail.go, follows its epilogue)
+	sealed bool
 	// fused records the fusion decisions taken into this group, for explain.
 	fused []string
 	// tuned holds the tunables the Chooser picked for the kernel; nil: the built-in ones.
@@ -321,6 +323,15 @@ func (l *lowerer) addGroup(g group, value string) {
 // fusable returns the pending group whose output is value, if value may be fused into it:
 // used exactly once and not a graph output.
 func (l *lowerer) fusable(value string) group {
+	if g := l.soleProducer(value); g != nil && !g.base().sealed {
+		return g
+	}
+	return nil
+}
+
+// soleProducer is fusable without the seal: the pending group whose output is value, used
+// exactly once and not a graph output (a sealed group may still take another row tail).
+func (l *lowerer) soleProducer(value string) group {
 	if l.opts.NoFusion || l.uses[value] != 1 {
 		return nil
 	}

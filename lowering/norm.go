@@ -12,7 +12,17 @@ import (
 // Eval BatchNorm is element-wise (elementwise.go); InstanceNorm with running stats too.
 
 func init() {
-	registerOp(lowerNorm, "layer_norm", "rms_norm", "group_norm", "instance_norm1d", "instance_norm2d")
+	registerOp(lowerNormNode, "layer_norm", "rms_norm", "group_norm", "instance_norm1d", "instance_norm2d")
+}
+
+// lowerNormNode lowers a norm node of the graph: a LayerNorm may end the matmul kernel
+// producing its input (rowtail.go); otherwise, and for the norms other kernels build on
+// (flux.go), lowerNorm.
+func lowerNormNode(l *lowerer, n *graph.Node) error {
+	if n.Op == "layer_norm" && l.tryRowTail(n) {
+		return nil
+	}
+	return lowerNorm(l, n)
 }
 
 type normGroup struct {

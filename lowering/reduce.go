@@ -23,6 +23,9 @@ type reduceGroup struct {
 }
 
 func lowerSoftmax(l *lowerer, n *graph.Node) error {
+	if l.tryRowTail(n) {
+		return nil
+	}
 	x, err := l.input(n, 0)
 	if err != nil {
 		return err

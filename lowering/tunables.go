@@ -194,9 +194,13 @@ func applyNumWarps(k *KernelSource, t Tunables) {
 
 func (g *matmulGroup) tunables() (tunableSpace, bool) {
 	bm, bn, bk := g.heuristicBlocks()
+	bnAxis := blockAxis("BLOCK_N", "bn", bn, dotMinBlock, g.maxBlock(128, 256), g.nn)
+	if len(g.tails) > 0 {
+		bnAxis.lo = bn // a row tail needs whole rows in a program (rowtail.go)
+	}
 	return tunableSpace{axes: []tunableAxis{
 		blockAxis("BLOCK_M", "bm", bm, dotMinBlock, 128, g.m),
-		blockAxis("BLOCK_N", "bn", bn, dotMinBlock, g.maxBlock(128, 256), g.nn),
+		bnAxis,
 		blockAxis("BLOCK_K", "bk", bk, dotMinBlock, g.maxBlock(64, 2*cpuMaxBlockK), g.k),
 	}}, true
 }

@@ -236,3 +236,35 @@ class HalfMLP(nn.Module):
 
     def forward(self, x):
         return self.ln(self.fc2(F.gelu(self.fc1(x)))) * 2.0
+
+
+class RowTails(nn.Module):
+    """Row ops after a Linear, which CPU plans run inside the matmul kernel: softmax and
+    log_softmax over odd widths (the tile's last columns masked), a post-norm residual
+    LayerNorm, softmax then LayerNorm over a full tile, a LayerNorm without affine; and ones
+    that stay kernels of their own: a row wider than a program holds, a Linear output read
+    twice."""
+
+    def __init__(self):
+        super().__init__()
+        self.cls = nn.Linear(24, 131)
+        self.logp = nn.Linear(24, 100)
+        self.post = nn.Linear(24, 24)
+        self.norm = nn.LayerNorm(24)
+        self.gate = nn.Linear(24, 64)
+        self.gnorm = nn.LayerNorm(64, eps=1e-6)
+        self.plain = nn.Linear(24, 40)
+        self.bare = nn.LayerNorm(40, elementwise_affine=False)
+        self.wide = nn.Linear(24, 300)
+        self.twice = nn.Linear(24, 40)
+
+    def forward(self, x):
+        a = torch.softmax(self.cls(x), dim=-1)
+        b = F.log_softmax(self.logp(x), dim=-1)
+        c = self.norm(x + self.post(x))
+        d = self.gnorm(torch.softmax(self.gate(x), dim=-1))
+        e = self.bare(self.plain(x))
+        f = self.wide(x).softmax(-1)
+        t = self.twice(x)
+        g = torch.softmax(t, dim=-1) + t
+        return a, b, c, d, e, f, g

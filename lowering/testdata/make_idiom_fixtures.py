@@ -29,6 +29,7 @@ FIXTURES = {
     "ditblock": ["DiTBlock", "x=2,5,11", "t=2,7"],
     "sdpa": ["SDPA", "x=2,5,12"],
     "halfmlp_bf16": ["HalfMLP", "x=5,19:bfloat16"],
+    "rowtails": ["RowTails", "x=2,5,24"],
 }
 
 
