@@ -1,6 +1,8 @@
 package lowering
 
 import (
+	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,6 +11,8 @@ import (
 
 	"github.com/widejit/widejit/autotune"
 	"github.com/widejit/widejit/graph"
+	"github.com/widejit/widejit/graph/safetensors"
+	"github.com/widejit/widejit/internal/testkit"
 )
 
 // CPU plans use the CPU's own kernels where they exist (row-block norms and last-dim
@@ -159,7 +163,7 @@ func TestSpreadOverCoresBalancesOddRows(t *testing.T) {
 }
 
 // A CPU plan runs a softmax, log_softmax or LayerNorm over the last dim inside the Linear
-// kernel producing it when a program holds whole rows (rowtail.go), also softmax then
+// kernel producing it when a program holds whole rows (rowops.go), also softmax then
 // LayerNorm, and leaves alone a row wider than cpuRowTailMaxN and a Linear output read twice;
 // GPU plans keep their row kernels. The idiom fixture's "cpu" variant checks the fused
 // kernels against PyTorch.
@@ -210,4 +214,92 @@ func TestRowTailsOnTheCPU(t *testing.T) {
 		}
 	}
 	require.Equal(t, 2, mlpTails, "the encoder's and the decoder's feed-forward end in their LayerNorm")
+}
+
+// A CPU plan applies a LayerNorm or RMSNorm to a Linear's rows as the Linear loads them
+// (rowops.go): before a plain Linear (an odd width; without affine), before a fused MLP and
+// before a Linear a softmax ends; a norm over rows wider than one K tile and a norm read
+// twice stay kernels of their own, and GPU plans keep theirs. The idiom fixture's "cpu"
+// variant checks these kernels against PyTorch.
+func TestRowHeadsOnTheCPU(t *testing.T) {
+	g, err := graph.Load(filepath.Join("testdata", "idioms", "rowheads_n3", "graph.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"layer_norm_linear", "layer_norm_linear", "layer_norm_linear_gelu_linear_etc", "layer_norm_linear_softmax"}
+	for _, kind := range []string{"cpu", "cuda"} {
+		plan, err := Lower(g, Options{Device: autotune.DeviceInfo{Kind: kind, Cores: 2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var heads []string
+		norms := 0
+		for _, l := range plan.Launches {
+			src := l.Kernel.Source
+			if strings.Contains(src.Text, "# row head") {
+				heads = append(heads, src.Fn[strings.Index(src.Fn, "_")+1:])
+			}
+			if strings.HasSuffix(src.Fn, "_layer_norm") {
+				norms++
+			}
+		}
+		if kind == "cuda" {
+			require.Empty(t, heads, "GPU plans keep separate norm kernels")
+			continue
+		}
+		require.Equal(t, want, heads)
+		require.Equal(t, 2, norms, "the 600-wide norm and the norm read twice run as norm kernels")
+	}
+}
+
+// An RMSNorm before a Linear, applied by the Linear as it loads its rows (rowops.go), against
+// a float64 loop: the norm (no centring, eps, weight), then x @ W^T + b.
+func TestRMSNormHeadAgainstLoop(t *testing.T) {
+	const n, rows, k, out = 3, 5, 37, 12
+	js := fmt.Sprintf(`{"format": "widejit.graph/v1", "n": %d,
+  "inputs": [{"name": "x", "shape": [%d, %d], "dtype": "float32"}],
+  "params": [{"name": "w", "shape": [%d], "dtype": "float32"},
+             {"name": "lw", "shape": [%d, %d], "dtype": "float32"}, {"name": "lb", "shape": [%d], "dtype": "float32"}],
+  "nodes": [{"name": "rms", "op": "rms_norm", "inputs": ["x"], "params": {"weight": "w"},
+             "attrs": {"normalized_shape": [%d], "eps": 0.001, "elementwise_affine": true}},
+            {"name": "fc", "op": "linear", "inputs": ["rms"], "params": {"weight": "lw", "bias": "lb"},
+             "attrs": {"in_features": %d, "out_features": %d, "bias": true}}],
+  "outputs": ["fc"], "weights": "weights.safetensors"}`, n, rows, k, k, out, k, out, k, k, out)
+	g := writeGraph(t, js, map[string][]int{"w": {k}, "lw": {out, k}, "lb": {out}}, n, 11)
+	opts := Options{Device: autotune.DeviceInfo{Kind: "cpu", Cores: 2}}
+	plan, err := Lower(g, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	require.Len(t, plan.Launches, 2, "the weight's transpose and one rms_norm_linear kernel:\n%s", plan)
+	require.Contains(t, plan.Launches[1].Kernel.Source.Text, "# row head: RMSNorm")
+	ins, err := g.GenerateInputs(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := f32s(t, runPlanCPU(t, g, opts, ins)["fc"])
+	x := f32s(t, ins["x"])
+	w, _ := g.ParamFloat32s("w")
+	lw, _ := g.ParamFloat32s("lw")
+	lb, _ := g.ParamFloat32s("lb")
+	want := make([]float32, n*rows*out)
+	for m := range n {
+		for r := range rows {
+			row := x[(m*rows+r)*k:][:k]
+			ss := 0.0
+			for _, v := range row {
+				ss += float64(v) * float64(v)
+			}
+			scale := 1 / math.Sqrt(ss/k+1e-3)
+			for o := range out {
+				y := float64(lb[m*out+o])
+				for c := range k {
+					y += float64(row[c]) * scale * float64(w[m*k+c]) * float64(lw[(m*out+o)*k+c])
+				}
+				want[(m*rows+r)*out+o] = float32(y)
+			}
+		}
+	}
+	shape := []int{n, rows, out}
+	require.NoError(t, testkit.CompareTensors(safetensors.FromFloat32s("fc", shape, got), safetensors.FromFloat32s("fc", shape, want)))
 }

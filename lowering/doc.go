@@ -49,9 +49,11 @@
 //     epilogue reads its residual from when the widths agree (readPaddedLeaves); norms and
 //     last-dim reductions a block of rows per program (norm_rows.py, reduce_rows.py); a
 //     softmax, log_softmax or LayerNorm over the last dim of a matmul or fused MLP whose
-//     programs hold whole rows runs in that kernel after its epilogue (rowtail.go: a
-//     classifier's Linear-softmax, a post-norm layer's residual add and LayerNorm). GPU
-//     plans keep the GPU-shaped kernels.
+//     programs hold whole rows runs in that kernel after its epilogue (rowops.go's row
+//     tails: a classifier's Linear-softmax, a post-norm layer's residual add and
+//     LayerNorm), and a LayerNorm or RMSNorm whose only reader is a Linear taking whole
+//     rows in one K tile is applied by the Linear as it loads them (row heads: a pre-norm
+//     layer's norm before its feed-forward). GPU plans keep the GPU-shaped kernels.
 //   - Eval BatchNorm is x * alpha + beta with per-channel alpha and beta (PyTorch's CPU form),
 //     and relu a NaN-propagating tl.maximum (propagate_nan=ALL): one pass each over a tile.
 //   - Other convolutions: conv_rows.py (row tiles) and conv.py (flat pixels) on GPUs;

@@ -38,7 +38,8 @@ type matmulGroup struct {
 	batch, m, nn, k int
 	linear          bool
 	weight          View       // linear: the weight [out, in] (for MLP fusion)
-	tails           []*rowTail // row ops after the epilogue (rowtail.go): BLOCK_N covers N
+	tails           []*rowTail // row ops after the epilogue (rowops.go): BLOCK_N covers N
+	head            *rowHead   // a norm of the rows of a as they load (rowops.go): BLOCK_K covers K
 }
 
 func newMatmulEpilogue(out View, nb, nm int) *epilogue {
@@ -60,6 +61,10 @@ func lowerLinear(l *lowerer, n *graph.Node) error {
 	}
 	r := len(x.Shape)
 	k := x.Shape[r-1]
+	norm, head := l.rowHeadFor(n, k) // a LayerNorm this Linear applies as it loads its rows
+	if head != nil {
+		x = norm.x
+	}
 	nout := w.Shape[0]
 	// rows: all leading dims as one M axis when their strides merge; else the last leading
 	// dim as M and the others as the matmul batch (a transposed view needs no copy); else a copy
@@ -97,12 +102,16 @@ func lowerLinear(l *lowerer, n *graph.Node) error {
 	out := l.newOutput(n.Name, n.Output().Shape, n.Output().DType)
 	g := &matmulGroup{groupBase: groupBase{nodes: []string{n.Name}, ops: []string{n.Op}, out: out},
 		a: x, b: w, aSB: sb, aSM: sm, aSK: x.Strides[r-1], bSK: 1, bSN: k, batch: batch, m: m, nn: nout, k: k,
-		linear: nb == 0, weight: w}
+		linear: nb == 0, weight: w, head: head}
 	g.epi = newMatmulEpilogue(out, nb, len(out.Shape)-1-nb)
 	if bias != nil {
 		if !g.epi.tryFuse(opExpr("add", inExpr(), leafExpr(0)), []View{*bias}) {
 			return fmt.Errorf("bias %s does not broadcast to %s", shapeStr(bias.Shape), shapeStr(out.Shape))
 		}
+	}
+	if head != nil {
+		l.takePlace(norm, g, n.Name)
+		return nil
 	}
 	l.addGroup(g, n.Name)
 	return nil
@@ -140,7 +149,8 @@ type mlpGroup struct {
 	// rows: mlp.py's Rows form (the CPU) over w1t = W1^T and w2t = W2^T, prepared at load
 	rows     bool
 	w1t, w2t View
-	tails    []*rowTail // row ops after the epilogue (rowtail.go)
+	tails    []*rowTail // row ops after the epilogue (rowops.go)
+	head     *rowHead   // the first Linear's row head (rowops.go): BLOCK_K covers K
 }
 
 func (l *lowerer) mergeMLP(prev *matmulGroup, n *graph.Node, w2 View, bias *View, reason string) {
@@ -149,7 +159,7 @@ func (l *lowerer) mergeMLP(prev *matmulGroup, n *graph.Node, w2 View, bias *View
 		groupBase: groupBase{index: prev.index, nodes: append(append([]string(nil), prev.nodes...), n.Name),
 			ops: append(append([]string(nil), prev.ops...), n.Op), out: out,
 			fused: append(append([]string(nil), prev.fused...), fmt.Sprintf("%s fused with %s into one MLP kernel: %s", prev.nodes[0], n.Name, reason))},
-		first: prev, w2: w2, o: w2.Shape[0], hidden: prev.epi,
+		first: prev, w2: w2, o: w2.Shape[0], hidden: prev.epi, head: prev.head,
 	}
 	g.epi = newMatmulEpilogue(out, 0, len(out.Shape)-1)
 	if bias != nil {
@@ -275,6 +285,8 @@ type matmulData struct {
 	EpilogueArgs []string
 	ExtraArgs    []string
 	Body         []string
+	HeadLoads    []loadLine // a row head's parameters (rowops.go), loaded before the K loop
+	Head         []string   // its statements, normalising the loaded a
 }
 
 func ptrArgs(prefix string, v View) []LaunchArg {
@@ -389,6 +401,10 @@ func (g *matmulGroup) emit(l *lowerer) (*Launch, error) {
 	if err := renderRowTails(&re, g.tails, g.epi, g.nn, bn); err != nil {
 		return nil, err
 	}
+	var head headedRows
+	if g.head != nil {
+		head = g.head.render("a", g.k, bk)
+	}
 	outBS := g.m * g.nn
 	var args []LaunchArg
 	args = append(args, ptrArgs("a", g.a)...)
@@ -398,10 +414,11 @@ func (g *matmulGroup) emit(l *lowerer) (*Launch, error) {
 	args = append(args, ptrArgs("c", g.out)...)
 	args = append(args, intArg("c_bstride", outBS), intArg("c_sm", g.nn), intArg("c_sn", 1))
 	args = append(args, re.args...)
+	args = append(args, head.args...)
 	args = append(args, intArg("M", g.m), intArg("N", g.nn), intArg("K", g.k), intArg("tiles_n", tilesN))
 	args = append(args, re.extra...)
-	d := matmulData{BRowsAlongK: g.bSK == 1 && g.bSN != 1, Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads, EpilogueArgs: argNames(re.args),
-		ExtraArgs: argNames(re.extra), Body: re.body}
+	d := matmulData{BRowsAlongK: g.bSK == 1 && g.bSN != 1, Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads, EpilogueArgs: argNames(append(re.args, head.args...)),
+		ExtraArgs: argNames(re.extra), Body: re.body, HeadLoads: head.loads, Head: head.body}
 	text, err := templates.Render("matmul.py", d)
 	if err != nil {
 		return nil, err
@@ -426,6 +443,8 @@ type mlpData struct {
 	EpilogueArgs []string
 	ExtraArgs    []string
 	Body         []string
+	HeadLoads    []loadLine // the first Linear's row head (rowops.go)
+	Head         []string
 }
 
 // heuristicBlocks is the built-in tile choice (the default tunables candidate, tunables.go).
@@ -467,6 +486,14 @@ func (g *mlpGroup) emit(l *lowerer) (*Launch, error) {
 	if err := renderRowTails(&re, g.tails, g.epi, g.o, bn); err != nil {
 		return nil, err
 	}
+	var head headedRows
+	if g.head != nil {
+		xv := "xt"
+		if g.rows {
+			xv = "x"
+		}
+		head = g.head.render(xv, f.k, bk)
+	}
 	var args []LaunchArg
 	args = append(args, ptrArgs("x", f.a)...)
 	args = append(args, intArg("x_sm", f.aSM))
@@ -477,6 +504,7 @@ func (g *mlpGroup) emit(l *lowerer) (*Launch, error) {
 		args = append(args, ptrArgs("w1", f.weight)...)
 	}
 	args = append(args, hre.args...)
+	args = append(args, head.args...)
 	if g.rows {
 		args = append(args, ptrArgs("w2", g.w2t)...)
 		args = append(args, intArg("w2_sk", g.w2t.Strides[0]))
@@ -488,7 +516,8 @@ func (g *mlpGroup) emit(l *lowerer) (*Launch, error) {
 	args = append(args, re.args...)
 	args = append(args, intArg("M", f.m), intArg("K", f.k), intArg("H", f.nn), intArg("N", g.o))
 	args = append(args, re.extra...)
-	d := mlpData{Fn: fn, Header: header(g.nodes, g.ops), HiddenArgs: argNames(hre.args), HiddenLoads: hre.loads,
+	d := mlpData{Fn: fn, Header: header(g.nodes, g.ops), HiddenArgs: argNames(append(hre.args, head.args...)), HiddenLoads: hre.loads,
+		HeadLoads: head.loads, Head: head.body,
 		Hidden: hidden, Epilogue: re.loads, EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body,
 		Rows: g.rows}
 	text, err := templates.Render("mlp.py", d)

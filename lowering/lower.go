@@ -101,7 +101,7 @@ type groupBase struct {
 	out   View   // what the group writes
 	value string // the graph value the group's output currently is
 	epi   *epilogue
-	// sealed: nothing more fuses into the group (a row tail, rowtail.go, follows its epilogue)
+	// sealed: nothing more fuses into the group (a row tail, rowops.go, follows its epilogue)
 	sealed bool
 	// fused records the fusion decisions taken into this group, for explain.
 	fused []string

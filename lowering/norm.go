@@ -16,7 +16,7 @@ func init() {
 }
 
 // lowerNormNode lowers a norm node of the graph: a LayerNorm may end the matmul kernel
-// producing its input (rowtail.go); otherwise, and for the norms other kernels build on
+// producing its input (rowops.go); otherwise, and for the norms other kernels build on
 // (flux.go), lowerNorm.
 func lowerNormNode(l *lowerer, n *graph.Node) error {
 	if n.Op == "layer_norm" && l.tryRowTail(n) {

@@ -196,13 +196,23 @@ func (g *matmulGroup) tunables() (tunableSpace, bool) {
 	bm, bn, bk := g.heuristicBlocks()
 	bnAxis := blockAxis("BLOCK_N", "bn", bn, dotMinBlock, g.maxBlock(128, 256), g.nn)
 	if len(g.tails) > 0 {
-		bnAxis.lo = bn // a row tail needs whole rows in a program (rowtail.go)
+		bnAxis.lo = bn // a row tail needs whole rows in a program (rowops.go)
 	}
 	return tunableSpace{axes: []tunableAxis{
 		blockAxis("BLOCK_M", "bm", bm, dotMinBlock, 128, g.m),
 		bnAxis,
-		blockAxis("BLOCK_K", "bk", bk, dotMinBlock, g.maxBlock(64, 2*cpuMaxBlockK), g.k),
+		headKAxis(g.head, bk, g.maxBlock(64, 2*cpuMaxBlockK), g.k),
 	}}, true
+}
+
+// headKAxis is a dot's BLOCK_K axis: with a row head, never under K (the head normalises
+// whole rows, rowops.go).
+func headKAxis(head *rowHead, bk, maxBlock, k int) tunableAxis {
+	a := blockAxis("BLOCK_K", "bk", bk, dotMinBlock, maxBlock, k)
+	if head != nil {
+		a.lo = max(a.lo, nextPow2(k))
+	}
+	return a
 }
 
 // maxBlock is the largest tile side offered: gpu on a GPU (registers and shared memory
@@ -227,7 +237,7 @@ func (g *mlpGroup) tunables() (tunableSpace, bool) {
 	f := g.first
 	return tunableSpace{axes: []tunableAxis{
 		blockAxis("BLOCK_M", "bm", bm, dotMinBlock, 64, f.m),
-		blockAxis("BLOCK_K", "bk", bk, dotMinBlock, g.maxBlock(64, 2*cpuMaxBlockK), f.k),
+		headKAxis(g.head, bk, g.maxBlock(64, 2*cpuMaxBlockK), f.k),
 		blockAxis("BLOCK_H", "bh", bh, dotMinBlock, 128, f.nn),
 	}}, true
 }

@@ -268,3 +268,29 @@ class RowTails(nn.Module):
         t = self.twice(x)
         g = torch.softmax(t, dim=-1) + t
         return a, b, c, d, e, f, g
+
+
+class RowHeads(nn.Module):
+    """LayerNorms before a Linear, which CPU plans apply inside the Linear's kernel as it loads
+    its rows: an odd width (the K tile's last columns masked), without affine, before a fused
+    MLP, and before a Linear that a softmax ends (norm, Linear and softmax in one kernel); and
+    ones that stay kernels of their own: rows wider than one K tile, a norm read twice."""
+
+    def __init__(self):
+        super().__init__()
+        self.n1, self.l1 = nn.LayerNorm(37), nn.Linear(37, 20)
+        self.n2, self.l2 = nn.LayerNorm(37, elementwise_affine=False), nn.Linear(37, 16)
+        self.n3, self.f1, self.f2 = nn.LayerNorm(37), nn.Linear(37, 29), nn.Linear(29, 11)
+        self.n4, self.l4 = nn.LayerNorm(37, eps=1e-3), nn.Linear(37, 50)
+        self.up, self.n5, self.l5 = nn.Linear(37, 600), nn.LayerNorm(600), nn.Linear(600, 8)
+        self.n6, self.l6 = nn.LayerNorm(37), nn.Linear(37, 9)
+
+    def forward(self, x):
+        a = self.l1(self.n1(x))
+        b = self.l2(self.n2(x))
+        c = self.f2(F.gelu(self.f1(self.n3(x))))
+        d = torch.softmax(self.l4(self.n4(x)), dim=-1)
+        e = self.l5(self.n5(self.up(x)))
+        h = self.n6(x)
+        f = self.l6(h) + h.sum(-1, keepdim=True)
+        return a, b, c, d, e, f

@@ -30,6 +30,7 @@ FIXTURES = {
     "sdpa": ["SDPA", "x=2,5,12"],
     "halfmlp_bf16": ["HalfMLP", "x=5,19:bfloat16"],
     "rowtails": ["RowTails", "x=2,5,24"],
+    "rowheads": ["RowHeads", "x=2,5,37"],
 }
 
 

@@ -7,7 +7,8 @@ single store. fp32 dots ask for IEEE precision, not TF32, so GPU results stay wi
 PyTorch's.
 Data: Fn, Header, Epilogue []{Name, Load string} (loads addressed by rm/rn), EpilogueArgs
 []string (pointer, model/batch/row/col strides of each epilogue operand), ExtraArgs []string,
-Body []string (statements from `acc` to `y`), BRowsAlongK (B is read as rows of B^T).
+Body []string (statements from `acc` to `y`), BRowsAlongK (B is read as rows of B^T),
+HeadLoads, Head (a row head, lowering/rowops.go: a norm of a's rows, whole in one K tile).
 */ -}}
 import triton
 import triton.language as tl
@@ -40,10 +41,16 @@ def {{.Fn}}(
     # which of acc's elements are ever stored (jit/cpu observed.go)
     cmask = (rm[:, None] < M) & (rn[None, :] < N)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+{{- range .HeadLoads}}
+    {{.Name}} = {{.Load}}
+{{- end}}
     for k0 in range(0, K, BLOCK_K):
         ks = k0 + rk
         a = tl.load(a_base + rm[:, None] * a_sm + ks[None, :] * a_sk,
                     mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
+{{- range .Head}}
+        {{.}}
+{{- end}}
 {{- if .BRowsAlongK}}
         # B^T's rows (a Linear's weight rows) are contiguous along K: load them as rows and
         # transpose in registers

@@ -10,7 +10,7 @@ With Rows (the CPU) the weights come transposed once at load, W1^T [K, H] and W2
 (rows w1_sk, w2_sk apart), and the block is computed as written, h = x @ W1^T[:, slice] and
 y += h @ W2^T[slice]: every operand tile is rows read in place and nothing is transposed per
 tile; the hidden statements then see h as [BLOCK_M, BLOCK_H] (vectors index rh[None, :]).
-Data: Fn, Header, HiddenArgs []string, HiddenLoads []{Name, Load} (addressed by rh), Hidden
+Data: Fn, Header, HeadLoads/Head (the first Linear's row head, lowering/rowops.go, normalising x as it loads), HiddenArgs []string, HiddenLoads []{Name, Load} (addressed by rh), Hidden
 []string (statements from `h` to `h`, e.g. bias and activation), Epilogue []{Name, Load},
 EpilogueArgs, ExtraArgs, Body []string (from `acc` to `y`), Rows.
 */ -}}
@@ -47,14 +47,28 @@ def {{.Fn}}(
 {{- else}}
     acct = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)
 {{- end}}
+{{- if .Head}}
+    # the row head: x's rows, whole in one K tile, loaded and normalised once for every
+    # hidden slice
+    ks = rk
+{{- range .HeadLoads}}
+    {{.Name}} = {{.Load}}
+{{- end}}
+    {{if .Rows}}x{{else}}xt{{end}} = tl.load(x_base + rm[:, None] * x_sm + ks[None, :], mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
+{{- range .Head}}
+    {{.}}
+{{- end}}
+{{- end}}
     for hs in range(0, H, BLOCK_H):
         rh = hs + rh0
 {{- if .Rows}}
         hacc = tl.zeros((BLOCK_M, BLOCK_H), dtype=tl.float32)
         for k0 in range(0, K, BLOCK_K):
             ks = k0 + rk
+{{- if not .Head}}
             x = tl.load(x_base + rm[:, None] * x_sm + ks[None, :],
                         mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
+{{- end}}
             w1 = tl.load(w1_base + ks[:, None] * w1_sk + rh[None, :],
                          mask=(ks[:, None] < K) & (rh[None, :] < H), other=0.0)
             hacc += tl.dot(x, w1, input_precision="ieee")
@@ -62,8 +76,10 @@ def {{.Fn}}(
         hacc = tl.zeros((BLOCK_H, BLOCK_M), dtype=tl.float32)
         for k0 in range(0, K, BLOCK_K):
             ks = k0 + rk
+{{- if not .Head}}
             xt = tl.load(x_base + rm[:, None] * x_sm + ks[None, :],
                          mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
+{{- end}}
             w1 = tl.load(w1_base + rh[:, None] * K + ks[None, :],
                          mask=(rh[:, None] < H) & (ks[None, :] < K), other=0.0)
             hacc += tl.dot(w1, tl.trans(xt), input_precision="ieee")

@@ -169,3 +169,102 @@ func (t *rowTail) render(e *epilogue, n, blockN int, prefix string) (renderedEpi
 	out.extra = append(out.extra, LaunchArg{Name: prefix + "_eps", Kind: FloatArg, Float: t.eps})
 	return out, nil
 }
+
+// A row head is a LayerNorm or RMSNorm over the last dim whose only reader is a CPU Linear
+// that takes whole input rows in one K tile (K up to cpuMaxBlockK): the Linear reads the
+// norm's input and normalises each tile it loads, in place of a launch that writes the
+// normalised tensor for it to read (a pre-norm transformer's LayerNorm before the attention
+// projection and the feed-forward, which keeps it when the Linear becomes the first of a
+// fused MLP). The norm's group gives up its place in the launch order to the Linear, whose
+// other operands (parameters) are ready by then.
+type rowHead struct {
+	center bool  // LayerNorm (else RMSNorm)
+	w, b   *View // the affine parameters ([K]), when present
+	eps    float64
+}
+
+// rowHeadFor is the pending norm group producing Linear n's input, with the head it becomes,
+// when it may fuse into n (k is the Linear's input width).
+func (l *lowerer) rowHeadFor(n *graph.Node, k int) (*normGroup, *rowHead) {
+	if l.opts.Device.Kind != "cpu" || k > cpuMaxBlockK || n.Inputs[0].Kind != graph.TensorOperand {
+		return nil, nil
+	}
+	ng, ok := l.fusable(n.Inputs[0].Name).(*normGroup)
+	if !ok || len(ng.nodes) != 1 || (ng.ops[0] != "layer_norm" && ng.ops[0] != "rms_norm") || ng.colDims != 1 ||
+		ng.r != k || ng.epi.root != nil || ng.out.DType != graph.Float32 || ng.x.DType != graph.Float32 {
+		return nil, nil
+	}
+	if v := l.values[n.Inputs[0].Name]; v.Buf != ng.out.Buf || v.Offset != ng.out.Offset || !v.Contiguous() {
+		return nil, nil
+	}
+	ok, reason := l.decideFusion([]string{ng.ops[0], n.Op}, ng.out, ng.ops, n.Op)
+	if !ok {
+		l.notes[ng] = append(l.notes[ng], fmt.Sprintf("%s not fused into %s: %s", ng.nodes[0], n.Name, reason))
+		return nil, nil
+	}
+	ng.fused = append(ng.fused, fmt.Sprintf("%s fused as %s's row head (it normalises whole input rows of %d as it loads them): %s", ng.nodes[0], n.Name, k, reason))
+	return ng, &rowHead{center: ng.center, w: ng.w, b: ng.b, eps: ng.eps}
+}
+
+// takePlace puts g where norm was in the launch order, as the producer of value: norm's
+// output is no longer written, its only reader now normalising norm's input itself.
+func (l *lowerer) takePlace(norm *normGroup, g group, value string) {
+	delete(l.owner, norm.value)
+	b := g.base()
+	b.index, b.value = norm.index, value
+	b.nodes = append(append([]string(nil), norm.nodes...), b.nodes...)
+	b.ops = append(append([]string(nil), norm.ops...), b.ops...)
+	b.fused = append(append([]string(nil), norm.fused...), b.fused...)
+	l.groups[norm.index] = g
+	l.writer[b.out.Buf] = b.index
+	l.values[value] = b.out
+	l.owner[value] = g
+	l.notes[g] = append(l.notes[g], l.notes[norm]...)
+}
+
+// headedRows is a rendered row head: parameter loads (before the K loop), their arguments,
+// and the statements that normalise the loaded tile v, [BLOCK_M, BLOCK_K] of whole rows (ks
+// its column indices, K the row length).
+type headedRows struct {
+	loads []loadLine
+	args  []LaunchArg
+	body  []string
+}
+
+func (h *rowHead) render(v string, k, blockK int) headedRows {
+	var out headedRows
+	kind := "RMSNorm"
+	if h.center {
+		kind = "LayerNorm"
+	}
+	body := []string{"# row head: " + kind + " of the loaded rows, whole in this K tile"}
+	d := v
+	if h.center {
+		d = "head_d"
+		if k == blockK {
+			body = append(body, "head_d = "+v+" - tl.sum("+v+", axis=1)[:, None] / K")
+		} else {
+			body = append(body, "head_d = tl.where(ks[None, :] < K, "+v+" - tl.sum("+v+", axis=1)[:, None] / K, 0.0)")
+		}
+	}
+	body = append(body, fmt.Sprintf("%s = %s * (1.0 / tl.sqrt(tl.sum(%s * %s, axis=1)[:, None] / K + head_eps))", v, d, d, d))
+	for i, p := range []*View{h.w, h.b} {
+		if p == nil {
+			continue
+		}
+		name := fmt.Sprintf("head%d", i)
+		out.args = append(out.args, LaunchArg{Name: name + "_ptr", Kind: PtrArg, Buf: p.Buf, Offset: p.Offset, ModelStride: p.ModelStride},
+			LaunchArg{Name: name + "_mstride", Kind: IntArg, Int: int64(p.ModelStride)},
+			LaunchArg{Name: name + "_s", Kind: IntArg, Int: int64(p.Strides[0])})
+		out.loads = append(out.loads, loadLine{Name: name,
+			Load: fmt.Sprintf("tl.load(%[1]s_ptr + model * %[1]s_mstride + rk[None, :] * %[1]s_s, mask=rk[None, :] < K, other=0.0).to(tl.float32)", name)})
+		op := "*"
+		if i == 1 {
+			op = "+"
+		}
+		body = append(body, fmt.Sprintf("%s = %s %s %s", v, v, op, name))
+	}
+	out.args = append(out.args, LaunchArg{Name: "head_eps", Kind: FloatArg, Float: h.eps})
+	out.body = body
+	return out
+}
