@@ -38,7 +38,7 @@ func (l *lowerer) tryRowTail(n *graph.Node) bool {
 	}
 	b := g.base()
 	width := g.rowWidth()
-	if width > cpuRowTailMaxN || b.out.DType != graph.Float32 || n.Output().DType != graph.Float32 {
+	if width > cpuRowTailMaxN || b.epi == nil || b.out.DType != graph.Float32 || n.Output().DType != graph.Float32 {
 		return false
 	}
 	x := l.values[n.Inputs[0].Name]
@@ -173,10 +173,10 @@ func (t *rowTail) render(e *epilogue, n, blockN int, prefix string) (renderedEpi
 // A row head is a LayerNorm or RMSNorm over the last dim whose only reader is a CPU Linear
 // that takes whole input rows in one K tile (K up to cpuMaxBlockK): the Linear reads the
 // norm's input and normalises each tile it loads, in place of a launch that writes the
-// normalised tensor for it to read (a pre-norm transformer's LayerNorm before the attention
-// projection and the feed-forward, which keeps it when the Linear becomes the first of a
-// fused MLP). The norm's group gives up its place in the launch order to the Linear, whose
-// other operands (parameters) are ready by then.
+// normalised tensor for it to read (a pre-norm transformer's LayerNorm before its
+// feed-forward, which keeps it when the Linear becomes the first of a fused MLP). The norm's
+// group gives up its place in the launch order to the Linear, whose other operands
+// (parameters) are ready by then; operands fused later are checked against that place.
 type rowHead struct {
 	center bool  // LayerNorm (else RMSNorm)
 	w, b   *View // the affine parameters ([K]), when present
