@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -168,52 +169,19 @@ func TestSpreadOverCoresBalancesOddRows(t *testing.T) {
 // GPU plans keep their row kernels. The idiom fixture's "cpu" variant checks the fused
 // kernels against PyTorch.
 func TestRowTailsOnTheCPU(t *testing.T) {
-	g, err := graph.Load(filepath.Join("testdata", "idioms", "rowtails_n3", "graph.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := []string{"linear_softmax", "linear_log_softmax", "linear_add_layer_norm", "linear_softmax_layer_norm", "linear_layer_norm"}
-	for _, kind := range []string{"cpu", "cuda"} {
-		plan, err := Lower(g, Options{Device: autotune.DeviceInfo{Kind: kind, Cores: 2}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var tails []string
-		rowKernels := 0
-		for _, l := range plan.Launches {
-			src := l.Kernel.Source
-			if strings.Contains(src.Text, "# row tail") {
-				tails = append(tails, src.Fn[strings.Index(src.Fn, "_")+1:])
-			}
-			if l.Kernel.Template == "reduce_rows.py" || l.Kernel.Template == "reduce.py" {
-				rowKernels++
-			}
-		}
-		if kind == "cuda" {
-			require.Empty(t, tails, "GPU plans keep separate row kernels")
-			continue
-		}
-		require.Equal(t, want, tails)
-		require.Equal(t, 2, rowKernels, "the 300-wide softmax and the twice-read Linear's softmax run as row kernels")
-	}
+	rowKernel := func(l *Launch) bool { return l.Kernel.Template == "reduce_rows.py" || l.Kernel.Template == "reduce.py" }
+	tails, rowKernels := rowOpKernels(t, "rowtails_n3", "cpu", "# row tail", rowKernel)
+	require.Equal(t, want, tails)
+	require.Equal(t, 2, rowKernels, "the 300-wide softmax and the twice-read Linear's softmax run as row kernels")
+	tails, _ = rowOpKernels(t, "rowtails_n3", "cuda", "# row tail", rowKernel)
+	require.Empty(t, tails, "GPU plans keep separate row kernels")
 
 	// the post-norm encoder layer's feed-forward: Linear-ReLU-Linear, residual add and
 	// LayerNorm in one mlp.py kernel (the fixture's "cpu" variant checks it against PyTorch)
-	g, err = graph.Load(filepath.Join("testdata", "idioms", "transformers_n3", "graph.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := Lower(g, Options{Device: autotune.DeviceInfo{Kind: "cpu", Cores: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mlpTails := 0
-	for _, l := range plan.Launches {
-		if l.Kernel.Template == "mlp.py" && strings.Contains(l.Kernel.Source.Text, "# row tail: LayerNorm") {
-			mlpTails++
-		}
-	}
-	require.Equal(t, 2, mlpTails, "the encoder's and the decoder's feed-forward end in their LayerNorm")
+	mlpTails, _ := rowOpKernels(t, "transformers_n3", "cpu", "# row tail: LayerNorm", func(*Launch) bool { return false })
+	mlpTails = slices.DeleteFunc(mlpTails, func(chain string) bool { return !strings.Contains(chain, "linear_relu_linear") })
+	require.Len(t, mlpTails, 2, "the encoder's and the decoder's feed-forward end in their LayerNorm")
 }
 
 // A CPU plan applies a LayerNorm or RMSNorm to a Linear's rows as the Linear loads them
@@ -222,34 +190,36 @@ func TestRowTailsOnTheCPU(t *testing.T) {
 // twice stay kernels of their own, and GPU plans keep theirs. The idiom fixture's "cpu"
 // variant checks these kernels against PyTorch.
 func TestRowHeadsOnTheCPU(t *testing.T) {
-	g, err := graph.Load(filepath.Join("testdata", "idioms", "rowheads_n3", "graph.json"))
+	want := []string{"layer_norm_linear", "layer_norm_linear", "layer_norm_linear_gelu_linear_etc", "layer_norm_linear_softmax"}
+	normKernel := func(l *Launch) bool { return strings.HasSuffix(l.Kernel.Source.Fn, "_layer_norm") }
+	heads, norms := rowOpKernels(t, "rowheads_n3", "cpu", "# row head", normKernel)
+	require.Equal(t, want, heads)
+	require.Equal(t, 2, norms, "the 600-wide norm and the norm read twice run as norm kernels")
+	heads, _ = rowOpKernels(t, "rowheads_n3", "cuda", "# row head", normKernel)
+	require.Empty(t, heads, "GPU plans keep separate norm kernels")
+}
+
+// rowOpKernels lowers idiom fixture name for a device kind and returns the op chains of the
+// kernels whose source holds marker, in launch order, and how many launches alone reports.
+func rowOpKernels(t *testing.T, name, kind, marker string, alone func(*Launch) bool) (chains []string, n int) {
+	t.Helper()
+	g, err := graph.Load(filepath.Join("testdata", "idioms", name, "graph.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"layer_norm_linear", "layer_norm_linear", "layer_norm_linear_gelu_linear_etc", "layer_norm_linear_softmax"}
-	for _, kind := range []string{"cpu", "cuda"} {
-		plan, err := Lower(g, Options{Device: autotune.DeviceInfo{Kind: kind, Cores: 2}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var heads []string
-		norms := 0
-		for _, l := range plan.Launches {
-			src := l.Kernel.Source
-			if strings.Contains(src.Text, "# row head") {
-				heads = append(heads, src.Fn[strings.Index(src.Fn, "_")+1:])
-			}
-			if strings.HasSuffix(src.Fn, "_layer_norm") {
-				norms++
-			}
-		}
-		if kind == "cuda" {
-			require.Empty(t, heads, "GPU plans keep separate norm kernels")
-			continue
-		}
-		require.Equal(t, want, heads)
-		require.Equal(t, 2, norms, "the 600-wide norm and the norm read twice run as norm kernels")
+	plan, err := Lower(g, Options{Device: autotune.DeviceInfo{Kind: kind, Cores: 2}})
+	if err != nil {
+		t.Fatal(err)
 	}
+	for _, l := range plan.Launches {
+		if fn := l.Kernel.Source.Fn; strings.Contains(l.Kernel.Source.Text, marker) {
+			chains = append(chains, fn[strings.Index(fn, "_")+1:])
+		}
+		if alone(l) {
+			n++
+		}
+	}
+	return chains, n
 }
 
 // An RMSNorm before a Linear, applied by the Linear as it loads its rows (rowops.go), against

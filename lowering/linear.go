@@ -84,11 +84,7 @@ func lowerLinear(l *lowerer, n *graph.Node) error {
 	if m == 1 {
 		sm = 0
 	}
-	var bias *View
-	if p := n.Param("bias"); p != nil {
-		bv := l.values[p.Name]
-		bias = &bv
-	}
+	bias := l.optionalParam(n, "bias")
 	// Linear-act-Linear: merge with the Linear that produced x, when it may be fused.
 	if prev, ok := l.fusable(n.Inputs[0].Name).(*matmulGroup); ok && prev.linear && prev.mlpCompatible(l, w) {
 		chain := append(append([]string(nil), prev.ops...), n.Op)

@@ -286,6 +286,16 @@ func (l *lowerer) newOutput(name string, shape []int, dt graph.DType) View {
 	return fullView(b, shape, numel(shape))
 }
 
+// optionalParam is the view of node n's parameter role (weight, bias), nil when n has none.
+func (l *lowerer) optionalParam(n *graph.Node, role string) *View {
+	p := n.Param(role)
+	if p == nil {
+		return nil
+	}
+	v := l.values[p.Name]
+	return &v
+}
+
 // value returns the view of a tensor operand.
 func (l *lowerer) value(o graph.Operand) (View, error) {
 	if o.Kind != graph.TensorOperand {

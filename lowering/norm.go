@@ -77,14 +77,7 @@ func lowerNorm(l *lowerer, n *graph.Node) error {
 		g.rowsPerSample, g.chPerRow, g.spa = c, 1, s
 		g.colDims = spatialRank
 	}
-	if p := n.Param("weight"); p != nil {
-		v := l.values[p.Name]
-		g.w = &v
-	}
-	if p := n.Param("bias"); p != nil {
-		v := l.values[p.Name]
-		g.b = &v
-	}
+	g.w, g.b = l.optionalParam(n, "weight"), l.optionalParam(n, "bias")
 	g.x = l.contiguous(x, n)
 	out := l.newOutput(n.Name, n.Output().Shape, n.Output().DType)
 	g.groupBase = groupBase{nodes: []string{n.Name}, ops: []string{n.Op}, out: out}

@@ -56,15 +56,7 @@ func (l *lowerer) tryRowTail(n *graph.Node) bool {
 		if len(n.Attrs.Ints("normalized_shape")) != 1 {
 			return false
 		}
-		t.eps = n.Attrs.Float("eps")
-		if p := n.Param("weight"); p != nil {
-			v := l.values[p.Name]
-			t.w = &v
-		}
-		if p := n.Param("bias"); p != nil {
-			v := l.values[p.Name]
-			t.b = &v
-		}
+		t.eps, t.w, t.b = n.Attrs.Float("eps"), l.optionalParam(n, "weight"), l.optionalParam(n, "bias")
 	default:
 		return false
 	}
