@@ -28,6 +28,7 @@ type config struct {
 	budget     time.Duration // soft cap on the whole run; cells share what is left
 	maxRun     time.Duration // a contender predicted slower than this per call is skipped
 	seed       int64         // inputs seed
+	avx2       bool          // both sides without AVX-512 (--avx2)
 	progress   io.Writer
 }
 
@@ -64,6 +65,7 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.budget, "budget", 9*time.Minute, "soft time cap on the whole run")
 	fs.DurationVar(&c.maxRun, "max-run", 30*time.Second, "skip a contender predicted (from the previous N) to take longer than this per call")
 	fs.Int64Var(&c.seed, "seed", 0, "seed of the generated inputs")
+	fs.BoolVar(&c.avx2, "avx2", false, "time both sides as on a CPU without AVX-512: widejit's AVX2/FMA kernels (run with GODEBUG=cpu.avx512f=off) and PyTorch's with OPENBLAS_CORETYPE=Haswell and oneDNN capped at AVX2")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
 	if err := fs.Parse(args); err != nil {
 		return nil, usageError{err.Error()}

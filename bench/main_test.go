@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"image"
 	"image/png"
 	"math"
@@ -166,7 +167,7 @@ func TestPeerMissingParams(t *testing.T) {
 	if err := exec.Command("/usr/bin/python3", "-c", "import torch, numpy").Run(); err != nil {
 		t.Skip("PyTorch is missing: install it with bash .ci/setup")
 	}
-	pr, _, err := startPeer("/usr/bin/python3", "peers/torch_zoo.py", 1)
+	pr, _, err := startPeer("/usr/bin/python3", "peers/torch_zoo.py", 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +309,7 @@ func TestPeerFlagsWrongOutput(t *testing.T) {
 	if err := exec.Command("/usr/bin/python3", "-c", "import torch, numpy").Run(); err != nil {
 		t.Skip("PyTorch is missing: install it with bash .ci/setup")
 	}
-	pr, _, err := startPeer("/usr/bin/python3", "peers/torch_zoo.py", 1)
+	pr, _, err := startPeer("/usr/bin/python3", "peers/torch_zoo.py", 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,7 +425,7 @@ func TestPeerBuildsEveryModel(t *testing.T) {
 	if err := exec.Command("/usr/bin/python3", "-c", "import torch, numpy").Run(); err != nil {
 		t.Skip("PyTorch is missing: install it with bash .ci/setup")
 	}
-	pr, _, err := startPeer("/usr/bin/python3", "peers/torch_zoo.py", 1)
+	pr, _, err := startPeer("/usr/bin/python3", "peers/torch_zoo.py", 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -491,5 +492,29 @@ func TestPeerBuildsEveryModel(t *testing.T) {
 				t.Errorf("widejit wide against the torch loop: %s (max rel %v)", checkText(cl), cl.Check.WidejitMaxRel)
 			}
 		})
+	}
+}
+
+// --avx2 times widejit's AVX2/FMA kernels only: where Go still reports AVX-512 (no
+// GODEBUG=cpu.avx512f=off) the run is refused with the way out, else the report names the
+// kernels it timed.
+func TestAVX2Run(t *testing.T) {
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	err := run([]string{"--avx2", "--n", "1", "--models", "mlp", "--reps", "1", "--min-sample", "1ms", "--peers=false",
+		"--quiet", "--out", out}, &stdout, &stderr)
+	if strings.Contains(cpu.NewDevice(1).Info().Name, "AVX-512") {
+		var u usageError
+		if !errors.As(err, &u) || !strings.Contains(err.Error(), "GODEBUG=cpu.avx512f=off") {
+			t.Fatalf("--avx2 with AVX-512 kernels: %v, want a usage error naming GODEBUG=cpu.avx512f=off", err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "zoo.md"))
+	if !strings.Contains(string(md), "widejit's CPU kernels: ") || strings.Contains(string(md), "AVX-512") {
+		t.Errorf("zoo.md does not name AVX2 kernels:\n%s", md)
 	}
 }

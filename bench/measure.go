@@ -87,6 +87,7 @@ type machine struct {
 	LoadAfter   string `json:"loadavg_after"`
 	CPUModel    string `json:"cpu_model,omitempty"`
 	Executor    string `json:"executor"`
+	Kernels     string `json:"kernels,omitempty"` // widejit's CPU device: its dot micro-kernels
 	MinSampleMS int64  `json:"min_sample_ms"`
 }
 
@@ -126,7 +127,7 @@ func benchmark(c *config) (*report, error) {
 	if c.peers {
 		var err error
 		var note string
-		pr, note, err = startPeer(c.python, c.peerScript, c.threads)
+		pr, note, err = startPeer(c.python, c.peerScript, c.threads, c.avx2)
 		if note != "" {
 			rep.TorchNote = note
 			c.logf("PyTorch peer: %s", note)
@@ -148,6 +149,10 @@ func benchmark(c *config) (*report, error) {
 	}
 	dev := sel.Device
 	defer dev.Close()
+	rep.Machine.Kernels = dev.Info().Name
+	if c.avx2 && strings.Contains(rep.Machine.Kernels, "AVX-512") {
+		return nil, usageError{"--avx2: widejit chose AVX-512 kernels (" + rep.Machine.Kernels + "); run the bench with GODEBUG=cpu.avx512f=off, which Go reads when the process starts"}
+	}
 	tmp, err := os.MkdirTemp("", "widejit-bench-")
 	if err != nil {
 		return nil, err

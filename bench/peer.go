@@ -61,11 +61,19 @@ func findPeerScript(path string) (string, error) {
 // startPeer starts the peer and says hello; an error means the peer columns are n/a. When
 // OpenBLAS takes the CPU for an older one than it is (package openblas), the peer is started
 // again with OPENBLAS_CORETYPE set: the baseline is PyTorch at its best on this machine, not
-// a misdetection. note says so.
-func startPeer(python, script string, threads int) (p *peer, note string, err error) {
+// a misdetection. With avx2 it runs OpenBLAS's Haswell kernels and oneDNN's AVX2 ones, as on
+// a CPU without AVX-512. note says so.
+func startPeer(python, script string, threads int, avx2 bool) (p *peer, note string, err error) {
 	script, err = findPeerScript(script)
 	if err != nil {
 		return nil, "", err
+	}
+	if avx2 {
+		env := append(peerEnv(os.Environ(), threads, "Haswell"), "ONEDNN_MAX_CPU_ISA=AVX2", "DNNL_MAX_CPU_ISA=AVX2")
+		if p, err = launchPeer(python, script, env); err != nil {
+			return nil, "", err
+		}
+		return p, "--avx2: OPENBLAS_CORETYPE=Haswell, ONEDNN_MAX_CPU_ISA=AVX2 (no AVX-512 on either side)", nil
 	}
 	if p, err = launchPeer(python, script, peerEnv(os.Environ(), threads, "")); err != nil {
 		return nil, "", err

@@ -181,6 +181,9 @@ func markdownReport(rep *report) string {
 	fmt.Fprintf(&b, "- started %s, %.0f s; %s/%s, %d cores (%s), %d threads for widejit and PyTorch; %s\n",
 		rep.Started, rep.Seconds, m.GOOS, m.GOARCH, m.Cores, orDash(m.CPUModel), m.Threads, m.Go)
 	fmt.Fprintf(&b, "- load average before / after: %s / %s (the machine is shared; read ratios, not absolute times)\n", orDash(m.LoadBefore), orDash(m.LoadAfter))
+	if m.Kernels != "" {
+		fmt.Fprintf(&b, "- widejit's CPU kernels: %s\n", m.Kernels)
+	}
 	switch t := rep.Torch.(type) {
 	case map[string]any:
 		coreType := "OPENBLAS_CORETYPE unset"
