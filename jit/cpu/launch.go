@@ -78,7 +78,7 @@ type launch struct {
 // keeps the balance when programs or cores differ.
 type share struct {
 	next, begin, end int64
-	_                [40]byte // a cache line each: workers add to their own
+	_                [40]byte // a cache line's size each: workers add to their own
 }
 
 // split divides total programs into workers shares.
@@ -240,8 +240,8 @@ func (k *Kernel) LaunchContext(ctx context.Context, grid [3]int, args []jit.Arg)
 	if per := k.programNs.Load(); per > 0 && per*total < int64(serialLaunch) {
 		workers = 1
 	}
-	// ctx only raises the stop flag; the error is made once the workers are done.
 	l.split(workers)
+	// ctx only raises the stop flag; the error is made once the workers are done.
 	if ctx.Done() != nil {
 		stop := context.AfterFunc(ctx, func() {
 			l.canceled.Store(true)
