@@ -349,7 +349,8 @@ func (m *Model) Run(ctx context.Context, inputs map[string]*Tensor) (map[string]
 // RunInto is Run writing each output into the tensor of the same name in reuse (say, the
 // previous run's outputs) when it has the output's dtype and size, instead of new memory.
 // When reuse is the previous run's outputs the result may be reuse itself: on the CPU such
-// a run allocates nothing.
+// a run allocates nothing. A run that fails may have written part of its results into
+// reuse's tensors already: keep a copy of any you still need.
 func (m *Model) RunInto(ctx context.Context, inputs, reuse map[string]*Tensor) (map[string]*Tensor, error) {
 	if m.plans == nil && m.parts == nil {
 		return nil, errors.New("widejit: run of a closed model")
