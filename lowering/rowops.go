@@ -142,22 +142,20 @@ func (t *rowTail) render(e *epilogue, n, blockN int, prefix string) (renderedEpi
 		return out, err
 	}
 	body := []string{"# row tail: LayerNorm over the whole row, in this tile (tiles_n is 1)"}
-	if full {
-		body = append(body, prefix+"_d = y - tl.sum(y, axis=1)[:, None] / N")
-	} else {
-		body = append(body, "y = tl.where("+cols+", y, 0.0)",
-			prefix+"_d = tl.where("+cols+", y - tl.sum(y, axis=1)[:, None] / N, 0.0)")
+	mask := ""
+	if !full {
+		mask = cols
+		body = append(body, "y = tl.where("+cols+", y, 0.0)") // the columns past N hold the epilogue's bias
 	}
-	body = append(body, fmt.Sprintf("y = %[1]s_d * (1.0 / tl.sqrt(tl.sum(%[1]s_d * %[1]s_d, axis=1)[:, None] / N + %[1]s_eps))", prefix))
-	k := 0
+	// the parameters are the epilogue's leaves, named by position
+	var w, b string
 	if t.w != nil {
-		body = append(body, fmt.Sprintf("y = y * %s%d", prefix, k))
-		k++
+		w = prefix + "0"
 	}
 	if t.b != nil {
-		body = append(body, fmt.Sprintf("y = y + %s%d", prefix, k))
+		b = fmt.Sprintf("%s%d", prefix, len(leaves)-1)
 	}
-	out.body = body
+	out.body = append(body, normStatements("y", "N", mask, prefix, true, w, b)...)
 	out.extra = append(out.extra, LaunchArg{Name: prefix + "_eps", Kind: FloatArg, Float: t.eps})
 	return out, nil
 }
@@ -229,17 +227,19 @@ func (h *rowHead) render(v string, k, blockK int) headedRows {
 	if h.center {
 		kind = "LayerNorm"
 	}
-	body := []string{"# row head: " + kind + " of the loaded rows, whole in this K tile"}
-	d := v
-	if h.center {
-		d = "head_d"
-		if k == blockK {
-			body = append(body, "head_d = "+v+" - tl.sum("+v+", axis=1)[:, None] / K")
-		} else {
-			body = append(body, "head_d = tl.where(ks[None, :] < K, "+v+" - tl.sum("+v+", axis=1)[:, None] / K, 0.0)")
-		}
+	mask := "ks[None, :] < K" // the columns past K were loaded as zeros
+	if k == blockK {
+		mask = ""
 	}
-	body = append(body, fmt.Sprintf("%s = %s * (1.0 / tl.sqrt(tl.sum(%s * %s, axis=1)[:, None] / K + head_eps))", v, d, d, d))
+	var w, b string
+	if h.w != nil {
+		w = "head0"
+	}
+	if h.b != nil {
+		b = "head1"
+	}
+	body := append([]string{"# row head: " + kind + " of the loaded rows, whole in this K tile"},
+		normStatements(v, "K", mask, "head", h.center, w, b)...)
 	for i, p := range []*View{h.w, h.b} {
 		if p == nil {
 			continue
@@ -250,13 +250,34 @@ func (h *rowHead) render(v string, k, blockK int) headedRows {
 			LaunchArg{Name: name + "_s", Kind: IntArg, Int: int64(p.Strides[0])})
 		out.loads = append(out.loads, loadLine{Name: name,
 			Load: fmt.Sprintf("tl.load(%[1]s_ptr + model * %[1]s_mstride + rk[None, :] * %[1]s_s, mask=rk[None, :] < K, other=0.0).to(tl.float32)", name)})
-		op := "*"
-		if i == 1 {
-			op = "+"
-		}
-		body = append(body, fmt.Sprintf("%s = %s %s %s", v, v, op, name))
 	}
 	out.args = append(out.args, LaunchArg{Name: "head_eps", Kind: FloatArg, Float: h.eps})
 	out.body = body
 	return out
+}
+
+// normStatements normalise v, a tile of whole rows of width columns, in place as norm_rows.py
+// does (LayerNorm when center, else RMSNorm; prefix_d and prefix_eps named after prefix),
+// then scale by w and shift by b (tile names, "" when absent). mask is the condition on the
+// live columns ("" when every column is live); v's other columns must hold zeros.
+func normStatements(v, width, mask, prefix string, center bool, w, b string) []string {
+	var body []string
+	d := v
+	if center {
+		d = prefix + "_d"
+		mean := v + " - tl.sum(" + v + ", axis=1)[:, None] / " + width
+		if mask == "" {
+			body = append(body, d+" = "+mean)
+		} else {
+			body = append(body, d+" = tl.where("+mask+", "+mean+", 0.0)")
+		}
+	}
+	body = append(body, fmt.Sprintf("%s = %s * (1.0 / tl.sqrt(tl.sum(%s * %s, axis=1)[:, None] / %s + %s_eps))", v, d, d, d, width, prefix))
+	if w != "" {
+		body = append(body, v+" = "+v+" * "+w)
+	}
+	if b != "" {
+		body = append(body, v+" = "+v+" + "+b)
+	}
+	return body
 }
