@@ -33,6 +33,7 @@ import random
 import re
 import sys
 import traceback
+import zipfile
 
 import numpy as np
 import torch
@@ -1712,6 +1713,24 @@ def _is_tensor_dict(obj):
     return isinstance(obj, dict) and all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in obj.items())
 
 
+def _refuse_torchscript(path):
+    """Refuses a TorchScript archive (torch.jit.save) before torch.load sees it: torch 1.13's
+    torch.load hands such a zip to torch.jit.load ahead of weights_only, and loading a scripted
+    module runs its code (__setstate__ included). Archives are recognised as torch.jit.load does,
+    by a constants.pkl record, and also by any code/ record."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            names = z.namelist()
+    except (zipfile.BadZipFile, OSError) as e:
+        raise ExportError("%s: not a valid zip archive (torch.save writes one): %s" % (path, _first_line(e)))
+    for name in names:
+        parts = name.split("/")
+        if "code" in parts[:-1] or parts[-1] == "constants.pkl":
+            raise ExportError("%s: a TorchScript archive (it holds %r), not a state dict: loading it would run the "
+                              "code it carries; save model.state_dict() with torch.save, or pass "
+                              "--trust-checkpoints if you trust the file" % (path, name))
+
+
 def read_state_dict(path, trust=False):
     """Loads a torch.save'd state dict from path (on the CPU): the state dict itself, a dict
     holding it under "state_dict" or "model" (as training loops save it), or, when trust, a
@@ -1721,6 +1740,8 @@ def read_state_dict(path, trust=False):
         head = f.read(4)
     if head != b"PK\x03\x04" and head[:1] != b"\x80":  # a zip archive, or a legacy pickle
         raise ExportError("%s: not a file written by torch.save" % path)
+    if head == b"PK\x03\x04" and not trust:
+        _refuse_torchscript(path)
     try:
         if trust:
             obj = torch.load(path, map_location="cpu")

@@ -504,11 +504,14 @@ func TestStateDictCheckpoints(t *testing.T) {
 			p("floats.pt") + ": torch.load(weights_only=True) refused it"},
 		{"trusted pickle", []string{"--state-dict", p("floats.pt"), p("good_1.pt"), p("good_2.pt"), "--trust-checkpoints"}, 0, ""},
 		{"not a checkpoint", []string{"--state-dict", p("text.pt")}, 1, p("text.pt") + ": not a file written by torch.save"},
+		{"TorchScript archive", []string{"--state-dict", p("scripted.pt")}, 1,
+			p("scripted.pt") + ": a TorchScript archive (it holds 'scripted/code/__torch__.py'), not a state dict: loading it would run the code it carries"},
 		{"glob matches nothing", []string{"--state-dict", p("nope_*.pt")}, 1, "--state-dict " + p("nope_*.pt") + " matches no file"},
 		{"no such file", []string{"--state-dict", p("nope.pt")}, 1, "--state-dict " + p("nope.pt") + ": no such file"},
 		{"file twice", []string{"--state-dict", p("good_*.pt"), "--state-dict", p("good_1.pt")}, 1,
 			"--state-dict " + p("good_1.pt") + ": the file is given twice"},
 	}
+	canary := readFile(t, p("canary.txt"))
 	dir := t.TempDir()
 	var jobs []job
 	for i, c := range cases {
@@ -547,6 +550,10 @@ func TestStateDictCheckpoints(t *testing.T) {
 		if got, want := readFile(t, filepath.Join(out, "weights.safetensors")), readFile(t, p("stacked.safetensors")); !bytes.Equal(got, want) {
 			t.Errorf("%s: weights.safetensors is not byte-identical to the checkpoints stacked", c.name)
 		}
+	}
+	// The scripted module's __setstate__ overwrites canary.txt if the archive is ever loaded.
+	if got := readFile(t, p("canary.txt")); !bytes.Equal(got, canary) {
+		t.Errorf("code from the TorchScript checkpoint ran: canary.txt now holds %q, was %q", got, canary)
 	}
 }
 

@@ -11,6 +11,7 @@
 import argparse
 import os
 import sys
+from typing import Tuple
 
 import torch
 
@@ -22,6 +23,30 @@ from models import MLP  # noqa: E402
 import safetensors_io  # noqa: E402
 
 KWARGS = {"d_in": 6, "hidden": 5, "d_out": 3}
+
+
+class Scripted(torch.nn.Module):
+    """A module whose scripted __setstate__ overwrites the file at canary with byte 88 when the
+    archive is loaded: the code a TorchScript checkpoint can carry."""
+
+    def __init__(self, canary: str):
+        super().__init__()
+        self.canary = canary
+        self.mapped = torch.zeros(8, dtype=torch.uint8)
+
+    def forward(self, x):
+        return x
+
+    @torch.jit.export
+    def __getstate__(self) -> Tuple[str, bool]:
+        return (self.canary, self.training)
+
+    @torch.jit.export
+    def __setstate__(self, state: Tuple[str, bool]) -> None:
+        self.canary = state[0]
+        self.training = state[1]
+        self.mapped = torch.from_file(self.canary, shared=True, size=8, dtype=torch.uint8)
+        self.mapped.fill_(88)
 
 
 def model(seed, **kw):
@@ -55,6 +80,10 @@ def main():
     save("other_key.pt", {"weights": sds[0]})
     save("floats.pt", {"model": sds[0], "lr": 0.1})
     save("dataparallel.pt", {"module." + k: v for k, v in sds[0].items()})
+    canary = os.path.join(out, "canary.txt")
+    with open(canary, "w") as f:
+        f.write("the user's file\n")
+    torch.jit.save(torch.jit.script(Scripted(canary)), os.path.join(out, "scripted.pt"))
     with open(os.path.join(out, "text.pt"), "w") as f:
         f.write("not a checkpoint\n")
     return 0
