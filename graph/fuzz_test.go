@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -18,6 +19,10 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	f.Add([]byte(initGraph))
+	// nesting at and past MaxNesting, in lists and objects
+	f.Add([]byte(strings.Repeat("[", MaxNesting) + strings.Repeat("]", MaxNesting)))
+	f.Add([]byte(strings.Repeat("[", MaxNesting+1)))
+	f.Add([]byte(`{"format": "widejit.graph/v1", "attrs": ` + strings.Repeat(`{"a":`, MaxNesting+1)))
 	// One valid graph per op case of the PyTorch fixture: mutations of these reach deep into
 	// each op's inference.
 	if data, err := os.ReadFile(filepath.Join("testdata", "torch_shapes.json")); err == nil {

@@ -2,8 +2,10 @@ package graph
 
 import (
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -146,5 +148,41 @@ func TestInitSizesAreCheckedBeforeAllocating(t *testing.T) {
 	}
 	if _, err := g.ParamTensor("fc1.weight"); err == nil || !strings.Contains(err.Error(), "more than the limit") {
 		t.Fatalf("default limit: got %v", err)
+	}
+}
+
+// TestDeepNestingIsALocatedError: 3 million unclosed "[" used to overflow the Go stack, and
+// 2 million balanced levels took about 1 GB to refuse; both are now a syntax error at the
+// first list nested past MaxNesting, found with little memory.
+func TestDeepNestingIsALocatedError(t *testing.T) {
+	prefix := `{"format": "widejit.graph/v1", "n": 2,` + "\n" + `"attrs": `
+	// the refused opening is the one at level MaxNesting+1, the top-level object being 1
+	col := len(`"attrs": `) + MaxNesting
+	for name, data := range map[string][]byte{
+		"3 million unclosed": []byte(prefix + strings.Repeat("[", 3_000_000)),
+		"2 million balanced": []byte(prefix + strings.Repeat("[", 2_000_000) + strings.Repeat("]", 2_000_000) + "}"),
+		"objects":            []byte(prefix + strings.Repeat(`{"a":`, 1_000_000)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err := Parse("deep.json", data, Options{})
+			runtime.ReadMemStats(&after)
+			ge, ok := err.(*Error)
+			if !ok || len(ge.Problems) != 1 {
+				t.Fatalf("want one located problem, got %v", err)
+			}
+			p := ge.Problems[0]
+			c := col
+			if name == "objects" {
+				c = len(`"attrs": `) + 1 + (MaxNesting-1)*len(`{"a":`)
+			}
+			if p.Line != 2 || p.Col != c || !strings.Contains(p.Msg, fmt.Sprintf("nested more than %d deep", MaxNesting)) {
+				t.Fatalf("want line 2, col %d, nesting message; got %+v", c, p)
+			}
+			if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+				t.Fatalf("refusing allocated %d MiB", grew>>20)
+			}
+		})
 	}
 }

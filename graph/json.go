@@ -43,7 +43,7 @@ type jvalue struct {
 func parseJSON(data []byte) (*jvalue, error) {
 	p := &jparser{data: data, dec: json.NewDecoder(bytes.NewReader(data))}
 	p.dec.UseNumber()
-	v, err := p.value()
+	v, err := p.value(0)
 	if err != nil {
 		return nil, err
 	}
@@ -97,12 +97,20 @@ func (p *jparser) token() (json.Token, int, error) {
 	return tok, off, nil
 }
 
-func (p *jparser) value() (*jvalue, error) {
+// MaxNesting bounds how deeply lists and objects nest in a graph file: real graphs nest a
+// few levels, and the parser recurses once per level.
+const MaxNesting = 128
+
+// value parses the value that starts at the next token, nested depth lists or objects deep.
+func (p *jparser) value(depth int) (*jvalue, error) {
 	tok, off, err := p.token()
 	if err != nil {
 		return nil, err
 	}
 	v := &jvalue{off: off}
+	if d, ok := tok.(json.Delim); ok && (d == '[' || d == '{') && depth >= MaxNesting {
+		return nil, &syntaxError{off, fmt.Sprintf("lists and objects nested more than %d deep", MaxNesting)}
+	}
 	switch t := tok.(type) {
 	case nil:
 		v.kind = jNull
@@ -117,7 +125,7 @@ func (p *jparser) value() (*jvalue, error) {
 		case '[':
 			v.kind = jArray
 			for p.dec.More() {
-				e, err := p.value()
+				e, err := p.value(depth + 1)
 				if err != nil {
 					return nil, err
 				}
@@ -137,7 +145,7 @@ func (p *jparser) value() (*jvalue, error) {
 				if _, dup := v.obj[key]; dup {
 					return nil, &syntaxError{koff, fmt.Sprintf("duplicate key %q", key)}
 				}
-				e, err := p.value()
+				e, err := p.value(depth + 1)
 				if err != nil {
 					return nil, err
 				}
