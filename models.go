@@ -82,6 +82,8 @@ func (m *Model) GraphIdentity() (string, error) { return m.g.Identity() }
 // Devices lists the devices the models run on, in model order, with each one's range:
 // one entry unless several devices were asked for.
 func (m *Model) Devices() []DeviceRange {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.parts == nil {
 		lo, hi, _ := m.g.ModelRange()
 		return []DeviceRange{{Device: m.label, Lo: lo, Hi: hi}}
@@ -104,6 +106,8 @@ type DeviceRange struct {
 // which Perfetto (ui.perfetto.dev) and chrome://tracing open: one track per device and
 // stream. The model must have been loaded WithTrace.
 func (m *Model) WriteTrace(w io.Writer) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.tracer == nil {
 		return errors.New("widejit: the model was not loaded WithTrace")
 	}

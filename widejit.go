@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/widejit/widejit/cache"
@@ -129,14 +130,19 @@ func WithPluginLimits(deadline time.Duration, memoryMiB int) Option {
 	return func(s *settings) { s.PluginDeadline, s.PluginMemoryMiB = deadline, memoryMiB }
 }
 
-// Model is a loaded graph, compiled for one device, ready to run. A Model is not safe for
-// concurrent use; load one per goroutine (they share the kernel cache).
+// Model is a loaded graph, compiled for one device, ready to run. A Model is safe for
+// concurrent use: its runs take turns (one device, one set of buffers: a run in progress
+// holds them), so goroutines sharing a Model get the results of sequential runs, and Close
+// waits for the run in progress. For runs at once, load one Model per goroutine (they share
+// the kernel cache; each holds its own copy of the weights).
 //
 // The batch size is dynamic (docs/graph-format.md, "Batch size"): Run takes inputs at any
 // batch size, and the Model keeps one compiled plan per batch size it has seen, compiled on
 // first use (from the kernel cache when it has the kernels). Each plan holds its own copy of
 // the weights on the device.
 type Model struct {
+	// mu serialises runs, Close and the methods that read the latest run's plan.
+	mu    sync.Mutex
 	g     *graph.Graph // at the exported batch size
 	s     settings
 	dev   jit.Device
@@ -287,6 +293,8 @@ func (m *Model) BatchError() error { return m.g.BatchError() }
 
 // Batches lists the batch sizes the model has compiled a plan for, in increasing order.
 func (m *Model) Batches() []int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.parts != nil {
 		return m.parts[0].Batches()
 	}
@@ -351,15 +359,31 @@ func (m *Model) Run(ctx context.Context, inputs map[string]*Tensor) (map[string]
 // When reuse is the previous run's outputs the result may be reuse itself: on the CPU such
 // a run allocates nothing. A run that fails may have written part of its results into
 // reuse's tensors already: keep a copy of any you still need.
+//
+// A run checks ctx before every kernel launch (and the CPU stops a launch in progress
+// soon after ctx is done): a run stopped by ctx returns ctx.Err(). Runs of one Model take
+// turns; a run waiting for its turn starts even if ctx is done meanwhile, and stops at its
+// first check.
 func (m *Model) RunInto(ctx context.Context, inputs, reuse map[string]*Tensor) (map[string]*Tensor, error) {
-	if m.plans == nil && m.parts == nil {
-		return nil, errors.New("widejit: run of a closed model")
-	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out, err := m.runLocked(ctx, inputs, reuse)
+	if err != nil && ctx.Err() != nil {
+		return nil, ctx.Err() // stopped by ctx, whatever the launch it stopped said
+	}
+	return out, err
+}
+
+// runLocked is RunInto, with m.mu held.
+func (m *Model) runLocked(ctx context.Context, inputs, reuse map[string]*Tensor) (map[string]*Tensor, error) {
+	if m.plans == nil && m.parts == nil {
+		return nil, errors.New("widejit: run of a closed model")
 	}
 	if m.parts != nil {
 		return m.runParts(ctx, inputs)
@@ -369,7 +393,7 @@ func (m *Model) RunInto(ctx context.Context, inputs, reuse map[string]*Tensor) (
 		return nil, err
 	}
 	m.cur = p
-	out, err := p.runner.RunInto(inputs, reuse)
+	out, err := p.runner.RunContext(ctx, inputs, reuse)
 	if err == nil {
 		p.runs++
 	}
@@ -391,6 +415,8 @@ func (m *Model) RandomInputs(seed int64) (map[string]*Tensor, error) { return m.
 // It, and the plan facts below, describe the plan of the latest run (before any, the
 // exported batch size's).
 func (m *Model) Explain() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.parts != nil {
 		return m.explainParts()
 	}
@@ -400,6 +426,8 @@ func (m *Model) Explain() string {
 // Launches and Kernels count the plan's kernel launches per run and its distinct kernels
 // (summed over the devices).
 func (m *Model) Launches() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.parts != nil {
 		return sumParts(m.parts, (*Model).Launches)
 	}
@@ -408,6 +436,8 @@ func (m *Model) Launches() int {
 
 // Kernels counts the plan's distinct kernels.
 func (m *Model) Kernels() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.parts != nil {
 		return sumParts(m.parts, (*Model).Kernels)
 	}
@@ -416,6 +446,8 @@ func (m *Model) Kernels() int {
 
 // Strategies counts the plan's launches per strategy (batched, sequential, fused, ...).
 func (m *Model) Strategies() map[string]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	c := map[string]int{}
 	for _, p := range m.parts {
 		for k, v := range p.Strategies() {
@@ -433,6 +465,8 @@ func (m *Model) Strategies() map[string]int {
 // CompileTime is the time Load (or the first run at the latest run's batch size) took to
 // lower the graph, compile its kernels and upload the weights.
 func (m *Model) CompileTime() time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.parts != nil {
 		return m.loadTime
 	}
@@ -442,6 +476,8 @@ func (m *Model) CompileTime() time.Duration {
 // CacheReport tells how many kernels came from the kernel cache and how many were compiled
 // (summed over the devices).
 func (m *Model) CacheReport() cache.RunReport {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	var r cache.RunReport
 	if m.cur != nil {
 		r = m.cur.cache
@@ -463,6 +499,8 @@ type KernelTime struct {
 // KernelTimes lists every launch's mean time per run, slowest first; empty without
 // WithProfile.
 func (m *Model) KernelTimes() []KernelTime {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	var out []KernelTime
 	for _, p := range m.parts {
 		out = append(out, p.KernelTimes()...)
@@ -479,8 +517,11 @@ func (m *Model) KernelTimes() []KernelTime {
 	return out
 }
 
-// Close releases the device memory and the device.
+// Close waits for the run in progress, if any, and releases the device memory and the
+// device; later runs fail.
 func (m *Model) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.parts != nil {
 		var errs []error
 		for _, p := range m.parts {

@@ -53,6 +53,9 @@ type Runner struct {
 	// outputShares counts the plan's outputs per buffer.
 	outputShares map[*lowering.Buffer]int
 	host         hostBindings
+	// ctx is the context of the run in progress (RunContext): checked before every launch,
+	// and it stops a launch that can be stopped.
+	ctx context.Context
 }
 
 // Options bound what a Runner may do. The zero value is right for most runs.
@@ -233,6 +236,9 @@ func (r *Runner) runLaunches(prepare bool) error {
 				if l.Prepare != prepare {
 					continue
 				}
+				if err := r.canceled(); err != nil {
+					return err
+				}
 				start := time.Now()
 				if err := r.profiled(i, start, r.launchModel(i, l, m)); err != nil {
 					return err
@@ -245,11 +251,16 @@ func (r *Runner) runLaunches(prepare bool) error {
 		if l.Prepare != prepare {
 			continue
 		}
+		if err := r.canceled(); err != nil {
+			return err
+		}
 		start := time.Now()
 		var err error
 		if l.Strategy == lowering.Sequential {
 			for m := 0; m < p.N && err == nil; m++ {
-				err = r.launchModel(i, l, m)
+				if err = r.canceled(); err == nil {
+					err = r.launchModel(i, l, m)
+				}
 			}
 		} else {
 			err = r.launch(i, l, l.Grid, -1)
@@ -259,6 +270,14 @@ func (r *Runner) runLaunches(prepare bool) error {
 		}
 	}
 	return nil
+}
+
+// canceled is the error of the run's context once it is done, else nil.
+func (r *Runner) canceled() error {
+	if r.ctx == nil {
+		return nil
+	}
+	return r.ctx.Err()
 }
 
 // profiled adds the time of launch i since start to the profile, once the device is done,
@@ -295,9 +314,18 @@ func (r *Runner) Run(inputs map[string]*safetensors.Tensor) (map[string]*safeten
 // as a framework's caching allocator would. The returned map holds those tensors (it is
 // reuse itself when reuse holds exactly the outputs, each written where it lies).
 func (r *Runner) RunInto(inputs, reuse map[string]*safetensors.Tensor) (map[string]*safetensors.Tensor, error) {
+	return r.RunContext(context.Background(), inputs, reuse)
+}
+
+// RunContext is RunInto stopped soon after ctx is done: it checks ctx before every launch,
+// and a launch the device can stop (jit.ContextLauncher: the CPU) stops within it; the
+// error then wraps ctx's. A kernel already queued on a GPU runs to its end.
+func (r *Runner) RunContext(ctx context.Context, inputs, reuse map[string]*safetensors.Tensor) (map[string]*safetensors.Tensor, error) {
 	if r.broken != nil {
 		return nil, r.broken
 	}
+	r.ctx = ctx
+	defer func() { r.ctx = nil }()
 	if r.streams.on() {
 		return r.runStreams(inputs, reuse)
 	}
@@ -576,11 +604,19 @@ func unravel(i int, shape []int) []int {
 // launchKernel launches k within Options.LaunchTimeout, if set.
 func (r *Runner) launchKernel(k jit.Kernel, grid [3]int, args []jit.Arg) error {
 	limit := r.opts.LaunchTimeout
+	run := r.ctx
+	if run == nil {
+		run = context.Background()
+	}
+	cl, stoppable := k.(jit.ContextLauncher)
 	if limit <= 0 {
+		if stoppable && run.Done() != nil {
+			return cl.LaunchContext(run, grid, args)
+		}
 		return k.Launch(grid, args)
 	}
-	if cl, ok := k.(jit.ContextLauncher); ok {
-		ctx, cancel := context.WithTimeoutCause(context.Background(), limit, &LaunchTimeoutError{Kernel: k.Name(), Limit: limit})
+	if stoppable {
+		ctx, cancel := context.WithTimeoutCause(run, limit, &LaunchTimeoutError{Kernel: k.Name(), Limit: limit})
 		defer cancel()
 		return cl.LaunchContext(ctx, grid, args)
 	}

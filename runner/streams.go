@@ -381,6 +381,9 @@ func (r *Runner) runStreams(inputs, reuse map[string]*safetensors.Tensor) (_ map
 		tm = &streamTimer{r: r, host: time.Now()}
 	}
 	for k := range sr.sched.Parts {
+		if err := r.canceled(); err != nil {
+			return nil, err
+		}
 		if err := sr.issue(r, k, inputs, tm); err != nil {
 			return nil, err
 		}
