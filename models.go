@@ -34,11 +34,11 @@ func (r modelRange) apply(g *graph.Graph) (*graph.Graph, error) {
 	if r.shard {
 		i, k := r.a, r.b
 		if i < 0 || k < 1 || i >= k || k > g.N {
-			return nil, fmt.Errorf("widejit: shard %d/%d of %d models: need 0 <= I < K <= N", i, k, g.N)
+			return nil, fmt.Errorf("shard %d/%d of %d models: need 0 <= I < K <= N", i, k, g.N)
 		}
 		lo, hi = graph.ShardRange(i, k, g.N)
 	} else if lo < 0 || hi <= lo || hi > g.N {
-		return nil, fmt.Errorf("widejit: models [%d, %d) are not a non-empty range of the graph's %d models", lo, hi, g.N)
+		return nil, fmt.Errorf("models [%d, %d) are not a non-empty range of the graph's %d models", lo, hi, g.N)
 	}
 	return g.Models(lo, hi)
 }
@@ -109,7 +109,7 @@ func (m *Model) WriteTrace(w io.Writer) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.tracer == nil {
-		return errors.New("widejit: the model was not loaded WithTrace")
+		return errors.New("the model was not loaded WithTrace")
 	}
 	return m.tracer.WriteJSON(w)
 }
@@ -119,7 +119,7 @@ func (m *Model) WriteTrace(w io.Writer) error {
 func loadParts(g *graph.Graph, s settings, devs []engine.DeviceSpec, tracer *runner.Tracer) (*Model, error) {
 	start := time.Now()
 	if len(devs) > g.N {
-		return nil, fmt.Errorf("widejit: %d devices for %d models: each device needs at least one model", len(devs), g.N)
+		return nil, fmt.Errorf("%d devices for %d models: each device needs at least one model", len(devs), g.N)
 	}
 	threads := s.Threads
 	if devs[0].Kind == "cpu" && threads > 0 {

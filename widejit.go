@@ -41,12 +41,12 @@ func NewFloat32(shape []int, data []float32) (*Tensor, error) {
 	n := 1
 	for _, d := range shape {
 		if d < 0 {
-			return nil, fmt.Errorf("widejit: negative dimension in shape %v", shape)
+			return nil, fmt.Errorf("negative dimension in shape %v", shape)
 		}
 		n *= d
 	}
 	if n != len(data) {
-		return nil, fmt.Errorf("widejit: shape %v holds %d values, got %d", shape, n, len(data))
+		return nil, fmt.Errorf("shape %v holds %d values, got %d", shape, n, len(data))
 	}
 	return safetensors.FromFloat32s("", shape, data), nil
 }
@@ -102,6 +102,11 @@ func WithLaunchTimeout(d time.Duration) Option { return func(s *settings) { s.La
 // Load refuses a larger plan with the figures (0, the default: 80% of physical memory;
 // negative: no limit).
 func WithMemoryLimit(bytes int64) Option { return func(s *settings) { s.MemoryLimit = bytes } }
+
+// WithOutsidePaths lets the graph name files (its weights) outside its own directory: an
+// absolute path, one with "..", or a symbolic link that leads out. Without it they are
+// refused, so that a graph from elsewhere reads nothing but its own files.
+func WithOutsidePaths() Option { return func(s *settings) { s.AllowOutsidePaths = true } }
 
 // WithWarnings receives warnings (a damaged cache, a plugin set aside); by default they are
 // dropped.
@@ -180,12 +185,12 @@ func Load(path string, opts ...Option) (*Model, error) {
 		o(&s)
 	}
 	if s.n < 0 {
-		return nil, fmt.Errorf("widejit: N must be > 0, got %d", s.n)
+		return nil, fmt.Errorf("N must be > 0, got %d", s.n)
 	}
 	if s.Streams < 0 {
-		return nil, fmt.Errorf("widejit: streams must be >= 0 (0: the default), got %d", s.Streams)
+		return nil, fmt.Errorf("streams must be >= 0 (0: the default), got %d", s.Streams)
 	}
-	g, err := graph.LoadWithOptions(path, graph.Options{N: s.n, MemoryLimit: s.MemoryLimit})
+	g, err := graph.LoadWithOptions(path, s.GraphOptions(s.n))
 	if err != nil {
 		return nil, err
 	}
@@ -193,11 +198,11 @@ func Load(path string, opts ...Option) (*Model, error) {
 		return nil, err
 	}
 	if lo, hi, total := g.ModelRange(); s.dropout == "mc" && (lo != 0 || hi != total) {
-		return nil, fmt.Errorf("widejit: Monte Carlo dropout draws masks over all %d models; it cannot run models [%d, %d) alone", total, lo, hi)
+		return nil, fmt.Errorf("Monte Carlo dropout draws masks over all %d models; it cannot run models [%d, %d) alone", total, lo, hi)
 	}
 	devs, err := engine.ParseDevices(s.Device)
 	if err != nil {
-		return nil, fmt.Errorf("widejit: %w", err)
+		return nil, err
 	}
 	var tracer *runner.Tracer
 	if s.trace {
@@ -262,24 +267,24 @@ func (m *Model) compile(ctx context.Context, g *graph.Graph) (*plan, error) {
 func (m *Model) planFor(ctx context.Context, inputs map[string]*Tensor) (*plan, error) {
 	b, err := m.g.InputBatch(inputs)
 	if err != nil {
-		return nil, fmt.Errorf("widejit: %w", err)
+		return nil, err
 	}
 	p := m.plans[b]
 	if p == nil {
 		gb, err := m.g.WithBatch(b)
 		if err != nil {
-			return nil, fmt.Errorf("widejit: %w", err)
+			return nil, err
 		}
 		if err := gb.CheckInputs(inputs); err != nil {
-			return nil, fmt.Errorf("widejit: %w", err)
+			return nil, err
 		}
 		if p, err = m.compile(ctx, gb); err != nil {
-			return nil, fmt.Errorf("widejit: batch size %d: %w", b, err)
+			return nil, fmt.Errorf("batch size %d: %w", b, err)
 		}
 		m.plans[b] = p
 	}
 	if err := p.g.CheckInputs(inputs); err != nil {
-		return nil, fmt.Errorf("widejit: %w", err)
+		return nil, err
 	}
 	return p, nil
 }
@@ -383,7 +388,7 @@ func (m *Model) RunInto(ctx context.Context, inputs, reuse map[string]*Tensor) (
 // runLocked is RunInto, with m.mu held.
 func (m *Model) runLocked(ctx context.Context, inputs, reuse map[string]*Tensor) (map[string]*Tensor, error) {
 	if m.plans == nil && m.parts == nil {
-		return nil, errors.New("widejit: run of a closed model")
+		return nil, errors.New("run of a closed model")
 	}
 	if m.parts != nil {
 		return m.runParts(ctx, inputs)

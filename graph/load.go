@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -32,6 +31,9 @@ type Options struct {
 	// inputs, one tensor read from the weights or inputs file (0: memlimit.Default(), 80% of
 	// physical memory; negative: no bound).
 	MemoryLimit int64
+	// AllowOutsidePaths lets the graph name files outside its own directory (absolute paths,
+	// "..", symbolic links that lead out); by default they are refused.
+	AllowOutsidePaths bool
 }
 
 // DefaultMaxGraphBytes bounds a graph file: real graphs are kilobytes, the weights live apart.
@@ -440,12 +442,10 @@ func (l *loader) loadSource(root *jvalue, opts Options) {
 				l.errAt(w, "weights", "", "weights path is empty")
 				return
 			}
-			p := s
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(filepath.Dir(l.file), p)
-			}
-			if abs, err := filepath.Abs(p); err == nil {
-				p = abs
+			p, err := filePath(l.file, s, opts.AllowOutsidePaths)
+			if err != nil {
+				l.errAt(w, "weights", "", "weights %v", err)
+				return
 			}
 			l.g.WeightsPath = p
 		}

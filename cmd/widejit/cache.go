@@ -16,7 +16,7 @@ import (
 
 // cacheWarner prints warnings (of the cache, the plugins, the engine) to stderr.
 func cacheWarner(a *app) func(string) {
-	return func(msg string) { fmt.Fprintf(a.stderr, "widejit: warning: %s\n", msg) }
+	return a.warn
 }
 
 // cacheAdminLockWait is how long maintenance commands wait for a busy directory.

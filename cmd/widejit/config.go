@@ -18,6 +18,7 @@ func addGlobalFlags(a *app, root *cobra.Command) {
 	f.Bool("no-cache", false, "do not read or write the kernel cache")
 	f.Int("threads", 0, "CPU executor worker count (0: all cores)")
 	f.Bool("cache-read-only", false, "read the kernel cache without writing it (a shared, pre-populated cache)")
+	f.Bool("allow-outside-paths", false, "let a graph name files outside its directory (absolute paths, '..', symbolic links out); refused by default")
 }
 
 // loadConfig layers the configuration into a.v for cmd (internal/config); `widejit config`

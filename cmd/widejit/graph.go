@@ -41,7 +41,7 @@ func newGraphCheckCmd(a *app) *cobra.Command {
 		Short: "Validate a graph (and its weights) and print every node's output shapes",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			g, err := engine.LoadGraph(args[0], n)
+			g, err := engine.LoadGraph(args[0], engineConfig(a, nil).GraphOptions(n))
 			if err != nil {
 				return err
 			}

@@ -91,6 +91,7 @@ recorded decisions: the CPU's differ from a GPU's).`,
 			if dir == "" {
 				return usagef("kernel dump: --dir is required")
 			}
+			f.AllowOutsidePaths = a.v.GetBool("allow_outside_paths")
 			plan, err := f.Lower(args[0])
 			if cmd.Flags().Changed("device") {
 				if len(archs) > 0 {

@@ -59,7 +59,7 @@ func runPopulate(cmd *cobra.Command, a *app, path string, f populateFlags) error
 	if err != nil {
 		return err
 	}
-	graphs, err := engine.LoadGraphs(path, ns)
+	graphs, err := engine.LoadGraphs(path, ns, engineConfig(a, nil).GraphOptions(0))
 	if err != nil {
 		return err
 	}

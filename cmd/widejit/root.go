@@ -39,6 +39,11 @@ type (
 
 var usagef = errkind.Usagef
 
+// warn prints a warning to stderr, as printable as errors are.
+func (a *app) warn(msg string) {
+	fmt.Fprintf(a.stderr, "widejit: warning: %s\n", errkind.Printable(msg))
+}
+
 // exitCodeError lets a command choose its exit code after it has printed its own report
 // (for example `run --check` on a mismatch).
 type exitCodeError struct {
@@ -99,11 +104,12 @@ func execute(args []string, stdout, stderr io.Writer) int {
 	var ce exitCodeError
 	if errors.As(err, &ce) {
 		if ce.err != nil && ce.err.Error() != "" {
-			fmt.Fprintf(stderr, "widejit: %v\n", ce.err)
+			fmt.Fprintf(stderr, "widejit: %s\n", errkind.Printable(ce.err.Error()))
 		}
 		return ce.code
 	}
-	fmt.Fprintf(stderr, "widejit: %v\n", err)
+	// every error is printed here, with the paths and names it quotes from files escaped
+	fmt.Fprintf(stderr, "widejit: %s\n", errkind.Printable(err.Error()))
 	var ue usageError
 	var ie inputError
 	switch {

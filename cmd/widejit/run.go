@@ -102,6 +102,7 @@ func runGraph(cmd *cobra.Command, a *app, path string, f runFlags) error {
 		return usagef("--streams must be >= 0 (0: the default), got %d", f.streams)
 	}
 	f.GraphFile, f.Options = path, append(config.ModelOptions(a.v, pluginFlag(cmd), cacheWarner(a)), widejit.WithStreams(f.streams))
+	f.Graph = engineConfig(a, nil).GraphOptions(0)
 	job, err := runjob.Prepare(f.Request)
 	if err != nil {
 		return err

@@ -185,12 +185,14 @@ func parseHeader(path string, r io.ReaderAt, size int64) (*File, error) {
 	if _, err := r.ReadAt(lenBuf[:], 0); err != nil {
 		return nil, fail("reading header length: %v", err)
 	}
+	// The length is the file's first 8 bytes: a file of another kind has text there, which
+	// is never printed (a number that reads "root:x:0" as a header length is someone's data).
 	n := binary.LittleEndian.Uint64(lenBuf[:])
 	if n > MaxHeaderSize {
-		return nil, fail("header length %d exceeds the %d-byte limit (corrupt or not a safetensors file)", n, MaxHeaderSize)
+		return nil, fail("not a safetensors file: its first 8 bytes do not hold a header length up to %d", MaxHeaderSize)
 	}
 	if int64(n) > size-8 {
-		return nil, fail("header length %d runs past the end of the %d-byte file (truncated?)", n, size)
+		return nil, fail("not a safetensors file, or truncated: its header length runs past the end of the %d-byte file", size)
 	}
 	hdr := make([]byte, n)
 	if _, err := r.ReadAt(hdr, 8); err != nil {

@@ -33,6 +33,8 @@ var Defaults = map[string]any{
 	"cache_read_only":   false, // read a shared, pre-populated cache; never write it
 	"launch_timeout":    "0s",  // stop a run whose kernel launch takes longer; 0: no limit
 	"memory_limit_mib":  0,     // what a run may allocate; 0: 80% of physical memory, -1: none
+	// a graph may name files outside its directory (absolute, "..", symbolic links out)
+	"allow_outside_paths": false,
 }
 
 // Load layers the defaults, the config file (--config, else DefaultPath), the WIDEJIT_*
@@ -182,8 +184,10 @@ func Problems(v *viper.Viper, flags *pflag.FlagSet) []string {
 	if m, err := cast.ToIntE(v.Get("memory_limit_mib")); err != nil || m < -1 {
 		bad("memory_limit_mib", "%q is not an integer >= -1 (0: 80%% of physical memory, -1: no limit)", fmt.Sprint(v.Get("memory_limit_mib")))
 	}
-	if _, err := cast.ToBoolE(v.Get("cache_read_only")); err != nil {
-		bad("cache_read_only", "%q is not true or false", fmt.Sprint(v.Get("cache_read_only")))
+	for _, k := range []string{"cache_read_only", "allow_outside_paths"} {
+		if _, err := cast.ToBoolE(v.Get(k)); err != nil {
+			bad(k, "%q is not true or false", fmt.Sprint(v.Get(k)))
+		}
 	}
 	known := make([]string, 0, len(Defaults))
 	for k := range Defaults {
@@ -223,7 +227,7 @@ func Engine(v *viper.Viper, extra []string, version string, warn func(string)) e
 		NoCache: v.GetBool("no_cache"), CacheReadOnly: v.GetBool("cache_read_only"),
 		Plugins:        append(slices.Clone(v.GetStringSlice("plugins")), extra...),
 		PluginDeadline: deadline, PluginMemoryMiB: v.GetInt("plugin_memory_mib"), Version: version, Warn: warn,
-		LaunchTimeout: launch, MemoryLimit: memoryLimit(v)}
+		LaunchTimeout: launch, MemoryLimit: memoryLimit(v), AllowOutsidePaths: v.GetBool("allow_outside_paths")}
 }
 
 // ModelOptions are the public API's options for the configuration in v: device, threads,
@@ -237,6 +241,9 @@ func ModelOptions(v *viper.Viper, extra []string, warn func(string)) []widejit.O
 	}
 	if v.GetBool("cache_read_only") {
 		opts = append(opts, widejit.WithCacheReadOnly())
+	}
+	if v.GetBool("allow_outside_paths") {
+		opts = append(opts, widejit.WithOutsidePaths())
 	}
 	launch, _ := time.ParseDuration(v.GetString("launch_timeout")) // checked by Load
 	opts = append(opts, widejit.WithLaunchTimeout(launch), widejit.WithMemoryLimit(memoryLimit(v)))

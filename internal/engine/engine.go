@@ -9,6 +9,7 @@ import (
 
 	"github.com/widejit/widejit/autotune"
 	"github.com/widejit/widejit/cache"
+	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/jit/device"
 	"github.com/widejit/widejit/plugins"
@@ -30,6 +31,8 @@ type Config struct {
 	// MemoryLimit bounds what a graph and its plan allocate, in bytes (0: 80% of physical
 	// memory, negative: no limit).
 	MemoryLimit int64
+	// AllowOutsidePaths lets a graph name files outside its directory (graph.Options).
+	AllowOutsidePaths bool
 	// Streams splits each run's models over this many streams of a GPU (0 or 1: one
 	// stream); the CPU ignores it.
 	Streams int
@@ -39,6 +42,12 @@ type Config struct {
 	PluginMemoryMiB int
 	Version         string       // compiler version in cache keys ("" = BuildVersion())
 	Warn            func(string) // warnings (nil: dropped)
+}
+
+// GraphOptions are the options a graph is loaded with, with n models (0: the file's): the
+// memory limit and the paths it may name.
+func (c Config) GraphOptions(n int) graph.Options {
+	return graph.Options{N: n, MemoryLimit: c.MemoryLimit, AllowOutsidePaths: c.AllowOutsidePaths}
 }
 
 // Warning reports msg through Warn, if set.

@@ -9,13 +9,13 @@ import (
 	"github.com/widejit/widejit/lowering"
 )
 
-// LoadGraph loads the graph at path with n models (0: the file's n); a bad file is an
+// LoadGraph loads the graph at path with o (o.N models, 0: the file's n); a bad file is an
 // errkind.Input error, a bad n errkind.Usage.
-func LoadGraph(path string, n int) (*graph.Graph, error) {
-	if n < 0 {
-		return nil, errkind.Usagef("--n must be >= 1, got %d", n)
+func LoadGraph(path string, o graph.Options) (*graph.Graph, error) {
+	if o.N < 0 {
+		return nil, errkind.Usagef("--n must be >= 1, got %d", o.N)
 	}
-	g, err := graph.LoadWithOptions(path, graph.Options{N: n})
+	g, err := graph.LoadWithOptions(path, o)
 	if err != nil {
 		return nil, errkind.Input{Err: err}
 	}
@@ -35,6 +35,8 @@ type PlanOptions struct {
 	// heuristic); nil is lowering's heuristic for a generic device.
 	Chooser lowering.Chooser
 	Device  autotune.DeviceInfo
+	// AllowOutsidePaths lets the graph name files outside its directory (graph.Options).
+	AllowOutsidePaths bool
 }
 
 // Lower loads the graph at path and plans it; bad options are errkind.Usage.
@@ -48,7 +50,7 @@ func (o PlanOptions) Lower(path string) (*lowering.Plan, error) {
 	if o.Dropout != "eval" && o.Dropout != "mc" {
 		return nil, errkind.Usagef("--dropout must be eval or mc, got %q", o.Dropout)
 	}
-	g, err := LoadGraph(path, o.N)
+	g, err := LoadGraph(path, graph.Options{N: o.N, AllowOutsidePaths: o.AllowOutsidePaths})
 	if err != nil {
 		return nil, err
 	}
@@ -70,6 +72,7 @@ func (c Config) Plan(ctx context.Context, path string, o PlanOptions) (plan *low
 	tuning := c.NewTuning(ctx, store)
 	defer tuning.Close()
 	o.Chooser = tuning.Chooser("explain")
+	o.AllowOutsidePaths = o.AllowOutsidePaths || c.AllowOutsidePaths
 	if plan, err = o.Lower(path); err != nil {
 		return nil, "", err
 	}

@@ -14,11 +14,11 @@ import (
 	"github.com/widejit/widejit/runner"
 )
 
-// LoadGraphs loads the graph at path once per n of ns (nil: once, with the file's n). Only
-// init graphs take another n; a weights graph's error says so.
-func LoadGraphs(path string, ns []int) ([]*graph.Graph, error) {
+// LoadGraphs loads the graph at path with o once per n of ns (nil: once, with the file's n).
+// Only init graphs take another n; a weights graph's error says so.
+func LoadGraphs(path string, ns []int, o graph.Options) ([]*graph.Graph, error) {
 	if ns == nil {
-		g, err := LoadGraph(path, 0)
+		g, err := LoadGraph(path, o)
 		if err != nil {
 			return nil, err
 		}
@@ -26,7 +26,8 @@ func LoadGraphs(path string, ns []int) ([]*graph.Graph, error) {
 	}
 	var out []*graph.Graph
 	for _, n := range ns {
-		g, err := LoadGraph(path, n)
+		o.N = n
+		g, err := LoadGraph(path, o)
 		if err != nil {
 			return nil, fmt.Errorf("--n %d: %w", n, err)
 		}
@@ -80,7 +81,7 @@ func (c Config) Tune(ctx context.Context, path string, o TuneOptions) (*TuneRepo
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	graphs, err := LoadGraphs(path, o.Ns)
+	graphs, err := LoadGraphs(path, o.Ns, c.GraphOptions(0))
 	if err != nil {
 		return nil, err
 	}

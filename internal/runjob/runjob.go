@@ -30,6 +30,9 @@ type Request struct {
 	Dropout                   string // eval | mc (Monte Carlo masks from Seed)
 	Explain, Profile          bool
 	Options                   []widejit.Option // device, threads, cache, plugins, limits
+	// Graph loads the graph, and bounds the inputs read or generated: the memory limit and
+	// the paths the graph may name (its N is N above).
+	Graph graph.Options
 }
 
 // Job is a Request made ready: its graph (restricted to the shard), inputs and expected
@@ -60,7 +63,9 @@ type Result struct {
 // an input, reads or generates the inputs and reads the expected outputs. A file in error
 // is errkind.Input, a bad flag errkind.Usage.
 func Prepare(r Request) (*Job, error) {
-	g, err := engine.LoadGraph(r.GraphFile, r.N)
+	gopts := r.Graph
+	gopts.N = r.N
+	g, err := engine.LoadGraph(r.GraphFile, gopts)
 	if err != nil {
 		return nil, err
 	}
