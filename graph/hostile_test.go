@@ -138,7 +138,9 @@ func TestInitSizesAreCheckedBeforeAllocating(t *testing.T) {
 		t.Fatalf("param: got %v", err)
 	}
 	_, err = g.GenerateInputs(1)
-	if err == nil || !strings.Contains(err.Error(), `generating input "x"`) || !strings.Contains(err.Error(), "needs 2.2 TiB") {
+	// 10^8 models x 32 x 64 float32 elements, 4 bytes each plus the 8-byte scratch copy
+	if err == nil || !strings.Contains(err.Error(), `"x" [100000000 32 64]: 204800000000 elements of float32, 4 bytes each`) ||
+		!strings.Contains(err.Error(), "needs 2.2 TiB (2457600000000 bytes)") {
 		t.Fatalf("inputs: got %v", err)
 	}
 	// The default limit (a share of physical memory) refuses it too.

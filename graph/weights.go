@@ -189,7 +189,7 @@ func (g *Graph) checkAlloc(what string, d DType, count int64) error {
 	var t memlimit.Tally
 	t.Add(count, 8)
 	t.Add(count, int64(d.Size()))
-	if err := memlimit.Check(fmt.Sprintf("graph %s: %s (%d elements of %s)", g.File, what, count, d), t.Bytes(), g.memLimit); err != nil {
+	if err := memlimit.Check(fmt.Sprintf("graph %s: %s (%d elements of %s, %d bytes each, plus an 8-byte-per-element scratch copy)", g.File, what, count, d, d.Size()), t.Bytes(), g.memLimit); err != nil {
 		return err
 	}
 	if count > math.MaxInt {
@@ -264,11 +264,6 @@ func (g *Graph) ReadInputs(path string) (map[string]*safetensors.Tensor, error) 
 			problems = append(problems, fmt.Sprintf("input %q is %s, expected %s (%s)", in.Name, info.DType, in.Type.DType.Safetensors(), in.Type.DType))
 			continue
 		}
-		t, err := g.readInput(f, in)
-		if err != nil {
-			return nil, err
-		}
-		out[in.Name] = t
 	}
 	for _, name := range f.Names() {
 		if g.inputs[name] == nil {
@@ -277,6 +272,16 @@ func (g *Graph) ReadInputs(path string) (map[string]*safetensors.Tensor, error) 
 	}
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("inputs %s:\n  %s", path, strings.Join(problems, "\n  "))
+	}
+	if err := g.checkInputsMemory("reading the inputs from "+path, false); err != nil {
+		return nil, err
+	}
+	for _, in := range g.Inputs {
+		t, err := g.readInput(f, in)
+		if err != nil {
+			return nil, err
+		}
+		out[in.Name] = t
 	}
 	return out, nil
 }
@@ -287,6 +292,34 @@ func inputNames(g *Graph) []string {
 		out[i] = in.Name
 	}
 	return out
+}
+
+// checkInputsMemory refuses to hold every input at once (what: generating or reading them)
+// when that passes the memory limit, with each input's share; generating (scratch) also
+// holds the largest input's values at 8 bytes each (float64 or int64) before converting.
+func (g *Graph) checkInputsMemory(what string, scratch bool) error {
+	var t memlimit.Tally
+	var parts []string
+	var largest int64
+	for _, in := range g.Inputs {
+		shape := g.InputTensorShape(in)
+		elems, size := memlimit.Product(shape...), in.Type.DType.Size()
+		t.Add(elems, int64(size))
+		largest = max(largest, elems)
+		parts = append(parts, fmt.Sprintf("%q %v: %d elements of %s, %d bytes each", in.Name, shape, elems, in.Type.DType, size))
+	}
+	desc := fmt.Sprintf("graph %s: %s (%s)", g.File, what, strings.Join(parts, "; "))
+	if scratch {
+		t.Add(largest, 8)
+		desc += fmt.Sprintf(" with a scratch copy of the largest at 8 bytes per element")
+	}
+	if err := memlimit.Check(desc, t.Bytes(), g.memLimit); err != nil {
+		return err
+	}
+	if largest > math.MaxInt {
+		return fmt.Errorf("%s: an input has %d elements, more than this platform can index", desc, largest)
+	}
+	return nil
 }
 
 // IntInputBound is the exclusive upper bound GenerateInputs uses for an integer input: the
@@ -310,15 +343,14 @@ func (g *Graph) IntInputBound(name string) int {
 // uniform in [0, IntInputBound); bools uniform in {false, true}. Each input has its own
 // stream (seed, name), filled model by model, so model i's data does not depend on N.
 func (g *Graph) GenerateInputs(seed int64) (map[string]*safetensors.Tensor, error) {
+	if err := g.checkInputsMemory("generating the inputs", true); err != nil {
+		return nil, err
+	}
 	out := map[string]*safetensors.Tensor{}
 	for _, in := range g.Inputs {
 		shape := g.InputTensorShape(in)
 		r := rngFor(seed, in.Name)
-		elems := memlimit.Product(shape...)
-		if err := g.checkAlloc(fmt.Sprintf("generating input %q %v", in.Name, shape), in.Type.DType, elems); err != nil {
-			return nil, err
-		}
-		count := int(elems)
+		count := int(memlimit.Product(shape...)) // checked above
 		skip := 0 // a model range draws (and drops) the stream of the models before it
 		if in.PerModel {
 			skip = g.first * in.Type.Numel()

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/widejit/widejit/graph/safetensors"
 )
 
 // TestGraphNamingFilesOutsideItsDirectory: a graph whose weights are /etc/passwd-like files
@@ -68,5 +70,34 @@ func TestErrorsArePrintable(t *testing.T) {
 	code, _, errOut := runCLI(t, "run", writeGraph(t, cliGraph), "--device", "cpu:0,cpu:1,cpu:2", "--no-cache")
 	if code == 0 || strings.Count(errOut, "widejit:") != 1 || !strings.Contains(errOut, "3 devices for 2 models") {
 		t.Errorf("prefix: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestMemoryLimitCoversInputs: --memory-limit-mib refuses generated inputs (they used to be
+// allocated, 6 GB, and the plan refused after, exit 1) and inputs read from a file before
+// they are read, exit 3 like the input check, with each input's elements and bytes each.
+func TestMemoryLimitCoversInputs(t *testing.T) {
+	isolatedCache(t)
+	g := writeGraph(t, cliGraph)
+	// generated: 2 models x 10^7 x 4 float32s = 320 MB, plus an 8-byte scratch copy
+	code, _, errOut := runCLI(t, "run", g, "--batch", "10000000", "--device", "cpu", "--no-cache", "--memory-limit-mib", "64")
+	if code != exitInput || !strings.Contains(errOut, `generating the inputs ("x" [2 10000000 4]: 80000000 elements of float32, 4 bytes each)`) ||
+		!strings.Contains(errOut, "(960000000 bytes)") || !strings.Contains(errOut, "limit of 64.0 MiB") {
+		t.Errorf("generated inputs: exit %d, %s", code, errOut)
+	}
+	// read: 2 x 200000 x 4 float32s = 6.4 MB in the file, against a 4 MiB limit
+	in := filepath.Join(t.TempDir(), "inputs.safetensors")
+	x := safetensors.FromFloat32s("x", []int{2, 200000, 4}, make([]float32, 2*200000*4))
+	var buf bytes.Buffer
+	if err := safetensors.Encode(&buf, []*safetensors.Tensor{x}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(in, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = runCLI(t, "run", g, "--inputs", in, "--device", "cpu", "--no-cache", "--memory-limit-mib", "4")
+	if code != exitInput || !strings.Contains(errOut, "reading the inputs from "+in) ||
+		!strings.Contains(errOut, `"x" [2 200000 4]: 1600000 elements of float32, 4 bytes each) needs 6.1 MiB (6400000 bytes)`) {
+		t.Errorf("read inputs: exit %d, %s", code, errOut)
 	}
 }
