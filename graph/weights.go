@@ -351,7 +351,7 @@ func (g *Graph) GenerateInputs(seed int64) (map[string]*safetensors.Tensor, erro
 		shape := g.InputTensorShape(in)
 		r := rngFor(seed, in.Name)
 		count := int(memlimit.Product(shape...)) // checked above
-		skip := 0 // a model range draws (and drops) the stream of the models before it
+		skip := 0                                // a model range draws (and drops) the stream of the models before it
 		if in.PerModel {
 			skip = g.first * in.Type.Numel()
 		}
