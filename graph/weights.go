@@ -350,8 +350,9 @@ func (g *Graph) GenerateInputs(seed int64) (map[string]*safetensors.Tensor, erro
 	for _, in := range g.Inputs {
 		shape := g.InputTensorShape(in)
 		r := rngFor(seed, in.Name)
-		count := int(memlimit.Product(shape...)) // checked above
-		skip := 0                                // a model range draws (and drops) the stream of the models before it
+		count := int(memlimit.Product(shape...)) // within the limit and an int: checked above
+		skip := 0
+		// a model range draws (and drops) the stream of the models before it
 		if in.PerModel {
 			skip = g.first * in.Type.Numel()
 		}
