@@ -601,31 +601,43 @@ func unravel(i int, shape []int) []int {
 	return pos
 }
 
-// launchKernel launches k within Options.LaunchTimeout, if set.
+// launchKernel launches k within Options.LaunchTimeout, if set, and within the run's
+// context; a launch abandoned past the limit leaves the Runner refusing further runs.
 func (r *Runner) launchKernel(k jit.Kernel, grid [3]int, args []jit.Arg) error {
-	limit := r.opts.LaunchTimeout
-	run := r.ctx
-	if run == nil {
-		run = context.Background()
+	ctx := r.ctx
+	if ctx == nil {
+		ctx = context.Background()
 	}
+	abandoned, err := Launch(ctx, r.dev, k, grid, args, r.opts.LaunchTimeout)
+	if abandoned {
+		r.broken = fmt.Errorf("an earlier run was stopped by the launch time limit: %w", err)
+	}
+	return err
+}
+
+// Launch launches k on dev over grid within limit (0: no limit): a kernel the device can
+// stop (jit.ContextLauncher: the CPU) stops soon after ctx is done or the limit has passed,
+// with a *LaunchTimeoutError as the cause. A kernel that cannot be stopped is launched
+// alone and waited for (dev synchronised) when there is a limit, and abandoned past it:
+// abandoned is then true, and the device may still be running it.
+func Launch(ctx context.Context, dev jit.Device, k jit.Kernel, grid [3]int, args []jit.Arg, limit time.Duration) (abandoned bool, err error) {
 	cl, stoppable := k.(jit.ContextLauncher)
 	if limit <= 0 {
-		if stoppable && run.Done() != nil {
-			return cl.LaunchContext(run, grid, args)
+		if stoppable && ctx.Done() != nil {
+			return false, cl.LaunchContext(ctx, grid, args)
 		}
-		return k.Launch(grid, args)
+		return false, k.Launch(grid, args)
 	}
 	if stoppable {
-		ctx, cancel := context.WithTimeoutCause(run, limit, &LaunchTimeoutError{Kernel: k.Name(), Limit: limit})
+		ctx, cancel := context.WithTimeoutCause(ctx, limit, &LaunchTimeoutError{Kernel: k.Name(), Limit: limit})
 		defer cancel()
-		return cl.LaunchContext(ctx, grid, args)
+		return false, cl.LaunchContext(ctx, grid, args)
 	}
-	// A device that cannot stop a kernel: wait for this launch alone, and abandon it.
 	done := make(chan error, 1)
 	go func() {
 		err := k.Launch(grid, args)
 		if err == nil {
-			err = r.dev.Sync()
+			err = dev.Sync()
 		}
 		done <- err
 	}()
@@ -633,11 +645,9 @@ func (r *Runner) launchKernel(k jit.Kernel, grid [3]int, args []jit.Arg) error {
 	defer timer.Stop()
 	select {
 	case err := <-done:
-		return err
+		return false, err
 	case <-timer.C:
-		err := fmt.Errorf("kernel %s: %w (abandoned; the device may still be running it)", k.Name(), &LaunchTimeoutError{Kernel: k.Name(), Limit: limit})
-		r.broken = fmt.Errorf("an earlier run was stopped by the launch time limit: %w", err)
-		return err
+		return true, fmt.Errorf("kernel %s: %w (abandoned; the device may still be running it)", k.Name(), &LaunchTimeoutError{Kernel: k.Name(), Limit: limit})
 	}
 }
 

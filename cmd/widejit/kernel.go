@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -26,10 +27,14 @@ func newKernelRunCmd(a *app) *cobra.Command {
 		Long: `Binds each pointer parameter to the tensor of the same name in IN (its dtype gives the
 pointer type), scalar parameters to --arg NAME=VALUE (int: i32, or i64 when it does not fit;
 float: fp32; true/false: i1), and constexprs to --const NAME=VALUE (int, float, true/false,
-a dtype such as tl.float16, else a string). After the run, every bound tensor is written to OUT.`,
+a dtype such as tl.float16, else a string). After the run, every bound tensor is written to OUT.
+A launch that takes longer than --launch-timeout (WIDEJIT_LAUNCH_TIMEOUT, config
+launch_timeout) is stopped with an error naming the kernel, and OUT is not written.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r.File, r.Threads, r.CompilerVersion = args[0], a.v.GetInt("threads"), buildVersion()
+			// --launch-timeout, WIDEJIT_LAUNCH_TIMEOUT or the config file (checked by loadConfig)
+			r.LaunchTimeout, _ = time.ParseDuration(a.v.GetString("launch_timeout"))
 			if r.Device == "" {
 				r.Device = a.v.GetString("device")
 			}
@@ -45,6 +50,7 @@ a dtype such as tl.float16, else a string). After the run, every bound tensor is
 	f.StringVar(&r.Out, "out", "", "safetensors file to write the bound tensors to after the run")
 	f.IntVar(&r.NumWarps, "num-warps", 4, "warps per program (GPU only; part of the specialization)")
 	f.StringVar(&r.Device, "device", "", "device: cpu, cuda or auto (default: the device config value)")
+	f.String("launch-timeout", "0s", "stop the kernel when its launch takes longer, naming it (0: no limit; config launch_timeout)")
 	return cmd
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"math/rand"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -260,5 +261,45 @@ func TestKernelIR(t *testing.T) {
 	}
 	if code, _, stderr := kernelCLI(t, "kernel", "ir", filepath.Join(kernelDir, "vector_add.py"), "--fn", "add_kernel", "--sig", "x_ptr"); code != 2 || !strings.Contains(stderr, "NAME=TYPE") {
 		t.Errorf("bad --sig: exit %d, %s", code, stderr)
+	}
+}
+
+// TestKernelRunLaunchTimeout: `kernel run` honours the launch time limit from the flag, the
+// WIDEJIT_LAUNCH_TIMEOUT environment and the config file (it had none): a kernel that
+// loops forever stops with an error naming it and the limit (exit 1), --out is not written,
+// and the inputs file is unchanged.
+func TestKernelRunLaunchTimeout(t *testing.T) {
+	in := writeInputs(t, map[string][]float32{"out_ptr": {0}}, nil)
+	before := snapshot(t, in)
+	out := filepath.Join(t.TempDir(), "out.safetensors")
+	run := []string{"kernel", "run", "../../jit/cpu/testdata/hang.py", "--fn", "spin_kernel", "--grid", "1",
+		"--arg", "n=1", "--inputs", in, "--out", out, "--device", "cpu"}
+	for how, setup := range map[string]func() []string{
+		"flag": func() []string { return []string{"--launch-timeout", "50ms"} },
+		"env":  func() []string { t.Setenv("WIDEJIT_LAUNCH_TIMEOUT", "50ms"); return nil },
+		"config": func() []string {
+			return []string{"--config", writeConfig(t, "launch_timeout: 50ms\n")}
+		},
+	} {
+		t.Run(how, func(t *testing.T) {
+			code, _, stderr := kernelCLI(t, append(run, setup()...)...)
+			if code != exitFailure || !strings.Contains(stderr, "spin_kernel") || !strings.Contains(stderr, "time limit of 50ms") {
+				t.Errorf("exit %d: %s", code, stderr)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("--out was written: %v", err)
+			}
+		})
+	}
+	for p, data := range snapshot(t, in) {
+		if !bytes.Equal(data, before[p]) {
+			t.Errorf("%s changed", p)
+		}
+	}
+	// a kernel that ends within the limit runs as before
+	code, _, stderr := kernelCLI(t, "kernel", "run", "../../jit/cpu/testdata/hang.py", "--fn", "long_for_kernel", "--grid", "1",
+		"--arg", "n=30", "--inputs", in, "--out", out, "--device", "cpu", "--launch-timeout", "1m")
+	if got := readOutput(t, out, "out_ptr"); code != 0 || got[0] != 900 {
+		t.Errorf("a kernel within the limit: exit %d, out %v, %s", code, got, stderr)
 	}
 }

@@ -1,18 +1,21 @@
 package kerneltool
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/widejit/widejit/graph/safetensors"
 	"github.com/widejit/widejit/internal/engine"
 	"github.com/widejit/widejit/internal/errkind"
 	"github.com/widejit/widejit/internal/outputs"
 	"github.com/widejit/widejit/jit"
+	"github.com/widejit/widejit/runner"
 	"github.com/widejit/widejit/triton"
 	"github.com/widejit/widejit/triton/ir"
 	"github.com/widejit/widejit/triton/syntax"
@@ -28,6 +31,9 @@ type Run struct {
 	Device          string // cpu | cuda | auto
 	Threads         int    // CPU executor workers (0: all cores)
 	CompilerVersion string // names this build in the (in-memory) compiler's keys
+	// LaunchTimeout stops the launch when it takes longer (0: no limit), as in a run
+	// (runner.Launch).
+	LaunchTimeout time.Duration
 }
 
 // Do checks the flags, binds every parameter, runs the kernel once on the device and writes
@@ -64,7 +70,7 @@ func (r Run) Do() error {
 	defer in.Close()
 	return runKernel(dev, kernelRun{
 		file: r.File, text: text, def: def, grid: grid, consts: cv, scalars: scalars,
-		in: in, out: r.Out, numWarps: r.NumWarps, version: r.CompilerVersion,
+		in: in, out: r.Out, numWarps: r.NumWarps, version: r.CompilerVersion, timeout: r.LaunchTimeout,
 	})
 }
 
@@ -137,6 +143,7 @@ type kernelRun struct {
 	out        string
 	numWarps   int
 	version    string
+	timeout    time.Duration
 }
 
 func runKernel(dev jit.Device, r kernelRun) error {
@@ -221,8 +228,8 @@ func runKernel(dev jit.Device, r kernelRun) error {
 	if err != nil {
 		return err
 	}
-	if err := k.Launch(r.grid, args); err != nil {
-		return err
+	if _, err := runner.Launch(context.Background(), dev, k, r.grid, args, r.timeout); err != nil {
+		return fmt.Errorf("%s: %w", r.file, err)
 	}
 	if err := dev.Sync(); err != nil {
 		return err
