@@ -50,7 +50,8 @@ fused kernels round once).
 those models' weights and rows of --inputs (which holds all N; shared inputs as they are);
 --check compares with the same rows of a file holding all N outputs. --out then holds those
 models' outputs, and its metadata says which models (widejit.models LO:HI, widejit.n) of
-which graph (widejit.graph_sha256: graph.json and the weights' content); ` + "`widejit merge`" + `
+which graph (widejit.graph_sha256: graph.json and the weights' content) on which inputs
+(widejit.inputs: the --inputs file's SHA-256, or the seed and batch size); ` + "`widejit merge`" + `
 stacks the parts back into the [N, ...] outputs, bit for bit those of an unsharded run.
 
 --device takes a list of devices of one kind (cuda:0,cuda:1, or cuda:all for every GPU):

@@ -110,12 +110,12 @@ func TestMergeRefusesBadParts(t *testing.T) {
 	p0, p1, p2 := run("p0", "--shard", "0/3"), run("p1", "--shard", "1/3"), run("p2", "--shard", "2/3")
 	h0 := run("h0", "--shard", "0/2")
 	merged := filepath.Join(tmp, "all")
-	runFails(t, 1, []string{"models [2, 5) of 8 are missing", p0, p2}, "merge", p0, p2, "--out", merged)
-	runFails(t, 1, []string{"models [5, 8) of 8 are missing"}, "merge", p1, p0, "--out", merged)
-	runFails(t, 1, []string{"parts overlap", p1, "are the same file"}, "merge", p0, p1, p1, p2, "--out", merged)
-	runFails(t, 1, []string{"parts overlap", h0, p1, "both hold models [2, 4)"}, "merge", h0, p1, p2, "--out", merged)
+	runFails(t, exitInput, []string{"models [2, 5) of 8 are missing", p0, p2}, "merge", p0, p2, "--out", merged)
+	runFails(t, exitInput, []string{"models [5, 8) of 8 are missing"}, "merge", p1, p0, "--out", merged)
+	runFails(t, exitInput, []string{"parts overlap", p1, "are the same file"}, "merge", p0, p1, p1, p2, "--out", merged)
+	runFails(t, exitInput, []string{"parts overlap", h0, p1, "both hold models [2, 4)"}, "merge", h0, p1, p2, "--out", merged)
 	runFails(t, 2, []string{"--out " + p1 + " is an input"}, "merge", p0, p1, p2, "--out", p1)
-	runFails(t, 1, []string{"inputs.safetensors: not the --out file of a widejit run"}, "merge", p0, filepath.Join(ex, "inputs.safetensors"), "--out", merged)
+	runFails(t, exitInput, []string{"inputs.safetensors: not the --out file of a widejit run"}, "merge", p0, filepath.Join(ex, "inputs.safetensors"), "--out", merged)
 	runFails(t, 2, []string{"merge needs --out"}, "merge", p0, p1, p2)
 
 	// the same graph with other weights (one byte changed) is foreign
@@ -134,14 +134,44 @@ func TestMergeRefusesBadParts(t *testing.T) {
 	}
 	f1 := filepath.Join(tmp, "foreign1")
 	runOK(t, "run", filepath.Join(other, "graph.json"), "--device", "cpu", "--inputs", filepath.Join(other, "inputs.safetensors"), "--shard", "1/3", "--out", f1)
-	runFails(t, 1, []string{f1 + " is foreign", "other weights"}, "merge", p0, f1, p2, "--out", merged)
+	runFails(t, exitInput, []string{f1 + " is foreign", "other weights"}, "merge", p0, f1, p2, "--out", merged)
 	// another graph with other outputs
 	dm := "../../examples/deep_mlp"
 	d0 := filepath.Join(tmp, "deep0")
 	runOK(t, "run", filepath.Join(dm, "graph.json"), "--device", "cpu", "--inputs", filepath.Join(dm, "inputs.safetensors"), "--shard", "0/2", "--out", d0)
-	runFails(t, 1, []string{d0 + " is foreign"}, "merge", p0, d0, "--out", merged)
+	runFails(t, exitInput, []string{d0 + " is foreign"}, "merge", p0, d0, "--out", merged)
+	// the same graph and weights on other inputs: another inputs file (one byte changed), or
+	// generated from another seed or at another batch size
+	otherInputs := filepath.Join(other, "inputs.safetensors")
+	data, err := os.ReadFile(otherInputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)-1] ^= 1
+	if err := os.WriteFile(otherInputs, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	i1 := filepath.Join(tmp, "inputs1")
+	runOK(t, "run", filepath.Join(ex, "graph.json"), "--device", "cpu", "--inputs", otherInputs, "--shard", "1/3", "--out", i1)
+	runFails(t, exitInput, []string{p0 + " and " + i1 + " were computed on different inputs", "file sha256:"}, "merge", p0, i1, p2, "--out", merged)
+	gen := func(out string, args ...string) string {
+		p := filepath.Join(tmp, out)
+		runOK(t, append([]string{"run", filepath.Join(ex, "graph.json"), "--device", "cpu", "--out", p}, args...)...)
+		return p
+	}
+	s0, s1 := gen("seed0", "--shard", "0/2", "--seed", "7"), gen("seed1", "--shard", "1/2", "--seed", "8")
+	runFails(t, exitInput, []string{"were computed on different inputs", "generated seed=7 batch=32", "generated seed=8 batch=32"}, "merge", s0, s1, "--out", merged)
+	b1 := gen("batch1", "--shard", "1/2", "--seed", "7", "--batch", "16")
+	runFails(t, exitInput, []string{"were computed on different inputs", "generated seed=7 batch=16"}, "merge", s0, b1, "--out", merged)
+	runFails(t, exitInput, []string{"were computed on different inputs"}, "merge", s0, p1, p2, "--out", merged)
 	if _, err := os.Stat(merged); err == nil {
 		t.Error("a refused merge wrote --out")
+	}
+	// parts generated from one seed and batch merge into what an unsharded run writes
+	gen("seed1", "--shard", "1/2", "--seed", "7")
+	runOK(t, "merge", s1, s0, "--out", merged)
+	if whole := gen("seed-all", "--seed", "7"); !sameFile(t, merged, whole) {
+		t.Error("the merged generated parts differ from the unsharded run's --out")
 	}
 	runOK(t, "merge", p2, p0, p1, "--out", merged)
 }

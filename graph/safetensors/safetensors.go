@@ -355,6 +355,15 @@ func (f *File) Read(name string) (*Tensor, error) {
 	return &Tensor{Name: name, DType: in.DType, Shape: append([]int(nil), in.Shape...), Data: data}, nil
 }
 
+// Section is tensor name's bytes in the file, to read without holding them (a copy).
+func (f *File) Section(name string) (*io.SectionReader, error) {
+	in, ok := f.infos[name]
+	if !ok {
+		return nil, fmt.Errorf("safetensors %s: no tensor %q", f.path, name)
+	}
+	return io.NewSectionReader(f.f, f.dataStart+in.Begin, in.End-in.Begin), nil
+}
+
 // ReadAll reads every tensor, in name order.
 func (f *File) ReadAll() ([]*Tensor, error) {
 	out := make([]*Tensor, 0, len(f.names))
@@ -373,7 +382,36 @@ func (f *File) Close() error { return f.f.Close() }
 
 // Encode writes tensors (sorted by name) and optional metadata in safetensors form.
 func Encode(w io.Writer, tensors []*Tensor, metadata map[string]string) error {
-	sorted := append([]*Tensor(nil), tensors...)
+	entries := make([]Entry, len(tensors))
+	data := map[string][]byte{}
+	for i, t := range tensors {
+		entries[i] = Entry{Name: t.Name, DType: t.DType, Shape: t.Shape}
+		if want := t.Numel() * t.DType.Size(); t.DType.Valid() && len(t.Data) != want {
+			return fmt.Errorf("safetensors: tensor %q: %s shape %v needs %d bytes, has %d", t.Name, t.DType, t.Shape, want, len(t.Data))
+		}
+		data[t.Name] = t.Data
+	}
+	return EncodeStream(w, entries, metadata, func(w io.Writer, e Entry) error {
+		_, err := w.Write(data[e.Name])
+		return err
+	})
+}
+
+// Entry is a tensor of a file written by EncodeStream: its name, dtype and shape.
+type Entry struct {
+	Name  string
+	DType DType
+	Shape []int
+}
+
+// Bytes is the size of the entry's data.
+func (e Entry) Bytes() int64 { return int64(numel(e.Shape)) * int64(e.DType.Size()) }
+
+// EncodeStream writes a safetensors file of entries (sorted by name) and optional metadata
+// without holding their data: after the header, data writes each entry's bytes to w, in
+// name order, exactly Bytes() of them.
+func EncodeStream(w io.Writer, entries []Entry, metadata map[string]string, data func(w io.Writer, e Entry) error) error {
+	sorted := append([]Entry(nil), entries...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	header := map[string]any{}
 	if len(metadata) > 0 {
@@ -395,15 +433,12 @@ func Encode(w io.Writer, tensors []*Tensor, metadata map[string]string) error {
 				return fmt.Errorf("safetensors: tensor %q: negative dimension in shape %v", t.Name, t.Shape)
 			}
 		}
-		if want := t.Numel() * t.DType.Size(); len(t.Data) != want {
-			return fmt.Errorf("safetensors: tensor %q: %s shape %v needs %d bytes, has %d", t.Name, t.DType, t.Shape, want, len(t.Data))
-		}
 		shape := t.Shape
 		if shape == nil {
 			shape = []int{}
 		}
-		header[t.Name] = map[string]any{"dtype": t.DType, "shape": shape, "data_offsets": []int64{off, off + int64(len(t.Data))}}
-		off += int64(len(t.Data))
+		header[t.Name] = map[string]any{"dtype": t.DType, "shape": shape, "data_offsets": []int64{off, off + t.Bytes()}}
+		off += t.Bytes()
 	}
 	hdr, err := json.Marshal(header) // map keys come out sorted: deterministic
 	if err != nil {
@@ -421,11 +456,27 @@ func Encode(w io.Writer, tensors []*Tensor, metadata map[string]string) error {
 		return err
 	}
 	for _, t := range sorted {
-		if _, err := w.Write(t.Data); err != nil {
+		cw := &countingWriter{w: w}
+		if err := data(cw, t); err != nil {
 			return err
+		}
+		if cw.n != t.Bytes() {
+			return fmt.Errorf("safetensors: tensor %q: %d bytes written for its %d", t.Name, cw.n, t.Bytes())
 		}
 	}
 	return nil
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // Write writes tensors to path (through a temporary file renamed into place).

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/widejit/widejit/graph/safetensors"
+	"github.com/widejit/widejit/internal/errkind"
 )
 
 // part is one file given to merge.
@@ -17,6 +18,7 @@ type part struct {
 	lo, hi   int
 	n        int
 	identity string
+	inputs   string
 	graph    string
 	file     *safetensors.File
 }
@@ -28,7 +30,7 @@ func openPart(path string) (*part, error) {
 		return nil, err
 	}
 	meta := f.Metadata()
-	p := &part{path: path, file: f, identity: meta[metaIdentity], graph: meta["graph"]}
+	p := &part{path: path, file: f, identity: meta[metaIdentity], inputs: meta[metaInputs], graph: meta["graph"]}
 	fail := func(format string, args ...any) (*part, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s: %s", path, fmt.Sprintf(format, args...))
@@ -37,7 +39,10 @@ func openPart(path string) (*part, error) {
 		return fail("not the --out file of a widejit run (its metadata lacks %s, %s or %s)", metaModels, metaN, metaIdentity)
 	}
 	if v := meta[metaVersion]; v != metaFormat {
-		return fail("output format %q, this widejit reads %q", v, metaFormat)
+		return fail("output format %q, this widejit reads %q (format 2 records the inputs: run the part again)", v, metaFormat)
+	}
+	if p.inputs == "" {
+		return fail("its metadata lacks %s, the identity of the inputs it was computed on", metaInputs)
 	}
 	los, his, ok := strings.Cut(meta[metaModels], ":")
 	lo, err1 := strconv.Atoi(los)
@@ -56,8 +61,10 @@ func openPart(path string) (*part, error) {
 	return p, nil
 }
 
-// Merge checks that the parts at paths tile [0, N) of one graph and writes their outputs
-// stacked in model order to out (never over a part); it returns N and the number of outputs.
+// Merge checks that the parts at paths tile [0, N) of one graph, computed on the same
+// inputs, and writes their outputs stacked in model order to out (never over a part); it
+// returns N and the number of outputs. The parts are copied into out piece by piece, never
+// held in memory. A part that does not fit the others is errkind.Input.
 func Merge(paths []string, out string) (int, int, error) {
 	if err := RefuseInput("--out", out, paths); err != nil {
 		return 0, 0, err
@@ -71,20 +78,56 @@ func Merge(paths []string, out string) (int, int, error) {
 	for _, path := range paths {
 		p, err := openPart(path)
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, errkind.Input{Err: err}
 		}
 		parts = append(parts, p)
 	}
+	if err := checkParts(parts); err != nil {
+		return 0, 0, errkind.Input{Err: err}
+	}
+	ref := parts[0] // the first models'
+	var entries []safetensors.Entry
+	for _, name := range ref.file.Names() {
+		info, _ := ref.file.Info(name)
+		entries = append(entries, safetensors.Entry{Name: name, DType: info.DType, Shape: append([]int{ref.n}, info.Shape[1:]...)})
+	}
+	meta := map[string]string{"graph": ref.graph, metaModels: fmt.Sprintf("0:%d", ref.n), metaN: strconv.Itoa(ref.n),
+		metaIdentity: ref.identity, metaInputs: ref.inputs, metaVersion: metaFormat}
+	err := Write("--out", out, paths, func(w io.Writer) error {
+		return safetensors.EncodeStream(w, entries, meta, func(w io.Writer, e safetensors.Entry) error {
+			for _, p := range parts { // in model order: each part's rows follow the previous part's
+				r, err := p.file.Section(e.Name)
+				if err != nil {
+					return err
+				}
+				if _, err := io.Copy(w, r); err != nil {
+					return fmt.Errorf("%s: output %q: %w", p.path, e.Name, err)
+				}
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	return ref.n, len(entries), nil
+}
+
+// checkParts checks that parts hold the same outputs of one graph and its weights, computed
+// on the same inputs, and tile the models [0, N) without overlap; it sorts them by model.
+func checkParts(parts []*part) error {
 	ref := parts[0]
 	for _, p := range parts[1:] {
 		switch {
 		case p.identity != ref.identity:
-			return 0, 0, fmt.Errorf("%s is foreign: it was computed by another graph or other weights than %s (%s %.16s..., not %.16s...)", p.path, ref.path, metaIdentity, p.identity, ref.identity)
+			return fmt.Errorf("%s is foreign: it was computed by another graph or other weights than %s (%s %.16s..., not %.16s...)", p.path, ref.path, metaIdentity, p.identity, ref.identity)
+		case p.inputs != ref.inputs:
+			return fmt.Errorf("%s and %s were computed on different inputs (%s: %s; %s: %s): their models' outputs do not belong together", ref.path, p.path, ref.path, ref.inputs, p.path, p.inputs)
 		case p.n != ref.n:
-			return 0, 0, fmt.Errorf("%s holds models of N=%d, %s of N=%d", p.path, p.n, ref.path, ref.n)
+			return fmt.Errorf("%s holds models of N=%d, %s of N=%d", p.path, p.n, ref.path, ref.n)
 		}
 		if err := sameOutputs(ref, p); err != nil {
-			return 0, 0, err
+			return err
 		}
 	}
 	sort.SliceStable(parts, func(i, j int) bool { return parts[i].lo < parts[j].lo })
@@ -98,38 +141,17 @@ func Merge(paths []string, out string) (int, int, error) {
 					what = "are the same file"
 				}
 			}
-			return 0, 0, fmt.Errorf("parts overlap: %s and %s %s", q.path, p.path, what)
+			return fmt.Errorf("parts overlap: %s and %s %s", q.path, p.path, what)
 		}
 		if p.lo > next {
-			return 0, 0, fmt.Errorf("models [%d, %d) of %d are missing: no part holds them (the parts hold %s)", next, p.lo, ref.n, describeParts(parts))
+			return fmt.Errorf("models [%d, %d) of %d are missing: no part holds them (the parts hold %s)", next, p.lo, ref.n, describeParts(parts))
 		}
 		next = p.hi
 	}
 	if next < ref.n {
-		return 0, 0, fmt.Errorf("models [%d, %d) of %d are missing: no part holds them (the parts hold %s)", next, ref.n, ref.n, describeParts(parts))
+		return fmt.Errorf("models [%d, %d) of %d are missing: no part holds them (the parts hold %s)", next, ref.n, ref.n, describeParts(parts))
 	}
-	var merged []*safetensors.Tensor
-	for _, name := range ref.file.Names() {
-		rows := make([]*safetensors.Tensor, len(parts))
-		for i, p := range parts {
-			t, err := p.file.Read(name)
-			if err != nil {
-				return 0, 0, err
-			}
-			rows[i] = t
-		}
-		t, err := safetensors.ConcatRows(name, rows)
-		if err != nil {
-			return 0, 0, err
-		}
-		merged = append(merged, t)
-	}
-	meta := map[string]string{"graph": parts[0].graph, metaModels: fmt.Sprintf("0:%d", ref.n), metaN: strconv.Itoa(ref.n),
-		metaIdentity: ref.identity, metaVersion: metaFormat}
-	if err := Write("--out", out, paths, func(w io.Writer) error { return safetensors.Encode(w, merged, meta) }); err != nil {
-		return 0, 0, err
-	}
-	return ref.n, len(merged), nil
+	return nil
 }
 
 // sameOutputs checks that p holds the outputs of ref, with the same dtypes and per-model

@@ -42,6 +42,7 @@ type Job struct {
 	Graph            *graph.Graph
 	shard            *[2]int
 	inputs, expected map[string]*safetensors.Tensor
+	inputsID         string // the inputs' identity in Out's metadata (outputs.InputsFile, InputsGenerated)
 }
 
 // Result is what a Job's runs produced.
@@ -99,6 +100,13 @@ func Prepare(r Request) (*Job, error) {
 		}
 		if err == nil {
 			j.inputs, err = j.Graph.GenerateInputs(r.Seed)
+		}
+	}
+	if err == nil && r.Out != "" {
+		if r.Inputs != "" {
+			j.inputsID, err = outputs.InputsFile(r.Inputs)
+		} else {
+			j.inputsID = outputs.InputsGenerated(r.Seed, j.Graph.Batch())
 		}
 	}
 	if err != nil {
@@ -278,7 +286,7 @@ func (j *Job) WriteOut(res *Result) error {
 	for _, o := range j.Graph.Outputs {
 		ts = append(ts, res.Outputs[o.Name])
 	}
-	meta, err := outputs.Metadata(j.Graph, j.shard)
+	meta, err := outputs.Metadata(j.Graph, j.shard, j.inputsID)
 	if err != nil {
 		return err
 	}
