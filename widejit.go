@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"sync"
 	"time"
@@ -42,6 +43,9 @@ func NewFloat32(shape []int, data []float32) (*Tensor, error) {
 	for _, d := range shape {
 		if d < 0 {
 			return nil, fmt.Errorf("negative dimension in shape %v", shape)
+		}
+		if d > 0 && n > math.MaxInt/4/d { // 4 bytes per float32 must fit an int too
+			return nil, fmt.Errorf("shape %v holds more float32 values than memory can", shape)
 		}
 		n *= d
 	}
