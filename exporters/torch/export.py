@@ -31,6 +31,7 @@ import os
 import pickle
 import random
 import re
+import stat
 import sys
 import traceback
 import zipfile
@@ -1699,7 +1700,7 @@ def expand_state_dict_args(patterns):
             if not found:
                 raise ExportError("--state-dict %s matches no file" % pat)
         elif not os.path.isfile(pat):
-            raise ExportError("--state-dict %s: no such file" % pat)
+            raise ExportError("--state-dict %s: %s" % (pat, _not_a_file(pat)))
         else:
             found = [pat]
         for p in found:
@@ -1707,6 +1708,24 @@ def expand_state_dict_args(patterns):
                 raise ExportError("--state-dict %s: the file is given twice" % p)
             paths.append(p)
     return paths
+
+
+def _not_a_file(path):
+    """Why path, which is not a regular file, cannot be a checkpoint: what it is instead."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        if os.path.islink(path):
+            return "a symbolic link to a missing file"
+        return "no such file"
+    except OSError as e:
+        return "cannot be read: %s" % (e.strerror or e)
+    for test, what in ((stat.S_ISDIR, "a directory (give the checkpoint files in it, e.g. '%s/*.pt')" % path.rstrip("/")),
+                       (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return "%s, not a checkpoint file" % what
+    return "not a regular file"
 
 
 def _is_tensor_dict(obj):

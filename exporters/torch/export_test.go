@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/widejit/widejit/graph/safetensors"
@@ -475,6 +476,12 @@ func TestStateDictCheckpoints(t *testing.T) {
 		t.Fatalf("make_checkpoints.py exited %d:\n%s", code, stderr)
 	}
 	p := func(name string) string { return filepath.Join(ck, name) }
+	if err := syscall.Mkfifo(p("fifo.pt"), 0o644); err != nil { // nobody writes it: opening it would block
+		t.Fatal(err)
+	}
+	if err := os.Symlink(p("gone.pt"), p("dangling.pt")); err != nil {
+		t.Fatal(err)
+	}
 	base := []string{"--module", "examples/models.py:MLP", "--kwargs", `{"d_in": 6, "hidden": 5, "d_out": 3}`, "--input", "x=4,6"}
 	fits := "MLP(**{\"d_in\": 6, \"hidden\": 5, \"d_out\": 3}): "
 	cases := []struct {
@@ -508,6 +515,10 @@ func TestStateDictCheckpoints(t *testing.T) {
 			p("scripted.pt") + ": a TorchScript archive (it holds 'scripted/code/__torch__.py'), not a state dict: loading it would run the code it carries"},
 		{"glob matches nothing", []string{"--state-dict", p("nope_*.pt")}, 1, "--state-dict " + p("nope_*.pt") + " matches no file"},
 		{"no such file", []string{"--state-dict", p("nope.pt")}, 1, "--state-dict " + p("nope.pt") + ": no such file"},
+		{"a directory", []string{"--state-dict", ck}, 1, "--state-dict " + ck + ": a directory (give the checkpoint files in it, e.g. '" + ck + "/*.pt'), not a checkpoint file"},
+		{"a FIFO", []string{"--state-dict", p("fifo.pt")}, 1, "--state-dict " + p("fifo.pt") + ": a named pipe (FIFO), not a checkpoint file"},
+		{"/dev/zero", []string{"--state-dict", "/dev/zero"}, 1, "--state-dict /dev/zero: a character device, not a checkpoint file"},
+		{"a dangling link", []string{"--state-dict", p("dangling.pt")}, 1, "--state-dict " + p("dangling.pt") + ": a symbolic link to a missing file"},
 		{"file twice", []string{"--state-dict", p("good_*.pt"), "--state-dict", p("good_1.pt")}, 1,
 			"--state-dict " + p("good_1.pt") + ": the file is given twice"},
 	}
