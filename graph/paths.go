@@ -13,7 +13,7 @@ import (
 // directory. Unless allowOutside, the file must lie in that directory or below it: an
 // absolute path, one that climbs out with "..", or one whose symbolic links lead out is
 // refused, so that a graph from elsewhere cannot make widejit read (and report on) any file
-// of the user's. It returns the absolute path.
+// of the user's. It returns the absolute path, its links resolved when they were checked.
 func filePath(graphFile, named string, allowOutside bool) (string, error) {
 	dir := filepath.Dir(graphFile)
 	if abs, err := filepath.Abs(dir); err == nil {
@@ -52,5 +52,5 @@ func filePath(graphFile, named string, allowOutside bool) (string, error) {
 	if rel, err := filepath.Rel(realDir, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return "", fmt.Errorf("%q leads out of the graph's directory through a symbolic link (to %s): %s", named, real, allow)
 	}
-	return p, nil
+	return real, nil // what was checked: a link changed later is not followed out
 }
