@@ -28,7 +28,8 @@ const (
 
 const exitCodesHelp = `Exit codes: 0 success; 1 the work failed (a kernel, the device, the cache);
 2 usage (flags, arguments, configuration); 3 an input file (graph, weights, inputs, expected
-outputs) is missing or invalid; 4 run --check found outputs beyond the tolerance.`
+outputs, merge's parts) is missing or invalid, or the inputs pass the memory limit; 4 run
+--check found outputs beyond the tolerance.`
 
 // usageError (exit code 2) and inputError (exit code 3) are errkind's, so that the work
 // behind a command can say which it met.
