@@ -22,14 +22,14 @@ type app struct {
 const (
 	exitFailure = 1 // the work failed: a kernel, the device, the cache, a bug
 	exitUsage   = 2 // how widejit was called: flags, arguments, configuration
-	exitInput   = 3 // a graph, weights, inputs or expected file is missing or invalid
+	exitInput   = 3 // a graph, weights, inputs, expected or merged part file is missing or invalid
 	exitCheck   = 4 // run --check: outputs differ from the expected ones beyond the tolerance
 )
 
 const exitCodesHelp = `Exit codes: 0 success; 1 the work failed (a kernel, the device, the cache);
 2 usage (flags, arguments, configuration); 3 an input file (graph, weights, inputs, expected
-outputs, merge's parts) is missing or invalid, or the inputs pass the memory limit; 4 run
---check found outputs beyond the tolerance.`
+outputs, merge's parts) is missing or invalid, or the inputs pass the memory limit;
+4 run --check found outputs beyond the tolerance.`
 
 // usageError (exit code 2) and inputError (exit code 3) are errkind's, so that the work
 // behind a command can say which it met.
