@@ -33,8 +33,15 @@ func mlpInputs(t *testing.T, m *widejit.Model, b int, seed int64) map[string]*wi
 // own (two batch sizes, so plans are compiled while others run), get exactly the outputs of
 // sequential runs on a Model of their own. Run with -race.
 func TestModelIsSafeForConcurrentUse(t *testing.T) {
+	for name, device := range map[string]string{"one device": "cpu", "two devices": "cpu:0,cpu:1"} {
+		t.Run(name, func(t *testing.T) { concurrentRuns(t, loadMLP(t, widejit.WithDevice(device)), loadMLP(t)) })
+	}
+}
+
+// concurrentRuns runs shared from several goroutines and compares every result with ref's
+// sequential runs.
+func concurrentRuns(t *testing.T, shared, ref *widejit.Model) {
 	const goroutines, runs = 8, 6
-	shared, ref := loadMLP(t), loadMLP(t)
 	want := map[string][]byte{}
 	inputs := map[string]map[string]*widejit.Tensor{}
 	for g := range goroutines {
