@@ -131,9 +131,10 @@ func TestCloseWaitsForRuns(t *testing.T) {
 	}
 }
 
-// TestRunStopsWhenCanceled: a run canceled 1 ms in returns ctx.Err() (it used to return
-// its outputs and nil, having ignored the context), in either mode; the Model still runs
-// afterwards.
+// TestRunStopsWhenCanceled: a run canceled once it has started returns ctx.Err() (it used
+// to return its outputs and nil, having ignored the context), in either mode; the Model
+// still runs afterwards. The cancel comes at the run's third look at its context (past the
+// start), and, where a run is long enough here to be sure it is still going, 1 ms in.
 func TestRunStopsWhenCanceled(t *testing.T) {
 	for _, mode := range []string{"wide", "sequential"} {
 		t.Run(mode, func(t *testing.T) {
@@ -142,33 +143,60 @@ func TestRunStopsWhenCanceled(t *testing.T) {
 				opts = append(opts, widejit.WithSequential())
 			}
 			m := loadMLP(t, opts...)
-			in := mlpInputs(t, m, 4096, 2)
-			start := time.Now()
-			want, err := m.Run(context.Background(), in) // compiles batch 4096, then runs
+			in := mlpInputs(t, m, 8192, 2)
+			want, err := m.Run(context.Background(), in) // compiles batch 8192, then runs
 			if err != nil {
 				t.Fatal(err)
 			}
+			ctx := &cancelAfter{Context: context.Background(), checks: 2, done: make(chan struct{})}
+			if out, err := m.Run(ctx, in); err != context.Canceled || out != nil {
+				t.Fatalf("canceled run: got %d outputs and error %v, want context.Canceled", len(out), err)
+			}
+			start := time.Now()
 			if _, err := m.Run(context.Background(), in); err != nil {
 				t.Fatal(err)
 			}
-			if time.Since(start) < 20*time.Millisecond {
-				t.Skip("the runs are too short here to cancel one 1 ms in")
+			if time.Since(start) >= 50*time.Millisecond {
+				ctx, cancel := context.WithCancel(context.Background())
+				time.AfterFunc(time.Millisecond, cancel)
+				if out, err := m.Run(ctx, in); !errors.Is(err, context.Canceled) || out != nil {
+					t.Fatalf("run canceled 1 ms in: got %d outputs and error %v, want ctx.Err()", len(out), err)
+				}
+				ctx, cancel = context.WithTimeout(context.Background(), time.Millisecond)
+				defer cancel()
+				if _, err := m.Run(ctx, in); !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("run past its deadline: got %v, want context.DeadlineExceeded", err)
+				}
+			} else {
+				t.Log("a run takes under 50 ms here: the 1 ms cancel is left out")
 			}
-			ctx, cancel := context.WithCancel(context.Background())
-			time.AfterFunc(time.Millisecond, cancel)
-			out, err := m.Run(ctx, in)
-			if !errors.Is(err, context.Canceled) || err != ctx.Err() || out != nil {
-				t.Fatalf("canceled run: got %d outputs and error %v, want ctx.Err()", len(out), err)
-			}
-			ctx, cancel = context.WithTimeout(context.Background(), time.Millisecond)
-			defer cancel()
-			if _, err := m.Run(ctx, in); !errors.Is(err, context.DeadlineExceeded) {
-				t.Fatalf("run past its deadline: got %v, want context.DeadlineExceeded", err)
-			}
-			out, err = m.Run(context.Background(), in)
+			out, err := m.Run(context.Background(), in)
 			if err != nil || !bytes.Equal(out["fc2"].Data, want["fc2"].Data) {
 				t.Fatalf("a run after the canceled ones: %v", err)
 			}
 		})
 	}
+}
+
+// cancelAfter is a context canceled at its checks+1-th Err: deterministically once a run
+// that looked at it on entry has started.
+type cancelAfter struct {
+	context.Context
+	mu     sync.Mutex
+	checks int
+	done   chan struct{}
+}
+
+func (c *cancelAfter) Done() <-chan struct{} { return c.done }
+
+func (c *cancelAfter) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.checks--; c.checks == -1 {
+		close(c.done)
+	}
+	if c.checks < 0 {
+		return context.Canceled
+	}
+	return nil
 }
