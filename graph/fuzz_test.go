@@ -1,10 +1,12 @@
 package graph
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -121,4 +123,40 @@ func checkLoadResult(t *testing.T, data []byte, g *Graph, err error) {
 			}
 		}
 	}
+}
+
+// FuzzInputsHeader feeds arbitrary bytes as the header of an inputs file (--inputs) of a
+// valid graph, read at whatever batch size it carries: reading must never panic, and inputs
+// it accepts have the graph's names, dtypes and shapes at that batch size.
+func FuzzInputsHeader(f *testing.F) {
+	g, err := Parse("graph.json", []byte(graphJSON(mlpInputs, mlpParams, mlpNodes, `["fc2"]`, initSource)), Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add([]byte(`{"x":{"dtype":"F32","shape":[4,32,64],"data_offsets":[0,32768]}}`))
+	f.Add([]byte(`{"x":{"dtype":"F32","shape":[4,8,64],"data_offsets":[0,8192]},"y":{"dtype":"F32","shape":[1],"data_offsets":[8192,8196]}}`))
+	f.Add([]byte(`{"x":{"dtype":"F16","shape":[4,32,64],"data_offsets":[0,16384]},"__metadata__":{"widejit.n":"4"}}`))
+	f.Fuzz(func(t *testing.T, header []byte) {
+		file := make([]byte, 8+len(header)+4*32*64*4)
+		binary.LittleEndian.PutUint64(file, uint64(len(header)))
+		copy(file[8:], header)
+		path := filepath.Join(t.TempDir(), "inputs.safetensors")
+		if err := os.WriteFile(path, file, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		gb, in, err := g.ReadInputsAnyBatch(path)
+		if err != nil {
+			return
+		}
+		if len(in) != len(gb.Inputs) {
+			t.Fatalf("read %d inputs for the graph's %d", len(in), len(gb.Inputs))
+		}
+		for _, spec := range gb.Inputs {
+			x := in[spec.Name]
+			if x == nil || x.DType != spec.Type.DType.Safetensors() || !slices.Equal(x.Shape, gb.InputTensorShape(spec)) ||
+				len(x.Data) != x.Numel()*x.DType.Size() {
+				t.Fatalf("input %q read as %v, the graph at batch %d wants %s%v", spec.Name, x, gb.Batch(), spec.Type.DType, gb.InputTensorShape(spec))
+			}
+		}
+	})
 }
