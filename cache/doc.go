@@ -75,11 +75,14 @@
 // MANIFEST, .sst, .vlog, .mem, KEYREGISTRY or DISCARD file is caught; files Badger does not
 // own are ignored) and deletes it while the directory is open for writing. Without it (first
 // use, or the last writer crashed) Open checks structure instead: the KEYREGISTRY size; the
-// MANIFEST replayed with Badger's reader, which must end on a complete entry and name exactly
-// the .sst files present (Badger itself would drop a partial entry and silently delete the
-// tables it no longer names); and every .sst through Badger's table API (footer, index and
-// block checksums) inside recover(), so the panics Badger would raise in its own goroutines on
-// truncated tables happen in ours and are caught. Badger then opens with table and value
+// MANIFEST replayed with Badger's reader, which must end on a complete entry (Badger itself
+// would drop a partial one) and name only .sst files present; and every table it names
+// through Badger's table API (footer, index and block checksums) inside recover(), so the
+// panics Badger would raise in its own goroutines on truncated tables happen in ours and are
+// caught. Tables the MANIFEST does not name are what a kill in the middle of a flush or
+// compaction leaves (their records are still in the memtable log, or in the tables they were
+// to replace): a writable Open deletes them, as Badger's recovery would, and keeps the store;
+// a read-only one may not, and reads nothing from such a store until a writable Open has. Badger then opens with table and value
 // checksum verification on; an Open error or synchronous panic also counts as damage. On
 // damage the store (kernels/) is renamed to kernels.damaged-<UTC timestamp> inside the
 // directory, a fresh store is created, and Open warns once; the newest three damaged copies
@@ -90,8 +93,6 @@
 // Not caught at Open: damage done by another program while the store is open, and damage to a
 // crashed store's .vlog/.mem beyond what Badger's replay detects; record checksums (and
 // Badger's value checksums) still keep such bytes from being served: those records are misses.
-// Conservative by design: a crash in the middle of a flush or compaction leaves a table the
-// MANIFEST does not name, which is treated as damage (the cache restarts; nothing is deleted).
 //
 // Bad records are reported once per store (the first one), with a total at Close; Badger's own
 // log lines are forwarded (at most three) only after Open, since an Open failure is reported

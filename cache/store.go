@@ -232,7 +232,7 @@ func (s *Store) openWritableLocked() error {
 	}
 	damage := checkSidecar(s.dbDir)
 	if errors.Is(damage, errNoSidecar) {
-		damage = checkStructure(s.dbDir)
+		damage = checkStructure(s.dbDir, true)
 	}
 	if damage == nil {
 		// Badger will change the files; a crash from here on must not leave a stale sidecar.
@@ -277,7 +277,10 @@ func (s *Store) openReadOnlyLocked() error {
 		if _, err := os.Stat(filepath.Join(s.dbDir, "MANIFEST")); errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("no cache there yet")
 		}
-		damage = checkStructure(s.dbDir)
+		damage = checkStructure(s.dbDir, false)
+	}
+	if errors.Is(damage, errInterrupted) {
+		return damage
 	}
 	if damage != nil {
 		return fmt.Errorf("damaged: %v", firstLine(damage.Error()))
