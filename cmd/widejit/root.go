@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -89,10 +90,15 @@ func wrapArgValidators(c *cobra.Command) {
 
 // execute runs widejit with args and returns the process exit code.
 func execute(args []string, stdout, stderr io.Writer) int {
+	return executeContext(context.Background(), args, stdout, stderr)
+}
+
+// executeContext is execute under ctx: commands stop when it is canceled.
+func executeContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	a := &app{v: viper.New(), stdout: stdout, stderr: stderr}
 	root := newRootCmd(a)
 	root.SetArgs(args)
-	err := root.Execute()
+	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
 	}
