@@ -53,7 +53,9 @@
 // A directory that is not writable (a shared, pre-populated cache on a cluster; detected with
 // access(2), so a read-only mount counts even for root), or Options.ReadOnly, opens read-only:
 // hits are read, Put keeps records in memory for the process, nothing is written (no lock
-// file is created; a shared lock is taken only if one exists).
+// file is created; a shared lock is taken only if one exists; a missing directory is not
+// created). ReadError says why such a store reads nothing (a writer holds the directory, or it
+// is damaged or unreadable).
 //
 // # Several processes on one directory
 //

@@ -77,6 +77,7 @@ type Store struct {
 	closed  bool
 	warned  map[string]bool
 	damaged string // where a damaged directory was moved, if Open moved one
+	unread  error  // why a read-only store reads nothing from its directory (ReadError)
 
 	badgerLogs  atomic.Int64 // Badger messages forwarded after Open (capped)
 	badgerQuiet atomic.Bool  // set while opening: an Open failure is reported by us, once
@@ -143,6 +144,15 @@ func Open(dir string, opts Options) (*Store, error) {
 	if errors.As(err, &foreign) {
 		return nil, err
 	}
+	if err != nil && opts.ReadOnly {
+		// not a fallback: that would write its records back at Close
+		s.mode = ModeReadOnly
+		if !errors.Is(err, os.ErrNotExist) {
+			s.unread = err
+		}
+		s.warnOnce("unreadable", fmt.Sprintf("cannot read cache dir %s (%v); using an in-memory cache for this run", dir, err))
+		return s, nil
+	}
 	if err != nil {
 		s.fallback(fmt.Sprintf("cannot use cache dir %s (%v); using an in-memory cache for this run", dir, err))
 		return s, nil
@@ -192,15 +202,27 @@ func (s *Store) openReadOnly(legacy bool) {
 	if lock, err := acquireReadLock(filepath.Join(s.dir, lockFileName), s.opts.LockWait); err == nil {
 		s.lock = lock
 	} else if errors.Is(err, errLockBusy) {
+		s.unread = errors.New("it is being written by another widejit process")
 		s.warnOnce("busy", fmt.Sprintf("cache dir %s is being written by another widejit process; using an in-memory cache for this run", s.dir))
 		return
 	}
 	if err := s.openReadOnlyLocked(); err != nil {
 		s.lock.release()
 		s.lock = nil
+		if !errors.Is(err, errNoStoreYet) {
+			s.unread = err
+		}
 		s.warnOnce("unreadable", fmt.Sprintf("cannot read cache dir %s (%v); using an in-memory cache for this run", s.dir, err))
 	}
 }
+
+// errNoStoreYet: a read-only open of a directory no writer has created a store in.
+var errNoStoreYet = errors.New("no cache there yet")
+
+// ReadError says why a read-only store reads nothing from its directory (another process is
+// writing it, it is unreadable or damaged); nil when it reads the directory, or when the
+// directory holds no store yet.
+func (s *Store) ReadError() error { return s.unread }
 
 // openBusy handles a directory another process holds: read through a shared read-only view if
 // the holders only read, else memory only.
@@ -275,7 +297,7 @@ func (s *Store) openReadOnlyLocked() error {
 	damage := checkSidecar(s.dbDir)
 	if errors.Is(damage, errNoSidecar) {
 		if _, err := os.Stat(filepath.Join(s.dbDir, "MANIFEST")); errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("no cache there yet")
+			return errNoStoreYet
 		}
 		damage = checkStructure(s.dbDir, false)
 	}
