@@ -69,6 +69,19 @@
 // reported through Warn. No process fails, none corrupts the store. Close the Store as soon as
 // the plan is compiled so that other processes get the directory quickly.
 //
+// # A full disk
+//
+// Badger writes its value log, memtables and tables through memory maps of sparse files,
+// where a full filesystem is not an error but a SIGBUS that kills the process. So a store
+// keeps MinFreeBytes free: Open measures the free space (statfs) and, below it, opens the
+// directory read-only (hits are read, new records kept in memory for the process); Put
+// measures it again before every write and, below it, stops writing for the rest of the run
+// (OutOfSpace). Both warn once. A write error of a full or read-only filesystem while opening
+// (Badger's pid file, the marker) is the same case, never damage. GC refuses to run on a full
+// filesystem; Clear empties the store there by deleting its files under the exclusive lock,
+// which frees the space. Another program filling the disk faster than the margin while a
+// store writes can still defeat this.
+//
 // # Damage
 //
 // On every clean Close of a writable store, after Badger has closed, the Store writes

@@ -24,6 +24,13 @@ const (
 	tableBlockSize   = 4 << 10
 )
 
+// MinFreeBytes is the free space a store keeps on its filesystem. Badger writes its value
+// log, memtables and tables through memory maps of sparse files, where a full disk is not an
+// error but a SIGBUS that kills the process; below this much free space (Open, and before
+// every Put) the store stops writing: it reads the directory and keeps new records in memory
+// for the process, with a warning.
+const MinFreeBytes = 64 << 20
+
 // Options tune Open. The zero value is right for widejit runs.
 type Options struct {
 	// Warn receives one line per problem (busy or damaged directory, corrupt record, lost
@@ -76,8 +83,9 @@ type Store struct {
 	mem     map[string][]byte // records of a memory store, or pending writes of a fallback
 	closed  bool
 	warned  map[string]bool
-	damaged string // where a damaged directory was moved, if Open moved one
-	unread  error  // why a read-only store reads nothing from its directory (ReadError)
+	damaged string      // where a damaged directory was moved, if Open moved one
+	unread  error       // why a read-only store reads nothing from its directory (ReadError)
+	noSpace atomic.Bool // the filesystem filled up: Put keeps records in memory from now on
 
 	badgerLogs  atomic.Int64 // Badger messages forwarded after Open (capped)
 	badgerQuiet atomic.Bool  // set while opening: an Open failure is reported by us, once
@@ -161,6 +169,9 @@ func Open(dir string, opts Options) (*Store, error) {
 		s.opts.ReadOnly = true
 		s.warnOnce("read-only", fmt.Sprintf("cache dir %s is not writable; using it read-only (kernels it lacks are compiled in memory for this run)", dir))
 	}
+	if !s.opts.ReadOnly && s.lowOnSpace(dir, 0) {
+		s.opts.ReadOnly = true
+	}
 	if s.opts.ReadOnly {
 		s.openReadOnly(legacy)
 		return s, nil
@@ -180,6 +191,12 @@ func Open(dir string, opts Options) (*Store, error) {
 		s.lock = nil
 		if errors.Is(err, errLockBusy) {
 			s.openBusy()
+			return s, nil
+		}
+		if isNoSpace(err) {
+			s.opts.ReadOnly = true
+			s.warnOnce("no space", fmt.Sprintf("cannot write cache dir %s (%v); using it read-only (kernels it lacks are compiled in memory for this run)", dir, firstLine(err.Error())))
+			s.openReadOnly(legacy)
 			return s, nil
 		}
 		s.fallback(fmt.Sprintf("cannot open cache dir %s (%v); using an in-memory cache for this run", dir, err))
@@ -268,6 +285,9 @@ func (s *Store) openWritableLocked() error {
 		}
 		if isBadgerLockError(err) {
 			return errLockBusy
+		}
+		if isNoSpace(err) {
+			return err // a full disk, not damage: nothing is moved aside
 		}
 		damage = err
 	}
@@ -519,12 +539,53 @@ func (s *Store) Put(key Key, rec *Record) error {
 		return nil
 	}
 	s.mu.Unlock()
-	err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(dk, enc) })
-	if err != nil {
-		return fmt.Errorf("cache: storing %s: %w", key, err)
+	if !s.lowOnSpace(s.dbDir, int64(len(enc))) {
+		err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(dk, enc) })
+		if err == nil || !isNoSpace(err) {
+			if err != nil {
+				return fmt.Errorf("cache: storing %s: %w", key, err)
+			}
+			s.puts.Add(1)
+			return nil
+		}
+		s.noSpace.Store(true)
+		s.warnOnce("no space", fmt.Sprintf("cannot write cache dir %s (%v); new kernels are kept in memory for the rest of this run", s.dir, firstLine(err.Error())))
 	}
+	s.mu.Lock()
+	s.mem[string(dk)] = enc
+	s.mu.Unlock()
 	s.puts.Add(1)
 	return nil
+}
+
+// OutOfSpace reports whether the store stopped writing (or never started) because its
+// filesystem had less than MinFreeBytes free.
+func (s *Store) OutOfSpace() bool { return s.noSpace.Load() }
+
+// freeSpace measures the free space of a directory's filesystem (a variable for tests).
+var freeSpace = freeBytes
+
+// lowOnSpace reports whether writing size more bytes under dir would leave less than
+// MinFreeBytes free (once it has, it keeps saying so, and warns once).
+func (s *Store) lowOnSpace(dir string, size int64) bool {
+	if s.noSpace.Load() {
+		return true
+	}
+	free, err := freeSpace(dir)
+	if err != nil || free >= uint64(MinFreeBytes+size) {
+		return false
+	}
+	s.noSpace.Store(true)
+	s.warnOnce("no space", fmt.Sprintf("cache dir %s: its filesystem has %s free, under the %d MiB widejit keeps free so that writing the cache cannot crash; "+
+		"not writing the cache for this run (kernels it lacks are compiled in memory)", dir, byteText(free), MinFreeBytes>>20))
+	return true
+}
+
+func byteText(n uint64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }
 
 // PutDecision stores an autotuning decision (the caller's JSON) under a KindDecision key.

@@ -231,7 +231,7 @@ func TestReadOnlyUserInspectsCache(t *testing.T) {
 		}
 	}
 	code, out, errOut := run("--cache-dir", dir, "cache", "clear")
-	if code != exitFailure || !strings.Contains(errOut, "is not writable; this command needs write access") {
+	if code != exitFailure || !strings.Contains(errOut, "cannot be written (see the warning above); this command needs write access") {
 		t.Fatalf("cache clear as a read-only user: exit %d\n%s%s", code, out, errOut)
 	}
 	sameTree(t, "a read-only user's commands", before, treeState(t, dir))

@@ -91,7 +91,8 @@ func (c Config) closeCache(store *cache.Store) {
 // is refused under readOnly (cache_read_only), and a directory it cannot write is an error
 // (it would otherwise act on an empty in-memory store). One that only reads (stats, ls,
 // verify) opens the directory read-only under readOnly, or when it is not writable, and then
-// writes nothing to it; one that cannot be read (busy, damaged) is an error.
+// writes nothing to it; one that cannot be read (busy, damaged) is an error. A directory
+// whose filesystem is full opens read-only for every command (clear can still empty it).
 func OpenCacheForMaintenance(dir string, warn func(string), wait time.Duration, readOnly, writes bool) (*cache.Store, error) {
 	if readOnly && writes {
 		return nil, errkind.Usagef("the cache is read-only (--cache-read-only, WIDEJIT_CACHE_READ_ONLY or cache_read_only in the config): this command would write it; nothing was changed")
@@ -104,9 +105,9 @@ func OpenCacheForMaintenance(dir string, warn func(string), wait time.Duration, 
 	case cache.ModeReadWrite:
 	case cache.ModeReadOnly:
 		dir, why := s.Dir(), s.ReadError()
-		if writes {
+		if writes && !s.OutOfSpace() { // a full one may still be cleared
 			s.Close()
-			return nil, fmt.Errorf("cache dir %s is not writable; this command needs write access", dir)
+			return nil, fmt.Errorf("cache dir %s cannot be written (see the warning above); this command needs write access", dir)
 		}
 		if why != nil {
 			s.Close()
