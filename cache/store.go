@@ -690,6 +690,9 @@ func (s *Store) writeBack(pending map[string][]byte) error {
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		return err
 	}
+	if s.lowOnSpace(s.dir, 0) {
+		return fmt.Errorf("its filesystem has less than %d MiB free", MinFreeBytes>>20)
+	}
 	lock, err := acquireLock(filepath.Join(s.dir, lockFileName), true, s.opts.LockWait)
 	if err != nil {
 		return err

@@ -29,7 +29,8 @@ const (
 
 const exitCodesHelp = `Exit codes: 0 success; 1 the work failed (a kernel, the device, the cache);
 2 usage (flags, arguments, configuration); 3 an input file (graph, weights, inputs, expected
-outputs) is missing or invalid; 4 run --check found outputs beyond the tolerance.`
+outputs) is missing or invalid; 4 run --check found outputs beyond the tolerance; 130 and 143
+interrupted by SIGINT and SIGTERM (unfinished outputs removed).`
 
 // usageError (exit code 2) and inputError (exit code 3) are errkind's, so that the work
 // behind a command can say which it met.

@@ -159,6 +159,38 @@ func TestSignalDuringOutputWrite(t *testing.T) {
 	}
 }
 
+// SIGINT or SIGTERM in the middle of `tune --export`: exit 130 or 143, no temporary file,
+// the export file as it was, and the cache usable at once.
+func TestSignalDuringTune(t *testing.T) {
+	if testing.Short() {
+		t.Skip("tunes a 64 MiB-output graph in child processes; run without -short")
+	}
+	graph := writeGraph(t, bigOutputGraph)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			kc := filepath.Join(t.TempDir(), "kc")
+			dir := t.TempDir()
+			export := filepath.Join(dir, "timings.json")
+			if err := os.WriteFile(export, []byte("the user's old timings"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c := startCLI(t, "--cache-dir", kc, "tune", graph, "--device", "cpu", "--reps", "20", "--export", export)
+			time.Sleep(300 * time.Millisecond)
+			c.cmd.Process.Signal(sig)
+			if code := c.wait(t); code != 128+int(sig) {
+				t.Fatalf("exit %d, want %d\n%s", code, 128+int(sig), c.stderr.String())
+			}
+			if left := temporaries(t, dir); len(left) > 0 {
+				t.Fatalf("temporary files left behind: %v", left)
+			}
+			if got, _ := os.ReadFile(export); string(got) != "the user's old timings" {
+				t.Fatalf("--export was changed: %q", got)
+			}
+			checkCacheKept(t, kc, 0)
+		})
+	}
+}
+
 // checkCacheKept asserts that the next command opens the cache dir at once, read-write,
 // without moving anything aside, and finds at least atLeast records.
 func checkCacheKept(t *testing.T, dir string, atLeast int) {
