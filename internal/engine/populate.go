@@ -147,7 +147,7 @@ func (c Config) Populate(ctx context.Context, graphs []*graph.Graph, targets []P
 	store := c.OpenCache()
 	if store.Mode() == cache.ModeReadOnly {
 		store.Close()
-		return nil, fmt.Errorf("cache populate: cache dir %s cannot be written (cache_read_only is set, or see the warning above): nothing could be stored", store.Dir())
+		return nil, fmt.Errorf("cache populate: cache dir %s is read-only for this run (cache_read_only is set, or see the warning above: not writable, or its filesystem is full): nothing could be stored", store.Dir())
 	}
 	closed := false
 	defer func() {
