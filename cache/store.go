@@ -431,7 +431,8 @@ func (s *Store) Mode() Mode { return s.mode }
 // MovedAside is where Open moved a damaged directory's contents, or "".
 func (s *Store) MovedAside() string { return s.damaged }
 
-func (s *Store) writable() bool { return s.db != nil && !s.dbRO }
+// writable: the store may write its directory (not read-only, and its filesystem not full).
+func (s *Store) writable() bool { return s.db != nil && !s.dbRO && !s.noSpace.Load() }
 
 // Get returns the record stored under key. Any problem (absent, unreadable, corrupt) is a miss;
 // a corrupt record is deleted and reported through Warn.
