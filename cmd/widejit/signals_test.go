@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/widejit/widejit/cache"
+	"github.com/widejit/widejit/internal/engine"
 )
 
 // bigOutputGraph has 64 MiB of outputs (32 models x 1024 x 512 float32), so that writing
@@ -189,6 +190,55 @@ func TestSignalDuringTune(t *testing.T) {
 			checkCacheKept(t, kc, 0)
 		})
 	}
+}
+
+// SIGTERM while `cache populate --cubin` runs ptxas: the ptxas is killed with it and its
+// temporary directory removed: no process and no file is left behind; exit 143.
+func TestSignalDuringPopulateCubinLeavesNoProcess(t *testing.T) {
+	if _, _, err := engine.FindPtxas(); err != nil {
+		t.Skipf("needs ptxas (bash .ci/setup): %v", err)
+	}
+	tmp := t.TempDir() // the child's TMPDIR, where it assembles cubins
+	t.Setenv("TMPDIR", tmp)
+	kc := filepath.Join(t.TempDir(), "kc")
+	c := startCLI(t, "--cache-dir", kc, "cache", "populate", "../../bench/zoo/transformer.json", "--arch", "sm_90", "--cubin", "--json")
+	for running := false; !running; {
+		select {
+		case <-c.done:
+			t.Fatalf("populate finished before ptxas was seen running\n%s", c.stderr.String())
+		default:
+		}
+		running = len(processesUsing(t, tmp)) > 0
+		time.Sleep(200 * time.Microsecond)
+	}
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	if code := c.wait(t); code != 143 {
+		t.Fatalf("exit %d, want 143\n%s", code, c.stderr.String())
+	}
+	if left := processesUsing(t, tmp); len(left) > 0 {
+		t.Fatalf("processes left behind: %q", left)
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) > 0 {
+		t.Fatalf("left in TMPDIR: %v", ents)
+	}
+	checkCacheKept(t, kc, 0)
+}
+
+// processesUsing lists the command lines of the processes that name dir in their arguments.
+func processesUsing(t *testing.T, dir string) []string {
+	t.Helper()
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	if len(cmdlines) == 0 {
+		t.Skip("no /proc to look for processes in")
+	}
+	var out []string
+	for _, p := range cmdlines {
+		data, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(data), dir) {
+			out = append(out, strings.ReplaceAll(string(data), "\x00", " "))
+		}
+	}
+	return out
 }
 
 // checkCacheKept asserts that the next command opens the cache dir at once, read-write,
