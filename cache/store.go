@@ -509,7 +509,8 @@ func (s *Store) dropBad(dk []byte, name string, why error) {
 	s.warnOnce("bad record", fmt.Sprintf("cache record %s is unreadable (%v); %s, it will be recompiled", name, firstLine(why.Error()), action))
 }
 
-// Put stores rec under key (rec.Kind is set from the key, rec.Created when zero).
+// Put stores rec under key (rec.Kind is set from the key, rec.Created when zero). A store
+// that may not write (read-only, busy, its filesystem full) keeps it in memory for the process.
 func (s *Store) Put(key Key, rec *Record) error {
 	if !key.Kind.valid() {
 		return fmt.Errorf("cache: invalid key kind %q", key.Kind)
@@ -542,12 +543,12 @@ func (s *Store) Put(key Key, rec *Record) error {
 	s.mu.Unlock()
 	if !s.lowOnSpace(s.dbDir, int64(len(enc))) {
 		err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(dk, enc) })
-		if err == nil || !isNoSpace(err) {
-			if err != nil {
-				return fmt.Errorf("cache: storing %s: %w", key, err)
-			}
+		switch {
+		case err == nil:
 			s.puts.Add(1)
 			return nil
+		case !isNoSpace(err):
+			return fmt.Errorf("cache: storing %s: %w", key, err)
 		}
 		s.noSpace.Store(true)
 		s.warnOnce("no space", fmt.Sprintf("cannot write cache dir %s (%v); new kernels are kept in memory for the rest of this run", s.dir, firstLine(err.Error())))
