@@ -15,10 +15,11 @@ import (
 )
 
 // A crash in the middle of a flush or compaction leaves a table the MANIFEST does not name
-// yet. That is normal: Open drops the table and keeps the store (nothing moved aside, every
-// record served), as Badger's own recovery would. A read-only open may not drop it: it reads
-// nothing from the store and changes nothing.
-func TestUnlistedTableAfterCrashIsDropped(t *testing.T) {
+// yet, and a crash right after creating a memtable or value log leaves it empty. That is
+// normal: Open deletes those files and keeps the store (nothing moved aside, every record
+// served); Badger itself would delete such tables, and refuse to open empty logs. A read-only
+// open may not delete them: it reads nothing from the store and changes nothing.
+func TestCrashLeftoversAreDropped(t *testing.T) {
 	crashed := t.TempDir()
 	crashSnapshot(t, crashed)
 	crashSize := func(i int) int {
@@ -27,32 +28,37 @@ func TestUnlistedTableAfterCrashIsDropped(t *testing.T) {
 		}
 		return recordSize(i)
 	}
-	// the table a flush was writing: a copy of a complete one, or one cut short
-	unlisted := map[string]func(from, to string) error{
-		"complete": func(from, to string) error {
-			data, err := os.ReadFile(from)
+	copyTable := func(fraction int) func(dir string) (string, error) {
+		return func(dir string) (string, error) {
+			data, err := os.ReadFile(findFile(t, dir, ".sst"))
 			if err != nil {
-				return err
+				return "", err
 			}
-			return os.WriteFile(to, data, 0o644)
-		},
-		"partial": func(from, to string) error {
-			data, err := os.ReadFile(from)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(to, data[:len(data)/3], 0o644)
-		},
+			path := filepath.Join(storeDir(dir), "009999.sst")
+			return path, os.WriteFile(path, data[:len(data)/fraction], 0o644)
+		}
 	}
-	for name, write := range unlisted {
+	empty := func(name string) func(dir string) (string, error) {
+		return func(dir string) (string, error) {
+			path := filepath.Join(storeDir(dir), name)
+			return path, os.WriteFile(path, nil, 0o644)
+		}
+	}
+	leftovers := map[string]func(dir string) (string, error){
+		"complete table":     copyTable(1),
+		"partial table":      copyTable(3),
+		"empty memtable log": empty("99999.mem"),
+		"empty value log":    empty("000099.vlog"),
+	}
+	for name, leave := range leftovers {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "cache")
 			if err := os.Mkdir(dir, 0o755); err != nil {
 				t.Fatal(err)
 			}
 			copyDir(t, crashed, dir)
-			extra := filepath.Join(storeDir(dir), "009999.sst")
-			if err := write(findFile(t, dir, ".sst"), extra); err != nil {
+			extra, err := leave(dir)
+			if err != nil {
 				t.Fatal(err)
 			}
 
@@ -73,7 +79,7 @@ func TestUnlistedTableAfterCrashIsDropped(t *testing.T) {
 				t.Fatalf("mode %s, moved aside %q, warnings %q: want the store kept, silently", s.Mode(), s.MovedAside(), w.all())
 			}
 			if _, err := os.Stat(extra); !os.IsNotExist(err) {
-				t.Fatalf("the unlisted table is still there (%v)", err)
+				t.Fatalf("%s is still there (%v)", extra, err)
 			}
 			if served := checkServedBytes(t, s, crashRecords, crashSize); served != crashRecords {
 				t.Fatalf("served %d of %d records after recovery", served, crashRecords)

@@ -180,9 +180,11 @@ func checkSidecar(dir string) error {
 // damage (and Badger would trust a garbage length in it and allocate accordingly).
 const unencryptedKeyRegistrySize = 28
 
-// errInterrupted: the last writer stopped between writing a table and naming it in the
-// MANIFEST (a kill in the middle of a flush or compaction). Normal after a crash, and repaired
-// by dropping those tables, which only a writable open may do.
+// errInterrupted: the last writer was killed between creating a file and making it part of
+// the store: a table not yet named in the MANIFEST (a flush or compaction), or an empty
+// memtable or value log (created, not yet sized). Normal after a crash, and repaired by
+// deleting those files, which hold nothing the store needs and which only a writable open
+// may delete.
 var errInterrupted = errors.New("the last widejit writing it was interrupted; the next command that may write the cache recovers it")
 
 // checkStructure verifies the KEYREGISTRY size, the MANIFEST against the tables on disk, and
@@ -190,8 +192,9 @@ var errInterrupted = errors.New("the last widejit writing it was interrupted; th
 // block checksum). Badger panics on some truncated tables; here that happens in our
 // goroutine, under recover. Tables the MANIFEST does not name are what a crash in the middle
 // of a flush or compaction leaves (their contents are still in the memtable log, or in the
-// tables they were to replace): drop removes them, as Badger would; without drop they are
-// errInterrupted.
+// tables they were to replace), and empty .mem and .vlog files what a crash right after
+// creating one leaves (Badger would refuse to open them): drop removes both; without drop
+// they are errInterrupted.
 func checkStructure(dir string, drop bool) error {
 	files, err := storeFiles(dir)
 	if err != nil {
@@ -200,6 +203,13 @@ func checkStructure(dir string, drop bool) error {
 	unlisted, err := checkManifest(dir, files)
 	if err != nil {
 		return err
+	}
+	for _, e := range files {
+		if strings.HasSuffix(e.Name(), ".mem") || strings.HasSuffix(e.Name(), ".vlog") {
+			if info, err := e.Info(); err == nil && info.Mode().IsRegular() && info.Size() == 0 {
+				unlisted = append(unlisted, e.Name())
+			}
+		}
 	}
 	if len(unlisted) > 0 && !drop {
 		return errInterrupted
