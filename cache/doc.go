@@ -96,8 +96,9 @@
 // panics Badger would raise in its own goroutines on truncated tables happen in ours and are
 // caught. Tables the MANIFEST does not name are what a kill in the middle of a flush or
 // compaction leaves (their records are still in the memtable log, or in the tables they were
-// to replace): a writable Open deletes them, as Badger's recovery would, and keeps the store;
-// a read-only one may not, and reads nothing from such a store until a writable Open has. Badger then opens with table and value
+// to replace), and empty .mem and .vlog files what a kill right after creating one leaves
+// (Badger refuses to open those): a writable Open deletes both and keeps the store; a
+// read-only one may not, and reads nothing from such a store until a writable Open has. Badger then opens with table and value
 // checksum verification on; an Open error or synchronous panic also counts as damage. On
 // damage the store (kernels/) is renamed to kernels.damaged-<UTC timestamp> inside the
 // directory, a fresh store is created, and Open warns once; the newest three damaged copies
