@@ -102,6 +102,9 @@ func (c Config) Tune(ctx context.Context, path string, o TuneOptions) (*TuneRepo
 	switch store.Mode() {
 	case cache.ModeOff:
 		report.NotRecorded = "--no-cache"
+		if !c.NoCache {
+			report.NotRecorded = "no kernel cache" // OpenCache said why
+		}
 	case cache.ModeReadOnly:
 		report.NotRecorded = "the kernel cache is read-only"
 	}
