@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"time"
 
@@ -272,6 +273,9 @@ type GCReport struct {
 // GC flattens the tree and rewrites value-log files that are mostly garbage.
 func (s *Store) GC() (GCReport, error) {
 	var rep GCReport
+	if s.OutOfSpace() {
+		return rep, fmt.Errorf("cache dir %s: its filesystem is full; free some space first (`widejit cache clear` can)", s.dir)
+	}
 	if !s.writable() {
 		return rep, fmt.Errorf("cache dir %s is not open for writing (mode %s)", s.dir, s.mode)
 	}
@@ -306,9 +310,14 @@ type ClearReport struct {
 	WasmRemoved int     `json:"wasm_removed"` // entries of the plugins' compilation cache
 }
 
-// Clear removes every record.
+// Clear removes every record. A store whose filesystem is too full to open it for writing
+// (OutOfSpace) is cleared by deleting its files under the directory's exclusive lock, which is
+// what frees the space (Badger itself would need some to drop them).
 func (s *Store) Clear() (ClearReport, error) {
 	var rep ClearReport
+	if s.OutOfSpace() && s.mode == ModeReadOnly && s.dir != "" {
+		return s.clearFiles()
+	}
 	if !s.writable() && s.mode != ModeMemory {
 		return rep, fmt.Errorf("cache dir %s is not open for writing (mode %s)", s.dir, s.mode)
 	}
@@ -329,4 +338,49 @@ func (s *Store) Clear() (ClearReport, error) {
 		return rep, s.db.DropAll()
 	}
 	return rep, nil
+}
+
+// clearFiles empties a read-only store by deleting its files: it counts the records, closes
+// its read-only view, waits for the exclusive lock and removes the store's files (Badger's,
+// and the file list), and the plugins' compilation cache. Nothing else in the directory is
+// touched.
+func (s *Store) clearFiles() (ClearReport, error) {
+	var rep ClearReport
+	st, err := s.Stats()
+	if err != nil {
+		return rep, err
+	}
+	rep.Removed, rep.Groups = st.Records+st.Bad, st.Groups
+	s.mu.Lock()
+	s.mem = map[string][]byte{}
+	s.mu.Unlock()
+	if s.db != nil {
+		if err := s.db.Close(); err != nil {
+			return rep, err
+		}
+		s.db = nil
+	}
+	s.lock.release()
+	s.lock = nil
+	lock, err := acquireLock(filepath.Join(s.dir, lockFileName), true, s.opts.LockWait)
+	if err != nil {
+		return rep, fmt.Errorf("cache dir %s: %w", s.dir, err)
+	}
+	defer lock.release()
+	files, err := storeFiles(s.dbDir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return rep, err
+	}
+	for _, e := range files {
+		if err := os.Remove(filepath.Join(s.dbDir, e.Name())); err != nil {
+			return rep, err
+		}
+	}
+	for _, name := range []string{sidecarName, "LOCK"} {
+		if err := os.Remove(filepath.Join(s.dbDir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return rep, err
+		}
+	}
+	rep.WasmRemoved, err = clearWasm(WasmDir(s.dir))
+	return rep, err
 }

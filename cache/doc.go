@@ -53,7 +53,9 @@
 // A directory that is not writable (a shared, pre-populated cache on a cluster; detected with
 // access(2), so a read-only mount counts even for root), or Options.ReadOnly, opens read-only:
 // hits are read, Put keeps records in memory for the process, nothing is written (no lock
-// file is created; a shared lock is taken only if one exists).
+// file is created; a shared lock is taken only if one exists; a missing directory is not
+// created). ReadError says why such a store reads nothing (a writer holds the directory, or it
+// is damaged or unreadable).
 //
 // # Several processes on one directory
 //
@@ -67,6 +69,19 @@
 // reported through Warn. No process fails, none corrupts the store. Close the Store as soon as
 // the plan is compiled so that other processes get the directory quickly.
 //
+// # A full disk
+//
+// Badger writes its value log, memtables and tables through memory maps of sparse files,
+// where a full filesystem is not an error but a SIGBUS that kills the process. So a store
+// keeps MinFreeBytes free: Open measures the free space (statfs) and, below it, opens the
+// directory read-only (hits are read, new records kept in memory for the process); Put
+// measures it again before every write and, below it, stops writing for the rest of the run
+// (OutOfSpace). Both warn once. A write error of a full or read-only filesystem while opening
+// (Badger's pid file, the marker) is the same case, never damage. GC refuses to run on a full
+// filesystem; Clear empties the store there by deleting its files under the exclusive lock,
+// which frees the space. Another program filling the disk faster than the margin while a
+// store writes can still defeat this.
+//
 // # Damage
 //
 // On every clean Close of a writable store, after Badger has closed, the Store writes
@@ -75,11 +90,15 @@
 // MANIFEST, .sst, .vlog, .mem, KEYREGISTRY or DISCARD file is caught; files Badger does not
 // own are ignored) and deletes it while the directory is open for writing. Without it (first
 // use, or the last writer crashed) Open checks structure instead: the KEYREGISTRY size; the
-// MANIFEST replayed with Badger's reader, which must end on a complete entry and name exactly
-// the .sst files present (Badger itself would drop a partial entry and silently delete the
-// tables it no longer names); and every .sst through Badger's table API (footer, index and
-// block checksums) inside recover(), so the panics Badger would raise in its own goroutines on
-// truncated tables happen in ours and are caught. Badger then opens with table and value
+// MANIFEST replayed with Badger's reader, which must end on a complete entry (Badger itself
+// would drop a partial one) and name only .sst files present; and every table it names
+// through Badger's table API (footer, index and block checksums) inside recover(), so the
+// panics Badger would raise in its own goroutines on truncated tables happen in ours and are
+// caught. Tables the MANIFEST does not name are what a kill in the middle of a flush or
+// compaction leaves (their records are still in the memtable log, or in the tables they were
+// to replace), and empty .mem and .vlog files what a kill right after creating one leaves
+// (Badger refuses to open those): a writable Open deletes both and keeps the store; a
+// read-only one may not, and reads nothing from such a store until a writable Open has. Badger then opens with table and value
 // checksum verification on; an Open error or synchronous panic also counts as damage. On
 // damage the store (kernels/) is renamed to kernels.damaged-<UTC timestamp> inside the
 // directory, a fresh store is created, and Open warns once; the newest three damaged copies
@@ -90,8 +109,6 @@
 // Not caught at Open: damage done by another program while the store is open, and damage to a
 // crashed store's .vlog/.mem beyond what Badger's replay detects; record checksums (and
 // Badger's value checksums) still keep such bytes from being served: those records are misses.
-// Conservative by design: a crash in the middle of a flush or compaction leaves a table the
-// MANIFEST does not name, which is treated as damage (the cache restarts; nothing is deleted).
 //
 // Bad records are reported once per store (the first one), with a total at Close; Badger's own
 // log lines are forwarded (at most three) only after Open, since an Open failure is reported

@@ -24,6 +24,13 @@ const (
 	tableBlockSize   = 4 << 10
 )
 
+// MinFreeBytes is the free space a store keeps on its filesystem. Badger writes its value
+// log, memtables and tables through memory maps of sparse files, where a full disk is not an
+// error but a SIGBUS that kills the process; below this much free space (Open, and before
+// every Put) the store stops writing: it reads the directory and keeps new records in memory
+// for the process, with a warning.
+const MinFreeBytes = 64 << 20
+
 // Options tune Open. The zero value is right for widejit runs.
 type Options struct {
 	// Warn receives one line per problem (busy or damaged directory, corrupt record, lost
@@ -76,7 +83,9 @@ type Store struct {
 	mem     map[string][]byte // records of a memory store, or pending writes of a fallback
 	closed  bool
 	warned  map[string]bool
-	damaged string // where a damaged directory was moved, if Open moved one
+	damaged string      // where a damaged directory was moved, if Open moved one
+	unread  error       // why a read-only store reads nothing from its directory (ReadError)
+	noSpace atomic.Bool // the filesystem filled up: Put keeps records in memory from now on
 
 	badgerLogs  atomic.Int64 // Badger messages forwarded after Open (capped)
 	badgerQuiet atomic.Bool  // set while opening: an Open failure is reported by us, once
@@ -143,6 +152,15 @@ func Open(dir string, opts Options) (*Store, error) {
 	if errors.As(err, &foreign) {
 		return nil, err
 	}
+	if err != nil && opts.ReadOnly {
+		// not a fallback: that would write its records back at Close
+		s.mode = ModeReadOnly
+		if !errors.Is(err, os.ErrNotExist) {
+			s.unread = err
+		}
+		s.warnOnce("unreadable", fmt.Sprintf("cannot read cache dir %s (%v); using an in-memory cache for this run", dir, err))
+		return s, nil
+	}
 	if err != nil {
 		s.fallback(fmt.Sprintf("cannot use cache dir %s (%v); using an in-memory cache for this run", dir, err))
 		return s, nil
@@ -150,6 +168,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	if !opts.ReadOnly && !dirWritable(dir) {
 		s.opts.ReadOnly = true
 		s.warnOnce("read-only", fmt.Sprintf("cache dir %s is not writable; using it read-only (kernels it lacks are compiled in memory for this run)", dir))
+	}
+	if !s.opts.ReadOnly && s.lowOnSpace(dir, 0) {
+		s.opts.ReadOnly = true
 	}
 	if s.opts.ReadOnly {
 		s.openReadOnly(legacy)
@@ -172,6 +193,12 @@ func Open(dir string, opts Options) (*Store, error) {
 			s.openBusy()
 			return s, nil
 		}
+		if isNoSpace(err) {
+			s.opts.ReadOnly = true
+			s.warnOnce("no space", fmt.Sprintf("cannot write cache dir %s (%v); using it read-only (kernels it lacks are compiled in memory for this run)", dir, firstLine(err.Error())))
+			s.openReadOnly(legacy)
+			return s, nil
+		}
 		s.fallback(fmt.Sprintf("cannot open cache dir %s (%v); using an in-memory cache for this run", dir, err))
 		return s, nil
 	}
@@ -192,15 +219,27 @@ func (s *Store) openReadOnly(legacy bool) {
 	if lock, err := acquireReadLock(filepath.Join(s.dir, lockFileName), s.opts.LockWait); err == nil {
 		s.lock = lock
 	} else if errors.Is(err, errLockBusy) {
+		s.unread = errors.New("it is being written by another widejit process")
 		s.warnOnce("busy", fmt.Sprintf("cache dir %s is being written by another widejit process; using an in-memory cache for this run", s.dir))
 		return
 	}
 	if err := s.openReadOnlyLocked(); err != nil {
 		s.lock.release()
 		s.lock = nil
+		if !errors.Is(err, errNoStoreYet) {
+			s.unread = err
+		}
 		s.warnOnce("unreadable", fmt.Sprintf("cannot read cache dir %s (%v); using an in-memory cache for this run", s.dir, err))
 	}
 }
+
+// errNoStoreYet: a read-only open of a directory no writer has created a store in.
+var errNoStoreYet = errors.New("no cache there yet")
+
+// ReadError says why a read-only store reads nothing from its directory (another process is
+// writing it, it is unreadable or damaged); nil when it reads the directory, or when the
+// directory holds no store yet.
+func (s *Store) ReadError() error { return s.unread }
 
 // openBusy handles a directory another process holds: read through a shared read-only view if
 // the holders only read, else memory only.
@@ -232,7 +271,7 @@ func (s *Store) openWritableLocked() error {
 	}
 	damage := checkSidecar(s.dbDir)
 	if errors.Is(damage, errNoSidecar) {
-		damage = checkStructure(s.dbDir)
+		damage = checkStructure(s.dbDir, true)
 	}
 	if damage == nil {
 		// Badger will change the files; a crash from here on must not leave a stale sidecar.
@@ -246,6 +285,9 @@ func (s *Store) openWritableLocked() error {
 		}
 		if isBadgerLockError(err) {
 			return errLockBusy
+		}
+		if isNoSpace(err) {
+			return err // a full disk, not damage: nothing is moved aside
 		}
 		damage = err
 	}
@@ -275,9 +317,12 @@ func (s *Store) openReadOnlyLocked() error {
 	damage := checkSidecar(s.dbDir)
 	if errors.Is(damage, errNoSidecar) {
 		if _, err := os.Stat(filepath.Join(s.dbDir, "MANIFEST")); errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("no cache there yet")
+			return errNoStoreYet
 		}
-		damage = checkStructure(s.dbDir)
+		damage = checkStructure(s.dbDir, false)
+	}
+	if errors.Is(damage, errInterrupted) {
+		return damage
 	}
 	if damage != nil {
 		return fmt.Errorf("damaged: %v", firstLine(damage.Error()))
@@ -386,7 +431,8 @@ func (s *Store) Mode() Mode { return s.mode }
 // MovedAside is where Open moved a damaged directory's contents, or "".
 func (s *Store) MovedAside() string { return s.damaged }
 
-func (s *Store) writable() bool { return s.db != nil && !s.dbRO }
+// writable: the store may write its directory (not read-only, and its filesystem not full).
+func (s *Store) writable() bool { return s.db != nil && !s.dbRO && !s.noSpace.Load() }
 
 // Get returns the record stored under key. Any problem (absent, unreadable, corrupt) is a miss;
 // a corrupt record is deleted and reported through Warn.
@@ -463,7 +509,8 @@ func (s *Store) dropBad(dk []byte, name string, why error) {
 	s.warnOnce("bad record", fmt.Sprintf("cache record %s is unreadable (%v); %s, it will be recompiled", name, firstLine(why.Error()), action))
 }
 
-// Put stores rec under key (rec.Kind is set from the key, rec.Created when zero).
+// Put stores rec under key (rec.Kind is set from the key, rec.Created when zero). A store
+// that may not write (read-only, busy, its filesystem full) keeps it in memory for the process.
 func (s *Store) Put(key Key, rec *Record) error {
 	if !key.Kind.valid() {
 		return fmt.Errorf("cache: invalid key kind %q", key.Kind)
@@ -494,12 +541,53 @@ func (s *Store) Put(key Key, rec *Record) error {
 		return nil
 	}
 	s.mu.Unlock()
-	err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(dk, enc) })
-	if err != nil {
-		return fmt.Errorf("cache: storing %s: %w", key, err)
+	if !s.lowOnSpace(s.dbDir, int64(len(enc))) {
+		err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(dk, enc) })
+		switch {
+		case err == nil:
+			s.puts.Add(1)
+			return nil
+		case !isNoSpace(err):
+			return fmt.Errorf("cache: storing %s: %w", key, err)
+		}
+		s.noSpace.Store(true)
+		s.warnOnce("no space", fmt.Sprintf("cannot write cache dir %s (%v); new kernels are kept in memory for the rest of this run", s.dir, firstLine(err.Error())))
 	}
+	s.mu.Lock()
+	s.mem[string(dk)] = enc
+	s.mu.Unlock()
 	s.puts.Add(1)
 	return nil
+}
+
+// OutOfSpace reports whether the store stopped writing (or never started) because its
+// filesystem had less than MinFreeBytes free.
+func (s *Store) OutOfSpace() bool { return s.noSpace.Load() }
+
+// freeSpace measures the free space of a directory's filesystem (a variable for tests).
+var freeSpace = freeBytes
+
+// lowOnSpace reports whether writing size more bytes under dir would leave less than
+// MinFreeBytes free (once it has, it keeps saying so, and warns once).
+func (s *Store) lowOnSpace(dir string, size int64) bool {
+	if s.noSpace.Load() {
+		return true
+	}
+	free, err := freeSpace(dir)
+	if err != nil || free >= uint64(MinFreeBytes+size) {
+		return false
+	}
+	s.noSpace.Store(true)
+	s.warnOnce("no space", fmt.Sprintf("cache dir %s: its filesystem has %s free, under the %d MiB widejit keeps free so that writing the cache cannot crash; "+
+		"not writing the cache for this run (kernels it lacks are compiled in memory)", dir, byteText(free), MinFreeBytes>>20))
+	return true
+}
+
+func byteText(n uint64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }
 
 // PutDecision stores an autotuning decision (the caller's JSON) under a KindDecision key.
@@ -603,6 +691,9 @@ func (s *Store) Close() error {
 func (s *Store) writeBack(pending map[string][]byte) error {
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		return err
+	}
+	if s.lowOnSpace(s.dir, 0) {
+		return fmt.Errorf("its filesystem has less than %d MiB free", MinFreeBytes>>20)
 	}
 	lock, err := acquireLock(filepath.Join(s.dir, lockFileName), true, s.opts.LockWait)
 	if err != nil {

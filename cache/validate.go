@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -179,16 +180,44 @@ func checkSidecar(dir string) error {
 // damage (and Badger would trust a garbage length in it and allocate accordingly).
 const unencryptedKeyRegistrySize = 28
 
+// errInterrupted: the last writer was killed between creating a file and making it part of
+// the store: a table not yet named in the MANIFEST (a flush or compaction), or an empty
+// memtable or value log (created, not yet sized). Normal after a crash, and repaired by
+// deleting those files, which hold nothing the store needs and which only a writable open
+// may delete.
+var errInterrupted = errors.New("the last widejit writing it was interrupted; the next command that may write the cache recovers it")
+
 // checkStructure verifies the KEYREGISTRY size, the MANIFEST against the tables on disk, and
-// every .sst file with Badger's table reader (footer, index checksum and every block checksum).
-// Badger panics on some truncated tables; here that happens in our goroutine, under recover.
-func checkStructure(dir string) error {
+// every table the MANIFEST names with Badger's table reader (footer, index checksum and every
+// block checksum). Badger panics on some truncated tables; here that happens in our
+// goroutine, under recover. Tables the MANIFEST does not name are what a crash in the middle
+// of a flush or compaction leaves (their contents are still in the memtable log, or in the
+// tables they were to replace), and empty .mem and .vlog files what a crash right after
+// creating one leaves (Badger would refuse to open them): drop removes both; without drop
+// they are errInterrupted.
+func checkStructure(dir string, drop bool) error {
 	files, err := storeFiles(dir)
 	if err != nil {
 		return err
 	}
-	if err := checkManifest(dir, files); err != nil {
+	unlisted, err := checkManifest(dir, files)
+	if err != nil {
 		return err
+	}
+	for _, e := range files {
+		if strings.HasSuffix(e.Name(), ".mem") || strings.HasSuffix(e.Name(), ".vlog") {
+			if info, err := e.Info(); err == nil && info.Mode().IsRegular() && info.Size() == 0 {
+				unlisted = append(unlisted, e.Name())
+			}
+		}
+	}
+	if len(unlisted) > 0 && !drop {
+		return errInterrupted
+	}
+	for _, name := range unlisted {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			return err
+		}
 	}
 	for _, e := range files {
 		if e.Name() == "KEYREGISTRY" {
@@ -196,7 +225,7 @@ func checkStructure(dir string) error {
 				return fmt.Errorf("KEYREGISTRY is %d bytes, expected %d", info.Size(), unencryptedKeyRegistrySize)
 			}
 		}
-		if !strings.HasSuffix(e.Name(), ".sst") {
+		if !strings.HasSuffix(e.Name(), ".sst") || slices.Contains(unlisted, e.Name()) {
 			continue
 		}
 		if err := checkTable(filepath.Join(dir, e.Name())); err != nil {
@@ -242,54 +271,55 @@ func firstLine(s string) string {
 	return s
 }
 
-// checkManifest replays the MANIFEST with Badger's own reader and compares its tables with the
-// .sst files present. Badger itself would silently drop a partial trailing entry and then
-// delete every table the shortened MANIFEST no longer names; here both are damage, so the files
-// are moved aside instead. (After a crash in the middle of a MANIFEST write or a compaction this
-// resets a cache that Badger could have salvaged: a recompile, never lost user data.)
-func checkManifest(dir string, files []os.DirEntry) (err error) {
+// checkManifest replays the MANIFEST with Badger's own reader, checks that every table it names
+// is present, and returns the tables present that it does not name. Badger itself would
+// silently drop a partial trailing entry (and then delete the tables the shortened MANIFEST no
+// longer names); a kill cannot tear Badger's single write of an entry, so a partial entry is
+// damage and the store is moved aside.
+func checkManifest(dir string, files []os.DirEntry) (unlisted []string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("MANIFEST: unreadable (%v)", firstLine(fmt.Sprint(r)))
+			unlisted, err = nil, fmt.Errorf("MANIFEST: unreadable (%v)", firstLine(fmt.Sprint(r)))
 		}
 	}()
-	onDisk := map[uint64]bool{}
+	onDisk := map[uint64]string{}
 	for _, e := range files {
 		if id, ok := table.ParseFileID(e.Name()); ok && strings.HasSuffix(e.Name(), ".sst") {
-			onDisk[id] = true
+			onDisk[id] = e.Name()
 		}
 	}
 	f, err := os.Open(filepath.Join(dir, "MANIFEST"))
 	if errors.Is(err, os.ErrNotExist) {
 		if len(onDisk) > 0 {
-			return fmt.Errorf("MANIFEST is missing but %d tables exist", len(onDisk))
+			return nil, fmt.Errorf("MANIFEST is missing but %d tables exist", len(onDisk))
 		}
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	m, end, err := badger.ReplayManifestFile(f, 0, badger.DefaultOptions(dir).WithLogger(nil))
 	if err != nil {
-		return fmt.Errorf("MANIFEST: %v", firstLine(err.Error()))
+		return nil, fmt.Errorf("MANIFEST: %v", firstLine(err.Error()))
 	}
 	if end != info.Size() {
-		return fmt.Errorf("MANIFEST: %d bytes after the last complete entry (at %d of %d)", info.Size()-end, end, info.Size())
+		return nil, fmt.Errorf("MANIFEST: %d bytes after the last complete entry (at %d of %d)", info.Size()-end, end, info.Size())
 	}
 	for id := range m.Tables {
-		if !onDisk[id] {
-			return fmt.Errorf("MANIFEST names table %s, which is missing", table.IDToFilename(id))
+		if _, ok := onDisk[id]; !ok {
+			return nil, fmt.Errorf("MANIFEST names table %s, which is missing", table.IDToFilename(id))
 		}
 	}
-	for id := range onDisk {
+	for id, name := range onDisk {
 		if _, ok := m.Tables[id]; !ok {
-			return fmt.Errorf("table %s is not in the MANIFEST", table.IDToFilename(id))
+			unlisted = append(unlisted, name)
 		}
 	}
-	return nil
+	sort.Strings(unlisted)
+	return unlisted, nil
 }

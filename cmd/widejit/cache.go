@@ -34,11 +34,11 @@ func newCacheCmd(a *app) *cobra.Command {
 		},
 	}
 	c.AddCommand(
-		cacheSub(a, "stats", "Count records and sizes by kind and target", runCacheStats),
-		cacheSub(a, "ls", "List records (kind, name, target, size, created)", runCacheLs),
-		cacheSub(a, "verify", "Check every record's checksum and every table; remove bad records (exit 1 if any)", runCacheVerify),
-		cacheSub(a, "gc", "Compact the tables and garbage-collect the value log", runCacheGC),
-		cacheSub(a, "clear", "Remove every record", runCacheClear),
+		cacheSub(a, "stats", "Count records and sizes by kind and target", false, runCacheStats),
+		cacheSub(a, "ls", "List records (kind, name, target, size, created)", false, runCacheLs),
+		cacheSub(a, "verify", "Check every record's checksum and every table; remove bad records (exit 1 if any; with --cache-read-only nothing is removed)", false, runCacheVerify),
+		cacheSub(a, "gc", "Compact the tables and garbage-collect the value log (refused with --cache-read-only)", true, runCacheGC),
+		cacheSub(a, "clear", "Remove every record (refused with --cache-read-only)", true, runCacheClear),
 		newCachePopulateCmd(a),
 	)
 	return c
@@ -46,16 +46,19 @@ func newCacheCmd(a *app) *cobra.Command {
 
 type cacheAction func(a *app, s *cache.Store, asJSON bool) error
 
-func cacheSub(a *app, name, short string, run cacheAction) *cobra.Command {
+// cacheSub makes a maintenance subcommand; one that writes is refused under
+// --cache-read-only, one that only reads then writes nothing to the directory.
+func cacheSub(a *app, name, short string, writes bool, run cacheAction) *cobra.Command {
 	c := &cobra.Command{
 		Use:   name,
 		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			asJSON, _ := cmd.Flags().GetBool("json")
-			s, err := engine.OpenCacheForMaintenance(a.v.GetString("cache_dir"), cacheWarner(a), cacheAdminLockWait)
+			s, err := engine.OpenCacheForMaintenance(a.v.GetString("cache_dir"), cacheWarner(a), cacheAdminLockWait,
+				a.v.GetBool("cache_read_only"), writes)
 			if err != nil {
-				return err
+				return fmt.Errorf("cache %s: %w", name, err)
 			}
 			runErr := run(a, s, asJSON)
 			if err := s.Close(); err != nil && runErr == nil {

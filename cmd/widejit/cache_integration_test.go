@@ -20,7 +20,7 @@ import (
 // concurrency test can start real processes without building a second binary.
 func TestMain(m *testing.M) {
 	if os.Getenv("WIDEJIT_TEST_AS_CLI") == "1" {
-		os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr))
+		os.Exit(executeInterruptible(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }

@@ -7,5 +7,6 @@
 // cache populate, cache maintenance), internal/kerneltool (kernel run, ir, dump --arch),
 // internal/outputs (output files: writing, merge, checks) and packages cache, graph and
 // plugins for what they own. Errors marked by internal/errkind choose the exit code: 1 the
-// work failed, 2 usage, 3 an input file, 4 run --check found a mismatch.
+// work failed, 2 usage, 3 an input file, 4 run --check found a mismatch. SIGINT and SIGTERM
+// cancel the command's context and remove unfinished outputs (signals.go): exit 130 or 143.
 package main

@@ -3,5 +3,5 @@ package main
 import "os"
 
 func main() {
-	os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(executeInterruptible(os.Args[1:], os.Stdout, os.Stderr))
 }

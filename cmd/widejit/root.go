@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -29,7 +30,8 @@ const (
 const exitCodesHelp = `Exit codes: 0 success; 1 the work failed (a kernel, the device, the cache);
 2 usage (flags, arguments, configuration); 3 an input file (graph, weights, inputs, expected
 outputs, merge's parts) is missing or invalid, or the inputs pass the memory limit;
-4 run --check found outputs beyond the tolerance.`
+4 run --check found outputs beyond the tolerance; 130 and 143 interrupted by SIGINT and SIGTERM
+(unfinished outputs removed).`
 
 // usageError (exit code 2) and inputError (exit code 3) are errkind's, so that the work
 // behind a command can say which it met.
@@ -95,10 +97,15 @@ func wrapArgValidators(c *cobra.Command) {
 
 // execute runs widejit with args and returns the process exit code.
 func execute(args []string, stdout, stderr io.Writer) int {
+	return executeContext(context.Background(), args, stdout, stderr)
+}
+
+// executeContext is execute under ctx: commands stop when it is canceled.
+func executeContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	a := &app{v: viper.New(), stdout: stdout, stderr: stderr}
 	root := newRootCmd(a)
 	root.SetArgs(args)
-	err := root.Execute()
+	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
 	}

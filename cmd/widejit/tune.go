@@ -107,12 +107,16 @@ func printTuneReport(w io.Writer, path string, rep *engine.TuneReport, f tuneFla
 		if rows == nil {
 			rows = []engine.TunedDecision{}
 		}
-		return printJSON(w, map[string]any{"graph": path, "device": rep.Device, "decisions": rows, "export": f.export})
+		recorded := 0
+		if rep.NotRecorded == "" {
+			recorded = countRecorded(rows)
+		}
+		return printJSON(w, map[string]any{"graph": path, "device": rep.Device, "decisions": rows, "export": f.export,
+			"recorded": recorded, "not_recorded": rep.NotRecorded})
 	}
 	fmt.Fprintf(w, "%s: tuned on %s\n", path, rep.Device)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "N\t#\tDECISION\tWINNER\tTIMINGS (median)")
-	recorded := 0
 	for _, r := range rows {
 		var timings []string
 		for _, t := range r.Timings {
@@ -130,20 +134,33 @@ func printTuneReport(w io.Writer, path string, rep *engine.TuneReport, f tuneFla
 			note = "same question as an earlier decision"
 		case len(r.Timings) == 0:
 			note = "one candidate, nothing to time"
-		default:
-			recorded++
 		}
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\n", r.N, r.Index, r.Label, r.Winner, note)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "recorded %d decisions in the kernel cache", recorded)
+	if rep.NotRecorded != "" {
+		fmt.Fprintf(w, "%d decisions tuned, none recorded (%s)", countRecorded(rows), rep.NotRecorded)
+	} else {
+		fmt.Fprintf(w, "recorded %d decisions in the kernel cache", countRecorded(rows))
+	}
 	if f.export != "" {
 		fmt.Fprintf(w, "; timings written to %s", f.export)
 	}
 	fmt.Fprintln(w)
 	return nil
+}
+
+// countRecorded counts the decisions tune records: those it measured.
+func countRecorded(rows []engine.TunedDecision) int {
+	n := 0
+	for _, r := range rows {
+		if r.Error == "" && !r.Duplicate && len(r.Timings) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // progressBar draws `\r[####    ] 12/40 label` on a terminal; elsewhere it draws nothing.

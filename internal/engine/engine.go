@@ -10,6 +10,7 @@ import (
 	"github.com/widejit/widejit/autotune"
 	"github.com/widejit/widejit/cache"
 	"github.com/widejit/widejit/graph"
+	"github.com/widejit/widejit/internal/errkind"
 	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/jit/device"
 	"github.com/widejit/widejit/plugins"
@@ -95,20 +96,32 @@ func (c Config) closeCache(store *cache.Store) {
 }
 
 // OpenCacheForMaintenance opens the cache directory dir ("": the default) itself, for a
-// maintenance command (stats, ls, verify, gc, clear), waiting up to wait for a busy one; a
-// directory it cannot write is an error here (the command would otherwise act on an empty
-// in-memory store).
-func OpenCacheForMaintenance(dir string, warn func(string), wait time.Duration) (*cache.Store, error) {
-	s, err := cache.Open(dir, cache.Options{Warn: warn, LockWait: wait})
+// maintenance command, waiting up to wait for a busy one. A command that writes (gc, clear)
+// is refused under readOnly (cache_read_only), and a directory it cannot write is an error
+// (it would otherwise act on an empty in-memory store). One that only reads (stats, ls,
+// verify) opens the directory read-only under readOnly, or when it is not writable, and then
+// writes nothing to it; one that cannot be read (busy, damaged) is an error. A directory
+// whose filesystem is full opens read-only for every command (clear can still empty it).
+func OpenCacheForMaintenance(dir string, warn func(string), wait time.Duration, readOnly, writes bool) (*cache.Store, error) {
+	if readOnly && writes {
+		return nil, errkind.Usagef("the cache is read-only (--cache-read-only, WIDEJIT_CACHE_READ_ONLY or cache_read_only in the config): this command would write it; nothing was changed")
+	}
+	s, err := cache.Open(dir, cache.Options{Warn: warn, LockWait: wait, ReadOnly: readOnly})
 	if err != nil {
 		return nil, err
 	}
 	switch s.Mode() {
 	case cache.ModeReadWrite:
 	case cache.ModeReadOnly:
-		dir := s.Dir()
-		s.Close()
-		return nil, fmt.Errorf("cache dir %s is read-only (not writable, or cache_read_only is set); maintenance needs write access", dir)
+		dir, why := s.Dir(), s.ReadError()
+		if writes && !s.OutOfSpace() { // a full one may still be cleared
+			s.Close()
+			return nil, fmt.Errorf("cache dir %s cannot be written (see the warning above); this command needs write access", dir)
+		}
+		if why != nil {
+			s.Close()
+			return nil, fmt.Errorf("cannot read cache dir %s: %v", dir, why)
+		}
 	default:
 		dir := s.Dir()
 		s.Close()

@@ -147,7 +147,7 @@ func (c Config) Populate(ctx context.Context, graphs []*graph.Graph, targets []P
 	store := c.OpenCache()
 	if store.Mode() == cache.ModeReadOnly {
 		store.Close()
-		return nil, fmt.Errorf("cache populate: the cache dir %s is read-only (not writable, or cache_read_only is set): nothing could be stored", store.Dir())
+		return nil, fmt.Errorf("cache populate: cache dir %s is read-only for this run (cache_read_only is set, or see the warning above: not writable, or its filesystem is full): nothing could be stored", store.Dir())
 	}
 	closed := false
 	defer func() {
@@ -215,7 +215,7 @@ func (c Config) Populate(ctx context.Context, graphs []*graph.Graph, targets []P
 			count.Misses++
 		}
 		if ptxas != "" && art.Kind == ptx.ArtifactKind {
-			hit, err := populateCubin(store, comp, it, art, ptxas, ptxasVersion)
+			hit, err := populateCubin(ctx, store, comp, it, art, ptxas, ptxasVersion)
 			switch {
 			case err != nil:
 				count.Failed++
@@ -303,7 +303,7 @@ func FindPtxas() (path, version string, err error) {
 
 // populateCubin assembles art (PTX) into a cubin for its arch and stores it under a key made
 // of the PTX entry's key, the arch and the ptxas version. It reports whether it was a hit.
-func populateCubin(store *cache.Store, comp *jit.Compiler, it populateItem, art *jit.Artifact, ptxas, version string) (bool, error) {
+func populateCubin(ctx context.Context, store *cache.Store, comp *jit.Compiler, it populateItem, art *jit.Artifact, ptxas, version string) (bool, error) {
 	ptxKey, err := comp.Key(it.src, it.spec, it.t.target)
 	if err != nil {
 		return false, err
@@ -317,7 +317,7 @@ func populateCubin(store *cache.Store, comp *jit.Compiler, it populateItem, art 
 		return true, nil
 	}
 	start := time.Now()
-	cubin, err := assembleCubin(ptxas, it.t.arch, art.Payload)
+	cubin, err := assembleCubin(ctx, ptxas, it.t.arch, art.Payload)
 	if err != nil {
 		return false, err
 	}
@@ -328,7 +328,7 @@ func populateCubin(store *cache.Store, comp *jit.Compiler, it populateItem, art 
 	return false, store.Put(key, rec)
 }
 
-func assembleCubin(ptxas, arch string, text []byte) ([]byte, error) {
+func assembleCubin(ctx context.Context, ptxas, arch string, text []byte) ([]byte, error) {
 	dir, err := os.MkdirTemp("", "widejit-cubin")
 	if err != nil {
 		return nil, err
@@ -338,7 +338,7 @@ func assembleCubin(ptxas, arch string, text []byte) ([]byte, error) {
 	if err := os.WriteFile(in, text, 0o644); err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(ptxas, "-arch="+arch, "-o", out, in)
+	cmd := exec.CommandContext(ctx, ptxas, "-arch="+arch, "-o", out, in) // killed when populate is interrupted
 	var msg bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &msg, &msg
 	if err := cmd.Run(); err != nil {

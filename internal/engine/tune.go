@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/widejit/widejit/autotune"
+	"github.com/widejit/widejit/cache"
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/graph/safetensors"
 	"github.com/widejit/widejit/jit"
@@ -66,6 +67,8 @@ type TuneReport struct {
 	Decisions  []TunedDecision
 	Records    []autotune.Record
 	Weights    string // the graph's weights file ("" for an init graph)
+	// NotRecorded says why the winners were not recorded in the kernel cache ("": they were).
+	NotRecorded string
 }
 
 // WriteTimings writes every measurement as a timings file (autotune/cmd/fittree's input).
@@ -90,9 +93,6 @@ func (c Config) Tune(ctx context.Context, path string, o TuneOptions) (*TuneRepo
 		return nil, err
 	}
 	defer dev.Close()
-	if c.NoCache {
-		c.Warning("--no-cache: the timings are measured and shown but not recorded")
-	}
 	store := c.OpenCache()
 	defer c.closeCache(store)
 	tuning := c.NewTuning(ctx, store)
@@ -100,6 +100,18 @@ func (c Config) Tune(ctx context.Context, path string, o TuneOptions) (*TuneRepo
 	comp := c.Compiler(store)
 	lopts := lowering.Options{Device: DeviceInfo(dev.Info())}
 	report := &TuneReport{Device: autotune.DeviceIdentity(lopts.Device), DeviceName: dev.Info().Name, Weights: graphs[0].WeightsPath}
+	switch store.Mode() {
+	case cache.ModeOff:
+		report.NotRecorded = "--no-cache"
+		if !c.NoCache {
+			report.NotRecorded = "no kernel cache" // OpenCache said why
+		}
+	case cache.ModeReadOnly:
+		report.NotRecorded = "the kernel cache is read-only"
+	}
+	if report.NotRecorded != "" {
+		c.Warning(report.NotRecorded + ": the timings are measured and shown but not recorded")
+	}
 	progress := o.Progress
 	if progress == nil {
 		progress = func(int, int, string) {}

@@ -3,10 +3,13 @@ package outputs
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
+	"sync"
 
 	"github.com/widejit/widejit/internal/errkind"
 )
@@ -15,7 +18,8 @@ import (
 // theirs: a path that is one of the command's inputs (the graph, its weights, --inputs,
 // --check, ...) is refused, and the content goes to a temporary file beside it that replaces
 // the path only once complete, so a failed or interrupted write leaves the old file as it
-// was. The new file gets the permissions of any file the user creates (0666 less the umask).
+// was (and RemoveTemporaries removes the temporary file of an interrupted process). The new
+// file gets the permissions of any file the user creates (0666 less the umask).
 func Write(flag, path string, inputs []string, write func(w io.Writer) error) error {
 	if err := RefuseInput(flag, path, inputs); err != nil {
 		return err
@@ -28,10 +32,11 @@ func Write(flag, path string, inputs []string, write func(w io.Writer) error) er
 		return err
 	}
 	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-"+hex.EncodeToString(suffix[:]))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666) // the umask applies
+	f, err := createTemporary(tmp)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", flag, path, err)
 	}
+	defer forgetTemporary(tmp)
 	err = write(f)
 	if err == nil {
 		err = f.Sync()
@@ -44,6 +49,9 @@ func Write(flag, path string, inputs []string, write func(w io.Writer) error) er
 	}
 	if err != nil {
 		os.Remove(tmp)
+		if interrupted() {
+			err = ErrInterrupted // rather than the rename's "no such file"
+		}
 		return fmt.Errorf("%s %s: %w", flag, path, err)
 	}
 	return nil
@@ -65,4 +73,60 @@ func RefuseInput(flag, path string, inputs []string) error {
 		}
 	}
 	return nil
+}
+
+// temporaries are the temporary files of the writes in progress.
+var temporaries = struct {
+	sync.Mutex
+	paths       map[string]bool
+	interrupted bool
+}{paths: map[string]bool{}}
+
+// ErrInterrupted is what Write returns once RemoveTemporaries has run.
+var ErrInterrupted = errors.New("interrupted: no file is written any more")
+
+// createTemporary creates tmp and records it, under the lock that RemoveTemporaries takes, so
+// that no temporary file is created after it has run.
+func createTemporary(tmp string) (*os.File, error) {
+	temporaries.Lock()
+	defer temporaries.Unlock()
+	if temporaries.interrupted {
+		return nil, ErrInterrupted
+	}
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666) // the umask applies
+	if err == nil {
+		temporaries.paths[tmp] = true
+	}
+	return f, err
+}
+
+func interrupted() bool {
+	temporaries.Lock()
+	defer temporaries.Unlock()
+	return temporaries.interrupted
+}
+
+func forgetTemporary(tmp string) {
+	temporaries.Lock()
+	delete(temporaries.paths, tmp)
+	temporaries.Unlock()
+}
+
+// RemoveTemporaries removes the temporary file of every Write in progress and makes every
+// later Write fail with ErrInterrupted, for a process interrupted by a signal: a Write in
+// progress then fails too (its rename finds no file), leaving the file it would have replaced
+// as it was. It returns the paths removed, sorted.
+func RemoveTemporaries() []string {
+	temporaries.Lock()
+	defer temporaries.Unlock()
+	temporaries.interrupted = true
+	var removed []string
+	for tmp := range temporaries.paths {
+		if err := os.Remove(tmp); err == nil {
+			removed = append(removed, tmp)
+		}
+		delete(temporaries.paths, tmp)
+	}
+	sort.Strings(removed)
+	return removed
 }
