@@ -331,12 +331,31 @@ func (m *Model) Inputs() []TensorSpec {
 
 // Outputs describes the tensors Run returns, each stacked [N, ...], at the exported batch
 // size.
-func (m *Model) Outputs() []TensorSpec {
+func (m *Model) Outputs() []TensorSpec { return outputSpecs(m.g) }
+
+func outputSpecs(g *graph.Graph) []TensorSpec {
 	var out []TensorSpec
-	for _, o := range m.g.Outputs {
-		out = append(out, TensorSpec{Name: o.Name, DType: string(o.Type.DType), Shape: append([]int{m.g.N}, o.Type.Shape...)})
+	for _, o := range g.Outputs {
+		out = append(out, TensorSpec{Name: o.Name, DType: string(o.Type.DType), Shape: append([]int{g.N}, o.Type.Shape...)})
 	}
 	return out
+}
+
+// OutputsFor describes the outputs Run returns for inputs: Outputs at the batch size the
+// inputs carry (see Run). It compiles nothing; callers that write outputs into memory of
+// their own (RunInto) size it with this.
+func (m *Model) OutputsFor(inputs map[string]*Tensor) ([]TensorSpec, error) {
+	b, err := m.g.InputBatch(inputs)
+	if err != nil {
+		return nil, fmt.Errorf("widejit: %w", err)
+	}
+	g := m.g
+	if b != 0 && b != g.Batch() {
+		if g, err = m.g.WithBatch(b); err != nil {
+			return nil, fmt.Errorf("widejit: %w", err)
+		}
+	}
+	return outputSpecs(g), nil
 }
 
 // Run runs the N models on inputs (one tensor per graph input, by name) and returns every
