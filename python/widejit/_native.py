@@ -59,10 +59,18 @@ def library_path() -> str:
         if not os.path.isfile(env):
             raise LibraryNotFoundError("$%s is %s, which is not a file; %s" % (LIB_ENV, env, BUILD_HINT))
         return env
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), LIB_NAME)
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.path.join(here, LIB_NAME)
     if not os.path.isfile(path):
-        raise LibraryNotFoundError("the widejit shared library is not installed with the package (%s) and $%s is "
-                                   "not set; %s" % (path, LIB_ENV, BUILD_HINT))
+        why = ""
+        try:  # written by setup.py: why the install could not build the library
+            with open(os.path.join(here, "_library.json")) as f:
+                why = json.load(f).get("missing", "")
+        except (OSError, ValueError):
+            pass
+        raise LibraryNotFoundError("the widejit shared library is not installed with the package (%s)%s and $%s is "
+                                   "not set; %s" % (path, " because, at install, " + why if why else "", LIB_ENV,
+                                                    BUILD_HINT))
     return path
 
 
