@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/widejit/widejit"
+	"github.com/widejit/widejit/graph/safetensors"
+	"github.com/widejit/widejit/internal/errkind"
+)
+
+const mlp = "../../examples/mlp/graph.json"
+
+// TestGuard: errors become the CLI's text and exit code; a panic becomes an error instead of
+// unwinding into the C caller.
+func TestGuard(t *testing.T) {
+	cases := []struct {
+		f    func() error
+		code int
+		msg  string
+	}{
+		{func() error { return nil }, 0, ""},
+		{func() error { return errors.New("boom") }, codeFailure, "widejit: boom"},
+		{func() error { return errkind.Usagef("bad flag") }, codeUsage, "widejit: bad flag"},
+		{func() error { return errkind.Input{Err: errors.New("bad file")} }, codeInput, "widejit: bad file"},
+	}
+	for _, c := range cases {
+		code, msg := guard(c.f)
+		if code != c.code || msg != c.msg {
+			t.Errorf("guard = %d %q, want %d %q", code, msg, c.code, c.msg)
+		}
+	}
+	code, msg := guard(func() error {
+		var s []int
+		_ = s[3] // an index out of range: a runtime panic
+		return nil
+	})
+	if code != codeFailure || !strings.HasPrefix(msg, "widejit: internal error") || !strings.Contains(msg, "index out of range") {
+		t.Errorf("a panic gave %d %q", code, msg)
+	}
+}
+
+func TestOptions(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // no configuration file of the user's
+	for _, bad := range []struct{ json, want string }{
+		{`{"no_such": 1}`, `unknown option "no_such"`},
+		{`{"threads": -1}`, "threads: -1 must be >= 0"},
+		{`{"device": "tpu"}`, `device: "tpu" is not one of`},
+		{`{"models": [1]}`, "models is [lo, hi)"},
+		{`{"models": [0, 1], "shard": [0, 2]}`, "models or shard, not both"},
+		{`{"threads": {"a": 1}}`, "expected a string, number, boolean or list of strings"},
+		{`[1]`, "options:"},
+	} {
+		_, _, err := parseOptions(bad.json)
+		if err == nil || !strings.Contains(err.Error(), bad.want) || !errors.As(err, new(errkind.Usage)) {
+			t.Errorf("%s: got %v, want a usage error containing %q", bad.json, err, bad.want)
+		}
+	}
+	if _, _, err := parseOptions(`{"device": "cpu", "threads": 2, "no_cache": true, "plugins": [], "models": [0, 2], "profile": true}`); err != nil {
+		t.Errorf("valid options: %v", err)
+	}
+}
+
+// TestLoadRunClose runs models [2, 5) of examples/mlp through the library's functions, with
+// outputs in caller memory: written in place, equal to the Go API's results; close waits for
+// the run in flight, and the handle is then refused.
+func TestLoadRunClose(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	h, err := load(mlp, `{"device": "cpu", "no_cache": true, "models": [2, 5]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := widejit.Load(mlp, widejit.WithDevice("cpu"), widejit.WithoutCache(), widejit.WithModels(2, 5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	in, err := ref.RandomInputs(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ref.Run(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var specs []widejit.TensorSpec
+	if err := with(h, func(m *widejit.Model) (e error) { specs, e = m.OutputsFor(in); return }); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*widejit.Tensor{}
+	for _, s := range specs {
+		out[s.Name] = &widejit.Tensor{Name: s.Name, Data: make([]byte, safetensors.F32.Size()*numel(s.Shape))}
+	}
+	mem := out["fc2"].Data
+	if err := with(h, func(m *widejit.Model) error { return run(m, in, out) }); err != nil {
+		t.Fatal(err)
+	}
+	if &out["fc2"].Data[0] != &mem[0] || string(mem) != string(want["fc2"].Data) {
+		t.Errorf("the output was not written into the caller's memory, or differs from Model.Run's")
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	started := make(chan struct{})
+	var inFlight error
+	go func() {
+		defer wg.Done()
+		inFlight = with(h, func(m *widejit.Model) error {
+			close(started)
+			time.Sleep(50 * time.Millisecond)
+			return run(m, in, out)
+		})
+	}()
+	<-started
+	if err := closeModel(h); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if inFlight != nil {
+		t.Errorf("the run in flight when close was called: %v", inFlight)
+	}
+	if err := with(h, func(*widejit.Model) error { return nil }); err == nil || !strings.Contains(err.Error(), "no open model has handle") {
+		t.Errorf("a closed handle gave %v", err)
+	}
+}
+
+func numel(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
