@@ -169,6 +169,22 @@ type plan struct {
 // compiles every kernel the graph needs at its exported batch size (from the kernel cache
 // when it has them).
 func Load(path string, opts ...Option) (*Model, error) {
+	return load(func(o graph.Options) (*graph.Graph, error) { return graph.LoadWithOptions(path, o) }, opts)
+}
+
+// LoadMemory is Load for a graph held in memory: graphJSON is a graph.json's content and
+// weights the content of the weights file it names, so that nothing is read from disk (with
+// weights nil, that file is read, relative to file's directory). file names the graph in
+// messages. The Model keeps weights (it reads them again for each new batch size).
+func LoadMemory(file string, graphJSON, weights []byte, opts ...Option) (*Model, error) {
+	return load(func(o graph.Options) (*graph.Graph, error) {
+		o.Weights = weights
+		return graph.Parse(file, graphJSON, o)
+	}, opts)
+}
+
+// load is Load with the graph read by read.
+func load(read func(graph.Options) (*graph.Graph, error), opts []Option) (*Model, error) {
 	s := settings{mode: "wide", dropout: "eval"}
 	for _, o := range opts {
 		o(&s)
@@ -179,7 +195,7 @@ func Load(path string, opts ...Option) (*Model, error) {
 	if s.Streams < 0 {
 		return nil, fmt.Errorf("widejit: streams must be >= 0 (0: the default), got %d", s.Streams)
 	}
-	g, err := graph.LoadWithOptions(path, graph.Options{N: s.n, MemoryLimit: s.MemoryLimit})
+	g, err := read(graph.Options{N: s.n, MemoryLimit: s.MemoryLimit})
 	if err != nil {
 		return nil, err
 	}

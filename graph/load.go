@@ -32,6 +32,9 @@ type Options struct {
 	// inputs, one tensor read from the weights or inputs file (0: memlimit.Default(), 80% of
 	// physical memory; negative: no bound).
 	MemoryLimit int64
+	// Weights, when not nil, is the content of the weights file the graph names, held in
+	// memory: it is read instead of the file (whose path then only names it in messages).
+	Weights []byte
 }
 
 // DefaultMaxGraphBytes bounds a graph file: real graphs are kilobytes, the weights live apart.

@@ -9,6 +9,7 @@ package main
 import "C"
 
 import (
+	"bytes"
 	"unsafe"
 
 	"github.com/widejit/widejit"
@@ -39,6 +40,27 @@ func call(err **C.char, f func() error) C.int {
 func widejit_load(path, options *C.char, handle *C.int64_t, err **C.char) C.int {
 	return call(err, func() error {
 		h, e := load(C.GoString(path), C.GoString(options))
+		*handle = C.int64_t(h)
+		return e
+	})
+}
+
+// widejit_load_memory is widejit_load for a graph held in memory: graphLen bytes of graph.json
+// at graphJSON and weightsLen bytes of the weights file it names at weights (both copied; a
+// NULL weights reads that file from disk). name names the graph in messages.
+//
+//export widejit_load_memory
+func widejit_load_memory(name, graphJSON *C.char, graphLen C.int64_t, weights unsafe.Pointer, weightsLen C.int64_t,
+	options *C.char, handle *C.int64_t, err **C.char) C.int {
+	return call(err, func() error {
+		if graphLen < 0 || weightsLen < 0 || graphJSON == nil && graphLen > 0 || weights == nil && weightsLen > 0 {
+			return errkind.Usagef("a graph of %d bytes at %p, weights of %d bytes at %p", graphLen, graphJSON, weightsLen, weights)
+		}
+		var w []byte
+		if weights != nil {
+			w = bytes.Clone(bytesAt(weights, int(weightsLen)))
+		}
+		h, e := loadMemory(C.GoString(name), bytes.Clone(bytesAt(unsafe.Pointer(graphJSON), int(graphLen))), w, C.GoString(options))
 		*handle = C.int64_t(h)
 		return e
 	})

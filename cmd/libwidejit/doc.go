@@ -2,9 +2,10 @@
 //
 //	go build -buildmode=c-shared -o libwidejit.so ./cmd/libwidejit
 //
-// (cgo and a C compiler), it exposes the public API (package widejit: Load, Model.RunInto,
-// Explain, KernelTimes, Close) to C through the small ABI of libwidejit.h, which the Python
-// package (python/widejit) calls with ctypes to run a model inside the calling process. The
+// (cgo and a C compiler), it exposes the public API (package widejit: Load, LoadMemory,
+// Model.RunInto, Explain, KernelTimes, Close) to C through a small ABI (cabi.go; go build
+// writes its header, libwidejit.h, beside the library), which the Python package
+// (python/widejit) calls with ctypes to run a model inside the calling process. The
 // CLI's static CGO_ENABLED=0 build is unaffected: without cgo this package builds a program
 // that only says how to build the library.
 //

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/widejit/widejit"
+	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/internal/config"
 	"github.com/widejit/widejit/internal/engine"
 	"github.com/widejit/widejit/internal/errkind"
@@ -192,14 +193,35 @@ func contains(list []string, s string) bool {
 // load loads the graph at path with the options (JSON) and returns its handle. The graph is
 // checked first as the CLI checks it, so that a bad file gets the CLI's message and code.
 func load(path, optionsJSON string) (int64, error) {
+	return open(optionsJSON, func(n int) error {
+		_, err := engine.LoadGraph(path, n)
+		return err
+	}, func(opts []widejit.Option) (*widejit.Model, error) { return widejit.Load(path, opts...) })
+}
+
+// loadMemory is load for a graph.json's content and its weights file's, held in memory
+// (widejit.LoadMemory); name names the graph in messages.
+func loadMemory(name string, graphJSON, weights []byte, optionsJSON string) (int64, error) {
+	return open(optionsJSON, func(n int) error {
+		if _, err := graph.Parse(name, graphJSON, graph.Options{N: n, Weights: weights}); err != nil {
+			return errkind.Input{Err: err}
+		}
+		return nil
+	}, func(opts []widejit.Option) (*widejit.Model, error) {
+		return widejit.LoadMemory(name, graphJSON, weights, opts...)
+	})
+}
+
+// open parses the options, checks the graph, loads it and files the model under a new handle.
+func open(optionsJSON string, check func(n int) error, load func([]widejit.Option) (*widejit.Model, error)) (int64, error) {
 	opts, n, err := parseOptions(optionsJSON)
 	if err != nil {
 		return 0, err
 	}
-	if _, err := engine.LoadGraph(path, n); err != nil {
+	if err := check(n); err != nil {
 		return 0, err
 	}
-	m, err := widejit.Load(path, opts...)
+	m, err := load(opts)
 	if err != nil {
 		return 0, err
 	}

@@ -134,3 +134,18 @@ func numel(shape []int) int {
 	}
 	return n
 }
+
+// TestLoadMemoryErrors: a graph in memory that the CLI would refuse as a file is an input
+// error (exit code 3) naming the graph by the name given.
+func TestLoadMemoryErrors(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	_, err := loadMemory("mem/graph.json", []byte(`{"format": "widejit.graph/v1"}`), nil, `{"no_cache": true}`)
+	code, msg := guard(func() error { return err })
+	if code != codeInput || !strings.Contains(msg, "mem/graph.json") {
+		t.Errorf("a bad graph in memory: %d %q", code, msg)
+	}
+	_, err = loadMemory("mem/graph.json", []byte("{"), nil, `{"no_cache": true}`)
+	if code, msg := guard(func() error { return err }); code != codeInput || !strings.Contains(msg, "malformed JSON") {
+		t.Errorf("malformed JSON in memory: %d %q", code, msg)
+	}
+}

@@ -235,19 +235,46 @@ class InProcessTest(unittest.TestCase):
         models = build(example_models().MLP, 2)
         x = torch.randn(2, 3, 64)
         with widejit.compile(models, x, device="cpu", cache_dir=self.cache, profile=True) as wide:
-            owned = wide._owned_dir
-            self.assertTrue(os.path.isfile(os.path.join(owned, "graph.json")))
             wide(x)
             self.assertIn("kernel", wide.explain())
             prof = wide.profile()
             self.assertGreater(len(prof["kernels"]), 0)
             self.assertEqual(prof["launches"], len([k for k in prof["kernels"] if not k["prepare"]]) +
                              len([k for k in prof["kernels"] if k["prepare"]]))
-        self.assertFalse(os.path.exists(owned))
         with self.assertRaises(ValueError) as cm:
             wide(x)
         self.assertIn("closed", str(cm.exception))
         wide.close()  # again: nothing
+
+    def test_compile_writes_no_file(self):
+        """Without out_dir, the graph and weights go to the library in memory: no file is
+        written from Python (and, with no_cache, none from Go: checked by the library's own
+        tests), and a new batch size needs none either."""
+        models = build(example_models().MLP, 3)
+        real_open = open
+
+        def no_writes(file, mode="r", *args, **kwargs):
+            if any(c in mode for c in "wax+"):
+                raise AssertionError("compile wrote %r" % (file,))
+            return real_open(file, mode, *args, **kwargs)
+
+        def refuse(*args, **kwargs):
+            raise AssertionError("compile made a directory: %r" % (args[:1],))
+        patches = [mock.patch("builtins.open", no_writes), mock.patch.object(os, "mkdir", refuse),
+                   mock.patch.object(os, "makedirs", refuse), mock.patch.object(tempfile, "mkdtemp", refuse),
+                   mock.patch.object(tempfile, "mkstemp", refuse)]
+        for p in patches:
+            p.start()
+        try:
+            wide = widejit.compile(models, torch.randn(3, 4, 64), device="cpu", no_cache=True)
+            self.addCleanup(wide.close)
+            x = torch.randn(3, 9, 64)
+            got = wide(x)
+        finally:
+            for p in patches:
+                p.stop()
+        self.assertClose(got, loop(models, x))
+        self.assertIn("widejit.compile(MLP)", wide.explain().splitlines()[0])
 
     def test_out_dir_is_kept(self):
         models = build(example_models().MLP, 2)

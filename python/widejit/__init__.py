@@ -166,15 +166,20 @@ def export(models: Sequence[nn.Module], inputs: Mapping[str, InputValue], out_di
     input of the wrong leading size, an op outside widejit's vocabulary (with the node and the
     source line).
     """
+    feed = _feed(models, inputs, shared_input)
+    return _exporter.export_modules(list(models), feed, os.fspath(out_dir), shared_input=shared_input)
+
+
+def _feed(models: Sequence[nn.Module], inputs: Mapping[str, InputValue], shared_input: bool) -> Dict[str, torch.Tensor]:
+    """export's checks of its arguments; the inputs as the exporter takes them."""
     if isinstance(models, nn.Module) or not isinstance(models, (list, tuple)):
         raise ExportError("models must be a list of torch.nn.Module instances, got %s" % type(models).__name__)
     if not isinstance(inputs, Mapping):
         raise ExportError("inputs must be a dict of forward argument name -> tensor, got %s" % type(inputs).__name__)
     try:
-        feed = {name: _as_tensor(name, v, not shared_input, "inputs") for name, v in inputs.items()}
+        return {name: _as_tensor(name, v, not shared_input, "inputs") for name, v in inputs.items()}
     except (TypeError, ValueError) as e:
         raise ExportError(str(e)) from None
-    return _exporter.export_modules(list(models), feed, os.fspath(out_dir), shared_input=shared_input)
 
 
 def find_binary() -> str:
@@ -304,9 +309,8 @@ def compile(models: Sequence[nn.Module], example_inputs: Union[Mapping[str, Inpu
         order). Unless shared_input, each is [N, ...] (or a list of N tensors).
     device: "auto" (a GPU when the CUDA driver finds one, else the CPU), "cpu", "cuda", or a
         list of devices of one kind ("cuda:0,cuda:1").
-    out_dir: where to keep the exported graph (as `export` writes it). By default it goes to a
-        private temporary directory that lives as long as the WideModel (the library reads the
-        weights from it again for each new batch size) and is removed by `close`.
+    out_dir: where to write the exported graph (as `export` writes it, then loaded from there).
+        By default nothing is written: the graph and its weights go to the library in memory.
     options: the CLI's configuration keys (threads, cache_dir, no_cache, cache_read_only,
         launch_timeout, memory_limit_mib, plugins, plugin_deadline, plugin_memory_mib,
         config: a configuration file), layered over the configuration file and WIDEJIT_*
@@ -329,13 +333,10 @@ def compile(models: Sequence[nn.Module], example_inputs: Union[Mapping[str, Inpu
                 len(example_inputs), type(models[0]).__name__, ", ".join(p.name for p in params) or "none"))
         example_inputs = {p.name: t for p, t in zip(params, example_inputs)}
     library_path()  # before the export's work: say at once when the library is missing
-    owned = None
-    if out_dir is None:
-        owned = out_dir = tempfile.mkdtemp(prefix="widejit-compile-")
-    try:
+    if out_dir is not None:
         export(models, example_inputs, out_dir, shared_input=shared_input)
-        return WideModel(os.path.join(os.fspath(out_dir), "graph.json"), dict(options, device=device), _owned_dir=owned)
-    except BaseException:
-        if owned:
-            shutil.rmtree(owned, ignore_errors=True)
-        raise
+        return WideModel(os.path.join(os.fspath(out_dir), "graph.json"), dict(options, device=device))
+    feed = _feed(models, example_inputs, shared_input)
+    graph, weights = _exporter.trace_modules(list(models), feed, shared_input=shared_input)
+    name = "widejit.compile(%s)/graph.json" % type(models[0]).__name__
+    return WideModel(name, dict(options, device=device), _memory=(json.dumps(graph).encode(), _st.encode(weights)))

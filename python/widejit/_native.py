@@ -12,7 +12,6 @@ from __future__ import annotations
 import ctypes
 import json
 import os
-import shutil
 import threading
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -88,6 +87,8 @@ def _library() -> ctypes.CDLL:
             lib = ctypes.CDLL(library_path())
             err = _P(_c.c_void_p)  # char **: a string the library allocates (_Str)
             lib.widejit_load.argtypes = [_c.c_char_p, _c.c_char_p, _P(_c.c_int64), err]
+            lib.widejit_load_memory.argtypes = [_c.c_char_p, _c.c_char_p, _c.c_int64, _c.c_char_p, _c.c_int64,
+                                                _c.c_char_p, _P(_c.c_int64), err]
             tensor_args = [_c.c_int, _P(_c.c_char_p), _P(_c.c_char_p), _P(_c.c_int), _P(_c.c_int64)]
             lib.widejit_outputs.argtypes = [_c.c_int64] + tensor_args + [err, err]
             lib.widejit_run.argtypes = ([_c.c_int64] + tensor_args + [_P(_c.c_void_p), _c.c_int, _P(_c.c_char_p),
@@ -98,7 +99,7 @@ def _library() -> ctypes.CDLL:
             # c_void_p, not c_char_p: the pointer must reach widejit_free unconverted
             lib.widejit_free.argtypes = [_c.c_void_p]
             lib.widejit_free.restype = None
-            for name in ("widejit_load", "widejit_outputs", "widejit_run", "widejit_info", "widejit_explain",
+            for name in ("widejit_load", "widejit_load_memory", "widejit_outputs", "widejit_run", "widejit_info", "widejit_explain",
                          "widejit_profile", "widejit_close"):
                 getattr(lib, name).restype = _c.c_int
             _lib = lib
@@ -180,16 +181,23 @@ class WideModel:
     CPU, first. A dtype other than the graph's is an error (it is not converted).
 
     Safe to call from several threads (runs of one WideModel take turns, each without the
-    GIL). `close()` (or a `with` block) frees it and the temporary directory `compile` made.
+    GIL). `close()` (or a `with` block) frees it.
     """
 
-    def __init__(self, path: str, options: Optional[Mapping[str, Any]] = None, *, _owned_dir: Optional[str] = None) -> None:
-        self._owned_dir = _owned_dir
+    def __init__(self, path: str, options: Optional[Mapping[str, Any]] = None, *,
+                 _memory: Optional[Tuple[bytes, bytes]] = None) -> None:
+        """Loads the graph at path (a directory or graph.json), or, with _memory (graph.json's
+        and the weights file's content), the graph held in memory that path names."""
         self._handle: Optional[int] = None
         self._lib = _library()
         handle, err = _c.c_int64(), _Str()
         opts = json.dumps(dict(options or {})).encode()
-        code = self._lib.widejit_load(os.fsencode(path), opts, _c.byref(handle), _c.byref(err))
+        if _memory is None:
+            code = self._lib.widejit_load(os.fsencode(path), opts, _c.byref(handle), _c.byref(err))
+        else:
+            graph_json, weights = _memory
+            code = self._lib.widejit_load_memory(os.fsencode(path), graph_json, len(graph_json), weights, len(weights),
+                                                 opts, _c.byref(handle), _c.byref(err))
         _check(self._lib, code, err)
         self._handle = handle.value
         info = json.loads(self._call_string(self._lib.widejit_info))
@@ -291,17 +299,11 @@ class WideModel:
         return json.loads(self._call_string(self._lib.widejit_profile))
 
     def close(self) -> None:
-        """Frees the model (after the run in flight, if any) and compile's temporary directory.
-        Calling it again does nothing."""
+        """Frees the model (after the run in flight, if any). Calling it again does nothing."""
         handle, self._handle = self._handle, None
-        try:
-            if handle is not None:
-                err = _Str()
-                _check(self._lib, self._lib.widejit_close(handle, _c.byref(err)), err)
-        finally:
-            owned, self._owned_dir = self._owned_dir, None
-            if owned:
-                shutil.rmtree(owned, ignore_errors=True)
+        if handle is not None:
+            err = _Str()
+            _check(self._lib, self._lib.widejit_close(handle, _c.byref(err)), err)
 
     def __enter__(self) -> "WideModel":
         return self
@@ -310,10 +312,11 @@ class WideModel:
         self.close()
 
     def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
+        if getattr(self, "_handle", None) is not None:
+            try:
+                self.close()
+            except Exception:
+                pass
 
     def __repr__(self) -> str:
         state = "closed" if self._handle is None else "on %s" % self.device
