@@ -13,7 +13,6 @@ import (
 	"unsafe"
 
 	"github.com/widejit/widejit"
-	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/internal/errkind"
 )
 
@@ -87,7 +86,7 @@ func widejit_info(h C.int64_t, out, err **C.char) C.int {
 //export widejit_outputs
 func widejit_outputs(h C.int64_t, n C.int, names, dtypes **C.char, ranks *C.int, shapes *C.int64_t, out, err **C.char) C.int {
 	return call(err, func() error {
-		inputs, e := tensors(int(n), names, dtypes, ranks, shapes, nil)
+		inputs, e := tensors("input", int(n), names, dtypes, ranks, shapes, nil)
 		if e != nil {
 			return e
 		}
@@ -103,25 +102,20 @@ func widejit_outputs(h C.int64_t, n C.int, names, dtypes **C.char, ranks *C.int,
 }
 
 // widejit_run runs the model on nIn inputs (as widejit_outputs takes them, with their data
-// at data[i]) and writes each of the nOut outputs named outNames[i] into outData[i], which
-// holds outBytes[i] bytes (widejit_outputs says how many).
+// at data[i]) and writes the nOut outputs, described the same way (widejit_outputs says
+// their dtypes and shapes), into outData[i].
 //
 //export widejit_run
 func widejit_run(h C.int64_t, nIn C.int, names, dtypes **C.char, ranks *C.int, shapes *C.int64_t, data *unsafe.Pointer,
-	nOut C.int, outNames **C.char, outData *unsafe.Pointer, outBytes *C.int64_t, err **C.char) C.int {
+	nOut C.int, outNames, outDTypes **C.char, outRanks *C.int, outShapes *C.int64_t, outData *unsafe.Pointer, err **C.char) C.int {
 	return call(err, func() error {
-		inputs, e := tensors(int(nIn), names, dtypes, ranks, shapes, data)
+		inputs, e := tensors("input", int(nIn), names, dtypes, ranks, shapes, data)
 		if e != nil {
 			return e
 		}
-		out := make(map[string]*widejit.Tensor, int(nOut))
-		on, od, ob := cArray(outNames, int(nOut)), cArray(outData, int(nOut)), cArray(outBytes, int(nOut))
-		for i := range int(nOut) {
-			name := C.GoString(on[i])
-			if ob[i] < 0 || ob[i] > 0 && od[i] == nil {
-				return errkind.Usagef("output %q: %d bytes at %p", name, ob[i], od[i])
-			}
-			out[name] = &widejit.Tensor{Name: name, Data: bytesAt(od[i], int(ob[i]))}
+		out, e := tensors("output", int(nOut), outNames, outDTypes, outRanks, outShapes, outData)
+		if e != nil {
+			return e
 		}
 		return with(int64(h), func(m *widejit.Model) error { return run(m, inputs, out) })
 	})
@@ -173,52 +167,37 @@ func cArray[T any](p *T, n int) []T {
 	return unsafe.Slice(p, n)
 }
 
-// bytesAt views n bytes of caller memory at p.
-func bytesAt(p unsafe.Pointer, n int) []byte {
-	if n == 0 {
-		return []byte{}
-	}
-	return unsafe.Slice((*byte)(p), n)
-}
-
-// tensors reads n tensor descriptions (and their data when data is not nil) from C arrays.
-func tensors(n int, names, dtypes **C.char, ranks *C.int, shapes *C.int64_t, data *unsafe.Pointer) (map[string]*widejit.Tensor, error) {
+// tensors reads n tensor descriptions (and their data when data is not nil) from C arrays;
+// what names them in errors ("input", "output").
+func tensors(what string, n int, names, dtypes **C.char, ranks *C.int, shapes *C.int64_t, data *unsafe.Pointer) (map[string]*widejit.Tensor, error) {
 	if n < 0 {
-		return nil, errkind.Usagef("%d inputs", n)
+		return nil, errkind.Usagef("%d %ss", n, what)
 	}
 	ns, ds, rs, ps := cArray(names, n), cArray(dtypes, n), cArray(ranks, n), cArray(data, n)
 	total := 0
 	for _, r := range rs {
 		if r < 0 {
-			return nil, errkind.Usagef("an input of rank %d", r)
+			return nil, errkind.Usagef("an %s of rank %d", what, r)
 		}
 		total += int(r)
 	}
 	dims := cArray(shapes, total)
 	out := make(map[string]*widejit.Tensor, n)
 	for i := range n {
-		name, dt := C.GoString(ns[i]), graph.DType(C.GoString(ds[i]))
-		if !dt.Valid() {
-			return nil, errkind.Usagef("input %q has dtype %q, which widejit does not take", name, dt)
-		}
 		shape := make([]int, rs[i])
-		size := dt.Size()
 		for j := range shape {
 			shape[j] = int(dims[j])
-			if shape[j] < 0 || shape[j] > 0 && size > (1<<62)/shape[j] {
-				return nil, errkind.Usagef("input %q has shape %v", name, dims[:rs[i]])
-			}
-			size *= shape[j]
 		}
 		dims = dims[rs[i]:]
-		t := &widejit.Tensor{Name: name, DType: dt.Safetensors(), Shape: shape}
+		var p unsafe.Pointer
 		if ps != nil {
-			if size > 0 && ps[i] == nil {
-				return nil, errkind.Usagef("input %q: no data", name)
-			}
-			t.Data = bytesAt(ps[i], size)
+			p = ps[i]
 		}
-		out[name] = t
+		t, err := tensorAt(what, C.GoString(ns[i]), C.GoString(ds[i]), shape, p, ps != nil)
+		if err != nil {
+			return nil, err
+		}
+		out[t.Name] = t
 	}
 	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
@@ -310,8 +311,40 @@ func jsonText(v any) string {
 	return string(b)
 }
 
-// run runs m on inputs, writing every output into out's tensor of its name (caller memory),
-// copied there when the device did not write it in place.
+// tensorAt is the tensor name of dtype (graph.json's name) and shape whose data is at p, in
+// the caller's memory (none without data); what ("input", "output") names it in errors.
+func tensorAt(what, name, dtype string, shape []int, p unsafe.Pointer, data bool) (*widejit.Tensor, error) {
+	dt := graph.DType(dtype)
+	if !dt.Valid() {
+		return nil, errkind.Usagef("%s %q has dtype %q, which widejit does not take", what, name, dtype)
+	}
+	size := dt.Size()
+	for _, d := range shape {
+		if d < 0 || d > 0 && size > (1<<62)/d {
+			return nil, errkind.Usagef("%s %q has shape %v", what, name, shape)
+		}
+		size *= d
+	}
+	t := &widejit.Tensor{Name: name, DType: dt.Safetensors(), Shape: shape}
+	if data {
+		if size > 0 && p == nil {
+			return nil, errkind.Usagef("%s %q: no data", what, name)
+		}
+		t.Data = bytesAt(p, size)
+	}
+	return t, nil
+}
+
+// bytesAt views n bytes of caller memory at p.
+func bytesAt(p unsafe.Pointer, n int) []byte {
+	if n == 0 {
+		return []byte{}
+	}
+	return unsafe.Slice((*byte)(p), n)
+}
+
+// run runs m on inputs, writing every output into out's tensor of its name (caller memory):
+// in place where the device can, else copied there.
 func run(m *widejit.Model, inputs, out map[string]*widejit.Tensor) error {
 	got, err := m.RunInto(context.Background(), inputs, out)
 	if err != nil {
@@ -323,7 +356,7 @@ func run(m *widejit.Model, inputs, out map[string]*widejit.Tensor) error {
 			return fmt.Errorf("the model has no output %q", name)
 		}
 		if len(t.Data) != len(dst.Data) {
-			return errkind.Usagef("output %q is %d bytes (%s%v), the buffer given %d", name, len(t.Data), t.DType, t.Shape, len(dst.Data))
+			return errkind.Usagef("output %q is %s%v, the buffer given %s%v", name, t.DType, t.Shape, dst.DType, dst.Shape)
 		}
 		if len(t.Data) > 0 && &t.Data[0] != &dst.Data[0] {
 			copy(dst.Data, t.Data)

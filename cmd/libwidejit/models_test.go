@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/widejit/widejit"
 	"github.com/widejit/widejit/graph/safetensors"
@@ -92,15 +93,36 @@ func TestLoadRunClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := map[string]*widejit.Tensor{}
+	mem := map[string][]byte{} // the caller's memory for each output
 	for _, s := range specs {
-		out[s.Name] = &widejit.Tensor{Name: s.Name, Data: make([]byte, safetensors.F32.Size()*numel(s.Shape))}
+		mem[s.Name] = make([]byte, safetensors.F32.Size()*numel(s.Shape))
+		if out[s.Name], err = tensorAt("output", s.Name, s.DType, s.Shape, unsafe.Pointer(&mem[s.Name][0]), true); err != nil {
+			t.Fatal(err)
+		}
 	}
-	mem := out["fc2"].Data
+	// the tensors are fit for the runner to write in place: RunInto returns them
+	var got map[string]*widejit.Tensor
+	if err := with(h, func(m *widejit.Model) (e error) { got, e = m.RunInto(context.Background(), in, out); return }); err != nil {
+		t.Fatal(err)
+	}
+	if &got["fc2"].Data[0] != &mem["fc2"][0] {
+		t.Errorf("the output was not written in place into the caller's memory")
+	}
+	clear(mem["fc2"])
 	if err := with(h, func(m *widejit.Model) error { return run(m, in, out) }); err != nil {
 		t.Fatal(err)
 	}
-	if &out["fc2"].Data[0] != &mem[0] || string(mem) != string(want["fc2"].Data) {
-		t.Errorf("the output was not written into the caller's memory, or differs from Model.Run's")
+	if string(mem["fc2"]) != string(want["fc2"].Data) {
+		t.Errorf("run's output differs from Model.Run's")
+	}
+	// memory the runner cannot take (another dtype's size) is refused, naming the output
+	small, _ := tensorAt("output", "fc2", "float32", []int{1}, unsafe.Pointer(&mem["fc2"][0]), true)
+	if err := with(h, func(m *widejit.Model) error { return run(m, in, map[string]*widejit.Tensor{"fc2": small}) }); err == nil ||
+		!strings.Contains(err.Error(), `output "fc2" is F32[3 32 64], the buffer given F32[1]`) {
+		t.Errorf("a buffer too small: %v", err)
+	}
+	if _, err := tensorAt("input", "x", "complex64", nil, nil, false); err == nil || !strings.Contains(err.Error(), `input "x" has dtype "complex64"`) {
+		t.Errorf("an unknown dtype: %v", err)
 	}
 	var wg sync.WaitGroup
 	wg.Add(1)

@@ -91,8 +91,7 @@ def _library() -> ctypes.CDLL:
                                                 _c.c_char_p, _P(_c.c_int64), err]
             tensor_args = [_c.c_int, _P(_c.c_char_p), _P(_c.c_char_p), _P(_c.c_int), _P(_c.c_int64)]
             lib.widejit_outputs.argtypes = [_c.c_int64] + tensor_args + [err, err]
-            lib.widejit_run.argtypes = ([_c.c_int64] + tensor_args + [_P(_c.c_void_p), _c.c_int, _P(_c.c_char_p),
-                                        _P(_c.c_void_p), _P(_c.c_int64), err])
+            lib.widejit_run.argtypes = [_c.c_int64] + tensor_args + [_P(_c.c_void_p)] + tensor_args + [_P(_c.c_void_p), err]
             for name in ("widejit_info", "widejit_explain", "widejit_profile"):
                 getattr(lib, name).argtypes = [_c.c_int64, err, err]
             lib.widejit_close.argtypes = [_c.c_int64, err]
@@ -144,27 +143,28 @@ def _call_string(lib: ctypes.CDLL, fn: Any, *args: Any) -> str:
 class _Signature:
     """The ctypes arrays describing one set of input shapes, and the outputs they give."""
 
-    __slots__ = ("n_in", "names", "dtypes", "ranks", "shapes", "outputs", "n_out", "out_names", "out_bytes")
+    __slots__ = ("n_in", "names", "dtypes", "ranks", "shapes", "outputs", "n_out", "out_names", "out_dtypes",
+                 "out_ranks", "out_shapes")
 
     def __init__(self, lib: ctypes.CDLL, handle: int, specs: List[Dict[str, Any]],
                  shapes: Tuple[Tuple[int, ...], ...]) -> None:
-        self.n_in = len(specs)
-        self.names = (_c.c_char_p * self.n_in)(*[s["name"].encode() for s in specs])
-        self.dtypes = (_c.c_char_p * self.n_in)(*[s["dtype"].encode() for s in specs])
-        self.ranks = (_c.c_int * self.n_in)(*[len(s) for s in shapes])
-        flat = [d for s in shapes for d in s]
-        self.shapes = (_c.c_int64 * max(len(flat), 1))(*flat)
+        self.n_in, self.names, self.dtypes, self.ranks, self.shapes = _describe(
+            [(s["name"], s["dtype"], shape) for s, shape in zip(specs, shapes)])
         text = _call_string(lib, lib.widejit_outputs, handle, self.n_in, self.names, self.dtypes, self.ranks, self.shapes)
-        self.outputs = [(o["name"], _DTYPES[o["dtype"]], tuple(o["shape"])) for o in json.loads(text)]
-        self.n_out = len(self.outputs)
-        self.out_names = (_c.c_char_p * self.n_out)(*[name.encode() for name, _, _ in self.outputs])
-        sizes = []
-        for _, dtype, shape in self.outputs:
-            numel = 1
-            for d in shape:
-                numel *= d
-            sizes.append(numel * torch.empty((), dtype=dtype).element_size())
-        self.out_bytes = (_c.c_int64 * self.n_out)(*sizes)
+        outs = json.loads(text)
+        self.outputs = [(o["name"], _DTYPES[o["dtype"]], tuple(o["shape"])) for o in outs]
+        self.n_out, self.out_names, self.out_dtypes, self.out_ranks, self.out_shapes = _describe(
+            [(o["name"], o["dtype"], o["shape"]) for o in outs])
+
+
+def _describe(tensors: List[Tuple[str, str, Sequence[int]]]) -> Tuple[Any, ...]:
+    """The C arrays describing tensors (name, dtype, shape): count, names, dtypes, ranks, dims."""
+    n = len(tensors)
+    flat = [d for _, _, shape in tensors for d in shape]
+    return (n, (_c.c_char_p * max(n, 1))(*[name.encode() for name, _, _ in tensors]),
+            (_c.c_char_p * max(n, 1))(*[dtype.encode() for _, dtype, _ in tensors]),
+            (_c.c_int * max(n, 1))(*[len(shape) for _, _, shape in tensors]),
+            (_c.c_int64 * max(len(flat), 1))(*flat))
 
 
 class WideModel:
@@ -273,7 +273,7 @@ class WideModel:
         out_data = (_c.c_void_p * max(sig.n_out, 1))(*[t.data_ptr() for t in outs])
         err = _Str()
         code = lib.widejit_run(handle, sig.n_in, sig.names, sig.dtypes, sig.ranks, sig.shapes, data, sig.n_out,
-                               sig.out_names, out_data, sig.out_bytes, _c.byref(err))
+                               sig.out_names, sig.out_dtypes, sig.out_ranks, sig.out_shapes, out_data, _c.byref(err))
         _check(lib, code, err)
         return {name: t for (name, _, _), t in zip(sig.outputs, outs)}
 
