@@ -330,6 +330,9 @@ class InProcessTest(unittest.TestCase):
         with self.assertRaises(widejit.RunError) as cm:
             widejit.compile(models, torch.randn(2, 3, 64), device="cpu", threads=-1)
         self.assertIn("threads: -1 must be >= 0", str(cm.exception))
+        with self.assertRaises(widejit.ExportError) as cm:
+            widejit.compile(models, (torch.randn(2, 3, 64), torch.randn(2, 3, 64)), device="cpu")
+        self.assertIn("2 example inputs given positionally, but MLP.forward takes x", str(cm.exception))
         self.assertClose(wide(torch.randn(2, 3, 64) * 0), loop(models, torch.zeros(2, 3, 64)))
 
     def test_bad_index_raises_and_the_interpreter_lives(self):

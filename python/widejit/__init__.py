@@ -8,10 +8,10 @@
     per_model = widejit.unpack(out)                      # [tensor for model 0, model 1, ...]
     wide.close()                                         # or: with widejit.compile(...) as wide:
 
-`compile` exports the models (torch.fx, no extra package) and loads them into this process
-through the widejit shared library (cmd/libwidejit, found in $WIDEJIT_LIB or installed with the
-package): a call costs microseconds beyond the kernels' own time, reads its inputs and writes
-its outputs in place, and takes any batch size.
+`compile` exports the models in memory (torch.fx, no extra package; no file is written) and
+loads them into this process through the widejit shared library (cmd/libwidejit, found in
+$WIDEJIT_LIB or installed with the package): a call costs microseconds beyond the kernels' own
+time, reads its inputs and writes its outputs in place, and takes any batch size.
 
 `export` writes the graph to a directory (graph.json, the stacked weights, the inputs and the
 N modules' own outputs); `run` runs such a directory, with the library when present, else with
