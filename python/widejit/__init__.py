@@ -308,7 +308,8 @@ def compile(models: Sequence[nn.Module], example_inputs: Union[Mapping[str, Inpu
         name), or a tensor (the first argument) or a tuple of tensors (the first arguments in
         order). Unless shared_input, each is [N, ...] (or a list of N tensors).
     device: "auto" (a GPU when the CUDA driver finds one, else the CPU), "cpu", "cuda", or a
-        list of devices of one kind ("cuda:0,cuda:1").
+        list of devices of one kind ("cuda:0,cuda:1"); like --device, it wins over the
+        configuration file's device and WIDEJIT_DEVICE.
     out_dir: where to write the exported graph (as `export` writes it, then loaded from there).
         By default nothing is written: the graph and its weights go to the library in memory.
     options: the CLI's configuration keys (threads, cache_dir, no_cache, cache_read_only,
