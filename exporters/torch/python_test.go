@@ -44,7 +44,9 @@ func buildLibrary(t *testing.T) string {
 		}
 		library.dir = dir
 		path := filepath.Join(dir, "libwidejit.so")
-		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", path, "./cmd/libwidejit")
+		// -trimpath as setup.py builds it: the wheel's build, from a copy of the checkout
+		// elsewhere, then finds every package in Go's build cache
+		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-o", path, "./cmd/libwidejit")
 		cmd.Dir, cmd.Env = repoRoot, append(os.Environ(), "CGO_ENABLED=1")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			library.err = fmt.Sprintf("go build -buildmode=c-shared ./cmd/libwidejit: %v\n%s", err, out)
