@@ -97,6 +97,18 @@ class Embed(nn.Module):
         return self.emb(tokens).sum(1)
 
 
+class CatEmbed(nn.Module):
+    """An embedding of computed indices (tokens twice, concatenated): no host check guards
+    them, so the kernel itself reads whatever index it is given."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 4)
+
+    def forward(self, tokens):
+        return self.emb(torch.cat([tokens, tokens], dim=1))
+
+
 def build(cls, n, seed=0):
     models = []
     for i in range(n):
@@ -347,6 +359,22 @@ class InProcessTest(unittest.TestCase):
         with self.assertRaises(widejit.RunError) as cm:
             wide(bad)
         self.assertIn("10", str(cm.exception))
+        self.assertClose(wide(tokens), loop(models, tokens))
+
+    def test_kernel_bounds_fault_raises_and_the_interpreter_lives(self):
+        """A kernel that reads past its buffer (an index far beyond the table, computed so no
+        host check sees it) stops with the CPU executor's bounds error, raised as RunError;
+        the model goes on working."""
+        models = build(CatEmbed, 3)
+        tokens = torch.randint(0, 10, (3, 2, 4))
+        wide = self.compile(models, tokens)
+        self.assertClose(wide(tokens), loop(models, tokens))
+        bad = tokens.clone()
+        bad[0, 0, 0] = 1000
+        with self.assertRaises(widejit.RunError) as cm:
+            wide(bad)
+        self.assertEqual(cm.exception.returncode, 1)
+        self.assertIn("load out of bounds: element offset 4000 of w_ptr", str(cm.exception))
         self.assertClose(wide(tokens), loop(models, tokens))
 
     def test_graph_errors_carry_the_clis_text(self):
