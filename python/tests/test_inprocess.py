@@ -218,6 +218,14 @@ class InProcessTest(unittest.TestCase):
         xs = [torch.randn(2, 64) for _ in range(3)]
         self.assertClose(wide2(xs), loop(models, widejit.pack(xs)))
 
+    def test_model_range(self):
+        """model_range=(lo, hi) runs those of the N models only, on their rows of the inputs."""
+        models = build(example_models().MLP, 4)
+        wide = self.compile(models, torch.randn(4, 3, 64), model_range=(1, 3))
+        self.assertEqual((wide.n, wide.models), (2, (1, 3, 4)))
+        x = torch.randn(2, 5, 64)
+        self.assertClose(wide(x), loop(models[1:3], x))
+
     def test_threads(self):
         """Several Python threads calling one WideModel each get their own inputs' results."""
         models = build(example_models().MLP, 4)

@@ -315,7 +315,7 @@ def compile(models: Sequence[nn.Module], example_inputs: Union[Mapping[str, Inpu
     options: the CLI's configuration keys (threads, cache_dir, no_cache, cache_read_only,
         launch_timeout, memory_limit_mib, plugins, plugin_deadline, plugin_memory_mib,
         config: a configuration file), layered over the configuration file and WIDEJIT_*
-        environment as the CLI's flags are; and models=(lo, hi) or shard=(i, k) (run those
+        environment as the CLI's flags are; and model_range=(lo, hi) or shard=(i, k) (run those
         models only), sequential=True (one model after another, the baseline), profile=True
         (time every kernel: see WideModel.profile), streams.
 

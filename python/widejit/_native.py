@@ -191,7 +191,10 @@ class WideModel:
         self._handle: Optional[int] = None
         self._lib = _library()
         handle, err = _c.c_int64(), _Str()
-        opts = json.dumps(dict(options or {})).encode()
+        opts = dict(options or {})
+        if "model_range" in opts:  # the library's "models": a keyword compile's models argument would take
+            opts["models"] = list(opts.pop("model_range"))
+        opts = json.dumps(opts).encode()
         if _memory is None:
             code = self._lib.widejit_load(os.fsencode(path), opts, _c.byref(handle), _c.byref(err))
         else:
