@@ -184,6 +184,22 @@ type plan struct {
 // compiles every kernel the graph needs at its exported batch size (from the kernel cache
 // when it has them).
 func Load(path string, opts ...Option) (*Model, error) {
+	return load(func(o graph.Options) (*graph.Graph, error) { return graph.LoadWithOptions(path, o) }, opts)
+}
+
+// LoadMemory is Load for a graph held in memory: graphJSON is a graph.json's content and
+// weights the content of the weights file it names, so that nothing is read from disk (with
+// weights nil, that file is read, relative to file's directory). file names the graph in
+// messages. The Model keeps weights (it reads them again for each new batch size).
+func LoadMemory(file string, graphJSON, weights []byte, opts ...Option) (*Model, error) {
+	return load(func(o graph.Options) (*graph.Graph, error) {
+		o.Weights = weights
+		return graph.Parse(file, graphJSON, o)
+	}, opts)
+}
+
+// load is Load with the graph read by read.
+func load(read func(graph.Options) (*graph.Graph, error), opts []Option) (*Model, error) {
 	s := settings{mode: "wide", dropout: "eval"}
 	for _, o := range opts {
 		o(&s)
@@ -194,7 +210,7 @@ func Load(path string, opts ...Option) (*Model, error) {
 	if s.Streams < 0 {
 		return nil, fmt.Errorf("streams must be >= 0 (0: the default), got %d", s.Streams)
 	}
-	g, err := graph.LoadWithOptions(path, s.GraphOptions(s.n))
+	g, err := read(s.GraphOptions(s.n))
 	if err != nil {
 		return nil, err
 	}
@@ -348,12 +364,31 @@ func (m *Model) Inputs() []TensorSpec {
 
 // Outputs describes the tensors Run returns, each stacked [N, ...], at the exported batch
 // size.
-func (m *Model) Outputs() []TensorSpec {
+func (m *Model) Outputs() []TensorSpec { return outputSpecs(m.g) }
+
+func outputSpecs(g *graph.Graph) []TensorSpec {
 	var out []TensorSpec
-	for _, o := range m.g.Outputs {
-		out = append(out, TensorSpec{Name: o.Name, DType: string(o.Type.DType), Shape: append([]int{m.g.N}, o.Type.Shape...)})
+	for _, o := range g.Outputs {
+		out = append(out, TensorSpec{Name: o.Name, DType: string(o.Type.DType), Shape: append([]int{g.N}, o.Type.Shape...)})
 	}
 	return out
+}
+
+// OutputsFor describes the outputs Run returns for inputs: Outputs at the batch size the
+// inputs carry (see Run). It compiles nothing; callers that write outputs into memory of
+// their own (RunInto) size it with this.
+func (m *Model) OutputsFor(inputs map[string]*Tensor) ([]TensorSpec, error) {
+	b, err := m.g.InputBatch(inputs)
+	if err != nil {
+		return nil, fmt.Errorf("widejit: %w", err)
+	}
+	g := m.g
+	if b != 0 && b != g.Batch() {
+		if g, err = m.g.WithBatch(b); err != nil {
+			return nil, fmt.Errorf("widejit: %w", err)
+		}
+	}
+	return outputSpecs(g), nil
 }
 
 // Run runs the N models on inputs (one tensor per graph input, by name) and returns every

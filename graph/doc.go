@@ -11,6 +11,7 @@
 //	g, err := graph.Load("examples/mlp/graph.json")           // parse + validate + infer
 //	g, err := graph.LoadWithOptions(path, graph.Options{N: 16}) // override n (init graphs only)
 //	g, err := graph.Parse(path, data, graph.Options{})        // same, from bytes
+//	g, err := graph.Parse(path, data, graph.Options{Weights: w}) // the weights file's bytes too
 //
 // A load error is a *graph.Error holding every Problem found (file, JSON path such as
 // nodes[3].inputs[1], line:col, node name, message); errors.As(err, &gerr) to list them.
@@ -20,7 +21,7 @@
 //	g.Params             // []*Param{Name, Type}            (Type is per model: no leading N)
 //	g.Nodes              // []*Node in a topological order (not necessarily the file's order)
 //	g.Outputs            // []Operand (Kind == TensorOperand), the graph's results
-//	g.WeightsPath        // absolute path of the weights file, "" for init graphs
+//	g.WeightsPath        // absolute path of the weights file (its name, with Options.Weights), "" for init graphs
 //	g.Init               // *Init{Seed} for init graphs, nil otherwise
 //	g.Node(name) / g.Input(name) / g.Param(name) / g.Lookup(name) (Operand of any tensor name)
 //

@@ -34,6 +34,9 @@ type Options struct {
 	// AllowOutsidePaths lets the graph name files outside its own directory (absolute paths,
 	// "..", symbolic links that lead out); by default they are refused.
 	AllowOutsidePaths bool
+	// Weights, when not nil, is the content of the weights file the graph names, held in
+	// memory: it is read instead of the file (whose path then only names it in messages).
+	Weights []byte
 }
 
 // DefaultMaxGraphBytes bounds a graph file: real graphs are kilobytes, the weights live apart.

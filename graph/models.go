@@ -67,7 +67,10 @@ func (g *Graph) Identity() (string, error) {
 	h := sha256.New()
 	io.WriteString(h, "widejit.graph-identity/v1\x00")
 	h.Write(g.jsonSum[:])
-	if g.WeightsPath != "" {
+	if g.opts.Weights != nil {
+		w := sha256.Sum256(g.opts.Weights)
+		h.Write(w[:])
+	} else if g.WeightsPath != "" {
 		f, err := os.Open(g.WeightsPath)
 		if err != nil {
 			return "", err

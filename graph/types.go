@@ -192,7 +192,7 @@ type Graph struct {
 	Params      []*Param
 	Nodes       []*Node // topological order
 	Outputs     []Operand
-	WeightsPath string // absolute; "" when Init is set
+	WeightsPath string // absolute (in memory, Options.Weights: the name it stands for); "" when Init is set
 	Init        *Init
 
 	inputs map[string]*Input

@@ -19,7 +19,7 @@ func (l *loader) checkWeights() {
 	if g.WeightsPath == "" {
 		return
 	}
-	f, err := safetensors.OpenWithOptions(g.WeightsPath, g.readOpts())
+	f, err := g.openWeights()
 	if err != nil {
 		l.errAt(l.weightsV, "weights", "", "%v", err)
 		return
@@ -69,7 +69,7 @@ func (g *Graph) ParamTensor(name string) (*safetensors.Tensor, error) {
 	if g.Init != nil {
 		return g.initParam(p)
 	}
-	f, err := safetensors.OpenWithOptions(g.WeightsPath, g.readOpts())
+	f, err := g.openWeights()
 	if err != nil {
 		return nil, err
 	}
@@ -175,6 +175,14 @@ func (g *Graph) initRuleFor(p *Param) initRule {
 		return konst(1)
 	}
 	return konst(0)
+}
+
+// openWeights opens the weights: the file, or its content in memory (Options.Weights).
+func (g *Graph) openWeights() (*safetensors.File, error) {
+	if g.opts.Weights != nil {
+		return safetensors.OpenMemory(g.WeightsPath, g.opts.Weights, g.readOpts())
+	}
+	return safetensors.OpenWithOptions(g.WeightsPath, g.readOpts())
 }
 
 // readOpts bounds the tensors the graph reads by its memory limit.

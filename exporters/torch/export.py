@@ -9,7 +9,8 @@
 Builds N instances (instance i is constructed after torch.manual_seed(seed + i)); with
 --state-dict, N is the number of checkpoint files and instance i loads file i, each file checked
 against the architecture (keys, shapes, dtypes) before any is loaded. From Python,
-export_modules(models, inputs, out_dir) exports a list of nn.Module instances. It traces one with
+export_modules(models, inputs, out_dir) exports a list of nn.Module instances (trace_modules(models,
+inputs) makes the graph and its stacked weights in memory, writing nothing). It traces one with
 torch.fx, maps every fx node to the widejit op vocabulary (docs/graph-format.md) and writes
 DIR/graph.json, DIR/weights.safetensors (params stacked [N, ...]), DIR/inputs.safetensors and
 DIR/expected.safetensors (the N modules run one by one, stacked [N, ...]). A node that cannot be
@@ -1866,7 +1867,7 @@ def export(cls, kwargs, n, input_specs, shared_input, seed, out_dir, state_dicts
         fwd_params, input_names, concrete = _bind_forward(cls, list(specs), "--input")
         gen = torch.Generator().manual_seed(seed)
         inputs = {name: specs[name].generate(gen, [] if shared_input else [n]) for name in input_names}
-        return _export(models, inputs, shared_input, out_dir, fwd_params, input_names, concrete, "--input")
+        return _export(models, inputs, shared_input, out_dir, fwd_params, input_names, concrete, "--input")[0]
 
 
 def export_modules(models, inputs, out_dir, shared_input=False):
@@ -1879,6 +1880,18 @@ def export_modules(models, inputs, out_dir, shared_input=False):
     gets. The expected outputs are the N modules run one by one on these inputs, in eval mode.
     The modules' training flags and torch's thread and determinism settings are restored
     afterwards. Returns the graph dict; raises ExportError for what it cannot export."""
+    return _export_modules(models, inputs, out_dir, shared_input)[0]
+
+
+def trace_modules(models, inputs, shared_input=False):
+    """export_modules in memory: returns the graph dict (naming "weights.safetensors") and the
+    params stacked [N, ...] by name, the content of that file; writes nothing and does not run
+    the reference outputs."""
+    return _export_modules(models, inputs, None, shared_input)
+
+
+def _export_modules(models, inputs, out_dir, shared_input):
+    """export_modules, or trace_modules with out_dir None; returns the graph and its weights."""
     if isinstance(models, nn.Module) or not isinstance(models, (list, tuple)) or not models:
         raise ExportError("models must be a non-empty list of torch.nn.Module instances")
     for i, m in enumerate(models):
@@ -1924,7 +1937,9 @@ def export_modules(models, inputs, out_dir, shared_input=False):
 
 def _export(models, inputs, shared_input, out_dir, fwd_params, input_names, concrete, flag):
     """Traces models[0], maps it to a widejit graph and writes out_dir (see the module
-    docstring); inputs holds a tensor per name of input_names, [N, ...] unless shared_input."""
+    docstring); inputs holds a tensor per name of input_names, [N, ...] unless shared_input.
+    Returns the graph and the stacked params by name; with out_dir None, writes nothing and
+    skips the reference outputs."""
     root_name = type(models[0]).__name__
     n = len(models)
 
@@ -2009,6 +2024,9 @@ def _export(models, inputs, shared_input, out_dir, fwd_params, input_names, conc
 
     graph = {"format": FORMAT, "n": n, "inputs": graph_inputs, "params": params, "nodes": builder.nodes,
              "outputs": output_names, "weights": "weights.safetensors"}
+    weights = builder.stacked_params()
+    if out_dir is None:
+        return graph, weights
 
     # Reference outputs: every model on its own inputs, one by one.
     expected = [[] for _ in output_names]
@@ -2023,11 +2041,11 @@ def _export(models, inputs, shared_input, out_dir, fwd_params, input_names, conc
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "graph.json"), "w") as f:
         f.write(_dump_json(graph))
-    safetensors_io.write(os.path.join(out_dir, "weights.safetensors"), builder.stacked_params())
+    safetensors_io.write(os.path.join(out_dir, "weights.safetensors"), weights)
     safetensors_io.write(os.path.join(out_dir, "inputs.safetensors"), inputs)
     safetensors_io.write(os.path.join(out_dir, "expected.safetensors"),
                          {name: torch.stack(ts) for name, ts in zip(output_names, expected)})
-    return graph
+    return graph, weights
 
 
 def main(argv=None):

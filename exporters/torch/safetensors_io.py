@@ -56,8 +56,8 @@ def dtype_code(dtype):
     return _TORCH_TO_ST[dtype]
 
 
-def write(path, tensors):
-    """Writes a dict name -> tensor to path as safetensors, bit-for-bit reproducibly."""
+def encode(tensors):
+    """A dict name -> tensor as the bytes of a safetensors file, bit-for-bit reproducibly."""
     header = {}
     blobs = []
     offset = 0
@@ -73,11 +73,13 @@ def write(path, tensors):
         blobs.append(data)
     head = json.dumps(header, separators=(",", ":"), sort_keys=True).encode("utf-8")
     head += b" " * ((8 - len(head) % 8) % 8)
+    return b"".join([struct.pack("<Q", len(head)), head] + blobs)
+
+
+def write(path, tensors):
+    """Writes a dict name -> tensor to path as safetensors (encode)."""
     with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(head)))
-        f.write(head)
-        for data in blobs:
-            f.write(data)
+        f.write(encode(tensors))
 
 
 def read(path):

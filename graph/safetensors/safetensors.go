@@ -94,13 +94,24 @@ type TensorInfo struct {
 // File is an opened safetensors file whose header has been checked.
 type File struct {
 	path      string
-	f         *os.File
+	f         source
 	infos     map[string]TensorInfo
 	names     []string
 	metadata  map[string]string
 	dataStart int64
 	maxTensor int64 // bytes one Read may allocate
 }
+
+// source is what a File reads: an *os.File, or memory (OpenMemory).
+type source interface {
+	io.ReaderAt
+	Close() error
+}
+
+// memory is a source held in memory; closing it does nothing.
+type memory struct{ *bytes.Reader }
+
+func (memory) Close() error { return nil }
 
 // Options bound what a File reads.
 type Options struct {
@@ -124,6 +135,18 @@ func OpenWithOptions(path string, opts Options) (*File, error) {
 		return nil, err
 	}
 	sf.f = f
+	sf.maxTensor = memlimit.Resolve(opts.MaxTensorBytes)
+	return sf, nil
+}
+
+// OpenMemory is OpenWithOptions for a file's content held in memory (read, never copied);
+// name stands for its path in messages.
+func OpenMemory(name string, data []byte, opts Options) (*File, error) {
+	sf, err := parseHeader(name, bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, err
+	}
+	sf.f = memory{bytes.NewReader(data)}
 	sf.maxTensor = memlimit.Resolve(opts.MaxTensorBytes)
 	return sf, nil
 }

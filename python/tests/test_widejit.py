@@ -7,6 +7,8 @@ not found ($WIDEJIT or PATH).
 """
 
 import os
+import shutil
+import sys
 import tempfile
 import unittest
 
@@ -188,7 +190,7 @@ class ExportRunTest(unittest.TestCase, Close):
         try:
             os.environ["WIDEJIT"] = self.out("no-such-binary")
             with self.assertRaises(widejit.BinaryNotFoundError) as cm:
-                widejit.run(out)
+                widejit.run(out, in_process=False)
             self.assertIn("go build -o widejit ./cmd/widejit", str(cm.exception))
         finally:
             if old is None:
@@ -202,6 +204,71 @@ class ExportRunTest(unittest.TestCase, Close):
         self.assertNotEqual(cm.exception.returncode, 0)
         self.assertIn("x", cm.exception.stderr)
         self.assertIn(cm.exception.stderr, str(cm.exception))
+
+
+FAKE_BINARY = r"""#!%s
+# A stand-in for the widejit binary: writes non-UTF-8 bytes to stdout and stderr, then the
+# outputs named in $FAKE_OUTPUTS (comma-separated) to --out, and exits with $FAKE_EXIT.
+import json, os, struct, sys
+os.write(1, b"stdout \xff\xfe caf\xe9\n")
+os.write(2, b"stderr \xff caf\xe9\n")
+out = sys.argv[sys.argv.index("--out") + 1]
+names = [n for n in os.environ["FAKE_OUTPUTS"].split(",") if n]
+header = {n: {"dtype": "F32", "shape": [1], "data_offsets": [4 * i, 4 * i + 4]} for i, n in enumerate(names)}
+h = json.dumps(header).encode()
+with open(out, "wb") as f:
+    f.write(struct.pack("<Q", len(h)) + h + struct.pack("<%%df" %% len(names), *range(len(names))))
+sys.exit(int(os.environ.get("FAKE_EXIT", "0")))
+"""
+
+
+class FakeBinaryTest(unittest.TestCase):
+    """`run` with a stand-in binary: what it prints is decoded whatever its bytes, and an
+    output file without the graph's outputs is an error, not {}."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="widejit-fake-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+        self.graph = widejit.export([trained(0, 0.1), trained(1, 0.1)], {"x": torch.randn(2, 3, 8)}, self.dir)
+        fake = os.path.join(self.dir, "fake-widejit")
+        with open(fake, "w") as f:
+            f.write(FAKE_BINARY % sys.executable)
+        os.chmod(fake, 0o755)
+        env = {"WIDEJIT": fake, "FAKE_EXIT": "0"}
+        old = {k: os.environ.get(k) for k in list(env) + ["FAKE_OUTPUTS"]}
+
+        def restore():
+            for k, v in old.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        self.addCleanup(restore)
+        os.environ.update(env)
+
+    def run_fake(self, outputs, code=0):
+        os.environ["FAKE_OUTPUTS"] = ",".join(outputs)
+        os.environ["FAKE_EXIT"] = str(code)
+        return widejit.run(self.dir, in_process=False)
+
+    def test_non_utf8_output_is_decoded(self):
+        names = self.graph["outputs"]
+        got = self.run_fake(names)
+        self.assertEqual(list(got), names)
+        with self.assertRaises(widejit.RunError) as cm:
+            self.run_fake(names, code=3)
+        self.assertEqual(cm.exception.returncode, 3)
+        self.assertIn("stderr \ufffd caf\ufffd", str(cm.exception))
+
+    def test_missing_outputs_raise(self):
+        with self.assertRaises(widejit.RunError) as cm:
+            self.run_fake(["something_else"])
+        msg = str(cm.exception)
+        self.assertIn("the outputs lack %r" % self.graph["outputs"][0], msg)
+        self.assertIn("got: something_else", msg)
+        with self.assertRaises(widejit.RunError) as cm:
+            self.run_fake([])
+        self.assertIn("got: none", str(cm.exception))
 
 
 def _with_eps(m, eps):

@@ -1,16 +1,21 @@
-"""widejit from Python: export N PyTorch models of one architecture, run them as one wide model.
+"""widejit from Python: run N PyTorch models of one architecture as one wide model.
 
     import widejit
 
-    models = [...]                                   # N trained nn.Modules of one class
-    widejit.export(models, {"x": widejit.pack(xs)}, "out/")  # xs: one input per model
-    outs = widejit.run("out/", {"x": widejit.pack(new_xs)})  # {"fc2": tensor [N, ...]}
-    per_model = widejit.unpack(outs["fc2"])          # [tensor for model 0, model 1, ...]
+    models = [...]                                       # N trained nn.Modules of one class
+    wide = widejit.compile(models, {"x": widejit.pack(xs)})  # xs: one example input per model
+    out = wide(widejit.pack(new_xs))                     # tensor [N, ...], model i's at [i]
+    per_model = widejit.unpack(out)                      # [tensor for model 0, model 1, ...]
+    wide.close()                                         # or: with widejit.compile(...) as wide:
 
-`export` traces the models with the exporter of exporters/torch (torch.fx, no extra package) and
-writes graph.json, the stacked weights, the inputs and the N modules' own outputs (the
-reference). `run` calls the widejit binary, found in $WIDEJIT or on PATH (build it with
-`go build -o widejit ./cmd/widejit` in a widejit checkout); no Python runs inside it.
+`compile` exports the models in memory (torch.fx, no extra package; no file is written) and
+loads them into this process through the widejit shared library (cmd/libwidejit, found in
+$WIDEJIT_LIB or installed with the package): a call costs microseconds beyond the kernels' own
+time, reads its inputs and writes its outputs in place, and takes any batch size.
+
+`export` writes the graph to a directory (graph.json, the stacked weights, the inputs and the
+N modules' own outputs); `run` runs such a directory, with the library when present, else with
+the widejit binary, found in $WIDEJIT or on PATH (`go build -o widejit ./cmd/widejit`).
 
 Tensors of N models are stacked along a new first dimension: [N, ...], model i at [i]. `pack`
 and `unpack` convert between that and a list of N tensors.
@@ -18,25 +23,32 @@ and `unpack` convert between that and a list of N tensors.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import shutil
 import subprocess
 import tempfile
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union, overload
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union, overload
 
 import torch
 import torch.nn as nn
 
 from widejit._exporter import export as _exporter
 from widejit._exporter import safetensors_io as _st
+from widejit._native import LibraryNotFoundError, RunError, WideModel, library_available, library_path
 
 __all__ = [
     "BinaryNotFoundError",
     "ExportError",
+    "LibraryNotFoundError",
     "RunError",
+    "WideModel",
+    "compile",
     "export",
     "find_binary",
+    "library_available",
+    "library_path",
     "pack",
     "run",
     "unpack",
@@ -53,16 +65,6 @@ BUILD_HINT = "build it from a widejit checkout with `go build -o widejit ./cmd/w
 InputValue = Union[torch.Tensor, Sequence[torch.Tensor]]
 
 PathLike = Union[str, "os.PathLike[str]"]
-
-
-class RunError(RuntimeError):
-    """The widejit binary exited non-zero; the message holds its stderr."""
-
-    def __init__(self, message: str, returncode: int, stderr: str, cmd: List[str]) -> None:
-        super().__init__(message)
-        self.returncode = returncode
-        self.stderr = stderr
-        self.cmd = cmd
 
 
 class BinaryNotFoundError(FileNotFoundError):
@@ -164,15 +166,20 @@ def export(models: Sequence[nn.Module], inputs: Mapping[str, InputValue], out_di
     input of the wrong leading size, an op outside widejit's vocabulary (with the node and the
     source line).
     """
+    feed = _feed(models, inputs, shared_input)
+    return _exporter.export_modules(list(models), feed, os.fspath(out_dir), shared_input=shared_input)
+
+
+def _feed(models: Sequence[nn.Module], inputs: Mapping[str, InputValue], shared_input: bool) -> Dict[str, torch.Tensor]:
+    """export's checks of its arguments; the inputs as the exporter takes them."""
     if isinstance(models, nn.Module) or not isinstance(models, (list, tuple)):
         raise ExportError("models must be a list of torch.nn.Module instances, got %s" % type(models).__name__)
     if not isinstance(inputs, Mapping):
         raise ExportError("inputs must be a dict of forward argument name -> tensor, got %s" % type(inputs).__name__)
     try:
-        feed = {name: _as_tensor(name, v, not shared_input, "inputs") for name, v in inputs.items()}
+        return {name: _as_tensor(name, v, not shared_input, "inputs") for name, v in inputs.items()}
     except (TypeError, ValueError) as e:
         raise ExportError(str(e)) from None
-    return _exporter.export_modules(list(models), feed, os.fspath(out_dir), shared_input=shared_input)
 
 
 def find_binary() -> str:
@@ -200,22 +207,28 @@ def _graph_path(out_dir: PathLike) -> str:
 
 
 def run(out_dir: PathLike, inputs: Optional[Mapping[str, InputValue]] = None, device: str = "auto", *,
-        extra_args: Sequence[str] = (), timeout: Optional[float] = None) -> Dict[str, torch.Tensor]:
-    """Runs the N models exported to out_dir with the widejit binary (see `find_binary`).
+        extra_args: Sequence[str] = (), timeout: Optional[float] = None,
+        in_process: Optional[bool] = None) -> Dict[str, torch.Tensor]:
+    """Runs the N models exported to out_dir, in this process with the shared library (see
+    `library_path`) when it is present, else with the widejit binary (see `find_binary`).
 
     out_dir: a directory written by `export` (or export.py), or the path of its graph.json.
     inputs: one tensor per graph input, by name: [N, ...] (or a list of N tensors) for per-model
         inputs, the bare tensor for shared ones, as at export. None runs the inputs exported
-        with the graph (out_dir/inputs.safetensors; without that file, widejit generates
-        inputs from seed 0). They travel through a temporary safetensors file.
+        with the graph (out_dir/inputs.safetensors; without that file, the binary generates
+        inputs from seed 0). The binary gets them through a temporary safetensors file.
     device: "auto" (a GPU when the CUDA driver finds one, else the CPU), "cpu" or "cuda".
-    extra_args: more `widejit run` flags, e.g. ["--mode", "sequential"].
-    timeout: seconds before the run is killed (subprocess.TimeoutExpired).
+    extra_args: more `widejit run` flags, e.g. ["--mode", "sequential"] (the binary only).
+    timeout: seconds before the binary is killed (subprocess.TimeoutExpired; the binary only).
+    in_process: True requires the library, False the binary; None (the default) takes the
+        library when it is present and neither extra_args, timeout nor generated inputs ask
+        for the binary.
 
     Returns every graph output, stacked [N, ...], as CPU tensors in the graph's output order.
-    Raises BinaryNotFoundError without a binary, ValueError/TypeError for inputs that do not
-    match the graph's names, and RunError (with widejit's stderr) when the binary fails, e.g.
-    on an input of the wrong shape.
+    Raises BinaryNotFoundError or LibraryNotFoundError without what it needs,
+    ValueError/TypeError for inputs that do not match the graph's names, and RunError (with
+    widejit's message) when widejit fails, e.g. on an input of the wrong shape, or when the
+    binary's output file lacks an output of the graph.
     """
     if device not in ("auto", "cpu", "cuda"):
         raise ValueError("device must be 'auto', 'cpu' or 'cuda', got %r" % (device,))
@@ -223,32 +236,108 @@ def run(out_dir: PathLike, inputs: Optional[Mapping[str, InputValue]] = None, de
     with open(graph_path) as f:
         graph = json.load(f)
     declared = {i["name"]: i.get("per_model", True) for i in graph.get("inputs", [])}
+    default_inputs = os.path.join(os.path.dirname(graph_path), "inputs.safetensors")
+    feed = None
+    if inputs is not None:
+        if not isinstance(inputs, Mapping):
+            raise TypeError("inputs must be a dict of input name -> tensor, got %s" % type(inputs).__name__)
+        unknown = [name for name in inputs if name not in declared]
+        missing = [name for name in declared if name not in inputs]
+        if unknown or missing:
+            raise ValueError("inputs do not match %s: %s (its inputs: %s)" % (graph_path, "; ".join(
+                ["unknown input %r" % n for n in unknown] + ["missing input %r" % n for n in missing]),
+                ", ".join(declared)))
+        feed = {name: _as_tensor(name, inputs[name], declared[name], "inputs") for name in declared}
+    if in_process is None:
+        in_process = (library_available() and not extra_args and timeout is None and
+                      (feed is not None or os.path.isfile(default_inputs)))
+    if in_process:
+        if extra_args or timeout is not None:
+            raise ValueError("extra_args and timeout are the binary's: pass in_process=False (or None) with them")
+        if feed is None:
+            if not os.path.isfile(default_inputs):
+                raise ValueError("%s: no inputs given and no inputs.safetensors beside the graph; in process, pass "
+                                 "inputs (the binary generates them: in_process=False)" % graph_path)
+            feed = _st.read(default_inputs)
+        with WideModel(graph_path, {"device": device}) as model:
+            outs = model.run(**feed)
+        return _graph_outputs(graph_path, graph, outs)
     binary = find_binary()
     with tempfile.TemporaryDirectory(prefix="widejit-") as tmp:
         cmd = [binary, "run", graph_path, "--out", os.path.join(tmp, "outputs.safetensors"), "--device", device]
-        if inputs is None:
-            default = os.path.join(os.path.dirname(graph_path), "inputs.safetensors")
-            if os.path.isfile(default):
-                cmd += ["--inputs", default]
+        if feed is None:
+            if os.path.isfile(default_inputs):
+                cmd += ["--inputs", default_inputs]
         else:
-            if not isinstance(inputs, Mapping):
-                raise TypeError("inputs must be a dict of input name -> tensor, got %s" % type(inputs).__name__)
-            unknown = [name for name in inputs if name not in declared]
-            missing = [name for name in declared if name not in inputs]
-            if unknown or missing:
-                raise ValueError("inputs do not match %s: %s (its inputs: %s)" % (graph_path, "; ".join(
-                    ["unknown input %r" % n for n in unknown] + ["missing input %r" % n for n in missing]),
-                    ", ".join(declared)))
-            feed = {name: _as_tensor(name, inputs[name], declared[name], "inputs") for name in declared}
             path = os.path.join(tmp, "inputs.safetensors")
             _st.write(path, feed)
             cmd += ["--inputs", path]
         cmd += list(extra_args)
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
+        # the binary's messages may quote bytes from files (names, paths) that are not UTF-8
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, encoding="utf-8",
+                              errors="replace", timeout=timeout)
         if proc.returncode != 0:
             stderr = proc.stderr.strip()
             raise RunError("widejit run %s failed (exit %d):\n%s" % (graph_path, proc.returncode, stderr),
                            proc.returncode, stderr, cmd)
         outputs = _st.read(os.path.join(tmp, "outputs.safetensors"))
+    return _graph_outputs(graph_path, graph, outputs, cmd)
+
+
+def _graph_outputs(graph_path: str, graph: Mapping[str, Any], outputs: Mapping[str, torch.Tensor],
+                   cmd: Optional[List[str]] = None) -> Dict[str, torch.Tensor]:
+    """outputs in the graph's output order; a RunError when one of the graph's is missing."""
     names = graph.get("outputs", [])
-    return {name: outputs[name] for name in names if name in outputs} if names else outputs
+    if not names:
+        return dict(outputs)
+    missing = [name for name in names if name not in outputs]
+    if missing:
+        msg = "widejit run %s: the outputs lack %s (the graph's outputs: %s; got: %s)" % (
+            graph_path, ", ".join(repr(n) for n in missing), ", ".join(names), ", ".join(outputs) or "none")
+        raise RunError(msg, 0, msg, cmd)
+    return {name: outputs[name] for name in names}
+
+
+def compile(models: Sequence[nn.Module], example_inputs: Union[Mapping[str, InputValue], torch.Tensor, Tuple[torch.Tensor, ...]],
+            *, shared_input: bool = False, device: str = "auto", out_dir: Optional[PathLike] = None,
+            **options: Any) -> WideModel:
+    """Exports N models of one architecture and loads them into this process as one WideModel.
+
+    models, shared_input: as for `export`.
+    example_inputs: the inputs to trace with, as for `export` (a dict by `forward` argument
+        name), or a tensor (the first argument) or a tuple of tensors (the first arguments in
+        order). Unless shared_input, each is [N, ...] (or a list of N tensors).
+    device: "auto" (a GPU when the CUDA driver finds one, else the CPU), "cpu", "cuda", or a
+        list of devices of one kind ("cuda:0,cuda:1"); like --device, it wins over the
+        configuration file's device and WIDEJIT_DEVICE.
+    out_dir: where to write the exported graph (as `export` writes it, then loaded from there).
+        By default nothing is written: the graph and its weights go to the library in memory.
+    options: the CLI's configuration keys (threads, cache_dir, no_cache, cache_read_only,
+        launch_timeout, memory_limit_mib, plugins, plugin_deadline, plugin_memory_mib,
+        config: a configuration file), layered over the configuration file and WIDEJIT_*
+        environment as the CLI's flags are; and model_range=(lo, hi) or shard=(i, k) (run those
+        models only), sequential=True (one model after another, the baseline), profile=True
+        (time every kernel: see WideModel.profile), streams.
+
+    Raises ExportError for models that cannot be exported, LibraryNotFoundError without the
+    shared library, and RunError with the CLI's message when widejit refuses the graph or an
+    option (returncode: the CLI's exit code).
+    """
+    if isinstance(example_inputs, torch.Tensor):
+        example_inputs = (example_inputs,)
+    if isinstance(example_inputs, tuple):
+        if not isinstance(models, (list, tuple)) or not models or not isinstance(models[0], nn.Module):
+            raise ExportError("models must be a list of torch.nn.Module instances, got %s" % type(models).__name__)
+        params = [p for p in inspect.signature(type(models[0]).forward).parameters.values()][1:]
+        if len(example_inputs) > len(params) or any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params[:len(example_inputs)]):
+            raise ExportError("%d example inputs given positionally, but %s.forward takes %s: pass a dict by argument name" % (
+                len(example_inputs), type(models[0]).__name__, ", ".join(p.name for p in params) or "none"))
+        example_inputs = {p.name: t for p, t in zip(params, example_inputs)}
+    library_path()  # before the export's work: say at once when the library is missing
+    if out_dir is not None:
+        export(models, example_inputs, out_dir, shared_input=shared_input)
+        return WideModel(os.path.join(os.fspath(out_dir), "graph.json"), dict(options, device=device))
+    feed = _feed(models, example_inputs, shared_input)
+    graph, weights = _exporter.trace_modules(list(models), feed, shared_input=shared_input)
+    name = "widejit.compile(%s)/graph.json" % type(models[0]).__name__
+    return WideModel(name, dict(options, device=device), _memory=(json.dumps(graph).encode(), _st.encode(weights)))
