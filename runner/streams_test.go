@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/widejit/widejit/autotune"
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/graph/safetensors"
 	"github.com/widejit/widejit/internal/memlimit"
@@ -119,7 +118,7 @@ func TestStreamSplitMatchesOneStream(t *testing.T) {
 		{"gpu", lowering.Options{}, []int{2, 3}},
 		{"sequential", lowering.Options{Strategy: lowering.Sequential}, []int{2}},
 		{"model-major", lowering.Options{ModelMajor: true}, []int{3}},
-		{"cpu", lowering.Options{Device: autotune.DeviceInfo{Kind: "cpu", Cores: 2}}, []int{2}},
+		{"cpu", lowering.Options{Device: cpu.NewDevice(2).Info()}, []int{2}},
 		// random numbers follow the model index (the model base of a launch over a range)
 		{"mc-dropout", lowering.Options{Dropout: "mc", Seed: 5}, []int{3}},
 	}
@@ -180,8 +179,7 @@ func stubRun(t *testing.T, g *graph.Graph, cfg cuda.StubConfig, opts Options) (*
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { dev.Close() })
-	info := dev.Info()
-	plan, err := lowering.Lower(g, lowering.Options{Device: autotune.DeviceInfo{Kind: info.Kind, Name: info.Name, ComputeCapability: info.ComputeCapability, Cores: info.Cores, MemoryBytes: info.MemoryBytes}})
+	plan, err := lowering.Lower(g, lowering.Options{Device: dev.Info()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/widejit/widejit/internal/config"
 	"github.com/widejit/widejit/internal/kerneltool"
 )
 
@@ -30,6 +31,11 @@ a dtype such as tl.float16, else a string). After the run, every bound tensor is
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r.File, r.Threads, r.CompilerVersion = args[0], a.v.GetInt("threads"), buildVersion()
+			opts, err := config.BackendOptions(a.v)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			r.BackendOptions = opts
 			if r.Device == "" {
 				r.Device = a.v.GetString("device")
 			}
@@ -44,7 +50,7 @@ a dtype such as tl.float16, else a string). After the run, every bound tensor is
 	f.StringVar(&r.Inputs, "inputs", "", "safetensors file with a tensor per pointer parameter")
 	f.StringVar(&r.Out, "out", "", "safetensors file to write the bound tensors to after the run")
 	f.IntVar(&r.NumWarps, "num-warps", 4, "warps per program (GPU only; part of the specialization)")
-	f.StringVar(&r.Device, "device", "", "device: cpu, cuda or auto (default: the device config value)")
+	f.StringVar(&r.Device, "device", "", "device: auto or a backend's name, e.g. cpu, cuda (default: the device config value)")
 	return cmd
 }
 

@@ -25,8 +25,9 @@ type Run struct {
 	Consts, Args    []string // NAME=VALUE: constexprs and scalar arguments
 	Inputs, Out     string   // safetensors files: a tensor per pointer parameter; the tensors after the run
 	NumWarps        int
-	Device          string // cpu | cuda | auto
+	Device          string // auto or a registered backend's name
 	Threads         int    // CPU executor workers (0: all cores)
+	BackendOptions  map[string]string
 	CompilerVersion string // names this build in the (in-memory) compiler's keys
 }
 
@@ -52,7 +53,7 @@ func (r Run) Do() error {
 	if err != nil {
 		return err
 	}
-	dev, err := engine.OpenDevice(r.Device, r.Threads)
+	dev, err := engine.OpenDevice(r.Device, r.Threads, r.BackendOptions)
 	if err != nil {
 		return err
 	}
@@ -64,7 +65,7 @@ func (r Run) Do() error {
 	defer in.Close()
 	return runKernel(dev, kernelRun{
 		file: r.File, text: text, def: def, grid: grid, consts: cv, scalars: scalars,
-		in: in, out: r.Out, numWarps: r.NumWarps, version: r.CompilerVersion,
+		in: in, out: r.Out, numWarps: r.NumWarps, version: r.CompilerVersion, backendOptions: r.BackendOptions,
 	})
 }
 
@@ -137,6 +138,8 @@ type kernelRun struct {
 	out        string
 	numWarps   int
 	version    string
+	// backendOptions are the device's backend's, part of the compiler's keys.
+	backendOptions map[string]string
 }
 
 func runKernel(dev jit.Device, r kernelRun) error {
@@ -215,7 +218,7 @@ func runKernel(dev jit.Device, r kernelRun) error {
 		}
 		args = append(args, jit.Arg{Scalar: v})
 	}
-	c := jit.NewCompiler(jit.CompilerOptions{Version: r.version})
+	c := jit.NewCompiler(jit.CompilerOptions{Version: r.version, BackendOptions: r.backendOptions})
 	k, err := c.Load(dev, jit.Source{File: r.file, Text: r.text, Fn: r.def.Name},
 		jit.Spec{Sig: sig, Consts: r.consts, NumWarps: r.numWarps})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -95,7 +96,7 @@ func openWith(drv *driver, ordinal int) (*Device, error) {
 	}
 	d.target = ptx.Target{Arch: arch}
 	d.info = jit.DeviceInfo{Kind: "cuda", Name: cString(&name[0]), ComputeCapability: cc, MemoryBytes: int64(mem),
-		Cores: sms, DriverVersion: fmt.Sprintf("%d.%d", ver/1000, ver%1000/10)}
+		Cores: sms, DriverVersion: fmt.Sprintf("%d.%d", ver/1000, ver%1000/10), Caps: Capabilities(cc, d.smemMax)}
 
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -132,7 +133,26 @@ func (d *Device) bind() (func(), error) {
 }
 
 func (d *Device) Info() jit.DeviceInfo { return d.info }
-func (d *Device) Target() jit.Target   { return d.target }
+
+// GenericDevice describes a GPU of arch ("sm_90") for plans made without one (`cache
+// populate --arch`, `kernel dump`): its capabilities, size unknown.
+func GenericDevice(arch string) jit.DeviceInfo {
+	cc := strings.TrimPrefix(arch, "sm_")
+	if len(cc) > 1 {
+		cc = cc[:len(cc)-1] + "." + cc[len(cc)-1:]
+	}
+	return jit.DeviceInfo{Kind: "cuda", Name: "generic " + arch, ComputeCapability: cc, Caps: Capabilities(cc, 0)}
+}
+
+// Capabilities are those of an NVIDIA GPU of compute capability cc ("9.0") whose programs may
+// use sharedBytes of shared memory (0: unknown): warps of 32, its own memory, tensor cores from
+// 8.0 on (the mma.sync forms package ptx emits).
+func Capabilities(cc string, sharedBytes int) jit.Capabilities {
+	major, _, _ := strings.Cut(cc, ".")
+	m, _ := strconv.Atoi(major)
+	return jit.Capabilities{WarpSize: 32, SharedMemoryBytes: sharedBytes, TensorCores: m >= 8, DiscreteMemory: true}
+}
+func (d *Device) Target() jit.Target { return d.target }
 
 // Buffer is device memory.
 type Buffer struct {

@@ -41,8 +41,10 @@ type emuKernel struct {
 	smem   int
 }
 
-func (d *emuDevice) Info() jit.DeviceInfo { return jit.DeviceInfo{Kind: "cuda", Name: "PTX emulator"} }
-func (d *emuDevice) Target() jit.Target   { return Target{Arch: "sm_90"} }
+func (d *emuDevice) Info() jit.DeviceInfo {
+	return jit.DeviceInfo{Kind: "cuda", Name: "PTX emulator", Caps: jit.Capabilities{WarpSize: 32, TensorCores: true, DiscreteMemory: true}}
+}
+func (d *emuDevice) Target() jit.Target { return Target{Arch: "sm_90"} }
 func (d *emuDevice) Load(a *jit.Artifact) (jit.Kernel, error) {
 	prog, err := parseEmu(string(a.Payload))
 	if err != nil {
