@@ -218,7 +218,7 @@ func TestConfigProblems(t *testing.T) {
 	os.MkdirAll(filepath.Join(home, "widejit"), 0o755)
 	os.WriteFile(filepath.Join(home, "widejit", "config.yaml"), []byte("device: gpu\nthreds: 2\n"), 0o644)
 	code, _, errOut := runCLI(t, "config")
-	if code != exitUsage || !strings.Contains(errOut, `device: "gpu" is not one of auto, cpu, cuda`) || !strings.Contains(errOut, "threds: unknown key") {
+	if code != exitUsage || !strings.Contains(errOut, `device: "gpu" is not auto, a backend's name`) || !strings.Contains(errOut, "no such backend (expected auto, cpu, cuda)") || !strings.Contains(errOut, "threds: unknown key") {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 }
