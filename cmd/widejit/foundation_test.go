@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
 	"github.com/widejit/widejit/graph"
@@ -315,5 +317,28 @@ func TestRunWithExecutorAndCheck(t *testing.T) {
 	// a looser tolerance accepts it
 	if code, _, errOut := runCLI(t, "run", p, "--device", "cpu", "--no-cache", "--check", ref, "--atol", "0.02"); code != 0 {
 		t.Fatalf("--atol 0.02: exit %d %s", code, errOut)
+	}
+}
+
+// A backquoted word in a flag's usage becomes its value's name in --help (pflag), so only a
+// placeholder may be backquoted: `run --help` once showed "--shard widejit merge".
+func TestFlagValueNames(t *testing.T) {
+	a := &app{v: viper.New(), stdout: io.Discard, stderr: io.Discard}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		check := func(f *pflag.Flag) {
+			if name, _ := pflag.UnquoteUsage(f); strings.Contains(name, " ") || (strings.Contains(f.Usage, "`") && strings.ToUpper(name) != name) {
+				t.Errorf("%s --%s shows its value as %q: backquote only a placeholder such as `I/K`", c.CommandPath(), f.Name, name)
+			}
+		}
+		c.LocalFlags().VisitAll(check)
+		c.PersistentFlags().VisitAll(check)
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCmd(a))
+	if _, out, _ := runCLI(t, "run", "--help"); !strings.Contains(out, "--shard I/K") {
+		t.Errorf("run --help:\n%s", out)
 	}
 }

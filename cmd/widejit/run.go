@@ -80,7 +80,7 @@ copies overlap each other's kernels (for copy-heavy runs); --explain shows that 
 	fl.StringVar(&f.Dropout, "dropout", "eval", "eval (dropout is the identity) | mc (Monte Carlo: independent per-model masks from --seed)")
 	fl.BoolVar(&f.Explain, "explain", false, "print which nodes went into which kernel, with which strategy and why")
 	fl.BoolVar(&f.Profile, "profile", false, "time every kernel over the runs (--repeat) and print where the time goes")
-	fl.StringVar(&f.Shard, "shard", "", "run shard I of K only: models [floor(I*N/K), floor((I+1)*N/K)), 0 <= I < K <= N (merge the parts with `widejit merge`)")
+	fl.StringVar(&f.Shard, "shard", "", "run shard `I/K` only, I of K: models [floor(I*N/K), floor((I+1)*N/K)), 0 <= I < K <= N (merge the parts with widejit merge)")
 	fl.StringVar(&f.Trace, "trace", "", "write every kernel launch and host-device copy as Chrome trace-event JSON (Perfetto, chrome://tracing) to this file")
 	fl.IntVar(&f.streams, "streams", 0, "split each run's models over this many streams per GPU, copies overlapping kernels (0 or 1: one stream; the CPU ignores it)")
 	addPluginFlag(cmd)
