@@ -63,6 +63,9 @@ func TestInfo(t *testing.T) {
 	if _, out, _ := runCLI(t, "info", "--backend-opt", "x=1"); !strings.Contains(out, "cpu: not available: backend cpu takes no options; got x") {
 		t.Fatalf("info with a backend option the cpu backend does not take:\n%s", out)
 	}
+	if code, _, errOut := runCLI(t, "info", "--backend-opt", "novalue"); code != exitUsage || !strings.Contains(errOut, `--backend-opt "novalue": expected NAME=VALUE`) {
+		t.Fatalf("a malformed --backend-opt: exit %d, %s", code, errOut)
+	}
 }
 
 func TestGraphCheck(t *testing.T) {

@@ -67,7 +67,7 @@ copies overlap each other's kernels (for copy-heavy runs); --explain shows that 
 	fl.StringVar(&f.Check, "check", "", "compare the outputs with this safetensors file")
 	fl.Float64Var(&f.rtol, "rtol", 1e-4, "relative tolerance, times the output's max |expected| (default per dtype: 1e-4; bfloat16 1.6e-2, float16 1e-3)")
 	fl.Float64Var(&f.atol, "atol", 1e-5, "absolute tolerance")
-	fl.StringVar(&f.device, "device", "auto", "auto | cpu | cuda, or several devices of one kind: cuda:0,cuda:1 | cuda:all | cpu:0,cpu:1 (N split across them)")
+	fl.StringVar(&f.device, "device", "auto", "auto or a backend (cpu, cuda, ...: widejit info lists them), or several devices of one backend: cuda:0,cuda:1 | cuda:all | cpu:0,cpu:1 (N split across them)")
 	fl.StringVar(&f.Mode, "mode", "wide", "wide (one launch serves all N) | sequential (N launches, the baseline)")
 	fl.BoolVar(&f.asJSON, "json", false, "print a JSON summary")
 	fl.Int64Var(&f.Seed, "seed", 0, "seed for generated inputs")
