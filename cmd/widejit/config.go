@@ -18,7 +18,7 @@ func addGlobalFlags(a *app, root *cobra.Command) {
 	f.Bool("no-cache", false, "do not read or write the kernel cache")
 	f.Int("threads", 0, "CPU executor worker count (0: all cores)")
 	f.Bool("cache-read-only", false, "read the kernel cache without writing it (a shared, pre-populated cache)")
-	f.StringArray("backend-opt", nil, "an option NAME=VALUE for the device's backend (repeatable; over the config's backend_options); part of every cache key")
+	f.StringArray("backend-opt", nil, "an option `NAME=VALUE` for the device's backend (repeatable; over the config's backend_options); part of every cache key")
 }
 
 // loadConfig layers the configuration into a.v for cmd (internal/config); `widejit config`

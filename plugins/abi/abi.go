@@ -62,6 +62,23 @@ type Device struct {
 // goes away. A request from a widejit without capabilities has version 0.
 const CapabilitiesVersion = 1
 
+// Legacy is d with the capabilities its kind implied when a device had no capabilities field
+// (version 0: written by a widejit before them, e.g. a timings file from `tune --export`,
+// whose only kinds were cpu and cuda); a device with capabilities is returned unchanged. The
+// one place that reads capabilities from a kind's name, for data from before them.
+func (d Device) Legacy() Device {
+	if d.Capabilities.Version != 0 {
+		return d
+	}
+	switch d.Kind {
+	case "cpu":
+		d.Capabilities = Capabilities{Version: CapabilitiesVersion, HostThreads: true}
+	case "cuda":
+		d.Capabilities = Capabilities{Version: CapabilitiesVersion, WarpSize: 32, DiscreteMemory: true}
+	}
+	return d
+}
+
 // Capabilities say what the device can do, independent of its backend's name.
 type Capabilities struct {
 	Version int `json:"version"` // CapabilitiesVersion

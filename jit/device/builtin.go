@@ -35,11 +35,8 @@ func (cpuBackend) Open(_ int, o Options) (jit.Device, error) {
 
 func (cpuBackend) Count() (int, error) { return 1, nil }
 
-// openCUDA and countCUDA are swapped by tests.
-var (
-	openCUDA  = func(ordinal int) (jit.Device, error) { return cuda.Open(ordinal) }
-	countCUDA = cuda.Count
-)
+// openCUDA is swapped by tests.
+var openCUDA = func(ordinal int) (jit.Device, error) { return cuda.Open(ordinal) }
 
 // cudaBackend is NVIDIA GPUs through the run-time-bound driver.
 type cudaBackend struct{}
@@ -51,7 +48,7 @@ func (cudaBackend) Open(ordinal int, o Options) (jit.Device, error) {
 	return openCUDA(ordinal)
 }
 
-func (cudaBackend) Count() (int, error) { return countCUDA() }
+func (cudaBackend) Count() (int, error) { return cuda.Count() }
 
 // noOptions refuses options given to a backend that takes none.
 func noOptions(name string, opts map[string]string) error {
