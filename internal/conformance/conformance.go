@@ -34,7 +34,7 @@ func Run(t *testing.T, name string, opts map[string]string) {
 		t.Cleanup(func() { m.Close() })
 		return m
 	}
-	t.Run("kernels", func(t *testing.T) { kernels(t, dev) })
+	t.Run("kernels", func(t *testing.T) { Kernels(t, dev) })
 	t.Run("fixtures", func(t *testing.T) {
 		for _, dir := range fixtures(t) {
 			t.Run(filepath.Base(dir), func(t *testing.T) {
@@ -163,8 +163,9 @@ func rows(t *testing.T, x *safetensors.Tensor, lo, hi int) *safetensors.Tensor {
 	return safetensors.FromFloat32s("", shape, v[lo*per:hi*per])
 }
 
-// kernels runs kernels of triton/testdata/kernels on dev and checks them against Go.
-func kernels(t *testing.T, dev jit.Device) {
+// Kernels runs kernels of triton/testdata/kernels on dev and checks them against Go: the
+// suite's kernel-language part, for a device that is not (or not yet) a registered backend.
+func Kernels(t *testing.T, dev jit.Device) {
 	dir := filepath.Join(root(t), "triton", "testdata", "kernels")
 	comp := jit.NewCompiler(jit.CompilerOptions{Version: "conformance"})
 	load := func(file, fn string, spec jit.Spec) jit.Kernel {
@@ -262,7 +263,45 @@ func kernels(t *testing.T, dev jit.Device) {
 		}
 	}
 	check("softmax_kernel", download(bs), want, 1e-5)
-	for _, b := range []jit.Buffer{bx, by, bo, bi, bs} {
+
+	// tl.dot in a masked K loop, grouped tiles and an activation behind a static if: C =
+	// leaky_relu(A @ B), 37 x 70 by 70 x 45 in 32 x 32 x 16 tiles (GPUs' default TF32 dots
+	// round the inputs to 10 mantissa bits: the tolerance covers it)
+	const mm, nn, kk = 37, 45, 70
+	a, bm := make([]float32, mm*kk), make([]float32, kk*nn)
+	for i := range a {
+		a[i] = float32(math.Sin(float64(i) * 0.37))
+	}
+	for i := range bm {
+		bm[i] = float32(math.Cos(float64(i) * 0.11))
+	}
+	mat := load("matmul.py", "matmul_kernel", jit.Spec{Sig: map[string]string{"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32",
+		"M": "i32", "N": "i32", "K": "i32", "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32", "stride_cm": "i32", "stride_cn": "i32"},
+		Consts: map[string]any{"BLOCK_SIZE_M": int64(32), "BLOCK_SIZE_N": int64(32), "BLOCK_SIZE_K": int64(16), "GROUP_SIZE_M": int64(2), "ACTIVATION": "leaky_relu"}})
+	ba, bb, bc := upload(a), upload(bm), upload(make([]float32, mm*nn))
+	scalars := []int64{mm, nn, kk, kk, 1, nn, 1, nn, 1}
+	args := []jit.Arg{{Buf: ba}, {Buf: bb}, {Buf: bc}}
+	for _, v := range scalars {
+		args = append(args, jit.Arg{Scalar: v})
+	}
+	if err := mat.Launch([3]int{2 * 2, 1, 1}, args); err != nil {
+		t.Fatal(err)
+	}
+	prod := make([]float32, mm*nn)
+	for i := 0; i < mm; i++ {
+		for j := 0; j < nn; j++ {
+			s := 0.0
+			for k := 0; k < kk; k++ {
+				s += float64(a[i*kk+k]) * float64(bm[k*nn+j])
+			}
+			if s < 0 {
+				s *= 0.01
+			}
+			prod[i*nn+j] = float32(s)
+		}
+	}
+	check("matmul_kernel", download(bc), prod, 1e-2)
+	for _, b := range []jit.Buffer{bx, by, bo, bi, bs, ba, bb, bc} {
 		dev.Free(b)
 	}
 }

@@ -2,7 +2,8 @@
 // tests): Run(t, name) opens the backend called name through the registry and checks, each
 // against an independent reference,
 //   - the kernel language: kernels from triton/testdata/kernels (masked element-wise, a
-//     persistent row loop with reductions) against values computed here in Go;
+//     persistent row loop with reductions, tl.dot in a masked K loop with grouped tiles and
+//     a static if) against values computed here in Go;
 //   - the lowering fixtures: every example graph under examples/ that carries PyTorch's
 //     outputs (expected.safetensors), run through the public API on the backend;
 //   - dynamic batch: a model loaded at one batch size run at others, against the rows of
