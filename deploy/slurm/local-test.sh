@@ -30,11 +30,12 @@ fi
 
 work=$(mktemp -d /tmp/widejit-slurm.XXXXXX)
 chmod 755 "$work"
+daemons=() # started in the foreground, in the background: stopped and reaped here
 cleanup() {
-  for f in "$work"/slurmd.pid "$work"/slurmctld.pid "$work"/munged.pid; do
-    [ -s "$f" ] && kill "$(cat "$f")" 2>/dev/null || true
+  for ((i = ${#daemons[@]} - 1; i >= 0; i--)); do
+    kill "${daemons[i]}" 2>/dev/null || true
+    wait "${daemons[i]}" 2>/dev/null || true
   done
-  sleep 1
   if [ "${KEEP:-}" = "" ]; then rm -rf "$work"; else echo "kept $work"; fi
 }
 trap cleanup EXIT
@@ -55,8 +56,9 @@ mkdir -p "$work/munge"
 chmod 700 "$work/munge"
 mungekey --create --keyfile "$work/munge/munge.key" --force
 chmod 400 "$work/munge/munge.key"
-munged --force --key-file "$work/munge/munge.key" --socket "$work/munge/munge.sock" \
-  --pid-file "$work/munged.pid" --log-file "$work/munge/munged.log" --seed-file "$work/munge/seed"
+munged --foreground --force --key-file "$work/munge/munge.key" --socket "$work/munge/munge.sock" \
+  --pid-file "$work/munged.pid" --log-file "$work/munge/munged.log" --seed-file "$work/munge/seed" &>"$work/munged.out" &
+daemons+=($!)
 waitfor 10 munged test -S "$work/munge/munge.sock"
 
 # slurm.conf for this host as slurmd sees it (CPUs, memory), on two free ports
@@ -70,7 +72,7 @@ mkdir -p "$work/state" "$work/spool" "$work/jobs"
 chmod 755 "$work/jobs"
 cat >"$work/slurm.conf" <<CONF
 ClusterName=widejit-local
-SlurmctldHost=$name
+SlurmctldHost=$name(127.0.0.1)
 SlurmctldPort=${ports[0]}
 SlurmdPort=${ports[1]}
 AuthType=auth/munge
@@ -91,13 +93,15 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 ReturnToService=2
 SchedulerType=sched/backfill
-$node State=UNKNOWN
+$node NodeAddr=127.0.0.1 State=UNKNOWN
 PartitionName=local Nodes=$name Default=YES MaxTime=INFINITE State=UP
 CONF
 export SLURM_CONF=$work/slurm.conf
-slurmctld -f "$SLURM_CONF" -i
+slurmctld -D -i -f "$SLURM_CONF" &>"$work/slurmctld.out" &
+daemons+=($!)
 waitfor "$WAIT" slurmctld scontrol ping
-slurmd -f "$SLURM_CONF"
+slurmd -D -f "$SLURM_CONF" &>"$work/slurmd.out" &
+daemons+=($!)
 idle() { sinfo -h -n "$name" -o %T | grep -Eq '^(idle|mixed|allocated)'; }
 waitfor "$WAIT" "node $name to come up (see $work/slurmd.log)" idle
 
