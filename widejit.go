@@ -83,9 +83,9 @@ func WithBackendOptions(opts map[string]string) Option {
 // Backend opens the devices of one kind; RegisterBackend makes one available by name.
 type Backend = device.Backend
 
-// BackendOptions are what a Backend's Open gets: the host worker count and the user's
-// options (WithBackendOptions, --backend-opt).
-type BackendOptions = device.Options
+// OpenOptions are what a Backend's Open gets: the host worker count (WithThreads) and the
+// user's options for the backend (WithBackendOptions, --backend-opt).
+type OpenOptions = device.Options
 
 // RegisterBackend makes b the backend called name: WithDevice(name), WithDevice("name:1"),
 // and, in a binary that registers it, --device name and `widejit info`. The built-in cpu

@@ -53,7 +53,7 @@ func (b *Backend) Launches() []Launch {
 func (b *Backend) Count() (int, error) { return 1, nil }
 
 // Open opens a recording device over a CPU executor of o.Threads workers.
-func (b *Backend) Open(ordinal int, o widejit.BackendOptions) (jit.Device, error) {
+func (b *Backend) Open(ordinal int, o widejit.OpenOptions) (jit.Device, error) {
 	limit := -1
 	var unknown []string
 	for k, v := range o.Backend {
