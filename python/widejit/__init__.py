@@ -208,7 +208,9 @@ def run(out_dir: PathLike, inputs: Optional[Mapping[str, InputValue]] = None, de
         inputs, the bare tensor for shared ones, as at export. None runs the inputs exported
         with the graph (out_dir/inputs.safetensors; without that file, widejit generates
         inputs from seed 0). They travel through a temporary safetensors file.
-    device: "auto" (a GPU when the CUDA driver finds one, else the CPU), "cpu" or "cuda".
+    device: "auto" (a GPU when the CUDA driver finds one, else the CPU), a backend the binary
+        registers ("cpu", "cuda"; `widejit info` lists them), or a list such as
+        "cuda:0,cuda:1"; the binary checks it (RunError for one it does not know).
     extra_args: more `widejit run` flags, e.g. ["--mode", "sequential"].
     timeout: seconds before the run is killed (subprocess.TimeoutExpired).
 
@@ -217,8 +219,8 @@ def run(out_dir: PathLike, inputs: Optional[Mapping[str, InputValue]] = None, de
     match the graph's names, and RunError (with widejit's stderr) when the binary fails, e.g.
     on an input of the wrong shape.
     """
-    if device not in ("auto", "cpu", "cuda"):
-        raise ValueError("device must be 'auto', 'cpu' or 'cuda', got %r" % (device,))
+    if not isinstance(device, str) or not device:
+        raise ValueError("device must be a non-empty string such as 'auto', 'cpu' or 'cuda', got %r" % (device,))
     graph_path = _graph_path(out_dir)
     with open(graph_path) as f:
         graph = json.load(f)
