@@ -122,8 +122,8 @@ func loadParts(g *graph.Graph, s settings, devs []engine.DeviceSpec, tracer *run
 		return nil, fmt.Errorf("%d devices for %d models: each device needs at least one model", len(devs), g.N)
 	}
 	threads := s.Threads
-	if devs[0].Kind == "cpu" && threads > 0 {
-		threads = max(1, threads/len(devs)) // the CPU executors share the cores
+	if threads > 0 {
+		threads = max(1, threads/len(devs)) // executors on host threads share the cores; others ignore threads
 	}
 	parent := &Model{g: g, s: s, tracer: tracer}
 	for i, d := range devs {

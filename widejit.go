@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"maps"
 	"sort"
 	"sync"
 	"time"
@@ -29,6 +30,7 @@ import (
 	"github.com/widejit/widejit/graph/safetensors"
 	"github.com/widejit/widejit/internal/engine"
 	"github.com/widejit/widejit/jit"
+	"github.com/widejit/widejit/jit/device"
 	"github.com/widejit/widejit/lowering"
 	"github.com/widejit/widejit/runner"
 )
@@ -71,11 +73,33 @@ type settings struct {
 }
 
 // WithDevice picks the device: "auto" (the default: the GPU when the CUDA driver finds one,
-// else the CPU), "cpu" or "cuda"; or several devices of one kind, "cuda:0,cuda:1" or
-// "cuda:all" (every GPU), over which the N models are split (see Model.Devices), or
-// "cpu:0,cpu:1" (as many CPU executors sharing the cores, the CPU's stand-in for several
-// GPUs). A lone "cuda:I" is GPU I.
+// else the CPU), "cpu", "cuda" or another registered backend (RegisterBackend); or several
+// devices of one backend, "cuda:0,cuda:1" or "cuda:all" (every GPU), over which the N models
+// are split (see Model.Devices), or "cpu:0,cpu:1" (as many CPU executors sharing the cores,
+// the CPU's stand-in for several GPUs). A lone "cuda:I" is GPU I.
 func WithDevice(kind string) Option { return func(s *settings) { s.Device = kind } }
+
+// WithBackendOptions gives the device's backend these options (a backend refuses ones it
+// does not know); they are part of every kernel and decision key made for it.
+func WithBackendOptions(opts map[string]string) Option {
+	return func(s *settings) { s.BackendOptions = maps.Clone(opts) }
+}
+
+// Backend opens the devices of one kind; RegisterBackend makes one available by name.
+type Backend = device.Backend
+
+// OpenOptions are what a Backend's Open gets: the host worker count (WithThreads) and the
+// user's options for the backend (WithBackendOptions, --backend-opt).
+type OpenOptions = device.Options
+
+// RegisterBackend makes b the backend called name: WithDevice(name), WithDevice("name:1"),
+// and, in a binary that registers it, --device name and `widejit info`. The built-in cpu
+// and cuda backends are registered the same way. Its devices are planned for by their
+// Info().Caps, never by name. Names are lower-case letters, digits and _; each once.
+func RegisterBackend(name string, b Backend) error { return device.Register(name, b) }
+
+// Backends lists the registered backends' names, sorted.
+func Backends() []string { return device.Names() }
 
 // WithThreads sets the CPU executor's worker count (0, the default: all cores).
 func WithThreads(n int) Option { return func(s *settings) { s.Threads = n } }
@@ -258,9 +282,8 @@ func (m *Model) compile(ctx context.Context, g *graph.Graph) (*plan, error) {
 	store := s.OpenCache()
 	tuning := s.NewTuning(ctx, store)
 	defer tuning.Close()
-	info := engine.DeviceInfo(m.dev.Info())
-	lopts := lowering.Options{Device: info, Dropout: s.dropout, Seed: s.seed,
-		ModelMajor: s.mode == "sequential", Chooser: tuning.Chooser(s.mode)}
+	lopts := s.LoweringOptions(m.dev)
+	lopts.Dropout, lopts.Seed, lopts.ModelMajor, lopts.Chooser = s.dropout, s.seed, s.mode == "sequential", tuning.Chooser(s.mode)
 	lp, err := lowering.Lower(g, lopts)
 	var r *runner.Runner
 	if err == nil {
@@ -334,12 +357,12 @@ func (m *Model) Batches() []int {
 // N is the number of models.
 func (m *Model) N() int { return m.g.N }
 
-// Device is the kind of device the model runs on: "cpu" or "cuda".
+// Device is the name of the backend the model runs on: "cpu", "cuda" or a registered one's.
 func (m *Model) Device() string {
 	if m.parts != nil {
 		return m.parts[0].Device()
 	}
-	return engine.DeviceInfo(m.dev.Info()).Kind
+	return m.dev.Info().Kind
 }
 
 // TensorSpec describes an input or output: its name, dtype and the shape of the tensor

@@ -50,7 +50,7 @@ func linearProblem(batch, n int) Problem {
 		Shapes:  [][]int{{batch, 64}, {128, 64}, {128}},
 		DTypes:  []string{"float32", "float32", "float32"},
 		N:       n,
-		Device:  DeviceInfo{Kind: "cpu", Name: "test-cpu", Cores: 2},
+		Device:  DeviceInfo{Kind: "cpu", Name: "test-cpu", Cores: 2, Capabilities: abi.Capabilities{Version: abi.CapabilitiesVersion, HostThreads: true}},
 	}
 }
 
@@ -87,6 +87,8 @@ func TestKey(t *testing.T) {
 	changedParams[1].Params = map[string]int{"BLOCK_M": 16}
 	gpu := linearProblem(100, 8)
 	gpu.Device = DeviceInfo{Kind: "cuda", Name: "H100", ComputeCapability: "9.0"}
+	optioned := linearProblem(100, 8)
+	optioned.Device.BackendOptions = map[string]string{"fast_math": "1"}
 	wider := linearProblem(100, 8)
 	wider.Shapes[1] = []int{256, 64}
 	for name, k := range map[string]string{
@@ -95,6 +97,7 @@ func TestKey(t *testing.T) {
 		"params":        Key(linearProblem(100, 8), changedParams),
 		"fewer":         Key(linearProblem(100, 8), candidates()[:3]),
 		"device":        Key(gpu, candidates()),
+		"backend opt":   Key(optioned, candidates()),
 		"weight shape":  Key(wider, candidates()),
 		"plugin answer": PluginKey(base, "abc"),
 	} {

@@ -62,15 +62,24 @@ func BucketBatch(b int) int {
 	return 1 << bits.Len(uint(b-1))
 }
 
-// DeviceIdentity names a device for decision keys: kind, name, compute capability and, for
-// CPUs, the worker count (which changes the timings); memory size is left out.
+// DeviceIdentity names a device for decision keys: kind, name, compute capability, for
+// devices that run programs on host threads the worker count (which changes the timings),
+// and the backend's options; memory size is left out.
 func DeviceIdentity(d DeviceInfo) string {
 	id := d.Kind + ":" + d.Name
 	if d.ComputeCapability != "" {
 		id += ":sm" + d.ComputeCapability
 	}
-	if d.Kind == "cpu" {
+	if d.Capabilities.HostThreads {
 		id += ":" + strconv.Itoa(d.Cores) + "cores"
+	}
+	if len(d.BackendOptions) > 0 {
+		opts := make([]string, 0, len(d.BackendOptions))
+		for k, v := range d.BackendOptions {
+			opts = append(opts, strconv.Quote(k)+"="+strconv.Quote(v))
+		}
+		sort.Strings(opts)
+		id += ":options{" + strings.Join(opts, ",") + "}"
 	}
 	return id
 }

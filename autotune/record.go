@@ -109,7 +109,9 @@ func ReadTimings(r io.Reader) ([]Record, error) {
 	if f.Format != timingsFormat {
 		return nil, fmt.Errorf("timings file: format %q, want %q", f.Format, timingsFormat)
 	}
-	for i, rec := range f.Records {
+	for i := range f.Records {
+		f.Records[i].Problem.Device = f.Records[i].Problem.Device.Legacy()
+		rec := f.Records[i]
 		if rec.Source != sourceMeasured {
 			return nil, fmt.Errorf("timings file: records[%d]: source %q, want %q", i, rec.Source, sourceMeasured)
 		}

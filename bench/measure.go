@@ -143,7 +143,7 @@ func benchmark(c *config) (*report, error) {
 	} else {
 		rep.Torch = "n/a (--peers=false)"
 	}
-	sel, err := device.Select("cpu", c.threads)
+	sel, err := device.Select("cpu", 0, device.Options{Threads: c.threads})
 	if err != nil {
 		return nil, err
 	}

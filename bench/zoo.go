@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/widejit/widejit/autotune"
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/graph/safetensors"
 	"github.com/widejit/widejit/jit"
@@ -67,10 +66,7 @@ type widejitPlan struct {
 // newWidejitPlan lowers g for dev ("wide" or "sequential", as `widejit run --mode`) and
 // compiles it with a fresh in-memory compiler, so compile time is a cold compile.
 func newWidejitPlan(g *graph.Graph, dev jit.Device, mode string, inputs map[string]*safetensors.Tensor) (*widejitPlan, error) {
-	info := dev.Info()
-	opts := lowering.Options{ModelMajor: mode == "sequential",
-		Device: autotune.DeviceInfo{Kind: info.Kind, Name: info.Name, ComputeCapability: info.ComputeCapability,
-			MemoryBytes: info.MemoryBytes, Cores: info.Cores}}
+	opts := lowering.Options{ModelMajor: mode == "sequential", Device: dev.Info()}
 	start := time.Now()
 	plan, err := lowering.Lower(g, opts)
 	if err != nil {

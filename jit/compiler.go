@@ -11,10 +11,12 @@ import (
 
 // CompilerOptions configure a Compiler.
 type CompilerOptions struct {
-	Store   *cache.Store      // the persistent artifact store; nil: cache.Off() (nothing kept)
-	Version string            // widejit compiler version, part of every key
-	Config  map[string]string // config values that change code generation, part of every key
-	Warn    func(msg string)  // cache warnings; nil: dropped
+	Store   *cache.Store // the persistent artifact store; nil: cache.Off() (nothing kept)
+	Version string       // widejit compiler version, part of every key
+	// BackendOptions are the options the target's backend was opened with (--backend-opt
+	// k=v): they may change its code, so they are part of every key.
+	BackendOptions map[string]string
+	Warn           func(msg string) // cache warnings; nil: dropped
 }
 
 // Stats count what the compiler's store saw: artifacts served (hits) and compiled (misses),

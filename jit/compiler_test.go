@@ -63,7 +63,7 @@ func vectorAdd(t *testing.T) (jit.Source, jit.Spec) {
 // Every input that changes the artifact changes the key; map and list order do not.
 func TestKeyCoversEveryInput(t *testing.T) {
 	src, spec := vectorAdd(t)
-	c := jit.NewCompiler(jit.CompilerOptions{Version: "v1", Config: map[string]string{"fast_math": "off"}})
+	c := jit.NewCompiler(jit.CompilerOptions{Version: "v1", BackendOptions: map[string]string{"fast_math": "off"}})
 	target := &fakeTarget{key: "cpu"}
 	base, err := c.Key(src, spec, target)
 	if err != nil {
@@ -103,10 +103,10 @@ func TestKeyCoversEveryInput(t *testing.T) {
 		"num_warps": func() (cache.Key, error) { s := spec; s.NumWarps = 8; return c.Key(src, s, target) },
 		"target":    func() (cache.Key, error) { return c.Key(src, spec, &fakeTarget{key: "ptx7.8/sm_90"}) },
 		"version": func() (cache.Key, error) {
-			return jit.NewCompiler(jit.CompilerOptions{Version: "v2", Config: map[string]string{"fast_math": "off"}}).Key(src, spec, target)
+			return jit.NewCompiler(jit.CompilerOptions{Version: "v2", BackendOptions: map[string]string{"fast_math": "off"}}).Key(src, spec, target)
 		},
-		"config": func() (cache.Key, error) {
-			return jit.NewCompiler(jit.CompilerOptions{Version: "v1", Config: map[string]string{"fast_math": "on"}}).Key(src, spec, target)
+		"backend option": func() (cache.Key, error) {
+			return jit.NewCompiler(jit.CompilerOptions{Version: "v1", BackendOptions: map[string]string{"fast_math": "on"}}).Key(src, spec, target)
 		},
 	}
 	for name, f := range variants {

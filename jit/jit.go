@@ -97,14 +97,15 @@ func GridPrograms(kernel string, grid [3]int, maxDim int) (int64, error) {
 	return int64(total), nil
 }
 
-// DeviceInfo describes a device for the autotuner and `widejit info`.
+// DeviceInfo describes a device for lowering, the autotuner, plugins and `widejit info`.
 type DeviceInfo struct {
-	Kind              string // "cpu" | "cuda"
+	Kind              string // the backend's registered name ("cpu", "cuda", ...): shown, never tested
 	Name              string
 	ComputeCapability string // "9.0"; empty on the CPU
 	MemoryBytes       int64
 	Cores             int // CPU cores or GPU SMs
 	DriverVersion     string
+	Caps              Capabilities
 }
 
 // Device runs kernels and owns their memory.

@@ -24,7 +24,7 @@ func (c *Compiler) Key(src Source, spec Spec, t Target) (cache.Key, error) {
 		String("target", t.Key()).
 		String("compiler_version", c.opts.Version).
 		Int("codegen_format", CodegenFormat).
-		Map("config.", c.opts.Config).
+		Map("backend_option.", c.opts.BackendOptions).
 		Key()
 }
 

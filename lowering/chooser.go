@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/widejit/widejit/autotune"
+	"github.com/widejit/widejit/jit"
+	"github.com/widejit/widejit/plugins/abi"
 )
 
 // Chooser picks one candidate for a kernel group. Candidates and problems are autotune's
@@ -93,7 +95,18 @@ func heuristicReason(p autotune.Problem, id string, cands []autotune.Candidate) 
 
 func (l *lowerer) problem(chain []string, out View) autotune.Problem {
 	return autotune.Problem{OpChain: chain, Shapes: [][]int{out.Shape}, DTypes: []string{string(out.DType)},
-		N: l.n, Device: l.opts.Device}
+		N: l.n, Device: PluginDevice(l.opts.Device, l.opts.BackendOptions)}
+}
+
+// PluginDevice is info as the autotuner's keys and the plugin ABI describe it, with the
+// options its backend was opened with.
+func PluginDevice(info jit.DeviceInfo, backendOptions map[string]string) autotune.DeviceInfo {
+	c := info.Caps
+	return autotune.DeviceInfo{Kind: info.Kind, Name: info.Name, ComputeCapability: info.ComputeCapability,
+		MemoryBytes: info.MemoryBytes, Cores: info.Cores, BackendOptions: backendOptions,
+		Capabilities: abi.Capabilities{Version: abi.CapabilitiesVersion, HostThreads: c.HostThreads,
+			SIMDWidth: c.SIMDWidth, WarpSize: c.WarpSize, SharedMemoryBytes: c.SharedMemoryBytes,
+			TensorCores: c.TensorCores, DiscreteMemory: c.DiscreteMemory}}
 }
 
 // decideFusion asks the Chooser whether to fuse op into a group computing ops.
@@ -111,7 +124,7 @@ func (l *lowerer) decideFusion(chain []string, out View, ops []string, op string
 // (strategyCandidates). The tunables go to the group (groupBase.tuned) for its emitter.
 func (l *lowerer) chooseStrategy(gr group) (strategy, reason string, err error) {
 	b := gr.base()
-	b.cpu, b.cores, b.models = l.opts.Device.Kind == "cpu", max(l.opts.Device.Cores, 1), l.n
+	b.cpu, b.cores, b.models = l.opts.Device.Caps.HostThreads, max(l.opts.Device.Cores, 1), l.n
 	if l.opts.ModelMajor {
 		b.models = 1
 	}

@@ -140,7 +140,7 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 		chBound = "OC"
 		l.notes[g] = append(l.notes[g], "depthwise: direct kernel, no GEMM over 1-channel groups")
 	}
-	g.flat = !g.depthwise && convFlatKernel && l.opts.Device.Kind == "cpu" && g.sh == 1 && g.sw == 1 && g.kh*g.kw > 1
+	g.flat = !g.depthwise && convFlatKernel && l.opts.Device.Caps.HostThreads && g.sh == 1 && g.sw == 1 && g.kh*g.kw > 1
 	g.rows = !g.depthwise && convRowKernel && (convRowAlways || g.rowWidth() >= convRowMinWidth && g.rowStepsPayOff())
 	if g.flat {
 		g.rows = false

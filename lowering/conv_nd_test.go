@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/widejit/widejit/autotune"
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/internal/testkit"
 )
@@ -19,7 +18,7 @@ var convNDFixtures = []string{"testdata/conv/transposed_n3", "testdata/conv/conv
 // a BatchNorm3d and ReLU after a Conv3d, and a BatchNorm2d after a ConvTranspose2d, fuse into
 // its epilogue, and a BatchNorm3d on its own is one element-wise kernel.
 func TestConvNDKernelChoice(t *testing.T) {
-	for _, opts := range []Options{{Device: autotune.DeviceInfo{Kind: "cuda"}}, {Device: autotune.DeviceInfo{Kind: "cpu", Cores: 2}}} {
+	for _, opts := range []Options{{Device: testDevice("cuda")}, {Device: testDevice("cpu")}} {
 		for _, dir := range convNDFixtures {
 			g, err := graph.Load(filepath.Join(dir, "graph.json"))
 			if err != nil {

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/widejit/widejit/autotune"
 	"github.com/widejit/widejit/graph"
 )
 
@@ -115,7 +114,7 @@ func TestConvRowKernelChoice(t *testing.T) {
 // kernels, and a GPU plan never uses it. The numbers of every CPU plan are checked against
 // PyTorch by the "cpu" variant of TestConvFixtures.
 func TestConvFlatKernelOnCPUPlans(t *testing.T) {
-	cpuPlan := Options{Device: autotune.DeviceInfo{Kind: "cpu", Cores: 2}}
+	cpuPlan := Options{Device: testDevice("cpu")}
 	dirs, _ := filepath.Glob(filepath.Join("testdata", "conv", "*"))
 	dirs = append(dirs, filepath.Join("..", "examples", "resblock"), filepath.Join("..", "examples", "convnet"))
 	flat := 0
@@ -125,7 +124,7 @@ func TestConvFlatKernelOnCPUPlans(t *testing.T) {
 			t.Fatal(err)
 		}
 		tmpl := convTemplatesFor(t, dir, cpuPlan)
-		gpu := convTemplatesFor(t, dir, Options{Device: autotune.DeviceInfo{Kind: "cuda"}})
+		gpu := convTemplatesFor(t, dir, Options{Device: testDevice("cuda")})
 		for _, n := range g.Nodes {
 			if n.Op != "conv1d" && n.Op != "conv2d" {
 				continue
@@ -162,7 +161,7 @@ func TestConvFlatKernelOnCPUPlans(t *testing.T) {
 // not), and that the residual of examples/resblock is read from the padded copy of the block
 // input (an affine tile instead of a gather).
 func TestConvFlatTapMajorAndPaddedStores(t *testing.T) {
-	cpuPlan := Options{Device: autotune.DeviceInfo{Kind: "cpu", Cores: 2}}
+	cpuPlan := Options{Device: testDevice("cpu")}
 	dirs, _ := filepath.Glob(filepath.Join("testdata", "conv", "*_n3"))
 	dirs = append(dirs, filepath.Join("..", "examples", "resblock"), filepath.Join("..", "examples", "convnet"))
 	defer func(v int) { convTapMajorMinChannels = v }(convTapMajorMinChannels)

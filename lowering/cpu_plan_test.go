@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/widejit/widejit/autotune"
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/graph/safetensors"
 	"github.com/widejit/widejit/internal/testkit"
@@ -31,7 +30,7 @@ func TestCPUPlansUseCPUKernels(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, kind := range []string{"cpu", "cuda"} {
-			plan, err := Lower(g, Options{Device: autotune.DeviceInfo{Kind: kind, Cores: 2}})
+			plan, err := Lower(g, Options{Device: testDevice(kind)})
 			if err != nil {
 				t.Fatalf("%s (%s): %v", p, kind, err)
 			}
@@ -89,7 +88,7 @@ func TestCPUFusesLargerMLPs(t *testing.T) {
 		kind string
 		mlp  bool
 	}{{"cpu", true}, {"cuda", false}} {
-		plan, err := Lower(g, Options{Device: autotune.DeviceInfo{Kind: c.kind, Cores: 2}})
+		plan, err := Lower(g, Options{Device: testDevice(c.kind)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +206,7 @@ func rowOpKernels(t *testing.T, name, kind, marker string, alone func(*Launch) b
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := Lower(g, Options{Device: autotune.DeviceInfo{Kind: kind, Cores: 2}})
+	plan, err := Lower(g, Options{Device: testDevice(kind)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +235,7 @@ func TestRMSNormHeadAgainstLoop(t *testing.T) {
              "attrs": {"in_features": %d, "out_features": %d, "bias": true}}],
   "outputs": ["fc"], "weights": "weights.safetensors"}`, n, rows, k, k, out, k, out, k, k, out)
 	g := writeGraph(t, js, map[string][]int{"w": {k}, "lw": {out, k}, "lb": {out}}, n, 11)
-	opts := Options{Device: autotune.DeviceInfo{Kind: "cpu", Cores: 2}}
+	opts := Options{Device: testDevice("cpu")}
 	plan, err := Lower(g, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -35,7 +35,7 @@
 //   - Plan: launches in order with their buffers, offsets and scalars; temporary buffers are
 //     reused once their last reader has run (liveness). Launches that read parameters only
 //     are prepare launches, run once when the runner is built.
-//   - CPU plans (Options.Device.Kind "cpu") are shaped for the CPU executor, not for warps:
+//   - CPU plans (Options.Device.Caps.HostThreads) are shaped for the CPU executor, not for warps:
 //     dot tiles up to 128 x 256 over K panels of up to 512; when a launch has few programs
 //     and enough work for several workers, the tile's activation rows, then its columns, are
 //     halved to the split whose programs end first on the cores (spreadOverCores: a

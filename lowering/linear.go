@@ -129,7 +129,7 @@ func (g *matmulGroup) mlpCompatible(l *lowerer, w2 View) bool {
 		}
 	}
 	bytes, limit := (g.weight.Numel()+w2.Numel())*4, mlpMaxWeightBytes
-	if l.opts.Device.Kind == "cpu" {
+	if l.opts.Device.Caps.HostThreads {
 		limit = cpuMLPMaxWeightBytes
 	}
 	return bytes <= limit && w2.Shape[0] <= mlpMaxOut && w2.Shape[1] == g.nn

@@ -6,9 +6,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/widejit/widejit/autotune"
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/internal/memlimit"
+	"github.com/widejit/widejit/jit"
 )
 
 // Options control lowering.
@@ -21,8 +21,11 @@ type Options struct {
 	ModelMajor bool
 	// Chooser decides fusions and strategies; nil: HeuristicChooser.
 	Chooser Chooser
-	// Device the plan is for (passed to the Chooser).
-	Device autotune.DeviceInfo
+	// Device the plan is for: its capabilities shape the plan; the Chooser sees it too.
+	Device jit.DeviceInfo
+	// BackendOptions are the options Device's backend was opened with, for the Chooser's
+	// decision keys.
+	BackendOptions map[string]string
 	// Dropout: "" or "eval" (identity), "mc" (Monte Carlo: per-model masks from Seed).
 	Dropout string
 	Seed    int64
@@ -197,7 +200,7 @@ func Lower(g *graph.Graph, opts Options) (*Plan, error) {
 			return nil, fmt.Errorf("%s: nodes[%d] %q (%s): %w", g.File, n.Index, n.Name, n.Op, err)
 		}
 	}
-	if opts.Device.Kind == "cpu" {
+	if opts.Device.Caps.HostThreads {
 		l.pretransposeWeights()
 	}
 	plan := &Plan{N: g.N, Graph: g.File, Inputs: l.inputs, Params: l.params, ModelMajor: opts.ModelMajor,

@@ -161,7 +161,7 @@ func TestLayerNormRowFormsAgainstLoop(t *testing.T) {
 			}
 		}
 		wt := safetensors.FromFloat32s("ln", append([]int{n}, shape...), want)
-		for _, opts := range []Options{{Device: autotune.DeviceInfo{Kind: "cpu", Cores: 2}}, {}} {
+		for _, opts := range []Options{{Device: testDevice("cpu")}, {}} {
 			got := runPlanCPU(t, g, opts, ins)["ln"]
 			if err := testkit.CompareTensors(got, wt); err != nil {
 				t.Errorf("R=%d, device %q: %v", r, opts.Device.Kind, err)
@@ -321,7 +321,7 @@ func TestConvTranspose2dAgainstScatterLoop(t *testing.T) {
 			}
 		}
 	}
-	for _, o := range []Options{{}, {Strategy: Sequential}, {Device: autotune.DeviceInfo{Kind: "cpu", Cores: 2}}} {
+	for _, o := range []Options{{}, {Strategy: Sequential}, {Device: testDevice("cpu")}} {
 		got := f32s(t, runPlanCPU(t, g, o, ins)["conv_t"])
 		if len(got) != len(want) {
 			t.Fatalf("%+v: %d values, want %d (output [%d, %d, %d, %d] per model)", o, len(got), len(want), b, cout, oh, ow)

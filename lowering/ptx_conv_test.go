@@ -1,7 +1,6 @@
 package lowering
 
 import (
-	"github.com/widejit/widejit/autotune"
 	"path/filepath"
 	"testing"
 
@@ -26,7 +25,7 @@ func TestConvKernelsAssemblePTX(t *testing.T) {
 	}
 	// the CPU plan's kernels (conv_flat.py, conv_pad.py) are valid Triton too: they assemble
 	variants := []Options{{}, {NoFusion: true}, {Strategy: Sequential}, {Dropout: "mc", Seed: 1},
-		{Device: autotune.DeviceInfo{Kind: "cpu", Cores: 2}}}
+		{Device: testDevice("cpu")}}
 	kernels := ptxkit.NewKernels(jit.NewCompiler(jit.CompilerOptions{}))
 	collect := func() {
 		for _, family := range []string{"conv", "pool", "attention", "fixtures"} {

@@ -3,7 +3,6 @@ package lowering
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/widejit/widejit/autotune"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,7 +90,7 @@ var exampleVariants = []struct {
 	{"sequential", Options{Strategy: Sequential}},
 	{"model-major", Options{ModelMajor: true}},
 	// the CPU executor's own tiles and layouts (CPU-sized dot tiles, weights transposed once)
-	{"cpu", Options{Device: autotune.DeviceInfo{Kind: "cpu", Cores: 2}}},
+	{"cpu", Options{Device: testDevice("cpu")}},
 }
 
 // TestReplay replays the examples (the default plan) and the fixtures at N=3 (every variant);

@@ -141,7 +141,7 @@ func lowerRecurrent(l *lowerer, n *graph.Node) error {
 			}
 			g := &rnnGroup{cell: cell, xp: xp, w: *param("weight_hh" + sfx), wSK: 1, wSJ: hid, bias: param("bias_hh" + sfx),
 				o: out.slice(1, d*hid, hid), steps: steps, batch: batch, hidden: hid, reverse: d == 1}
-			if l.opts.Device.Kind == "cpu" {
+			if l.opts.Device.Caps.HostThreads {
 				// W_hh^T [H, G*H] once (a prepare launch): the CPU reads the weight tiles of
 				// every step as plain rows instead of gathering columns
 				g.w = l.transposed(g.w, n)

@@ -29,7 +29,7 @@ type rowTail struct {
 
 // tryRowTail fuses n, a row op over the last dim, into the CPU matmul producing its input.
 func (l *lowerer) tryRowTail(n *graph.Node) bool {
-	if l.opts.Device.Kind != "cpu" || len(n.Inputs) == 0 || n.Inputs[0].Kind != graph.TensorOperand {
+	if !l.opts.Device.Caps.HostThreads || len(n.Inputs) == 0 || n.Inputs[0].Kind != graph.TensorOperand {
 		return false
 	}
 	g, ok := l.soleProducer(n.Inputs[0].Name).(rowTailGroup)
@@ -176,7 +176,7 @@ type rowHead struct {
 // rowHeadFor is the pending norm group producing Linear n's input, with the head it becomes,
 // when it may fuse into n (k is the Linear's input width).
 func (l *lowerer) rowHeadFor(n *graph.Node, k int) (*normGroup, *rowHead) {
-	if l.opts.Device.Kind != "cpu" || k > cpuMaxBlockK || n.Inputs[0].Kind != graph.TensorOperand {
+	if !l.opts.Device.Caps.HostThreads || k > cpuMaxBlockK || n.Inputs[0].Kind != graph.TensorOperand {
 		return nil, nil
 	}
 	ng, ok := l.fusable(n.Inputs[0].Name).(*normGroup)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/widejit/widejit/autotune"
+	"github.com/widejit/widejit/jit"
 )
 
 // Tunables as autotune candidates. A kernel family whose tile sizes matter (matmul, fused MLP,
@@ -95,10 +96,10 @@ func (s tunableSpace) configs(warps bool) []Tunables {
 	return append(out, def.with(NumWarpsParam, wideNumWarps))
 }
 
-// offersWarps reports whether num_warps is worth a candidate on dev: not on a CPU, where the
-// kernel is the same computation whatever the warp count (timing the copies would only pick
-// between identical kernels by noise). An unknown device (kind "") is offered them.
-func offersWarps(dev autotune.DeviceInfo) bool { return dev.Kind != "cpu" }
+// offersWarps reports whether num_warps is worth a candidate on dev: not where programs run
+// on host threads, where the kernel is the same computation whatever the warp count (timing
+// the copies would only pick between identical kernels by noise).
+func offersWarps(dev jit.DeviceInfo) bool { return !dev.Caps.HostThreads }
 
 // with returns a copy of t with name set to v.
 func (t Tunables) with(name string, v int) Tunables {
@@ -151,7 +152,7 @@ func (t Tunables) String() string {
 // ids "<strategy>/<config>" and the configuration in Params; each strategy's built-in
 // configuration comes first among its candidates, so the heuristic's ranking (stable within
 // a strategy) keeps the emitter's choice.
-func strategyCandidates(gr group, dev autotune.DeviceInfo) []autotune.Candidate {
+func strategyCandidates(gr group, dev jit.DeviceInfo) []autotune.Candidate {
 	strategies := []string{Batched, Sequential}
 	tg, ok := gr.(tunableGroup)
 	var space tunableSpace

@@ -40,12 +40,12 @@ func TestTunablePruning(t *testing.T) {
 		if !configs[0].equal(space.defaults()) {
 			t.Errorf("%s: first configuration %s is not the built-in %s", what, configs[0], space.defaults())
 		}
-		cands := strategyCandidates(g, autotune.DeviceInfo{Kind: "cuda"})
+		cands := strategyCandidates(g, testDevice("cuda"))
 		if len(cands) > 12 || len(cands) != 2*len(configs) {
 			t.Errorf("%s: %d candidates for %d configurations", what, len(cands), len(configs))
 		}
 		// on a CPU num_warps changes nothing, so it is not offered
-		for _, c := range strategyCandidates(g, autotune.DeviceInfo{Kind: "cpu"}) {
+		for _, c := range strategyCandidates(g, testDevice("cpu")) {
 			if c.Params[NumWarpsParam] != 4 {
 				t.Errorf("%s: CPU candidate %s", what, c.ID)
 			}
@@ -90,7 +90,7 @@ func TestTunablePruning(t *testing.T) {
 	}
 	// a hand-checked set: matmul M=5, N=19, K=19 (built in: 16, 32, 32)
 	var ids []string
-	for _, c := range strategyCandidates(&matmulGroup{m: 5, nn: 19, k: 19}, autotune.DeviceInfo{}) {
+	for _, c := range strategyCandidates(&matmulGroup{m: 5, nn: 19, k: 19}, jit.DeviceInfo{}) {
 		ids = append(ids, c.ID)
 	}
 	want := "batched/bm16-bn32-bk32-w4 batched/bm16-bn16-bk32-w4 batched/bm16-bn32-bk16-w4 batched/bm16-bn32-bk32-w8 " +

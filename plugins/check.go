@@ -21,8 +21,10 @@ type CheckSample struct {
 // two fused candidates.
 func CheckSamples() []CheckSample {
 	devices := []abi.Device{
-		{Kind: "cpu", Name: runtime.GOARCH + " CPU", MemoryBytes: 16 << 30, Cores: runtime.NumCPU()},
-		{Kind: "cuda", Name: "NVIDIA H100 80GB HBM3", ComputeCapability: "9.0", MemoryBytes: 80 << 30, Cores: 132},
+		{Kind: "cpu", Name: runtime.GOARCH + " CPU", MemoryBytes: 16 << 30, Cores: runtime.NumCPU(),
+			Capabilities: abi.Capabilities{Version: abi.CapabilitiesVersion, HostThreads: true, SIMDWidth: 8}},
+		{Kind: "cuda", Name: "NVIDIA H100 80GB HBM3", ComputeCapability: "9.0", MemoryBytes: 80 << 30, Cores: 132,
+			Capabilities: abi.Capabilities{Version: abi.CapabilitiesVersion, WarpSize: 32, SharedMemoryBytes: 227 << 10, TensorCores: true, DiscreteMemory: true}},
 	}
 	blocks := func(strategy, prefix string, ms ...int) []abi.Candidate {
 		var out []abi.Candidate

@@ -82,7 +82,7 @@ type Options struct {
 func checkMemory(plan *lowering.Plan, dev jit.Device, limit int64) error {
 	m := plan.Memory()
 	info := dev.Info()
-	if info.Kind == "cpu" || info.Kind == "" {
+	if !info.Caps.DiscreteMemory {
 		var t memlimit.Tally
 		t.Add(m.Device(), 1)
 		t.Add(m.Host(), 1)

@@ -10,14 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/widejit/widejit/autotune"
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/graph/safetensors"
 	"github.com/widejit/widejit/internal/memlimit"
 	"github.com/widejit/widejit/internal/testkit"
 	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/jit/cpu"
-	"github.com/widejit/widejit/jit/cuda"
+	"github.com/widejit/widejit/jit/cuda/cudatest"
 	"github.com/widejit/widejit/lowering"
 )
 
@@ -119,7 +118,7 @@ func TestStreamSplitMatchesOneStream(t *testing.T) {
 		{"gpu", lowering.Options{}, []int{2, 3}},
 		{"sequential", lowering.Options{Strategy: lowering.Sequential}, []int{2}},
 		{"model-major", lowering.Options{ModelMajor: true}, []int{3}},
-		{"cpu", lowering.Options{Device: autotune.DeviceInfo{Kind: "cpu", Cores: 2}}, []int{2}},
+		{"cpu", lowering.Options{Device: cpu.NewDevice(2).Info()}, []int{2}},
 		// random numbers follow the model index (the model base of a launch over a range)
 		{"mc-dropout", lowering.Options{Dropout: "mc", Seed: 5}, []int{3}},
 	}
@@ -169,19 +168,18 @@ func TestStreamSplitMatchesOneStream(t *testing.T) {
 }
 
 // stubRun lowers a graph for the stub GPU and builds a runner on it with streams streams.
-func stubRun(t *testing.T, g *graph.Graph, cfg cuda.StubConfig, opts Options) (*cuda.Stub, *lowering.Plan, *Runner) {
+func stubRun(t *testing.T, g *graph.Graph, cfg cudatest.StubConfig, opts Options) (*cudatest.Stub, *lowering.Plan, *Runner) {
 	t.Helper()
 	if cfg.Host == nil {
 		cfg.Host = cpu.NewDevice(2)
 	}
-	stub := cuda.NewStub(cfg)
+	stub := cudatest.NewStub(cfg)
 	dev, err := stub.Open(0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { dev.Close() })
-	info := dev.Info()
-	plan, err := lowering.Lower(g, lowering.Options{Device: autotune.DeviceInfo{Kind: info.Kind, Name: info.Name, ComputeCapability: info.ComputeCapability, Cores: info.Cores, MemoryBytes: info.MemoryBytes}})
+	plan, err := lowering.Lower(g, lowering.Options{Device: dev.Info()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,10 +203,10 @@ func loadFixture(t *testing.T, dir string) (*graph.Graph, map[string]*safetensor
 // firstStubRun runs the fixture in dir once on the stub GPU, on 2 streams, and
 // checks its outputs: those of the CPU backend for the same plan (bit for bit) and PyTorch's.
 // It returns the index of the run's first operation in the stub's log.
-func firstStubRun(t *testing.T, dir string) (*cuda.Stub, *lowering.Plan, *Runner, int) {
+func firstStubRun(t *testing.T, dir string) (*cudatest.Stub, *lowering.Plan, *Runner, int) {
 	t.Helper()
 	g, inputs := loadFixture(t, dir)
-	stub, plan, r := stubRun(t, g, cuda.StubConfig{}, Options{Streams: 2})
+	stub, plan, r := stubRun(t, g, cudatest.StubConfig{}, Options{Streams: 2})
 	if n := len(r.Streams().Parts); n != 2 {
 		t.Fatalf("%d streams asked for 2 on a GPU with N=%d: %s", n, g.N, r.Streams().Why)
 	}
@@ -228,8 +226,8 @@ func firstStubRun(t *testing.T, dir string) (*cuda.Stub, *lowering.Plan, *Runner
 
 // stubOps are the operations the stub recorded from first on, by stream, and the host's
 // synchronisations among them.
-func stubOps(stub *cuda.Stub, first int) (byStream map[int][]cuda.StubOp, lanes []int, syncs []cuda.StubOp) {
-	byStream = map[int][]cuda.StubOp{}
+func stubOps(stub *cudatest.Stub, first int) (byStream map[int][]cudatest.StubOp, lanes []int, syncs []cudatest.StubOp) {
+	byStream = map[int][]cudatest.StubOp{}
 	for _, op := range stub.Ops()[first:] {
 		if op.Kind == "sync" {
 			syncs = append(syncs, op)
@@ -294,7 +292,7 @@ func TestStreamsOnStubGPU(t *testing.T) {
 func TestStreamsSharedInputsAndOrders(t *testing.T) {
 	stub, plan, _, first := firstStubRun(t, "../lowering/testdata/fixtures/blocks_shared_n3")
 	byStream, lanes, _ := stubOps(stub, first)
-	var uploads []cuda.StubOp
+	var uploads []cudatest.StubOp
 	for _, op := range byStream[lanes[0]] {
 		if op.Kind == "upload" {
 			uploads = append(uploads, op)
@@ -313,7 +311,7 @@ func TestStreamsSharedInputsAndOrders(t *testing.T) {
 			}
 		}
 	}
-	for _, cfg := range []cuda.StubConfig{{Order: cuda.LastStreamFirst}, {Order: cuda.Random, Seed: 1}, {Order: cuda.Random, Seed: 7}} {
+	for _, cfg := range []cudatest.StubConfig{{Order: cudatest.LastStreamFirst}, {Order: cudatest.Random, Seed: 1}, {Order: cudatest.Random, Seed: 7}} {
 		for _, dir := range []string{"../lowering/testdata/fixtures/blocks_shared_n3", "../examples/transformer"} {
 			g, inputs := loadFixture(t, dir)
 			stub, plan, r := stubRun(t, g, cfg, Options{Streams: 3})
@@ -337,13 +335,13 @@ func TestStreamsSharedInputsAndOrders(t *testing.T) {
 // a slot that holds buffers of different sizes is written by both.
 func TestStubCatchesBrokenStreamSchedules(t *testing.T) {
 	g, inputs := loadFixture(t, "../lowering/testdata/fixtures/blocks_shared_n3")
-	_, _, r := stubRun(t, g, cuda.StubConfig{}, Options{Streams: 2})
+	_, _, r := stubRun(t, g, cudatest.StubConfig{}, Options{Streams: 2})
 	r.streams.shared = nil
 	if _, err := r.Run(inputs); err == nil || !strings.Contains(err.Error(), "STUB_UNORDERED_ACCESS") || !strings.Contains(err.Error(), "upload") {
 		t.Errorf("a run without the shared-input event: %v", err)
 	}
 	g, inputs = loadFixture(t, "../examples/patterns")
-	_, _, r = stubRun(t, g, cuda.StubConfig{}, Options{Streams: 2})
+	_, _, r = stubRun(t, g, cudatest.StubConfig{}, Options{Streams: 2})
 	if _, err := r.Run(inputs); err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +354,7 @@ func TestStubCatchesBrokenStreamSchedules(t *testing.T) {
 // --explain's schedule: the streams, their models, copies, launches and events.
 func TestExplainStreams(t *testing.T) {
 	g, _ := loadFixture(t, "../lowering/testdata/fixtures/blocks_shared_n3")
-	_, plan, r := stubRun(t, g, cuda.StubConfig{}, Options{Streams: 2})
+	_, plan, r := stubRun(t, g, cudatest.StubConfig{}, Options{Streams: 2})
 	text := r.ExplainStreams()
 	for _, want := range []string{
 		"streams on widejit stub GPU: 2 (asked for)",
@@ -448,7 +446,7 @@ func TestPlanStreamsSplit(t *testing.T) {
 // models, and a copy or kernel slice per operation, timed by events on the stub's clock.
 func TestTraceStreamTracks(t *testing.T) {
 	g, inputs := loadFixture(t, "../examples/transformer")
-	_, plan, r := stubRun(t, g, cuda.StubConfig{}, Options{Streams: 2})
+	_, plan, r := stubRun(t, g, cudatest.StubConfig{}, Options{Streams: 2})
 	tracer := NewTracer()
 	r.Trace(tracer, 1, "cuda:1")
 	r.Profile(true)
@@ -525,7 +523,7 @@ func TestTraceStreamTracks(t *testing.T) {
 // pinned staging the host memory limit; the runs are then still right.
 func TestStreamsFitMemory(t *testing.T) {
 	g, inputs := loadFixture(t, "../examples/transformer")
-	_, plan, r := stubRun(t, g, cuda.StubConfig{}, Options{Streams: 3})
+	_, plan, r := stubRun(t, g, cudatest.StubConfig{}, Options{Streams: 3})
 	_, want := runOnce(t, plan, cpu.NewDevice(2), g, Options{}, inputs)
 	dev, temps := plan.Memory().Device(), r.Streams().Extra/2
 	for _, c := range []struct {
@@ -539,7 +537,7 @@ func TestStreamsFitMemory(t *testing.T) {
 		{dev + temps - 1, Options{Streams: 2}, 1, "fewer than 2"},
 		{0, Options{Streams: 2, MemoryLimit: plan.Memory().Host() + 1}, 1, "the plan's host copies and pinned staging need"},
 	} {
-		_, _, r := stubRun(t, g, cuda.StubConfig{MemoryBytes: c.gpu}, c.opts)
+		_, _, r := stubRun(t, g, cudatest.StubConfig{MemoryBytes: c.gpu}, c.opts)
 		if s := r.Streams(); len(s.Parts) != c.streams || !strings.Contains(s.Why, c.why) {
 			t.Errorf("GPU memory %d, %+v: %d streams (%s), want %d (%s)", c.gpu, c.opts, len(s.Parts), s.Why, c.streams, c.why)
 		}

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -98,6 +100,8 @@ func parseOptions(text string) ([]widejit.Option, graph.Options, error) {
 		switch d := d.(type) {
 		case []string:
 			flags.StringSlice(name, d, "")
+		case map[string]string: // backend_options: set as the CLI's --backend-opt NAME=VALUE
+			flags.StringArray("backend-opt", nil, "")
 		default:
 			flags.String(name, fmt.Sprint(d), "")
 		}
@@ -110,6 +114,18 @@ func parseOptions(text string) ([]widejit.Option, graph.Options, error) {
 	known = append(known, "config", "models", "shard", "sequential", "profile", "streams", "n")
 	sort.Strings(known)
 	for k, v := range raw {
+		if k == "backend_options" {
+			var opts map[string]string
+			if err := json.Unmarshal(v, &opts); err != nil {
+				return nil, graph.Options{}, errkind.Usagef("options: backend_options: expected an object of option names to string values, got %s", v)
+			}
+			for _, name := range slices.Sorted(maps.Keys(opts)) {
+				if err := flags.Set("backend-opt", name+"="+opts[name]); err != nil {
+					return nil, graph.Options{}, errkind.Usagef("options: backend_options: %v", err)
+				}
+			}
+			continue
+		}
 		fl := flags.Lookup(strings.ReplaceAll(k, "_", "-"))
 		if fl == nil {
 			if !contains(known, k) {

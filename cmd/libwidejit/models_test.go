@@ -50,11 +50,12 @@ func TestOptions(t *testing.T) {
 	for _, bad := range []struct{ json, want string }{
 		{`{"no_such": 1}`, `unknown option "no_such"`},
 		{`{"threads": -1}`, "threads: -1 must be >= 0"},
-		{`{"device": "tpu"}`, `device: "tpu" is not one of`},
+		{`{"device": "tpu"}`, `device "tpu": no such backend`},
 		{`{"models": [1]}`, "models is [lo, hi)"},
 		{`{"models": [0, 1], "shard": [0, 2]}`, "models or shard, not both"},
 		{`{"threads": {"a": 1}}`, "expected a string, number, boolean or list of strings"},
 		{`[1]`, "options:"},
+		{`{"backend_options": 3}`, "backend_options: expected an object of option names to string values"},
 	} {
 		_, _, err := parseOptions(bad.json)
 		if err == nil || !strings.Contains(err.Error(), bad.want) || !errors.As(err, new(errkind.Usage)) {
@@ -63,6 +64,10 @@ func TestOptions(t *testing.T) {
 	}
 	if _, _, err := parseOptions(`{"device": "cpu", "threads": 2, "no_cache": true, "plugins": [], "models": [0, 2], "profile": true}`); err != nil {
 		t.Errorf("valid options: %v", err)
+	}	// backend_options reach the backend as --backend-opt does: cpu takes none and says so.
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	if _, err := load(mlp, `{"device": "cpu", "no_cache": true, "backend_options": {"x": "1"}}`); err == nil || !strings.Contains(err.Error(), "backend cpu takes no options; got x") {
+		t.Errorf("backend_options {x: 1} on the cpu: got %v, want the backend's refusal", err)
 	}
 }
 

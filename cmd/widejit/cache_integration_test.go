@@ -146,11 +146,11 @@ func TestCompilerKeySensitivity(t *testing.T) {
 		with("num_warps", func(v *variant) { v.spec.NumWarps = 8 }),
 		with("target", func(v *variant) { v.target = ptx.Target{Arch: "sm_90"} }),
 		with("version", func(v *variant) { v.version = "v1.0.1" }),
-		with("config", func(v *variant) { v.config["fast_math"] = "true" }),
+		with("backend option", func(v *variant) { v.config["fast_math"] = "true" }),
 	}
 	compile := func(v variant) (hit bool) {
 		t.Helper()
-		comp := jit.NewCompiler(jit.CompilerOptions{Store: store, Version: v.version, Config: v.config})
+		comp := jit.NewCompiler(jit.CompilerOptions{Store: store, Version: v.version, BackendOptions: v.config})
 		before := comp.Stats() // the store's counters, shared by every compiler on it
 		if _, err := comp.Compile(v.src, v.spec, v.target); err != nil {
 			t.Fatalf("%s: %v", v.name, err)

@@ -19,6 +19,7 @@ func addGlobalFlags(a *app, root *cobra.Command) {
 	f.Int("threads", 0, "CPU executor worker count (0: all cores)")
 	f.Bool("cache-read-only", false, "read the kernel cache without writing it (a shared, pre-populated cache)")
 	f.Bool("allow-outside-paths", false, "let a graph name files outside its directory (absolute paths, '..', symbolic links out); refused by default")
+	f.StringArray("backend-opt", nil, "an option `NAME=VALUE` for the device's backend (repeatable; over the config's backend_options); part of every cache key")
 }
 
 // loadConfig layers the configuration into a.v for cmd (internal/config); `widejit config`

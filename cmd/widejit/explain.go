@@ -38,7 +38,7 @@ func newGraphExplainCmd(a *app) *cobra.Command {
 	}
 	f.add(cmd)
 	cmd.Flags().BoolVar(&showPlan, "plan", false, "also print the plan (buffers, launches, arguments)")
-	cmd.Flags().String("device", "auto", "the device whose recorded decisions apply: auto | cpu | cuda")
+	cmd.Flags().String("device", "auto", "the device whose recorded decisions apply: auto or a backend (widejit info lists them)")
 	addPluginFlag(cmd)
 	return cmd
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
 	"github.com/widejit/widejit/graph"
@@ -53,16 +55,16 @@ func writeGraph(t *testing.T, src string) string {
 
 func TestInfo(t *testing.T) {
 	code, out, _ := runCLI(t, "info")
-	for _, want := range []string{"widejit " + buildVersion(), "go: go", "cpu: available (", "cuda: " + cudaStatus()} {
+	for _, want := range []string{"widejit " + buildVersion(), "go: go", "\n  cpu: available: ", "host threads", "\n  cuda: "} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Fatalf("exit %d, output lacks %q:\n%s", code, want, out)
 		}
 	}
-	old := cudaStatus
-	defer func() { cudaStatus = old }()
-	cudaStatus = func() string { return "available: test GPU" }
-	if _, out, _ := runCLI(t, "info"); !strings.Contains(out, "cuda: available: test GPU") {
-		t.Fatalf("cudaStatus hook not used:\n%s", out)
+	if _, out, _ := runCLI(t, "info", "--backend-opt", "x=1"); !strings.Contains(out, "cpu: not available: backend cpu takes no options; got x") {
+		t.Fatalf("info with a backend option the cpu backend does not take:\n%s", out)
+	}
+	if code, _, errOut := runCLI(t, "info", "--backend-opt", "novalue"); code != exitUsage || !strings.Contains(errOut, `--backend-opt "novalue": expected NAME=VALUE`) {
+		t.Fatalf("a malformed --backend-opt: exit %d, %s", code, errOut)
 	}
 }
 
@@ -221,7 +223,7 @@ func TestConfigProblems(t *testing.T) {
 	os.MkdirAll(filepath.Join(home, "widejit"), 0o755)
 	os.WriteFile(filepath.Join(home, "widejit", "config.yaml"), []byte("device: gpu\nthreds: 2\n"), 0o644)
 	code, _, errOut := runCLI(t, "config")
-	if code != exitUsage || !strings.Contains(errOut, `device: "gpu" is not one of auto, cpu, cuda`) || !strings.Contains(errOut, "threds: unknown key") {
+	if code != exitUsage || !strings.Contains(errOut, `device: "gpu" is not auto, a backend's name`) || !strings.Contains(errOut, "no such backend (expected auto, cpu, cuda)") || !strings.Contains(errOut, "threds: unknown key") {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 }
@@ -318,5 +320,28 @@ func TestRunWithExecutorAndCheck(t *testing.T) {
 	// a looser tolerance accepts it
 	if code, _, errOut := runCLI(t, "run", p, "--device", "cpu", "--no-cache", "--check", ref, "--atol", "0.02"); code != 0 {
 		t.Fatalf("--atol 0.02: exit %d %s", code, errOut)
+	}
+}
+
+// A backquoted word in a flag's usage becomes its value's name in --help (pflag), so only a
+// placeholder may be backquoted: `run --help` once showed "--shard widejit merge".
+func TestFlagValueNames(t *testing.T) {
+	a := &app{v: viper.New(), stdout: io.Discard, stderr: io.Discard}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		check := func(f *pflag.Flag) {
+			if name, _ := pflag.UnquoteUsage(f); strings.Contains(name, " ") || (strings.Contains(f.Usage, "`") && strings.ToUpper(name) != name) {
+				t.Errorf("%s --%s shows its value as %q: backquote only a placeholder such as `I/K`", c.CommandPath(), f.Name, name)
+			}
+		}
+		c.LocalFlags().VisitAll(check)
+		c.PersistentFlags().VisitAll(check)
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCmd(a))
+	if _, out, _ := runCLI(t, "run", "--help"); !strings.Contains(out, "--shard I/K") {
+		t.Errorf("run --help:\n%s", out)
 	}
 }

@@ -3,29 +3,27 @@ package main
 import (
 	"fmt"
 	"runtime"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/widejit/widejit/internal/config"
 	"github.com/widejit/widejit/internal/engine"
 )
-
-// cudaStatus describes the CUDA backend in one line ("available: ..." or "not available:
-// why"); a variable so tests can stand in a GPU.
-var cudaStatus = engine.CUDAStatus
 
 func newInfoCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "info",
-		Short: "Print the build and the backends this machine can use",
+		Short: "Print the build and the registered backends: whether each opens here, and its capabilities",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			threads := a.v.GetInt("threads")
-			workers := fmt.Sprintf("%d workers", threads)
-			if threads <= 0 {
-				workers = "all cores"
+			opts, err := config.BackendOptions(a.v)
+			if err != nil {
+				return usagef("%v", err)
 			}
-			_, err := fmt.Fprintf(a.stdout, "widejit %s\ngo: %s %s/%s\nbackends:\n  cpu: available (%d cores, %s)\n  cuda: %s\n",
-				buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), workers, cudaStatus())
+			lines := engine.BackendStatus(a.v.GetInt("threads"), opts)
+			_, err = fmt.Fprintf(a.stdout, "widejit %s\ngo: %s %s/%s (%d cores)\nbackends:\n  %s\n",
+				buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), strings.Join(lines, "\n  "))
 			return err
 		},
 	}

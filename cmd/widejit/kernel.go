@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/widejit/widejit/internal/config"
 	"github.com/widejit/widejit/internal/kerneltool"
 )
 
@@ -35,6 +36,11 @@ launch_timeout) is stopped with an error naming the kernel, and OUT is not writt
 			r.File, r.Threads, r.CompilerVersion = args[0], a.v.GetInt("threads"), buildVersion()
 			// --launch-timeout, WIDEJIT_LAUNCH_TIMEOUT or the config file (checked by loadConfig)
 			r.LaunchTimeout, _ = time.ParseDuration(a.v.GetString("launch_timeout"))
+			opts, err := config.BackendOptions(a.v)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			r.BackendOptions = opts
 			if r.Device == "" {
 				r.Device = a.v.GetString("device")
 			}
@@ -49,7 +55,7 @@ launch_timeout) is stopped with an error naming the kernel, and OUT is not writt
 	f.StringVar(&r.Inputs, "inputs", "", "safetensors file with a tensor per pointer parameter")
 	f.StringVar(&r.Out, "out", "", "safetensors file to write the bound tensors to after the run")
 	f.IntVar(&r.NumWarps, "num-warps", 4, "warps per program (GPU only; part of the specialization)")
-	f.StringVar(&r.Device, "device", "", "device: cpu, cuda or auto (default: the device config value)")
+	f.StringVar(&r.Device, "device", "", "device: auto or a backend's name, e.g. cpu, cuda (default: the device config value)")
 	f.String("launch-timeout", "0s", "stop the kernel when its launch takes longer, naming it (0: no limit; config launch_timeout)")
 	return cmd
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/internal/engine"
 	"github.com/widejit/widejit/jit"
+	"github.com/widejit/widejit/jit/cuda"
 	"github.com/widejit/widejit/jit/ptx"
 	"github.com/widejit/widejit/lowering"
 )
@@ -102,7 +103,7 @@ func TestPopulatePTXThenLsAndRunKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h100 := autotune.DeviceInfo{Kind: "cuda", Name: "NVIDIA H100 80GB HBM3", ComputeCapability: "9.0", Cores: 132}
+	h100 := jit.DeviceInfo{Kind: "cuda", Name: "NVIDIA H100 80GB HBM3", ComputeCapability: "9.0", Cores: 132, Caps: cuda.Capabilities("9.0", 227<<10)}
 	tuner := &autotune.Tuner{Store: engine.DecisionStore{Store: store}, Heuristic: lowering.Heuristic}
 	plan, _, err := lowering.LowerWithDecisions(g, lowering.Options{Device: h100}, tuner, nil)
 	if err != nil {

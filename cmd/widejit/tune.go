@@ -58,7 +58,7 @@ Init graphs take any N; a graph with a weights file only its own n.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.nList, "n", "", "comma-separated model counts to tune for (default: the graph's n)")
-	fl.String("device", "auto", "auto | cpu | cuda")
+	fl.String("device", "auto", "auto or a backend: cpu, cuda, ... (widejit info lists them)")
 	fl.StringVar(&f.budget, "budget", "0", "time budget of the whole tuning, e.g. 30s (0: no limit; at least one timed round per candidate runs)")
 	fl.StringVar(&f.export, "export", "", "write every measurement to this timings file (input of autotune/cmd/fittree)")
 	fl.IntVar(&f.reps, "reps", 5, "timed runs per candidate")

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,8 +24,9 @@ import (
 // < config file < WIDEJIT_* environment < flags. A key's flag, where it has one, carries the
 // same name with '_' as '-'.
 var Defaults = map[string]any{
-	"device":            "auto", // auto | cpu | cuda
-	"cache_dir":         "",     // empty: $XDG_CACHE_HOME/widejit
+	"device":            "auto",              // auto | cpu | cuda | a registered backend's name
+	"backend_options":   map[string]string{}, // the device's backend's options (also --backend-opt k=v)
+	"cache_dir":         "",                  // empty: $XDG_CACHE_HOME/widejit
 	"no_cache":          false,
 	"plugins":           []string{},
 	"threads":           0, // CPU executor workers; 0: all cores
@@ -132,8 +134,14 @@ func Sources(v *viper.Viper, flags *pflag.FlagSet) []Entry {
 			src = "file " + v.ConfigFileUsed()
 		}
 		var val any = v.Get(k)
-		if k == "plugins" {
+		switch k {
+		case "plugins":
 			val = v.GetStringSlice(k)
+		case "backend_options":
+			val, _ = BackendOptions(v)
+			if flags.Lookup(backendOptFlag) != nil && flags.Changed(backendOptFlag) {
+				src = "flag --" + backendOptFlag
+			}
 		}
 		out = append(out, Entry{Key: k, Value: val, Source: src})
 	}
@@ -167,7 +175,10 @@ func Problems(v *viper.Viper, flags *pflag.FlagSet) []string {
 	}
 	if d := v.GetString("device"); CheckDevice(d) != nil {
 		_, why := engine.ParseDevices(d)
-		bad("device", "%q is not one of auto, cpu, cuda or a list of devices of one kind (cuda:0,cuda:1, cuda:all, cpu:0,cpu:1): %v", d, why)
+		bad("device", "%q is not auto, a backend's name or a list of devices of one backend (cuda:0,cuda:1, cuda:all, cpu:0,cpu:1): %v", d, why)
+	}
+	if _, err := BackendOptions(v); err != nil {
+		bad("backend_options", "%v", err)
 	}
 	if t, ok := ints["threads"]; ok && t < 0 {
 		bad("threads", "%d must be >= 0 (0: all cores)", t)
@@ -196,7 +207,7 @@ func Problems(v *viper.Viper, flags *pflag.FlagSet) []string {
 	sort.Strings(known)
 	if v.ConfigFileUsed() != "" {
 		for _, k := range v.AllKeys() {
-			if _, ok := Defaults[k]; !ok && v.InConfig(k) {
+			if _, ok := Defaults[k]; !ok && v.InConfig(k) && !strings.HasPrefix(k, "backend_options.") {
 				probs = append(probs, fmt.Sprintf("%s: unknown key in %s (known: %s)", k, v.ConfigFileUsed(), strings.Join(known, ", ")))
 			}
 		}
@@ -205,11 +216,40 @@ func Problems(v *viper.Viper, flags *pflag.FlagSet) []string {
 	return probs
 }
 
-// CheckDevice accepts what engine.ParseDevices does (cuda:all without asking the
-// driver: that is the run's business).
+// backendOptFlag is the flag that adds to backend_options, one k=v each time.
+const backendOptFlag = "backend-opt"
+
+// BackendOptions are the backend's options: the backend_options map (config file, or
+// WIDEJIT_BACKEND_OPTIONS as JSON), with each --backend-opt k=v set over it.
+func BackendOptions(v *viper.Viper) (map[string]string, error) {
+	file, err := cast.ToStringMapStringE(v.Get("backend_options"))
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a map of option names to values", fmt.Sprint(v.Get("backend_options")))
+	}
+	out := maps.Clone(file) // file may be Defaults' own map
+	if out == nil {
+		out = map[string]string{}
+	}
+	for _, kv := range v.GetStringSlice(strings.ReplaceAll(backendOptFlag, "-", "_")) {
+		k, val, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--%s %q: expected NAME=VALUE", backendOptFlag, kv)
+		}
+		out[k] = val
+	}
+	for k := range out {
+		if k == "" {
+			return nil, fmt.Errorf("an option with an empty name")
+		}
+	}
+	return out, nil
+}
+
+// CheckDevice accepts what engine.ParseDevices does (NAME:all without asking the backend how
+// many devices it has: that is the run's business).
 func CheckDevice(device string) error {
-	if device == "cuda:all" {
-		return nil
+	if name, ok := strings.CutSuffix(device, ":all"); ok && !strings.Contains(name, ",") {
+		device = name
 	}
 	if _, err := engine.ParseDevices(device); err != nil {
 		return errkind.Usagef("device (--device, WIDEJIT_DEVICE or the config file): %v", err)
@@ -227,14 +267,21 @@ func Engine(v *viper.Viper, extra []string, version string, warn func(string)) e
 		NoCache: v.GetBool("no_cache"), CacheReadOnly: v.GetBool("cache_read_only"),
 		Plugins:        append(slices.Clone(v.GetStringSlice("plugins")), extra...),
 		PluginDeadline: deadline, PluginMemoryMiB: v.GetInt("plugin_memory_mib"), Version: version, Warn: warn,
-		LaunchTimeout: launch, MemoryLimit: memoryLimit(v), AllowOutsidePaths: v.GetBool("allow_outside_paths")}
+		LaunchTimeout: launch, MemoryLimit: memoryLimit(v), BackendOptions: backendOptions(v),
+		AllowOutsidePaths: v.GetBool("allow_outside_paths")}
+}
+
+// backendOptions is BackendOptions after Load checked them.
+func backendOptions(v *viper.Viper) map[string]string {
+	opts, _ := BackendOptions(v)
+	return opts
 }
 
 // ModelOptions are the public API's options for the configuration in v: device, threads,
 // cache, limits, plugins (the config file's, then extra), warnings to warn.
 func ModelOptions(v *viper.Viper, extra []string, warn func(string)) []widejit.Option {
 	opts := []widejit.Option{widejit.WithDevice(v.GetString("device")), widejit.WithThreads(v.GetInt("threads")),
-		widejit.WithCacheDir(v.GetString("cache_dir")), widejit.WithWarnings(warn),
+		widejit.WithCacheDir(v.GetString("cache_dir")), widejit.WithWarnings(warn), widejit.WithBackendOptions(backendOptions(v)),
 		widejit.WithPlugins(append(v.GetStringSlice("plugins"), extra...)...)}
 	if v.GetBool("no_cache") {
 		opts = append(opts, widejit.WithoutCache())

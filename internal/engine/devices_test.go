@@ -17,8 +17,8 @@ func TestParseDevices(t *testing.T) {
 		}
 	}
 	for spec, want := range map[string]string{
-		"tpu": "is not a device", "cuda:": "integer >= 0", "cuda:-1": "integer >= 0", "cpu:0,cuda:0": "mixes cpu and cuda",
-		"cuda:1,cuda:1": "cuda:1 is listed twice", "auto:0": "is not a device", "cpu,cpu": "is not a device",
+		"tpu": "no such backend", "tpu:all": "no such backend", "cuda:": "integer >= 0", "cuda:-1": "integer >= 0", "cpu:0,cuda:0": "mixes cpu and cuda",
+		"cuda:1,cuda:1": "cuda:1 is listed twice", "auto:0": "no such backend", "cpu,cpu": "is not a device",
 	} {
 		if _, err := ParseDevices(spec); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", spec, err, want)

@@ -3,8 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/widejit/widejit/autotune"
@@ -13,17 +11,21 @@ import (
 	"github.com/widejit/widejit/internal/errkind"
 	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/jit/device"
+	"github.com/widejit/widejit/lowering"
 	"github.com/widejit/widejit/plugins"
 )
 
 // Config is what a run needs besides the graph and its inputs. The zero value is usable:
 // device auto, all cores, the default cache directory, no plugins.
 type Config struct {
-	Device   string // auto | cpu | cuda ("" = auto)
-	Ordinal  int    // which GPU when Device is cuda (0: the first)
-	Threads  int    // CPU executor workers; 0: all cores
-	CacheDir string // "" = cache.DefaultDir()
-	NoCache  bool   // compile everything in memory, record nothing
+	Device  string // auto or a registered backend's name: cpu, cuda, ... ("" = auto)
+	Ordinal int    // which of the backend's devices (0: the first)
+	Threads int    // CPU executor workers; 0: all cores
+	// BackendOptions go to the device's backend (--backend-opt k=v, config backend_options)
+	// and into every kernel and decision key made for it.
+	BackendOptions map[string]string
+	CacheDir       string // "" = cache.DefaultDir()
+	NoCache        bool   // compile everything in memory, record nothing
 	// CacheReadOnly reads a shared, pre-populated cache without writing to it (misses are
 	// compiled in memory); also chosen when the directory is not writable.
 	CacheReadOnly bool
@@ -61,16 +63,10 @@ func (c Config) Warning(msg string) {
 // OpenDevice opens the configured device: auto uses the GPU when the CUDA driver finds one
 // and the CPU otherwise.
 func (c Config) OpenDevice() (jit.Device, error) {
-	if c.Device != "" && !slices.Contains(device.Kinds, c.Device) {
-		return nil, fmt.Errorf("device %q: expected one of %s", c.Device, strings.Join(device.Kinds, ", "))
-	}
 	if c.Threads < 0 {
 		return nil, fmt.Errorf("threads must be >= 0 (0: all cores), got %d", c.Threads)
 	}
-	if c.Device == "cuda" && c.Ordinal != 0 {
-		return device.OpenCUDA(c.Ordinal)
-	}
-	return device.Open(c.Device, c.Threads)
+	return device.Open(c.Device, c.Ordinal, device.Options{Threads: c.Threads, Backend: c.BackendOptions})
 }
 
 // OpenCache opens the kernel cache for compiling: cache.Off() when NoCache is set or the
@@ -136,7 +132,7 @@ func (c Config) Compiler(store *cache.Store) *jit.Compiler {
 	if v == "" {
 		v = BuildVersion()
 	}
-	return jit.NewCompiler(jit.CompilerOptions{Store: store, Version: v, Warn: c.Warn})
+	return jit.NewCompiler(jit.CompilerOptions{Store: store, Version: v, Warn: c.Warn, BackendOptions: c.BackendOptions})
 }
 
 // PluginOptions are the sandbox limits of the configuration.
@@ -195,8 +191,8 @@ func (c Config) LoadPlugins(ctx context.Context) ([]autotune.Ranker, func()) {
 	}
 }
 
-// DeviceInfo describes a device for the autotuner, the plugins and lowering.
-func DeviceInfo(info jit.DeviceInfo) autotune.DeviceInfo {
-	return autotune.DeviceInfo{Kind: info.Kind, Name: info.Name, ComputeCapability: info.ComputeCapability,
-		MemoryBytes: info.MemoryBytes, Cores: info.Cores}
+// LoweringOptions are the options that plan for dev: its description and the backend options
+// it was opened with.
+func (c Config) LoweringOptions(dev jit.Device) lowering.Options {
+	return lowering.Options{Device: dev.Info(), BackendOptions: c.BackendOptions}
 }

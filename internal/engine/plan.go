@@ -3,9 +3,9 @@ package engine
 import (
 	"context"
 
-	"github.com/widejit/widejit/autotune"
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/internal/errkind"
+	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/lowering"
 )
 
@@ -33,8 +33,9 @@ type PlanOptions struct {
 	Seed     int64  // of Monte Carlo dropout masks
 	// Chooser and Device, when set, decide strategies (recorded decisions, plugins,
 	// heuristic); nil is lowering's heuristic for a generic device.
-	Chooser lowering.Chooser
-	Device  autotune.DeviceInfo
+	Chooser        lowering.Chooser
+	Device         jit.DeviceInfo
+	BackendOptions map[string]string
 	// AllowOutsidePaths lets the graph name files outside its directory (graph.Options).
 	AllowOutsidePaths bool
 }
@@ -55,17 +56,18 @@ func (o PlanOptions) Lower(path string) (*lowering.Plan, error) {
 		return nil, err
 	}
 	return lowering.Lower(g, lowering.Options{NoFusion: o.NoFusion, Strategy: o.Strategy,
-		ModelMajor: o.Mode == "sequential", Dropout: o.Dropout, Seed: o.Seed, Chooser: o.Chooser, Device: o.Device})
+		ModelMajor: o.Mode == "sequential", Dropout: o.Dropout, Seed: o.Seed, Chooser: o.Chooser, Device: o.Device,
+		BackendOptions: o.BackendOptions})
 }
 
 // Plan lowers the graph at path as a run on the configured device would (decisions recorded
 // in the kernel cache, plugins, heuristic); why is the account of each decision's source.
 func (c Config) Plan(ctx context.Context, path string, o PlanOptions) (plan *lowering.Plan, why string, err error) {
-	dev, err := OpenDevice(c.Device, c.Threads)
+	dev, err := OpenDevice(c.Device, c.Threads, c.BackendOptions)
 	if err != nil {
 		return nil, "", err
 	}
-	o.Device = DeviceInfo(dev.Info())
+	o.Device, o.BackendOptions = dev.Info(), c.BackendOptions
 	dev.Close()
 	store := c.OpenCache()
 	defer c.closeCache(store)

@@ -18,6 +18,7 @@ import (
 	"github.com/widejit/widejit/internal/errkind"
 	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/jit/cpu"
+	"github.com/widejit/widejit/jit/cuda"
 	"github.com/widejit/widejit/jit/ptx"
 	"github.com/widejit/widejit/lowering"
 )
@@ -46,7 +47,7 @@ type PopulateReport struct {
 type PopulateTarget struct {
 	target jit.Target
 	arch   string // "" for the CPU
-	device autotune.DeviceInfo
+	device jit.DeviceInfo
 }
 
 // AddShardSizes adds to graphs one model range of each shard size of each K of ks
@@ -107,7 +108,7 @@ var PTXArchs = ptx.Archs
 func PopulateTargets(archList string, threads int) ([]PopulateTarget, error) {
 	if strings.TrimSpace(archList) == "" {
 		info := cpu.NewDevice(threads).Info()
-		return []PopulateTarget{{target: cpu.Target{}, device: DeviceInfo(info)}}, nil
+		return []PopulateTarget{{target: cpu.Target{}, device: info}}, nil
 	}
 	var out []PopulateTarget
 	for _, arch := range strings.Split(archList, ",") {
@@ -115,10 +116,7 @@ func PopulateTargets(archList string, threads int) ([]PopulateTarget, error) {
 		if !slices.Contains(ptx.Archs, arch) {
 			return nil, errkind.Usagef("--arch: %q is not one of %s", arch, strings.Join(ptx.Archs, ", "))
 		}
-		cc := strings.TrimPrefix(arch, "sm_")
-		cc = cc[:len(cc)-1] + "." + cc[len(cc)-1:]
-		out = append(out, PopulateTarget{target: ptx.Target{Arch: arch}, arch: arch,
-			device: autotune.DeviceInfo{Kind: "cuda", Name: "generic " + arch, ComputeCapability: cc}})
+		out = append(out, PopulateTarget{target: ptx.Target{Arch: arch}, arch: arch, device: cuda.GenericDevice(arch)})
 	}
 	return out, nil
 }

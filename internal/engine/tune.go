@@ -88,7 +88,7 @@ func (c Config) Tune(ctx context.Context, path string, o TuneOptions) (*TuneRepo
 	if err != nil {
 		return nil, err
 	}
-	dev, err := OpenDevice(c.Device, c.Threads)
+	dev, err := OpenDevice(c.Device, c.Threads, c.BackendOptions)
 	if err != nil {
 		return nil, err
 	}
@@ -98,8 +98,8 @@ func (c Config) Tune(ctx context.Context, path string, o TuneOptions) (*TuneRepo
 	tuning := c.NewTuning(ctx, store)
 	defer tuning.Close()
 	comp := c.Compiler(store)
-	lopts := lowering.Options{Device: DeviceInfo(dev.Info())}
-	report := &TuneReport{Device: autotune.DeviceIdentity(lopts.Device), DeviceName: dev.Info().Name, Weights: graphs[0].WeightsPath}
+	lopts := c.LoweringOptions(dev)
+	report := &TuneReport{Device: autotune.DeviceIdentity(lowering.PluginDevice(lopts.Device, lopts.BackendOptions)), DeviceName: dev.Info().Name, Weights: graphs[0].WeightsPath}
 	switch store.Mode() {
 	case cache.ModeOff:
 		report.NotRecorded = "--no-cache"

@@ -28,8 +28,9 @@ type Run struct {
 	Consts, Args    []string // NAME=VALUE: constexprs and scalar arguments
 	Inputs, Out     string   // safetensors files: a tensor per pointer parameter; the tensors after the run
 	NumWarps        int
-	Device          string // cpu | cuda | auto
+	Device          string // auto or a registered backend's name
 	Threads         int    // CPU executor workers (0: all cores)
+	BackendOptions  map[string]string
 	CompilerVersion string // names this build in the (in-memory) compiler's keys
 	// LaunchTimeout stops the launch when it takes longer (0: no limit), as in a run
 	// (runner.Launch).
@@ -58,7 +59,7 @@ func (r Run) Do() error {
 	if err != nil {
 		return err
 	}
-	dev, err := engine.OpenDevice(r.Device, r.Threads)
+	dev, err := engine.OpenDevice(r.Device, r.Threads, r.BackendOptions)
 	if err != nil {
 		return err
 	}
@@ -70,7 +71,7 @@ func (r Run) Do() error {
 	defer in.Close()
 	return runKernel(dev, kernelRun{
 		file: r.File, text: text, def: def, grid: grid, consts: cv, scalars: scalars,
-		in: in, out: r.Out, numWarps: r.NumWarps, version: r.CompilerVersion, timeout: r.LaunchTimeout,
+		in: in, out: r.Out, numWarps: r.NumWarps, version: r.CompilerVersion, timeout: r.LaunchTimeout, backendOptions: r.BackendOptions,
 	})
 }
 
@@ -144,6 +145,8 @@ type kernelRun struct {
 	numWarps   int
 	version    string
 	timeout    time.Duration
+	// backendOptions are the device's backend's, part of the compiler's keys.
+	backendOptions map[string]string
 }
 
 func runKernel(dev jit.Device, r kernelRun) error {
@@ -222,7 +225,7 @@ func runKernel(dev jit.Device, r kernelRun) error {
 		}
 		args = append(args, jit.Arg{Scalar: v})
 	}
-	c := jit.NewCompiler(jit.CompilerOptions{Version: r.version})
+	c := jit.NewCompiler(jit.CompilerOptions{Version: r.version, BackendOptions: r.backendOptions})
 	k, err := c.Load(dev, jit.Source{File: r.file, Text: r.text, Fn: r.def.Name},
 		jit.Spec{Sig: sig, Consts: r.consts, NumWarps: r.numWarps})
 	if err != nil {

@@ -61,10 +61,16 @@ func (d *Device) SetPrintWriter(w io.Writer) {
 func (d *Device) Threads() int { return d.threads }
 
 func (d *Device) Info() jit.DeviceInfo {
-	return jit.DeviceInfo{Kind: "cpu", Name: runtime.GOARCH + " (" + dotKernelName() + ")", Cores: d.threads}
+	return jit.DeviceInfo{Kind: "cpu", Name: runtime.GOARCH + " (" + dotKernelName() + ")", Cores: d.threads,
+		Caps: Capabilities()}
 }
 
 func (d *Device) Target() jit.Target { return Target{} }
+
+// Capabilities are the CPU executor's: programs on host threads, buffers in host memory.
+func Capabilities() jit.Capabilities {
+	return jit.Capabilities{HostThreads: true, SIMDWidth: simdLanes()}
+}
 
 // Load decodes a CPU artifact and compiles it into an executable program.
 func (d *Device) Load(a *jit.Artifact) (jit.Kernel, error) {

@@ -130,6 +130,14 @@ var (
 
 func dotKernelName() string { return microName }
 
+// simdLanes is the fp32 lanes of the vector instructions the micro-kernels use (1: pure Go).
+func simdLanes() int {
+	if !gemmSIMD {
+		return 1
+	}
+	return gemmNarrow.w
+}
+
 // gemmF32 computes c[m,n] += a[m,k] x b[k,n] (row-major with leading dimensions lda, ldb,
 // ldc), register-blocked through the micro-kernels, every m, n and k included: columns run in
 // full-width strips, then one narrower strip for the rest: masked under AVX-512, else

@@ -14,7 +14,7 @@ func Count() (int, error) {
 
 func countWith(drv *driver) (int, error) {
 	var n int32
-	if err := drv.check("cuDeviceGetCount", drv.cuDeviceGetCount(&n)); err != nil {
+	if err := drv.check("cuDeviceGetCount", drv.CuDeviceGetCount(&n)); err != nil {
 		return 0, err
 	}
 	if n == 0 {

@@ -2,11 +2,12 @@ package cuda
 
 import (
 	"encoding/binary"
-	"github.com/widejit/widejit/internal/half"
 	"math"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/widejit/widejit/internal/half"
 
 	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/triton/ir"

@@ -2,15 +2,18 @@ package cuda
 
 import (
 	"fmt"
-	"github.com/widejit/widejit/internal/half"
 	"math"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
 
+	"github.com/widejit/widejit/internal/half"
+
 	"github.com/widejit/widejit/jit"
+	"github.com/widejit/widejit/jit/cuda/internal/drv"
 	"github.com/widejit/widejit/jit/ptx"
 	"github.com/widejit/widejit/triton/ir"
 )
@@ -24,7 +27,7 @@ type Device struct {
 	ctx     uintptr
 	stream  uintptr
 	info    jit.DeviceInfo
-	target  jit.Target // ptx.Target; the stub driver's wraps it (stub.go)
+	target  jit.Target // ptx.Target; the test driver's wraps it (OpenDriver)
 	smemMax int
 
 	mu     sync.Mutex
@@ -41,9 +44,21 @@ func Open(ordinal int) (*Device, error) {
 	return openWith(drv, ordinal)
 }
 
+// OpenDriver opens device ordinal through api, a driver other than libcuda (the test driver
+// of jit/cuda/cudatest; drv is internal to jit/cuda), its kernels compiled for target(the
+// GPU's PTX target).
+func OpenDriver(api *drv.API, ordinal int, target func(jit.Target) jit.Target) (*Device, error) {
+	d, err := openWith(&driver{api}, ordinal)
+	if err != nil {
+		return nil, err
+	}
+	d.target = target(d.target)
+	return d, nil
+}
+
 func openWith(drv *driver, ordinal int) (*Device, error) {
 	var n int32
-	if err := drv.check("cuDeviceGetCount", drv.cuDeviceGetCount(&n)); err != nil {
+	if err := drv.check("cuDeviceGetCount", drv.CuDeviceGetCount(&n)); err != nil {
 		return nil, err
 	}
 	if n == 0 {
@@ -53,16 +68,16 @@ func openWith(drv *driver, ordinal int) (*Device, error) {
 		return nil, fmt.Errorf("cuda: device %d does not exist (%d devices)", ordinal, n)
 	}
 	d := &Device{drv: drv}
-	if err := drv.check("cuDeviceGet", drv.cuDeviceGet(&d.ordinal, int32(ordinal))); err != nil {
+	if err := drv.check("cuDeviceGet", drv.CuDeviceGet(&d.ordinal, int32(ordinal))); err != nil {
 		return nil, err
 	}
 	var name [256]byte
-	if err := drv.check("cuDeviceGetName", drv.cuDeviceGetName(&name[0], int32(len(name)), d.ordinal)); err != nil {
+	if err := drv.check("cuDeviceGetName", drv.CuDeviceGetName(&name[0], int32(len(name)), d.ordinal)); err != nil {
 		return nil, err
 	}
 	attr := func(a int32) (int, error) {
 		var v int32
-		err := drv.check("cuDeviceGetAttribute", drv.cuDeviceGetAttribute(&v, a, d.ordinal))
+		err := drv.check("cuDeviceGetAttribute", drv.CuDeviceGetAttribute(&v, a, d.ordinal))
 		return int(v), err
 	}
 	major, err := attr(attrComputeCapabilityMajor)
@@ -81,11 +96,11 @@ func openWith(drv *driver, ordinal int) (*Device, error) {
 		return nil, err
 	}
 	var mem uint64
-	if err := drv.check("cuDeviceTotalMem_v2", drv.cuDeviceTotalMem(&mem, d.ordinal)); err != nil {
+	if err := drv.check("cuDeviceTotalMem_v2", drv.CuDeviceTotalMem(&mem, d.ordinal)); err != nil {
 		return nil, err
 	}
 	var ver int32
-	if err := drv.check("cuDriverGetVersion", drv.cuDriverGetVersion(&ver)); err != nil {
+	if err := drv.check("cuDriverGetVersion", drv.CuDriverGetVersion(&ver)); err != nil {
 		return nil, err
 	}
 	cc := fmt.Sprintf("%d.%d", major, minor)
@@ -95,19 +110,19 @@ func openWith(drv *driver, ordinal int) (*Device, error) {
 	}
 	d.target = ptx.Target{Arch: arch}
 	d.info = jit.DeviceInfo{Kind: "cuda", Name: cString(&name[0]), ComputeCapability: cc, MemoryBytes: int64(mem),
-		Cores: sms, DriverVersion: fmt.Sprintf("%d.%d", ver/1000, ver%1000/10)}
+		Cores: sms, DriverVersion: fmt.Sprintf("%d.%d", ver/1000, ver%1000/10), Caps: Capabilities(cc, d.smemMax)}
 
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := drv.check("cuDevicePrimaryCtxRetain", drv.cuDevicePrimaryCtxRetain(&d.ctx, d.ordinal)); err != nil {
+	if err := drv.check("cuDevicePrimaryCtxRetain", drv.CuDevicePrimaryCtxRetain(&d.ctx, d.ordinal)); err != nil {
 		return nil, err
 	}
-	if err := drv.check("cuCtxSetCurrent", drv.cuCtxSetCurrent(d.ctx)); err != nil {
-		drv.cuDevicePrimaryCtxRelease(d.ordinal)
+	if err := drv.check("cuCtxSetCurrent", drv.CuCtxSetCurrent(d.ctx)); err != nil {
+		drv.CuDevicePrimaryCtxRelease(d.ordinal)
 		return nil, err
 	}
-	if err := drv.check("cuStreamCreate", drv.cuStreamCreate(&d.stream, 0)); err != nil {
-		drv.cuDevicePrimaryCtxRelease(d.ordinal)
+	if err := drv.check("cuStreamCreate", drv.CuStreamCreate(&d.stream, 0)); err != nil {
+		drv.CuDevicePrimaryCtxRelease(d.ordinal)
 		return nil, err
 	}
 	return d, nil
@@ -124,7 +139,7 @@ func (d *Device) bind() (func(), error) {
 		runtime.UnlockOSThread()
 		return nil, fmt.Errorf("cuda: device %s is closed", d.info.Name)
 	}
-	if err := d.drv.check("cuCtxSetCurrent", d.drv.cuCtxSetCurrent(d.ctx)); err != nil {
+	if err := d.drv.check("cuCtxSetCurrent", d.drv.CuCtxSetCurrent(d.ctx)); err != nil {
 		runtime.UnlockOSThread()
 		return nil, err
 	}
@@ -132,7 +147,26 @@ func (d *Device) bind() (func(), error) {
 }
 
 func (d *Device) Info() jit.DeviceInfo { return d.info }
-func (d *Device) Target() jit.Target   { return d.target }
+
+// GenericDevice describes a GPU of arch ("sm_90") for plans made without one (`cache
+// populate --arch`, `kernel dump`): its capabilities, size unknown.
+func GenericDevice(arch string) jit.DeviceInfo {
+	cc := strings.TrimPrefix(arch, "sm_")
+	if len(cc) > 1 {
+		cc = cc[:len(cc)-1] + "." + cc[len(cc)-1:]
+	}
+	return jit.DeviceInfo{Kind: "cuda", Name: "generic " + arch, ComputeCapability: cc, Caps: Capabilities(cc, 0)}
+}
+
+// Capabilities are those of an NVIDIA GPU of compute capability cc ("9.0") whose programs may
+// use sharedBytes of shared memory (0: unknown): warps of 32, its own memory, tensor cores from
+// 8.0 on (the mma.sync forms package ptx emits).
+func Capabilities(cc string, sharedBytes int) jit.Capabilities {
+	major, _, _ := strings.Cut(cc, ".")
+	m, _ := strconv.Atoi(major)
+	return jit.Capabilities{WarpSize: 32, SharedMemoryBytes: sharedBytes, TensorCores: m >= 8, DiscreteMemory: true}
+}
+func (d *Device) Target() jit.Target { return d.target }
 
 // Buffer is device memory.
 type Buffer struct {
@@ -158,10 +192,10 @@ func (d *Device) Alloc(dt ir.DType, n int) (jit.Buffer, error) {
 	defer done()
 	b := &Buffer{dt: dt, n: n}
 	size := uint64(max(n*dt.Size(), 1))
-	if err := d.drv.check("cuMemAlloc_v2", d.drv.cuMemAlloc(&b.ptr, size)); err != nil {
+	if err := d.drv.check("cuMemAlloc_v2", d.drv.CuMemAlloc(&b.ptr, size)); err != nil {
 		return nil, fmt.Errorf("%w (allocating %d bytes)", err, size)
 	}
-	if err := d.drv.check("cuMemsetD8_v2", d.drv.cuMemsetD8(b.ptr, 0, size)); err != nil {
+	if err := d.drv.check("cuMemsetD8_v2", d.drv.CuMemsetD8(b.ptr, 0, size)); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -177,7 +211,7 @@ func (d *Device) Free(jb jit.Buffer) {
 		return
 	}
 	defer done()
-	d.drv.cuMemFree(b.ptr)
+	d.drv.CuMemFree(b.ptr)
 	b.ptr = 0
 }
 
@@ -209,7 +243,7 @@ func (d *Device) Upload(dst jit.Buffer, src []byte) error {
 	}
 	defer done()
 	// The stream is blocking, so this synchronous copy orders after earlier launches.
-	return d.drv.check("cuMemcpyHtoD_v2", d.drv.cuMemcpyHtoD(b.ptr, unsafe.Pointer(&src[0]), uint64(len(src))))
+	return d.drv.check("cuMemcpyHtoD_v2", d.drv.CuMemcpyHtoD(b.ptr, unsafe.Pointer(&src[0]), uint64(len(src))))
 }
 
 func (d *Device) Download(src jit.Buffer, dst []byte) error {
@@ -228,10 +262,10 @@ func (d *Device) Download(src jit.Buffer, dst []byte) error {
 		return err
 	}
 	defer done()
-	if err := d.drv.check("cuStreamSynchronize", d.drv.cuStreamSynchronize(d.stream)); err != nil {
+	if err := d.drv.check("cuStreamSynchronize", d.drv.CuStreamSynchronize(d.stream)); err != nil {
 		return err
 	}
-	return d.drv.check("cuMemcpyDtoH_v2", d.drv.cuMemcpyDtoH(unsafe.Pointer(&dst[0]), b.ptr, uint64(len(dst))))
+	return d.drv.check("cuMemcpyDtoH_v2", d.drv.CuMemcpyDtoH(unsafe.Pointer(&dst[0]), b.ptr, uint64(len(dst))))
 }
 
 // CopyAsync copies n bytes between device buffers on the device's stream (benchmarks use it
@@ -251,7 +285,7 @@ func (d *Device) CopyAsync(dst, src jit.Buffer) error {
 		return err
 	}
 	defer done()
-	return d.drv.check("cuMemcpyDtoD_v2", d.drv.cuMemcpyDtoD(db.ptr, sb.ptr, uint64(n)))
+	return d.drv.check("cuMemcpyDtoD_v2", d.drv.CuMemcpyDtoD(db.ptr, sb.ptr, uint64(n)))
 }
 
 // UploadAsync and DownloadAsync copy on the device's stream; host memory must stay alive and
@@ -272,7 +306,7 @@ func (d *Device) UploadAsync(dst jit.Buffer, src []byte) error {
 		return err
 	}
 	defer done()
-	return d.drv.check("cuMemcpyHtoDAsync_v2", d.drv.cuMemcpyHtoDAsync(b.ptr, unsafe.Pointer(&src[0]), uint64(len(src)), d.stream))
+	return d.drv.check("cuMemcpyHtoDAsync_v2", d.drv.CuMemcpyHtoDAsync(b.ptr, unsafe.Pointer(&src[0]), uint64(len(src)), d.stream))
 }
 
 func (d *Device) DownloadAsync(src jit.Buffer, dst []byte) error {
@@ -291,7 +325,7 @@ func (d *Device) DownloadAsync(src jit.Buffer, dst []byte) error {
 		return err
 	}
 	defer done()
-	return d.drv.check("cuMemcpyDtoHAsync_v2", d.drv.cuMemcpyDtoHAsync(unsafe.Pointer(&dst[0]), b.ptr, uint64(len(dst)), d.stream))
+	return d.drv.check("cuMemcpyDtoHAsync_v2", d.drv.CuMemcpyDtoHAsync(unsafe.Pointer(&dst[0]), b.ptr, uint64(len(dst)), d.stream))
 }
 
 func (d *Device) Sync() error {
@@ -300,10 +334,10 @@ func (d *Device) Sync() error {
 		return err
 	}
 	defer done()
-	if err := d.drv.check("cuStreamSynchronize", d.drv.cuStreamSynchronize(d.stream)); err != nil {
+	if err := d.drv.check("cuStreamSynchronize", d.drv.CuStreamSynchronize(d.stream)); err != nil {
 		return err
 	}
-	return d.drv.check("cuCtxSynchronize", d.drv.cuCtxSynchronize())
+	return d.drv.check("cuCtxSynchronize", d.drv.CuCtxSynchronize())
 }
 
 // Time runs fn (which issues work on the device) between two events on the stream and
@@ -314,22 +348,22 @@ func (d *Device) Time(fn func() error) (time.Duration, error) {
 		return 0, err
 	}
 	var start, end uintptr
-	err = d.drv.check("cuEventCreate", d.drv.cuEventCreate(&start, 0))
+	err = d.drv.check("cuEventCreate", d.drv.CuEventCreate(&start, 0))
 	if err == nil {
-		err = d.drv.check("cuEventCreate", d.drv.cuEventCreate(&end, 0))
+		err = d.drv.check("cuEventCreate", d.drv.CuEventCreate(&end, 0))
 	}
 	if err == nil {
-		err = d.drv.check("cuEventRecord", d.drv.cuEventRecord(start, d.stream))
+		err = d.drv.check("cuEventRecord", d.drv.CuEventRecord(start, d.stream))
 	}
 	done()
 	defer func() {
 		done, err := d.bind()
 		if err == nil {
 			if start != 0 {
-				d.drv.cuEventDestroy(start)
+				d.drv.CuEventDestroy(start)
 			}
 			if end != 0 {
-				d.drv.cuEventDestroy(end)
+				d.drv.CuEventDestroy(end)
 			}
 			done()
 		}
@@ -345,14 +379,14 @@ func (d *Device) Time(fn func() error) (time.Duration, error) {
 		return 0, err
 	}
 	defer done()
-	if err := d.drv.check("cuEventRecord", d.drv.cuEventRecord(end, d.stream)); err != nil {
+	if err := d.drv.check("cuEventRecord", d.drv.CuEventRecord(end, d.stream)); err != nil {
 		return 0, err
 	}
-	if err := d.drv.check("cuEventSynchronize", d.drv.cuEventSynchronize(end)); err != nil {
+	if err := d.drv.check("cuEventSynchronize", d.drv.CuEventSynchronize(end)); err != nil {
 		return 0, err
 	}
 	var ms float32
-	if err := d.drv.check("cuEventElapsedTime", d.drv.cuEventElapsedTime(&ms, start, end)); err != nil {
+	if err := d.drv.check("cuEventElapsedTime", d.drv.CuEventElapsedTime(&ms, start, end)); err != nil {
 		return 0, err
 	}
 	return time.Duration(float64(ms) * float64(time.Millisecond)), nil
@@ -369,13 +403,13 @@ func (d *Device) Close() error {
 	if err != nil {
 		return err
 	}
-	d.drv.cuStreamSynchronize(d.stream)
-	d.drv.cuStreamDestroy(d.stream)
+	d.drv.CuStreamSynchronize(d.stream)
+	d.drv.CuStreamDestroy(d.stream)
 	done()
 	d.mu.Lock()
 	d.closed = true
 	d.mu.Unlock()
-	return d.drv.check("cuDevicePrimaryCtxRelease_v2", d.drv.cuDevicePrimaryCtxRelease(d.ordinal))
+	return d.drv.check("cuDevicePrimaryCtxRelease_v2", d.drv.CuDevicePrimaryCtxRelease(d.ordinal))
 }
 
 // Kernel is a loaded PTX module's entry point.
@@ -419,7 +453,7 @@ func (d *Device) Load(a *jit.Artifact) (jit.Kernel, error) {
 	opts := []int32{jitInfoLogBuffer, jitInfoLogBufferSize, jitErrorLogBuffer, jitErrorLogBufferSize, jitLogVerbose}
 	vals := []uintptr{uintptr(unsafe.Pointer(&infoLog[0])), uintptr(len(infoLog)), uintptr(unsafe.Pointer(&errLog[0])), uintptr(len(errLog)), 1}
 	k := &Kernel{dev: d, name: a.Name, params: params, threads: threads, smem: smem}
-	r := d.drv.cuModuleLoadDataEx(&k.module, unsafe.Pointer(&image[0]), uint32(len(opts)), &opts[0], &vals[0])
+	r := d.drv.CuModuleLoadDataEx(&k.module, unsafe.Pointer(&image[0]), uint32(len(opts)), &opts[0], &vals[0])
 	runtime.KeepAlive(image)
 	runtime.KeepAlive(infoLog)
 	runtime.KeepAlive(errLog)
@@ -427,13 +461,13 @@ func (d *Device) Load(a *jit.Artifact) (jit.Kernel, error) {
 		return nil, fmt.Errorf("%w\nJIT error log:\n%s\nJIT info log:\n%s", err, cLog(errLog), cLog(infoLog))
 	}
 	name := cBytes(a.Name)
-	if err := d.drv.check("cuModuleGetFunction", d.drv.cuModuleGetFunction(&k.fn, k.module, &name[0])); err != nil {
-		d.drv.cuModuleUnload(k.module)
+	if err := d.drv.check("cuModuleGetFunction", d.drv.CuModuleGetFunction(&k.fn, k.module, &name[0])); err != nil {
+		d.drv.CuModuleUnload(k.module)
 		return nil, fmt.Errorf("%w (entry %s)", err, a.Name)
 	}
 	if smem > 48<<10 {
-		if err := d.drv.check("cuFuncSetAttribute", d.drv.cuFuncSetAttribute(k.fn, funcAttrMaxDynamicSmem, int32(smem))); err != nil {
-			d.drv.cuModuleUnload(k.module)
+		if err := d.drv.check("cuFuncSetAttribute", d.drv.CuFuncSetAttribute(k.fn, funcAttrMaxDynamicSmem, int32(smem))); err != nil {
+			d.drv.CuModuleUnload(k.module)
 			return nil, err
 		}
 	}
@@ -484,7 +518,7 @@ func (k *Kernel) launchOn(stream uintptr, grid [3]int, args []jit.Arg) error {
 	if len(args) > 0 {
 		pp = &ptrs[0]
 	}
-	r := k.dev.drv.cuLaunchKernel(k.fn, uint32(grid[0]), uint32(grid[1]), uint32(grid[2]), uint32(k.threads), 1, 1, uint32(k.smem), stream, pp, nil)
+	r := k.dev.drv.CuLaunchKernel(k.fn, uint32(grid[0]), uint32(grid[1]), uint32(grid[2]), uint32(k.threads), 1, 1, uint32(k.smem), stream, pp, nil)
 	runtime.KeepAlive(cells)
 	runtime.KeepAlive(ptrs)
 	if err := k.dev.drv.check("cuLaunchKernel", r); err != nil {

@@ -8,10 +8,9 @@
 // pinned host memory for copies that overlap kernels.
 //
 // Two stand-ins for libcuda serve tests without a GPU: testdata/fakecuda.c, a C library that
-// checks the binding's calling convention through purego, and Stub (stub.go), a driver in Go
-// that queues each stream's work, runs it on a host device (the CPU backend) only when the
-// host synchronises, records every operation, and fails a call that lets two unordered
-// operations touch the same memory: what multi-stream schedules are tested against.
+// checks the binding's calling convention through purego, and the stub driver of package
+// cudatest, written in Go and reached through OpenDriver (the entry-point table is
+// internal/drv, visible only under jit/cuda), which multi-stream schedules are tested against.
 //
 // CUDA contexts are current per OS thread, so every call locks its goroutine's thread and
 // makes the device's context current first.

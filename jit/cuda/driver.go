@@ -9,18 +9,19 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+	"github.com/widejit/widejit/jit/cuda/internal/drv"
 )
 
 // result is a CUresult.
-type result int32
+type result = drv.Result
 
 // Driver API constants used here (cuda.h).
 const (
-	attrMaxThreadsPerBlock     = 1
-	attrMultiprocessorCount    = 16
-	attrComputeCapabilityMajor = 75
-	attrComputeCapabilityMinor = 76
-	attrMaxSharedPerBlockOptin = 97
+	attrMaxThreadsPerBlock     = drv.AttrMaxThreadsPerBlock
+	attrMultiprocessorCount    = drv.AttrMultiprocessorCount
+	attrComputeCapabilityMajor = drv.AttrComputeCapabilityMajor
+	attrComputeCapabilityMinor = drv.AttrComputeCapabilityMinor
+	attrMaxSharedPerBlockOptin = drv.AttrMaxSharedPerBlockOptin
 
 	jitInfoLogBuffer       = 3
 	jitInfoLogBufferSize   = 4
@@ -29,52 +30,14 @@ const (
 	jitLogVerbose          = 12
 	funcAttrMaxDynamicSmem = 8
 
-	streamNonBlocking  = 1 // CU_STREAM_NON_BLOCKING: no implicit order with the legacy default stream
-	eventDisableTiming = 2 // CU_EVENT_DISABLE_TIMING
-	errNoDevice        = 100
+	streamNonBlocking  = drv.StreamNonBlocking
+	eventDisableTiming = drv.EventDisableTiming
+	errNoDevice        = drv.ErrNoDevice
 )
 
-// driver holds the entry points of libcuda, bound at run time so the binary needs no cgo.
-// Versioned names (_v2) are the ones cuda.h maps the plain names to.
-type driver struct {
-	cuInit                    func(flags uint32) result
-	cuDriverGetVersion        func(v *int32) result
-	cuGetErrorName            func(r result, s **byte) result
-	cuGetErrorString          func(r result, s **byte) result
-	cuDeviceGetCount          func(n *int32) result
-	cuDeviceGet               func(d *int32, ordinal int32) result
-	cuDeviceGetName           func(name *byte, n int32, d int32) result
-	cuDeviceGetAttribute      func(v *int32, attr int32, d int32) result
-	cuDeviceTotalMem          func(bytes *uint64, d int32) result
-	cuDevicePrimaryCtxRetain  func(ctx *uintptr, d int32) result
-	cuDevicePrimaryCtxRelease func(d int32) result
-	cuCtxSetCurrent           func(ctx uintptr) result
-	cuCtxSynchronize          func() result
-	cuModuleLoadDataEx        func(mod *uintptr, image unsafe.Pointer, n uint32, opts *int32, vals *uintptr) result
-	cuModuleUnload            func(mod uintptr) result
-	cuModuleGetFunction       func(f *uintptr, mod uintptr, name *byte) result
-	cuFuncSetAttribute        func(f uintptr, attr int32, v int32) result
-	cuLaunchKernel            func(f uintptr, gx, gy, gz, bx, by, bz, smem uint32, stream uintptr, params *unsafe.Pointer, extra *unsafe.Pointer) result
-	cuMemAlloc                func(p *uint64, size uint64) result
-	cuMemFree                 func(p uint64) result
-	cuMemcpyHtoD              func(dst uint64, src unsafe.Pointer, n uint64) result
-	cuMemcpyDtoH              func(dst unsafe.Pointer, src uint64, n uint64) result
-	cuMemcpyDtoD              func(dst, src uint64, n uint64) result
-	cuMemcpyHtoDAsync         func(dst uint64, src unsafe.Pointer, n uint64, s uintptr) result
-	cuMemcpyDtoHAsync         func(dst unsafe.Pointer, src uint64, n uint64, s uintptr) result
-	cuMemsetD8                func(dst uint64, v uint8, n uint64) result
-	cuStreamCreate            func(s *uintptr, flags uint32) result
-	cuStreamDestroy           func(s uintptr) result
-	cuStreamSynchronize       func(s uintptr) result
-	cuStreamWaitEvent         func(s uintptr, e uintptr, flags uint32) result
-	cuMemHostAlloc            func(p *unsafe.Pointer, size uint64, flags uint32) result
-	cuMemFreeHost             func(p unsafe.Pointer) result
-	cuEventCreate             func(e *uintptr, flags uint32) result
-	cuEventRecord             func(e uintptr, s uintptr) result
-	cuEventSynchronize        func(e uintptr) result
-	cuEventElapsedTime        func(ms *float32, start, end uintptr) result
-	cuEventDestroy            func(e uintptr) result
-}
+// driver is libcuda's entry points, bound at run time so the binary needs no cgo (or a test
+// driver's: jit/cuda/cudatest), and how their results become errors.
+type driver struct{ *drv.API }
 
 // libraryNames are tried in order; a test swaps them to check the failure path.
 var libraryNames = []string{"libcuda.so.1"}
@@ -117,46 +80,46 @@ func loadFrom(names []string) (d *driver, err error) {
 			d, err = nil, fmt.Errorf("cuda: libcuda.so.1 lacks an entry point widejit needs (driver too old?): %v", r)
 		}
 	}()
-	d = &driver{}
+	d = &driver{&drv.API{}}
 	bind := func(fptr any, name string) { purego.RegisterLibFunc(fptr, lib, name) }
-	bind(&d.cuInit, "cuInit")
-	bind(&d.cuDriverGetVersion, "cuDriverGetVersion")
-	bind(&d.cuGetErrorName, "cuGetErrorName")
-	bind(&d.cuGetErrorString, "cuGetErrorString")
-	bind(&d.cuDeviceGetCount, "cuDeviceGetCount")
-	bind(&d.cuDeviceGet, "cuDeviceGet")
-	bind(&d.cuDeviceGetName, "cuDeviceGetName")
-	bind(&d.cuDeviceGetAttribute, "cuDeviceGetAttribute")
-	bind(&d.cuDeviceTotalMem, "cuDeviceTotalMem_v2")
-	bind(&d.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")
-	bind(&d.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2")
-	bind(&d.cuCtxSetCurrent, "cuCtxSetCurrent")
-	bind(&d.cuCtxSynchronize, "cuCtxSynchronize")
-	bind(&d.cuModuleLoadDataEx, "cuModuleLoadDataEx")
-	bind(&d.cuModuleUnload, "cuModuleUnload")
-	bind(&d.cuModuleGetFunction, "cuModuleGetFunction")
-	bind(&d.cuFuncSetAttribute, "cuFuncSetAttribute")
-	bind(&d.cuLaunchKernel, "cuLaunchKernel")
-	bind(&d.cuMemAlloc, "cuMemAlloc_v2")
-	bind(&d.cuMemFree, "cuMemFree_v2")
-	bind(&d.cuMemcpyHtoD, "cuMemcpyHtoD_v2")
-	bind(&d.cuMemcpyDtoH, "cuMemcpyDtoH_v2")
-	bind(&d.cuMemcpyDtoD, "cuMemcpyDtoD_v2")
-	bind(&d.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2")
-	bind(&d.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2")
-	bind(&d.cuMemsetD8, "cuMemsetD8_v2")
-	bind(&d.cuStreamCreate, "cuStreamCreate")
-	bind(&d.cuStreamDestroy, "cuStreamDestroy_v2")
-	bind(&d.cuStreamSynchronize, "cuStreamSynchronize")
-	bind(&d.cuStreamWaitEvent, "cuStreamWaitEvent")
-	bind(&d.cuMemHostAlloc, "cuMemHostAlloc")
-	bind(&d.cuMemFreeHost, "cuMemFreeHost")
-	bind(&d.cuEventCreate, "cuEventCreate")
-	bind(&d.cuEventRecord, "cuEventRecord")
-	bind(&d.cuEventSynchronize, "cuEventSynchronize")
-	bind(&d.cuEventElapsedTime, "cuEventElapsedTime")
-	bind(&d.cuEventDestroy, "cuEventDestroy_v2")
-	if err := d.check("cuInit", d.cuInit(0)); err != nil {
+	bind(&d.CuInit, "cuInit")
+	bind(&d.CuDriverGetVersion, "cuDriverGetVersion")
+	bind(&d.CuGetErrorName, "cuGetErrorName")
+	bind(&d.CuGetErrorString, "cuGetErrorString")
+	bind(&d.CuDeviceGetCount, "cuDeviceGetCount")
+	bind(&d.CuDeviceGet, "cuDeviceGet")
+	bind(&d.CuDeviceGetName, "cuDeviceGetName")
+	bind(&d.CuDeviceGetAttribute, "cuDeviceGetAttribute")
+	bind(&d.CuDeviceTotalMem, "cuDeviceTotalMem_v2")
+	bind(&d.CuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")
+	bind(&d.CuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2")
+	bind(&d.CuCtxSetCurrent, "cuCtxSetCurrent")
+	bind(&d.CuCtxSynchronize, "cuCtxSynchronize")
+	bind(&d.CuModuleLoadDataEx, "cuModuleLoadDataEx")
+	bind(&d.CuModuleUnload, "cuModuleUnload")
+	bind(&d.CuModuleGetFunction, "cuModuleGetFunction")
+	bind(&d.CuFuncSetAttribute, "cuFuncSetAttribute")
+	bind(&d.CuLaunchKernel, "cuLaunchKernel")
+	bind(&d.CuMemAlloc, "cuMemAlloc_v2")
+	bind(&d.CuMemFree, "cuMemFree_v2")
+	bind(&d.CuMemcpyHtoD, "cuMemcpyHtoD_v2")
+	bind(&d.CuMemcpyDtoH, "cuMemcpyDtoH_v2")
+	bind(&d.CuMemcpyDtoD, "cuMemcpyDtoD_v2")
+	bind(&d.CuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2")
+	bind(&d.CuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2")
+	bind(&d.CuMemsetD8, "cuMemsetD8_v2")
+	bind(&d.CuStreamCreate, "cuStreamCreate")
+	bind(&d.CuStreamDestroy, "cuStreamDestroy_v2")
+	bind(&d.CuStreamSynchronize, "cuStreamSynchronize")
+	bind(&d.CuStreamWaitEvent, "cuStreamWaitEvent")
+	bind(&d.CuMemHostAlloc, "cuMemHostAlloc")
+	bind(&d.CuMemFreeHost, "cuMemFreeHost")
+	bind(&d.CuEventCreate, "cuEventCreate")
+	bind(&d.CuEventRecord, "cuEventRecord")
+	bind(&d.CuEventSynchronize, "cuEventSynchronize")
+	bind(&d.CuEventElapsedTime, "cuEventElapsedTime")
+	bind(&d.CuEventDestroy, "cuEventDestroy_v2")
+	if err := d.check("cuInit", d.CuInit(0)); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -183,11 +146,11 @@ func (d *driver) check(call string, r result) error {
 	}
 	e := &Error{Call: call, Code: int(r), Name: "CUDA_ERROR_UNKNOWN", Msg: "unknown error"}
 	var s *byte
-	if d.cuGetErrorName != nil && d.cuGetErrorName(r, &s) == 0 && s != nil {
+	if d.CuGetErrorName != nil && d.CuGetErrorName(r, &s) == 0 && s != nil {
 		e.Name = cString(s)
 	}
 	s = nil
-	if d.cuGetErrorString != nil && d.cuGetErrorString(r, &s) == 0 && s != nil {
+	if d.CuGetErrorString != nil && d.CuGetErrorString(r, &s) == 0 && s != nil {
 		e.Msg = cString(s)
 	}
 	if r == errNoDevice {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/widejit/widejit/jit"
+	"github.com/widejit/widejit/jit/cuda/internal/streamtest"
 	"github.com/widejit/widejit/triton/ir"
 )
 
@@ -154,12 +155,12 @@ func TestJITLogAndDriverErrorsAgainstFakeDriver(t *testing.T) {
 // stream, the argument checks, and event times (the fake's 1.5 ms per record in between).
 func TestStreamsAgainstFakeDriver(t *testing.T) {
 	d := fakeDevice(t)
-	k := loadAdd(t, d)
-	s1, s2 := newStream(t, d), newStream(t, d)
+	k := streamtest.LoadAdd(t, d)
+	s1, s2 := streamtest.NewStream(t, d), streamtest.NewStream(t, d)
 	if s1.(*Stream).h == s2.(*Stream).h || s1.(*Stream).h == d.stream {
 		t.Fatalf("streams share a handle: %#x, %#x, device %#x", s1.(*Stream).h, s2.(*Stream).h, d.stream)
 	}
-	host := pinned(t, d, append(f32s(1, 2, 3, 4, 5, 6, 7, 8), make([]byte, 16)...))
+	host := streamtest.Pinned(t, d, append(streamtest.F32s(1, 2, 3, 4, 5, 6, 7, 8), make([]byte, 16)...))
 	x, _ := d.Alloc(ir.F32, 8)
 	out, _ := d.Alloc(ir.F32, 4)
 	defer d.Free(x)
@@ -168,7 +169,7 @@ func TestStreamsAgainstFakeDriver(t *testing.T) {
 	if err := s1.Upload(x, 4, host[16:32]); err != nil {
 		t.Fatal(err)
 	}
-	ready, start, end := newEvent(t, d, false), newEvent(t, d, true), newEvent(t, d, true)
+	ready, start, end := streamtest.NewEvent(t, d, false), streamtest.NewEvent(t, d, true), streamtest.NewEvent(t, d, true)
 	if err := s1.Record(ready); err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +194,7 @@ func TestStreamsAgainstFakeDriver(t *testing.T) {
 	if err := s2.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	if got := readF32s(host[32:44]); got[0] != 12 || got[1] != 14 || got[2] != 16 { // out[1:4] = 2 * x[5:8]
+	if got := streamtest.ReadF32s(host[32:44]); got[0] != 12 || got[1] != 14 || got[2] != 16 { // out[1:4] = 2 * x[5:8]
 		t.Errorf("out[1:4] = %v, want 12 14 16", got)
 	}
 	if dt, err := end.Since(start); err != nil || dt != 1500*time.Microsecond {

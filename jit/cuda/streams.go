@@ -43,7 +43,7 @@ type Stream struct {
 // NewStream creates a stream on the device's context.
 func (d *Device) NewStream() (jit.Stream, error) {
 	s := &Stream{dev: d}
-	if err := d.call("cuStreamCreate", func() result { return d.drv.cuStreamCreate(&s.h, streamNonBlocking) }); err != nil {
+	if err := d.call("cuStreamCreate", func() result { return d.drv.CuStreamCreate(&s.h, streamNonBlocking) }); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -59,6 +59,9 @@ func span(b *Buffer, offset, n int, what string) (uint64, error) {
 }
 
 // Upload queues a copy of src into dst from element offset on.
+// Handle is the driver's CUstream, for interop and tracing.
+func (s *Stream) Handle() uintptr { return s.h }
+
 func (s *Stream) Upload(dst jit.Buffer, offset int, src []byte) error {
 	return s.copyAsync(dst, offset, src, true)
 }
@@ -86,9 +89,9 @@ func (s *Stream) copyAsync(jb jit.Buffer, offset int, host []byte, up bool) erro
 	p, n := unsafe.Pointer(&host[0]), uint64(len(host))
 	return s.dev.call(call, func() result {
 		if up {
-			return s.dev.drv.cuMemcpyHtoDAsync(at, p, n, s.h)
+			return s.dev.drv.CuMemcpyHtoDAsync(at, p, n, s.h)
 		}
-		return s.dev.drv.cuMemcpyDtoHAsync(p, at, n, s.h)
+		return s.dev.drv.CuMemcpyDtoHAsync(p, at, n, s.h)
 	})
 }
 
@@ -116,7 +119,7 @@ func (s *Stream) Record(e jit.Event) error {
 	if err != nil {
 		return err
 	}
-	return s.dev.call("cuEventRecord", func() result { return s.dev.drv.cuEventRecord(ev.h, s.h) })
+	return s.dev.call("cuEventRecord", func() result { return s.dev.drv.CuEventRecord(ev.h, s.h) })
 }
 
 // Wait makes the stream's later work wait for e's latest Record, on the device.
@@ -125,17 +128,17 @@ func (s *Stream) Wait(e jit.Event) error {
 	if err != nil {
 		return err
 	}
-	return s.dev.call("cuStreamWaitEvent", func() result { return s.dev.drv.cuStreamWaitEvent(s.h, ev.h, 0) })
+	return s.dev.call("cuStreamWaitEvent", func() result { return s.dev.drv.CuStreamWaitEvent(s.h, ev.h, 0) })
 }
 
 // Sync blocks until the stream's work has run.
 func (s *Stream) Sync() error {
-	return s.dev.call("cuStreamSynchronize", func() result { return s.dev.drv.cuStreamSynchronize(s.h) })
+	return s.dev.call("cuStreamSynchronize", func() result { return s.dev.drv.CuStreamSynchronize(s.h) })
 }
 
 // Close destroys the stream (its queued work still runs).
 func (s *Stream) Close() error {
-	return s.dev.release(&s.h, "cuStreamDestroy_v2", s.dev.drv.cuStreamDestroy)
+	return s.dev.release(&s.h, "cuStreamDestroy_v2", s.dev.drv.CuStreamDestroy)
 }
 
 // Event is a CUDA event of a Device.
@@ -152,7 +155,7 @@ func (d *Device) NewEvent(timing bool) (jit.Event, error) {
 	if timing {
 		flags = 0
 	}
-	if err := d.call("cuEventCreate", func() result { return d.drv.cuEventCreate(&e.h, flags) }); err != nil {
+	if err := d.call("cuEventCreate", func() result { return d.drv.CuEventCreate(&e.h, flags) }); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -160,7 +163,7 @@ func (d *Device) NewEvent(timing bool) (jit.Event, error) {
 
 // Sync blocks until the work before the event's latest Record has run.
 func (e *Event) Sync() error {
-	return e.dev.call("cuEventSynchronize", func() result { return e.dev.drv.cuEventSynchronize(e.h) })
+	return e.dev.call("cuEventSynchronize", func() result { return e.dev.drv.CuEventSynchronize(e.h) })
 }
 
 // Since is the device time between start's latest Record and e's.
@@ -173,7 +176,7 @@ func (e *Event) Since(start jit.Event) (time.Duration, error) {
 		return 0, fmt.Errorf("cuda: event times need two timing events")
 	}
 	var ms float32
-	if err := e.dev.call("cuEventElapsedTime", func() result { return e.dev.drv.cuEventElapsedTime(&ms, s.h, e.h) }); err != nil {
+	if err := e.dev.call("cuEventElapsedTime", func() result { return e.dev.drv.CuEventElapsedTime(&ms, s.h, e.h) }); err != nil {
 		return 0, err
 	}
 	return time.Duration(float64(ms) * float64(time.Millisecond)), nil
@@ -181,7 +184,7 @@ func (e *Event) Since(start jit.Event) (time.Duration, error) {
 
 // Close destroys the event.
 func (e *Event) Close() error {
-	return e.dev.release(&e.h, "cuEventDestroy_v2", e.dev.drv.cuEventDestroy)
+	return e.dev.release(&e.h, "cuEventDestroy_v2", e.dev.drv.CuEventDestroy)
 }
 
 // Pinned is page-locked host memory (cuMemHostAlloc): the device copies it by DMA, so
@@ -198,7 +201,7 @@ func (d *Device) AllocPinned(n int) (jit.Pinned, error) {
 		return nil, fmt.Errorf("cuda: cannot allocate %d bytes of pinned memory", n)
 	}
 	m := &Pinned{dev: d, n: n}
-	if err := d.call("cuMemHostAlloc", func() result { return d.drv.cuMemHostAlloc(&m.p, uint64(max(n, 1)), 0) }); err != nil {
+	if err := d.call("cuMemHostAlloc", func() result { return d.drv.CuMemHostAlloc(&m.p, uint64(max(n, 1)), 0) }); err != nil {
 		return nil, fmt.Errorf("%w (allocating %d bytes of pinned host memory)", err, n)
 	}
 	return m, nil
@@ -219,5 +222,5 @@ func (m *Pinned) Free() error {
 	}
 	p := m.p
 	m.p = nil
-	return m.dev.call("cuMemFreeHost", func() result { return m.dev.drv.cuMemFreeHost(p) })
+	return m.dev.call("cuMemFreeHost", func() result { return m.dev.drv.CuMemFreeHost(p) })
 }

@@ -3,15 +3,17 @@ package ptx
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/widejit/widejit/internal/half"
 	"math"
 	"math/rand"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/widejit/widejit/internal/half"
+
 	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/jit/cpu"
+	"github.com/widejit/widejit/jit/ptx/ptxemu"
 	"github.com/widejit/widejit/triton/ir"
 )
 
@@ -131,7 +133,7 @@ func fillRandom(rng *rand.Rand, t ir.Type, n int) []byte {
 		case ir.F16:
 			binary.LittleEndian.PutUint16(out[2*i:], half.F32ToF16(float32(rng.NormFloat64())))
 		case ir.BF16:
-			binary.LittleEndian.PutUint16(out[2*i:], uint16(fbits(rng.NormFloat64(), "bf16")))
+			binary.LittleEndian.PutUint16(out[2*i:], half.F32ToBF16(float32(rng.NormFloat64())))
 		case ir.I32:
 			binary.LittleEndian.PutUint32(out[4*i:], uint32(int32(rng.Intn(2001)-1000)))
 		case ir.I8:
@@ -153,7 +155,7 @@ func decodeElems(t ir.Type, b []byte) []float64 {
 		case ir.F16:
 			out[i] = float64(half.F16ToF32(binary.LittleEndian.Uint16(b[2*i:])))
 		case ir.BF16:
-			out[i] = fval(uint64(binary.LittleEndian.Uint16(b[2*i:])), "bf16")
+			out[i] = float64(half.BF16ToF32(binary.LittleEndian.Uint16(b[2*i:])))
 		case ir.I32:
 			out[i] = float64(int32(binary.LittleEndian.Uint32(b[4*i:])))
 		case ir.I8:
@@ -279,19 +281,18 @@ func runEmulated(t *testing.T, rc runCase, init [][]byte) [][]byte {
 	if rc.align16 == nil && (strings.Contains(text, ".v2.") || strings.Contains(text, ".v4.")) {
 		t.Errorf("vector access without Align16 hints")
 	}
-	prog, err := parseEmu(string(a.Payload))
+	prog, err := ptxemu.Parse(string(a.Payload))
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := &emuMemory{}
+	mem := &ptxemu.Memory{}
 	params := make([]uint64, len(f.Params))
-	index := map[int]int{}
+	bufs := map[int][]byte{}
 	for i, p := range f.Params {
 		switch {
 		case p.Type.Ptr:
-			params[i] = mem.alloc(len(init[i]))
-			index[i] = len(mem.bufs) - 1
-			copy(mem.bufs[index[i]], init[i])
+			params[i], bufs[i] = mem.Alloc(len(init[i]))
+			copy(bufs[i], init[i])
 		case p.Type.Elem == ir.F32:
 			params[i] = uint64(math.Float32bits(float32(toFloat(rc.scalars[p.Name]))))
 		default:
@@ -299,12 +300,12 @@ func runEmulated(t *testing.T, rc runCase, init [][]byte) [][]byte {
 		}
 	}
 	smem, _ := strconv.Atoi(a.Meta["shared_bytes"])
-	if err := emulate(prog, mem, rc.grid, params, smem); err != nil {
+	if err := ptxemu.Run(prog, mem, rc.grid, params, smem); err != nil {
 		t.Fatalf("emulated PTX: %v", err)
 	}
 	out := make([][]byte, len(f.Params))
-	for i, j := range index {
-		out[i] = mem.bufs[j]
+	for i, b := range bufs {
+		out[i] = b
 	}
 	return out
 }

@@ -63,7 +63,7 @@
 // register-resident mma operands (fragments are reloaded from shared memory per K step).
 //
 // Tests: every test kernel and every kernel of the examples' plans is assembled with ptxas
-// for sm_80 and sm_90; golden PTX for three small kernels; and a PTX emulator (test code)
-// runs the generated kernels, and whole example plans, and compares them with the CPU
-// backend and with PyTorch's outputs.
+// for sm_80 and sm_90; golden PTX for three small kernels; and a PTX emulator (package
+// ptxemu, test support) runs the generated kernels, and whole example plans, and compares
+// them with the CPU backend and with PyTorch's outputs.
 package ptx

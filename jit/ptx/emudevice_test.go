@@ -1,113 +1,17 @@
 package ptx
 
 import (
-	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"strconv"
-	"sync"
 	"testing"
 
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/internal/testkit"
 	"github.com/widejit/widejit/jit"
+	"github.com/widejit/widejit/jit/ptx/ptxemu"
 	"github.com/widejit/widejit/lowering"
 	"github.com/widejit/widejit/runner"
-	"github.com/widejit/widejit/triton/ir"
 )
-
-// emuDevice runs PTX artifacts on the emulator as a jit.Device, so whole plans can run
-// through the PTX backend without a GPU.
-type emuDevice struct {
-	mu  sync.Mutex
-	mem emuMemory
-}
-
-type emuBuffer struct {
-	dt   ir.DType
-	n    int
-	idx  int
-	addr uint64
-}
-
-func (b *emuBuffer) DType() ir.DType { return b.dt }
-func (b *emuBuffer) Len() int        { return b.n }
-
-type emuKernel struct {
-	dev    *emuDevice
-	prog   *emuProgram
-	params []ir.Type
-	smem   int
-}
-
-func (d *emuDevice) Info() jit.DeviceInfo { return jit.DeviceInfo{Kind: "cuda", Name: "PTX emulator"} }
-func (d *emuDevice) Target() jit.Target   { return Target{Arch: "sm_90"} }
-func (d *emuDevice) Load(a *jit.Artifact) (jit.Kernel, error) {
-	prog, err := parseEmu(string(a.Payload))
-	if err != nil {
-		return nil, err
-	}
-	params, err := ParamTypes(a)
-	if err != nil {
-		return nil, err
-	}
-	smem, _ := strconv.Atoi(a.Meta["shared_bytes"])
-	return &emuKernel{dev: d, prog: prog, params: params, smem: smem}, nil
-}
-func (d *emuDevice) Alloc(dt ir.DType, n int) (jit.Buffer, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	addr := d.mem.alloc(max(n*dt.Size(), 1))
-	return &emuBuffer{dt: dt, n: n, idx: len(d.mem.bufs) - 1, addr: addr}, nil
-}
-func (d *emuDevice) Free(jit.Buffer) {}
-func (d *emuDevice) Upload(dst jit.Buffer, src []byte) error {
-	copy(d.mem.bufs[dst.(*emuBuffer).idx], src)
-	return nil
-}
-func (d *emuDevice) Download(src jit.Buffer, dst []byte) error {
-	copy(dst, d.mem.bufs[src.(*emuBuffer).idx])
-	return nil
-}
-func (d *emuDevice) Sync() error  { return nil }
-func (d *emuDevice) Close() error { return nil }
-
-func (k *emuKernel) Name() string { return k.prog.name }
-func (k *emuKernel) Launch(grid [3]int, args []jit.Arg) error {
-	params := make([]uint64, len(args))
-	for i, t := range k.params {
-		a := args[i]
-		switch {
-		case t.Ptr:
-			b := a.Buf.(*emuBuffer)
-			params[i] = b.addr + uint64(a.Offset*b.dt.Size())
-		case t.Elem == ir.F32:
-			switch v := a.Scalar.(type) {
-			case float64:
-				params[i] = uint64(math.Float32bits(float32(v)))
-			case int64:
-				params[i] = uint64(math.Float32bits(float32(v)))
-			default:
-				return fmt.Errorf("scalar %T for fp32", a.Scalar)
-			}
-		default:
-			switch v := a.Scalar.(type) {
-			case int64:
-				params[i] = uint64(v)
-			case int:
-				params[i] = uint64(v)
-			case bool:
-				params[i] = b2u(v)
-			default:
-				return fmt.Errorf("scalar %T for %s", a.Scalar, t)
-			}
-		}
-	}
-	k.dev.mu.Lock()
-	defer k.dev.mu.Unlock()
-	return emulate(k.prog, &k.dev.mem, grid, params, k.smem)
-}
 
 // slowExamples have convolutions whose emulation takes minutes.
 var slowExamples = map[string]bool{"convnet": true, "resblock": true}
@@ -159,7 +63,7 @@ func TestExamplePlansOnEmulatedPTX(t *testing.T) {
 				if err != nil {
 					t.Skipf("lowering: %v", err)
 				}
-				r, err := runner.New(plan, &emuDevice{}, jit.NewCompiler(jit.CompilerOptions{}), g)
+				r, err := runner.New(plan, ptxemu.NewDevice(Target{Arch: "sm_90"}, ParamTypes), jit.NewCompiler(jit.CompilerOptions{}), g)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -43,13 +43,59 @@ type Request struct {
 
 // Device describes where the kernels will run.
 type Device struct {
-	Kind string `json:"kind"` // "cpu" or "cuda"
+	// Kind is the backend's registered name ("cpu", "cuda", or an out-of-tree backend's):
+	// a label. What the device can do is in Capabilities; decide on those.
+	Kind string `json:"kind"`
 	Name string `json:"name"` // e.g. "NVIDIA H100 80GB HBM3", or the CPU model
 	// ComputeCapability is "major.minor" for CUDA devices ("9.0"), empty for the CPU.
 	ComputeCapability string `json:"compute_capability,omitempty"`
 	MemoryBytes       int64  `json:"memory_bytes"`
 	// Cores is the number of CPU worker threads, or of streaming multiprocessors on a GPU.
-	Cores int `json:"cores"`
+	Cores        int          `json:"cores"`
+	Capabilities Capabilities `json:"capabilities"`
+	// BackendOptions are the options the backend was opened with (--backend-opt k=v).
+	BackendOptions map[string]string `json:"backend_options,omitempty"`
+}
+
+// CapabilitiesVersion is the version of Capabilities. Fields are added without changing it
+// (a plugin ignores fields it does not know); it changes when a field changes meaning or
+// goes away. A request from a widejit without capabilities has version 0.
+const CapabilitiesVersion = 1
+
+// Legacy is d with the capabilities its kind implied when a device had no capabilities field
+// (version 0: written by a widejit before them, e.g. a timings file from `tune --export`,
+// whose only kinds were cpu and cuda); a device with capabilities is returned unchanged. The
+// one place that reads capabilities from a kind's name, for data from before them.
+func (d Device) Legacy() Device {
+	if d.Capabilities.Version != 0 {
+		return d
+	}
+	switch d.Kind {
+	case "cpu":
+		d.Capabilities = Capabilities{Version: CapabilitiesVersion, HostThreads: true}
+	case "cuda":
+		d.Capabilities = Capabilities{Version: CapabilitiesVersion, WarpSize: 32, DiscreteMemory: true}
+	}
+	return d
+}
+
+// Capabilities say what the device can do, independent of its backend's name.
+type Capabilities struct {
+	Version int `json:"version"` // CapabilitiesVersion
+	// HostThreads: each program runs on one CPU thread (num_warps changes nothing);
+	// false: programs run as warps of WarpSize threads.
+	HostThreads bool `json:"host_threads"`
+	// SIMDWidth is the fp32 lanes of the host's vector instructions; 0 off host threads.
+	SIMDWidth int `json:"simd_width"`
+	// WarpSize is the threads that run in lockstep (32 on NVIDIA GPUs); 0 on host threads.
+	WarpSize int `json:"warp_size"`
+	// SharedMemoryBytes is the shared memory one program may use; 0 when unknown.
+	SharedMemoryBytes int `json:"shared_memory_bytes"`
+	// TensorCores: dots with eligible dtypes and shapes run on matrix units.
+	TensorCores bool `json:"tensor_cores"`
+	// DiscreteMemory: the device has memory of its own, reached by copies (a GPU); false:
+	// kernels work in host memory.
+	DiscreteMemory bool `json:"discrete_memory"`
 }
 
 // Candidate is one way to compute the group: a strategy and its tunables (block sizes,

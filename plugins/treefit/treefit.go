@@ -38,7 +38,7 @@ func Features(req abi.Request) []float64 {
 		dtypeBytes = DTypeBytes(req.DTypes[0])
 	}
 	gpu := 0.0
-	if req.Device.Kind == "cuda" {
+	if req.Device.Capabilities.WarpSize > 0 {
 		gpu = 1
 	}
 	return []float64{float64(req.N), float64(batch), float64(width), float64(out), float64(weights), float64(dtypeBytes), float64(len(req.OpChain)), gpu}

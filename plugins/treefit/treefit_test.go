@@ -17,7 +17,7 @@ func TestFeatures(t *testing.T) {
 		Shapes:  [][]int{{32, 64}, {256, 64}, {256}, {64, 256}, {64}},
 		DTypes:  []string{"float16"},
 		N:       12,
-		Device:  abi.Device{Kind: "cuda"},
+		Device:  abi.Device{Kind: "a GPU by its capabilities", Capabilities: abi.Capabilities{WarpSize: 32}},
 	}
 	// weights: 256*64 + 256 + 64*256 + 64 = 33088
 	want := []float64{12, 32, 64, 256, 33088, 2, 3, 1}

@@ -180,8 +180,8 @@ class ExportRunTest(unittest.TestCase, Close):
             widejit.run(out, {})
         self.assertIn("missing input 'x'", str(cm.exception))
         with self.assertRaises(ValueError) as cm:
-            widejit.run(out, device="tpu")
-        self.assertIn("'tpu'", str(cm.exception))
+            widejit.run(out, device="")
+        self.assertIn("non-empty string", str(cm.exception))
         with self.assertRaises(FileNotFoundError) as cm:
             widejit.run(self.out("nowhere"))
         self.assertIn("no graph.json", str(cm.exception))
@@ -199,6 +199,9 @@ class ExportRunTest(unittest.TestCase, Close):
                 os.environ["WIDEJIT"] = old
 
         binary_or_skip(self)
+        with self.assertRaises(widejit.RunError) as cm:  # the binary knows its backends
+            widejit.run(out, device="tpu")
+        self.assertIn('"tpu": no such backend', str(cm.exception))
         with self.assertRaises(widejit.RunError) as cm:
             widejit.run(out, {"x": torch.randn(3, 4, 9)}, device="cpu")
         self.assertNotEqual(cm.exception.returncode, 0)

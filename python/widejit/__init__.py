@@ -217,7 +217,9 @@ def run(out_dir: PathLike, inputs: Optional[Mapping[str, InputValue]] = None, de
         inputs, the bare tensor for shared ones, as at export. None runs the inputs exported
         with the graph (out_dir/inputs.safetensors; without that file, the binary generates
         inputs from seed 0). The binary gets them through a temporary safetensors file.
-    device: "auto" (a GPU when the CUDA driver finds one, else the CPU), "cpu" or "cuda".
+    device: "auto" (a GPU when the CUDA driver finds one, else the CPU), a backend widejit
+        registers ("cpu", "cuda"; `widejit info` lists them), or a list such as
+        "cuda:0,cuda:1"; widejit checks it (RunError for one it does not know).
     extra_args: more `widejit run` flags, e.g. ["--mode", "sequential"] (the binary only).
     timeout: seconds before the binary is killed (subprocess.TimeoutExpired; the binary only).
     in_process: True requires the library, False the binary; None (the default) takes the
@@ -230,8 +232,8 @@ def run(out_dir: PathLike, inputs: Optional[Mapping[str, InputValue]] = None, de
     widejit's message) when widejit fails, e.g. on an input of the wrong shape, or when the
     binary's output file lacks an output of the graph.
     """
-    if device not in ("auto", "cpu", "cuda"):
-        raise ValueError("device must be 'auto', 'cpu' or 'cuda', got %r" % (device,))
+    if not isinstance(device, str) or not device:
+        raise ValueError("device must be a non-empty string such as 'auto', 'cpu' or 'cuda', got %r" % (device,))
     graph_path = _graph_path(out_dir)
     with open(graph_path) as f:
         graph = json.load(f)

@@ -1,21 +1,20 @@
-package cuda
+package cudatest
 
 import (
-	"encoding/binary"
-	"math"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/jit/cpu"
+	"github.com/widejit/widejit/jit/cuda"
+	"github.com/widejit/widejit/jit/cuda/internal/streamtest"
 	"github.com/widejit/widejit/triton/ir"
 )
 
 // stubWithAdd opens a stub device whose launches run on the CPU backend, and loads the
 // tutorial's add_kernel (out = x + y over n fp32 values) on it.
-func stubWithAdd(t *testing.T, cfg StubConfig) (*Stub, *Device, jit.Kernel) {
+func stubWithAdd(t *testing.T, cfg StubConfig) (*Stub, *cuda.Device, jit.Kernel) {
 	t.Helper()
 	if cfg.Host == nil {
 		cfg.Host = cpu.NewDevice(1)
@@ -26,87 +25,25 @@ func stubWithAdd(t *testing.T, cfg StubConfig) (*Stub, *Device, jit.Kernel) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
-	return s, d, loadAdd(t, d)
+	return s, d, streamtest.LoadAdd(t, d)
 }
 
 // twoStreams is stubWithAdd with two streams of the device.
-func twoStreams(t *testing.T, cfg StubConfig) (*Stub, *Device, jit.Kernel, jit.Stream, jit.Stream) {
+func twoStreams(t *testing.T, cfg StubConfig) (*Stub, *cuda.Device, jit.Kernel, jit.Stream, jit.Stream) {
 	t.Helper()
 	stub, d, k := stubWithAdd(t, cfg)
-	return stub, d, k, newStream(t, d), newStream(t, d)
-}
-
-// loadAdd loads the tutorial's add_kernel (out = x + y over n fp32 values) on d.
-func loadAdd(t *testing.T, d *Device) jit.Kernel {
-	t.Helper()
-	text, err := os.ReadFile("../../triton/testdata/kernels/vector_add.py")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := jit.NewCompiler(jit.CompilerOptions{}).Load(d, jit.Source{File: "vector_add.py", Text: string(text), Fn: "add_kernel"}, jit.Spec{
-		Sig: map[string]string{"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"}, Consts: map[string]any{"BLOCK_SIZE": int64(64)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
-func f32s(vals ...float32) []byte {
-	b := make([]byte, 4*len(vals))
-	for i, v := range vals {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
-	}
-	return b
-}
-
-func readF32s(b []byte) []float32 {
-	out := make([]float32, len(b)/4)
-	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return out
-}
-
-func newStream(t *testing.T, d *Device) jit.Stream {
-	t.Helper()
-	s, err := d.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
-func newEvent(t *testing.T, d *Device, timing bool) jit.Event {
-	t.Helper()
-	e, err := d.NewEvent(timing)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	return e
-}
-
-func pinned(t *testing.T, d *Device, data []byte) []byte {
-	t.Helper()
-	p, err := d.AllocPinned(len(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Free() })
-	copy(p.Bytes(), data)
-	return p.Bytes()
+	return stub, d, k, streamtest.NewStream(t, d), streamtest.NewStream(t, d)
 }
 
 // The stub runs queued work only when the host synchronises: a download's bytes are there
 // after Sync, not before; the launch ran on the CPU backend; the synchronous path still works.
 func TestStubRunsQueuedWorkAtSync(t *testing.T) {
 	stub, d, k := stubWithAdd(t, StubConfig{})
-	s := newStream(t, d)
+	s := streamtest.NewStream(t, d)
 	x, _ := d.Alloc(ir.F32, 4)
 	out, _ := d.Alloc(ir.F32, 4)
-	in := pinned(t, d, f32s(1, 2, 3, 4))
-	res := pinned(t, d, make([]byte, 16))
+	in := streamtest.Pinned(t, d, streamtest.F32s(1, 2, 3, 4))
+	res := streamtest.Pinned(t, d, make([]byte, 16))
 	if err := s.Upload(x, 0, in); err != nil {
 		t.Fatal(err)
 	}
@@ -116,13 +53,13 @@ func TestStubRunsQueuedWorkAtSync(t *testing.T) {
 	if err := s.Download(out, 0, res); err != nil {
 		t.Fatal(err)
 	}
-	if got := readF32s(res); got[0] != 0 {
+	if got := streamtest.ReadF32s(res); got[0] != 0 {
 		t.Fatalf("the download ran before any synchronisation: %v", got)
 	}
 	if err := s.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	if got := readF32s(res); got[0] != 2 || got[3] != 8 {
+	if got := streamtest.ReadF32s(res); got[0] != 2 || got[3] != 8 {
 		t.Fatalf("after Sync: %v, want 2x the input", got)
 	}
 	ops := stub.Ops()
@@ -140,7 +77,7 @@ func TestStubRunsQueuedWorkAtSync(t *testing.T) {
 	}
 	// the synchronous path (the device's own stream, blocking copies) runs through the stub too
 	host := make([]byte, 16)
-	if err := d.Upload(x, f32s(5, 6, 7, 8)); err != nil {
+	if err := d.Upload(x, streamtest.F32s(5, 6, 7, 8)); err != nil {
 		t.Fatal(err)
 	}
 	if err := k.Launch([3]int{1, 1, 1}, []jit.Arg{{Buf: x}, {Buf: x}, {Buf: out}, {Scalar: int64(4)}}); err != nil {
@@ -149,7 +86,7 @@ func TestStubRunsQueuedWorkAtSync(t *testing.T) {
 	if err := d.Download(out, host); err != nil {
 		t.Fatal(err)
 	}
-	if got := readF32s(host); got[0] != 10 || got[3] != 16 {
+	if got := streamtest.ReadF32s(host); got[0] != 10 || got[3] != 16 {
 		t.Errorf("synchronous path: %v", got)
 	}
 	if f := stub.Failures(); len(f) != 0 {
@@ -163,7 +100,7 @@ func TestStubRefusesUnorderedAccess(t *testing.T) {
 	stub, d, k, s1, s2 := twoStreams(t, StubConfig{})
 	x, _ := d.Alloc(ir.F32, 4)
 	out, _ := d.Alloc(ir.F32, 4)
-	in := pinned(t, d, f32s(1, 2, 3, 4))
+	in := streamtest.Pinned(t, d, streamtest.F32s(1, 2, 3, 4))
 	args := []jit.Arg{{Buf: x}, {Buf: x}, {Buf: out}, {Scalar: int64(4)}}
 	if err := s1.Upload(x, 0, in); err != nil {
 		t.Fatal(err)
@@ -177,7 +114,7 @@ func TestStubRefusesUnorderedAccess(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	e := newEvent(t, d, false)
+	e := streamtest.NewEvent(t, d, false)
 	if err := s1.Upload(x, 2, in[:8]); err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +142,7 @@ func TestStubRefusesUnorderedAccess(t *testing.T) {
 	}
 
 	// a download on s1 of what s2's launch writes, unordered: refused when issued
-	res := pinned(t, d, make([]byte, 16))
+	res := streamtest.Pinned(t, d, make([]byte, 16))
 	if err := s1.Download(out, 0, res); err == nil || !strings.Contains(err.Error(), "download (16 bytes)") {
 		t.Errorf("download racing a launch: %v", err)
 	}
@@ -223,7 +160,7 @@ func TestStubRefusesUnorderedAccess(t *testing.T) {
 	if err := d.Download(out, res); err != nil {
 		t.Fatal(err)
 	}
-	if got := readF32s(res); got[0] != 2 || got[2] != 2 || got[3] != 4 {
+	if got := streamtest.ReadF32s(res); got[0] != 2 || got[2] != 2 || got[3] != 4 {
 		t.Errorf("out = x + x after the second upload: %v", got)
 	}
 	if len(stub.Failures()) != 3 {
@@ -232,7 +169,7 @@ func TestStubRefusesUnorderedAccess(t *testing.T) {
 }
 
 // laneOf is the stub's number for stream s, as in StubOp.Stream.
-func laneOf(s jit.Stream) int { return int(s.(*Stream).h) - 0x5000 }
+func laneOf(s jit.Stream) int { return int(s.(*cuda.Stream).Handle()) - 0x5000 }
 
 // What a launch writes is checked once it has run: another stream's unordered launch that
 // points into it fails the synchronisation that runs them.
@@ -240,7 +177,7 @@ func TestStubChecksWhatLaunchesWrite(t *testing.T) {
 	_, d, k, s1, s2 := twoStreams(t, StubConfig{})
 	x, _ := d.Alloc(ir.F32, 8)
 	out, _ := d.Alloc(ir.F32, 8)
-	if err := d.Upload(x, f32s(1, 2, 3, 4, 5, 6, 7, 8)); err != nil {
+	if err := d.Upload(x, streamtest.F32s(1, 2, 3, 4, 5, 6, 7, 8)); err != nil {
 		t.Fatal(err)
 	}
 	// s1 writes out[0:8]; s2 reads x and writes out[4:8] too: the pointers differ, so only
@@ -259,7 +196,7 @@ func TestStubChecksWhatLaunchesWrite(t *testing.T) {
 	_, d, k, s1, s2 = twoStreams(t, StubConfig{})
 	x, _ = d.Alloc(ir.F32, 8)
 	out, _ = d.Alloc(ir.F32, 8)
-	if err := d.Upload(x, f32s(1, 2, 3, 4, 5, 6, 7, 8)); err != nil {
+	if err := d.Upload(x, streamtest.F32s(1, 2, 3, 4, 5, 6, 7, 8)); err != nil {
 		t.Fatal(err)
 	}
 	if err := s1.Launch(k, [3]int{1, 1, 1}, []jit.Arg{{Buf: x}, {Buf: x}, {Buf: out}, {Scalar: int64(4)}}); err != nil {
@@ -275,7 +212,7 @@ func TestStubChecksWhatLaunchesWrite(t *testing.T) {
 	if err := d.Download(out, host); err != nil {
 		t.Fatal(err)
 	}
-	if got := readF32s(host); got[0] != 2 || got[7] != 16 {
+	if got := streamtest.ReadF32s(host); got[0] != 2 || got[7] != 16 {
 		t.Errorf("out = %v, want 2x", got)
 	}
 }
@@ -286,8 +223,8 @@ func TestStubClockAndEventTimes(t *testing.T) {
 	x, _ := d.Alloc(ir.F32, 1024)
 	y, _ := d.Alloc(ir.F32, 1024)
 	out, _ := d.Alloc(ir.F32, 1024)
-	in := pinned(t, d, make([]byte, 4096))
-	start, end := newEvent(t, d, true), newEvent(t, d, true)
+	in := streamtest.Pinned(t, d, make([]byte, 4096))
+	start, end := streamtest.NewEvent(t, d, true), streamtest.NewEvent(t, d, true)
 	if err := s1.Record(start); err != nil {
 		t.Fatal(err)
 	}
@@ -336,9 +273,9 @@ func TestStubOrders(t *testing.T) {
 		stub, d, k, s1, s2 := twoStreams(t, StubConfig{Order: order, Seed: 3})
 		x, _ := d.Alloc(ir.F32, 4)
 		out, _ := d.Alloc(ir.F32, 4)
-		in := pinned(t, d, f32s(1, 2, 3, 4))
-		res := pinned(t, d, make([]byte, 16))
-		e := newEvent(t, d, false)
+		in := streamtest.Pinned(t, d, streamtest.F32s(1, 2, 3, 4))
+		res := streamtest.Pinned(t, d, make([]byte, 16))
+		e := streamtest.NewEvent(t, d, false)
 		for _, step := range []func() error{
 			func() error { return s1.Upload(x, 0, in) },
 			func() error { return s1.Record(e) },
@@ -353,7 +290,7 @@ func TestStubOrders(t *testing.T) {
 				t.Fatalf("order %d: %v", order, err)
 			}
 		}
-		if got := readF32s(res); got[1] != 4 {
+		if got := streamtest.ReadF32s(res); got[1] != 4 {
 			t.Errorf("order %d: %v", order, got)
 		}
 		ran := map[string]int{}

@@ -1,20 +1,13 @@
-package ptx
-
-// A small emulator for the PTX subset this package emits, so tests can run generated kernels
-// without a GPU and compare their results with the CPU backend. It runs each CTA's threads
-// one after another up to each bar.sync, checks every global and shared access against its
-// allocation, and models .approx instructions with exact math (the tolerances of the
-// comparisons cover the hardware's approximation error). It is a test oracle for the code
-// generator's logic (layouts, staging through shared memory, control flow, casts), not a model
-// of GPU timing or of races between CTAs.
+package ptxemu
 
 import (
 	"fmt"
-	"github.com/widejit/widejit/internal/half"
 	"math"
 	"math/bits"
 	"strconv"
 	"strings"
+
+	"github.com/widejit/widejit/internal/half"
 )
 
 type emuOperand struct {
@@ -36,7 +29,8 @@ type emuInstr struct {
 	text     string
 }
 
-type emuProgram struct {
+// Program is a parsed PTX entry point.
+type Program struct {
 	name    string
 	threads int
 	params  []string
@@ -45,8 +39,9 @@ type emuProgram struct {
 	labels  map[string]int
 }
 
-func parseEmu(text string) (*emuProgram, error) {
-	p := &emuProgram{labels: map[string]int{}}
+// Parse reads the PTX of one entry point.
+func Parse(text string) (*Program, error) {
+	p := &Program{labels: map[string]int{}}
 	regs := map[string]int{}
 	regIndex := func(name string) int {
 		if i, ok := regs[name]; ok {
@@ -199,23 +194,26 @@ func parseOperand(a string, regIndex func(string) int, params []string) (emuOper
 	return emuOperand{kind: 1, imm: uint64(v)}, err
 }
 
-// emuMemory is global memory: buffers at fixed addresses.
-type emuMemory struct {
+// Memory is global memory: buffers at fixed addresses. The zero value is empty.
+type Memory struct {
 	bufs  [][]byte
 	bases []uint64
 }
 
-func (m *emuMemory) alloc(n int) uint64 {
+// Alloc adds a zeroed buffer of n bytes: its address in the kernels' global memory and its
+// bytes, which the host reads and writes directly.
+func (m *Memory) Alloc(n int) (uint64, []byte) {
 	base := uint64(0x10000)
 	if k := len(m.bases); k > 0 {
 		base = (m.bases[k-1] + uint64(len(m.bufs[k-1])) + 0x10000) &^ 0xff
 	}
-	m.bufs = append(m.bufs, make([]byte, n))
+	buf := make([]byte, n)
+	m.bufs = append(m.bufs, buf)
 	m.bases = append(m.bases, base)
-	return base
+	return base, buf
 }
 
-func (m *emuMemory) slice(addr uint64, size int) ([]byte, error) {
+func (m *Memory) slice(addr uint64, size int) ([]byte, error) {
 	for i, b := range m.bases {
 		if addr >= b && addr+uint64(size) <= b+uint64(len(m.bufs[i])) {
 			return m.bufs[i][addr-b : addr-b+uint64(size)], nil
@@ -234,8 +232,8 @@ type emuThread struct {
 }
 
 type emuRun struct {
-	p      *emuProgram
-	mem    *emuMemory
+	p      *Program
+	mem    *Memory
 	params []uint64
 	shared []byte
 	ctaid  [3]int
@@ -243,8 +241,9 @@ type emuRun struct {
 	steps  int
 }
 
-// emulate runs p over grid with params (raw 64-bit values) and sharedBytes of shared memory.
-func emulate(p *emuProgram, mem *emuMemory, grid [3]int, params []uint64, sharedBytes int) error {
+// Run runs p over grid with params (raw 64-bit values: pointers are Memory addresses) and
+// sharedBytes of dynamic shared memory, one CTA after another.
+func Run(p *Program, mem *Memory, grid [3]int, params []uint64, sharedBytes int) error {
 	for z := range grid[2] {
 		for y := range grid[1] {
 			for x := range grid[0] {

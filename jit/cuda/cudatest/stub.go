@@ -1,4 +1,4 @@
-package cuda
+package cudatest
 
 import (
 	"fmt"
@@ -12,13 +12,15 @@ import (
 
 	"github.com/widejit/widejit/internal/half"
 	"github.com/widejit/widejit/jit"
+	"github.com/widejit/widejit/jit/cuda"
+	"github.com/widejit/widejit/jit/cuda/internal/drv"
 	"github.com/widejit/widejit/jit/ptx"
 	"github.com/widejit/widejit/triton/ir"
 )
 
 // stub.go: a CUDA driver written in Go, for tests on machines without a GPU (and without a C
-// compiler): the entry points of driver.go as Go functions over host memory. Unlike the fake
-// libcuda of testdata/fakecuda.c, which checks the binding's ABI and runs every call at once,
+// compiler): the entry points of jit/cuda/internal/drv as Go functions over host memory. Unlike the fake
+// libcuda of jit/cuda/testdata/fakecuda.c, which checks the binding's ABI and runs every call at once,
 // the stub queues work per stream and runs it only when the host synchronises (or a
 // synchronous call needs it), in an order of its choosing among those the streams and events
 // allow; it records every operation, and it fails a call that makes two unordered operations
@@ -122,15 +124,22 @@ func NewStub(cfg StubConfig) *Stub {
 	return s
 }
 
-// Open opens the stub's device as a *Device whose kernels are compiled for the device's PTX
-// target and for the host's target.
-func (s *Stub) Open(ordinal int) (*Device, error) {
-	d, err := openWith(s.driver(), ordinal)
-	if err != nil {
-		return nil, err
+// Open opens the stub's device as a *cuda.Device whose kernels are compiled for the device's
+// PTX target and for the host's target.
+func (s *Stub) Open(ordinal int) (*cuda.Device, error) {
+	return cuda.OpenDriver(s.driver(), ordinal, func(t jit.Target) jit.Target { return stubTarget{ptx: t, stub: s} })
+}
+
+// result is a CUresult.
+type result = drv.Result
+
+// cString copies a NUL-terminated C string.
+func cString(p *byte) string {
+	var b []byte
+	for ptr := unsafe.Pointer(p); *(*byte)(ptr) != 0; ptr = unsafe.Add(ptr, 1) {
+		b = append(b, *(*byte)(ptr))
 	}
-	d.target = stubTarget{ptx: d.target, stub: s}
-	return d, nil
+	return string(b)
 }
 
 // Ops returns the operations recorded so far, in issue order.
@@ -539,21 +548,21 @@ func (s *Stub) pinnedAt(p unsafe.Pointer, n uint64) ([]byte, bool) {
 }
 
 // driver is the stub's entry points.
-func (s *Stub) driver() *driver {
+func (s *Stub) driver() *drv.API {
 	const ctx = 0xc0
 	locked := func(f func() result) result {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return f()
 	}
-	d := &driver{
-		cuInit:             func(uint32) result { return 0 },
-		cuDriverGetVersion: func(v *int32) result { *v = 13000; return 0 },
-		cuGetErrorName: func(r result, p **byte) result {
+	d := &drv.API{
+		CuInit:             func(uint32) result { return 0 },
+		CuDriverGetVersion: func(v *int32) result { *v = 13000; return 0 },
+		CuGetErrorName: func(r result, p **byte) result {
 			return locked(func() result {
 				name := map[result]string{stubErrUnordered: "STUB_UNORDERED_ACCESS", stubErrNoKernel: "STUB_NO_HOST_KERNEL", errLaunchFailed: "CUDA_ERROR_LAUNCH_FAILED",
 					errNotReady: "CUDA_ERROR_NOT_READY", errInvalidValue: "CUDA_ERROR_INVALID_VALUE", errInvalidHandle: "CUDA_ERROR_INVALID_HANDLE",
-					errOutOfMemory: "CUDA_ERROR_OUT_OF_MEMORY", errNoDevice: "CUDA_ERROR_NO_DEVICE", 218: "CUDA_ERROR_INVALID_PTX"}[r]
+					errOutOfMemory: "CUDA_ERROR_OUT_OF_MEMORY", drv.ErrNoDevice: "CUDA_ERROR_NO_DEVICE", 218: "CUDA_ERROR_INVALID_PTX"}[r]
 				if name == "" {
 					name = "CUDA_ERROR_UNKNOWN"
 				}
@@ -563,7 +572,7 @@ func (s *Stub) driver() *driver {
 				return 0
 			})
 		},
-		cuGetErrorString: func(r result, p **byte) result {
+		CuGetErrorString: func(r result, p **byte) result {
 			return locked(func() result {
 				b, ok := s.cstr[-r]
 				if !ok {
@@ -573,21 +582,21 @@ func (s *Stub) driver() *driver {
 				return 0
 			})
 		},
-		cuDeviceGetCount: func(n *int32) result { *n = 1; return 0 },
-		cuDeviceGet: func(d *int32, i int32) result {
+		CuDeviceGetCount: func(n *int32) result { *n = 1; return 0 },
+		CuDeviceGet: func(d *int32, i int32) result {
 			if i != 0 {
 				return 101
 			}
 			*d = 0
 			return 0
 		},
-		cuDeviceGetName: func(name *byte, n int32, _ int32) result {
+		CuDeviceGetName: func(name *byte, n int32, _ int32) result {
 			copy(unsafe.Slice(name, n), append([]byte("widejit stub GPU"), 0))
 			return 0
 		},
-		cuDeviceGetAttribute: func(v *int32, attr int32, _ int32) result {
-			vals := map[int32]int32{attrComputeCapabilityMajor: 9, attrComputeCapabilityMinor: 0, attrMultiprocessorCount: 132,
-				attrMaxSharedPerBlockOptin: 232448, attrMaxThreadsPerBlock: 1024}
+		CuDeviceGetAttribute: func(v *int32, attr int32, _ int32) result {
+			vals := map[int32]int32{drv.AttrComputeCapabilityMajor: 9, drv.AttrComputeCapabilityMinor: 0, drv.AttrMultiprocessorCount: 132,
+				drv.AttrMaxSharedPerBlockOptin: 232448, drv.AttrMaxThreadsPerBlock: 1024}
 			x, ok := vals[attr]
 			if !ok {
 				return errInvalidValue
@@ -595,24 +604,24 @@ func (s *Stub) driver() *driver {
 			*v = x
 			return 0
 		},
-		cuDeviceTotalMem:          func(b *uint64, _ int32) result { *b = uint64(s.cfg.MemoryBytes); return 0 },
-		cuDevicePrimaryCtxRetain:  func(c *uintptr, _ int32) result { *c = ctx; return 0 },
-		cuDevicePrimaryCtxRelease: func(int32) result { return 0 },
-		cuCtxSetCurrent: func(c uintptr) result {
+		CuDeviceTotalMem:          func(b *uint64, _ int32) result { *b = uint64(s.cfg.MemoryBytes); return 0 },
+		CuDevicePrimaryCtxRetain:  func(c *uintptr, _ int32) result { *c = ctx; return 0 },
+		CuDevicePrimaryCtxRelease: func(int32) result { return 0 },
+		CuCtxSetCurrent: func(c uintptr) result {
 			if c != ctx {
 				return 201
 			}
 			return 0
 		},
-		cuCtxSynchronize: func() result {
+		CuCtxSynchronize: func() result {
 			return locked(func() result { return s.synced("context", -1, s.all()) })
 		},
-		cuModuleLoadDataEx:  s.moduleLoad,
-		cuModuleUnload:      func(m uintptr) result { return locked(func() result { delete(s.modules, m); return 0 }) },
-		cuModuleGetFunction: s.moduleGetFunction,
-		cuFuncSetAttribute:  func(uintptr, int32, int32) result { return 0 },
-		cuLaunchKernel:      s.launchKernel,
-		cuMemAlloc: func(p *uint64, size uint64) result {
+		CuModuleLoadDataEx:  s.moduleLoad,
+		CuModuleUnload:      func(m uintptr) result { return locked(func() result { delete(s.modules, m); return 0 }) },
+		CuModuleGetFunction: s.moduleGetFunction,
+		CuFuncSetAttribute:  func(uintptr, int32, int32) result { return 0 },
+		CuLaunchKernel:      s.launchKernel,
+		CuMemAlloc: func(p *uint64, size uint64) result {
 			return locked(func() result {
 				if s.used+int64(size) > s.cfg.MemoryBytes {
 					return errOutOfMemory
@@ -625,7 +634,7 @@ func (s *Stub) driver() *driver {
 				return 0
 			})
 		},
-		cuMemFree: func(p uint64) result {
+		CuMemFree: func(p uint64) result {
 			return locked(func() result {
 				if r := s.synced("free", -1, s.all()); r != 0 { // cuMemFree waits for the device
 					return r
@@ -640,13 +649,13 @@ func (s *Stub) driver() *driver {
 				return errInvalidValue
 			})
 		},
-		cuMemcpyHtoD: func(dst uint64, src unsafe.Pointer, n uint64) result {
+		CuMemcpyHtoD: func(dst uint64, src unsafe.Pointer, n uint64) result {
 			return locked(func() result { return s.syncCopy("upload", dst, src, n) })
 		},
-		cuMemcpyDtoH: func(dst unsafe.Pointer, src uint64, n uint64) result {
+		CuMemcpyDtoH: func(dst unsafe.Pointer, src uint64, n uint64) result {
 			return locked(func() result { return s.syncCopy("download", src, dst, n) })
 		},
-		cuMemcpyDtoD: func(dst, src uint64, n uint64) result {
+		CuMemcpyDtoD: func(dst, src uint64, n uint64) result {
 			return locked(func() result {
 				dt, dm, ok1 := s.region(dst, n, true)
 				st, sm, ok2 := s.region(src, n, false)
@@ -657,13 +666,13 @@ func (s *Stub) driver() *driver {
 					run: func(*stubOp) error { copy(dm, sm); return nil }})
 			})
 		},
-		cuMemcpyHtoDAsync: func(dst uint64, src unsafe.Pointer, n uint64, h uintptr) result {
+		CuMemcpyHtoDAsync: func(dst uint64, src unsafe.Pointer, n uint64, h uintptr) result {
 			return locked(func() result { return s.asyncCopy("upload", dst, src, n, h) })
 		},
-		cuMemcpyDtoHAsync: func(dst unsafe.Pointer, src uint64, n uint64, h uintptr) result {
+		CuMemcpyDtoHAsync: func(dst unsafe.Pointer, src uint64, n uint64, h uintptr) result {
 			return locked(func() result { return s.asyncCopy("download", src, dst, n, h) })
 		},
-		cuMemsetD8: func(dst uint64, v uint8, n uint64) result {
+		CuMemsetD8: func(dst uint64, v uint8, n uint64) result {
 			return locked(func() result {
 				t, mem, ok := s.region(dst, n, true)
 				if !ok {
@@ -678,9 +687,9 @@ func (s *Stub) driver() *driver {
 					}})
 			})
 		},
-		cuStreamCreate: func(h *uintptr, flags uint32) result {
+		CuStreamCreate: func(h *uintptr, flags uint32) result {
 			return locked(func() result {
-				if flags > streamNonBlocking {
+				if flags > drv.StreamNonBlocking {
 					return errInvalidValue
 				}
 				l := &stubLane{num: len(s.lanes), handle: uintptr(0x5000 + len(s.lanes)), blocking: flags == 0}
@@ -690,7 +699,7 @@ func (s *Stub) driver() *driver {
 				return 0
 			})
 		},
-		cuStreamDestroy: func(h uintptr) result {
+		CuStreamDestroy: func(h uintptr) result {
 			return locked(func() result {
 				if _, ok := s.lane(h); !ok || h == 0 {
 					return errInvalidHandle
@@ -699,7 +708,7 @@ func (s *Stub) driver() *driver {
 				return 0
 			})
 		},
-		cuStreamSynchronize: func(h uintptr) result {
+		CuStreamSynchronize: func(h uintptr) result {
 			return locked(func() result {
 				l, ok := s.lane(h)
 				if !ok {
@@ -708,7 +717,7 @@ func (s *Stub) driver() *driver {
 				return s.synced("stream", l.num, l.clock)
 			})
 		},
-		cuStreamWaitEvent: func(h uintptr, e uintptr, flags uint32) result {
+		CuStreamWaitEvent: func(h uintptr, e uintptr, flags uint32) result {
 			return locked(func() result {
 				if flags != 0 {
 					return errInvalidValue
@@ -721,9 +730,9 @@ func (s *Stub) driver() *driver {
 				return r
 			})
 		},
-		cuEventCreate: func(e *uintptr, flags uint32) result {
+		CuEventCreate: func(e *uintptr, flags uint32) result {
 			return locked(func() result {
-				if flags&^eventDisableTiming != 0 {
+				if flags&^drv.EventDisableTiming != 0 {
 					return errInvalidValue
 				}
 				ev := &stubEvent{num: len(s.events) + 1, timing: flags == 0}
@@ -732,7 +741,7 @@ func (s *Stub) driver() *driver {
 				return 0
 			})
 		},
-		cuEventRecord: func(e uintptr, h uintptr) result {
+		CuEventRecord: func(e uintptr, h uintptr) result {
 			return locked(func() result {
 				_, ev, op, r := s.eventOp("record", h, e)
 				if r == 0 {
@@ -741,7 +750,7 @@ func (s *Stub) driver() *driver {
 				return r
 			})
 		},
-		cuEventSynchronize: func(e uintptr) result {
+		CuEventSynchronize: func(e uintptr) result {
 			return locked(func() result {
 				ev := s.event(e)
 				if ev == nil {
@@ -750,7 +759,7 @@ func (s *Stub) driver() *driver {
 				return s.synced("event", -1, ev.clock)
 			})
 		},
-		cuEventElapsedTime: func(ms *float32, a, b uintptr) result {
+		CuEventElapsedTime: func(ms *float32, a, b uintptr) result {
 			return locked(func() result {
 				ea, eb := s.event(a), s.event(b)
 				switch {
@@ -763,7 +772,7 @@ func (s *Stub) driver() *driver {
 				return 0
 			})
 		},
-		cuEventDestroy: func(e uintptr) result {
+		CuEventDestroy: func(e uintptr) result {
 			return locked(func() result {
 				ev := s.event(e)
 				if ev == nil {
@@ -773,7 +782,7 @@ func (s *Stub) driver() *driver {
 				return 0
 			})
 		},
-		cuMemHostAlloc: func(p *unsafe.Pointer, n uint64, flags uint32) result {
+		CuMemHostAlloc: func(p *unsafe.Pointer, n uint64, flags uint32) result {
 			return locked(func() result {
 				b := make([]byte, max(n, 1))
 				s.pinned[uintptr(unsafe.Pointer(&b[0]))] = b
@@ -781,7 +790,7 @@ func (s *Stub) driver() *driver {
 				return 0
 			})
 		},
-		cuMemFreeHost: func(p unsafe.Pointer) result {
+		CuMemFreeHost: func(p unsafe.Pointer) result {
 			return locked(func() result {
 				if _, ok := s.pinned[uintptr(p)]; !ok {
 					return errInvalidValue

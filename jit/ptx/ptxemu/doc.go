@@ -1,0 +1,9 @@
+// Package ptxemu is a small emulator for the PTX subset package ptx emits, test support
+// shared by the backends' tests (not compiled into widejit), so tests run generated kernels
+// without a GPU and compare their results with the CPU backend and PyTorch. It runs each
+// CTA's threads one after another up to each bar.sync, checks every global and shared access
+// against its allocation, and models .approx instructions with exact math (the tolerances of
+// the comparisons cover the hardware's approximation error). It is a test oracle for the code
+// generator's logic (layouts, staging through shared memory, control flow, casts), not a
+// model of GPU timing or of races between CTAs. Device runs PTX artifacts as a jit.Device.
+package ptxemu
