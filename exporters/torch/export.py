@@ -375,6 +375,9 @@ def _module_mappers():
         nn.ELU: _map_simple("elu", ["alpha"]),
         nn.Softplus: _map_simple("softplus", ["beta", "threshold"]),
         nn.Hardswish: _map_simple("hardswish"),
+        nn.Hardsigmoid: _map_simple("hardsigmoid"),
+        nn.ReLU6: _map_simple("relu6"),
+        nn.Hardtanh: _map_simple("hardtanh", ["min_val", "max_val"]),
         nn.Softmax: _map_softmax("softmax"),
         nn.LogSoftmax: _map_softmax("log_softmax"),
     }
@@ -681,6 +684,11 @@ _ACTIVATIONS = {
     "leaky_relu": FnSpec("leaky_relu", _a("input", negative_slope=0.01, inplace=False), _X, ["negative_slope"]),
     "elu": FnSpec("elu", _a("input", alpha=1.0, inplace=False), _X, ["alpha"]),
     "softplus": FnSpec("softplus", _a("input", beta=1.0, threshold=20.0), _X, ["beta", "threshold"]),
+    "hardsigmoid": FnSpec("hardsigmoid", _a("input", inplace=False), _X),
+    "relu6": FnSpec("relu6", _a("input", inplace=False), _X),
+    "hardtanh": FnSpec("hardtanh", _a("input", min_val=-1.0, max_val=1.0, inplace=False), _X, ["min_val", "max_val"]),
+    "clamp": FnSpec("clamp", _a("input", min=None, max=None), _X, ["min", "max"]),
+    "clip": FnSpec("clamp", _a("input", min=None, max=None), _X, ["min", "max"]),
 }
 
 
@@ -717,7 +725,7 @@ _SHARED = {
     "amax": FnSpec("amax", _a("input", dim=None, keepdim=False), _X, ["dim", "keepdim"]),
 }
 _SHARED.update(_ACTIVATIONS)
-for _name in ("rsqrt", "sqrt", "exp", "log", "logical_not"):
+for _name in ("rsqrt", "sqrt", "exp", "log", "sin", "cos", "logical_not"):
     _SHARED[_name] = FnSpec(_name, _a("input"), _X)
 for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or"):
     _SHARED[_name] = _binary(_name)
@@ -753,6 +761,24 @@ FUNCTION_SPECS = {
     F.log_softmax: _softmax_spec("log_softmax", True),
     F.dropout: FnSpec("dropout", _a("input", p=0.5, training=True, inplace=False), _X, ["p", "training"]),
 }
+# Pools called as functions (F.max_pool2d, F.avg_pool2d, F.adaptive_avg_pool2d, and torch's own
+# builtins, which fx records when F's wrapper dispatches to them).
+for _d in (1, 2, 3):
+    _max = FnSpec("max_pool%dd" % _d, _a("input", "kernel_size", stride=None, padding=0, dilation=1, ceil_mode=False,
+                                        return_indices=False), _X, ["kernel_size", "stride", "padding", "dilation",
+                                                                    "ceil_mode"], {"return_indices": False})
+    _avg_args = _a("input", "kernel_size", stride=None, padding=0, ceil_mode=False, count_include_pad=True)
+    _avg_attrs = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"]
+    if _d > 1:
+        _avg_args += [("divisor_override", None)]
+        _avg_attrs += ["divisor_override"]
+    _avg = FnSpec("avg_pool%dd" % _d, _avg_args, _X, _avg_attrs)
+    _adaptive = FnSpec("adaptive_avg_pool%dd" % _d, _a("input", "output_size"), _X, ["output_size"])
+    for _home in (F, torch):
+        for _fn, _spec in (("max_pool%dd" % _d, _max), ("avg_pool%dd" % _d, _avg),
+                           ("adaptive_avg_pool%dd" % _d, _adaptive)):
+            if getattr(_home, _fn, None) is not None:
+                FUNCTION_SPECS.setdefault(getattr(_home, _fn), _spec)
 for _alias in ("concat", "concatenate"):  # torch.concat from 1.10, torch.concatenate from 2.1
     if hasattr(torch, _alias):
         FUNCTION_SPECS[getattr(torch, _alias)] = FUNCTION_SPECS[torch.cat]
@@ -1233,6 +1259,9 @@ class _Builder:
             return self.visit_param_function(node)
         if node.op == "call_function" and node.target is getattr(F, "scaled_dot_product_attention", None):
             return self.visit_sdpa(node)
+        special = self.special_visitor(node)
+        if special is not None:
+            return special(node)
         if node.op == "call_function":
             spec = FUNCTION_SPECS.get(node.target)
             if spec is None:
@@ -1275,6 +1304,8 @@ class _Builder:
     def visit_getitem(self, node):
         base, index = node.args
         k = self.kind.get(base)
+        if k is not None and k[0] == "unbind":
+            return self.visit_unbind_item(node, k, index)
         if k is not None and k[0] in ("tensor", "param"):
             return self.visit_index(node, k[1], self.values[base], index)
         if k is None or k[0] not in ("tuple", "alias"):
@@ -1411,6 +1442,8 @@ class _Builder:
                 name = "split_size_or_sections"
             if spec.op == "amax" and name == "dim" and value == []:
                 value = None  # amax's default dim=() means every dim
+            if "pool" in spec.op and name == "stride" and value == []:
+                value = None  # torch.max_pool2d's default stride=[] means kernel_size
             attrs[name] = value
         self.emit(node, spec.op, inputs, None, attrs)
 
@@ -1540,6 +1573,114 @@ class _Builder:
         scale = max(1.0, want.double().abs().max().item())
         return None if err <= 1e-4 * scale else err
 
+    # ---- functions that become other ops, or none: casts to the same dtype, unbind, einsum,
+    # torchvision's stochastic depth in eval mode
+    def special_visitor(self, node):
+        if node.op == "call_method" and node.target in _CAST_METHODS:
+            return self.visit_cast
+        if (node.op, node.target) in (("call_method", "unbind"), ("call_function", torch.unbind)):
+            return self.visit_unbind
+        if node.op == "call_function" and node.target is torch.einsum:
+            return self.visit_einsum
+        if node.op == "call_function" and getattr(node.target, "__name__", "") == "stochastic_depth" and \
+                (getattr(node.target, "__module__", "") or "").startswith("torchvision"):
+            return self.visit_stochastic_depth
+        return None
+
+    def alias(self, node, src, what="input"):
+        """node computes nothing: it stands for the tensor src (an fx node or a name)."""
+        if isinstance(src, torch.fx.Node):
+            k = self.kind.get(src)
+            if k is None or k[0] not in ("tensor", "param"):
+                self.fail(node, "%s must be a tensor" % what)
+            self.kind[node] = k
+        else:
+            self.kind[node] = ("tensor", src)
+
+    def visit_cast(self, node):
+        """x.float(), x.to(torch.float32), x.type_as(y), x.to(device): the identity when the dtype
+        does not change (the graph is device-free), else a `to` node (float and bool to float)."""
+        src = node.args[0] if node.args else None
+        if not isinstance(src, torch.fx.Node) or not isinstance(self.values.get(src), torch.Tensor):
+            self.fail(node, "Tensor.%s of a non-tensor" % node.target)
+        before, after = self.values[src], self.values[node]
+        if before.dtype == after.dtype:
+            return self.alias(node, src)
+        if not after.dtype.is_floating_point or not (before.dtype.is_floating_point or before.dtype == torch.bool):
+            self.fail(node, "Tensor.%s casts %s to %s; widejit casts float and bool tensors to float dtypes only" % (
+                node.target, before.dtype, after.dtype))
+        self.emit(node, "to", [self.ref(node, src, "input")], None, {"dtype": _DTYPE_NAMES[after.dtype]})
+
+    def visit_stochastic_depth(self, node):
+        """torchvision.ops.stochastic_depth (StochasticDepth's forward): the identity in eval mode."""
+        try:
+            b = FnSpec("", _a("input", "p", "mode", training=True), []).bind(node.args, dict(node.kwargs))
+        except ExportError as e:
+            self.fail(node, str(e))
+        training, p = self.attr_value(node, b["training"], "training"), self.attr_value(node, b["p"], "p")
+        if training and p != 0:
+            self.fail(node, "stochastic_depth with training=True drops random rows; the exporter runs modules in "
+                      "eval mode (pass training=self.training)")
+        self.alias(node, b["input"])
+
+    def visit_unbind(self, node):
+        """x.unbind(dim): a tuple whose elements, when taken with [i], are select nodes."""
+        try:
+            b = FnSpec("", _a("input", dim=0), []).bind(node.args, dict(node.kwargs))
+        except ExportError as e:
+            self.fail(node, str(e))
+        src = self.ref(node, b["input"], "input")
+        if not isinstance(src, str):
+            self.fail(node, "unbind of a non-tensor")
+        self.kind[node] = ("unbind", src, self.attr_value(node, b["dim"], "dim"))
+
+    def visit_unbind_item(self, node, k, index):
+        if not isinstance(index, int) or isinstance(index, bool):
+            self.fail(node, "an element of unbind must be taken with a constant int, got %r" % (index,))
+        self.emit(node, "select", [k[1]], None, {"dim": k[2], "index": index})
+
+    def visit_einsum(self, node):
+        """torch.einsum as the matmul, mul, sum, permute and reshape nodes it computes: operands
+        contracted pairwise from the left (a pair sharing no summed index is a broadcast mul);
+        checked against the recorded value with reference.py before it is accepted."""
+        args = list(node.args)
+        if not args or not isinstance(args[0], str):
+            self.fail(node, "torch.einsum needs the equation string first")
+        eq, ops = args[0], args[1:]
+        if len(ops) == 1 and isinstance(ops[0], (list, tuple)):
+            ops = list(ops[0])
+        if node.kwargs:
+            self.fail(node, "torch.einsum keyword arguments %s are not supported" % sorted(node.kwargs))
+        values = [self.values.get(o) if isinstance(o, torch.fx.Node) else None for o in ops]
+        if not ops or any(not isinstance(v, torch.Tensor) for v in values):
+            self.fail(node, "torch.einsum operands must be tensors")
+        try:
+            in_labels, out_labels = _einsum_labels(eq, [v.dim() for v in values])
+        except ExportError as e:
+            self.fail(node, "torch.einsum(%r): %s" % (eq, e))
+        start = len(self.nodes)
+        steps = _EinsumSteps(self, node)
+        dims = [dict(zip(labels, v.shape)) for labels, v in zip(in_labels, values)]
+        try:
+            cur, cd = steps.sum_out(self.ref(node, ops[0], "operand 0"), dims[0], set(out_labels).union(*in_labels[1:]))
+            for i in range(1, len(ops)):
+                keep = set(out_labels).union(*in_labels[i + 1:])
+                cur, cd = steps.pair(cur, cd, self.ref(node, ops[i], "operand %d" % i), dims[i], keep)
+            cur, cd = steps.permute(cur, cd, out_labels)
+        except ExportError as e:
+            self.fail(node, "torch.einsum(%r): %s" % (eq, e))
+        if not self.nodes[start:]:
+            self.alias(node, ops[0])
+            return
+        if not self.nodes[start:] or self.nodes[-1]["name"] != cur:
+            cur = self.append(steps.name("out"), "contiguous", [cur])
+        self.nodes[-1]["name"] = node.name
+        err = self.check_decomposition(node, start)
+        if err is not None:
+            self.fail(node, "torch.einsum(%r) as matmul, mul and sum nodes does not reproduce its value (max abs "
+                      "error %.3g); this equation is not supported" % (eq, err))
+        self.kind[node] = ("tensor", node.name)
+
     # ---- outputs
     def outputs(self, arg, value):
         """Flat list of output names for the fx output argument `arg` whose value is `value`."""
@@ -1568,6 +1709,127 @@ class _Builder:
         if arg is None:
             return []
         raise ExportError("%s: forward returns %r; return tensors or tuples of tensors" % (self.root_name, type(arg).__name__))
+
+
+_CAST_METHODS = {"float", "double", "half", "bfloat16", "to", "type_as", "type", "cpu", "cuda"}
+
+
+def _einsum_labels(eq, ranks):
+    """The index labels of each operand and of the output of an einsum equation, "..." expanded
+    to labels of its own ("0", "1", ...: right-aligned, as the dims broadcast)."""
+    eq = eq.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(ranks):
+        raise ExportError("%d operand terms for %d operands" % (len(terms), len(ranks)))
+    ell = 0
+    for t, r in zip(terms, ranks):
+        if "..." in t:
+            ell = max(ell, r - (len(t) - 3))
+    ell_labels = [str(i) for i in range(ell)]
+
+    def expand(term, rank):
+        if term.count("...") > 1:
+            raise ExportError("more than one '...' in %r" % term)
+        head, dots, tail = term.partition("...")
+        for c in head + tail:
+            if not c.isalpha():
+                raise ExportError("%r is not an index letter" % c)
+        if not dots:
+            return list(term)
+        k = rank - len(head) - len(tail)
+        if k < 0:
+            raise ExportError("%r has more indices than its operand has dims" % term)
+        return list(head) + ell_labels[ell - k:] + list(tail)
+
+    ins = []
+    for t, r in zip(terms, ranks):
+        labels = expand(t, r)
+        if len(labels) != r:
+            raise ExportError("%r names %d dims of a %d-D operand" % (t, len(labels), r))
+        if len(set(labels)) != len(labels):
+            raise ExportError("an index repeated within one operand (%r: a diagonal or trace) is not supported" % t)
+        ins.append(labels)
+    if arrow:
+        out = expand(rhs, ell + len(rhs.replace("...", "")))
+        if len(set(out)) != len(out):
+            raise ExportError("an index repeated in the output")
+        for lab in out:
+            if not any(lab in labels for labels in ins):
+                raise ExportError("output index %r is in no operand" % lab)
+    else:  # implicit output: the broadcast dims, then the indices seen once, alphabetically
+        counts = {}
+        for labels in ins:
+            for lab in labels:
+                counts[lab] = counts.get(lab, 0) + 1
+        out = ell_labels + sorted(lab for lab, c in counts.items() if c == 1 and lab.isalpha())
+    return ins, out
+
+
+class _EinsumSteps:
+    """Appends the nodes of one einsum. An operand is (name, {label: size}) with its dims in the
+    dict's order; a broadcast dim keeps its size 1 until the product that broadcasts it."""
+
+    def __init__(self, b, node):
+        self.b, self.node, self.k = b, node, 0
+
+    def name(self, tag):
+        self.k += 1
+        return "%s.%s%d" % (self.node.name, tag, self.k)
+
+    def sum_out(self, x, dims, keep):
+        """Sums out the labels of x not in keep."""
+        labels = list(dims)
+        drop = [i for i, lab in enumerate(labels) if lab not in keep]
+        if not drop:
+            return x, dims
+        x = self.b.append(self.name("sum"), "sum", [x], None, {"dim": drop, "keepdim": False})
+        return x, {lab: n for lab, n in dims.items() if lab in keep}
+
+    def permute(self, x, dims, order):
+        labels = list(dims)
+        if labels == list(order):
+            return x, dims
+        x = self.b.append(self.name("perm"), "permute", [x], None, {"dims": [labels.index(lab) for lab in order]})
+        return x, {lab: dims[lab] for lab in order}
+
+    def reshape(self, x, shape):
+        return self.b.append(self.name("view"), "reshape", [x], None, {"shape": shape})
+
+    def pair(self, a, da, b, db, keep):
+        """The product of two operands, summed over the labels neither keep nor the other has."""
+        a, da = self.sum_out(a, da, keep | set(db))
+        b, db = self.sum_out(b, db, keep | set(da))
+        batch = [lab for lab in da if lab in db and lab in keep]
+        contr = [lab for lab in da if lab in db and lab not in keep]
+        left = [lab for lab in da if lab not in db]
+        right = [lab for lab in db if lab not in da]
+        if not contr:  # an outer or element-wise product: a broadcast mul
+            a, da = self.permute(a, da, batch + left)
+            b, db = self.permute(b, db, batch + right)
+            for _ in right:
+                a = self.b.append(self.name("unsq"), "unsqueeze", [a], None, {"dim": -1})
+            for _ in left:
+                b = self.b.append(self.name("unsq"), "unsqueeze", [b], None, {"dim": len(batch)})
+            out = {lab: max(da.get(lab, 1), db.get(lab, 1)) for lab in batch + left + right}
+            return self.b.append(self.name("mul"), "mul", [a, b]), out
+        for lab in contr:
+            if da[lab] != db[lab]:
+                raise ExportError("summed index %r broadcasts (sizes %d and %d)" % (lab, da[lab], db[lab]))
+        a, da = self.permute(a, da, batch + left + contr)
+        b, db = self.permute(b, db, batch + contr + right)
+        prod = lambda d, g: math.prod(d[lab] for lab in g)  # noqa: E731
+        if len(left) != 1 or len(contr) != 1:
+            a = self.reshape(a, [da[lab] for lab in batch] + [prod(da, left), prod(da, contr)])
+        if len(contr) != 1 or len(right) != 1:
+            b = self.reshape(b, [db[lab] for lab in batch] + [prod(db, contr), prod(db, right)])
+        y = self.b.append(self.name("mm"), "matmul", [a, b])
+        out = {lab: max(da[lab], db[lab]) for lab in batch}
+        out.update({lab: da[lab] for lab in left})
+        out.update({lab: db[lab] for lab in right})
+        if len(left) != 1 or len(right) != 1:
+            y = self.reshape(y, list(out.values()))
+        return y, out
 
 
 def _nodes_in(args):

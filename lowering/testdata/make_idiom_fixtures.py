@@ -31,6 +31,9 @@ FIXTURES = {
     "halfmlp_bf16": ["HalfMLP", "x=5,19:bfloat16"],
     "rowtails": ["RowTails", "x=2,5,24"],
     "rowheads": ["RowHeads", "x=2,5,37"],
+    "hardacts": ["HardActs", "x=2,3,9,11:float32:-5:5"],
+    "functionalpools": ["FunctionalPools", "x=2,3,9,11"],
+    "ropeeinsum": ["RopeEinsum", "x=2,5,12", "pos=2,5:float32:0:20"],
 }
 
 
