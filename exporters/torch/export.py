@@ -127,10 +127,18 @@ class InputSpec:
 
 
 def load_class(spec):
-    """Loads ClassName from path/to/file.py:ClassName."""
+    """Loads ClassName from path/to/file.py:ClassName, or from an installed package
+    (package.module:name, e.g. torchvision.models:resnet18). The name is an nn.Module subclass
+    or a factory: a function whose result is checked to be an nn.Module when it is called."""
     if ":" not in spec:
-        raise ExportError("--module %r: expected path/to/file.py:ClassName" % spec)
+        raise ExportError("--module %r: expected path/to/file.py:ClassName or package.module:name" % spec)
     path, cls_name = spec.rsplit(":", 1)
+    if not path.endswith(".py") and not os.path.exists(path) and re.fullmatch(r"[A-Za-z_][\w.]*", path):
+        try:
+            module = importlib.import_module(path)
+        except ImportError as e:
+            raise ExportError("--module %r: cannot import %s: %s" % (spec, path, e))
+        return _module_factory(spec, path, getattr(module, cls_name, None), cls_name)
     if not os.path.isfile(path):
         raise ExportError("--module %r: no such file %s" % (spec, path))
     path = os.path.abspath(path)
@@ -143,10 +151,16 @@ def load_class(spec):
         spec_obj.loader.exec_module(module)
     finally:
         sys.path.pop(0)
-    cls = getattr(module, cls_name, None)
-    if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
-        raise ExportError("--module %r: %s has no torch.nn.Module subclass named %s" % (spec, path, cls_name))
-    return cls
+    return _module_factory(spec, path, getattr(module, cls_name, None), cls_name)
+
+
+def _module_factory(spec, where, obj, name):
+    if isinstance(obj, type) and issubclass(obj, nn.Module):
+        return obj
+    if callable(obj) and not isinstance(obj, type):
+        return obj  # a factory (torchvision.models.resnet18): _construct checks what it returns
+    raise ExportError("--module %r: %s has no torch.nn.Module subclass or factory function named %s" % (
+        spec, where, name))
 
 
 def seed_everything(seed):
@@ -1032,6 +1046,7 @@ class _Builder:
         self.synth = set()
         self.constants = set()  # params computed from constants in forward, not model attributes
         self.recognized = {}  # id(module) -> mapper, for modules outside torch.nn known by their structure
+        self.train_batchnorm = False  # BatchNorm in training mode: batch statistics, not a refusal
 
     # ---- errors
     def fail(self, node, msg):
@@ -1480,9 +1495,12 @@ class _Builder:
         if mapper is None and composite is None:
             self.refuse(node, "module %s" % type(module).__name__)
         if isinstance(module, nn.modules.batchnorm._BatchNorm) and module.training:
+            if self.train_batchnorm:
+                return self.visit_batch_stats_norm(node, module)
             self.fail(node, "%s is in training mode: it would normalise with the batch's statistics and update "
                       "running_mean/running_var on every call; call .eval() on it (the exporter puts the model in eval "
-                      "mode, so its forward or train() switched this module back)" % type(module).__name__)
+                      "mode, so its forward or train() switched this module back), or export it with batch "
+                      "statistics with --train-batchnorm (train_batchnorm=True)" % type(module).__name__)
         try:
             sig = inspect.signature(type(module).forward)
             bound = sig.bind(module, *node.args, **node.kwargs)
@@ -1572,6 +1590,35 @@ class _Builder:
         err = (got.double() - want.double()).abs().max().item()
         scale = max(1.0, want.double().abs().max().item())
         return None if err <= 1e-4 * scale else err
+
+    def visit_batch_stats_norm(self, node, m):
+        """A BatchNorm in training mode (--train-batchnorm) as the maths of its forward: each
+        model normalises with the mean and biased variance of its own batch, per channel (dim 1);
+        the running statistics are neither read nor updated."""
+        if len(node.args) != 1 or node.kwargs:
+            self.fail(node, "%s takes one input" % type(m).__name__)
+        x = self.ref(node, node.args[0], "input")
+        rank = self.values[node.args[0]].dim()
+        if rank < 2:
+            self.fail(node, "%s with batch statistics needs a batched input [B, C, ...]" % type(m).__name__)
+        dims = [0] + list(range(2, rank))
+        sub = lambda tag: "%s.%s" % (node.name, tag)  # noqa: E731
+        mean = self.append(sub("mean"), "mean", [x], None, {"dim": dims, "keepdim": True})
+        d = self.append(sub("centered"), "sub", [x, mean])
+        var = self.append(sub("var"), "mean", [self.append(sub("sq"), "mul", [d, d])], None, {"dim": dims, "keepdim": True})
+        inv = self.append(sub("inv_std"), "rsqrt", [self.append(sub("var_eps"), "add", [var, m.eps])])
+        steps = [("norm", "mul", inv)]
+        for role, op, tag in (("weight", "mul", "scaled"), ("bias", "add", "shifted")):
+            t = getattr(m, role)
+            if t is not None:
+                p = self.use_param("%s.%s" % (node.target, role), t, node)
+                steps.append((tag, op, self.append(sub(role + "_per_channel"), "view", [p], None,
+                                                   {"shape": [m.num_features] + [1] * (rank - 2)})))
+        y = d
+        for tag, op, operand in steps[:-1]:
+            y = self.append(sub(tag), op, [y, operand])
+        tag, op, operand = steps[-1]
+        self.emit(node, op, [y, operand])
 
     # ---- functions that become other ops, or none: casts to the same dtype, unbind, einsum,
     # torchvision's stochastic depth in eval mode
@@ -2057,18 +2104,49 @@ def _refuse_mismatch(what, probs, hint=""):
     raise ExportError("%s: %s%s" % (what, "; ".join(shown), hint))
 
 
-def load_checkpoints(models, paths, trust=False, describe=""):
+def _prefix_hint(sd, ref):
+    """When the keys of sd and ref differ only by a prefix, the flag that fixes it; else ""."""
+    if len(sd) != len(ref) or not sd:
+        return ""
+    for keys, other, flag in ((list(ref), set(sd), "--add-prefix"), (list(sd), set(ref), "--strip-prefix")):
+        k0 = keys[0]
+        for o in other:
+            if k0 != o and k0.endswith(o):
+                prefix = k0[:len(k0) - len(o)]
+                if all(k.startswith(prefix) and k[len(prefix):] in other for k in keys):
+                    return " (the keys differ only by the prefix %r: pass %s %s)" % (prefix, flag, prefix)
+    return ""
+
+
+def _rekey(sd, key_prefix, path):
+    """sd with key_prefix applied: ("strip", p) removes p from every key (all must start with
+    it), ("add", p) puts p before every key."""
+    if not key_prefix:
+        return sd
+    how, prefix = key_prefix
+    if how == "add":
+        return {prefix + k: v for k, v in sd.items()}
+    missing = [k for k in sd if not k.startswith(prefix)]
+    if missing:
+        raise ExportError("--strip-prefix %s: %s has keys without that prefix: %s" % (
+            prefix, path, ", ".join(repr(k) for k in missing[:4])))
+    return {k[len(prefix):]: v for k, v in sd.items()}
+
+
+def load_checkpoints(models, paths, trust=False, describe="", key_prefix=None):
     """Reads every checkpoint (see read_state_dict), checks each against models[0]'s state dict
-    (the same keys, shapes and dtypes), all before loading any, then loads file i into models[i]."""
+    (the same keys, shapes and dtypes), all before loading any, then loads file i into models[i].
+    key_prefix: ("strip", p) or ("add", p), applied to every file's keys first."""
     ref = models[0].state_dict()
     sds = []
     for path in paths:
-        sd = read_state_dict(path, trust)
+        sd = _rekey(read_state_dict(path, trust), key_prefix, path)
         probs = _state_dict_problems(sd, ref)
         if probs:
-            hint = ""
+            hint = _prefix_hint(sd, ref)
             if all(k.startswith("module.") for k in sd) and not any(k.startswith("module.") for k in ref):
-                hint = " (saved from nn.DataParallel or DistributedDataParallel? save model.module.state_dict())"
+                hint = " (saved from nn.DataParallel or DistributedDataParallel? save model.module.state_dict(), " \
+                       "or pass --strip-prefix module.)"
             _refuse_mismatch("--state-dict %s does not fit %s" % (path, describe), probs, hint)
         sds.append(sd)
     for m, sd in zip(models, sds):
@@ -2084,12 +2162,16 @@ def _construct(cls, kwargs, n, seed):
             m = cls(**kwargs)
         except Exception as e:
             raise ExportError("%s(**%s) failed: %s: %s" % (cls.__name__, json.dumps(kwargs), type(e).__name__, e))
+        if not isinstance(m, nn.Module):
+            raise ExportError("%s(**%s) returned a %s, not a torch.nn.Module" % (
+                cls.__name__, json.dumps(kwargs), type(m).__name__))
         m.eval()
         models.append(m)
     return models
 
 
-def export(cls, kwargs, n, input_specs, shared_input, seed, out_dir, state_dicts=(), trust=False):
+def export(cls, kwargs, n, input_specs, shared_input, seed, out_dir, state_dicts=(), trust=False,
+           train_batchnorm=False, key_prefix=None):
     """Exports n instances of cls(**kwargs) with inputs generated from input_specs; with
     state_dicts (checkpoint files, one per model), instance i holds file i's weights. Returns
     the graph dict. See the module docstring."""
@@ -2105,14 +2187,15 @@ def export(cls, kwargs, n, input_specs, shared_input, seed, out_dir, state_dicts
     with _Deterministic():
         models = _construct(cls, kwargs, n, seed)
         if state_dicts:
-            load_checkpoints(models, state_dicts, trust, "%s(**%s)" % (cls.__name__, json.dumps(kwargs)))
-        fwd_params, input_names, concrete = _bind_forward(cls, list(specs), "--input")
+            load_checkpoints(models, state_dicts, trust, "%s(**%s)" % (cls.__name__, json.dumps(kwargs)), key_prefix)
+        fwd_params, input_names, concrete = _bind_forward(type(models[0]), list(specs), "--input")
         gen = torch.Generator().manual_seed(seed)
         inputs = {name: specs[name].generate(gen, [] if shared_input else [n]) for name in input_names}
-        return _export(models, inputs, shared_input, out_dir, fwd_params, input_names, concrete, "--input")
+        return _export(models, inputs, shared_input, out_dir, fwd_params, input_names, concrete, "--input",
+                       train_batchnorm)
 
 
-def export_modules(models, inputs, out_dir, shared_input=False):
+def export_modules(models, inputs, out_dir, shared_input=False, train_batchnorm=False):
     """Exports a list of N nn.Module instances of one architecture (the same class and
     constructor arguments; only their weights differ) to out_dir, as the command line does.
 
@@ -2121,7 +2204,9 @@ def export_modules(models, inputs, out_dir, shared_input=False):
     [i] (the per-model inputs of the graph), or, with shared_input, one tensor that every model
     gets. The expected outputs are the N modules run one by one on these inputs, in eval mode.
     The modules' training flags and torch's thread and determinism settings are restored
-    afterwards. Returns the graph dict; raises ExportError for what it cannot export."""
+    afterwards. train_batchnorm: BatchNorm layers normalise with the statistics of each model's
+    batch (training mode; their running statistics are restored afterwards). Returns the graph
+    dict; raises ExportError for what it cannot export."""
     if isinstance(models, nn.Module) or not isinstance(models, (list, tuple)) or not models:
         raise ExportError("models must be a non-empty list of torch.nn.Module instances")
     for i, m in enumerate(models):
@@ -2159,15 +2244,48 @@ def export_modules(models, inputs, out_dir, shared_input=False):
         with _Deterministic():
             for m in models:
                 m.eval()
-            return _export(models, feed, shared_input, out_dir, fwd_params, input_names, concrete, "inputs")
+            return _export(models, feed, shared_input, out_dir, fwd_params, input_names, concrete, "inputs",
+                           train_batchnorm)
     finally:
         for m, mode in zip(models, training):
             m.train(mode)
 
 
-def _export(models, inputs, shared_input, out_dir, fwd_params, input_names, concrete, flag):
+class _BatchNormTraining:
+    """With train_batchnorm, puts every BatchNorm of the (eval mode) models in training mode for
+    the export and restores their running statistics afterwards: the forwards the export runs
+    update them, and a model the caller gave is not to change."""
+
+    def __init__(self, models, on):
+        self.norms = [m for model in models for m in model.modules()
+                      if on and isinstance(m, nn.modules.batchnorm._BatchNorm)]
+
+    def __enter__(self):
+        self.saved = [(m, m.training, {k: b.clone() for k, b in m.named_buffers(recurse=False) if b is not None})
+                      for m in self.norms]
+        for m in self.norms:
+            m.train()
+        return self
+
+    def __exit__(self, *exc):
+        with torch.no_grad():
+            for m, mode, buffers in self.saved:
+                m.train(mode)
+                for k, b in buffers.items():
+                    getattr(m, k).copy_(b)
+        return False
+
+
+def _export(models, inputs, shared_input, out_dir, fwd_params, input_names, concrete, flag, train_batchnorm=False):
     """Traces models[0], maps it to a widejit graph and writes out_dir (see the module
-    docstring); inputs holds a tensor per name of input_names, [N, ...] unless shared_input."""
+    docstring); inputs holds a tensor per name of input_names, [N, ...] unless shared_input.
+    train_batchnorm: BatchNorm modules normalise with their batch's statistics."""
+    with _BatchNormTraining(models, train_batchnorm):
+        return _export_traced(models, inputs, shared_input, out_dir, fwd_params, input_names, concrete, flag,
+                              train_batchnorm)
+
+
+def _export_traced(models, inputs, shared_input, out_dir, fwd_params, input_names, concrete, flag, train_batchnorm):
     root_name = type(models[0]).__name__
     n = len(models)
 
@@ -2218,6 +2336,7 @@ def _export(models, inputs, shared_input, out_dir, fwd_params, input_names, conc
 
     builder = _Builder(gm, recorder.values, models, root_name)
     builder.recognized = recognized
+    builder.train_batchnorm = train_batchnorm
     graph_inputs = []
     for p, nd in zip(fwd_params, placeholders):
         if p.name in inputs:
@@ -2275,7 +2394,8 @@ def _export(models, inputs, shared_input, out_dir, fwd_params, input_names, conc
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="export.py", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--module", required=True, help="path/to/file.py:ClassName")
+    ap.add_argument("--module", required=True, help="path/to/file.py:ClassName, or package.module:name of an "
+                    "nn.Module class or a factory function (torchvision.models:resnet18)")
     ap.add_argument("--kwargs", default="{}", help="JSON object of constructor arguments")
     ap.add_argument("--n", type=int, help="number of models (instance i uses seed+i); with --state-dict, the "
                     "number of files (may be left out)")
@@ -2285,6 +2405,13 @@ def main(argv=None):
     ap.add_argument("--trust-checkpoints", action="store_true",
                     help="unpickle --state-dict files in full (torch.load(weights_only=False)); only for files "
                     "you trust")
+    prefix = ap.add_mutually_exclusive_group()
+    prefix.add_argument("--strip-prefix", metavar="PREFIX", help="remove PREFIX from every --state-dict key "
+                        "(module. of a DataParallel checkpoint)")
+    prefix.add_argument("--add-prefix", metavar="PREFIX", help="put PREFIX before every --state-dict key (a bare "
+                        "checkpoint loaded into a wrapper module holding the model as an attribute)")
+    ap.add_argument("--train-batchnorm", action="store_true",
+                    help="BatchNorm layers normalise with their batch's statistics (training mode), per model")
     ap.add_argument("--input", action="append", default=[], metavar="NAME=SHAPE[:DTYPE[:LOW:HIGH]]",
                     help="one per forward argument; shape per model, batch included")
     ap.add_argument("--shared-input", action="store_true", help="one input tensor shared by all N models")
@@ -2303,8 +2430,12 @@ def main(argv=None):
         specs = [InputSpec.parse(s) for s in args.input]
         state_dicts = expand_state_dict_args([p for group in args.state_dict for p in group])
         cls = load_class(args.module)
+        if (args.strip_prefix or args.add_prefix) and not state_dicts:
+            raise ExportError("--strip-prefix and --add-prefix apply to --state-dict files; none given")
+        key_prefix = ("strip", args.strip_prefix) if args.strip_prefix else ("add", args.add_prefix) if args.add_prefix \
+            else None
         graph = export(cls, kwargs, args.n, specs, args.shared_input, args.seed, args.out, state_dicts,
-                       args.trust_checkpoints)
+                       args.trust_checkpoints, args.train_batchnorm, key_prefix)
     except ExportError as e:
         print("export.py: error: %s" % e, file=sys.stderr)
         return 1

@@ -565,3 +565,81 @@ func readFile(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+// TestModuleFactoriesPrefixesAndBatchStats: --module takes a factory of an installed package
+// (torchvision.models:resnet18, checked against PyTorch by reference.py) and refuses one that
+// returns something else; --state-dict names the prefix by which keys differ and the flag that
+// fixes it, and --strip-prefix / --add-prefix load the checkpoints' exact tensors;
+// --train-batchnorm exports a BatchNorm in training mode with per-model batch statistics.
+func TestModuleFactoriesPrefixesAndBatchStats(t *testing.T) {
+	needTorch(t)
+	if code, _, _ := runPy(t, nil, "-c", "import torchvision"); code != 0 {
+		t.Skip("needs torchvision (python3-torchvision; bash .ci/setup installs it)")
+	}
+	ck := t.TempDir()
+	if code, _, stderr := runPy(t, nil, "exporters/torch/testdata/make_checkpoints.py", "--out", ck); code != 0 {
+		t.Fatalf("make_checkpoints.py exited %d:\n%s", code, stderr)
+	}
+	p := func(name string) string { return filepath.Join(ck, name) }
+	mlp := []string{"--kwargs", `{"d_in": 6, "hidden": 5, "d_out": 3}`, "--input", "x=4,6"}
+	wrapped := append([]string{"--module", "exporters/torch/testdata/wrapped.py:Wrapped"}, mlp...)
+	plain := append([]string{"--module", "examples/models.py:MLP"}, mlp...)
+	cases := []struct {
+		name    string
+		args    []string
+		want    string // in stderr; "" for success
+		stacked bool   // weights.safetensors must be the checkpoints' tensors
+	}{
+		{"factory", []string{"--module", "torchvision.models:resnet18", "--kwargs", `{"num_classes": 5}`, "--n", "2",
+			"--input", "x=1,3,32,32"}, "", false},
+		{"factory of no module", []string{"--module", "json:dumps", "--kwargs", `{"obj": 1}`, "--n", "1", "--input", "x=2"},
+			`dumps(**{"obj": 1}) returned a str, not a torch.nn.Module`, false},
+		{"no such name", []string{"--module", "torchvision.models:resnet1800", "--n", "1", "--input", "x=2"},
+			"torchvision.models has no torch.nn.Module subclass or factory function named resnet1800", false},
+		{"prefix hint", append(append([]string{}, wrapped...), "--state-dict", p("good_0.pt")),
+			"the keys differ only by the prefix 'm.': pass --add-prefix m.", false},
+		{"strip hint", append(append([]string{}, plain...), "--state-dict", p("dataparallel.pt")), "--strip-prefix module.", false},
+		{"add prefix", append(append([]string{}, wrapped...), "--state-dict", p("good_*.pt"), "--add-prefix", "m."), "", false},
+		{"strip prefix", append(append([]string{}, plain...), "--state-dict", p("dataparallel*.pt"), "--strip-prefix", "module."), "", true},
+		{"strip a prefix a file lacks", append(append([]string{}, plain...), "--state-dict", p("good_0.pt"), "--strip-prefix", "module."),
+			"has keys without that prefix", false},
+		{"batch statistics", []string{"--module", "examples/models.py:Classifier", "--n", "3", "--input", "x=5,3,16,16",
+			"--train-batchnorm"}, "", false},
+		{"batch statistics refused", []string{"--module", "exporters/torch/testdata/unsupported.py:TrainModeBatchNorm", "--n", "1",
+			"--input", "x=2,8"}, "or export it with batch statistics with --train-batchnorm", false},
+		{"batch statistics of a model's own train()", []string{"--module", "exporters/torch/testdata/unsupported.py:TrainModeBatchNorm",
+			"--n", "3", "--input", "x=5,8", "--train-batchnorm"}, "", false},
+	}
+	dir := t.TempDir()
+	var jobs []job
+	for i, c := range cases {
+		jobs = append(jobs, job{"export", append(append([]string{}, c.args...), "--out", filepath.Join(dir, fmt.Sprint(i)))})
+		if c.want == "" {
+			jobs = append(jobs, job{"reference", []string{filepath.Join(dir, fmt.Sprint(i), "graph.json")}})
+		}
+	}
+	results := batch(t, jobs)
+	for i, c := range cases {
+		r := results[0]
+		results = results[1:]
+		out := filepath.Join(dir, fmt.Sprint(i))
+		if c.want != "" {
+			if r.RC != 1 || !strings.Contains(r.Stderr, c.want) || strings.Contains(r.Stderr, "Traceback") {
+				t.Errorf("%s: exit %d, stderr:\n%s\nwant exit 1 and %q", c.name, r.RC, r.Stderr, c.want)
+			}
+			continue
+		}
+		ref := results[0]
+		results = results[1:]
+		if r.RC != 0 {
+			t.Errorf("%s: exit %d:\n%s", c.name, r.RC, r.Stderr)
+			continue
+		}
+		if ref.RC != 0 || !strings.Contains(ref.Stdout, ": ok (") {
+			t.Errorf("%s: reference check exited %d:\n%s%s", c.name, ref.RC, ref.Stdout, ref.Stderr)
+		}
+		if c.stacked && !bytes.Equal(readFile(t, filepath.Join(out, "weights.safetensors")), readFile(t, p("stacked.safetensors"))) {
+			t.Errorf("%s: weights.safetensors is not byte-identical to the checkpoints stacked", c.name)
+		}
+	}
+}

@@ -374,3 +374,19 @@ class RopeEinsum(nn.Module):
         outer = torch.einsum("bi,bj->bij", x[:, 0], x[:, -1])
         dot = torch.einsum("bld,bld->bl", x, x).sin() + x.cos().sum(-1)
         return o, proj, tr, outer, dot
+
+
+class BatchStats(nn.Module):
+    """BatchNorm with batch statistics (exported with --train-batchnorm): 2-d after a
+    convolution, 1-d without affine parameters on [B, C] and on [B, C, L]."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.bn2d = nn.BatchNorm2d(4)
+        self.bn1d = nn.BatchNorm1d(4, affine=False, eps=1e-3)
+        self.bnl = nn.BatchNorm1d(4)
+
+    def forward(self, x):
+        h = F.relu(self.bn2d(self.conv(x)))
+        return self.bn1d(h.mean((2, 3))), self.bnl(h.flatten(2))
