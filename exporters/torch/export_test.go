@@ -643,3 +643,38 @@ func TestModuleFactoriesPrefixesAndBatchStats(t *testing.T) {
 		}
 	}
 }
+
+// TestTorchvisionClassifiers exports a representative subset of torchvision 0.14's classifiers
+// (testdata/torchvision_zoo.py: resnet, mobilenet v2/v3, efficientnet, shufflenet, squeezenet,
+// regnet, mnasnet, convnext; N = 3, per-model inputs [2, 3, 32, 32]) and runs each with the
+// widejit binary on the CPU, checked against the 3 PyTorch modules run one by one (--check).
+func TestTorchvisionClassifiers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("exports and runs nine torchvision classifiers; skipped with -short")
+	}
+	needTorch(t)
+	if code, _, _ := runPy(t, nil, "-c", "import torchvision"); code != 0 {
+		t.Skip("needs torchvision (python3-torchvision; bash .ci/setup installs it)")
+	}
+	out := t.TempDir()
+	code, stdout, stderr := runPy(t, nil, "exporters/torch/testdata/torchvision_zoo.py", "--out", out)
+	if code != 0 {
+		t.Fatalf("torchvision_zoo.py exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	bin := buildWidejit(t)
+	dirs, _ := filepath.Glob(filepath.Join(out, "*", "graph.json"))
+	if len(dirs) < 9 {
+		t.Fatalf("torchvision_zoo.py wrote %d graphs, want 9:\n%s", len(dirs), stdout)
+	}
+	for _, g := range dirs {
+		dir := filepath.Dir(g)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			cmd := exec.Command(bin, "run", g, "--device", "cpu", "--inputs", filepath.Join(dir, "inputs.safetensors"),
+				"--check", filepath.Join(dir, "expected.safetensors"), "--json")
+			cmd.Env = append(os.Environ(), "WIDEJIT_CACHE_DIR="+t.TempDir())
+			if b, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("widejit run --check: %v\n%s", err, b)
+			}
+		})
+	}
+}
