@@ -1047,6 +1047,7 @@ class _Builder:
         self.constants = set()  # params computed from constants in forward, not model attributes
         self.recognized = {}  # id(module) -> mapper, for modules outside torch.nn known by their structure
         self.train_batchnorm = False  # BatchNorm in training mode: batch statistics, not a refusal
+        self.values_b1 = None  # every node's value with the batch one larger, when the graph runs so
 
     # ---- errors
     def fail(self, node, msg):
@@ -1254,8 +1255,31 @@ class _Builder:
         for a in _nodes_in(list(node.args) + list(node.kwargs.values())):
             if self.kind.get(a, ("",))[0] not in ("const", "ctensor"):
                 return False
-        self.kind[node] = ("ctensor", self.values[node].detach().clone())
+        t = self.values[node].detach().clone()
+        other = self.values_b1.get(node) if self.values_b1 else None
+        grown = [d for d in range(t.dim()) if isinstance(other, torch.Tensor) and other.dim() == t.dim()
+                 and other.shape[d] != t.shape[d]]
+        if not grown:
+            self.kind[node] = ("ctensor", t)
+            return True
+        # sized by the batch (torch.zeros(B, 1, d)): one slice of it, expanded to the batch
+        one = t
+        for d in grown:
+            one = one.narrow(d, 0, 1)
+        if not torch.equal(one.expand(t.shape), t):
+            self.fail(node, "builds a tensor whose size follows the batch (dims %s) and whose values vary along it; "
+                      "widejit can expand only a tensor that is the same along the batch" % grown)
+        p = self.use_param(node.name + ".slice", one.contiguous(), node, constant=True)
+        self.emit(node, "expand", [p], None, _expand_attrs(list(t.shape), grown))
         return True
+
+    def batch_dims(self, args):
+        """Which entries of a size list (ints and folded fx nodes) follow the batch size: those
+        whose value changed when the traced graph ran at batch size B0 + 1."""
+        if not self.values_b1:
+            return []
+        return [i for i, a in enumerate(args) if isinstance(a, torch.fx.Node) and a in self.values_b1
+                and self.values_b1[a] != self.values[a]]
 
     def visit(self, node):
         value = self.values.get(node)
@@ -1629,6 +1653,8 @@ class _Builder:
             return self.visit_unbind
         if node.op == "call_function" and node.target is torch.einsum:
             return self.visit_einsum
+        if node.op == "call_method" and node.target in ("expand", "expand_as", "repeat"):
+            return self.visit_expand
         if node.op == "call_function" and getattr(node.target, "__name__", "") == "stochastic_depth" and \
                 (getattr(node.target, "__module__", "") or "").startswith("torchvision"):
             return self.visit_stochastic_depth
@@ -1669,6 +1695,50 @@ class _Builder:
             self.fail(node, "stochastic_depth with training=True drops random rows; the exporter runs modules in "
                       "eval mode (pass training=self.training)")
         self.alias(node, b["input"])
+
+    def visit_expand(self, node):
+        """x.expand(*sizes), x.expand_as(y) and x.repeat(*repeats) as expand nodes (repeat: each
+        dim unsqueezed, expanded and merged back), sizes that follow the batch marked so that
+        the graph runs at any batch size."""
+        args = list(node.args[1:])
+        if node.kwargs:
+            self.fail(node, "Tensor.%s keyword arguments are not supported" % node.target)
+        x = self.ref(node, node.args[0], "input")
+        xv = self.values[node.args[0]]
+        if node.target == "expand_as":
+            other = args[0] if len(args) == 1 else None
+            if not isinstance(other, torch.fx.Node) or not isinstance(self.values.get(other), torch.Tensor):
+                self.fail(node, "expand_as needs one tensor")
+            out = self.values[node]
+            grown = self.values_b1.get(other) if self.values_b1 else None
+            bdims = [d for d in range(out.dim()) if isinstance(grown, torch.Tensor) and grown.dim() == out.dim()
+                     and grown.shape[d] != out.shape[d]]
+            return self.emit(node, "expand", [x], None, _expand_attrs(list(out.shape), bdims))
+        if len(args) == 1 and isinstance(args[0], (list, tuple, torch.Size)):
+            args = list(args[0])
+        elif len(args) == 1 and isinstance(args[0], torch.fx.Node) and self.kind.get(args[0], ("",))[0] == "const" \
+                and isinstance(self.kind[args[0]][1], (list, tuple)):
+            args = list(self.kind[args[0]][1])  # x.expand(y.shape): the folded size, entry by entry unknown
+        sizes = [self.attr_value(node, a, "size %d" % i) for i, a in enumerate(args)]
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in sizes):
+            self.fail(node, "Tensor.%s sizes must be ints, got %r" % (node.target, sizes))
+        follows = self.batch_dims(args)
+        if node.target == "expand":
+            return self.emit(node, "expand", [x], None, _expand_attrs(sizes, follows))
+        # repeat: [s0, s1] by [r0, r1] is [1, s0, 1, s1] expanded to [r0, s0, r1, s1], then merged
+        lead = len(sizes) - xv.dim()
+        if lead < 0:
+            self.fail(node, "Tensor.repeat needs at least as many repeats as the tensor has dims")
+        if all(r == 1 for r in sizes) and lead == 0:
+            return self.alias(node, node.args[0])
+        y = x
+        for d in range(xv.dim()):
+            y = self.append("%s.unsq%d" % (node.name, d), "unsqueeze", [y], None, {"dim": 2 * d})
+        exp_sizes = sizes[:lead] + [v for r in sizes[lead:] for v in (r, -1)]
+        where = [i if i < lead else lead + 2 * (i - lead) for i in range(len(sizes))]
+        y = self.append("%s.expand" % node.name, "expand", [y], None,
+                        _expand_attrs(exp_sizes, [where[i] for i in follows]))
+        self.emit(node, "reshape", [y], None, {"shape": list(self.values[node].shape)})
 
     def visit_unbind(self, node):
         """x.unbind(dim): a tuple whose elements, when taken with [i], are select nodes."""
@@ -1756,6 +1826,10 @@ class _Builder:
         if arg is None:
             return []
         raise ExportError("%s: forward returns %r; return tensors or tuples of tensors" % (self.root_name, type(arg).__name__))
+
+
+def _expand_attrs(sizes, batch_dims):
+    return {"sizes": sizes, "batch_dims": batch_dims} if batch_dims else {"sizes": sizes}
 
 
 _CAST_METHODS = {"float", "double", "half", "bfloat16", "to", "type_as", "type", "cpu", "cuda"}
@@ -2251,6 +2325,21 @@ def export_modules(models, inputs, out_dir, shared_input=False, train_batchnorm=
             m.train(mode)
 
 
+def _values_at_next_batch(gm, feed, is_input):
+    """Every node's value when the traced graph runs with one more row in dim 0 of each input
+    (the batch, as the graph's loader assumes by default), to tell which folded sizes follow the
+    batch (x.size(0) in expand(B, -1, -1)); None when it does not run so."""
+    grown = [torch.cat([t, t[:1]]) if inp and isinstance(t, torch.Tensor) and t.dim() > 0 else t
+             for t, inp in zip(feed, is_input)]
+    rec = _Recorder(gm)
+    try:
+        with torch.no_grad():
+            rec.run(*grown)
+    except Exception:
+        return None
+    return rec.values
+
+
 class _BatchNormTraining:
     """With train_batchnorm, puts every BatchNorm of the (eval mode) models in training mode for
     the export and restores their running statistics afterwards: the forwards the export runs
@@ -2337,6 +2426,7 @@ def _export_traced(models, inputs, shared_input, out_dir, fwd_params, input_name
     builder = _Builder(gm, recorder.values, models, root_name)
     builder.recognized = recognized
     builder.train_batchnorm = train_batchnorm
+    builder.values_b1 = _values_at_next_batch(gm, feed, [p.name in inputs for p in fwd_params])
     graph_inputs = []
     for p, nd in zip(fwd_params, placeholders):
         if p.name in inputs:

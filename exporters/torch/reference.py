@@ -177,6 +177,8 @@ def run_node(node, args, params):
         return F.hardtanh(x, a.get("min_val", -1.0), a.get("max_val", 1.0))
     if op == "clamp":
         return torch.clamp(x, a.get("min"), a.get("max"))
+    if op == "expand":
+        return x.expand(a["sizes"])
     if op == "to":
         return x.to(getattr(torch, a["dtype"]))
     if op in ("sin", "cos"):

@@ -200,6 +200,8 @@ case("clamp_both", "clamp", {"min": -1, "max": 1}, [t([5], torch.float64)], lamb
 case("sin", "sin", {}, [t([2, 3])], torch.sin)
 case("cos", "cos", {}, [t([2, 3], torch.float64)], torch.cos)
 case("to_float64", "to", {"dtype": "float64"}, [t([2, 3])], lambda x: x.to(torch.float64))
+case("expand", "expand", {"sizes": [2, -1, 4]}, [t([3, 1])], lambda x: x.expand(2, -1, 4))
+case("expand_batch", "expand", {"sizes": [5, 1, 6], "batch_dims": [0]}, [t([1, 1, 6], torch.int64)], lambda x: x.expand(5, 1, 6))
 case("to_from_bool", "to", {"dtype": "float32"}, [t([2, 3], torch.bool)], lambda x: x.float())
 
 json.dump({"torch": torch.__version__, "cases": cases}, sys.stdout, indent=1)

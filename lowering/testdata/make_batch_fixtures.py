@@ -26,6 +26,7 @@ FIXTURES = {
     "convnet": ("ConvNet", {"x": ([4, 3, 8, 8], 0)}),
     "encoder": ("Encoder", {"src": ([4, 5, 16], 0)}),
     "seqfirst": ("SeqFirst", {"x": ([5, 4, 6], 1), "h0": ([1, 4, 8], 1), "c0": ([1, 4, 8], 1)}),
+    "vit": ("ViT", {"x": ([4, 3, 8, 8], 0)}),
 }
 BATCHES = (1, 7)
 

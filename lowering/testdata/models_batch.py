@@ -69,3 +69,27 @@ class SeqFirst(nn.Module):
         out, (h_n, c_n) = self.lstm(x, (h0, c0))
         a = self.attn(x, x, x, need_weights=False)[0]
         return self.head(out[-1]), h_n, a
+
+
+class ViT(nn.Module):
+    """A small ViT: patches by a strided convolution, the class token expanded to the batch
+    (self.cls.expand(B, -1, -1)), register tokens repeated (repeat(B, 1, 1)), a zeros(B, 1, C)
+    and an expand_as term, positional embeddings, one encoder layer, the class token's head."""
+
+    def __init__(self):
+        super().__init__()
+        self.patch = nn.Conv2d(3, 12, 4, stride=4)
+        self.cls = nn.Parameter(torch.randn(1, 1, 12))
+        self.reg = nn.Parameter(torch.randn(1, 2, 12))
+        self.tok_bias = nn.Parameter(torch.randn(1, 1, 12))
+        self.pos = nn.Parameter(torch.randn(1, 7, 12))
+        self.layer = nn.TransformerEncoderLayer(12, 2, 24, dropout=0.0, batch_first=True)
+        self.head = nn.Linear(12, 5)
+
+    def forward(self, x):
+        B = x.shape[0]
+        p = self.patch(x).flatten(2).transpose(1, 2)
+        cls = self.cls.expand(B, -1, -1) + torch.zeros(B, 1, 12)
+        h = torch.cat([cls, self.reg.repeat(B, 1, 1), p], dim=1) + self.pos
+        h = self.layer(h + self.tok_bias.expand_as(h))
+        return self.head(h[:, 0]), p.repeat(1, 2, 1)

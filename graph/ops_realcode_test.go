@@ -1,0 +1,28 @@
+package graph
+
+import (
+	"strings"
+	"testing"
+)
+
+// Bad attributes of the ops of real PyTorch code (clamp, hardtanh, to, expand) are refused with
+// the JSON path, the node and what was expected.
+func TestRealCodeOpsRefuseBadAttrs(t *testing.T) {
+	for _, tc := range []struct{ node, path, want string }{
+		{`{"name": "y", "op": "clamp", "inputs": ["x"]}`, "nodes[0].attrs", "clamp needs min or max (both are null)"},
+		{`{"name": "y", "op": "clamp", "inputs": ["x"], "attrs": {"min": "a"}}`, "nodes[0].attrs.min", "expected a number or null"},
+		{`{"name": "y", "op": "hardtanh", "inputs": ["x"], "attrs": {"min_val": 2, "max_val": 1}}`, "nodes[0].attrs.max_val", "max_val 1 is below min_val 2"},
+		{`{"name": "y", "op": "to", "inputs": ["x"], "attrs": {"dtype": "int64"}}`, "nodes[0].attrs.dtype", `dtype must be one of "float32", "float16", "bfloat16", "float64"`},
+		{`{"name": "y", "op": "expand", "inputs": ["x"], "attrs": {"sizes": [3, 5]}}`, "nodes[0].attrs.sizes", "sizes[1] is 5, but dim 1 of \"x\" [3 4] is 4 (only size-1 dims expand)"},
+		{`{"name": "y", "op": "expand", "inputs": ["x"], "attrs": {"sizes": [4]}}`, "nodes[0].attrs.sizes", "fewer than the 2 dims"},
+		{`{"name": "y", "op": "expand", "inputs": ["x"], "attrs": {"sizes": [-1, 3, 4]}}`, "nodes[0].attrs.sizes", "a new leading dim needs a size"},
+		{`{"name": "y", "op": "expand", "inputs": ["x"], "attrs": {"sizes": [2, 3, 4], "batch_dims": [3]}}`, "nodes[0].attrs.batch_dims", "3 is not a dim of the output (0 to 2)"},
+	} {
+		src := graphJSON(`[{"name": "x", "shape": [3, 4], "dtype": "float32"}]`, `[]`, "["+tc.node+"]", `["y"]`, initSource)
+		_, err := parseString(t, src)
+		ps := problems(t, err)
+		if len(ps) != 1 || ps[0].Path != tc.path || ps[0].Node != "y" || !strings.Contains(ps[0].Msg, tc.want) {
+			t.Errorf("%s: got %v, want one problem at %s containing %q", tc.node, ps, tc.path, tc.want)
+		}
+	}
+}
