@@ -134,7 +134,7 @@ var batchPassThrough = map[string]bool{
 	"linear": true, "layer_norm": true, "rms_norm": true, "dropout": true, "identity": true, "contiguous": true,
 	"relu": true, "gelu": true, "silu": true, "sigmoid": true, "tanh": true, "leaky_relu": true, "elu": true,
 	"softplus": true, "hardswish": true, "add": true, "sub": true, "mul": true, "div": true, "neg": true,
-	"embedding": true, "hardsigmoid": true, "relu6": true, "hardtanh": true, "clamp": true, "sin": true, "cos": true, "to": true,
+	"embedding": true, "hardsigmoid": true, "relu6": true, "hardtanh": true, "clamp": true, "sin": true, "cos": true, "to": true, "pad": true,
 }
 
 // batchHints collects, for the value name of the given rank, the batch dim each reader

@@ -17,6 +17,12 @@ func TestRealCodeOpsRefuseBadAttrs(t *testing.T) {
 		{`{"name": "y", "op": "expand", "inputs": ["x"], "attrs": {"sizes": [4]}}`, "nodes[0].attrs.sizes", "fewer than the 2 dims"},
 		{`{"name": "y", "op": "expand", "inputs": ["x"], "attrs": {"sizes": [-1, 3, 4]}}`, "nodes[0].attrs.sizes", "a new leading dim needs a size"},
 		{`{"name": "y", "op": "expand", "inputs": ["x"], "attrs": {"sizes": [2, 3, 4], "batch_dims": [3]}}`, "nodes[0].attrs.batch_dims", "3 is not a dim of the output (0 to 2)"},
+		{`{"name": "y", "op": "pad", "inputs": ["x"], "attrs": {"pad": [1, 2, 3]}}`, "nodes[0].attrs.pad", "an even number of entries"},
+		{`{"name": "y", "op": "pad", "inputs": ["x"], "attrs": {"pad": [1, 1, 1, 1, 1, 1]}}`, "nodes[0].attrs.pad", "pads 3 dims"},
+		{`{"name": "y", "op": "pad", "inputs": ["x"], "attrs": {"pad": [4, 0], "mode": "reflect"}}`, "nodes[0].attrs.pad", "reflect padding of dim 1 (size 4) needs pads below its size"},
+		{`{"name": "y", "op": "pad", "inputs": ["x"], "attrs": {"pad": [-1, 0], "mode": "replicate"}}`, "nodes[0].attrs.pad", "replicate padding needs pads >= 0"},
+		{`{"name": "y", "op": "pad", "inputs": ["x"], "attrs": {"pad": [-2, -2]}}`, "nodes[0].attrs.pad", "leaves dim 1 of \"x\" [3 4] with 0 elements"},
+		{`{"name": "y", "op": "pad", "inputs": ["x"], "attrs": {"pad": [1, 1], "mode": "zeros"}}`, "nodes[0].attrs.mode", "mode must be one of"},
 	} {
 		src := graphJSON(`[{"name": "x", "shape": [3, 4], "dtype": "float32"}]`, `[]`, "["+tc.node+"]", `["y"]`, initSource)
 		_, err := parseString(t, src)

@@ -775,6 +775,8 @@ FUNCTION_SPECS = {
     F.log_softmax: _softmax_spec("log_softmax", True),
     F.dropout: FnSpec("dropout", _a("input", p=0.5, training=True, inplace=False), _X, ["p", "training"]),
 }
+FUNCTION_SPECS[F.pad] = FnSpec("pad", _a("input", "pad", mode="constant", value=None), _X, ["pad", "mode", "value"])
+
 # Pools called as functions (F.max_pool2d, F.avg_pool2d, F.adaptive_avg_pool2d, and torch's own
 # builtins, which fx records when F's wrapper dispatches to them).
 for _d in (1, 2, 3):
@@ -1475,6 +1477,10 @@ class _Builder:
         for name in spec.attrs:
             if spec.op == "masked_fill" and name == "value":
                 value = self.fill_value(node, bound[name])
+            elif spec.op == "pad" and name == "value":
+                if bound[name] is None or bound["mode"] != "constant":
+                    continue  # 0, and ignored by the other modes
+                value = self.fill_value(node, bound[name])
             else:
                 value = self.attr_value(node, bound[name], name)
             if name == "split_size":
@@ -1655,6 +1661,8 @@ class _Builder:
             return self.visit_einsum
         if node.op == "call_method" and node.target in ("expand", "expand_as", "repeat"):
             return self.visit_expand
+        if node.op == "call_function" and node.target is F.interpolate:
+            return self.visit_interpolate
         if node.op == "call_function" and getattr(node.target, "__name__", "") == "stochastic_depth" and \
                 (getattr(node.target, "__module__", "") or "").startswith("torchvision"):
             return self.visit_stochastic_depth
@@ -1739,6 +1747,73 @@ class _Builder:
         y = self.append("%s.expand" % node.name, "expand", [y], None,
                         _expand_attrs(exp_sizes, [where[i] for i in follows]))
         self.emit(node, "reshape", [y], None, {"shape": list(self.values[node].shape)})
+
+    def visit_interpolate(self, node):
+        """F.interpolate, nearest or (bi/tri)linear, dim by dim: an integer nearest factor as
+        unsqueeze, expand and reshape (exact), anything else as a linear node whose constant
+        weight maps the dim's input positions to its output positions (made by interpolating
+        the identity with the same arguments); checked with reference.py before it is accepted."""
+        try:
+            b = FnSpec("", _a("input", size=None, scale_factor=None, mode="nearest", align_corners=None,
+                              recompute_scale_factor=None, antialias=False), []).bind(node.args, dict(node.kwargs))
+        except ExportError as e:
+            self.fail(node, str(e))
+        const = {k: self.attr_value(node, b[k], k) for k in b if k != "input"}
+        mode = const["mode"]
+        if mode not in ("nearest", "linear", "bilinear", "trilinear") or const["antialias"]:
+            self.fail(node, "F.interpolate mode=%r%s is not supported (nearest, linear, bilinear, trilinear)" % (
+                mode, " with antialias" if const["antialias"] else ""))
+        xv, yv = self.values[b["input"]], self.values[node]
+        k = xv.dim() - 2
+        x = self.ref(node, b["input"], "input")
+        start = len(self.nodes)
+        sub = lambda tag: "%s.%s" % (node.name, tag)  # noqa: E731
+        for i in range(k):
+            d = 2 + i
+            n_in, n_out = xv.shape[d], yv.shape[d]
+            per_dim = lambda v: None if v is None else (v[i] if isinstance(v, (list, tuple)) else v)  # noqa: E731
+            sf = per_dim(const["scale_factor"])
+            if n_in == n_out and (sf in (None, 1, 1.0) or const["recompute_scale_factor"]):
+                continue
+            if mode == "nearest" and n_out % n_in == 0 and (sf is None or sf == n_out // n_in or
+                                                               const["recompute_scale_factor"]):
+                r = n_out // n_in
+                u = self.append(sub("unsq%d" % i), "unsqueeze", [x], None, {"dim": d + 1})
+                sizes = [-1] * (xv.dim() + 1)
+                sizes[d + 1] = r
+                e = self.append(sub("rep%d" % i), "expand", [u], None, {"sizes": sizes})
+                shape = list(self.values[b["input"]].shape[:2]) + [
+                    yv.shape[2 + j] if j <= i else xv.shape[2 + j] for j in range(k)]
+                x = self.append(sub("up%d" % i), "reshape", [e], None, {"shape": shape})
+                continue
+            # the dim's interpolation matrix: the identity's rows interpolated along this dim alone
+            basis = torch.zeros([n_in, 1] + [n_in if j == i else 1 for j in range(k)], dtype=xv.dtype)
+            for q in range(n_in):
+                basis[(q, 0) + tuple(q if j == i else 0 for j in range(k))] = 1
+            kw = {"mode": mode, "align_corners": const["align_corners"]}
+            if const["size"] is not None:
+                kw["size"] = [n_out if j == i else 1 for j in range(k)]
+            else:
+                kw["scale_factor"] = [float(sf) if j == i else 1.0 for j in range(k)]
+                kw["recompute_scale_factor"] = const["recompute_scale_factor"]
+            with torch.no_grad():
+                resp = F.interpolate(basis, **kw).reshape(n_in, n_out)
+            w = self.use_param(sub("weight%d" % i), resp.t().contiguous(), node, constant=True)
+            lin = {"in_features": n_in, "out_features": n_out, "bias": False}
+            last = xv.dim() - 1
+            if d != last:
+                x = self.append(sub("tr%d" % i), "transpose", [x], None, {"dim0": d, "dim1": last})
+            x = self.append(sub("lin%d" % i), "linear", [x], {"weight": w}, lin)
+            if d != last:
+                x = self.append(sub("back%d" % i), "transpose", [x], None, {"dim0": d, "dim1": last})
+        if len(self.nodes) == start:
+            return self.alias(node, b["input"])
+        self.nodes[-1]["name"] = node.name
+        err = self.check_decomposition(node, start)
+        if err is not None:
+            self.fail(node, "F.interpolate(mode=%r) as linear maps per dim does not reproduce its value (max abs "
+                      "error %.3g); these arguments are not supported" % (mode, err))
+        self.kind[node] = ("tensor", node.name)
 
     def visit_unbind(self, node):
         """x.unbind(dim): a tuple whose elements, when taken with [i], are select nodes."""

@@ -177,6 +177,10 @@ def run_node(node, args, params):
         return F.hardtanh(x, a.get("min_val", -1.0), a.get("max_val", 1.0))
     if op == "clamp":
         return torch.clamp(x, a.get("min"), a.get("max"))
+    if op == "pad":
+        mode = a.get("mode", "constant")
+        return F.pad(x, a["pad"], mode=mode, value=float(a.get("value", 0.0))) if mode == "constant" else \
+            F.pad(x, a["pad"], mode=mode)
     if op == "expand":
         return x.expand(a["sizes"])
     if op == "to":

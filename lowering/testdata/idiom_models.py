@@ -390,3 +390,25 @@ class BatchStats(nn.Module):
     def forward(self, x):
         h = F.relu(self.bn2d(self.conv(x)))
         return self.bn1d(h.mean((2, 3))), self.bnl(h.flatten(2))
+
+
+class PadInterp(nn.Module):
+    """F.pad in every mode and F.interpolate as a U-Net's decoder writes it: nearest by 2 and by
+    a size, bilinear with align_corners both ways, linear on 1-d signals."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+
+    def forward(self, x):
+        h = self.conv(x)
+        a = F.pad(h, (1, 2, 0, 1), value=0.5) + F.pad(h, (1, 2, 0, 1))
+        b = F.pad(x, (2, 1, 1, 2), mode="reflect") - F.pad(x, (2, 1, 1, 2), mode="replicate")
+        c = F.pad(x, (1, 2, 2, 1), mode="circular") * 2.0
+        crop = F.pad(x, (-1, 1, 0, -2))
+        up = F.interpolate(h, scale_factor=2, mode="nearest")
+        sz = F.interpolate(h, size=(9, 5), mode="nearest")
+        bl = F.interpolate(h, scale_factor=2, mode="bilinear", align_corners=False)
+        ba = F.interpolate(h, size=(6, 10), mode="bilinear", align_corners=True)
+        ln = F.interpolate(x.flatten(2), scale_factor=1.5, mode="linear")
+        return a, b, c, crop, up, sz, bl, ba, ln

@@ -35,6 +35,7 @@ FIXTURES = {
     "functionalpools": ["FunctionalPools", "x=2,3,9,11"],
     "ropeeinsum": ["RopeEinsum", "x=2,5,12", "pos=2,5:float32:0:20"],
     "batchstats": ["BatchStats", "x=3,3,7,9", "--train-batchnorm"],
+    "padinterp": ["PadInterp", "x=2,3,7,9"],
 }
 FLAGS = {"--train-batchnorm"}  # export.py flags that take no value
 
