@@ -928,6 +928,20 @@ def _proxy_iter(self):
     return self.tracer.iter(self)
 
 
+def _proxy_len(self):
+    """len() of a Proxy (Python asks it when a *x.shape[:-1] argument is unpacked): the length
+    of the value it stands for on the sample inputs, when the tracer can compute it."""
+    tracer = self.tracer
+    if getattr(tracer, "sample", None) is not None:
+        try:
+            value = tracer._concrete(self.node)
+        except Exception:
+            value = None
+        if isinstance(value, (tuple, list, torch.Size)):
+            return len(value)
+    raise RuntimeError("'len' is not supported in symbolic tracing by default")
+
+
 def _needs_proxy_iter_fix():
     major = int(torch.__version__.split(".")[0])
     return major < 2 and sys.version_info >= (3, 11)
@@ -949,6 +963,50 @@ class _Tracer(torch.fx.Tracer):
         self.proxy_buffer_attributes = True
         self.record_stack_traces = True  # refusals name the model's source line
         self.extra_leaves = set(id(m) for m in leaves)
+        self.sample = None
+        self.computing = False
+
+    def iter(self, obj):
+        """Iterating a Proxy outside tuple unpacking (`x.view(*x.shape[:-1], 2, 2)`, `for d in
+        x.shape`): the value it stands for is computed on the sample inputs (sample: forward
+        argument name -> value) by the graph traced so far, and a sequence of it iterates as
+        its elements, each traced (shapes fold to constants anyway)."""
+        if self.sample is None:
+            return super().iter(obj)
+        try:
+            value = self._concrete(obj.node)
+        except Exception:
+            return super().iter(obj)
+        if not isinstance(value, (tuple, list, torch.Size)):
+            return super().iter(obj)
+        return iter([obj[i] for i in range(len(value))])
+
+    def _concrete(self, target):
+        g = torch.fx.Graph()
+        env = {}
+        for n in self.graph.nodes:
+            env[n] = g.node_copy(n, lambda a: env[a])
+            if n is target:
+                break
+        g.output(env[target])
+        gm = torch.fx.GraphModule(self.root, g)
+        args = [self.sample[n.target.lstrip("*")] for n in g.nodes if n.op == "placeholder"]
+        self.computing = True  # module calls run their forward, not the tracer's
+        try:
+            with torch.no_grad():
+                return torch.fx.Interpreter(gm).run(*args)
+        finally:
+            self.computing = False
+
+    def call_module(self, m, forward, args, kwargs):
+        if self.computing:
+            return forward(*args, **kwargs)
+        return super().call_module(m, forward, args, kwargs)
+
+    def getattr(self, attr, attr_val, parameter_proxy_cache):
+        if self.computing:  # a module's own parameters, not get_attr proxies
+            return attr_val
+        return super().getattr(attr, attr_val, parameter_proxy_cache)
 
     def is_leaf_module(self, m, module_qualified_name):
         return type(m) in MODULE_MAPPERS or type(m) in COMPOSITE_MAPPERS or id(m) in self.extra_leaves
@@ -965,7 +1023,9 @@ class _Tracer(torch.fx.Tracer):
         sdpa = getattr(F, "scaled_dot_product_attention", None)
         proxy_cls = torch.fx.proxy.Proxy
         original = proxy_cls.__iter__
+        original_len = proxy_cls.__len__
         try:
+            proxy_cls.__len__ = _proxy_len
             for name, fn in saved.items():
                 setattr(torch, name, self._factory(fn))
             if sdpa is not None:  # a call of its own even where it is a Python function
@@ -975,6 +1035,7 @@ class _Tracer(torch.fx.Tracer):
             return super().trace(root, concrete_args)
         finally:
             proxy_cls.__iter__ = original
+            proxy_cls.__len__ = original_len
             for name, fn in saved.items():
                 setattr(torch, name, fn)
             if sdpa is not None:
@@ -2464,6 +2525,8 @@ def _export_traced(models, inputs, shared_input, out_dir, fwd_params, input_name
                               "model?): %s: %s" % (root_name, flag, type(e).__name__, _first_line(e)))
 
     tracer = _Tracer(leaves=[m for m in models[0].modules() if id(m) in recognized])
+    tracer.sample = dict(concrete)
+    tracer.sample.update(zip(input_names, model_inputs(0)))
     try:
         fx_graph = tracer.trace(models[0], concrete_args=concrete or None)
     except Exception as e:

@@ -333,24 +333,23 @@ class FunctionalPools(nn.Module):
 
 
 def rope(pos, dim, theta):
-    """Flux's rope (flux/math.py), as written there but for einops' rearrange (a view here)."""
+    """Flux's rope (flux/math.py), as written there but for einops' rearrange (the view)."""
     assert dim % 2 == 0
     scale = torch.arange(0, dim, 2, dtype=torch.float64, device=pos.device) / dim
     omega = 1.0 / (theta**scale)
     out = torch.einsum("...n,d->...nd", pos, omega)
     out = torch.stack([torch.cos(out), -torch.sin(out), torch.sin(out), torch.cos(out)], dim=-1)
-    out = out.view(out.shape[0], out.shape[1], out.shape[2], 2, 2)
+    out = out.view(*out.shape[:-1], 2, 2)
     return out.float()
 
 
 def apply_rope(xq, xk, freqs_cis):
-    """Flux's apply_rope (flux/math.py) but for the *xq.shape[:-1] star-unpacking, which torch.fx
-    cannot trace (a Proxy cannot be iterated)."""
-    xq_ = xq.float().reshape(xq.shape[0], xq.shape[1], xq.shape[2], -1, 1, 2)
-    xk_ = xk.float().reshape(xk.shape[0], xk.shape[1], xk.shape[2], -1, 1, 2)
+    """Flux's apply_rope (flux/math.py), verbatim."""
+    xq_ = xq.float().reshape(*xq.shape[:-1], -1, 1, 2)
+    xk_ = xk.float().reshape(*xk.shape[:-1], -1, 1, 2)
     xq_out = freqs_cis[..., 0] * xq_[..., 0] + freqs_cis[..., 1] * xq_[..., 1]
     xk_out = freqs_cis[..., 0] * xk_[..., 0] + freqs_cis[..., 1] * xk_[..., 1]
-    return xq_out.reshape(xq.shape).type_as(xq), xk_out.reshape(xk.shape).type_as(xk)
+    return xq_out.reshape(*xq.shape).type_as(xq), xk_out.reshape(*xk.shape).type_as(xk)
 
 
 class RopeEinsum(nn.Module):
