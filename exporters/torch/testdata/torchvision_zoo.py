@@ -7,7 +7,7 @@ export_test.go's TestTorchvisionClassifiers, which runs each with widejit and --
 Each model i is torchvision.models.NAME(num_classes=10) made after torch.manual_seed(i), with
 its BatchNorm statistics and affine parameters randomised (at their defaults BatchNorm is close
 to the identity), its last Linear (or convolution) scaled so that its outputs reach about 1 (the check's
-tolerance has an absolute part), and inputs [2, 3, 32, 32] of its own. A model whose outputs
+tolerance has an absolute part), and inputs [2, 3, 32, 32] of its own (--size for others). A model whose outputs
 are still too small to tell a wrong result from a right one is refused here.
 ConvNeXt is torchvision's ConvNeXt class with two small stages (convnext_tiny's 28M parameters
 times 3 are too large for a test); everything else is the real architecture.
@@ -33,7 +33,8 @@ def build(name):
         from torchvision.models.convnext import CNBlockConfig, ConvNeXt
         return ConvNeXt([CNBlockConfig(16, 32, 2), CNBlockConfig(32, None, 1)], stochastic_depth_prob=0.1,
                         num_classes=10)
-    return getattr(torchvision.models, name)(num_classes=10)
+    kwargs = {"aux_logits": False, "init_weights": True} if name in ("googlenet", "inception_v3") else {}
+    return getattr(torchvision.models, name)(num_classes=10, **kwargs)
 
 
 def randomise(m, gen):
@@ -51,6 +52,7 @@ def randomise(m, gen):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
+    ap.add_argument("--size", type=int, default=32, help="input height and width (inception_v3 needs 75)")
     ap.add_argument("names", nargs="*", default=SUBSET)
     args = ap.parse_args()
     for name in args.names:
@@ -60,7 +62,7 @@ def main():
             m = build(name)
             randomise(m, torch.Generator().manual_seed(100 + i))
             models.append(m.eval())
-        x = torch.randn(3, 2, 3, 32, 32, generator=torch.Generator().manual_seed(7))
+        x = torch.randn(3, 2, 3, args.size, args.size, generator=torch.Generator().manual_seed(7))
         with torch.no_grad():
             for i, m in enumerate(models):
                 last = [mod for mod in m.modules() if isinstance(mod, (nn.Linear, nn.Conv2d))][-1]
