@@ -309,13 +309,19 @@ func TestBadCommandLines(t *testing.T) {
 		{"input the forward lacks", []string{"--module", models + ":MLP", "--n", "2", "--input", "x=32,64", "--input", "y=3"},
 			1, "MLP.forward has no argument 'y'"},
 		{"missing input", []string{"--module", models + ":MLP", "--n", "2"}, 1, "argument 'x' has no --input"},
-		{"no such class", []string{"--module", models + ":Nope", "--n", "2", "--input", "x=1"}, 1, "no torch.nn.Module subclass named Nope"},
+		{"no such class", []string{"--module", models + ":Nope", "--n", "2", "--input", "x=1"}, 1, "no torch.nn.Module subclass or factory function named Nope"},
 		{"bad kwargs", []string{"--module", models + ":MLP", "--kwargs", "{hidden", "--n", "2", "--input", "x=32,64"}, 1, "--kwargs: not valid JSON"},
 		{"unknown kwarg", []string{"--module", models + ":MLP", "--kwargs", `{"hidden_size": 3}`, "--n", "2", "--input", "x=32,64"},
 			1, "MLP(**{\"hidden_size\": 3}) failed: TypeError"},
 		{"wrong input shape", []string{"--module", models + ":MLP", "--n", "2", "--input", "x=32,65"}, 1, "MLP.forward failed on the sample inputs"},
 		{"zero models", []string{"--module", models + ":MLP", "--n", "0", "--input", "x=32,64"}, 1, "--n must be >= 1"},
 		{"missing --n", []string{"--module", models + ":MLP", "--input", "x=32,64"}, 2, "the following arguments are required: --n"},
+		{"prefix without checkpoints", []string{"--module", models + ":MLP", "--n", "2", "--input", "x=32,64", "--strip-prefix", "m."},
+			1, "--strip-prefix and --add-prefix apply to --state-dict files; none given"},
+		{"both prefix flags", []string{"--module", models + ":MLP", "--n", "2", "--input", "x=32,64", "--strip-prefix", "a.", "--add-prefix", "b."},
+			2, "not allowed with argument"},
+		{"no such package", []string{"--module", "no_such_package_xyz:f", "--n", "2", "--input", "x=32,64"}, 1,
+			"cannot import no_such_package_xyz"},
 	}
 	dir := t.TempDir()
 	var jobs []job
