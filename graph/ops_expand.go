@@ -13,15 +13,7 @@ func init() {
 }
 
 func inferExpand(c *ctx) {
-	v, given := c.value("sizes")
-	if !given {
-		return
-	}
-	if v.kind != jArray {
-		c.wrongType("sizes", "a list of integers", v)
-		return
-	}
-	sizes, ok := c.intList("sizes", v, false)
+	sizes, v, ok := c.requiredIntList("sizes")
 	if !ok {
 		return
 	}
@@ -58,14 +50,9 @@ func inferExpand(c *ctx) {
 		return
 	}
 	c.n.Attrs["sizes"] = out
-	bd, given := c.value("batch_dims")
 	dims := []int{}
-	if given {
-		if bd.kind != jArray {
-			c.wrongType("batch_dims", "a list of output dims", bd)
-			return
-		}
-		if dims, ok = c.intList("batch_dims", bd, false); !ok {
+	if bd := c.attrV("batch_dims"); bd != nil {
+		if dims, _, ok = c.requiredIntList("batch_dims"); !ok {
 			return
 		}
 		for _, d := range dims {
@@ -78,4 +65,19 @@ func inferExpand(c *ctx) {
 	}
 	c.n.Attrs["batch_dims"] = dims
 	c.out(Type{out, x.DType})
+}
+
+// requiredIntList reads a list-of-ints attribute that must be given, with its JSON value for
+// error positions; ok is false when it is missing or malformed (the error is recorded).
+func (c *ctx) requiredIntList(name string) ([]int, *jvalue, bool) {
+	v, given := c.value(name)
+	if !given {
+		return nil, nil, false
+	}
+	if v.kind != jArray {
+		c.wrongType(name, "a list of integers", v)
+		return nil, v, false
+	}
+	list, ok := c.intList(name, v, false)
+	return list, v, ok
 }

@@ -9,15 +9,7 @@ func init() {
 }
 
 func inferPad(c *ctx) {
-	v, given := c.value("pad")
-	if !given {
-		return
-	}
-	if v.kind != jArray {
-		c.wrongType("pad", "a list of integers", v)
-		return
-	}
-	pad, ok := c.intList("pad", v, false)
+	pad, v, ok := c.requiredIntList("pad")
 	if !ok {
 		return
 	}

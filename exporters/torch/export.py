@@ -1869,12 +1869,7 @@ class _Builder:
                 x = self.append(sub("back%d" % i), "transpose", [x], None, {"dim0": d, "dim1": last})
         if len(self.nodes) == start:
             return self.alias(node, b["input"])
-        self.nodes[-1]["name"] = node.name
-        err = self.check_decomposition(node, start)
-        if err is not None:
-            self.fail(node, "F.interpolate(mode=%r) as linear maps per dim does not reproduce its value (max abs "
-                      "error %.3g); these arguments are not supported" % (mode, err))
-        self.kind[node] = ("tensor", node.name)
+        self.accept_decomposition(node, start, "F.interpolate(mode=%r) as linear maps per dim" % mode)
 
     def visit_unbind(self, node):
         """x.unbind(dim): a tuple whose elements, when taken with [i], are select nodes."""
@@ -1925,13 +1920,18 @@ class _Builder:
         if not self.nodes[start:]:
             self.alias(node, ops[0])
             return
-        if not self.nodes[start:] or self.nodes[-1]["name"] != cur:
+        if self.nodes[-1]["name"] != cur:
             cur = self.append(steps.name("out"), "contiguous", [cur])
+        self.accept_decomposition(node, start, "torch.einsum(%r) as matmul, mul and sum nodes" % eq)
+
+    def accept_decomposition(self, node, start, what):
+        """Names the last of nodes[start:] after node and keeps them as node's value when
+        reference.py reproduces the recorded value with them; refuses node otherwise."""
         self.nodes[-1]["name"] = node.name
         err = self.check_decomposition(node, start)
         if err is not None:
-            self.fail(node, "torch.einsum(%r) as matmul, mul and sum nodes does not reproduce its value (max abs "
-                      "error %.3g); this equation is not supported" % (eq, err))
+            self.fail(node, "%s does not reproduce its value (max abs error %.3g); these arguments are not "
+                      "supported" % (what, err))
         self.kind[node] = ("tensor", node.name)
 
     # ---- outputs

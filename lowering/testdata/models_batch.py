@@ -2,11 +2,10 @@
 (make_batch_fixtures.py): views that bake the batch in, a conv net, a batch-first transformer
 encoder layer with a [B*T, C] reshape, time-major (seq-first) LSTM and attention, a ViT whose
 class token is expanded to the batch, and a nanoGPT language model."""
-import math
-
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from idiom_models import CausalSelfAttention
 
 
 class MLPView(nn.Module):
@@ -100,29 +99,17 @@ class ViT(nn.Module):
 
 class GPT(nn.Module):
     """nanoGPT in small: token and position embeddings (torch.arange(0, t)), one pre-norm block
-    whose causal attention slices a registered tril buffer to [:T, :T] and views q, k, v as
-    (B, T, n_head, C // n_head), a GELU MLP, the final LayerNorm and the LM head."""
+    with nanoGPT's causal attention (idiom_models.py: a registered tril buffer sliced to [:T, :T],
+    q, k, v viewed as (B, T, n_head, C // n_head)), a GELU MLP, the final LayerNorm and the LM
+    head."""
 
     def __init__(self, vocab=23, block_size=8, n_embd=12, n_head=3):
         super().__init__()
         self.wte, self.wpe = nn.Embedding(vocab, n_embd), nn.Embedding(block_size, n_embd)
         self.ln_1, self.ln_2, self.ln_f = nn.LayerNorm(n_embd), nn.LayerNorm(n_embd), nn.LayerNorm(n_embd)
-        self.c_attn, self.c_proj = nn.Linear(n_embd, 3 * n_embd), nn.Linear(n_embd, n_embd)
+        self.attn = CausalSelfAttention(n_embd, n_head, block_size)
         self.fc, self.proj = nn.Linear(n_embd, 4 * n_embd), nn.Linear(4 * n_embd, n_embd)
         self.lm_head = nn.Linear(n_embd, vocab, bias=False)
-        self.n_head, self.n_embd = n_head, n_embd
-        self.register_buffer("bias", torch.tril(torch.ones(block_size, block_size)).view(1, 1, block_size, block_size))
-
-    def attn(self, x):
-        B, T, C = x.size()
-        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
-        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
-        att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
-        y = F.softmax(att, dim=-1) @ v
-        return self.c_proj(y.transpose(1, 2).contiguous().view(B, T, C))
 
     def forward(self, idx):
         b, t = idx.size()
