@@ -1783,15 +1783,20 @@ class _Builder:
             bdims = [d for d in range(out.dim()) if isinstance(grown, torch.Tensor) and grown.dim() == out.dim()
                      and grown.shape[d] != out.shape[d]]
             return self.emit(node, "expand", [x], None, _expand_attrs(list(out.shape), bdims))
+        whole = None  # x.expand(y.shape): one folded size list
         if len(args) == 1 and isinstance(args[0], (list, tuple, torch.Size)):
             args = list(args[0])
         elif len(args) == 1 and isinstance(args[0], torch.fx.Node) and self.kind.get(args[0], ("",))[0] == "const" \
                 and isinstance(self.kind[args[0]][1], (list, tuple)):
-            args = list(self.kind[args[0]][1])  # x.expand(y.shape): the folded size, entry by entry unknown
+            whole, args = args[0], list(self.kind[args[0]][1])
         sizes = [self.attr_value(node, a, "size %d" % i) for i, a in enumerate(args)]
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in sizes):
             self.fail(node, "Tensor.%s sizes must be ints, got %r" % (node.target, sizes))
-        follows = self.batch_dims(args)
+        if whole is None:
+            follows = self.batch_dims(args)
+        else:
+            grown = self.values_b1.get(whole) if self.values_b1 else None
+            follows = [i for i, v in enumerate(grown or []) if i < len(sizes) and v != sizes[i]]
         if node.target == "expand":
             return self.emit(node, "expand", [x], None, _expand_attrs(sizes, follows))
         # repeat: [s0, s1] by [r0, r1] is [1, s0, 1, s1] expanded to [r0, s0, r1, s1], then merged

@@ -75,8 +75,9 @@ class SeqFirst(nn.Module):
 
 class ViT(nn.Module):
     """A small ViT: patches by a strided convolution, the class token expanded to the batch
-    (self.cls.expand(B, -1, -1)), register tokens repeated (repeat(B, 1, 1)), a zeros(B, 1, C)
-    and an expand_as term, positional embeddings, one encoder layer, the class token's head."""
+    (self.cls.expand(B, -1, -1)), register tokens repeated (repeat(B, 1, 1)), a zeros(B, 1, C),
+    expand_as and expand(h.shape) terms, positional embeddings, one encoder layer, the class
+    token's head."""
 
     def __init__(self):
         super().__init__()
@@ -93,7 +94,7 @@ class ViT(nn.Module):
         p = self.patch(x).flatten(2).transpose(1, 2)
         cls = self.cls.expand(B, -1, -1) + torch.zeros(B, 1, 12)
         h = torch.cat([cls, self.reg.repeat(B, 1, 1), p], dim=1) + self.pos
-        h = self.layer(h + self.tok_bias.expand_as(h))
+        h = self.layer(h + self.tok_bias.expand_as(h) + self.tok_bias.expand(h.shape))
         return self.head(h[:, 0]), p.repeat(1, 2, 1)
 
 
