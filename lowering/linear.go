@@ -582,7 +582,12 @@ func (l *lowerer) pretransposeWeights() {
 			if g.b.Buf.Kind != ParamBuffer || len(g.b.Shape) != 2 || g.batch != 1 || g.bSK != 1 || g.bSN == 1 {
 				continue
 			}
-			wt := transposed(g.b)
+			// transposed takes a weight as a Linear holds it, [N, K]; a matmul's B is [K, N]
+			w := g.b
+			if g.ops[0] != "linear" {
+				w = g.b.permute([]int{1, 0})
+			}
+			wt := transposed(w)
 			g.b, g.bSK, g.bSN = wt, wt.Strides[0], wt.Strides[1]
 		case *mlpGroup:
 			// mlp.py's Rows form reads both weights as rows of their transposes

@@ -411,3 +411,18 @@ class PadInterp(nn.Module):
         ba = F.interpolate(h, size=(6, 10), mode="bilinear", align_corners=True)
         ln = F.interpolate(x.flatten(2), scale_factor=1.5, mode="linear")
         return a, b, c, crop, up, sz, bl, ba, ln
+
+
+class MatmulParams(nn.Module):
+    """Parameters as the right operand of a matmul in the layouts einsum and hand-written code
+    leave them: transposed (x @ w.t(), einsum "bld,ed->ble"), one column ([K, 1]), a vector."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(6, 9))
+        self.col = nn.Parameter(torch.randn(9, 1))
+        self.vec = nn.Parameter(torch.randn(9))
+
+    def forward(self, x):
+        return (x @ self.w.t(), torch.einsum("bld,ed->ble", x, self.w), x @ self.col,
+                torch.einsum("bld,d->bl", x, self.vec))

@@ -36,6 +36,7 @@ FIXTURES = {
     "ropeeinsum": ["RopeEinsum", "x=2,5,12", "pos=2,5:float32:0:20"],
     "batchstats": ["BatchStats", "x=3,3,7,9", "--train-batchnorm"],
     "padinterp": ["PadInterp", "x=2,3,7,9"],
+    "matmulparams": ["MatmulParams", "x=3,5,9"],
 }
 FLAGS = {"--train-batchnorm"}  # export.py flags that take no value
 
