@@ -2466,6 +2466,16 @@ def export_modules(models, inputs, out_dir, shared_input=False, train_batchnorm=
             m.train(mode)
 
 
+def _time_major(model):
+    """Whether a module reads its input with the batch in dim 1 (an RNN or attention without
+    batch_first): the batch of such graphs is not dim 0, so growing dim 0 would mark sizes that
+    follow the sequence as following the batch."""
+    for m in model.modules():
+        if isinstance(m, (nn.RNNBase, nn.MultiheadAttention)) and not m.batch_first:
+            return True
+    return False
+
+
 def _values_at_next_batch(gm, feed, is_input):
     """Every node's value when the traced graph runs with one more row in dim 0 of each input
     (the batch, as the graph's loader assumes by default), to tell which folded sizes follow the
@@ -2569,7 +2579,8 @@ def _export_traced(models, inputs, shared_input, out_dir, fwd_params, input_name
     builder = _Builder(gm, recorder.values, models, root_name)
     builder.recognized = recognized
     builder.train_batchnorm = train_batchnorm
-    builder.values_b1 = _values_at_next_batch(gm, feed, [p.name in inputs for p in fwd_params])
+    if not _time_major(models[0]):
+        builder.values_b1 = _values_at_next_batch(gm, feed, [p.name in inputs for p in fwd_params])
     graph_inputs = []
     for p, nd in zip(fwd_params, placeholders):
         if p.name in inputs:
