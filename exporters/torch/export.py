@@ -1973,7 +1973,8 @@ def _expand_attrs(sizes, batch_dims):
     return {"sizes": sizes, "batch_dims": batch_dims} if batch_dims else {"sizes": sizes}
 
 
-_CAST_METHODS = {"float", "double", "half", "bfloat16", "to", "type_as", "type", "cpu", "cuda"}
+_CAST_METHODS = {"float", "double", "half", "bfloat16", "long", "int", "short", "bool", "byte", "char", "to", "type_as",
+                 "type", "cpu", "cuda"}
 
 
 def _einsum_labels(eq, ranks):

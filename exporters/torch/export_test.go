@@ -266,6 +266,10 @@ func TestRefusesUnsupported(t *testing.T) {
 		{"ControlFlow", []string{"torch.fx could not trace ControlFlow at unsupported.py:", "`if x.sum() > 0:`", "control flow"}},
 		{"BitwiseNot", []string{"at unsupported.py:", "bitwise not (~) of a non-bool operand"}},
 		{"LSTMProj", []string{"node 'lstm' (call_module lstm)", "LSTM with proj_size=3 is not supported (only proj_size=0)"}},
+		{"EinsumTrace", []string{"node 'einsum' (call_function torch.einsum) at unsupported.py:", "an index repeated within one operand ('ii': a diagonal or trace) is not supported"}},
+		{"IntCast", []string{"node 'long' (call_method Tensor.long)", "Tensor.long casts torch.float32 to torch.int64; widejit casts float and bool tensors to float dtypes only"}},
+		{"Bicubic", []string{"node 'interpolate' (call_function torch.nn.functional.interpolate)", "mode='bicubic' is not supported (nearest, linear, bilinear, trilinear)"}},
+		{"TensorClamp", []string{"node 'clamp' (call_method Tensor.clamp)", "min must be a constant, not the tensor 'mean'"}},
 	}
 	dir := t.TempDir()
 	var jobs []job
