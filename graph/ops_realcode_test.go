@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -31,4 +32,30 @@ func TestRealCodeOpsRefuseBadAttrs(t *testing.T) {
 			t.Errorf("%s: got %v, want one problem at %s containing %q", tc.node, ps, tc.path, tc.want)
 		}
 	}
+}
+
+// expand at another batch size: the entries of batch_dims scale, an entry over the input's
+// batch dim keeps the input's size, and a batch-sized expand without batch_dims is refused
+// where it meets the batch.
+func TestExpandFollowsTheBatch(t *testing.T) {
+	g := batchGraph(t, "", `{"name": "x", "shape": [4, 1, 3], "dtype": "float32"}`,
+		`{"name": "tok", "shape": [1, 1, 3], "dtype": "float32"}`,
+		`{"name": "e", "op": "expand", "inputs": ["x"], "attrs": {"sizes": [4, 5, 3], "batch_dims": [0]}},
+		 {"name": "t", "op": "expand", "inputs": ["tok"], "attrs": {"sizes": [4, 5, 3], "batch_dims": [0]}},
+		 {"name": "s", "op": "add", "inputs": ["e", "t"]}`, `"s"`)
+	gb, err := g.WithBatch(7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][]int{"e": {7, 5, 3}, "t": {7, 5, 3}, "s": {7, 5, 3}} {
+		if got := gb.Node(name).Output().Shape; !slices.Equal(got, want) {
+			t.Errorf("%s at batch 7: %v, want %v", name, got, want)
+		}
+	}
+	fixed := batchGraph(t, "", `{"name": "x", "shape": [4, 1, 3], "dtype": "float32"}`,
+		`{"name": "tok", "shape": [1, 1, 3], "dtype": "float32"}`,
+		`{"name": "t", "op": "expand", "inputs": ["tok"], "attrs": {"sizes": [4, 1, 3]}},
+		 {"name": "s", "op": "add", "inputs": ["x", "t"]}`, `"s"`)
+	_, err = fixed.WithBatch(7)
+	wantErr(t, err, `node "s"`, "cannot broadcast")
 }
