@@ -2,7 +2,6 @@
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
 
 class Erfinv(nn.Module):
@@ -108,7 +107,7 @@ class Bicubic(nn.Module):
     """F.interpolate's bicubic mode has no linear-map-per-dim form here."""
 
     def forward(self, x):
-        return F.interpolate(x.view(1, 1, 3, 8), scale_factor=2, mode="bicubic")
+        return nn.functional.interpolate(x.view(1, 1, 3, 8), scale_factor=2, mode="bicubic")
 
 
 class TensorClamp(nn.Module):
