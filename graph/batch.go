@@ -134,7 +134,7 @@ var batchPassThrough = map[string]bool{
 	"linear": true, "layer_norm": true, "rms_norm": true, "dropout": true, "identity": true, "contiguous": true,
 	"relu": true, "gelu": true, "silu": true, "sigmoid": true, "tanh": true, "leaky_relu": true, "elu": true,
 	"softplus": true, "hardswish": true, "add": true, "sub": true, "mul": true, "div": true, "neg": true,
-	"embedding": true,
+	"embedding": true, "hardsigmoid": true, "relu6": true, "hardtanh": true, "clamp": true, "sin": true, "cos": true, "to": true, "pad": true,
 }
 
 // batchHints collects, for the value name of the given rank, the batch dim each reader
@@ -532,6 +532,38 @@ func (rb *rebatcher) before(l *loader, r *rawNode) bool {
 	}
 	if orig.Op == "view" || orig.Op == "reshape" {
 		return rb.rewriteView(r, orig, fail)
+	}
+	if orig.Op == "expand" {
+		return rb.rewriteExpand(r, orig, fail)
+	}
+	return true
+}
+
+// rewriteExpand scales the expand sizes that follow the batch: the entries of batch_dims, and
+// those over a batch dim of the input (which keep the input's size).
+func (rb *rebatcher) rewriteExpand(r *rawNode, orig *Node, fail func(string, ...any) bool) bool {
+	if r.attrs == nil || r.attrs.obj["sizes"] == nil || r.attrs.obj["sizes"].kind != jArray {
+		return true
+	}
+	entries := r.attrs.obj["sizes"].arr
+	lead := len(entries) - orig.Inputs[0].Type.Rank()
+	for _, ax := range rb.layoutOf(orig, orig.Inputs[0]) {
+		if q := ax.dim + lead; q >= 0 && q < len(entries) {
+			setInt(entries[q], -1)
+		}
+	}
+	for _, q := range orig.Attrs.Ints("batch_dims") {
+		if q >= len(entries) {
+			continue
+		}
+		v, ok := intValue(entries[q])
+		switch {
+		case ok && v == -1:
+		case !ok || v%rb.b0 != 0:
+			return fail("expand size %s of batch dim %d is not a multiple of the batch size %d it was exported at", describe(entries[q]), q, rb.b0)
+		default:
+			setInt(entries[q], v/rb.b0*rb.b)
+		}
 	}
 	return true
 }

@@ -14,7 +14,8 @@ import (
 // re-specialised with graph.WithBatch for 1 and 7, where they must equal the same N PyTorch
 // modules run at those batch sizes: a view with a literal batch, flatten, a [B*T, C] reshape
 // and back, a batch-first transformer encoder layer, a time-major LSTM with initial states and
-// a seq-first MultiheadAttention (batch in dim 1). Every plan variant at batch 7.
+// a seq-first MultiheadAttention (batch in dim 1), a ViT whose class token is expand(B, -1, -1)
+// (expand's batch_dims) and a nanoGPT LM. Every plan variant at batch 7.
 func TestBatchFixtures(t *testing.T) {
 	dirs, _ := filepath.Glob("testdata/batch/*")
 	if len(dirs) == 0 {

@@ -65,7 +65,8 @@
 //     so a residual add after attention or an MLP fuses into the producing kernel.
 //
 // Primitive families are one file each (elementwise.go, linear.go, norm.go, reduce.go,
-// embedding.go, shape.go, conv.go, conv_nd.go, pool.go, attention.go, rnn.go, flux.go) and
+// embedding.go, shape.go, expand.go, pad.go, conv.go, conv_nd.go, pool.go, attention.go, rnn.go,
+// flux.go) and
 // register their ops in the lowerers table (registerOp), so a new family is a new file and a
 // new template in triton/templates, without editing the others.
 //

@@ -2,6 +2,7 @@ package lowering
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -18,7 +19,7 @@ func init() {
 		"elu", "softplus", "hardswish", "add", "sub", "mul", "div", "pow", "neg",
 		"batch_norm1d", "batch_norm2d", "batch_norm3d",
 		"rsqrt", "sqrt", "exp", "log", "eq", "ne", "lt", "le", "gt", "ge", "logical_not", "logical_and", "logical_or",
-		"masked_fill", "where", "tril", "triu")
+		"masked_fill", "where", "tril", "triu", "hardsigmoid", "relu6", "hardtanh", "clamp", "sin", "cos", "to")
 	registerOp(lowerDropout, "dropout")
 }
 
@@ -80,8 +81,28 @@ func nodeExpr(l *lowerer, n *graph.Node, fusedAt int) (*expr, []View, error) {
 		return opExpr(op, args[0]), leaves, nil
 	}
 	switch n.Op {
-	case "relu", "silu", "sigmoid", "tanh", "hardswish", "neg", "rsqrt", "sqrt", "exp", "log", "logical_not":
+	case "relu", "silu", "sigmoid", "tanh", "hardswish", "hardsigmoid", "neg", "rsqrt", "sqrt", "exp", "log", "sin", "cos",
+		"logical_not", "to": // to: the kernel computes in the output's type, the load converts
 		return unary(n.Op)
+	case "relu6", "hardtanh", "clamp":
+		lo, hi := 0.0, 6.0
+		switch {
+		case n.Op == "hardtanh":
+			lo, hi = a.Float("min_val"), a.Float("max_val")
+		case n.Op == "clamp":
+			lo, hi = math.Inf(-1), math.Inf(1) // null: no bound on that side
+			if !a.IsNull("min") {
+				lo = a.Float("min")
+			}
+			if !a.IsNull("max") {
+				hi = a.Float("max")
+			}
+		}
+		e, lv, err := unary("clamp")
+		if err == nil {
+			e.f1, e.f2 = lo, hi
+		}
+		return e, lv, err
 	case "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or":
 		if len(args) != 2 {
 			return nil, nil, fmt.Errorf("needs two operands")

@@ -194,9 +194,22 @@ func (r *exprRenderer) code(e *expr, a []string) (string, error) {
 			bx, pyFloat(e.f2), x, bx, pyFloat(e.f2), pyFloat(e.f2), bx, pyFloat(e.f1)), nil
 	case "hardswish":
 		return fmt.Sprintf("%s * tl.minimum(tl.maximum(%s + 3.0, 0.0), 6.0) / 6.0", x, x), nil
+	case "hardsigmoid":
+		return fmt.Sprintf("tl.minimum(tl.maximum(%s + 3.0, 0.0, propagate_nan=tl.PropagateNan.ALL), 6.0, propagate_nan=tl.PropagateNan.ALL) / 6.0", x), nil
+	case "clamp": // f1, f2: the bounds, infinite where there is none; NaN stays NaN, as in torch.clamp
+		y := x
+		if !math.IsInf(e.f1, -1) {
+			y = fmt.Sprintf("tl.maximum(%s, %s, propagate_nan=tl.PropagateNan.ALL)", y, pyFloat(e.f1))
+		}
+		if !math.IsInf(e.f2, 1) {
+			y = fmt.Sprintf("tl.minimum(%s, %s, propagate_nan=tl.PropagateNan.ALL)", y, pyFloat(e.f2))
+		}
+		return y, nil
+	case "to":
+		return x, nil
 	case "rsqrt":
 		return fmt.Sprintf("1.0 / tl.sqrt(%s)", x), nil
-	case "sqrt", "exp", "log":
+	case "sqrt", "exp", "log", "sin", "cos":
 		return fmt.Sprintf("tl.%s(%s)", e.op, x), nil
 	case "eq", "ne", "lt", "le", "gt", "ge":
 		cmp := map[string]string{"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}[e.op]

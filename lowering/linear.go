@@ -582,7 +582,13 @@ func (l *lowerer) pretransposeWeights() {
 			if g.b.Buf.Kind != ParamBuffer || len(g.b.Shape) != 2 || g.batch != 1 || g.bSK != 1 || g.bSN == 1 {
 				continue
 			}
-			wt := transposed(g.b)
+			// transposed takes a weight as a Linear holds it, [N, K] with K contiguous; a
+			// matmul's parameter B is [K, N] (x @ w.t(), a [K, 1] column)
+			w := g.b
+			if slices.Equal(w.Shape, []int{g.k, g.nn}) && (g.k != g.nn || w.Strides[1] != 1) {
+				w = g.b.permute([]int{1, 0})
+			}
+			wt := transposed(w)
 			g.b, g.bSK, g.bSN = wt, wt.Strides[0], wt.Strides[1]
 		case *mlpGroup:
 			// mlp.py's Rows form reads both weights as rows of their transposes

@@ -166,6 +166,13 @@ func TestNaNElementwise(t *testing.T) {
 			return math.Log1p(math.Exp(x))
 		}},
 		{"hardswish", `{}`, func(x float64) float64 { return x * math.Min(math.Max(x+3, 0), 6) / 6 }},
+		{"hardsigmoid", `{}`, func(x float64) float64 { return math.Min(math.Max(x+3, 0), 6) / 6 }},
+		{"relu6", `{}`, func(x float64) float64 { return math.Min(math.Max(x, 0), 6) }},
+		{"hardtanh", `{"min_val": -0.5, "max_val": 0.25}`, func(x float64) float64 { return math.Min(math.Max(x, -0.5), 0.25) }},
+		{"clamp", `{"min": -0.75}`, func(x float64) float64 { return math.Max(x, -0.75) }},
+		{"clamp", `{"min": null, "max": 0.5}`, func(x float64) float64 { return math.Min(x, 0.5) }},
+		{"sin", `{}`, math.Sin},
+		{"cos", `{}`, math.Cos},
 		{"silu", `{}`, func(x float64) float64 { return x / (1 + math.Exp(-x)) }},
 		{"gelu", `{}`, func(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }},
 	} {

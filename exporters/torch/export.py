@@ -129,10 +129,18 @@ class InputSpec:
 
 
 def load_class(spec):
-    """Loads ClassName from path/to/file.py:ClassName."""
+    """Loads ClassName from path/to/file.py:ClassName, or from an installed package
+    (package.module:name, e.g. torchvision.models:resnet18). The name is an nn.Module subclass
+    or a factory: a function whose result is checked to be an nn.Module when it is called."""
     if ":" not in spec:
-        raise ExportError("--module %r: expected path/to/file.py:ClassName" % spec)
+        raise ExportError("--module %r: expected path/to/file.py:ClassName or package.module:name" % spec)
     path, cls_name = spec.rsplit(":", 1)
+    if not path.endswith(".py") and not os.path.exists(path) and re.fullmatch(r"[A-Za-z_][\w.]*", path):
+        try:
+            module = importlib.import_module(path)
+        except ImportError as e:
+            raise ExportError("--module %r: cannot import %s: %s" % (spec, path, e))
+        return _module_factory(spec, path, getattr(module, cls_name, None), cls_name)
     if not os.path.isfile(path):
         raise ExportError("--module %r: no such file %s" % (spec, path))
     path = os.path.abspath(path)
@@ -145,10 +153,16 @@ def load_class(spec):
         spec_obj.loader.exec_module(module)
     finally:
         sys.path.pop(0)
-    cls = getattr(module, cls_name, None)
-    if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
-        raise ExportError("--module %r: %s has no torch.nn.Module subclass named %s" % (spec, path, cls_name))
-    return cls
+    return _module_factory(spec, path, getattr(module, cls_name, None), cls_name)
+
+
+def _module_factory(spec, where, obj, name):
+    if isinstance(obj, type) and issubclass(obj, nn.Module):
+        return obj
+    if callable(obj) and not isinstance(obj, type):
+        return obj  # a factory (torchvision.models.resnet18): _construct checks what it returns
+    raise ExportError("--module %r: %s has no torch.nn.Module subclass or factory function named %s" % (
+        spec, where, name))
 
 
 def seed_everything(seed):
@@ -377,6 +391,9 @@ def _module_mappers():
         nn.ELU: _map_simple("elu", ["alpha"]),
         nn.Softplus: _map_simple("softplus", ["beta", "threshold"]),
         nn.Hardswish: _map_simple("hardswish"),
+        nn.Hardsigmoid: _map_simple("hardsigmoid"),
+        nn.ReLU6: _map_simple("relu6"),
+        nn.Hardtanh: _map_simple("hardtanh", ["min_val", "max_val"]),
         nn.Softmax: _map_softmax("softmax"),
         nn.LogSoftmax: _map_softmax("log_softmax"),
     }
@@ -683,6 +700,11 @@ _ACTIVATIONS = {
     "leaky_relu": FnSpec("leaky_relu", _a("input", negative_slope=0.01, inplace=False), _X, ["negative_slope"]),
     "elu": FnSpec("elu", _a("input", alpha=1.0, inplace=False), _X, ["alpha"]),
     "softplus": FnSpec("softplus", _a("input", beta=1.0, threshold=20.0), _X, ["beta", "threshold"]),
+    "hardsigmoid": FnSpec("hardsigmoid", _a("input", inplace=False), _X),
+    "relu6": FnSpec("relu6", _a("input", inplace=False), _X),
+    "hardtanh": FnSpec("hardtanh", _a("input", min_val=-1.0, max_val=1.0, inplace=False), _X, ["min_val", "max_val"]),
+    "clamp": FnSpec("clamp", _a("input", min=None, max=None), _X, ["min", "max"]),
+    "clip": FnSpec("clamp", _a("input", min=None, max=None), _X, ["min", "max"]),
 }
 
 
@@ -719,7 +741,7 @@ _SHARED = {
     "amax": FnSpec("amax", _a("input", dim=None, keepdim=False), _X, ["dim", "keepdim"]),
 }
 _SHARED.update(_ACTIVATIONS)
-for _name in ("rsqrt", "sqrt", "exp", "log", "logical_not"):
+for _name in ("rsqrt", "sqrt", "exp", "log", "sin", "cos", "logical_not"):
     _SHARED[_name] = FnSpec(_name, _a("input"), _X)
 for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or"):
     _SHARED[_name] = _binary(_name)
@@ -755,6 +777,26 @@ FUNCTION_SPECS = {
     F.log_softmax: _softmax_spec("log_softmax", True),
     F.dropout: FnSpec("dropout", _a("input", p=0.5, training=True, inplace=False), _X, ["p", "training"]),
 }
+FUNCTION_SPECS[F.pad] = FnSpec("pad", _a("input", "pad", mode="constant", value=None), _X, ["pad", "mode", "value"])
+
+# Pools called as functions (F.max_pool2d, F.avg_pool2d, F.adaptive_avg_pool2d, and torch's own
+# builtins, which fx records when F's wrapper dispatches to them).
+for _d in (1, 2, 3):
+    _max = FnSpec("max_pool%dd" % _d, _a("input", "kernel_size", stride=None, padding=0, dilation=1, ceil_mode=False,
+                                        return_indices=False), _X, ["kernel_size", "stride", "padding", "dilation",
+                                                                    "ceil_mode"], {"return_indices": False})
+    _avg_args = _a("input", "kernel_size", stride=None, padding=0, ceil_mode=False, count_include_pad=True)
+    _avg_attrs = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"]
+    if _d > 1:
+        _avg_args += [("divisor_override", None)]
+        _avg_attrs += ["divisor_override"]
+    _avg = FnSpec("avg_pool%dd" % _d, _avg_args, _X, _avg_attrs)
+    _adaptive = FnSpec("adaptive_avg_pool%dd" % _d, _a("input", "output_size"), _X, ["output_size"])
+    for _home in (F, torch):
+        for _fn, _spec in (("max_pool%dd" % _d, _max), ("avg_pool%dd" % _d, _avg),
+                           ("adaptive_avg_pool%dd" % _d, _adaptive)):
+            if getattr(_home, _fn, None) is not None:
+                FUNCTION_SPECS.setdefault(getattr(_home, _fn), _spec)
 for _alias in ("concat", "concatenate"):  # torch.concat from 1.10, torch.concatenate from 2.1
     if hasattr(torch, _alias):
         FUNCTION_SPECS[getattr(torch, _alias)] = FUNCTION_SPECS[torch.cat]
@@ -888,6 +930,20 @@ def _proxy_iter(self):
     return self.tracer.iter(self)
 
 
+def _proxy_len(self):
+    """len() of a Proxy (Python asks it when a *x.shape[:-1] argument is unpacked): the length
+    of the value it stands for on the sample inputs, when the tracer can compute it."""
+    tracer = self.tracer
+    if getattr(tracer, "sample", None) is not None:
+        try:
+            value = tracer._concrete(self.node)
+        except Exception:
+            value = None
+        if isinstance(value, (tuple, list, torch.Size)):
+            return len(value)
+    raise RuntimeError("'len' is not supported in symbolic tracing by default")
+
+
 def _needs_proxy_iter_fix():
     major = int(torch.__version__.split(".")[0])
     return major < 2 and sys.version_info >= (3, 11)
@@ -909,6 +965,50 @@ class _Tracer(torch.fx.Tracer):
         self.proxy_buffer_attributes = True
         self.record_stack_traces = True  # refusals name the model's source line
         self.extra_leaves = set(id(m) for m in leaves)
+        self.sample = None
+        self.computing = False
+
+    def iter(self, obj):
+        """Iterating a Proxy outside tuple unpacking (`x.view(*x.shape[:-1], 2, 2)`, `for d in
+        x.shape`): the value it stands for is computed on the sample inputs (sample: forward
+        argument name -> value) by the graph traced so far, and a sequence of it iterates as
+        its elements, each traced (shapes fold to constants anyway)."""
+        if self.sample is None:
+            return super().iter(obj)
+        try:
+            value = self._concrete(obj.node)
+        except Exception:
+            return super().iter(obj)
+        if not isinstance(value, (tuple, list, torch.Size)):
+            return super().iter(obj)
+        return iter([obj[i] for i in range(len(value))])
+
+    def _concrete(self, target):
+        g = torch.fx.Graph()
+        env = {}
+        for n in self.graph.nodes:
+            env[n] = g.node_copy(n, lambda a: env[a])
+            if n is target:
+                break
+        g.output(env[target])
+        gm = torch.fx.GraphModule(self.root, g)
+        args = [self.sample[n.target.lstrip("*")] for n in g.nodes if n.op == "placeholder"]
+        self.computing = True  # module calls run their forward, not the tracer's
+        try:
+            with torch.no_grad():
+                return torch.fx.Interpreter(gm).run(*args)
+        finally:
+            self.computing = False
+
+    def call_module(self, m, forward, args, kwargs):
+        if self.computing:
+            return forward(*args, **kwargs)
+        return super().call_module(m, forward, args, kwargs)
+
+    def getattr(self, attr, attr_val, parameter_proxy_cache):
+        if self.computing:  # a module's own parameters, not get_attr proxies
+            return attr_val
+        return super().getattr(attr, attr_val, parameter_proxy_cache)
 
     def is_leaf_module(self, m, module_qualified_name):
         return type(m) in MODULE_MAPPERS or type(m) in COMPOSITE_MAPPERS or id(m) in self.extra_leaves
@@ -925,7 +1025,9 @@ class _Tracer(torch.fx.Tracer):
         sdpa = getattr(F, "scaled_dot_product_attention", None)
         proxy_cls = torch.fx.proxy.Proxy
         original = proxy_cls.__iter__
+        original_len = proxy_cls.__len__
         try:
+            proxy_cls.__len__ = _proxy_len
             for name, fn in saved.items():
                 setattr(torch, name, self._factory(fn))
             if sdpa is not None:  # a call of its own even where it is a Python function
@@ -935,6 +1037,7 @@ class _Tracer(torch.fx.Tracer):
             return super().trace(root, concrete_args)
         finally:
             proxy_cls.__iter__ = original
+            proxy_cls.__len__ = original_len
             for name, fn in saved.items():
                 setattr(torch, name, fn)
             if sdpa is not None:
@@ -1008,6 +1111,8 @@ class _Builder:
         self.synth = set()
         self.constants = set()  # params computed from constants in forward, not model attributes
         self.recognized = {}  # id(module) -> mapper, for modules outside torch.nn known by their structure
+        self.train_batchnorm = False  # BatchNorm in training mode: batch statistics, not a refusal
+        self.values_b1 = None  # every node's value with the batch one larger, when the graph runs so
 
     # ---- errors
     def fail(self, node, msg):
@@ -1215,8 +1320,31 @@ class _Builder:
         for a in _nodes_in(list(node.args) + list(node.kwargs.values())):
             if self.kind.get(a, ("",))[0] not in ("const", "ctensor"):
                 return False
-        self.kind[node] = ("ctensor", self.values[node].detach().clone())
+        t = self.values[node].detach().clone()
+        other = self.values_b1.get(node) if self.values_b1 else None
+        grown = [d for d in range(t.dim()) if isinstance(other, torch.Tensor) and other.dim() == t.dim()
+                 and other.shape[d] != t.shape[d]]
+        if not grown:
+            self.kind[node] = ("ctensor", t)
+            return True
+        # sized by the batch (torch.zeros(B, 1, d)): one slice of it, expanded to the batch
+        one = t
+        for d in grown:
+            one = one.narrow(d, 0, 1)
+        if not torch.equal(one.expand(t.shape), t):
+            self.fail(node, "builds a tensor whose size follows the batch (dims %s) and whose values vary along it; "
+                      "widejit can expand only a tensor that is the same along the batch" % grown)
+        p = self.use_param(node.name + ".slice", one.contiguous(), node, constant=True)
+        self.emit(node, "expand", [p], None, _expand_attrs(list(t.shape), grown))
         return True
+
+    def batch_dims(self, args):
+        """Which entries of a size list (ints and folded fx nodes) follow the batch size: those
+        whose value changed when the traced graph ran at batch size B0 + 1."""
+        if not self.values_b1:
+            return []
+        return [i for i, a in enumerate(args) if isinstance(a, torch.fx.Node) and a in self.values_b1
+                and self.values_b1[a] != self.values[a]]
 
     def visit(self, node):
         value = self.values.get(node)
@@ -1235,6 +1363,9 @@ class _Builder:
             return self.visit_param_function(node)
         if node.op == "call_function" and node.target is getattr(F, "scaled_dot_product_attention", None):
             return self.visit_sdpa(node)
+        special = self.special_visitor(node)
+        if special is not None:
+            return special(node)
         if node.op == "call_function":
             spec = FUNCTION_SPECS.get(node.target)
             if spec is None:
@@ -1277,6 +1408,8 @@ class _Builder:
     def visit_getitem(self, node):
         base, index = node.args
         k = self.kind.get(base)
+        if k is not None and k[0] == "unbind":
+            return self.visit_unbind_item(node, k, index)
         if k is not None and k[0] in ("tensor", "param"):
             return self.visit_index(node, k[1], self.values[base], index)
         if k is None or k[0] not in ("tuple", "alias"):
@@ -1407,12 +1540,18 @@ class _Builder:
         for name in spec.attrs:
             if spec.op == "masked_fill" and name == "value":
                 value = self.fill_value(node, bound[name])
+            elif spec.op == "pad" and name == "value":
+                if bound[name] is None or bound["mode"] != "constant":
+                    continue  # 0, and ignored by the other modes
+                value = self.fill_value(node, bound[name])
             else:
                 value = self.attr_value(node, bound[name], name)
             if name == "split_size":
                 name = "split_size_or_sections"
             if spec.op == "amax" and name == "dim" and value == []:
                 value = None  # amax's default dim=() means every dim
+            if "pool" in spec.op and name == "stride" and value == []:
+                value = None  # torch.max_pool2d's default stride=[] means kernel_size
             attrs[name] = value
         self.emit(node, spec.op, inputs, None, attrs)
 
@@ -1449,9 +1588,12 @@ class _Builder:
         if mapper is None and composite is None:
             self.refuse(node, "module %s" % type(module).__name__)
         if isinstance(module, nn.modules.batchnorm._BatchNorm) and module.training:
+            if self.train_batchnorm:
+                return self.visit_batch_stats_norm(node, module)
             self.fail(node, "%s is in training mode: it would normalise with the batch's statistics and update "
                       "running_mean/running_var on every call; call .eval() on it (the exporter puts the model in eval "
-                      "mode, so its forward or train() switched this module back)" % type(module).__name__)
+                      "mode, so its forward or train() switched this module back), or export it with batch "
+                      "statistics with --train-batchnorm (train_batchnorm=True)" % type(module).__name__)
         try:
             sig = inspect.signature(type(module).forward)
             bound = sig.bind(module, *node.args, **node.kwargs)
@@ -1542,6 +1684,263 @@ class _Builder:
         scale = max(1.0, want.double().abs().max().item())
         return None if err <= 1e-4 * scale else err
 
+    def visit_batch_stats_norm(self, node, m):
+        """A BatchNorm in training mode (--train-batchnorm) as the maths of its forward: each
+        model normalises with the mean and biased variance of its own batch, per channel (dim 1);
+        the running statistics are neither read nor updated."""
+        if len(node.args) != 1 or node.kwargs:
+            self.fail(node, "%s takes one input" % type(m).__name__)
+        x = self.ref(node, node.args[0], "input")
+        rank = self.values[node.args[0]].dim()
+        if rank < 2:
+            self.fail(node, "%s with batch statistics needs a batched input [B, C, ...]" % type(m).__name__)
+        dims = [0] + list(range(2, rank))
+        sub = lambda tag: "%s.%s" % (node.name, tag)  # noqa: E731
+        mean = self.append(sub("mean"), "mean", [x], None, {"dim": dims, "keepdim": True})
+        d = self.append(sub("centered"), "sub", [x, mean])
+        var = self.append(sub("var"), "mean", [self.append(sub("sq"), "mul", [d, d])], None, {"dim": dims, "keepdim": True})
+        inv = self.append(sub("inv_std"), "rsqrt", [self.append(sub("var_eps"), "add", [var, m.eps])])
+        steps = [("norm", "mul", inv)]
+        for role, op, tag in (("weight", "mul", "scaled"), ("bias", "add", "shifted")):
+            t = getattr(m, role)
+            if t is not None:
+                p = self.use_param("%s.%s" % (node.target, role), t, node)
+                steps.append((tag, op, self.append(sub(role + "_per_channel"), "view", [p], None,
+                                                   {"shape": [m.num_features] + [1] * (rank - 2)})))
+        y = d
+        for tag, op, operand in steps[:-1]:
+            y = self.append(sub(tag), op, [y, operand])
+        tag, op, operand = steps[-1]
+        self.emit(node, op, [y, operand])
+
+    # ---- functions that become other ops, or none: casts to the same dtype, unbind, einsum,
+    # torchvision's stochastic depth in eval mode
+    def special_visitor(self, node):
+        if node.op == "call_method" and node.target in _CAST_METHODS:
+            return self.visit_cast
+        if (node.op, node.target) in (("call_method", "unbind"), ("call_function", torch.unbind)):
+            return self.visit_unbind
+        if node.op == "call_function" and node.target is torch.einsum:
+            return self.visit_einsum
+        if node.op == "call_method" and node.target in ("expand", "expand_as", "repeat"):
+            return self.visit_expand
+        if node.op == "call_function" and node.target is F.interpolate:
+            return self.visit_interpolate
+        if node.op == "call_function" and getattr(node.target, "__name__", "") == "stochastic_depth" and \
+                (getattr(node.target, "__module__", "") or "").startswith("torchvision"):
+            return self.visit_stochastic_depth
+        return None
+
+    def alias(self, node, src, what="input"):
+        """node computes nothing: it stands for the tensor src (an fx node or a name)."""
+        if isinstance(src, torch.fx.Node):
+            k = self.kind.get(src)
+            if k is None or k[0] not in ("tensor", "param"):
+                self.fail(node, "%s must be a tensor" % what)
+            self.kind[node] = k
+        else:
+            self.kind[node] = ("tensor", src)
+
+    def visit_cast(self, node):
+        """x.float(), x.to(torch.float32), x.type_as(y), x.to(device): the identity when the dtype
+        does not change (the graph is device-free), else a `to` node (float and bool to float)."""
+        src = node.args[0] if node.args else None
+        if not isinstance(src, torch.fx.Node) or not isinstance(self.values.get(src), torch.Tensor):
+            self.fail(node, "Tensor.%s of a non-tensor" % node.target)
+        before, after = self.values[src], self.values[node]
+        if before.dtype == after.dtype:
+            return self.alias(node, src)
+        if not after.dtype.is_floating_point or not (before.dtype.is_floating_point or before.dtype == torch.bool):
+            self.fail(node, "Tensor.%s casts %s to %s; widejit casts float and bool tensors to float dtypes only" % (
+                node.target, before.dtype, after.dtype))
+        self.emit(node, "to", [self.ref(node, src, "input")], None, {"dtype": _DTYPE_NAMES[after.dtype]})
+
+    def visit_stochastic_depth(self, node):
+        """torchvision.ops.stochastic_depth (StochasticDepth's forward): the identity in eval mode."""
+        try:
+            b = FnSpec("", _a("input", "p", "mode", training=True), []).bind(node.args, dict(node.kwargs))
+        except ExportError as e:
+            self.fail(node, str(e))
+        training, p = self.attr_value(node, b["training"], "training"), self.attr_value(node, b["p"], "p")
+        if training and p != 0:
+            self.fail(node, "stochastic_depth with training=True drops random rows; the exporter runs modules in "
+                      "eval mode (pass training=self.training)")
+        self.alias(node, b["input"])
+
+    def visit_expand(self, node):
+        """x.expand(*sizes), x.expand_as(y) and x.repeat(*repeats) as expand nodes (repeat: each
+        dim unsqueezed, expanded and merged back), sizes that follow the batch marked so that
+        the graph runs at any batch size."""
+        args = list(node.args[1:])
+        if node.kwargs:
+            self.fail(node, "Tensor.%s keyword arguments are not supported" % node.target)
+        x = self.ref(node, node.args[0], "input")
+        xv = self.values[node.args[0]]
+        if node.target == "expand_as":
+            other = args[0] if len(args) == 1 else None
+            if not isinstance(other, torch.fx.Node) or not isinstance(self.values.get(other), torch.Tensor):
+                self.fail(node, "expand_as needs one tensor")
+            out = self.values[node]
+            grown = self.values_b1.get(other) if self.values_b1 else None
+            bdims = [d for d in range(out.dim()) if isinstance(grown, torch.Tensor) and grown.dim() == out.dim()
+                     and grown.shape[d] != out.shape[d]]
+            return self.emit(node, "expand", [x], None, _expand_attrs(list(out.shape), bdims))
+        whole = None  # x.expand(y.shape): one folded size list
+        if len(args) == 1 and isinstance(args[0], (list, tuple, torch.Size)):
+            args = list(args[0])
+        elif len(args) == 1 and isinstance(args[0], torch.fx.Node) and self.kind.get(args[0], ("",))[0] == "const" \
+                and isinstance(self.kind[args[0]][1], (list, tuple)):
+            whole, args = args[0], list(self.kind[args[0]][1])
+        sizes = [self.attr_value(node, a, "size %d" % i) for i, a in enumerate(args)]
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in sizes):
+            self.fail(node, "Tensor.%s sizes must be ints, got %r" % (node.target, sizes))
+        if whole is None:
+            follows = self.batch_dims(args)
+        else:
+            grown = self.values_b1.get(whole) if self.values_b1 else None
+            follows = [i for i, v in enumerate(grown or []) if i < len(sizes) and v != sizes[i]]
+        if node.target == "expand":
+            return self.emit(node, "expand", [x], None, _expand_attrs(sizes, follows))
+        # repeat: [s0, s1] by [r0, r1] is [1, s0, 1, s1] expanded to [r0, s0, r1, s1], then merged
+        lead = len(sizes) - xv.dim()
+        if lead < 0:
+            self.fail(node, "Tensor.repeat needs at least as many repeats as the tensor has dims")
+        if all(r == 1 for r in sizes) and lead == 0:
+            return self.alias(node, node.args[0])
+        y = x
+        for d in range(xv.dim()):
+            y = self.append("%s.unsq%d" % (node.name, d), "unsqueeze", [y], None, {"dim": 2 * d})
+        exp_sizes = sizes[:lead] + [v for r in sizes[lead:] for v in (r, -1)]
+        where = [i if i < lead else lead + 2 * (i - lead) for i in range(len(sizes))]
+        y = self.append("%s.expand" % node.name, "expand", [y], None,
+                        _expand_attrs(exp_sizes, [where[i] for i in follows]))
+        self.emit(node, "reshape", [y], None, {"shape": list(self.values[node].shape)})
+
+    def visit_interpolate(self, node):
+        """F.interpolate, nearest or (bi/tri)linear, dim by dim: an integer nearest factor as
+        unsqueeze, expand and reshape (exact), anything else as a linear node whose constant
+        weight maps the dim's input positions to its output positions (made by interpolating
+        the identity with the same arguments); checked with reference.py before it is accepted."""
+        try:
+            b = FnSpec("", _a("input", size=None, scale_factor=None, mode="nearest", align_corners=None,
+                              recompute_scale_factor=None, antialias=False), []).bind(node.args, dict(node.kwargs))
+        except ExportError as e:
+            self.fail(node, str(e))
+        const = {k: self.attr_value(node, b[k], k) for k in b if k != "input"}
+        mode = const["mode"]
+        if mode not in ("nearest", "linear", "bilinear", "trilinear") or const["antialias"]:
+            self.fail(node, "F.interpolate mode=%r%s is not supported (nearest, linear, bilinear, trilinear)" % (
+                mode, " with antialias" if const["antialias"] else ""))
+        xv, yv = self.values[b["input"]], self.values[node]
+        k = xv.dim() - 2
+        x = self.ref(node, b["input"], "input")
+        start = len(self.nodes)
+        sub = lambda tag: "%s.%s" % (node.name, tag)  # noqa: E731
+        for i in range(k):
+            d = 2 + i
+            n_in, n_out = xv.shape[d], yv.shape[d]
+            per_dim = lambda v: None if v is None else (v[i] if isinstance(v, (list, tuple)) else v)  # noqa: E731
+            sf = per_dim(const["scale_factor"])
+            if n_in == n_out and (sf in (None, 1, 1.0) or const["recompute_scale_factor"]):
+                continue
+            if mode == "nearest" and n_out % n_in == 0 and (sf is None or sf == n_out // n_in or
+                                                               const["recompute_scale_factor"]):
+                r = n_out // n_in
+                u = self.append(sub("unsq%d" % i), "unsqueeze", [x], None, {"dim": d + 1})
+                sizes = [-1] * (xv.dim() + 1)
+                sizes[d + 1] = r
+                e = self.append(sub("rep%d" % i), "expand", [u], None, {"sizes": sizes})
+                shape = list(self.values[b["input"]].shape[:2]) + [
+                    yv.shape[2 + j] if j <= i else xv.shape[2 + j] for j in range(k)]
+                x = self.append(sub("up%d" % i), "reshape", [e], None, {"shape": shape})
+                continue
+            # the dim's interpolation matrix: the identity's rows interpolated along this dim alone
+            basis = torch.zeros([n_in, 1] + [n_in if j == i else 1 for j in range(k)], dtype=xv.dtype)
+            for q in range(n_in):
+                basis[(q, 0) + tuple(q if j == i else 0 for j in range(k))] = 1
+            kw = {"mode": mode, "align_corners": const["align_corners"]}
+            if const["size"] is not None:
+                kw["size"] = [n_out if j == i else 1 for j in range(k)]
+            else:
+                kw["scale_factor"] = [float(sf) if j == i else 1.0 for j in range(k)]
+                kw["recompute_scale_factor"] = const["recompute_scale_factor"]
+            with torch.no_grad():
+                resp = F.interpolate(basis, **kw).reshape(n_in, n_out)
+            w = self.use_param(sub("weight%d" % i), resp.t().contiguous(), node, constant=True)
+            lin = {"in_features": n_in, "out_features": n_out, "bias": False}
+            last = xv.dim() - 1
+            if d != last:
+                x = self.append(sub("tr%d" % i), "transpose", [x], None, {"dim0": d, "dim1": last})
+            x = self.append(sub("lin%d" % i), "linear", [x], {"weight": w}, lin)
+            if d != last:
+                x = self.append(sub("back%d" % i), "transpose", [x], None, {"dim0": d, "dim1": last})
+        if len(self.nodes) == start:
+            return self.alias(node, b["input"])
+        self.accept_decomposition(node, start, "F.interpolate(mode=%r) as linear maps per dim" % mode)
+
+    def visit_unbind(self, node):
+        """x.unbind(dim): a tuple whose elements, when taken with [i], are select nodes."""
+        try:
+            b = FnSpec("", _a("input", dim=0), []).bind(node.args, dict(node.kwargs))
+        except ExportError as e:
+            self.fail(node, str(e))
+        src = self.ref(node, b["input"], "input")
+        if not isinstance(src, str):
+            self.fail(node, "unbind of a non-tensor")
+        self.kind[node] = ("unbind", src, self.attr_value(node, b["dim"], "dim"))
+
+    def visit_unbind_item(self, node, k, index):
+        if not isinstance(index, int) or isinstance(index, bool):
+            self.fail(node, "an element of unbind must be taken with a constant int, got %r" % (index,))
+        self.emit(node, "select", [k[1]], None, {"dim": k[2], "index": index})
+
+    def visit_einsum(self, node):
+        """torch.einsum as the matmul, mul, sum, permute and reshape nodes it computes: operands
+        contracted pairwise from the left (a pair sharing no summed index is a broadcast mul);
+        checked against the recorded value with reference.py before it is accepted."""
+        args = list(node.args)
+        if not args or not isinstance(args[0], str):
+            self.fail(node, "torch.einsum needs the equation string first")
+        eq, ops = args[0], args[1:]
+        if len(ops) == 1 and isinstance(ops[0], (list, tuple)):
+            ops = list(ops[0])
+        if node.kwargs:
+            self.fail(node, "torch.einsum keyword arguments %s are not supported" % sorted(node.kwargs))
+        values = [self.values.get(o) if isinstance(o, torch.fx.Node) else None for o in ops]
+        if not ops or any(not isinstance(v, torch.Tensor) for v in values):
+            self.fail(node, "torch.einsum operands must be tensors")
+        try:
+            in_labels, out_labels = _einsum_labels(eq, [v.dim() for v in values])
+        except ExportError as e:
+            self.fail(node, "torch.einsum(%r): %s" % (eq, e))
+        start = len(self.nodes)
+        steps = _EinsumSteps(self, node)
+        dims = [dict(zip(labels, v.shape)) for labels, v in zip(in_labels, values)]
+        try:
+            cur, cd = steps.sum_out(self.ref(node, ops[0], "operand 0"), dims[0], set(out_labels).union(*in_labels[1:]))
+            for i in range(1, len(ops)):
+                keep = set(out_labels).union(*in_labels[i + 1:])
+                cur, cd = steps.pair(cur, cd, self.ref(node, ops[i], "operand %d" % i), dims[i], keep)
+            cur, cd = steps.permute(cur, cd, out_labels)
+        except ExportError as e:
+            self.fail(node, "torch.einsum(%r): %s" % (eq, e))
+        if not self.nodes[start:]:
+            self.alias(node, ops[0])
+            return
+        if self.nodes[-1]["name"] != cur:
+            cur = self.append(steps.name("out"), "contiguous", [cur])
+        self.accept_decomposition(node, start, "torch.einsum(%r) as matmul, mul and sum nodes" % eq)
+
+    def accept_decomposition(self, node, start, what):
+        """Names the last of nodes[start:] after node and keeps them as node's value when
+        reference.py reproduces the recorded value with them; refuses node otherwise."""
+        self.nodes[-1]["name"] = node.name
+        err = self.check_decomposition(node, start)
+        if err is not None:
+            self.fail(node, "%s does not reproduce its value (max abs error %.3g); these arguments are not "
+                      "supported" % (what, err))
+        self.kind[node] = ("tensor", node.name)
+
     # ---- outputs
     def outputs(self, arg, value):
         """Flat list of output names for the fx output argument `arg` whose value is `value`."""
@@ -1570,6 +1969,132 @@ class _Builder:
         if arg is None:
             return []
         raise ExportError("%s: forward returns %r; return tensors or tuples of tensors" % (self.root_name, type(arg).__name__))
+
+
+def _expand_attrs(sizes, batch_dims):
+    return {"sizes": sizes, "batch_dims": batch_dims} if batch_dims else {"sizes": sizes}
+
+
+_CAST_METHODS = {"float", "double", "half", "bfloat16", "long", "int", "short", "bool", "byte", "char", "to", "type_as",
+                 "type", "cpu", "cuda"}
+
+
+def _einsum_labels(eq, ranks):
+    """The index labels of each operand and of the output of an einsum equation, "..." expanded
+    to labels of its own ("0", "1", ...: right-aligned, as the dims broadcast)."""
+    eq = eq.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(ranks):
+        raise ExportError("%d operand terms for %d operands" % (len(terms), len(ranks)))
+    ell = 0
+    for t, r in zip(terms, ranks):
+        if "..." in t:
+            ell = max(ell, r - (len(t) - 3))
+    ell_labels = [str(i) for i in range(ell)]
+
+    def expand(term, rank):
+        if term.count("...") > 1:
+            raise ExportError("more than one '...' in %r" % term)
+        head, dots, tail = term.partition("...")
+        for c in head + tail:
+            if not c.isalpha():
+                raise ExportError("%r is not an index letter" % c)
+        if not dots:
+            return list(term)
+        k = rank - len(head) - len(tail)
+        if k < 0:
+            raise ExportError("%r has more indices than its operand has dims" % term)
+        return list(head) + ell_labels[ell - k:] + list(tail)
+
+    ins = []
+    for t, r in zip(terms, ranks):
+        labels = expand(t, r)
+        if len(labels) != r:
+            raise ExportError("%r names %d dims of a %d-D operand" % (t, len(labels), r))
+        if len(set(labels)) != len(labels):
+            raise ExportError("an index repeated within one operand (%r: a diagonal or trace) is not supported" % t)
+        ins.append(labels)
+    if arrow:
+        out = expand(rhs, ell + len(rhs.replace("...", "")))
+        if len(set(out)) != len(out):
+            raise ExportError("an index repeated in the output")
+        for lab in out:
+            if not any(lab in labels for labels in ins):
+                raise ExportError("output index %r is in no operand" % lab)
+    else:  # implicit output: the broadcast dims, then the indices seen once, alphabetically
+        counts = {}
+        for labels in ins:
+            for lab in labels:
+                counts[lab] = counts.get(lab, 0) + 1
+        out = ell_labels + sorted(lab for lab, c in counts.items() if c == 1 and lab.isalpha())
+    return ins, out
+
+
+class _EinsumSteps:
+    """Appends the nodes of one einsum. An operand is (name, {label: size}) with its dims in the
+    dict's order; a broadcast dim keeps its size 1 until the product that broadcasts it."""
+
+    def __init__(self, b, node):
+        self.b, self.node, self.k = b, node, 0
+
+    def name(self, tag):
+        self.k += 1
+        return "%s.%s%d" % (self.node.name, tag, self.k)
+
+    def sum_out(self, x, dims, keep):
+        """Sums out the labels of x not in keep."""
+        labels = list(dims)
+        drop = [i for i, lab in enumerate(labels) if lab not in keep]
+        if not drop:
+            return x, dims
+        x = self.b.append(self.name("sum"), "sum", [x], None, {"dim": drop, "keepdim": False})
+        return x, {lab: n for lab, n in dims.items() if lab in keep}
+
+    def permute(self, x, dims, order):
+        labels = list(dims)
+        if labels == list(order):
+            return x, dims
+        x = self.b.append(self.name("perm"), "permute", [x], None, {"dims": [labels.index(lab) for lab in order]})
+        return x, {lab: dims[lab] for lab in order}
+
+    def reshape(self, x, shape):
+        return self.b.append(self.name("view"), "reshape", [x], None, {"shape": shape})
+
+    def pair(self, a, da, b, db, keep):
+        """The product of two operands, summed over the labels neither keep nor the other has."""
+        a, da = self.sum_out(a, da, keep | set(db))
+        b, db = self.sum_out(b, db, keep | set(da))
+        batch = [lab for lab in da if lab in db and lab in keep]
+        contr = [lab for lab in da if lab in db and lab not in keep]
+        left = [lab for lab in da if lab not in db]
+        right = [lab for lab in db if lab not in da]
+        if not contr:  # an outer or element-wise product: a broadcast mul
+            a, da = self.permute(a, da, batch + left)
+            b, db = self.permute(b, db, batch + right)
+            for _ in right:
+                a = self.b.append(self.name("unsq"), "unsqueeze", [a], None, {"dim": -1})
+            for _ in left:
+                b = self.b.append(self.name("unsq"), "unsqueeze", [b], None, {"dim": len(batch)})
+            out = {lab: max(da.get(lab, 1), db.get(lab, 1)) for lab in batch + left + right}
+            return self.b.append(self.name("mul"), "mul", [a, b]), out
+        for lab in contr:
+            if da[lab] != db[lab]:
+                raise ExportError("summed index %r broadcasts (sizes %d and %d)" % (lab, da[lab], db[lab]))
+        a, da = self.permute(a, da, batch + left + contr)
+        b, db = self.permute(b, db, batch + contr + right)
+        prod = lambda d, g: math.prod(d[lab] for lab in g)  # noqa: E731
+        if len(left) != 1 or len(contr) != 1:
+            a = self.reshape(a, [da[lab] for lab in batch] + [prod(da, left), prod(da, contr)])
+        if len(contr) != 1 or len(right) != 1:
+            b = self.reshape(b, [db[lab] for lab in batch] + [prod(db, contr), prod(db, right)])
+        y = self.b.append(self.name("mm"), "matmul", [a, b])
+        out = {lab: max(da[lab], db[lab]) for lab in batch}
+        out.update({lab: da[lab] for lab in left})
+        out.update({lab: db[lab] for lab in right})
+        if len(left) != 1 or len(right) != 1:
+            y = self.reshape(y, list(out.values()))
+        return y, out
 
 
 def _nodes_in(args):
@@ -1815,18 +2340,49 @@ def _refuse_mismatch(what, probs, hint=""):
     raise ExportError("%s: %s%s" % (what, "; ".join(shown), hint))
 
 
-def load_checkpoints(models, paths, trust=False, describe=""):
+def _prefix_hint(sd, ref):
+    """When the keys of sd and ref differ only by a prefix, the flag that fixes it; else ""."""
+    if len(sd) != len(ref) or not sd:
+        return ""
+    for keys, other, flag in ((list(ref), set(sd), "--add-prefix"), (list(sd), set(ref), "--strip-prefix")):
+        k0 = keys[0]
+        for o in other:
+            if k0 != o and k0.endswith(o):
+                prefix = k0[:len(k0) - len(o)]
+                if all(k.startswith(prefix) and k[len(prefix):] in other for k in keys):
+                    return " (the keys differ only by the prefix %r: pass %s %s)" % (prefix, flag, prefix)
+    return ""
+
+
+def _rekey(sd, key_prefix, path):
+    """sd with key_prefix applied: ("strip", p) removes p from every key (all must start with
+    it), ("add", p) puts p before every key."""
+    if not key_prefix:
+        return sd
+    how, prefix = key_prefix
+    if how == "add":
+        return {prefix + k: v for k, v in sd.items()}
+    missing = [k for k in sd if not k.startswith(prefix)]
+    if missing:
+        raise ExportError("--strip-prefix %s: %s has keys without that prefix: %s" % (
+            prefix, path, ", ".join(repr(k) for k in missing[:4])))
+    return {k[len(prefix):]: v for k, v in sd.items()}
+
+
+def load_checkpoints(models, paths, trust=False, describe="", key_prefix=None):
     """Reads every checkpoint (see read_state_dict), checks each against models[0]'s state dict
-    (the same keys, shapes and dtypes), all before loading any, then loads file i into models[i]."""
+    (the same keys, shapes and dtypes), all before loading any, then loads file i into models[i].
+    key_prefix: ("strip", p) or ("add", p), applied to every file's keys first."""
     ref = models[0].state_dict()
     sds = []
     for path in paths:
-        sd = read_state_dict(path, trust)
+        sd = _rekey(read_state_dict(path, trust), key_prefix, path)
         probs = _state_dict_problems(sd, ref)
         if probs:
-            hint = ""
+            hint = _prefix_hint(sd, ref)
             if all(k.startswith("module.") for k in sd) and not any(k.startswith("module.") for k in ref):
-                hint = " (saved from nn.DataParallel or DistributedDataParallel? save model.module.state_dict())"
+                hint = " (saved from nn.DataParallel or DistributedDataParallel? save model.module.state_dict(), " \
+                       "or pass --strip-prefix module.)"
             _refuse_mismatch("--state-dict %s does not fit %s" % (path, describe), probs, hint)
         sds.append(sd)
     for m, sd in zip(models, sds):
@@ -1842,12 +2398,16 @@ def _construct(cls, kwargs, n, seed):
             m = cls(**kwargs)
         except Exception as e:
             raise ExportError("%s(**%s) failed: %s: %s" % (cls.__name__, json.dumps(kwargs), type(e).__name__, e))
+        if not isinstance(m, nn.Module):
+            raise ExportError("%s(**%s) returned a %s, not a torch.nn.Module" % (
+                cls.__name__, json.dumps(kwargs), type(m).__name__))
         m.eval()
         models.append(m)
     return models
 
 
-def export(cls, kwargs, n, input_specs, shared_input, seed, out_dir, state_dicts=(), trust=False):
+def export(cls, kwargs, n, input_specs, shared_input, seed, out_dir, state_dicts=(), trust=False,
+           train_batchnorm=False, key_prefix=None):
     """Exports n instances of cls(**kwargs) with inputs generated from input_specs; with
     state_dicts (checkpoint files, one per model), instance i holds file i's weights. Returns
     the graph dict. See the module docstring."""
@@ -1863,14 +2423,15 @@ def export(cls, kwargs, n, input_specs, shared_input, seed, out_dir, state_dicts
     with _Deterministic():
         models = _construct(cls, kwargs, n, seed)
         if state_dicts:
-            load_checkpoints(models, state_dicts, trust, "%s(**%s)" % (cls.__name__, json.dumps(kwargs)))
-        fwd_params, input_names, concrete = _bind_forward(cls, list(specs), "--input")
+            load_checkpoints(models, state_dicts, trust, "%s(**%s)" % (cls.__name__, json.dumps(kwargs)), key_prefix)
+        fwd_params, input_names, concrete = _bind_forward(type(models[0]), list(specs), "--input")
         gen = torch.Generator().manual_seed(seed)
         inputs = {name: specs[name].generate(gen, [] if shared_input else [n]) for name in input_names}
-        return _export(models, inputs, shared_input, out_dir, fwd_params, input_names, concrete, "--input")[0]
+        return _export(models, inputs, shared_input, out_dir, fwd_params, input_names, concrete, "--input",
+                       train_batchnorm)[0]
 
 
-def export_modules(models, inputs, out_dir, shared_input=False):
+def export_modules(models, inputs, out_dir, shared_input=False, train_batchnorm=False):
     """Exports a list of N nn.Module instances of one architecture (the same class and
     constructor arguments; only their weights differ) to out_dir, as the command line does.
 
@@ -1879,19 +2440,22 @@ def export_modules(models, inputs, out_dir, shared_input=False):
     [i] (the per-model inputs of the graph), or, with shared_input, one tensor that every model
     gets. The expected outputs are the N modules run one by one on these inputs, in eval mode.
     The modules' training flags and torch's thread and determinism settings are restored
-    afterwards. Returns the graph dict; raises ExportError for what it cannot export."""
-    return _export_modules(models, inputs, out_dir, shared_input)[0]
+    afterwards. train_batchnorm: BatchNorm layers normalise with the statistics of each model's
+    batch (training mode; their running statistics are restored afterwards). Returns the graph
+    dict; raises ExportError for what it cannot export."""
+    return _export_modules(models, inputs, out_dir, shared_input, train_batchnorm)[0]
 
 
-def trace_modules(models, inputs, shared_input=False):
+def trace_modules(models, inputs, shared_input=False, train_batchnorm=False):
     """export_modules in memory: returns the graph dict (naming "weights.safetensors") and the
     params stacked [N, ...] by name, the content of that file; writes nothing and does not run
     the reference outputs."""
-    return _export_modules(models, inputs, None, shared_input)
+    return _export_modules(models, inputs, None, shared_input, train_batchnorm)
 
 
-def _export_modules(models, inputs, out_dir, shared_input):
+def _export_modules(models, inputs, out_dir, shared_input, train_batchnorm):
     """export_modules, or trace_modules with out_dir None; returns the graph and its weights."""
+
     if isinstance(models, nn.Module) or not isinstance(models, (list, tuple)) or not models:
         raise ExportError("models must be a non-empty list of torch.nn.Module instances")
     for i, m in enumerate(models):
@@ -1929,17 +2493,75 @@ def _export_modules(models, inputs, out_dir, shared_input):
         with _Deterministic():
             for m in models:
                 m.eval()
-            return _export(models, feed, shared_input, out_dir, fwd_params, input_names, concrete, "inputs")
+            return _export(models, feed, shared_input, out_dir, fwd_params, input_names, concrete, "inputs",
+                           train_batchnorm)
     finally:
         for m, mode in zip(models, training):
             m.train(mode)
 
 
-def _export(models, inputs, shared_input, out_dir, fwd_params, input_names, concrete, flag):
+def _time_major(model):
+    """Whether a module reads its input with the batch in dim 1 (an RNN or attention without
+    batch_first): the batch of such graphs is not dim 0, so growing dim 0 would mark sizes that
+    follow the sequence as following the batch."""
+    for m in model.modules():
+        if isinstance(m, (nn.RNNBase, nn.MultiheadAttention)) and not m.batch_first:
+            return True
+    return False
+
+
+def _values_at_next_batch(gm, feed, is_input):
+    """Every node's value when the traced graph runs with one more row in dim 0 of each input
+    (the batch, as the graph's loader assumes by default), to tell which folded sizes follow the
+    batch (x.size(0) in expand(B, -1, -1)); None when it does not run so."""
+    grown = [torch.cat([t, t[:1]]) if inp and isinstance(t, torch.Tensor) and t.dim() > 0 else t
+             for t, inp in zip(feed, is_input)]
+    rec = _Recorder(gm)
+    try:
+        with torch.no_grad():
+            rec.run(*grown)
+    except Exception:
+        return None
+    return rec.values
+
+
+class _BatchNormTraining:
+    """With train_batchnorm, puts every BatchNorm of the (eval mode) models in training mode for
+    the export and restores their running statistics afterwards: the forwards the export runs
+    update them, and a model the caller gave is not to change."""
+
+    def __init__(self, models, on):
+        self.norms = [m for model in models for m in model.modules()
+                      if on and isinstance(m, nn.modules.batchnorm._BatchNorm)]
+
+    def __enter__(self):
+        self.saved = [(m, m.training, {k: b.clone() for k, b in m.named_buffers(recurse=False) if b is not None})
+                      for m in self.norms]
+        for m in self.norms:
+            m.train()
+        return self
+
+    def __exit__(self, *exc):
+        with torch.no_grad():
+            for m, mode, buffers in self.saved:
+                m.train(mode)
+                for k, b in buffers.items():
+                    getattr(m, k).copy_(b)
+        return False
+
+
+def _export(models, inputs, shared_input, out_dir, fwd_params, input_names, concrete, flag, train_batchnorm=False):
     """Traces models[0], maps it to a widejit graph and writes out_dir (see the module
     docstring); inputs holds a tensor per name of input_names, [N, ...] unless shared_input.
     Returns the graph and the stacked params by name; with out_dir None, writes nothing and
-    skips the reference outputs."""
+    skips the reference outputs. train_batchnorm: BatchNorm modules normalise with their batch's
+    statistics."""
+    with _BatchNormTraining(models, train_batchnorm):
+        return _export_traced(models, inputs, shared_input, out_dir, fwd_params, input_names, concrete, flag,
+                              train_batchnorm)
+
+
+def _export_traced(models, inputs, shared_input, out_dir, fwd_params, input_names, concrete, flag, train_batchnorm):
     root_name = type(models[0]).__name__
     n = len(models)
 
@@ -1954,6 +2576,8 @@ def _export(models, inputs, shared_input, out_dir, fwd_params, input_names, conc
                               "model?): %s: %s" % (root_name, flag, type(e).__name__, _first_line(e)))
 
     tracer = _Tracer(leaves=[m for m in models[0].modules() if id(m) in recognized])
+    tracer.sample = dict(concrete)
+    tracer.sample.update(zip(input_names, model_inputs(0)))
     try:
         fx_graph = tracer.trace(models[0], concrete_args=concrete or None)
     except Exception as e:
@@ -1990,6 +2614,9 @@ def _export(models, inputs, shared_input, out_dir, fwd_params, input_names, conc
 
     builder = _Builder(gm, recorder.values, models, root_name)
     builder.recognized = recognized
+    builder.train_batchnorm = train_batchnorm
+    if not _time_major(models[0]):
+        builder.values_b1 = _values_at_next_batch(gm, feed, [p.name in inputs for p in fwd_params])
     graph_inputs = []
     for p, nd in zip(fwd_params, placeholders):
         if p.name in inputs:
@@ -2050,7 +2677,8 @@ def _export(models, inputs, shared_input, out_dir, fwd_params, input_names, conc
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="export.py", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--module", required=True, help="path/to/file.py:ClassName")
+    ap.add_argument("--module", required=True, help="path/to/file.py:ClassName, or package.module:name of an "
+                    "nn.Module class or a factory function (torchvision.models:resnet18)")
     ap.add_argument("--kwargs", default="{}", help="JSON object of constructor arguments")
     ap.add_argument("--n", type=int, help="number of models (instance i uses seed+i); with --state-dict, the "
                     "number of files (may be left out)")
@@ -2060,6 +2688,13 @@ def main(argv=None):
     ap.add_argument("--trust-checkpoints", action="store_true",
                     help="unpickle --state-dict files in full (torch.load(weights_only=False)); only for files "
                     "you trust")
+    prefix = ap.add_mutually_exclusive_group()
+    prefix.add_argument("--strip-prefix", metavar="PREFIX", help="remove PREFIX from every --state-dict key "
+                        "(module. of a DataParallel checkpoint)")
+    prefix.add_argument("--add-prefix", metavar="PREFIX", help="put PREFIX before every --state-dict key (a bare "
+                        "checkpoint loaded into a wrapper module holding the model as an attribute)")
+    ap.add_argument("--train-batchnorm", action="store_true",
+                    help="BatchNorm layers normalise with their batch's statistics (training mode), per model")
     ap.add_argument("--input", action="append", default=[], metavar="NAME=SHAPE[:DTYPE[:LOW:HIGH]]",
                     help="one per forward argument; shape per model, batch included")
     ap.add_argument("--shared-input", action="store_true", help="one input tensor shared by all N models")
@@ -2078,8 +2713,12 @@ def main(argv=None):
         specs = [InputSpec.parse(s) for s in args.input]
         state_dicts = expand_state_dict_args([p for group in args.state_dict for p in group])
         cls = load_class(args.module)
+        if (args.strip_prefix or args.add_prefix) and not state_dicts:
+            raise ExportError("--strip-prefix and --add-prefix apply to --state-dict files; none given")
+        key_prefix = ("strip", args.strip_prefix) if args.strip_prefix else ("add", args.add_prefix) if args.add_prefix \
+            else None
         graph = export(cls, kwargs, args.n, specs, args.shared_input, args.seed, args.out, state_dicts,
-                       args.trust_checkpoints)
+                       args.trust_checkpoints, args.train_batchnorm, key_prefix)
     except ExportError as e:
         print("export.py: error: %s" % e, file=sys.stderr)
         return 1

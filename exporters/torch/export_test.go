@@ -267,6 +267,10 @@ func TestRefusesUnsupported(t *testing.T) {
 		{"ControlFlow", []string{"torch.fx could not trace ControlFlow at unsupported.py:", "`if x.sum() > 0:`", "control flow"}},
 		{"BitwiseNot", []string{"at unsupported.py:", "bitwise not (~) of a non-bool operand"}},
 		{"LSTMProj", []string{"node 'lstm' (call_module lstm)", "LSTM with proj_size=3 is not supported (only proj_size=0)"}},
+		{"EinsumTrace", []string{"node 'einsum' (call_function torch.einsum) at unsupported.py:", "an index repeated within one operand ('ii': a diagonal or trace) is not supported"}},
+		{"IntCast", []string{"node 'long' (call_method Tensor.long)", "Tensor.long casts torch.float32 to torch.int64; widejit casts float and bool tensors to float dtypes only"}},
+		{"Bicubic", []string{"node 'interpolate' (call_function torch.nn.functional.interpolate)", "mode='bicubic' is not supported (nearest, linear, bilinear, trilinear)"}},
+		{"TensorClamp", []string{"node 'clamp' (call_method Tensor.clamp)", "min must be a constant, not the tensor 'mean'"}},
 	}
 	dir := t.TempDir()
 	var jobs []job
@@ -310,13 +314,19 @@ func TestBadCommandLines(t *testing.T) {
 		{"input the forward lacks", []string{"--module", models + ":MLP", "--n", "2", "--input", "x=32,64", "--input", "y=3"},
 			1, "MLP.forward has no argument 'y'"},
 		{"missing input", []string{"--module", models + ":MLP", "--n", "2"}, 1, "argument 'x' has no --input"},
-		{"no such class", []string{"--module", models + ":Nope", "--n", "2", "--input", "x=1"}, 1, "no torch.nn.Module subclass named Nope"},
+		{"no such class", []string{"--module", models + ":Nope", "--n", "2", "--input", "x=1"}, 1, "no torch.nn.Module subclass or factory function named Nope"},
 		{"bad kwargs", []string{"--module", models + ":MLP", "--kwargs", "{hidden", "--n", "2", "--input", "x=32,64"}, 1, "--kwargs: not valid JSON"},
 		{"unknown kwarg", []string{"--module", models + ":MLP", "--kwargs", `{"hidden_size": 3}`, "--n", "2", "--input", "x=32,64"},
 			1, "MLP(**{\"hidden_size\": 3}) failed: TypeError"},
 		{"wrong input shape", []string{"--module", models + ":MLP", "--n", "2", "--input", "x=32,65"}, 1, "MLP.forward failed on the sample inputs"},
 		{"zero models", []string{"--module", models + ":MLP", "--n", "0", "--input", "x=32,64"}, 1, "--n must be >= 1"},
 		{"missing --n", []string{"--module", models + ":MLP", "--input", "x=32,64"}, 2, "the following arguments are required: --n"},
+		{"prefix without checkpoints", []string{"--module", models + ":MLP", "--n", "2", "--input", "x=32,64", "--strip-prefix", "m."},
+			1, "--strip-prefix and --add-prefix apply to --state-dict files; none given"},
+		{"both prefix flags", []string{"--module", models + ":MLP", "--n", "2", "--input", "x=32,64", "--strip-prefix", "a.", "--add-prefix", "b."},
+			2, "not allowed with argument"},
+		{"no such package", []string{"--module", "no_such_package_xyz:f", "--n", "2", "--input", "x=32,64"}, 1,
+			"cannot import no_such_package_xyz"},
 	}
 	dir := t.TempDir()
 	var jobs []job
@@ -523,45 +533,23 @@ func TestStateDictCheckpoints(t *testing.T) {
 			"--state-dict " + p("good_1.pt") + ": the file is given twice"},
 	}
 	canary := readFile(t, p("canary.txt"))
-	dir := t.TempDir()
-	var jobs []job
-	for i, c := range cases {
-		out := filepath.Join(dir, fmt.Sprint(i))
-		jobs = append(jobs, job{"export", append(append(append([]string{}, base...), c.args...), "--out", out)})
-		if c.rc == 0 {
-			jobs = append(jobs, job{"reference", []string{filepath.Join(out, "graph.json")}})
-		}
-	}
-	results := batch(t, jobs)
-	for i, c := range cases {
-		r := results[0]
-		results = results[1:]
-		out := filepath.Join(dir, fmt.Sprint(i))
-		if c.rc != 0 {
-			if r.RC != c.rc || !strings.Contains(r.Stderr, c.want) || strings.Contains(r.Stderr, "Traceback") {
-				t.Errorf("%s: exit %d, stderr:\n%s\nwant exit %d and %q", c.name, r.RC, r.Stderr, c.rc, c.want)
-			}
-			if _, err := os.Stat(out); err == nil {
-				t.Errorf("%s: %s was written although the checkpoints were refused", c.name, out)
-			}
-			continue
-		}
-		ref := results[0]
-		results = results[1:]
-		if r.RC != 0 {
-			t.Errorf("%s: exit %d:\n%s", c.name, r.RC, r.Stderr)
-			continue
-		}
-		if ref.RC != 0 || !strings.Contains(ref.Stdout, ": ok (3 models") {
-			t.Errorf("%s: reference check exited %d:\n%s%s", c.name, ref.RC, ref.Stdout, ref.Stderr)
-		}
+	stacked := func(t *testing.T, out string) {
 		if err := sameUpToRounding(filepath.Join(out, "weights.safetensors"), p("stacked.safetensors")); err != nil {
-			t.Errorf("%s: weights.safetensors does not hold the checkpoints' tensors: %v", c.name, err)
+			t.Errorf("weights.safetensors does not hold the checkpoints' tensors: %v", err)
 		}
 		if got, want := readFile(t, filepath.Join(out, "weights.safetensors")), readFile(t, p("stacked.safetensors")); !bytes.Equal(got, want) {
-			t.Errorf("%s: weights.safetensors is not byte-identical to the checkpoints stacked", c.name)
+			t.Errorf("weights.safetensors is not byte-identical to the checkpoints stacked")
 		}
 	}
+	var runs []exportRun
+	for _, c := range cases {
+		r := exportRun{name: c.name, args: append(append([]string{}, base...), c.args...), want: c.want}
+		if c.rc == 0 {
+			r.check = stacked
+		}
+		runs = append(runs, r)
+	}
+	runExports(t, runs)
 	// The scripted module's __setstate__ overwrites canary.txt if the archive is ever loaded.
 	if got := readFile(t, p("canary.txt")); !bytes.Equal(got, canary) {
 		t.Errorf("code from the TorchScript checkpoint ran: canary.txt now holds %q, was %q", got, canary)
@@ -575,4 +563,149 @@ func readFile(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestModuleFactoriesPrefixesAndBatchStats: --module takes a factory of an installed package
+// (torchvision.models:resnet18, checked against PyTorch by reference.py) and refuses one that
+// returns something else; --state-dict names the prefix by which keys differ and the flag that
+// fixes it, and --strip-prefix / --add-prefix load the checkpoints' exact tensors;
+// --train-batchnorm exports a BatchNorm in training mode with per-model batch statistics.
+func TestModuleFactoriesPrefixesAndBatchStats(t *testing.T) {
+	needTorch(t)
+	if code, _, _ := runPy(t, nil, "-c", "import torchvision"); code != 0 {
+		t.Skip("needs torchvision (python3-torchvision; bash .ci/setup installs it)")
+	}
+	ck := t.TempDir()
+	if code, _, stderr := runPy(t, nil, "exporters/torch/testdata/make_checkpoints.py", "--out", ck); code != 0 {
+		t.Fatalf("make_checkpoints.py exited %d:\n%s", code, stderr)
+	}
+	p := func(name string) string { return filepath.Join(ck, name) }
+	mlp := []string{"--kwargs", `{"d_in": 6, "hidden": 5, "d_out": 3}`, "--input", "x=4,6"}
+	wrapped := append([]string{"--module", "exporters/torch/testdata/wrapped.py:Wrapped"}, mlp...)
+	plain := append([]string{"--module", "examples/models.py:MLP"}, mlp...)
+	cases := []struct {
+		name    string
+		args    []string
+		want    string // in stderr; "" for success
+		stacked bool   // weights.safetensors must be the checkpoints' tensors
+	}{
+		{"factory", []string{"--module", "torchvision.models:resnet18", "--kwargs", `{"num_classes": 5}`, "--n", "2",
+			"--input", "x=1,3,32,32"}, "", false},
+		{"factory of no module", []string{"--module", "json:dumps", "--kwargs", `{"obj": 1}`, "--n", "1", "--input", "x=2"},
+			`dumps(**{"obj": 1}) returned a str, not a torch.nn.Module`, false},
+		{"no such name", []string{"--module", "torchvision.models:resnet1800", "--n", "1", "--input", "x=2"},
+			"torchvision.models has no torch.nn.Module subclass or factory function named resnet1800", false},
+		{"prefix hint", append(append([]string{}, wrapped...), "--state-dict", p("good_0.pt")),
+			"the keys differ only by the prefix 'm.': pass --add-prefix m.", false},
+		{"strip hint", append(append([]string{}, plain...), "--state-dict", p("dataparallel.pt")), "--strip-prefix module.", false},
+		{"add prefix", append(append([]string{}, wrapped...), "--state-dict", p("good_*.pt"), "--add-prefix", "m."), "", false},
+		{"strip prefix", append(append([]string{}, plain...), "--state-dict", p("dataparallel*.pt"), "--strip-prefix", "module."), "", true},
+		{"strip a prefix a file lacks", append(append([]string{}, plain...), "--state-dict", p("good_0.pt"), "--strip-prefix", "module."),
+			"has keys without that prefix", false},
+		{"batch statistics", []string{"--module", "examples/models.py:Classifier", "--n", "3", "--input", "x=5,3,16,16",
+			"--train-batchnorm"}, "", false},
+		{"batch statistics refused", []string{"--module", "exporters/torch/testdata/unsupported.py:TrainModeBatchNorm", "--n", "1",
+			"--input", "x=2,8"}, "or export it with batch statistics with --train-batchnorm", false},
+		{"batch statistics of a model's own train()", []string{"--module", "exporters/torch/testdata/unsupported.py:TrainModeBatchNorm",
+			"--n", "3", "--input", "x=5,8", "--train-batchnorm"}, "", false},
+	}
+	var runs []exportRun
+	for _, c := range cases {
+		r := exportRun{name: c.name, args: c.args, want: c.want}
+		if c.want == "" {
+			r.check = func(*testing.T, string) {}
+			if c.stacked {
+				r.check = func(t *testing.T, out string) {
+					if !bytes.Equal(readFile(t, filepath.Join(out, "weights.safetensors")), readFile(t, p("stacked.safetensors"))) {
+						t.Errorf("weights.safetensors is not byte-identical to the checkpoints stacked")
+					}
+				}
+			}
+		}
+		runs = append(runs, r)
+	}
+	runExports(t, runs)
+}
+
+// exportRun is one export.py command line: refused (exit 1, want in stderr, nothing written)
+// when check is nil, else exported, re-checked by reference.py and then by check.
+type exportRun struct {
+	name  string
+	args  []string
+	want  string
+	check func(t *testing.T, out string)
+}
+
+// runExports runs every export (in one Python process) and checks each as its exportRun says.
+func runExports(t *testing.T, runs []exportRun) {
+	t.Helper()
+	dir := t.TempDir()
+	var jobs []job
+	for i, r := range runs {
+		out := filepath.Join(dir, fmt.Sprint(i))
+		jobs = append(jobs, job{"export", append(append([]string{}, r.args...), "--out", out)})
+		if r.check != nil {
+			jobs = append(jobs, job{"reference", []string{filepath.Join(out, "graph.json")}})
+		}
+	}
+	results := batch(t, jobs)
+	for i, c := range runs {
+		r := results[0]
+		results = results[1:]
+		out := filepath.Join(dir, fmt.Sprint(i))
+		if c.check == nil {
+			if r.RC != 1 || !strings.Contains(r.Stderr, c.want) || strings.Contains(r.Stderr, "Traceback") {
+				t.Errorf("%s: exit %d, stderr:\n%s\nwant exit 1 and %q", c.name, r.RC, r.Stderr, c.want)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("%s: %s was written although the export was refused", c.name, out)
+			}
+			continue
+		}
+		ref := results[0]
+		results = results[1:]
+		if r.RC != 0 {
+			t.Errorf("%s: exit %d:\n%s", c.name, r.RC, r.Stderr)
+			continue
+		}
+		if ref.RC != 0 || !strings.Contains(ref.Stdout, ": ok (") {
+			t.Errorf("%s: reference check exited %d:\n%s%s", c.name, ref.RC, ref.Stdout, ref.Stderr)
+		}
+		t.Run(c.name, func(t *testing.T) { c.check(t, out) })
+	}
+}
+
+// TestTorchvisionClassifiers exports a representative subset of torchvision 0.14's classifiers
+// (testdata/torchvision_zoo.py: resnet, mobilenet v2/v3, efficientnet, shufflenet, squeezenet,
+// regnet, mnasnet, convnext; N = 3, per-model inputs [2, 3, 32, 32]) and runs each with the
+// widejit binary on the CPU, checked against the 3 PyTorch modules run one by one (--check).
+func TestTorchvisionClassifiers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("exports and runs nine torchvision classifiers; skipped with -short")
+	}
+	needTorch(t)
+	if code, _, _ := runPy(t, nil, "-c", "import torchvision"); code != 0 {
+		t.Skip("needs torchvision (python3-torchvision; bash .ci/setup installs it)")
+	}
+	out := t.TempDir()
+	code, stdout, stderr := runPy(t, nil, "exporters/torch/testdata/torchvision_zoo.py", "--out", out)
+	if code != 0 {
+		t.Fatalf("torchvision_zoo.py exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	bin := buildWidejit(t)
+	dirs, _ := filepath.Glob(filepath.Join(out, "*", "graph.json"))
+	if len(dirs) < 9 {
+		t.Fatalf("torchvision_zoo.py wrote %d graphs, want 9:\n%s", len(dirs), stdout)
+	}
+	for _, g := range dirs {
+		dir := filepath.Dir(g)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			cmd := exec.Command(bin, "run", g, "--device", "cpu", "--inputs", filepath.Join(dir, "inputs.safetensors"),
+				"--check", filepath.Join(dir, "expected.safetensors"), "--json")
+			cmd.Env = append(os.Environ(), "WIDEJIT_CACHE_DIR="+t.TempDir())
+			if b, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("widejit run --check: %v\n%s", err, b)
+			}
+		})
+	}
 }

@@ -169,6 +169,24 @@ def run_node(node, args, params):
         return F.softplus(x, a.get("beta", 1.0), a.get("threshold", 20.0))
     if op == "hardswish":
         return F.hardswish(x)
+    if op == "hardsigmoid":
+        return F.hardsigmoid(x)
+    if op == "relu6":
+        return F.relu6(x)
+    if op == "hardtanh":
+        return F.hardtanh(x, a.get("min_val", -1.0), a.get("max_val", 1.0))
+    if op == "clamp":
+        return torch.clamp(x, a.get("min"), a.get("max"))
+    if op == "pad":
+        mode = a.get("mode", "constant")
+        return F.pad(x, a["pad"], mode=mode, value=float(a.get("value", 0.0))) if mode == "constant" else \
+            F.pad(x, a["pad"], mode=mode)
+    if op == "expand":
+        return x.expand(a["sizes"])
+    if op == "to":
+        return x.to(getattr(torch, a["dtype"]))
+    if op in ("sin", "cos"):
+        return getattr(torch, op)(x)
     if op == "softmax":
         return F.softmax(x, a["dim"])
     if op == "log_softmax":

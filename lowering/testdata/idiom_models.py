@@ -294,3 +294,135 @@ class RowHeads(nn.Module):
         h = self.n6(x)
         f = self.l6(h) + h.sum(-1, keepdim=True)
         return a, b, c, d, e, f
+
+
+class HardActs(nn.Module):
+    """MobileNet's hard activations and clamps as modules, functions and methods, after a
+    convolution and a Linear (fused into their epilogues), torchvision's StochasticDepth and an
+    eval-mode F.dropout (removed at export)."""
+
+    def __init__(self):
+        super().__init__()
+        from torchvision.ops import StochasticDepth
+        self.conv = nn.Conv2d(3, 5, 3, padding=1)
+        self.hsig, self.relu6, self.htanh = nn.Hardsigmoid(), nn.ReLU6(), nn.Hardtanh(-0.5, 0.7)
+        self.fc = nn.Linear(11, 7)
+        self.sd = StochasticDepth(0.3, "row")
+
+    def forward(self, x):
+        c = self.relu6(self.conv(x) * 2.0)
+        s = self.hsig(self.fc(x))
+        h = self.htanh(x) + F.hardsigmoid(x) - F.relu6(x * 3.0) + F.hardtanh(x, -2.0, 1.5)
+        k = x.clamp(min=-0.3) * torch.clamp(x, max=0.4) + torch.clip(x, -0.2, 0.2) + x.clamp(-1.0, 1.0)
+        d = self.sd(F.dropout(s, 0.2, self.training)) + s.clamp(min=0.1, max=0.6)
+        return c, d, h, k
+
+
+class FunctionalPools(nn.Module):
+    """Pools called as functions, as densenet, inception and hand-written nets do."""
+
+    def forward(self, x):
+        a = F.max_pool2d(x, 3, 2, 1, ceil_mode=True)
+        b = F.avg_pool2d(x, kernel_size=3, stride=1, padding=1)
+        c = F.avg_pool2d(x, 2, count_include_pad=False, ceil_mode=True, padding=1)
+        g = F.adaptive_avg_pool2d(x, (1, 1)).flatten(1)
+        e = F.adaptive_avg_pool2d(F.relu(x), 3)
+        f = F.max_pool1d(x.flatten(2), 4, 3)
+        h = F.avg_pool1d(x.flatten(2), 5) + F.adaptive_avg_pool1d(x.flatten(2), 1)
+        return a, b, c, g, e, f, h
+
+
+def rope(pos, dim, theta):
+    """Flux's rope (flux/math.py), as written there but for einops' rearrange (the view)."""
+    assert dim % 2 == 0
+    scale = torch.arange(0, dim, 2, dtype=torch.float64, device=pos.device) / dim
+    omega = 1.0 / (theta**scale)
+    out = torch.einsum("...n,d->...nd", pos, omega)
+    out = torch.stack([torch.cos(out), -torch.sin(out), torch.sin(out), torch.cos(out)], dim=-1)
+    out = out.view(*out.shape[:-1], 2, 2)
+    return out.float()
+
+
+def apply_rope(xq, xk, freqs_cis):
+    """Flux's apply_rope (flux/math.py), verbatim."""
+    xq_ = xq.float().reshape(*xq.shape[:-1], -1, 1, 2)
+    xk_ = xk.float().reshape(*xk.shape[:-1], -1, 1, 2)
+    xq_out = freqs_cis[..., 0] * xq_[..., 0] + freqs_cis[..., 1] * xq_[..., 1]
+    xk_out = freqs_cis[..., 0] * xk_[..., 0] + freqs_cis[..., 1] * xk_[..., 1]
+    return xq_out.reshape(*xq.shape).type_as(xq), xk_out.reshape(*xk.shape).type_as(xk)
+
+
+class RopeEinsum(nn.Module):
+    """Flux's RoPE with float64 frequencies, sin/cos, .float()/type_as, unbind and the einsum
+    patterns of attention and projections."""
+
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(12, 36)
+        self.w = nn.Parameter(torch.randn(12, 5))
+
+    def forward(self, x, pos):
+        B, L, _ = x.shape
+        q, k, v = self.qkv(x).view(B, L, 3, 2, 6).permute(2, 0, 3, 1, 4).unbind(0)
+        pe = rope(pos.double(), 6, 10000).unsqueeze(1)
+        q, k = apply_rope(q, k, pe)
+        att = torch.einsum("bhld,bhmd->bhlm", q, k).softmax(dim=-1)
+        o = torch.einsum("bhlm,bhmd->blhd", att, v)
+        proj = torch.einsum("bld,de->ble", x, self.w)
+        tr = torch.einsum("ij->ji", x[0]) + torch.einsum("bij->j", x)[None, :, None]
+        outer = torch.einsum("bi,bj->bij", x[:, 0], x[:, -1])
+        dot = torch.einsum("bld,bld->bl", x, x).sin() + x.cos().sum(-1)
+        return o, proj, tr, outer, dot
+
+
+class BatchStats(nn.Module):
+    """BatchNorm with batch statistics (exported with --train-batchnorm): 2-d after a
+    convolution, 1-d without affine parameters on [B, C] and on [B, C, L]."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.bn2d = nn.BatchNorm2d(4)
+        self.bn1d = nn.BatchNorm1d(4, affine=False, eps=1e-3)
+        self.bnl = nn.BatchNorm1d(4)
+
+    def forward(self, x):
+        h = F.relu(self.bn2d(self.conv(x)))
+        return self.bn1d(h.mean((2, 3))), self.bnl(h.flatten(2))
+
+
+class PadInterp(nn.Module):
+    """F.pad in every mode and F.interpolate as a U-Net's decoder writes it: nearest by 2 and by
+    a size, bilinear with align_corners both ways, linear on 1-d signals."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+
+    def forward(self, x):
+        h = self.conv(x)
+        a = F.pad(h, (1, 2, 0, 1), value=0.5) + F.pad(h, (1, 2, 0, 1))
+        b = F.pad(x, (2, 1, 1, 2), mode="reflect") - F.pad(x, (2, 1, 1, 2), mode="replicate")
+        c = F.pad(x, (1, 2, 2, 1), mode="circular") * 2.0
+        crop = F.pad(x, (-1, 1, 0, -2))
+        up = F.interpolate(h, scale_factor=2, mode="nearest")
+        sz = F.interpolate(h, size=(9, 5), mode="nearest")
+        bl = F.interpolate(h, scale_factor=2, mode="bilinear", align_corners=False)
+        ba = F.interpolate(h, size=(6, 10), mode="bilinear", align_corners=True)
+        ln = F.interpolate(x.flatten(2), scale_factor=1.5, mode="linear")
+        return a, b, c, crop, up, sz, bl, ba, ln
+
+
+class MatmulParams(nn.Module):
+    """Parameters as the right operand of a matmul in the layouts einsum and hand-written code
+    leave them: transposed (x @ w.t(), einsum "bld,ed->ble"), one column ([K, 1]), a vector."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(6, 9))
+        self.col = nn.Parameter(torch.randn(9, 1))
+        self.vec = nn.Parameter(torch.randn(9))
+
+    def forward(self, x):
+        return (x @ self.w.t(), torch.einsum("bld,ed->ble", x, self.w), x @ self.col,
+                torch.einsum("bld,d->bl", x, self.vec))

@@ -31,7 +31,14 @@ FIXTURES = {
     "halfmlp_bf16": ["HalfMLP", "x=5,19:bfloat16"],
     "rowtails": ["RowTails", "x=2,5,24"],
     "rowheads": ["RowHeads", "x=2,5,37"],
+    "hardacts": ["HardActs", "x=2,3,9,11:float32:-5:5"],
+    "functionalpools": ["FunctionalPools", "x=2,3,9,11"],
+    "ropeeinsum": ["RopeEinsum", "x=2,5,12", "pos=2,5:float32:0:20"],
+    "batchstats": ["BatchStats", "x=3,3,7,9", "--train-batchnorm"],
+    "padinterp": ["PadInterp", "x=2,3,7,9"],
+    "matmulparams": ["MatmulParams", "x=3,5,9"],
 }
+FLAGS = {"--train-batchnorm"}  # export.py flags that take no value
 
 
 def main():
@@ -44,7 +51,10 @@ def main():
         args = ["--module", MODELS + ":" + cls]
         i = 0
         while i < len(rest):
-            if rest[i].startswith("--"):
+            if rest[i] in FLAGS:
+                args.append(rest[i])
+                i += 1
+            elif rest[i].startswith("--"):
                 args += rest[i:i + 2]
                 i += 2
             else:

@@ -1,9 +1,11 @@
 """Small PyTorch modules exported at batch size 4 and run at other batch sizes
 (make_batch_fixtures.py): views that bake the batch in, a conv net, a batch-first transformer
-encoder layer with a [B*T, C] reshape, and time-major (seq-first) LSTM and attention."""
+encoder layer with a [B*T, C] reshape, time-major (seq-first) LSTM and attention, a ViT whose
+class token is expanded to the batch, and a nanoGPT language model."""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from idiom_models import CausalSelfAttention
 
 
 class MLPView(nn.Module):
@@ -69,3 +71,51 @@ class SeqFirst(nn.Module):
         out, (h_n, c_n) = self.lstm(x, (h0, c0))
         a = self.attn(x, x, x, need_weights=False)[0]
         return self.head(out[-1]), h_n, a
+
+
+class ViT(nn.Module):
+    """A small ViT: patches by a strided convolution, the class token expanded to the batch
+    (self.cls.expand(B, -1, -1)), register tokens repeated (repeat(B, 1, 1)), a zeros(B, 1, C),
+    expand_as and expand(h.shape) terms, positional embeddings, one encoder layer, the class
+    token's head."""
+
+    def __init__(self):
+        super().__init__()
+        self.patch = nn.Conv2d(3, 12, 4, stride=4)
+        self.cls = nn.Parameter(torch.randn(1, 1, 12))
+        self.reg = nn.Parameter(torch.randn(1, 2, 12))
+        self.tok_bias = nn.Parameter(torch.randn(1, 1, 12))
+        self.pos = nn.Parameter(torch.randn(1, 7, 12))
+        self.layer = nn.TransformerEncoderLayer(12, 2, 24, dropout=0.0, batch_first=True)
+        self.head = nn.Linear(12, 5)
+
+    def forward(self, x):
+        B = x.shape[0]
+        p = self.patch(x).flatten(2).transpose(1, 2)
+        cls = self.cls.expand(B, -1, -1) + torch.zeros(B, 1, 12)
+        h = torch.cat([cls, self.reg.repeat(B, 1, 1), p], dim=1) + self.pos
+        h = self.layer(h + self.tok_bias.expand_as(h) + self.tok_bias.expand(h.shape))
+        return self.head(h[:, 0]), p.repeat(1, 2, 1)
+
+
+class GPT(nn.Module):
+    """nanoGPT in small: token and position embeddings (torch.arange(0, t)), one pre-norm block
+    with nanoGPT's causal attention (idiom_models.py: a registered tril buffer sliced to [:T, :T],
+    q, k, v viewed as (B, T, n_head, C // n_head)), a GELU MLP, the final LayerNorm and the LM
+    head."""
+
+    def __init__(self, vocab=23, block_size=8, n_embd=12, n_head=3):
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(vocab, n_embd), nn.Embedding(block_size, n_embd)
+        self.ln_1, self.ln_2, self.ln_f = nn.LayerNorm(n_embd), nn.LayerNorm(n_embd), nn.LayerNorm(n_embd)
+        self.attn = CausalSelfAttention(n_embd, n_head, block_size)
+        self.fc, self.proj = nn.Linear(n_embd, 4 * n_embd), nn.Linear(4 * n_embd, n_embd)
+        self.lm_head = nn.Linear(n_embd, vocab, bias=False)
+
+    def forward(self, idx):
+        b, t = idx.size()
+        pos = torch.arange(0, t, dtype=torch.long, device=idx.device)
+        x = self.wte(idx) + self.wpe(pos)
+        x = x + self.attn(self.ln_1(x))
+        x = x + self.proj(F.gelu(self.fc(self.ln_2(x))))
+        return self.lm_head(self.ln_f(x))

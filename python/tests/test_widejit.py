@@ -131,6 +131,23 @@ class ExportRunTest(unittest.TestCase, Close):
         got = widejit.run(out, {"x": x2}, device="cpu")[graph["outputs"][0]]
         self.assertClose(got, one_by_one(self.models, [x2] * 3))
 
+    def test_batch_statistics(self):
+        binary_or_skip(self)
+        torch.manual_seed(5)
+        models = [nn.Sequential(nn.Linear(8, 6), nn.BatchNorm1d(6), nn.ReLU()) for _ in range(3)]
+        saved = [m[1].running_mean.clone() for m in models]
+        gen = torch.Generator().manual_seed(6)
+        xs = [torch.randn(5, 8, generator=gen) * 2 + 1 for _ in models]
+        graph = widejit.export(models, {"input": widejit.pack(xs)}, self.out("bn"), train_batchnorm=True)
+        for m, mean in zip(models, saved):
+            self.assertTrue(torch.equal(m[1].running_mean, mean), "the export changed the running statistics")
+            self.assertTrue(m.training)
+        new = [torch.randn(5, 8, generator=gen) * 3 - 1 for _ in models]
+        with torch.no_grad():
+            want = torch.stack([m(x) for m, x in zip(models, new)])  # training mode: batch statistics
+        (name,) = graph["outputs"]
+        self.assertClose(widejit.run(self.out("bn"), {"input": widejit.pack(new)}, device="cpu")[name], want)
+
     def test_export_restores_training_mode(self):
         models = [trained(3, 0.1), trained(4, 0.1)]
         models[0].train()

@@ -147,7 +147,7 @@ def _as_tensor(name: str, value: InputValue, per_model: bool, where: str) -> tor
 
 
 def export(models: Sequence[nn.Module], inputs: Mapping[str, InputValue], out_dir: PathLike,
-           shared_input: bool = False) -> Dict[str, Any]:
+           shared_input: bool = False, train_batchnorm: bool = False) -> Dict[str, Any]:
     """Exports N models of one architecture to out_dir for widejit.
 
     models: N torch.nn.Module instances of one class built with the same arguments; only their
@@ -160,6 +160,8 @@ def export(models: Sequence[nn.Module], inputs: Mapping[str, InputValue], out_di
     out_dir: created if needed; receives graph.json, weights.safetensors (every parameter stacked
         [N, ...]), inputs.safetensors (these inputs) and expected.safetensors (the N modules' own
         outputs, stacked [N, ...]; `widejit run out_dir/graph.json --check` compares with it).
+    train_batchnorm: BatchNorm layers normalise with the statistics of each model's own batch,
+        as in training mode, instead of their running statistics (which are left unchanged).
 
     Returns the graph (the dict written to graph.json). Raises ExportError (a ValueError) naming
     what cannot be exported: models of different classes or parameter shapes (with the key), an
@@ -167,7 +169,8 @@ def export(models: Sequence[nn.Module], inputs: Mapping[str, InputValue], out_di
     source line).
     """
     feed = _feed(models, inputs, shared_input)
-    return _exporter.export_modules(list(models), feed, os.fspath(out_dir), shared_input=shared_input)
+    return _exporter.export_modules(list(models), feed, os.fspath(out_dir), shared_input=shared_input,
+                                    train_batchnorm=train_batchnorm)
 
 
 def _feed(models: Sequence[nn.Module], inputs: Mapping[str, InputValue], shared_input: bool) -> Dict[str, torch.Tensor]:

@@ -80,6 +80,8 @@ def main():
     save("other_key.pt", {"weights": sds[0]})
     save("floats.pt", {"model": sds[0], "lr": 0.1})
     save("dataparallel.pt", {"module." + k: v for k, v in sds[0].items()})
+    for i in (1, 2):  # all three with the prefix: --strip-prefix module. gives good_*.pt
+        save("dataparallel_%d.pt" % i, {"module." + k: v for k, v in sds[i].items()})
     canary = os.path.join(out, "canary.txt")
     with open(canary, "w") as f:
         f.write("the user's file\n")

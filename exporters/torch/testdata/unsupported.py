@@ -87,3 +87,31 @@ class LSTMProj(nn.Module):
     def forward(self, x):
         out, _ = self.lstm(x)
         return out
+
+
+class EinsumTrace(nn.Module):
+    """An index repeated within one einsum operand (a trace or diagonal) has no matmul form."""
+
+    def forward(self, x):
+        return torch.einsum("ii->", x[:, :3])
+
+
+class IntCast(nn.Module):
+    """widejit casts between float dtypes only."""
+
+    def forward(self, x):
+        return x.long()
+
+
+class Bicubic(nn.Module):
+    """F.interpolate's bicubic mode has no linear-map-per-dim form here."""
+
+    def forward(self, x):
+        return nn.functional.interpolate(x.view(1, 1, 3, 8), scale_factor=2, mode="bicubic")
+
+
+class TensorClamp(nn.Module):
+    """clamp with a tensor bound is not an element-wise op with constants."""
+
+    def forward(self, x):
+        return x.clamp(min=x.mean())
