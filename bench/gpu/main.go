@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/widejit/widejit/jit"
@@ -66,7 +67,15 @@ type result struct {
 func main() {
 	reps := flag.Int("reps", 50, "timed launches per kernel (median of single-launch event timings)")
 	jsonOut := flag.String("json", "", "also write the results as JSON here")
+	sass := flag.String("sass", "", "no GPU needed: write the SASS report (Markdown) of the GEMM and the benchmark's kernels here (\"-\": stdout only)")
 	flag.Parse()
+	if *sass != "" {
+		if err := sassReport(strings.TrimPrefix(*sass, "-")); err != nil {
+			fmt.Fprintln(os.Stderr, "widejit-gpubench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*reps, *jsonOut); err != nil {
 		fmt.Fprintln(os.Stderr, "widejit-gpubench:", err)
 		os.Exit(1)
