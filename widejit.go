@@ -72,6 +72,15 @@ type settings struct {
 // GPUs). A lone "cuda:I" is GPU I.
 func WithDevice(kind string) Option { return func(s *settings) { s.Device = kind } }
 
+// WithFloat32MatmulPrecision sets the precision of fp32 products in every matmul-like kernel
+// (Linear, matmul, fused MLP, convolutions, attention, recurrent layers) on a GPU, as
+// torch.set_float32_matmul_precision spells it: "highest" (the default: IEEE fp32), "high"
+// (TF32 tensor cores) or "medium" (operands rounded to bf16, fp32 accumulation). The CPU
+// always computes IEEE fp32 and warns (WithWarnings) when another precision is asked for.
+func WithFloat32MatmulPrecision(p string) Option {
+	return func(s *settings) { s.Float32MatmulPrecision = p }
+}
+
 // WithThreads sets the CPU executor's worker count (0, the default: all cores).
 func WithThreads(n int) Option { return func(s *settings) { s.Threads = n } }
 
@@ -179,6 +188,9 @@ func Load(path string, opts ...Option) (*Model, error) {
 	if s.Streams < 0 {
 		return nil, fmt.Errorf("widejit: streams must be >= 0 (0: the default), got %d", s.Streams)
 	}
+	if err := lowering.CheckFloat32MatmulPrecision(s.Float32MatmulPrecision); err != nil {
+		return nil, fmt.Errorf("widejit: %w", err)
+	}
 	g, err := graph.LoadWithOptions(path, graph.Options{N: s.n, MemoryLimit: s.MemoryLimit})
 	if err != nil {
 		return nil, err
@@ -210,6 +222,7 @@ func loadOne(g *graph.Graph, s settings, dev engine.DeviceSpec, pid int, tracer 
 	if err != nil {
 		return nil, err
 	}
+	s.Float32MatmulPrecision = s.LoweringPrecision(d.Info().Kind)
 	m := &Model{g: g, s: s, dev: d, plans: map[int]*plan{}, label: dev.String(), tracer: tracer, tracePID: pid}
 	p, err := m.compile(context.Background(), g)
 	if err != nil {
@@ -228,8 +241,8 @@ func (m *Model) compile(ctx context.Context, g *graph.Graph) (*plan, error) {
 	tuning := s.NewTuning(ctx, store)
 	defer tuning.Close()
 	info := engine.DeviceInfo(m.dev.Info())
-	lopts := lowering.Options{Device: info, Dropout: s.dropout, Seed: s.seed,
-		ModelMajor: s.mode == "sequential", Chooser: tuning.Chooser(s.mode)}
+	lopts := lowering.Options{Device: info, Dropout: s.dropout, Seed: s.seed, ModelMajor: s.mode == "sequential",
+		Chooser: tuning.Chooser(s.mode), Float32MatmulPrecision: s.Float32MatmulPrecision}
 	lp, err := lowering.Lower(g, lopts)
 	var r *runner.Runner
 	if err == nil {

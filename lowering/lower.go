@@ -26,6 +26,9 @@ type Options struct {
 	// Dropout: "" or "eval" (identity), "mc" (Monte Carlo: per-model masks from Seed).
 	Dropout string
 	Seed    int64
+	// Float32MatmulPrecision is the precision of fp32 products in every tl.dot (precision.go):
+	// "" or PrecisionHighest (IEEE), PrecisionHigh (TF32) or PrecisionMedium (bf16).
+	Float32MatmulPrecision string
 }
 
 // lowerFunc lowers one node: it reads operand values from l and defines the node's value(s).
@@ -154,6 +157,9 @@ func Lower(g *graph.Graph, opts Options) (*Plan, error) {
 	case "", "eval", "mc":
 	default:
 		return nil, fmt.Errorf("lowering: unknown dropout mode %q (want eval or mc)", opts.Dropout)
+	}
+	if err := CheckFloat32MatmulPrecision(opts.Float32MatmulPrecision); err != nil {
+		return nil, fmt.Errorf("lowering: %w", err)
 	}
 	if err := checkTensorSizes(g); err != nil {
 		return nil, err

@@ -24,8 +24,9 @@ func newInfoCmd(a *app) *cobra.Command {
 			if threads <= 0 {
 				workers = "all cores"
 			}
-			_, err := fmt.Fprintf(a.stdout, "widejit %s\ngo: %s %s/%s\nbackends:\n  cpu: available (%d cores, %s)\n  cuda: %s\n",
-				buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), workers, cudaStatus())
+			_, err := fmt.Fprintf(a.stdout, "widejit %s\ngo: %s %s/%s\nbackends:\n  cpu: available (%d cores, %s; fp32 matmuls always IEEE fp32)\n  cuda: %s\nfloat32 matmul precision: %s (GPUs only)\n",
+				buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), workers, cudaStatus(),
+				a.v.GetString("float32_matmul_precision"))
 			return err
 		},
 	}

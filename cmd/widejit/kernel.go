@@ -91,6 +91,7 @@ recorded decisions: the CPU's differ from a GPU's).`,
 			if dir == "" {
 				return usagef("kernel dump: --dir is required")
 			}
+			f.Float32MatmulPrecision = a.v.GetString("float32_matmul_precision")
 			plan, err := f.Lower(args[0])
 			if cmd.Flags().Changed("device") {
 				if len(archs) > 0 {

@@ -17,6 +17,7 @@ import (
 	"github.com/widejit/widejit"
 	"github.com/widejit/widejit/internal/engine"
 	"github.com/widejit/widejit/internal/errkind"
+	"github.com/widejit/widejit/lowering"
 )
 
 // Defaults are the configuration keys and their defaults. Layering (lowest first): defaults
@@ -33,6 +34,8 @@ var Defaults = map[string]any{
 	"cache_read_only":   false, // read a shared, pre-populated cache; never write it
 	"launch_timeout":    "0s",  // stop a run whose kernel launch takes longer; 0: no limit
 	"memory_limit_mib":  0,     // what a run may allocate; 0: 80% of physical memory, -1: none
+	// fp32 products of every matmul-like kernel on a GPU: highest (IEEE) | high (TF32) | medium (bf16)
+	"float32_matmul_precision": "highest",
 }
 
 // Load layers the defaults, the config file (--config, else DefaultPath), the WIDEJIT_*
@@ -182,6 +185,9 @@ func Problems(v *viper.Viper, flags *pflag.FlagSet) []string {
 	if m, err := cast.ToIntE(v.Get("memory_limit_mib")); err != nil || m < -1 {
 		bad("memory_limit_mib", "%q is not an integer >= -1 (0: 80%% of physical memory, -1: no limit)", fmt.Sprint(v.Get("memory_limit_mib")))
 	}
+	if err := lowering.CheckFloat32MatmulPrecision(v.GetString("float32_matmul_precision")); err != nil {
+		bad("float32_matmul_precision", "%v", err)
+	}
 	if _, err := cast.ToBoolE(v.Get("cache_read_only")); err != nil {
 		bad("cache_read_only", "%q is not true or false", fmt.Sprint(v.Get("cache_read_only")))
 	}
@@ -223,7 +229,7 @@ func Engine(v *viper.Viper, extra []string, version string, warn func(string)) e
 		NoCache: v.GetBool("no_cache"), CacheReadOnly: v.GetBool("cache_read_only"),
 		Plugins:        append(slices.Clone(v.GetStringSlice("plugins")), extra...),
 		PluginDeadline: deadline, PluginMemoryMiB: v.GetInt("plugin_memory_mib"), Version: version, Warn: warn,
-		LaunchTimeout: launch, MemoryLimit: memoryLimit(v)}
+		LaunchTimeout: launch, MemoryLimit: memoryLimit(v), Float32MatmulPrecision: v.GetString("float32_matmul_precision")}
 }
 
 // ModelOptions are the public API's options for the configuration in v: device, threads,
@@ -239,7 +245,8 @@ func ModelOptions(v *viper.Viper, extra []string, warn func(string)) []widejit.O
 		opts = append(opts, widejit.WithCacheReadOnly())
 	}
 	launch, _ := time.ParseDuration(v.GetString("launch_timeout")) // checked by Load
-	opts = append(opts, widejit.WithLaunchTimeout(launch), widejit.WithMemoryLimit(memoryLimit(v)))
+	opts = append(opts, widejit.WithLaunchTimeout(launch), widejit.WithMemoryLimit(memoryLimit(v)),
+		widejit.WithFloat32MatmulPrecision(v.GetString("float32_matmul_precision")))
 	deadline, _ := time.ParseDuration(v.GetString("plugin_deadline"))
 	return append(opts, widejit.WithPluginLimits(deadline, v.GetInt("plugin_memory_mib")))
 }

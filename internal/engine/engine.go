@@ -11,6 +11,7 @@ import (
 	"github.com/widejit/widejit/cache"
 	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/jit/device"
+	"github.com/widejit/widejit/lowering"
 	"github.com/widejit/widejit/plugins"
 )
 
@@ -37,8 +38,11 @@ type Config struct {
 	// PluginDeadline and PluginMemoryMiB bound each plugin call (0: 50 ms and 64 MiB).
 	PluginDeadline  time.Duration
 	PluginMemoryMiB int
-	Version         string       // compiler version in cache keys ("" = BuildVersion())
-	Warn            func(string) // warnings (nil: dropped)
+	// Float32MatmulPrecision is torch's float32_matmul_precision for every fp32 tl.dot on a
+	// GPU: "" or "highest" (IEEE fp32), "high" (TF32), "medium" (bf16); see LoweringPrecision.
+	Float32MatmulPrecision string
+	Version                string       // compiler version in cache keys ("" = BuildVersion())
+	Warn                   func(string) // warnings (nil: dropped)
 }
 
 // Warning reports msg through Warn, if set.
@@ -46,6 +50,18 @@ func (c Config) Warning(msg string) {
 	if c.Warn != nil {
 		c.Warn(msg)
 	}
+}
+
+// LoweringPrecision is the float32 matmul precision to lower with for a device of kind: the
+// configured one on a GPU; on the CPU, which multiplies fp32 in IEEE whatever is asked,
+// highest, with a warning when another precision was asked for.
+func (c Config) LoweringPrecision(kind string) string {
+	p := c.Float32MatmulPrecision
+	if kind == "cpu" && p != "" && p != lowering.PrecisionHighest {
+		c.Warning(fmt.Sprintf("float32 matmul precision %q applies to GPUs only: the CPU computes fp32 products in IEEE fp32 (highest)", p))
+		return lowering.PrecisionHighest
+	}
+	return p
 }
 
 // OpenDevice opens the configured device: auto uses the GPU when the CUDA driver finds one

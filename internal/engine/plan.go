@@ -35,6 +35,8 @@ type PlanOptions struct {
 	// heuristic); nil is lowering's heuristic for a generic device.
 	Chooser lowering.Chooser
 	Device  autotune.DeviceInfo
+	// Float32MatmulPrecision: lowering.Options' (Config.Plan sets it for its device).
+	Float32MatmulPrecision string
 }
 
 // Lower loads the graph at path and plans it; bad options are errkind.Usage.
@@ -53,7 +55,8 @@ func (o PlanOptions) Lower(path string) (*lowering.Plan, error) {
 		return nil, err
 	}
 	return lowering.Lower(g, lowering.Options{NoFusion: o.NoFusion, Strategy: o.Strategy,
-		ModelMajor: o.Mode == "sequential", Dropout: o.Dropout, Seed: o.Seed, Chooser: o.Chooser, Device: o.Device})
+		ModelMajor: o.Mode == "sequential", Dropout: o.Dropout, Seed: o.Seed, Chooser: o.Chooser, Device: o.Device,
+		Float32MatmulPrecision: o.Float32MatmulPrecision})
 }
 
 // Plan lowers the graph at path as a run on the configured device would (decisions recorded
@@ -64,6 +67,7 @@ func (c Config) Plan(ctx context.Context, path string, o PlanOptions) (plan *low
 		return nil, "", err
 	}
 	o.Device = DeviceInfo(dev.Info())
+	o.Float32MatmulPrecision = c.LoweringPrecision(o.Device.Kind)
 	dev.Close()
 	store := c.OpenCache()
 	defer c.closeCache(store)
