@@ -81,6 +81,12 @@ func WithFloat32MatmulPrecision(p string) Option {
 	return func(s *settings) { s.Float32MatmulPrecision = p }
 }
 
+// WithoutIntSpecialization compiles integer kernel arguments as run-time values, as Triton's
+// do_not_specialize does. By default, like Triton, kernels are specialized for the integer
+// arguments their launches pass that equal 1 (unit strides) or are multiples of 16, which
+// gives 16-byte vector loads and stores on GPUs; the specialization is in the cache key.
+func WithoutIntSpecialization() Option { return func(s *settings) { s.NoIntSpecialization = true } }
+
 // WithThreads sets the CPU executor's worker count (0, the default: all cores).
 func WithThreads(n int) Option { return func(s *settings) { s.Threads = n } }
 
@@ -242,7 +248,7 @@ func (m *Model) compile(ctx context.Context, g *graph.Graph) (*plan, error) {
 	defer tuning.Close()
 	info := engine.DeviceInfo(m.dev.Info())
 	lopts := lowering.Options{Device: info, Dropout: s.dropout, Seed: s.seed, ModelMajor: s.mode == "sequential",
-		Chooser: tuning.Chooser(s.mode), Float32MatmulPrecision: s.Float32MatmulPrecision}
+		Chooser: tuning.Chooser(s.mode), Float32MatmulPrecision: s.Float32MatmulPrecision, NoIntSpecialization: s.NoIntSpecialization}
 	lp, err := lowering.Lower(g, lopts)
 	var r *runner.Runner
 	if err == nil {

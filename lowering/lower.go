@@ -29,6 +29,9 @@ type Options struct {
 	// Float32MatmulPrecision is the precision of fp32 products in every tl.dot (precision.go):
 	// "" or PrecisionHighest (IEEE), PrecisionHigh (TF32) or PrecisionMedium (bf16).
 	Float32MatmulPrecision string
+	// NoIntSpecialization keeps every integer argument a run-time value in the kernels' specs
+	// (no EqualTo1, no divisibility by 16 in Align16), as Triton's do_not_specialize does.
+	NoIntSpecialization bool
 }
 
 // lowerFunc lowers one node: it reads operand values from l and defines the node's value(s).
@@ -266,6 +269,9 @@ func Lower(g *graph.Graph, opts Options) (*Plan, error) {
 		keep[b] = true
 	}
 	plan.assignSlots(keep)
+	for _, ln := range plan.Launches {
+		ln.NoIntSpecialization = opts.NoIntSpecialization
+	}
 	return plan, nil
 }
 

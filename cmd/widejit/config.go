@@ -18,6 +18,7 @@ func addGlobalFlags(a *app, root *cobra.Command) {
 	f.Bool("no-cache", false, "do not read or write the kernel cache")
 	f.Int("threads", 0, "CPU executor worker count (0: all cores)")
 	f.Bool("cache-read-only", false, "read the kernel cache without writing it (a shared, pre-populated cache)")
+	f.Bool("no-int-specialization", false, "compile integer kernel arguments as run-time values (Triton's do_not_specialize); by default kernels are specialized for arguments equal to 1 or divisible by 16")
 	f.String("float32-matmul-precision", "highest", "fp32 products of every matmul-like kernel on a GPU, as torch spells it: highest (IEEE fp32) | high (TF32) | medium (bf16); the CPU always computes highest")
 }
 

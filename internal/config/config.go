@@ -36,6 +36,8 @@ var Defaults = map[string]any{
 	"memory_limit_mib":  0,     // what a run may allocate; 0: 80% of physical memory, -1: none
 	// fp32 products of every matmul-like kernel on a GPU: highest (IEEE) | high (TF32) | medium (bf16)
 	"float32_matmul_precision": "highest",
+	// compile integer kernel arguments as run-time values (no unit-stride / multiple-of-16 kernels)
+	"no_int_specialization": false,
 }
 
 // Load layers the defaults, the config file (--config, else DefaultPath), the WIDEJIT_*
@@ -188,6 +190,9 @@ func Problems(v *viper.Viper, flags *pflag.FlagSet) []string {
 	if err := lowering.CheckFloat32MatmulPrecision(v.GetString("float32_matmul_precision")); err != nil {
 		bad("float32_matmul_precision", "%v", err)
 	}
+	if _, err := cast.ToBoolE(v.Get("no_int_specialization")); err != nil {
+		bad("no_int_specialization", "%q is not true or false", fmt.Sprint(v.Get("no_int_specialization")))
+	}
 	if _, err := cast.ToBoolE(v.Get("cache_read_only")); err != nil {
 		bad("cache_read_only", "%q is not true or false", fmt.Sprint(v.Get("cache_read_only")))
 	}
@@ -229,7 +234,8 @@ func Engine(v *viper.Viper, extra []string, version string, warn func(string)) e
 		NoCache: v.GetBool("no_cache"), CacheReadOnly: v.GetBool("cache_read_only"),
 		Plugins:        append(slices.Clone(v.GetStringSlice("plugins")), extra...),
 		PluginDeadline: deadline, PluginMemoryMiB: v.GetInt("plugin_memory_mib"), Version: version, Warn: warn,
-		LaunchTimeout: launch, MemoryLimit: memoryLimit(v), Float32MatmulPrecision: v.GetString("float32_matmul_precision")}
+		LaunchTimeout: launch, MemoryLimit: memoryLimit(v), Float32MatmulPrecision: v.GetString("float32_matmul_precision"),
+		NoIntSpecialization: v.GetBool("no_int_specialization")}
 }
 
 // ModelOptions are the public API's options for the configuration in v: device, threads,
@@ -247,6 +253,9 @@ func ModelOptions(v *viper.Viper, extra []string, warn func(string)) []widejit.O
 	launch, _ := time.ParseDuration(v.GetString("launch_timeout")) // checked by Load
 	opts = append(opts, widejit.WithLaunchTimeout(launch), widejit.WithMemoryLimit(memoryLimit(v)),
 		widejit.WithFloat32MatmulPrecision(v.GetString("float32_matmul_precision")))
+	if v.GetBool("no_int_specialization") {
+		opts = append(opts, widejit.WithoutIntSpecialization())
+	}
 	deadline, _ := time.ParseDuration(v.GetString("plugin_deadline"))
 	return append(opts, widejit.WithPluginLimits(deadline, v.GetInt("plugin_memory_mib")))
 }

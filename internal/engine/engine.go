@@ -41,8 +41,11 @@ type Config struct {
 	// Float32MatmulPrecision is torch's float32_matmul_precision for every fp32 tl.dot on a
 	// GPU: "" or "highest" (IEEE fp32), "high" (TF32), "medium" (bf16); see LoweringPrecision.
 	Float32MatmulPrecision string
-	Version                string       // compiler version in cache keys ("" = BuildVersion())
-	Warn                   func(string) // warnings (nil: dropped)
+	// NoIntSpecialization compiles integer kernel arguments as run-time values (Triton's
+	// do_not_specialize): no kernel specialized for unit strides or multiples of 16.
+	NoIntSpecialization bool
+	Version             string       // compiler version in cache keys ("" = BuildVersion())
+	Warn                func(string) // warnings (nil: dropped)
 }
 
 // Warning reports msg through Warn, if set.
@@ -62,6 +65,12 @@ func (c Config) LoweringPrecision(kind string) string {
 		return lowering.PrecisionHighest
 	}
 	return p
+}
+
+// loweringOptions are the lowering options of the configuration for device.
+func (c Config) loweringOptions(device autotune.DeviceInfo) lowering.Options {
+	return lowering.Options{Device: device, Float32MatmulPrecision: c.LoweringPrecision(device.Kind),
+		NoIntSpecialization: c.NoIntSpecialization}
 }
 
 // OpenDevice opens the configured device: auto uses the GPU when the CUDA driver finds one

@@ -37,6 +37,7 @@ type PlanOptions struct {
 	Device  autotune.DeviceInfo
 	// Float32MatmulPrecision: lowering.Options' (Config.Plan sets it for its device).
 	Float32MatmulPrecision string
+	NoIntSpecialization    bool
 }
 
 // Lower loads the graph at path and plans it; bad options are errkind.Usage.
@@ -56,7 +57,7 @@ func (o PlanOptions) Lower(path string) (*lowering.Plan, error) {
 	}
 	return lowering.Lower(g, lowering.Options{NoFusion: o.NoFusion, Strategy: o.Strategy,
 		ModelMajor: o.Mode == "sequential", Dropout: o.Dropout, Seed: o.Seed, Chooser: o.Chooser, Device: o.Device,
-		Float32MatmulPrecision: o.Float32MatmulPrecision})
+		Float32MatmulPrecision: o.Float32MatmulPrecision, NoIntSpecialization: o.NoIntSpecialization})
 }
 
 // Plan lowers the graph at path as a run on the configured device would (decisions recorded
@@ -68,6 +69,7 @@ func (c Config) Plan(ctx context.Context, path string, o PlanOptions) (plan *low
 	}
 	o.Device = DeviceInfo(dev.Info())
 	o.Float32MatmulPrecision = c.LoweringPrecision(o.Device.Kind)
+	o.NoIntSpecialization = c.NoIntSpecialization
 	dev.Close()
 	store := c.OpenCache()
 	defer c.closeCache(store)

@@ -97,7 +97,7 @@ func (c Config) Tune(ctx context.Context, path string, o TuneOptions) (*TuneRepo
 	tuning := c.NewTuning(ctx, store)
 	defer tuning.Close()
 	comp := c.Compiler(store)
-	lopts := lowering.Options{Device: DeviceInfo(dev.Info()), Float32MatmulPrecision: c.LoweringPrecision(dev.Info().Kind)}
+	lopts := c.loweringOptions(DeviceInfo(dev.Info()))
 	report := &TuneReport{Device: autotune.DeviceIdentity(lopts.Device), DeviceName: dev.Info().Name, Weights: graphs[0].WeightsPath}
 	progress := o.Progress
 	if progress == nil {

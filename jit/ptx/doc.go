@@ -9,12 +9,14 @@
 //     thread t holds element (r/V)*T*V + t*V + r%V. V is one per kernel: 1 (element r*T + t,
 //     so a warp's scalar loads of a row coalesce and its shared-memory accesses hit distinct
 //     banks) unless the contiguity analysis (contiguity.go) proves that some global load or
-//     store can use ld/st.global.v2/.v4; then V is that width (2 or 4, at most 16 bytes),
-//     capped by R. A vector access needs, along the fastest dim, a pointer tile contiguous
-//     over the run and aligned to the vector's bytes, and a mask constant over it; the facts
-//     come from arange, constants, expand_dims/broadcast and jit.Spec.Align16 (16-byte
-//     aligned pointers, ints divisible by 16), and survive loops (fixed point). Without
-//     Align16 hints nothing is vectorized and V is 1.
+//     store can use ld/st.global.v2/.v4; then V is that width (2, 4, or 8 for 16-bit types,
+//     at most 16 bytes: eight fp16/bf16 move as a .v4.b32 of packed pairs), capped by R. A
+//     vector access needs, along the fastest dim, a pointer tile contiguous over the run and
+//     aligned to the vector's bytes, and a mask constant over it; the facts come from arange,
+//     constants, expand_dims/broadcast and the specialization of jit.Spec: Align16 (16-byte
+//     aligned pointers, ints divisible by 16) and EqualTo1 (ints equal to 1, compiled as the
+//     constant 1, so a unit stride keeps an arange contiguous and ptxas folds it away), and
+//     survive loops (fixed point). Without such hints nothing is vectorized and V is 1.
 //   - n < T (and scalars, n = 1): thread t holds element t mod n; elements are replicated.
 //     Stores from replicas write the same value twice (harmless); atomics run only in the
 //     owner thread (t < n), which shares the old value through shared memory.

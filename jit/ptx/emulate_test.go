@@ -482,6 +482,14 @@ func (r *emuRun) exec(t *emuThread, in *emuInstr) error {
 	nb, isF, signed := typeInfo(ty)
 	switch op[0] {
 	case "mov":
+		if a[0].kind == 7 {
+			// Unpack: the first register gets the low part.
+			v, w := src(1), nb/len(a[0].regs)
+			for i, reg := range a[0].regs {
+				t.regs[reg] = (v >> (w * i)) & mask(w)
+			}
+			return nil
+		}
 		if a[1].kind == 7 {
 			// Pack: the first register is the low part.
 			var v uint64

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"strings"
 
+	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/triton/ir"
 )
 
@@ -61,6 +62,7 @@ type gen struct {
 	arch    string
 	threads int
 	align16 map[string]bool
+	ones    map[string]bool // jit.Spec.EqualTo1: integer parameters compiled as the constant 1
 
 	body     strings.Builder
 	prologue strings.Builder
@@ -83,11 +85,14 @@ type gen struct {
 	fmaDots bool // Target.FMADots
 }
 
-func newGen(f *ir.Func, arch string, threads int, align16 []string) *gen {
-	g := &gen{f: f, arch: arch, threads: threads, align16: map[string]bool{}, vals: map[*ir.Value][]string{}, vec: 1,
-		bases: map[int]string{}, owners: map[int]string{}}
-	for _, a := range align16 {
+func newGen(f *ir.Func, arch string, threads int, spec jit.Spec) *gen {
+	g := &gen{f: f, arch: arch, threads: threads, align16: map[string]bool{}, ones: map[string]bool{},
+		vals: map[*ir.Value][]string{}, vec: 1, bases: map[int]string{}, owners: map[int]string{}}
+	for _, a := range spec.Align16 {
 		g.align16[a] = true
+	}
+	for _, a := range spec.EqualTo1 {
+		g.ones[a] = true
 	}
 	return g
 }
@@ -227,7 +232,7 @@ func (g *gen) run() (text string, err error) {
 	}()
 	g.tid = g.newReg(rcB32)
 	g.emitPro("mov.u32 %s, %%tid.x", g.tid)
-	g.contig = analyzeContiguity(g.f, g.align16)
+	g.contig = analyzeContiguity(g.f, g.align16, g.ones)
 	g.vec = g.chooseRunLen(g.f.Body)
 	var params strings.Builder
 	for i, p := range g.f.Params {
@@ -259,6 +264,12 @@ func (g *gen) run() (text string, err error) {
 			continue
 		}
 		r := g.newReg(c)
+		if g.ones[p.Name] && !p.Type.Ptr && p.Type.Elem.IsInt() {
+			// specialized: ptxas folds the unit stride out of the address arithmetic
+			g.emitPro("mov%s %s, 1", pt, r)
+			g.set(p, []string{r})
+			continue
+		}
 		g.emitPro("ld.param%s %s, [%s]", pt, r, name)
 		if c == rcB32 {
 			g.normalizeInto(p.Type.Elem, r, &g.prologue)
