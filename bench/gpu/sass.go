@@ -34,21 +34,41 @@ type sassKernel struct {
 	spec jit.Spec
 }
 
-func gemmKernel(dtype string) (sassKernel, error) {
-	name := "linear_" + dtype + ".json"
-	g, err := graph.Parse(name, []byte(gemmGraph(dtype)), graph.Options{})
-	if err != nil {
-		return sassKernel{}, err
+// gemmCase is one GEMM of the report and of --gemm: a dtype and, for float32, the precision.
+type gemmCase struct{ dtype, precision string }
+
+var gemmCases = []gemmCase{{"float16", ""}, {"bfloat16", ""}, {"float32", lowering.PrecisionHigh}, {"float32", lowering.PrecisionHighest}}
+
+func (c gemmCase) String() string {
+	if c.precision == "" {
+		return c.dtype
 	}
-	plan, err := lowering.Lower(g, lowering.Options{})
+	return c.dtype + " " + c.precision
+}
+
+// gemmLaunch is the generic GPU plan's one launch for the 4096^3 Linear of c.
+func gemmLaunch(c gemmCase) (*lowering.Launch, error) {
+	name := "linear_" + c.dtype + ".json"
+	g, err := graph.Parse(name, []byte(gemmGraph(c.dtype)), graph.Options{})
 	if err != nil {
-		return sassKernel{}, err
+		return nil, err
+	}
+	plan, err := lowering.Lower(g, lowering.Options{Float32MatmulPrecision: c.precision})
+	if err != nil {
+		return nil, err
 	}
 	if len(plan.Launches) != 1 {
-		return sassKernel{}, fmt.Errorf("%s: expected one launch, the plan has %d", name, len(plan.Launches))
+		return nil, fmt.Errorf("%s: expected one launch, the plan has %d", name, len(plan.Launches))
 	}
-	l := plan.Launches[0]
-	return sassKernel{fmt.Sprintf("GEMM 4096^3 %s (Linear, %s)", dtype, l.TunablesID), l.Kernel.Source, l.Spec()}, nil
+	return plan.Launches[0], nil
+}
+
+func gemmKernel(c gemmCase) (sassKernel, error) {
+	l, err := gemmLaunch(c)
+	if err != nil {
+		return sassKernel{}, err
+	}
+	return sassKernel{fmt.Sprintf("GEMM 4096^3 %s (Linear, %s)", c, l.TunablesID), l.Kernel.Source, l.Spec()}, nil
 }
 
 func sassReport(out string) error {
@@ -61,8 +81,8 @@ func sassReport(out string) error {
 		return err
 	}
 	var kernels []sassKernel
-	for _, dt := range []string{"float16", "bfloat16", "float32"} {
-		k, err := gemmKernel(dt)
+	for _, c := range gemmCases {
+		k, err := gemmKernel(c)
 		if err != nil {
 			return err
 		}
@@ -73,8 +93,7 @@ func sassReport(out string) error {
 		if err != nil {
 			return fmt.Errorf("%v (run from the repository root)", err)
 		}
-		kernels = append(kernels, sassKernel{b.name, jit.Source{File: b.file, Text: string(text), Fn: b.fn},
-			jit.Spec{Sig: b.sig, Consts: b.consts, NumWarps: b.warps}})
+		kernels = append(kernels, sassKernel{b.name, jit.Source{File: b.file, Text: string(text), Fn: b.fn}, b.spec()})
 	}
 	comp := jit.NewCompiler(jit.CompilerOptions{})
 	var md strings.Builder
