@@ -40,7 +40,8 @@
 // multiples of 16, 8 and the instruction's K. A, B and the accumulator (as fp32) are staged
 // row-major in shared memory; the output is cut into 16x8 tiles (batch, M/16, N/8) dealt
 // round-robin to the warps; each warp loads its C fragment and, per K step, its A and B
-// fragments with ld.shared in the PTX ISA's fragment layouts (groupID = lane>>2,
+// fragments (fp16/bf16: ldmatrix.x4 for A, ldmatrix.x2.trans for B, which hand each lane the
+// PTX ISA's fragment layout; tf32: ld.shared per element, groupID = lane>>2,
 // threadID_in_group = lane%4), accumulates in fp32 registers and stores D over C; after a
 // barrier every thread reads its elements back in the blocked layout. Every warp runs the
 // same number of tiles so mma.sync stays warp-uniform (a warp past the last tile recomputes
@@ -61,8 +62,9 @@
 // Codegen verifies its input (ir.Verify) and relies on triton/ir's type rules from there on;
 // what it refuses itself are the limits of the target (tile sizes, atomics, print).
 //
-// Not yet done: tl.device_print (rejected with a clear error); ldmatrix/cp.async and
-// register-resident mma operands (fragments are reloaded from shared memory per K step).
+// Not yet done: tl.device_print (rejected with a clear error); accumulators held in
+// registers across a K loop (every tl.dot still stages A, B and C through shared memory),
+// swizzled shared layouts, cp.async pipelines (num_stages), wgmma on sm_90a.
 //
 // Tests: every test kernel and every kernel of the examples' plans is assembled with ptxas
 // for sm_80 and sm_90; golden PTX for three small kernels; and a PTX emulator (test code)

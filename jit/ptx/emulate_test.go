@@ -13,6 +13,7 @@ import (
 	"github.com/widejit/widejit/internal/half"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -286,15 +287,21 @@ func (r *emuRun) cta() error {
 		if running != len(ts) {
 			return fmt.Errorf("bar.sync or shfl.sync reached by %d of %d threads (divergent)", running, len(ts))
 		}
-		if in := ts[0].shfl; in != nil && in.op[0] == "mma" {
+		if in := ts[0].shfl; in != nil && (in.op[0] == "mma" || in.op[0] == "ldmatrix") {
 			for _, t := range ts {
 				if t.shfl != in {
-					return fmt.Errorf("threads wait at different mma.sync instructions")
+					return fmt.Errorf("threads wait at different %s instructions", in.op[0])
 				}
 				t.shfl = nil
 			}
 			for w := 0; w+32 <= len(ts); w += 32 {
-				if err := mmaSync(in, ts[w:w+32]); err != nil {
+				var err error
+				if in.op[0] == "mma" {
+					err = mmaSync(in, ts[w:w+32])
+				} else {
+					err = r.ldmatrix(in, ts[w:w+32])
+				}
+				if err != nil {
 					return fmt.Errorf("%s: %w", in.text, err)
 				}
 			}
@@ -341,7 +348,7 @@ func (r *emuRun) thread(t *emuThread) error {
 		case "bar":
 			t.waiting = true
 			return nil
-		case "shfl", "mma":
+		case "shfl", "mma", "ldmatrix":
 			t.waiting = true
 			t.shfl = in
 			return nil
@@ -986,6 +993,50 @@ func tf32Round(x uint64) uint64 {
 		return uint64(u)
 	}
 	return uint64((u + 0x1000) &^ 0x1fff)
+}
+
+// ldmatrix runs ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared.b16 for one warp, as the
+// PTX ISA describes it: lanes 8i..8i+7 give the addresses of rows 0..7 of matrix i (16
+// contiguous bytes each, 16-byte aligned); destination register i of lane l receives
+// elements (l/4, 2*(l%4)) and (l/4, 2*(l%4)+1) of matrix i (the first in the low half), or
+// with .trans elements (2*(l%4), l/4) and (2*(l%4)+1, l/4).
+func (r *emuRun) ldmatrix(in *emuInstr, lanes []*emuThread) error {
+	op := in.op
+	trans := slices.Contains(op, "trans")
+	count := map[string]int{"x1": 1, "x2": 2, "x4": 4}[op[4]]
+	if len(op) < 7 || op[1] != "sync" || op[2] != "aligned" || op[3] != "m8n8" || count == 0 || op[len(op)-2] != "shared" || op[len(op)-1] != "b16" {
+		return fmt.Errorf("unsupported ldmatrix form")
+	}
+	d, a := in.args[0], in.args[1]
+	if d.kind != 7 || len(d.regs) != count {
+		return fmt.Errorf("%d destination registers for .x%d", len(d.regs), count)
+	}
+	var m [4][8][8]uint64
+	for i := range count {
+		for row := range 8 {
+			addr := lanes[8*i+row].regs[a.reg] + uint64(a.off)
+			if addr%16 != 0 {
+				return fmt.Errorf("row address %#x of matrix %d is not 16-byte aligned", addr, i)
+			}
+			raw, err := r.mem2("shared", addr, 16)
+			if err != nil {
+				return err
+			}
+			for c := range 8 {
+				m[i][row][c] = uint64(raw[2*c]) | uint64(raw[2*c+1])<<8
+			}
+		}
+	}
+	for l, t := range lanes {
+		for i := range count {
+			r0, c0, r1, c1 := l/4, 2*(l%4), l/4, 2*(l%4)+1
+			if trans {
+				r0, c0, r1, c1 = c0, r0, c1, r1
+			}
+			t.regs[d.regs[i]] = m[i][r0][c0] | m[i][r1][c1]<<16
+		}
+	}
+	return nil
 }
 
 // mmaSync runs mma.sync.aligned.{m16n8k16,m16n8k8}.row.col.f32.{f16,bf16,tf32}.*.f32 for one

@@ -128,19 +128,34 @@ func (g *gen) mmaDot(in *ir.Instr, typ string, kstep int) {
 		g.emit("ld.shared.f32 %s, [%s]", cs[i], offsetAddr(cAddr, cOffs[i]))
 	}
 
-	// A fragment base: (row, tig*2) for 16-bit types, (row, tig) for tf32.
 	aAddr, bAddr := g.newReg(rcB32), g.newReg(rcB32)
-	tigCol := tig
 	if kstep == 16 {
-		tigCol = tig2
+		// ldmatrix row addresses. A (x4): lane l gives row t*16 + l%16, columns (l/16)*8..+7
+		// of the k-slice: matrices (rows 0-7 | 8-15) x (k 0-7 | 8-15) are a0..a3. B (x2.trans):
+		// lane l < 16 gives row batch*kk + l of B (k), columns tn*8..+7 (n): transposed, the
+		// two matrices are b0 and b1. Rows are 16-byte aligned: kk and n are multiples of 16
+		// and 8, the staging areas 16-byte aligned.
+		l16, r := g.newReg(rcB32), g.newReg(rcB32)
+		g.emit("and.b32 %s, %s, 15", l16, lane)
+		g.emit("mad.lo.u32 %s, %s, 16, %s", r, t, l16)
+		g.emit("shr.u32 %s, %s, 4", aAddr, lane)
+		g.emit("shl.b32 %s, %s, 3", aAddr, aAddr)
+		g.emit("mad.lo.u32 %s, %s, %d, %s", aAddr, r, kk, aAddr)
+		g.emit("mad.lo.u32 %s, %s, %d, %s", aAddr, aAddr, sz, g.smem())
+		g.emit("add.u32 %s, %s, %s", bAddr, bk, l16)
+		g.emit("mul.lo.u32 %s, %s, %d", bAddr, bAddr, n)
+		g.emit("mad.lo.u32 %s, %s, 8, %s", bAddr, tn, bAddr)
+		g.emit("mad.lo.u32 %s, %s, %d, %s", bAddr, bAddr, sz, g.smem())
+		g.emit("add.u32 %s, %s, %d", bAddr, bAddr, offB)
+	} else {
+		// A fragment base: (row, tig); B's: (batch*kk + tig, tn*8 + grp).
+		g.emit("mad.lo.u32 %s, %s, %d, %s", aAddr, row, kk, tig)
+		g.emit("mad.lo.u32 %s, %s, %d, %s", aAddr, aAddr, sz, g.smem())
+		g.emit("add.u32 %s, %s, %s", bAddr, bk, tig)
+		g.emit("mad.lo.u32 %s, %s, %d, %s", bAddr, bAddr, n, col)
+		g.emit("mad.lo.u32 %s, %s, %d, %s", bAddr, bAddr, sz, g.smem())
+		g.emit("add.u32 %s, %s, %d", bAddr, bAddr, offB)
 	}
-	g.emit("mad.lo.u32 %s, %s, %d, %s", aAddr, row, kk, tigCol)
-	g.emit("mad.lo.u32 %s, %s, %d, %s", aAddr, aAddr, sz, g.smem())
-	// B fragment base: (batch*kk + tig*2 (tf32: tig), tn*8 + grp).
-	g.emit("add.u32 %s, %s, %s", bAddr, bk, tigCol)
-	g.emit("mad.lo.u32 %s, %s, %d, %s", bAddr, bAddr, n, col)
-	g.emit("mad.lo.u32 %s, %s, %d, %s", bAddr, bAddr, sz, g.smem())
-	g.emit("add.u32 %s, %s, %d", bAddr, bAddr, offB)
 
 	kr := g.newReg(rcB32)
 	g.emit("mov.u32 %s, 0", kr)
@@ -148,19 +163,14 @@ func (g *gen) mmaDot(in *ir.Instr, typ string, kstep int) {
 	var as, bs [4]string
 	if kstep == 16 {
 		// a0: (grp, 2tig..+1), a1: (grp+8, ...), a2: (grp, 2tig+8..+9), a3: (grp+8, 2tig+8..+9);
-		// each register packs two adjacent elements of a row (the lower column in the low half).
-		for i, off := range []int{0, 8 * kk * sz, 8 * sz, 8*kk*sz + 8*sz} {
+		// b0: rows 2tig, 2tig+1 of column grp, b1: rows 2tig+8, 2tig+9: what ldmatrix (.trans for
+		// B) hands each lane, the lower element in the low half.
+		for i := range as {
 			as[i] = g.newReg(rcB32)
-			g.emit("ld.shared.b32 %s, [%s]", as[i], offsetAddr(aAddr, off))
 		}
-		// b0: rows 2tig, 2tig+1 of column grp; b1: rows 2tig+8, 2tig+9 (lower row low).
-		for i, off := range []int{0, 8 * n * sz} {
-			lo, hi := g.newReg(rcB16), g.newReg(rcB16)
-			g.emit("ld.shared.b16 %s, [%s]", lo, offsetAddr(bAddr, off))
-			g.emit("ld.shared.b16 %s, [%s]", hi, offsetAddr(bAddr, off+n*sz))
-			bs[i] = g.newReg(rcB32)
-			g.emit("mov.b32 %s, {%s, %s}", bs[i], lo, hi)
-		}
+		bs[0], bs[1] = g.newReg(rcB32), g.newReg(rcB32)
+		g.emit("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%s, %s, %s, %s}, [%s]", as[0], as[1], as[2], as[3], aAddr)
+		g.emit("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%s, %s}, [%s]", bs[0], bs[1], bAddr)
 	} else {
 		// a0: (grp, tig), a1: (grp+8, tig), a2: (grp, tig+4), a3: (grp+8, tig+4); b0: (tig, grp),
 		// b1: (tig+4, grp); each rounded to tf32.
