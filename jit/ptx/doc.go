@@ -45,7 +45,11 @@
 // threadID_in_group = lane%4), accumulates in fp32 registers and stores D over C; after a
 // barrier every thread reads its elements back in the blocked layout. Every warp runs the
 // same number of tiles so mma.sync stays warp-uniform (a warp past the last tile recomputes
-// one and does not store it). Everything else (IEEE fp32, TF32x3, int8, odd shapes, or
+// one and does not store it). A K loop's accumulator (a loop-carried tile used only as the
+// accumulator of such a dot, acc = tl.dot(a, b, acc), or acc += tl.dot(a, b), and yielded)
+// stays in registers as the warps' C/D fragments for the whole loop, as Triton keeps it in
+// the MMA layout (mmaloop.go): each step stages only A and B, and the accumulator crosses
+// shared memory once before the loop and once after it. Everything else (IEEE fp32, TF32x3, int8, odd shapes, or
 // Target.FMADots) computes each output element in the thread that holds it with fp32 FMAs
 // over K from shared memory (int8: 32-bit integer multiply-adds). The kernel's dynamic
 // shared memory is the largest staging area (Meta "shared_bytes"); the launch passes it.
@@ -62,9 +66,10 @@
 // Codegen verifies its input (ir.Verify) and relies on triton/ir's type rules from there on;
 // what it refuses itself are the limits of the target (tile sizes, atomics, print).
 //
-// Not yet done: tl.device_print (rejected with a clear error); accumulators held in
-// registers across a K loop (every tl.dot still stages A, B and C through shared memory),
-// swizzled shared layouts, cp.async pipelines (num_stages), wgmma on sm_90a.
+// Not yet done: tl.device_print (rejected with a clear error); operands loaded from global
+// memory straight into swizzled shared memory (A and B still go through registers in the
+// blocked layout, then st.shared), ldmatrix for TF32, cp.async pipelines (num_stages), the
+// layouts that would spare the index/mask/pointer broadcasts their barriers, wgmma on sm_90a.
 //
 // Tests: every test kernel and every kernel of the examples' plans is assembled with ptxas
 // for sm_80 and sm_90; golden PTX for three small kernels; and a PTX emulator (test code)

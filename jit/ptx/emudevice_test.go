@@ -128,6 +128,9 @@ func TestExamplePlansOnEmulatedPTX(t *testing.T) {
 	// program through memory, a barrier per step
 	rnn, _ := filepath.Glob("../../lowering/testdata/rnn/*_n3/graph.json")
 	paths = append(paths, rnn...)
+	// the bf16 MLP fixture: tensor-core dots whose accumulators stay in registers across the
+	// K loops (acc += tl.dot(...), mmaloop.go)
+	paths = append(paths, "../../lowering/testdata/idioms/halfmlp_bf16_n3/graph.json")
 	variants := []struct {
 		name string
 		opts lowering.Options

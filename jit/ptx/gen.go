@@ -83,6 +83,12 @@ type gen struct {
 	vec    int         // the kernel's run length V (see runLen)
 
 	fmaDots bool // Target.FMADots
+
+	// accumulators held as mma fragments across loops (mmaloop.go)
+	fragFor map[*ir.Instr][]*fragAcc
+	fragDot map[*ir.Instr]*fragAcc
+	fragAdd map[*ir.Instr]*fragAcc
+	frags   map[*ir.Value][]string
 }
 
 func newGen(f *ir.Func, arch string, threads int, spec jit.Spec) *gen {
@@ -234,6 +240,7 @@ func (g *gen) run() (text string, err error) {
 	g.emitPro("mov.u32 %s, %%tid.x", g.tid)
 	g.contig = analyzeContiguity(g.f, g.align16, g.ones)
 	g.vec = g.chooseRunLen(g.f.Body)
+	g.findFragAccs(g.f)
 	var params strings.Builder
 	for i, p := range g.f.Params {
 		name := fmt.Sprintf("%s_param_%d", g.f.Name, i)
@@ -321,6 +328,10 @@ func (g *gen) instr(in *ir.Instr) {
 		if n := v.Type.NumElems(); g.slots(n) > maxSlots {
 			g.failf(in.Pos, "ptx: a %s tile is %d elements per thread with %d threads (at most %d); use smaller blocks or more warps", v.Type, g.slots(n), g.threads, maxSlots)
 		}
+	}
+	if fa := g.fragAdd[in]; fa != nil {
+		g.frags[in.Result()] = g.frags[fa.iter] // the dot accumulated in place
+		return
 	}
 	switch op := in.Op; {
 	case op == ir.Const:
@@ -501,7 +512,10 @@ func (g *gen) copyValues(dsts [][]string, srcs []*ir.Value) {
 	tmps := make([][]string, len(srcs))
 	for i, v := range srcs {
 		c := classOf(v.Type)
-		regs := g.get(v)
+		regs, ok := g.frags[v]
+		if !ok {
+			regs = g.get(v)
+		}
 		tmps[i] = make([]string, len(regs))
 		for r, s := range regs {
 			t := g.newReg(c)
@@ -550,16 +564,34 @@ func (g *gen) forLoop(in *ir.Instr) {
 	ity := intType(lb.Type.Elem)
 	iv := g.newReg(it)
 	g.mov(it, iv, g.get(lb)[0])
-	iters := g.freshFor(inits)
+	accs := g.fragFor[in] // nil, or per init: nil or an accumulator held as fragments
+	frag := func(i int) *fragAcc {
+		if accs == nil {
+			return nil
+		}
+		return accs[i]
+	}
+	iters := make([][]string, len(inits))
 	for i, v := range inits {
-		c := classOf(v.Type)
-		for r, s := range g.get(v) {
+		src, c := []string(nil), classOf(v.Type)
+		if fa := frag(i); fa != nil {
+			src = g.toFrags(v, fa)
+		} else {
+			src = g.get(v)
+		}
+		iters[i] = make([]string, len(src))
+		for r, s := range src {
+			iters[i][r] = g.newReg(c)
 			g.mov(c, iters[i][r], s)
 		}
 	}
 	g.vals[body.Args[0]] = []string{iv}
 	for i, a := range body.Args[1:] {
-		g.set(a, iters[i])
+		if frag(i) != nil {
+			g.frags[a] = iters[i]
+		} else {
+			g.set(a, iters[i])
+		}
 	}
 	top, end := g.label(), g.label()
 	g.placeLabel(top)
@@ -587,7 +619,11 @@ func (g *gen) forLoop(in *ir.Instr) {
 	g.emit("bra.uni %s", top)
 	g.placeLabel(end)
 	for i, v := range in.Results {
-		g.set(v, iters[i])
+		if fa := frag(i); fa != nil {
+			g.set(v, g.fromFrags(iters[i], fa, v.Type))
+		} else {
+			g.set(v, iters[i])
+		}
 	}
 }
 

@@ -561,6 +561,12 @@ func (g *gen) combine(in *ir.Instr, kind int, accs, bs []string, idx, k string) 
 }
 
 func (g *gen) dot(in *ir.Instr) {
+	if fa := g.fragDot[in]; fa != nil {
+		acc := g.frags[fa.iter]
+		g.fragDotStep(fa, acc)
+		g.frags[in.Result()] = acc
+		return
+	}
 	if typ, kstep, ok := g.mmaKind(in); ok {
 		g.mmaDot(in, typ, kstep)
 		return
