@@ -26,7 +26,11 @@
 //
 // Ops that move elements between threads stage their operands in dynamic shared memory
 // (bar.sync, st.shared, bar.sync, ld.shared): broadcast (except from one element or between
-// equal counts), permute, reduce and dot. A reduction with at least as many outputs as
+// equal counts), permute, reduce and dot. Two exceptions spare most of a K loop's barriers
+// (remat.go): a broadcast of a tile computed from indices alone (aranges, scalars, splats,
+// integer arithmetic, comparisons, pointer offsets: row/column indices, masks, pointer tiles)
+// is recomputed from each element's coordinates in the consumer's layout, and a permute read
+// only by a dot (tl.trans) is written to the dot's staging area at its permuted positions. A reduction with at least as many outputs as
 // threads (or a short axis) folds each output sequentially in the thread that holds it; with
 // fewer outputs, the axis is split into chunks, one thread per (output, chunk) folds its
 // chunk, the chunks of a warp are combined with butterfly shuffles (shfl.sync.bfly, the
@@ -68,8 +72,8 @@
 //
 // Not yet done: tl.device_print (rejected with a clear error); operands loaded from global
 // memory straight into swizzled shared memory (A and B still go through registers in the
-// blocked layout, then st.shared), ldmatrix for TF32, cp.async pipelines (num_stages), the
-// layouts that would spare the index/mask/pointer broadcasts their barriers, wgmma on sm_90a.
+// blocked layout, then st.shared), ldmatrix for TF32, cp.async pipelines (num_stages),
+// layouts as Triton has them (rematerialization covers index-only broadcasts), wgmma on sm_90a.
 //
 // Tests: every test kernel and every kernel of the examples' plans is assembled with ptxas
 // for sm_80 and sm_90; golden PTX for three small kernels; and a PTX emulator (test code)

@@ -89,6 +89,10 @@ type gen struct {
 	fragDot map[*ir.Instr]*fragAcc
 	fragAdd map[*ir.Instr]*fragAcc
 	frags   map[*ir.Value][]string
+
+	uses map[*ir.Value]int       // operand uses of every value (mmaloop.go)
+	user map[*ir.Value]*ir.Instr // a user of every used value (the only one when uses is 1)
+	lazy map[*ir.Value]*ir.Instr // permutes staged by the dot that reads them (remat.go)
 }
 
 func newGen(f *ir.Func, arch string, threads int, spec jit.Spec) *gen {
@@ -355,7 +359,9 @@ func (g *gen) instr(in *ir.Instr) {
 	case op == ir.Broadcast:
 		g.broadcast(in)
 	case op == ir.Permute:
-		g.permute(in)
+		if !g.lazyPermute(in) {
+			g.permute(in)
+		}
 	case op.IsElementwise() || op == ir.Cmp || op == ir.Select || op == ir.Cast:
 		g.elementwise(in)
 	case op == ir.PtrAdd:

@@ -213,8 +213,8 @@ func (g *gen) mmaDot(in *ir.Instr, typ string, kstep int) {
 	outN := res.Type.NumElems()
 	g.need(offC + outN*4)
 	g.emit("bar.sync 0")
-	g.toShared(a, 0)
-	g.toShared(b, sh.offB)
+	g.stageOperand(a, 0)
+	g.stageOperand(b, sh.offB)
 	g.stageF32(acc, offC)
 	g.emit("bar.sync 0")
 

@@ -23,12 +23,13 @@ type fragAcc struct {
 
 // findFragAccs records the loops whose accumulators can live in registers (see above).
 func (g *gen) findFragAccs(f *ir.Func) {
-	uses := map[*ir.Value]int{}
+	uses, user := map[*ir.Value]int{}, map[*ir.Value]*ir.Instr{}
 	var count func(b *ir.Block)
 	count = func(b *ir.Block) {
 		for _, in := range b.Instrs {
 			for _, a := range in.Args {
 				uses[a]++
+				user[a] = in
 			}
 			for _, r := range in.Regions {
 				count(r)
@@ -36,6 +37,7 @@ func (g *gen) findFragAccs(f *ir.Func) {
 		}
 	}
 	count(f.Body)
+	g.uses, g.user, g.lazy = uses, user, map[*ir.Value]*ir.Instr{}
 	g.fragFor, g.fragDot, g.fragAdd = map[*ir.Instr][]*fragAcc{}, map[*ir.Instr]*fragAcc{}, map[*ir.Instr]*fragAcc{}
 	g.frags = map[*ir.Value][]string{}
 	var walk func(b *ir.Block)
@@ -165,8 +167,8 @@ func (g *gen) fragDotStep(fa *fragAcc, acc []string) {
 	in := fa.dot
 	sh := g.mmaShapeOf(in, fa.typ, fa.kstep)
 	g.emit("bar.sync 0")
-	g.toShared(in.Args[0], 0)
-	g.toShared(in.Args[1], sh.offB)
+	g.stageOperand(in.Args[0], 0)
+	g.stageOperand(in.Args[1], sh.offB)
 	g.emit("bar.sync 0")
 	l := g.mmaLanes()
 	for it := range sh.iters {

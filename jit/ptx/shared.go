@@ -159,6 +159,10 @@ func (g *gen) broadcast(in *ir.Instr) {
 		g.set(res, g.get(x))
 		return
 	}
+	if out, ok := g.rematBroadcast(in); ok {
+		g.set(res, out)
+		return
+	}
 	xstr := rowMajorStrides(xs)
 	strides := make([]int, len(rs))
 	for d := range rs {
@@ -585,8 +589,8 @@ func (g *gen) dot(in *ir.Instr) {
 	offB := align16(a.Type.NumElems() * sa)
 	g.need(offB + b.Type.NumElems()*sb)
 	g.emit("bar.sync 0")
-	g.toShared(a, 0)
-	g.toShared(b, offB)
+	g.stageOperand(a, 0)
+	g.stageOperand(b, offB)
 	g.emit("bar.sync 0")
 	_ = bs
 
