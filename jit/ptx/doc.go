@@ -30,7 +30,9 @@
 // (remat.go): a broadcast of a tile computed from indices alone (aranges, scalars, splats,
 // integer arithmetic, comparisons, pointer offsets: row/column indices, masks, pointer tiles)
 // is recomputed from each element's coordinates in the consumer's layout, and a permute read
-// only by a dot (tl.trans) is written to the dot's staging area at its permuted positions. A reduction with at least as many outputs as
+// only by a dot (tl.trans) is written to the dot's staging area at its permuted positions;
+// for a 2-D tensor-core dot's B, the untransposed tile is staged as it stands (B^T, 16-byte
+// stores) and read with ldmatrix without .trans. A reduction with at least as many outputs as
 // threads (or a short axis) folds each output sequentially in the thread that holds it; with
 // fewer outputs, the axis is split into chunks, one thread per (output, chunk) folds its
 // chunk, the chunks of a warp are combined with butterfly shuffles (shfl.sync.bfly, the

@@ -51,6 +51,9 @@ type mmaShape struct {
 	offB                int // B's staging offset (A's is 0)
 	tiles, tilesN       int // 16x8 output tiles, in all and per row of tiles
 	iters               int // tiles per warp
+	// bT: B is tl.trans of a tile read only by this dot (a lazy permute, remat.go), staged
+	// as that tile, B^T row-major [batch, n, kk], and read with ldmatrix without .trans.
+	bT bool
 }
 
 func (g *gen) mmaShapeOf(in *ir.Instr, typ string, kstep int) mmaShape {
@@ -62,6 +65,9 @@ func (g *gen) mmaShapeOf(in *ir.Instr, typ string, kstep int) mmaShape {
 		sh.batch = rs[0]
 	}
 	sh.offB = align16(a.Type.NumElems() * sh.sz)
+	if p := g.lazy[b]; p != nil && kstep == 16 && rank == 2 { // (batched dots keep .trans: untested)
+		sh.bT = p.Ints[0] == 1 && p.Ints[1] == 0
+	}
 	g.need(sh.offB + b.Type.NumElems()*sh.sz)
 	sh.tilesN = sh.n / 8
 	sh.tiles = sh.batch * (sh.m / 16) * sh.tilesN
@@ -103,9 +109,13 @@ func (g *gen) mmaTileAt(sh mmaShape, l mmaLanes, tileIn string, offC int) mmaTil
 	// batch*tilesM + tm and every batch holds tilesM*16 = m rows.
 	g.emit("shr.u32 %s, %s, %d", t, tile, log2(sh.tilesN))
 	g.emit("mad.lo.u32 %s, %s, 16, %s", row, t, l.grp)
-	bk := g.newReg(rcB32) // batch * kk: the first row of this batch's B
+	bk := g.newReg(rcB32) // batch * kk: the first row of this batch's B (B^T: batch * n)
 	g.emit("shr.u32 %s, %s, %d", bk, t, log2(sh.m/16))
-	g.emit("mul.lo.u32 %s, %s, %d", bk, bk, kk)
+	if sh.bT {
+		g.emit("mul.lo.u32 %s, %s, %d", bk, bk, n)
+	} else {
+		g.emit("mul.lo.u32 %s, %s, %d", bk, bk, kk)
+	}
 
 	// C/D fragment: c0, c1 at (grp, 2*tig + 0/1), c2, c3 eight rows below.
 	tig2 := g.newReg(rcB32)
@@ -129,9 +139,22 @@ func (g *gen) mmaTileAt(sh mmaShape, l mmaLanes, tileIn string, offC int) mmaTil
 		g.emit("shl.b32 %s, %s, 3", aAddr, aAddr)
 		g.emit("mad.lo.u32 %s, %s, %d, %s", aAddr, r, kk, aAddr)
 		g.emit("mad.lo.u32 %s, %s, %d, %s", aAddr, aAddr, sz, g.smem())
-		g.emit("add.u32 %s, %s, %s", bAddr, bk, l16)
-		g.emit("mul.lo.u32 %s, %s, %d", bAddr, bAddr, n)
-		g.emit("mad.lo.u32 %s, %s, 8, %s", bAddr, tn, bAddr)
+		if sh.bT {
+			// B^T (x2): lane l < 16 gives row batch*n + tn*8 + l%8 (n), columns (l/8)*8..+7 of
+			// the k-slice: matrices (n 0-7) x (k 0-7 | 8-15) are b0 and b1 as they stand.
+			l8, c := g.newReg(rcB32), g.newReg(rcB32)
+			g.emit("and.b32 %s, %s, 7", l8, l.lane)
+			g.emit("mad.lo.u32 %s, %s, 8, %s", bAddr, tn, l8)
+			g.emit("add.u32 %s, %s, %s", bAddr, bAddr, bk)
+			g.emit("shr.u32 %s, %s, 3", c, l.lane)
+			g.emit("and.b32 %s, %s, 1", c, c)
+			g.emit("shl.b32 %s, %s, 3", c, c)
+			g.emit("mad.lo.u32 %s, %s, %d, %s", bAddr, bAddr, kk, c)
+		} else {
+			g.emit("add.u32 %s, %s, %s", bAddr, bk, l16)
+			g.emit("mul.lo.u32 %s, %s, %d", bAddr, bAddr, n)
+			g.emit("mad.lo.u32 %s, %s, 8, %s", bAddr, tn, bAddr)
+		}
 	} else {
 		// A fragment base: (row, tig); B's: (batch*kk + tig, tn*8 + grp).
 		col := g.newReg(rcB32)
@@ -167,7 +190,11 @@ func (g *gen) mmaKLoop(sh mmaShape, mt mmaTile, cs []string) {
 		}
 		bs[0], bs[1] = g.newReg(rcB32), g.newReg(rcB32)
 		g.emit("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%s, %s, %s, %s}, [%s]", as[0], as[1], as[2], as[3], aAddr)
-		g.emit("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%s, %s}, [%s]", bs[0], bs[1], bAddr)
+		trans := ".trans"
+		if sh.bT {
+			trans = ""
+		}
+		g.emit("ldmatrix.sync.aligned.m8n8.x2%s.shared.b16 {%s, %s}, [%s]", trans, bs[0], bs[1], bAddr)
 	} else {
 		// a0: (grp, tig), a1: (grp+8, tig), a2: (grp, tig+4), a3: (grp+8, tig+4); b0: (tig, grp),
 		// b1: (tig+4, grp); each rounded to tf32.
@@ -189,7 +216,11 @@ func (g *gen) mmaKLoop(sh mmaShape, mt mmaTile, cs []string) {
 	g.emit("mma.sync.aligned.%s.row.col.f32.%s.%s.f32 {%s, %s, %s, %s}, {%s, %s, %s, %s}, {%s, %s}, {%s, %s, %s, %s}",
 		shape, typ, typ, cs[0], cs[1], cs[2], cs[3], as[0], as[1], as[2], as[3], bs[0], bs[1], cs[0], cs[1], cs[2], cs[3])
 	g.emit("add.u32 %s, %s, %d", aAddr, aAddr, kstep*sz)
-	g.emit("add.u32 %s, %s, %d", bAddr, bAddr, kstep*n*sz)
+	if sh.bT {
+		g.emit("add.u32 %s, %s, %d", bAddr, bAddr, kstep*sz)
+	} else {
+		g.emit("add.u32 %s, %s, %d", bAddr, bAddr, kstep*n*sz)
+	}
 	g.emit("add.u32 %s, %s, %d", kr, kr, kstep)
 	more := g.newReg(rcPred)
 	g.emit("setp.lt.u32 %s, %s, %d", more, kr, kk)
@@ -214,7 +245,7 @@ func (g *gen) mmaDot(in *ir.Instr, typ string, kstep int) {
 	g.need(offC + outN*4)
 	g.emit("bar.sync 0")
 	g.stageOperand(a, 0)
-	g.stageOperand(b, sh.offB)
+	g.stageB(b, sh)
 	g.stageF32(acc, offC)
 	g.emit("bar.sync 0")
 

@@ -168,7 +168,7 @@ func (g *gen) fragDotStep(fa *fragAcc, acc []string) {
 	sh := g.mmaShapeOf(in, fa.typ, fa.kstep)
 	g.emit("bar.sync 0")
 	g.stageOperand(in.Args[0], 0)
-	g.stageOperand(in.Args[1], sh.offB)
+	g.stageB(in.Args[1], sh)
 	g.emit("bar.sync 0")
 	l := g.mmaLanes()
 	for it := range sh.iters {

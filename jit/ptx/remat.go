@@ -178,6 +178,15 @@ func (g *gen) lazyPermute(in *ir.Instr) bool {
 	return true
 }
 
+// stageB writes a tensor-core dot's B operand: as B^T, its permute's source, when sh.bT.
+func (g *gen) stageB(b *ir.Value, sh mmaShape) {
+	if sh.bT {
+		g.toShared(g.lazy[b].Args[0], sh.offB)
+		return
+	}
+	g.stageOperand(b, sh.offB)
+}
+
 // stageOperand writes dot operand v at byte offset off of the staging area, row-major.
 func (g *gen) stageOperand(v *ir.Value, off int) {
 	p := g.lazy[v]

@@ -66,9 +66,9 @@ func TestAnalyzeSASS(t *testing.T) {
 // 12.4's ptxas and cuobjdump): tensor-core HMMAs fed by ldmatrix, the accumulator kept in
 // registers (no shared-memory traffic for it per step), index/mask/pointer broadcasts
 // rematerialized, so at most one barrier per 8 MMAs, no spills, and an issue-bound ceiling
-// of at least 50% of the tensor cores' peak (it was 8% when every dot staged its accumulator
-// through shared memory, loaded fragments with scalar loads and broadcast through shared
-// memory with 21 barriers per step).
+// of at least 60% of the tensor cores' peak, the issue's target (it was 8% when every dot
+// staged its accumulator through shared memory, loaded fragments with scalar loads and
+// broadcast through shared memory with 21 barriers per step).
 func TestGEMMMainLoopSASS(t *testing.T) {
 	ptxas, err := FindCUDA12Tool(".", "ptxas")
 	if err != nil {
@@ -117,8 +117,8 @@ func TestGEMMMainLoopSASS(t *testing.T) {
 	if k.Tensor < 16 || k.LDSM == 0 {
 		t.Errorf("K loop: %d HMMA and %d LDSM, want tensor cores fed by ldmatrix", k.Tensor, k.LDSM)
 	}
-	if c := IssueCeiling(k); c < 0.50 {
-		t.Errorf("issue-bound ceiling %.1f%%, want at least 50%%", 100*c)
+	if c := IssueCeiling(k); c < 0.60 {
+		t.Errorf("issue-bound ceiling %.1f%%, want at least 60%%", 100*c)
 	}
 	if 8*k.Barriers > k.Tensor {
 		t.Errorf("%d barriers for %d MMAs, want at most one per 8", k.Barriers, k.Tensor)
