@@ -46,9 +46,10 @@
 // multiples of 16, 8 and the instruction's K. A, B and the accumulator (as fp32) are staged
 // row-major in shared memory; the output is cut into 16x8 tiles (batch, M/16, N/8) dealt
 // round-robin to the warps; each warp loads its C fragment and, per K step, its A and B
-// fragments (fp16/bf16: ldmatrix.x4 for A, ldmatrix.x2.trans for B, which hand each lane the
-// PTX ISA's fragment layout; tf32: ld.shared per element, groupID = lane>>2,
-// threadID_in_group = lane%4), accumulates in fp32 registers and stores D over C; after a
+// fragments (ldmatrix.x4 for A, ldmatrix.x2.trans for B, which hand each lane the PTX ISA's
+// fragment layout, groupID = lane>>2, threadID_in_group = lane%4; a TF32 element is two b16
+// halves to ldmatrix, and TF32 B not staged as B^T is read per element), accumulates in fp32
+// registers and stores D over C; after a
 // barrier every thread reads its elements back in the blocked layout. Every warp runs the
 // same number of tiles so mma.sync stays warp-uniform (a warp past the last tile recomputes
 // one and does not store it). A K loop's accumulator (a loop-carried tile used only as the
@@ -74,7 +75,7 @@
 //
 // Not yet done: tl.device_print (rejected with a clear error); operands loaded from global
 // memory straight into swizzled shared memory (A and B still go through registers in the
-// blocked layout, then st.shared), ldmatrix for TF32, cp.async pipelines (num_stages),
+// blocked layout, then st.shared), cp.async pipelines (num_stages),
 // layouts as Triton has them (rematerialization covers index-only broadcasts), wgmma on sm_90a.
 //
 // Tests: every test kernel and every kernel of the examples' plans is assembled with ptxas

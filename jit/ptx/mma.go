@@ -65,7 +65,7 @@ func (g *gen) mmaShapeOf(in *ir.Instr, typ string, kstep int) mmaShape {
 		sh.batch = rs[0]
 	}
 	sh.offB = align16(a.Type.NumElems() * sh.sz)
-	if p := g.lazy[b]; p != nil && kstep == 16 && rank == 2 { // (batched dots keep .trans: untested)
+	if p := g.lazy[b]; p != nil && rank == 2 { // (batched dots: not yet)
 		sh.bT = p.Ints[0] == 1 && p.Ints[1] == 0
 	}
 	g.need(sh.offB + b.Type.NumElems()*sh.sz)
@@ -126,41 +126,41 @@ func (g *gen) mmaTileAt(sh mmaShape, l mmaLanes, tileIn string, offC int) mmaTil
 	g.emit("mad.lo.u32 %s, %s, 8, %s", mt.cAddr, tn, mt.cAddr)
 	g.emit("mad.lo.u32 %s, %s, 4, %s", mt.cAddr, mt.cAddr, g.smem())
 	aAddr, bAddr := mt.aAddr, mt.bAddr
-	if sh.kstep == 16 {
-		// ldmatrix row addresses. A (x4): lane l gives row t*16 + l%16, columns (l/16)*8..+7
-		// of the k-slice: matrices (rows 0-7 | 8-15) x (k 0-7 | 8-15) are a0..a3. B (x2.trans):
-		// lane l < 16 gives row batch*kk + l of B (k), columns tn*8..+7 (n): transposed, the
-		// two matrices are b0 and b1. Rows are 16-byte aligned: kk and n are multiples of 16
-		// and 8, the staging areas 16-byte aligned.
-		l16, r := g.newReg(rcB32), g.newReg(rcB32)
-		g.emit("and.b32 %s, %s, 15", l16, l.lane)
-		g.emit("mad.lo.u32 %s, %s, 16, %s", r, t, l16)
-		g.emit("shr.u32 %s, %s, 4", aAddr, l.lane)
-		g.emit("shl.b32 %s, %s, 3", aAddr, aAddr)
-		g.emit("mad.lo.u32 %s, %s, %d, %s", aAddr, r, kk, aAddr)
-		g.emit("mad.lo.u32 %s, %s, %d, %s", aAddr, aAddr, sz, g.smem())
-		if sh.bT {
-			// B^T (x2): lane l < 16 gives row batch*n + tn*8 + l%8 (n), columns (l/8)*8..+7 of
-			// the k-slice: matrices (n 0-7) x (k 0-7 | 8-15) are b0 and b1 as they stand.
-			l8, c := g.newReg(rcB32), g.newReg(rcB32)
-			g.emit("and.b32 %s, %s, 7", l8, l.lane)
-			g.emit("mad.lo.u32 %s, %s, 8, %s", bAddr, tn, l8)
-			g.emit("add.u32 %s, %s, %s", bAddr, bAddr, bk)
-			g.emit("shr.u32 %s, %s, 3", c, l.lane)
-			g.emit("and.b32 %s, %s, 1", c, c)
-			g.emit("shl.b32 %s, %s, 3", c, c)
-			g.emit("mad.lo.u32 %s, %s, %d, %s", bAddr, bAddr, kk, c)
-		} else {
-			g.emit("add.u32 %s, %s, %s", bAddr, bk, l16)
-			g.emit("mul.lo.u32 %s, %s, %d", bAddr, bAddr, n)
-			g.emit("mad.lo.u32 %s, %s, 8, %s", bAddr, tn, bAddr)
-		}
-	} else {
-		// A fragment base: (row, tig); B's: (batch*kk + tig, tn*8 + grp).
+	// ldmatrix row addresses; a row is 16 bytes: 8 fp16/bf16 or 4 fp32 (TF32 fragments are
+	// 32-bit, two b16 halves to ldmatrix), 1<<colShift elements. A (x4): lane l gives row
+	// t*16 + l%16, columns (l/16)<<colShift of the k-slice: matrices (rows 0-7 | 8-15) x
+	// (k low | high half) are a0..a3. Rows are 16-byte aligned: kk and n are multiples of the
+	// instruction's k and 8, the staging areas 16-byte aligned.
+	colShift := log2(16 / sz)
+	l16, r := g.newReg(rcB32), g.newReg(rcB32)
+	g.emit("and.b32 %s, %s, 15", l16, l.lane)
+	g.emit("mad.lo.u32 %s, %s, 16, %s", r, t, l16)
+	g.emit("shr.u32 %s, %s, 4", aAddr, l.lane)
+	g.emit("shl.b32 %s, %s, %d", aAddr, aAddr, colShift)
+	g.emit("mad.lo.u32 %s, %s, %d, %s", aAddr, r, kk, aAddr)
+	g.emit("mad.lo.u32 %s, %s, %d, %s", aAddr, aAddr, sz, g.smem())
+	switch {
+	case sh.bT:
+		// B^T (x2): lane l < 16 gives row batch*n + tn*8 + l%8 (n), columns ((l/8)%2)<<colShift
+		// of the k-slice: matrices (n 0-7) x (k low | high half) are b0 and b1 as they stand.
+		l8, c := g.newReg(rcB32), g.newReg(rcB32)
+		g.emit("and.b32 %s, %s, 7", l8, l.lane)
+		g.emit("mad.lo.u32 %s, %s, 8, %s", bAddr, tn, l8)
+		g.emit("add.u32 %s, %s, %s", bAddr, bAddr, bk)
+		g.emit("shr.u32 %s, %s, 3", c, l.lane)
+		g.emit("and.b32 %s, %s, 1", c, c)
+		g.emit("shl.b32 %s, %s, %d", c, c, colShift)
+		g.emit("mad.lo.u32 %s, %s, %d, %s", bAddr, bAddr, kk, c)
+	case sh.kstep == 16:
+		// B (x2.trans): lane l < 16 gives row batch*kk + l of B (k), columns tn*8..+7 (n):
+		// transposed, the two matrices are b0 and b1.
+		g.emit("add.u32 %s, %s, %s", bAddr, bk, l16)
+		g.emit("mul.lo.u32 %s, %s, %d", bAddr, bAddr, n)
+		g.emit("mad.lo.u32 %s, %s, 8, %s", bAddr, tn, bAddr)
+	default:
+		// TF32 B, element by element: base (batch*kk + tig, tn*8 + grp).
 		col := g.newReg(rcB32)
 		g.emit("mad.lo.u32 %s, %s, 8, %s", col, tn, l.grp)
-		g.emit("mad.lo.u32 %s, %s, %d, %s", aAddr, row, kk, l.tig)
-		g.emit("mad.lo.u32 %s, %s, %d, %s", aAddr, aAddr, sz, g.smem())
 		g.emit("add.u32 %s, %s, %s", bAddr, bk, l.tig)
 		g.emit("mad.lo.u32 %s, %s, %d, %s", bAddr, bAddr, n, col)
 	}
@@ -181,33 +181,34 @@ func (g *gen) mmaKLoop(sh mmaShape, mt mmaTile, cs []string) {
 	kLoop := g.label()
 	g.placeLabel(kLoop)
 	var as, bs [4]string
-	if kstep == 16 {
-		// a0: (grp, 2tig..+1), a1: (grp+8, ...), a2: (grp, 2tig+8..+9), a3: (grp+8, 2tig+8..+9);
-		// b0: rows 2tig, 2tig+1 of column grp, b1: rows 2tig+8, 2tig+9: what ldmatrix (.trans for
-		// B) hands each lane, the lower element in the low half.
-		for i := range as {
-			as[i] = g.newReg(rcB32)
+	// a0: (grp, 2tig..+1), a1: (grp+8, ...), a2: (grp, 2tig+8..+9), a3: (grp+8, 2tig+8..+9);
+	// b0: rows 2tig, 2tig+1 of column grp, b1: rows 2tig+8, 2tig+9 (TF32: one element each,
+	// a0 (grp, tig), a2 (grp, tig+4), b0 (tig, grp), b1 (tig+4, grp)): what ldmatrix hands
+	// each lane, the lower element in the low half.
+	for i := range as {
+		as[i] = g.newReg(rcB32)
+	}
+	bs[0], bs[1] = g.newReg(rcB32), g.newReg(rcB32)
+	g.emit("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%s, %s, %s, %s}, [%s]", as[0], as[1], as[2], as[3], aAddr)
+	switch {
+	case sh.bT:
+		g.emit("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%s, %s}, [%s]", bs[0], bs[1], bAddr)
+	case kstep == 16:
+		g.emit("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%s, %s}, [%s]", bs[0], bs[1], bAddr)
+	default:
+		g.emit("ld.shared.b32 %s, [%s]", bs[0], bAddr)
+		g.emit("ld.shared.b32 %s, [%s]", bs[1], offsetAddr(bAddr, 4*n*4))
+	}
+	if kstep == 8 {
+		// fp32 operands rounded to tf32
+		for _, regs := range [][]string{as[:], bs[:2]} {
+			for i, x := range regs {
+				f, r := g.newReg(rcF32), g.newReg(rcB32)
+				g.emit("mov.b32 %s, %s", f, x)
+				g.emit("cvt.rna.tf32.f32 %s, %s", r, f)
+				regs[i] = r
+			}
 		}
-		bs[0], bs[1] = g.newReg(rcB32), g.newReg(rcB32)
-		g.emit("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%s, %s, %s, %s}, [%s]", as[0], as[1], as[2], as[3], aAddr)
-		trans := ".trans"
-		if sh.bT {
-			trans = ""
-		}
-		g.emit("ldmatrix.sync.aligned.m8n8.x2%s.shared.b16 {%s, %s}, [%s]", trans, bs[0], bs[1], bAddr)
-	} else {
-		// a0: (grp, tig), a1: (grp+8, tig), a2: (grp, tig+4), a3: (grp+8, tig+4); b0: (tig, grp),
-		// b1: (tig+4, grp); each rounded to tf32.
-		tf32 := func(addr string, off int) string {
-			f, r := g.newReg(rcF32), g.newReg(rcB32)
-			g.emit("ld.shared.f32 %s, [%s]", f, offsetAddr(addr, off))
-			g.emit("cvt.rna.tf32.f32 %s, %s", r, f)
-			return r
-		}
-		for i, off := range []int{0, 8 * kk * 4, 16, 8*kk*4 + 16} {
-			as[i] = tf32(aAddr, off)
-		}
-		bs[0], bs[1] = tf32(bAddr, 0), tf32(bAddr, 4*n*4)
 	}
 	shape := "m16n8k16"
 	if kstep == 8 {
