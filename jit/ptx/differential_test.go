@@ -110,18 +110,19 @@ var runCases = []runCase{
 		scalars: map[string]any{"n_elements": int64(2032)}, align16: []string{"x_ptr", "y_ptr", "output_ptr", "n_elements"},
 		wantPTX: []string{"ld.global.v4.b32", "st.global.v4.b32", "mov.b32 {"}, notPTX: []string{".b16 {"}},
 	// Unit strides specialized (jit.Spec.EqualTo1, as lowering's launches pass them): the
-	// matmul's A rows, B rows and C rows are contiguous, so its loads and stores are vectors;
-	// the strides are the constant 1 in the PTX. Without EqualTo1 (the cpu_matmul case
-	// above) they are run-time values and nothing is vectorized.
+	// matmul's A rows, B rows and C rows are contiguous, so its loads and stores are vectors
+	// (the dot operands' loads 16-byte cp.async copies into shared memory, async.go; masked
+	// runs zero-filled); the strides are the constant 1 in the PTX. Without EqualTo1 (the
+	// cpu_matmul case above) they are run-time values and nothing is vectorized.
 	{kc: caseNamed("cpu_matmul"), grid: [3]int{4, 1, 1}, lens: map[string]int{"a_ptr": 64 * 48, "b_ptr": 48 * 64, "c_ptr": 64 * 64},
 		scalars: matmulScalars(64, 64, 48), rtol: 1e-5, atol: 1e-5, fmaDots: true,
 		align16: []string{"a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk", "stride_cm"},
 		ones:    []string{"stride_ak", "stride_bn", "stride_cn"},
-		wantPTX: []string{"ld.global.v4.f32", "st.global.v4.f32", "mov.u32 %r"}},
+		wantPTX: []string{"cp.async.ca.shared.global", "], 16", "cp.async.wait_all", "st.global.v4.f32", "mov.u32 %r"}},
 	{kc: caseNamed("cpu_matmul"), grid: [3]int{4, 1, 1}, lens: map[string]int{"a_ptr": 64 * 48, "b_ptr": 48 * 64, "c_ptr": 64 * 64},
 		scalars: matmulScalars(64, 64, 48), rtol: 1e-5, atol: 1e-5, fmaDots: true,
 		align16: []string{"a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk", "stride_cm"},
-		notPTX:  []string{"ld.global.v", "st.global.v"}},
+		notPTX:  []string{"ld.global.v", "st.global.v", "], 16", "], 8"}}, // 4-byte cp.async at most
 }
 
 // matmulScalars binds matmul_kernel's scalars for contiguous row-major operands.

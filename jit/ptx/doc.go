@@ -73,9 +73,11 @@
 // Codegen verifies its input (ir.Verify) and relies on triton/ir's type rules from there on;
 // what it refuses itself are the limits of the target (tile sizes, atomics, print).
 //
-// Not yet done: tl.device_print (rejected with a clear error); operands loaded from global
-// memory straight into swizzled shared memory (A and B still go through registers in the
-// blocked layout, then st.shared), cp.async pipelines (num_stages),
+// A load read only by a dot is copied from global to shared memory by the dot with cp.async
+// (async.go) instead of through registers.
+//
+// Not yet done: tl.device_print (rejected with a clear error); swizzled shared layouts; a
+// num_stages-deep cp.async pipeline (the copies of step k+1 do not overlap step k's MMAs);
 // layouts as Triton has them (rematerialization covers index-only broadcasts), wgmma on sm_90a.
 //
 // Tests: every test kernel and every kernel of the examples' plans is assembled with ptxas

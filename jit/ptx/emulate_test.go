@@ -752,6 +752,8 @@ func (r *emuRun) exec(t *emuThread, in *emuInstr) error {
 		}
 	case "cvt":
 		return r.cvt(t, in)
+	case "cp":
+		return r.cpAsync(t, in)
 	case "ld":
 		space := spaceOf(op)
 		size := max(nb/8, 1)
@@ -993,6 +995,49 @@ func tf32Round(x uint64) uint64 {
 		return uint64(u)
 	}
 	return uint64((u + 0x1000) &^ 0x1fff)
+}
+
+// cpAsync runs cp.async.{ca,cg}.shared.global [dst], [src], cp-size[, src-size] at once
+// (the emulator has no latency to hide: the copy is complete when cp.async.wait_* runs, as
+// the hardware guarantees): src-size bytes are copied and the rest of cp-size zero-filled;
+// both addresses must be aligned to cp-size. cp.async.wait_all and .commit_group/.wait_group
+// are no-ops.
+func (r *emuRun) cpAsync(t *emuThread, in *emuInstr) error {
+	op, a := in.op, in.args
+	if len(op) < 2 || op[1] != "async" {
+		return fmt.Errorf("unsupported cp form")
+	}
+	if len(op) == 3 && (op[2] == "wait_all" || op[2] == "commit_group" || op[2] == "wait_group") {
+		return nil
+	}
+	if len(op) != 5 || (op[2] != "ca" && op[2] != "cg") || op[3] != "shared" || op[4] != "global" || len(a) < 3 {
+		return fmt.Errorf("unsupported cp.async form")
+	}
+	dst := t.regs[a[0].reg] + uint64(a[0].off)
+	src := t.regs[a[1].reg] + uint64(a[1].off)
+	size := r.val(t, a[2])
+	n := size
+	if len(a) == 4 {
+		n = r.val(t, a[3])
+	}
+	if (size != 4 && size != 8 && size != 16) || n > size || dst%size != 0 || src%size != 0 {
+		return fmt.Errorf("cp.async of %d bytes (%d from the source) at %#x <- %#x: bad size or alignment", size, n, dst, src)
+	}
+	to, err := r.mem2("shared", dst, int(size))
+	if err != nil {
+		return err
+	}
+	for i := range to {
+		to[i] = 0
+	}
+	if n > 0 {
+		from, err := r.mem.slice(src, int(n))
+		if err != nil {
+			return err
+		}
+		copy(to, from)
+	}
+	return nil
 }
 
 // ldmatrix runs ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared.b16 for one warp, as the

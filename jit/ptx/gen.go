@@ -93,6 +93,10 @@ type gen struct {
 	uses map[*ir.Value]int       // operand uses of every value (mmaloop.go)
 	user map[*ir.Value]*ir.Instr // a user of every used value (the only one when uses is 1)
 	lazy map[*ir.Value]*ir.Instr // permutes staged by the dot that reads them (remat.go)
+	// loads a dot stages straight from global memory with cp.async (async.go), and whether
+	// copies are in flight
+	async        map[*ir.Value]*ir.Instr
+	asyncPending bool
 }
 
 func newGen(f *ir.Func, arch string, threads int, spec jit.Spec) *gen {
@@ -367,7 +371,9 @@ func (g *gen) instr(in *ir.Instr) {
 	case op == ir.PtrAdd:
 		g.ptrAdd(in)
 	case op == ir.Load:
-		g.load(in)
+		if !g.asyncLoad(in) {
+			g.load(in)
+		}
 	case op == ir.Store:
 		g.store(in)
 	case op == ir.AtomicRMW || op == ir.AtomicCAS:

@@ -248,7 +248,7 @@ func (g *gen) mmaDot(in *ir.Instr, typ string, kstep int) {
 	g.stageOperand(a, 0)
 	g.stageB(b, sh)
 	g.stageF32(acc, offC)
-	g.emit("bar.sync 0")
+	g.stagedBarrier()
 
 	l := g.mmaLanes()
 	it := g.newReg(rcB32)

@@ -37,7 +37,7 @@ func (g *gen) findFragAccs(f *ir.Func) {
 		}
 	}
 	count(f.Body)
-	g.uses, g.user, g.lazy = uses, user, map[*ir.Value]*ir.Instr{}
+	g.uses, g.user, g.lazy, g.async = uses, user, map[*ir.Value]*ir.Instr{}, map[*ir.Value]*ir.Instr{}
 	g.fragFor, g.fragDot, g.fragAdd = map[*ir.Instr][]*fragAcc{}, map[*ir.Instr]*fragAcc{}, map[*ir.Instr]*fragAcc{}
 	g.frags = map[*ir.Value][]string{}
 	var walk func(b *ir.Block)
@@ -169,7 +169,7 @@ func (g *gen) fragDotStep(fa *fragAcc, acc []string) {
 	g.emit("bar.sync 0")
 	g.stageOperand(in.Args[0], 0)
 	g.stageB(in.Args[1], sh)
-	g.emit("bar.sync 0")
+	g.stagedBarrier()
 	l := g.mmaLanes()
 	for it := range sh.iters {
 		tile := g.newReg(rcB32)

@@ -31,6 +31,10 @@ func log2(n int) int { return bits.TrailingZeros(uint(n)) }
 // A thread's runs of V consecutive elements (see runLen) go out as 16-byte (or narrower)
 // vector stores when off keeps them aligned.
 func (g *gen) toShared(v *ir.Value, off int) {
+	if ld := g.async[v]; ld != nil {
+		g.copyAsync(ld, off)
+		return
+	}
 	t := v.Type.ScalarType()
 	n := v.Type.NumElems()
 	size := smemSize(t)
@@ -611,7 +615,7 @@ func (g *gen) dot(in *ir.Instr) {
 	g.emit("bar.sync 0")
 	g.stageOperand(a, 0)
 	g.stageOperand(b, offB)
-	g.emit("bar.sync 0")
+	g.stagedBarrier()
 	_ = bs
 
 	intDot := ad.IsInt()
