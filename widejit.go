@@ -19,8 +19,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"maps"
+	"math"
 	"sort"
 	"sync"
 	"time"
@@ -100,6 +100,21 @@ func RegisterBackend(name string, b Backend) error { return device.Register(name
 
 // Backends lists the registered backends' names, sorted.
 func Backends() []string { return device.Names() }
+
+// WithFloat32MatmulPrecision sets the precision of fp32 products in every matmul-like kernel
+// (Linear, matmul, fused MLP, convolutions, attention, recurrent layers) on a GPU, as
+// torch.set_float32_matmul_precision spells it: "highest" (the default: IEEE fp32), "high"
+// (TF32 tensor cores) or "medium" (operands rounded to bf16, fp32 accumulation). The CPU
+// always computes IEEE fp32 and warns (WithWarnings) when another precision is asked for.
+func WithFloat32MatmulPrecision(p string) Option {
+	return func(s *settings) { s.Float32MatmulPrecision = p }
+}
+
+// WithoutIntSpecialization compiles integer kernel arguments as run-time values, as Triton's
+// do_not_specialize does. By default, like Triton, kernels are specialized for the integer
+// arguments their launches pass that equal 1 (unit strides) or are multiples of 16, which
+// gives 16-byte vector loads and stores on GPUs; the specialization is in the cache key.
+func WithoutIntSpecialization() Option { return func(s *settings) { s.NoIntSpecialization = true } }
 
 // WithThreads sets the CPU executor's worker count (0, the default: all cores).
 func WithThreads(n int) Option { return func(s *settings) { s.Threads = n } }
@@ -234,6 +249,9 @@ func load(read func(graph.Options) (*graph.Graph, error), opts []Option) (*Model
 	if s.Streams < 0 {
 		return nil, fmt.Errorf("streams must be >= 0 (0: the default), got %d", s.Streams)
 	}
+	if err := lowering.CheckFloat32MatmulPrecision(s.Float32MatmulPrecision); err != nil {
+		return nil, err
+	}
 	g, err := read(s.GraphOptions(s.n))
 	if err != nil {
 		return nil, err
@@ -265,6 +283,7 @@ func loadOne(g *graph.Graph, s settings, dev engine.DeviceSpec, pid int, tracer 
 	if err != nil {
 		return nil, err
 	}
+	s.Float32MatmulPrecision = s.LoweringPrecision(d.Info().Caps)
 	m := &Model{g: g, s: s, dev: d, plans: map[int]*plan{}, label: dev.String(), tracer: tracer, tracePID: pid}
 	p, err := m.compile(context.Background(), g)
 	if err != nil {

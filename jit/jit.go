@@ -27,6 +27,9 @@ type Spec struct {
 	// Align16 lists parameters known to be divisible by 16 (pointers: 16-byte aligned
 	// addresses; ints: multiples of 16). A hint the PTX backend may use to vectorize.
 	Align16 []string
+	// EqualTo1 lists integer parameters equal to 1 on every launch (unit strides): a
+	// backend may compile them as the constant 1, as Triton specializes them.
+	EqualTo1 []string
 	// NumWarps is the launch's warp count on GPUs (0 means 4). The CPU backend ignores it.
 	NumWarps int
 }

@@ -20,6 +20,7 @@ func (c *Compiler) Key(src Source, spec Spec, t Target) (cache.Key, error) {
 		Strings("signature", sortedPairs(spec.Sig, func(v string) string { return v })).
 		Strings("constexprs", sortedPairs(spec.Consts, func(v any) string { return fmt.Sprintf("%T:%v", v, v) })).
 		Strings("align16", sortedCopy(spec.Align16)).
+		Strings("equal_to_1", sortedCopy(spec.EqualTo1)).
 		Int("num_warps", int64(spec.NumWarps)).
 		String("target", t.Key()).
 		String("compiler_version", c.opts.Version).

@@ -310,7 +310,7 @@ func (g *attentionGroup) emit(l *lowerer) (*Launch, error) {
 		return nil, err
 	}
 	return &Launch{
-		Kernel:    newKernel("attention.py", fn, text, map[string]any{"BLOCK_L": int64(bl), "BLOCK_S": int64(bs), "BLOCK_D": int64(bd)}),
+		Kernel:    l.dotKernel("attention.py", fn, text, map[string]any{"BLOCK_L": int64(bl), "BLOCK_S": int64(bs), "BLOCK_D": int64(bd)}),
 		Grid:      [3]int{cdiv(g.l, bl), g.batch * g.heads, l.n},
 		ModelAxis: 2,
 		Args:      args,

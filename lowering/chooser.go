@@ -94,7 +94,12 @@ func heuristicReason(p autotune.Problem, id string, cands []autotune.Candidate) 
 }
 
 func (l *lowerer) problem(chain []string, out View) autotune.Problem {
-	return autotune.Problem{OpChain: chain, Shapes: [][]int{out.Shape}, DTypes: []string{string(out.DType)},
+	dtypes := []string{string(out.DType)}
+	if p := l.opts.inputPrecision(); p != "ieee" {
+		// fp32 products in another type time differently: a decision of their own
+		dtypes = append(dtypes, "dot:"+p)
+	}
+	return autotune.Problem{OpChain: chain, Shapes: [][]int{out.Shape}, DTypes: dtypes,
 		N: l.n, Device: PluginDevice(l.opts.Device, l.opts.BackendOptions)}
 }
 

@@ -329,7 +329,7 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 		return nil, err
 	}
 	return &Launch{
-		Kernel:    newKernel(tmpl, fn, text, map[string]any{"BLOCK_P": int64(bp), "BLOCK_OC": int64(bn), "BLOCK_K": int64(bk)}),
+		Kernel:    l.dotKernel(tmpl, fn, text, map[string]any{"BLOCK_P": int64(bp), "BLOCK_OC": int64(bn), "BLOCK_K": int64(bk)}),
 		Grid:      [3]int{programs, g.batch * g.groups, l.n},
 		ModelAxis: 2,
 		Args:      args,

@@ -420,7 +420,7 @@ func (g *matmulGroup) emit(l *lowerer) (*Launch, error) {
 		return nil, err
 	}
 	return &Launch{
-		Kernel:    newKernel("matmul.py", fn, text, map[string]any{"BLOCK_M": int64(bm), "BLOCK_N": int64(bn), "BLOCK_K": int64(bk)}),
+		Kernel:    l.dotKernel("matmul.py", fn, text, map[string]any{"BLOCK_M": int64(bm), "BLOCK_N": int64(bn), "BLOCK_K": int64(bk)}),
 		Grid:      [3]int{cdiv(g.m, bm) * tilesN, g.batch, l.n},
 		ModelAxis: 2,
 		Args:      args,
@@ -521,7 +521,7 @@ func (g *mlpGroup) emit(l *lowerer) (*Launch, error) {
 		return nil, err
 	}
 	return &Launch{
-		Kernel: newKernel("mlp.py", fn, text, map[string]any{"BLOCK_M": int64(bm), "BLOCK_K": int64(bk),
+		Kernel: l.dotKernel("mlp.py", fn, text, map[string]any{"BLOCK_M": int64(bm), "BLOCK_K": int64(bk),
 			"BLOCK_H": int64(bh), "BLOCK_N": int64(bn)}),
 		Grid:      [3]int{cdiv(f.m, bm), 1, l.n},
 		ModelAxis: 2,

@@ -29,6 +29,12 @@ type Options struct {
 	// Dropout: "" or "eval" (identity), "mc" (Monte Carlo: per-model masks from Seed).
 	Dropout string
 	Seed    int64
+	// Float32MatmulPrecision is the precision of fp32 products in every tl.dot (precision.go):
+	// "" or PrecisionHighest (IEEE), PrecisionHigh (TF32) or PrecisionMedium (bf16).
+	Float32MatmulPrecision string
+	// NoIntSpecialization keeps every integer argument a run-time value in the kernels' specs
+	// (no EqualTo1, no divisibility by 16 in Align16), as Triton's do_not_specialize does.
+	NoIntSpecialization bool
 }
 
 // lowerFunc lowers one node: it reads operand values from l and defines the node's value(s).
@@ -158,6 +164,9 @@ func Lower(g *graph.Graph, opts Options) (*Plan, error) {
 	default:
 		return nil, fmt.Errorf("lowering: unknown dropout mode %q (want eval or mc)", opts.Dropout)
 	}
+	if err := CheckFloat32MatmulPrecision(opts.Float32MatmulPrecision); err != nil {
+		return nil, fmt.Errorf("lowering: %w", err)
+	}
 	if err := checkTensorSizes(g); err != nil {
 		return nil, err
 	}
@@ -263,6 +272,9 @@ func Lower(g *graph.Graph, opts Options) (*Plan, error) {
 		keep[b] = true
 	}
 	plan.assignSlots(keep)
+	for _, ln := range plan.Launches {
+		ln.NoIntSpecialization = opts.NoIntSpecialization
+	}
 	return plan, nil
 }
 

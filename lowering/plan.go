@@ -108,6 +108,8 @@ type Launch struct {
 	// outputs of earlier prepare launches), e.g. a conv weight relayout: package runner runs it
 	// once after uploading the weights, never in Run.
 	Prepare bool
+	// NoIntSpecialization: Options.NoIntSpecialization (Spec leaves integer facts out).
+	NoIntSpecialization bool
 }
 
 // Spec is the jit specialization of the launch's kernel.
@@ -116,16 +118,23 @@ func (l *Launch) Spec() jit.Spec {
 	for _, a := range l.Args {
 		sig[a.Name] = a.sigType()
 	}
-	var align []string
+	var align, ones []string
 	for _, a := range l.Args {
+		if a.Kind == IntArg && l.NoIntSpecialization {
+			continue
+		}
 		// launched per model, model m's pointer is m model strides further
 		perModel := l.Strategy == Sequential && l.Grid[l.ModelAxis] > 1
 		if a.aligned16(perModel) {
 			align = append(align, a.Name)
 		}
+		if a.Kind == IntArg && !a.ModelBase && a.Int == 1 {
+			ones = append(ones, a.Name)
+		}
 	}
 	sort.Strings(align)
-	return jit.Spec{Sig: sig, Consts: l.Kernel.Consts, NumWarps: l.Kernel.NumWarps, Align16: align}
+	sort.Strings(ones)
+	return jit.Spec{Sig: sig, Consts: l.Kernel.Consts, NumWarps: l.Kernel.NumWarps, Align16: align, EqualTo1: ones}
 }
 
 // aligned16 reports whether every launch passes a multiple of 16 here: for a pointer, its

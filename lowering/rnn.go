@@ -262,7 +262,7 @@ func (g *rnnGroup) emit(l *lowerer) (*Launch, error) {
 		return nil, err
 	}
 	return &Launch{
-		Kernel:    newKernel("rnn.py", fn, text, map[string]any{"BLOCK_B": int64(bb), "BLOCK_J": int64(bj), "BLOCK_K": int64(bk)}),
+		Kernel:    l.dotKernel("rnn.py", fn, text, map[string]any{"BLOCK_B": int64(bb), "BLOCK_J": int64(bj), "BLOCK_K": int64(bk)}),
 		Grid:      [3]int{cdiv(g.batch, bb), l.n, 1},
 		ModelAxis: 1,
 		Args:      args,

@@ -298,8 +298,12 @@ func (s *spec) dot(ca callArgs) value {
 				prec = ir.PrecisionTF32
 			case "tf32x3":
 				prec = ir.PrecisionTF32x3
+			case "bf16":
+				// widejit's extension (torch's float32_matmul_precision "medium"): both
+				// operands rounded to bf16, products accumulated in fp32
+				x, y, in, prec = s.cast(x, ir.BF16), s.cast(y, ir.BF16), ir.BF16, ir.PrecisionIEEE
 			default:
-				s.fail("tl.dot: input_precision must be ieee, tf32 or tf32x3, got %q", string(p))
+				s.fail("tl.dot: input_precision must be ieee, tf32, tf32x3 or bf16, got %q", string(p))
 			}
 		} else if !isNone(a[3]) {
 			s.fail("tl.dot: input_precision must be a string")

@@ -19,8 +19,8 @@ Tolerances (|gpu - cpu| <= atol + rtol * max|cpu| per tensor), and why:
   fp32 tl.dot at Triton's default precision       rtol 2e-3 (the GPU rounds the inputs to TF32,
                                                   10 mantissa bits; the CPU computes in full fp32)
 The tutorial kernels' fp32 dots (matmul_leaky, attention) keep Triton's default TF32; widejit's
-own templates ask for input_precision="ieee", which is full fp32 on both backends. Measured on
-an H200: TF32 puts these kernels 2e-4 to 4e-4 of max|cpu| away from the CPU.
+own templates ask for input_precision="ieee" (at --float32-matmul-precision highest, the
+default), which is full fp32 on both backends. Measured on an H200: TF32 puts these kernels 2e-4 to 4e-4 of max|cpu| away from the CPU.
 """
 import argparse
 import json

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/widejit/widejit/jit"
@@ -53,6 +54,26 @@ var benches = []kernelBench{
 		}},
 }
 
+// spec specializes the kernel for its launch as Triton (and widejit's lowering) does: device
+// allocations are 256-byte aligned, so every pointer is 16-byte aligned; integer arguments
+// divisible by 16 or equal to 1 are facts of the compiled kernel.
+func (b kernelBench) spec() jit.Spec {
+	s := jit.Spec{Sig: b.sig, Consts: b.consts, NumWarps: b.warps}
+	_, scalars, _, _ := b.setup()
+	for name, typ := range b.sig {
+		v, isInt := scalars[name].(int64)
+		switch {
+		case strings.HasPrefix(typ, "*"), isInt && v%16 == 0:
+			s.Align16 = append(s.Align16, name)
+		case isInt && v == 1:
+			s.EqualTo1 = append(s.EqualTo1, name)
+		}
+	}
+	sort.Strings(s.Align16)
+	sort.Strings(s.EqualTo1)
+	return s
+}
+
 type result struct {
 	Kernel    string  `json:"kernel"`
 	MedianMS  float64 `json:"median_ms"`
@@ -66,7 +87,15 @@ type result struct {
 func main() {
 	reps := flag.Int("reps", 50, "timed launches per kernel (median of single-launch event timings)")
 	jsonOut := flag.String("json", "", "also write the results as JSON here")
+	sass := flag.String("sass", "", "no GPU needed: write the SASS report (Markdown) of the GEMM and the benchmark's kernels here (\"-\": stdout only)")
 	flag.Parse()
+	if *sass != "" {
+		if err := sassReport(strings.TrimPrefix(*sass, "-")); err != nil {
+			fmt.Fprintln(os.Stderr, "widejit-gpubench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*reps, *jsonOut); err != nil {
 		fmt.Fprintln(os.Stderr, "widejit-gpubench:", err)
 		os.Exit(1)
@@ -87,6 +116,10 @@ func run(reps int, jsonOut string) error {
 	info := dev.Info()
 	fmt.Printf("device: %s (cc %s, %d SMs, driver %s)\n", info.Name, info.ComputeCapability, info.Cores, info.DriverVersion)
 	comp := jit.NewCompiler(jit.CompilerOptions{})
+	gemms, err := benchGEMM(dev, comp, reps)
+	if err != nil {
+		return err
+	}
 	var results []result
 	for _, b := range benches {
 		text, err := os.ReadFile(b.file)
@@ -94,7 +127,7 @@ func run(reps int, jsonOut string) error {
 			return fmt.Errorf("%v (run from the repository root)", err)
 		}
 		src := jit.Source{File: b.file, Text: string(text), Fn: b.fn}
-		spec := jit.Spec{Sig: b.sig, Consts: b.consts, NumWarps: b.warps}
+		spec := b.spec()
 		art, err := comp.Compile(src, spec, dev.Target())
 		if err != nil {
 			return err
@@ -164,7 +197,7 @@ func run(reps int, jsonOut string) error {
 		fmt.Printf("%-40s %8.3f ms  %7.1f GB/s  copy %7.1f GB/s  ratio %.2f\n", r.Kernel, r.MedianMS, r.GBs, r.CopyGBs, r.VsCopy)
 	}
 	if jsonOut != "" {
-		js, _ := json.MarshalIndent(map[string]any{"device": info, "results": results}, "", "  ")
+		js, _ := json.MarshalIndent(map[string]any{"device": info, "results": results, "gemm": gemms}, "", "  ")
 		return os.WriteFile(jsonOut, append(js, '\n'), 0o644)
 	}
 	return nil

@@ -22,8 +22,9 @@ func newInfoCmd(a *app) *cobra.Command {
 				return usagef("%v", err)
 			}
 			lines := engine.BackendStatus(a.v.GetInt("threads"), opts)
-			_, err = fmt.Fprintf(a.stdout, "widejit %s\ngo: %s %s/%s (%d cores)\nbackends:\n  %s\n",
-				buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), strings.Join(lines, "\n  "))
+			_, err = fmt.Fprintf(a.stdout, "widejit %s\ngo: %s %s/%s (%d cores)\nbackends:\n  %s\nfloat32 matmul precision: %s (GPUs only: backends on host threads, the cpu's, always compute fp32 matmuls in IEEE fp32)\n",
+				buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), strings.Join(lines, "\n  "),
+				a.v.GetString("float32_matmul_precision"))
 			return err
 		},
 	}

@@ -104,6 +104,8 @@ recorded decisions: the CPU's differ from a GPU's).`,
 				return usagef("kernel dump: --dir is required")
 			}
 			f.AllowOutsidePaths = a.v.GetBool("allow_outside_paths")
+			f.Float32MatmulPrecision = a.v.GetString("float32_matmul_precision")
+			f.NoIntSpecialization = a.v.GetBool("no_int_specialization")
 			plan, err := f.Lower(args[0])
 			if cmd.Flags().Changed("device") {
 				if len(archs) > 0 {

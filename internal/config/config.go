@@ -18,6 +18,7 @@ import (
 	"github.com/widejit/widejit"
 	"github.com/widejit/widejit/internal/engine"
 	"github.com/widejit/widejit/internal/errkind"
+	"github.com/widejit/widejit/lowering"
 )
 
 // Defaults are the configuration keys and their defaults. Layering (lowest first): defaults
@@ -37,6 +38,10 @@ var Defaults = map[string]any{
 	"memory_limit_mib":  0,     // what a run may allocate; 0: 80% of physical memory, -1: none
 	// a graph may name files outside its directory (absolute, "..", symbolic links out)
 	"allow_outside_paths": false,
+	// fp32 products of every matmul-like kernel on a GPU: highest (IEEE) | high (TF32) | medium (bf16)
+	"float32_matmul_precision": "highest",
+	// compile integer kernel arguments as run-time values (no unit-stride / multiple-of-16 kernels)
+	"no_int_specialization": false,
 }
 
 // Load layers the defaults, the config file (--config, else DefaultPath), the WIDEJIT_*
@@ -195,10 +200,13 @@ func Problems(v *viper.Viper, flags *pflag.FlagSet) []string {
 	if m, err := cast.ToIntE(v.Get("memory_limit_mib")); err != nil || m < -1 {
 		bad("memory_limit_mib", "%q is not an integer >= -1 (0: 80%% of physical memory, -1: no limit)", fmt.Sprint(v.Get("memory_limit_mib")))
 	}
-	for _, k := range []string{"cache_read_only", "allow_outside_paths"} {
+	for _, k := range []string{"cache_read_only", "allow_outside_paths", "no_int_specialization"} {
 		if _, err := cast.ToBoolE(v.Get(k)); err != nil {
 			bad(k, "%q is not true or false", fmt.Sprint(v.Get(k)))
 		}
+	}
+	if err := lowering.CheckFloat32MatmulPrecision(v.GetString("float32_matmul_precision")); err != nil {
+		bad("float32_matmul_precision", "%v", err)
 	}
 	known := make([]string, 0, len(Defaults))
 	for k := range Defaults {
@@ -268,7 +276,8 @@ func Engine(v *viper.Viper, extra []string, version string, warn func(string)) e
 		Plugins:        append(slices.Clone(v.GetStringSlice("plugins")), extra...),
 		PluginDeadline: deadline, PluginMemoryMiB: v.GetInt("plugin_memory_mib"), Version: version, Warn: warn,
 		LaunchTimeout: launch, MemoryLimit: memoryLimit(v), BackendOptions: backendOptions(v),
-		AllowOutsidePaths: v.GetBool("allow_outside_paths")}
+		AllowOutsidePaths:      v.GetBool("allow_outside_paths"),
+		Float32MatmulPrecision: v.GetString("float32_matmul_precision"), NoIntSpecialization: v.GetBool("no_int_specialization")}
 }
 
 // backendOptions is BackendOptions after Load checked them.
@@ -293,7 +302,11 @@ func ModelOptions(v *viper.Viper, extra []string, warn func(string)) []widejit.O
 		opts = append(opts, widejit.WithOutsidePaths())
 	}
 	launch, _ := time.ParseDuration(v.GetString("launch_timeout")) // checked by Load
-	opts = append(opts, widejit.WithLaunchTimeout(launch), widejit.WithMemoryLimit(memoryLimit(v)))
+	opts = append(opts, widejit.WithLaunchTimeout(launch), widejit.WithMemoryLimit(memoryLimit(v)),
+		widejit.WithFloat32MatmulPrecision(v.GetString("float32_matmul_precision")))
+	if v.GetBool("no_int_specialization") {
+		opts = append(opts, widejit.WithoutIntSpecialization())
+	}
 	deadline, _ := time.ParseDuration(v.GetString("plugin_deadline"))
 	return append(opts, widejit.WithPluginLimits(deadline, v.GetInt("plugin_memory_mib")))
 }

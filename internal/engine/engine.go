@@ -43,8 +43,14 @@ type Config struct {
 	// PluginDeadline and PluginMemoryMiB bound each plugin call (0: 50 ms and 64 MiB).
 	PluginDeadline  time.Duration
 	PluginMemoryMiB int
-	Version         string       // compiler version in cache keys ("" = BuildVersion())
-	Warn            func(string) // warnings (nil: dropped)
+	// Float32MatmulPrecision is torch's float32_matmul_precision for every fp32 tl.dot on a
+	// GPU: "" or "highest" (IEEE fp32), "high" (TF32), "medium" (bf16); see LoweringPrecision.
+	Float32MatmulPrecision string
+	// NoIntSpecialization compiles integer kernel arguments as run-time values (Triton's
+	// do_not_specialize): no kernel specialized for unit strides or multiples of 16.
+	NoIntSpecialization bool
+	Version             string       // compiler version in cache keys ("" = BuildVersion())
+	Warn                func(string) // warnings (nil: dropped)
 }
 
 // GraphOptions are the options a graph is loaded with, with n models (0: the file's): the
@@ -58,6 +64,25 @@ func (c Config) Warning(msg string) {
 	if c.Warn != nil {
 		c.Warn(msg)
 	}
+}
+
+// LoweringPrecision is the float32 matmul precision to lower with for a device with caps: the
+// configured one on a GPU; where programs run on host threads (the CPU executor multiplies fp32
+// in IEEE whatever is asked), highest, with a warning when another precision was asked for.
+func (c Config) LoweringPrecision(caps jit.Capabilities) string {
+	p := c.Float32MatmulPrecision
+	if caps.HostThreads && p != "" && p != lowering.PrecisionHighest {
+		c.Warning(fmt.Sprintf("float32 matmul precision %q applies to GPUs only: the CPU computes fp32 products in IEEE fp32 (highest)", p))
+		return lowering.PrecisionHighest
+	}
+	return p
+}
+
+// loweringOptions are the lowering options of the configuration for a device described by
+// info: the backend options and the precision and specialization settings.
+func (c Config) loweringOptions(info jit.DeviceInfo) lowering.Options {
+	return lowering.Options{Device: info, BackendOptions: c.BackendOptions,
+		Float32MatmulPrecision: c.LoweringPrecision(info.Caps), NoIntSpecialization: c.NoIntSpecialization}
 }
 
 // OpenDevice opens the configured device: auto uses the GPU when the CUDA driver finds one
@@ -191,8 +216,8 @@ func (c Config) LoadPlugins(ctx context.Context) ([]autotune.Ranker, func()) {
 	}
 }
 
-// LoweringOptions are the options that plan for dev: its description and the backend options
-// it was opened with.
+// LoweringOptions are the options that plan for dev: its description, the backend options it
+// was opened with, and the precision and specialization settings.
 func (c Config) LoweringOptions(dev jit.Device) lowering.Options {
-	return lowering.Options{Device: dev.Info(), BackendOptions: c.BackendOptions}
+	return c.loweringOptions(dev.Info())
 }

@@ -38,6 +38,9 @@ type PlanOptions struct {
 	BackendOptions map[string]string
 	// AllowOutsidePaths lets the graph name files outside its directory (graph.Options).
 	AllowOutsidePaths bool
+	// Float32MatmulPrecision: lowering.Options' (Config.Plan sets it for its device).
+	Float32MatmulPrecision string
+	NoIntSpecialization    bool
 }
 
 // Lower loads the graph at path and plans it; bad options are errkind.Usage.
@@ -57,7 +60,8 @@ func (o PlanOptions) Lower(path string) (*lowering.Plan, error) {
 	}
 	return lowering.Lower(g, lowering.Options{NoFusion: o.NoFusion, Strategy: o.Strategy,
 		ModelMajor: o.Mode == "sequential", Dropout: o.Dropout, Seed: o.Seed, Chooser: o.Chooser, Device: o.Device,
-		BackendOptions: o.BackendOptions})
+		BackendOptions: o.BackendOptions, Float32MatmulPrecision: o.Float32MatmulPrecision,
+		NoIntSpecialization: o.NoIntSpecialization})
 }
 
 // Plan lowers the graph at path as a run on the configured device would (decisions recorded
@@ -68,6 +72,8 @@ func (c Config) Plan(ctx context.Context, path string, o PlanOptions) (plan *low
 		return nil, "", err
 	}
 	o.Device, o.BackendOptions = dev.Info(), c.BackendOptions
+	o.Float32MatmulPrecision = c.LoweringPrecision(o.Device.Caps)
+	o.NoIntSpecialization = c.NoIntSpecialization
 	dev.Close()
 	store := c.OpenCache()
 	defer c.closeCache(store)

@@ -161,7 +161,7 @@ func (c Config) Populate(ctx context.Context, graphs []*graph.Graph, targets []P
 	var items []populateItem
 	for _, t := range targets {
 		for _, g := range graphs {
-			plans, err := populatePlans(g, t, tuning.Tuner, o.AllStrategies)
+			plans, err := populatePlans(g, t, c.loweringOptions(t.device), tuning.Tuner, o.AllStrategies)
 			if err != nil {
 				return nil, err
 			}
@@ -244,8 +244,7 @@ func (c Config) Populate(ctx context.Context, graphs []*graph.Graph, targets []P
 
 // populatePlans lowers g the way a run on t's device would, and with --all-strategies also
 // every single-decision alternative and the unfused plan.
-func populatePlans(gr *graph.Graph, t PopulateTarget, tuner *autotune.Tuner, all bool) ([]*lowering.Plan, error) {
-	opts := lowering.Options{Device: t.device}
+func populatePlans(gr *graph.Graph, t PopulateTarget, opts lowering.Options, tuner *autotune.Tuner, all bool) ([]*lowering.Plan, error) {
 	plan, points, err := lowering.LowerWithDecisions(gr, opts, tuner, nil)
 	if err != nil {
 		return nil, err

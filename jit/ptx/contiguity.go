@@ -21,15 +21,16 @@ import (
 // axisInfo is what the analysis knows about one value (see above).
 type axisInfo struct {
 	contig, divis, constancy int64
+	one                      bool // every element is the integer 1
 }
 
 // infoFull stands for "unbounded" (a constant or a whole dimension).
 const infoFull = int64(1) << 30
 
-var unknownInfo = axisInfo{1, 1, 1}
+var unknownInfo = axisInfo{1, 1, 1, false}
 
 func meetInfo(a, b axisInfo) axisInfo {
-	return axisInfo{min(a.contig, b.contig), min(a.divis, b.divis), min(a.constancy, b.constancy)}
+	return axisInfo{min(a.contig, b.contig), min(a.divis, b.divis), min(a.constancy, b.constancy), a.one && b.one}
 }
 
 // pow2Divisor is the largest power of two dividing v (capped; 0 is divisible by anything).
@@ -60,11 +61,13 @@ type contiguity struct {
 	align16 map[string]bool
 }
 
-func analyzeContiguity(f *ir.Func, align16 map[string]bool) *contiguity {
+func analyzeContiguity(f *ir.Func, align16, ones map[string]bool) *contiguity {
 	c := &contiguity{info: map[*ir.Value]axisInfo{}, align16: align16}
 	for _, p := range f.Params {
-		in := axisInfo{1, 1, infoFull}
+		in := axisInfo{1, 1, infoFull, false}
 		switch {
+		case !p.Type.Ptr && p.Type.Elem.IsInt() && ones[p.Name]:
+			in.one = true
 		case p.Type.Ptr && align16[p.Name]:
 			in.divis = 16
 		case p.Type.Ptr:
@@ -138,28 +141,28 @@ func (c *contiguity) instr(in *ir.Instr) {
 	switch in.Op {
 	case ir.Const:
 		if in.Result().Type.Elem.IsInt() {
-			set(axisInfo{1, pow2Divisor(in.Int), infoFull})
+			set(axisInfo{1, pow2Divisor(in.Int), infoFull, in.Int == 1})
 		} else {
-			set(axisInfo{1, 1, infoFull})
+			set(axisInfo{1, 1, infoFull, false})
 		}
 	case ir.ProgramID, ir.NumPrograms:
-		set(axisInfo{1, 1, infoFull})
+		set(axisInfo{1, 1, infoFull, false})
 	case ir.Arange:
-		set(axisInfo{int64(in.Ints[1] - in.Ints[0]), pow2Divisor(int64(in.Ints[0])), 1})
+		set(axisInfo{int64(in.Ints[1] - in.Ints[0]), pow2Divisor(int64(in.Ints[0])), 1, false})
 	case ir.Splat:
-		set(axisInfo{1, arg(0).divis, infoFull})
+		set(axisInfo{1, arg(0).divis, infoFull, arg(0).one})
 	case ir.ExpandDims, ir.Broadcast, ir.Reshape, ir.Permute:
 		x, res := in.Args[0], in.Result()
 		a := arg(0)
 		switch {
 		case x.Type.NumElems() == 1:
-			set(axisInfo{1, a.elemDivis(), infoFull})
+			set(axisInfo{1, a.elemDivis(), infoFull, a.one})
 		case in.Op == ir.Permute && in.Ints[len(in.Ints)-1] != len(in.Ints)-1:
 			set(unknownInfo)
 		case in.Op == ir.ExpandDims && int(in.Int) == x.Type.Rank():
-			set(axisInfo{1, a.elemDivis(), 1}) // a new last dim of 1
+			set(axisInfo{1, a.elemDivis(), 1, a.one}) // a new last dim of 1
 		case in.Op == ir.Broadcast && lastDim(x.Type) == 1 && lastDim(res.Type) > 1:
-			set(axisInfo{1, a.elemDivis(), lastDim(res.Type)})
+			set(axisInfo{1, a.elemDivis(), lastDim(res.Type), a.one})
 		case lastDim(x.Type) == lastDim(res.Type):
 			set(a) // rows along the last dim are unchanged
 		default:
@@ -179,28 +182,29 @@ func (c *contiguity) instr(in *ir.Instr) {
 			return
 		}
 		a, b := arg(0), arg(1)
-		for i, other := range []axisInfo{b, a} {
-			if d := in.Args[i].Def; d != nil && d.Op == ir.Const && d.Int == 1 {
-				set(other) // x * 1 (a unit stride) keeps x's facts
-				return
-			}
+		switch {
+		case a.one: // 1 * x, x * 1 (a unit stride, constant or specialized) keep x's facts
+			set(b)
+		case b.one:
+			set(a)
+		default:
+			set(axisInfo{1, min(a.elemDivis()*b.elemDivis(), infoFull), min(a.constancy, b.constancy), false})
 		}
-		set(axisInfo{1, min(a.elemDivis()*b.elemDivis(), infoFull), min(a.constancy, b.constancy)})
 	case ir.Cast:
 		from, to := in.Args[0].Type, in.Result().Type
 		if !from.Ptr && !to.Ptr && from.Elem.IsInt() && to.Elem.IsInt() && to.Elem.Size() >= from.Elem.Size() && from.Elem != ir.I1 {
 			set(arg(0))
 		} else {
-			set(axisInfo{1, 1, arg(0).constancy})
+			set(axisInfo{1, 1, arg(0).constancy, false})
 		}
 	case ir.Cmp:
-		set(axisInfo{1, 1, cmpConstancy(in.Int, arg(0), arg(1))})
+		set(axisInfo{1, 1, cmpConstancy(in.Int, arg(0), arg(1)), false})
 	case ir.And, ir.Or, ir.Xor, ir.Select, ir.Min, ir.Max, ir.Div, ir.Rem, ir.Not, ir.Neg, ir.Abs, ir.Shl, ir.Shr:
 		k := infoFull
 		for i := range in.Args {
 			k = min(k, arg(i).constancy)
 		}
-		set(axisInfo{1, 1, k})
+		set(axisInfo{1, 1, k, false})
 	case ir.For:
 		inits := make([]axisInfo, len(in.Args)-3)
 		for i := range inits {
@@ -208,7 +212,7 @@ func (c *contiguity) instr(in *ir.Instr) {
 		}
 		body := in.Regions[0]
 		// iv = lb + i*step: every value is a multiple of what divides both.
-		c.info[body.Args[0]] = axisInfo{1, min(arg(0).elemDivis(), arg(2).elemDivis()), infoFull}
+		c.info[body.Args[0]] = axisInfo{1, min(arg(0).elemDivis(), arg(2).elemDivis()), infoFull, false}
 		res := c.loop([][]*ir.Value{body.Args[1:]}, inits, func() []axisInfo { return c.block(body) })
 		for i, v := range in.Results {
 			c.info[v] = res[i]
@@ -255,7 +259,7 @@ func addInfo(a, b axisInfo, scale int64, sub bool) axisInfo {
 	bd := min(b.divis*scale, infoFull)
 	switch {
 	case a.contig == 1 && b.contig == 1:
-		return axisInfo{1, min(a.divis, bd), min(a.constancy, b.constancy)}
+		return axisInfo{1, min(a.divis, bd), min(a.constancy, b.constancy), false}
 	case a.contig > 1 && b.contig > 1, b.contig > 1 && sub:
 		return unknownInfo
 	}
@@ -264,7 +268,7 @@ func addInfo(a, b axisInfo, scale int64, sub bool) axisInfo {
 		run, other = b, a
 	}
 	g := min(run.contig, other.constancy)
-	out := axisInfo{g, min(a.divis, bd), 1}
+	out := axisInfo{g, min(a.divis, bd), 1, false}
 	if g < run.contig {
 		// Groups of g start inside the run's groups, g elements apart.
 		out.divis = min(out.divis, g*scale)
@@ -288,6 +292,7 @@ func cmpConstancy(pred int64, a, b axisInfo) int64 {
 // vecWidth is how many consecutive slots of an access through ptr (with mask, or nil) one
 // ld/st.global.v2/.v4 may cover: contiguous, aligned to the whole vector, one predicate for
 // all of it, at most 16 bytes, within one thread's run of contiguous elements (runLen).
+// Eight 16-bit elements travel as a .v4.b32 of pairs (memory.go).
 func (g *gen) vecWidth(ptr, mask *ir.Value, runLen int) int {
 	t := ptr.Type
 	n := t.NumElems()
@@ -301,11 +306,13 @@ func (g *gen) vecWidth(ptr, mask *ir.Value, runLen int) int {
 		return 1
 	}
 	in := g.contig.of(ptr)
-	w := min(int64(4), 16/size, int64(runLen), in.contig, in.divis/size, lastDim(t))
+	w := min(int64(8), 16/size, int64(runLen), in.contig, in.divis/size, lastDim(t))
 	if mask != nil {
 		w = min(w, g.contig.of(mask).constancy)
 	}
 	switch {
+	case w >= 8:
+		return 8
 	case w >= 4:
 		return 4
 	case w >= 2:
@@ -325,13 +332,13 @@ func (g *gen) chooseRunLen(b *ir.Block) int {
 			if len(in.Args) == 3 {
 				mask = in.Args[1]
 			}
-			v = max(v, g.vecWidth(in.Args[0], mask, 4))
+			v = max(v, g.vecWidth(in.Args[0], mask, 8))
 		case ir.Store:
 			var mask *ir.Value
 			if len(in.Args) == 3 {
 				mask = in.Args[2]
 			}
-			v = max(v, g.vecWidth(in.Args[0], mask, 4))
+			v = max(v, g.vecWidth(in.Args[0], mask, 8))
 		}
 		for _, r := range in.Regions {
 			v = max(v, g.chooseRunLen(r))

@@ -28,6 +28,7 @@ type runCase struct {
 	atol    float64
 	ints    map[string][2]int // value range [lo, hi) of integer buffers (default -1000..1000)
 	align16 []string          // jit.Spec.Align16 (the values given must honour it)
+	ones    []string          // jit.Spec.EqualTo1 (the values given must be 1)
 	wantPTX []string          // instructions the PTX must contain (e.g. "ld.global.v4.f32")
 	notPTX  []string          // and must not
 	fmaDots bool              // Target.FMADots
@@ -105,6 +106,25 @@ var runCases = []runCase{
 		wantPTX: []string{"ld.global.v4.f32", "st.global.v4.f32"}},
 	{kc: caseNamed("ptx_vecloop"), grid: [3]int{1, 1, 1}, lens: map[string]int{"x_ptr": 3 * 512, "y_ptr": 512},
 		scalars: map[string]any{"n": int64(501)}, rtol: 1e-6, atol: 1e-6, notPTX: []string{".v4.", ".v2."}},
+	// Eight fp16 per thread (2048 over 256 threads): 16-byte accesses as .v4.b32 of packed
+	// pairs, unpacked into 16-bit registers.
+	{kc: caseNamed("syntax_vector_add_wide"), grid: [3]int{1, 1, 1}, lens: map[string]int{"x_ptr": 2048, "y_ptr": 2048, "output_ptr": 2048},
+		scalars: map[string]any{"n_elements": int64(2032)}, align16: []string{"x_ptr", "y_ptr", "output_ptr", "n_elements"},
+		wantPTX: []string{"ld.global.v4.b32", "st.global.v4.b32", "mov.b32 {"}, notPTX: []string{".b16 {"}},
+	// Unit strides specialized (jit.Spec.EqualTo1, as lowering's launches pass them): the
+	// matmul's A rows, B rows and C rows are contiguous, so its loads and stores are vectors
+	// (the dot operands' loads 16-byte cp.async copies into shared memory, async.go; masked
+	// runs zero-filled); the strides are the constant 1 in the PTX. Without EqualTo1 (the
+	// cpu_matmul case above) they are run-time values and nothing is vectorized.
+	{kc: caseNamed("cpu_matmul"), grid: [3]int{4, 1, 1}, lens: map[string]int{"a_ptr": 64 * 48, "b_ptr": 48 * 64, "c_ptr": 64 * 64},
+		scalars: matmulScalars(64, 64, 48), rtol: 1e-5, atol: 1e-5, fmaDots: true,
+		align16: []string{"a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk", "stride_cm"},
+		ones:    []string{"stride_ak", "stride_bn", "stride_cn"},
+		wantPTX: []string{"cp.async.ca.shared.global", "], 16", "cp.async.wait_all", "st.global.v4.f32", "mov.u32 %r"}},
+	{kc: caseNamed("cpu_matmul"), grid: [3]int{4, 1, 1}, lens: map[string]int{"a_ptr": 64 * 48, "b_ptr": 48 * 64, "c_ptr": 64 * 64},
+		scalars: matmulScalars(64, 64, 48), rtol: 1e-5, atol: 1e-5, fmaDots: true,
+		align16: []string{"a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk", "stride_cm"},
+		notPTX:  []string{"ld.global.v", "st.global.v", "], 16", "], 8"}}, // 4-byte cp.async at most
 }
 
 // matmulScalars binds matmul_kernel's scalars for contiguous row-major operands.
@@ -170,6 +190,9 @@ func TestEmulatedPTXMatchesCPU(t *testing.T) {
 		name := rc.kc.name
 		if rc.align16 != nil {
 			name += "_align16"
+		}
+		if rc.ones != nil {
+			name += "_ones"
 		}
 		if rc.fmaDots {
 			name += "_fma"
@@ -263,7 +286,7 @@ func runOnCPU(t *testing.T, rc runCase, f *ir.Func, init [][]byte) [][]byte {
 func runEmulated(t *testing.T, rc runCase, init [][]byte) [][]byte {
 	t.Helper()
 	f := rc.kc.specialize(t)
-	a, err := Target{Arch: "sm_90", FMADots: rc.fmaDots}.Codegen(f, jit.Spec{NumWarps: rc.kc.warps, Align16: rc.align16})
+	a, err := Target{Arch: "sm_90", FMADots: rc.fmaDots}.Codegen(f, jit.Spec{NumWarps: rc.kc.warps, Align16: rc.align16, EqualTo1: rc.ones})
 	if err != nil {
 		t.Fatal(err)
 	}

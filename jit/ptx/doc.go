@@ -9,12 +9,14 @@
 //     thread t holds element (r/V)*T*V + t*V + r%V. V is one per kernel: 1 (element r*T + t,
 //     so a warp's scalar loads of a row coalesce and its shared-memory accesses hit distinct
 //     banks) unless the contiguity analysis (contiguity.go) proves that some global load or
-//     store can use ld/st.global.v2/.v4; then V is that width (2 or 4, at most 16 bytes),
-//     capped by R. A vector access needs, along the fastest dim, a pointer tile contiguous
-//     over the run and aligned to the vector's bytes, and a mask constant over it; the facts
-//     come from arange, constants, expand_dims/broadcast and jit.Spec.Align16 (16-byte
-//     aligned pointers, ints divisible by 16), and survive loops (fixed point). Without
-//     Align16 hints nothing is vectorized and V is 1.
+//     store can use ld/st.global.v2/.v4; then V is that width (2, 4, or 8 for 16-bit types,
+//     at most 16 bytes: eight fp16/bf16 move as a .v4.b32 of packed pairs), capped by R. A
+//     vector access needs, along the fastest dim, a pointer tile contiguous over the run and
+//     aligned to the vector's bytes, and a mask constant over it; the facts come from arange,
+//     constants, expand_dims/broadcast and the specialization of jit.Spec: Align16 (16-byte
+//     aligned pointers, ints divisible by 16) and EqualTo1 (ints equal to 1, compiled as the
+//     constant 1, so a unit stride keeps an arange contiguous and ptxas folds it away), and
+//     survive loops (fixed point). Without such hints nothing is vectorized and V is 1.
 //   - n < T (and scalars, n = 1): thread t holds element t mod n; elements are replicated.
 //     Stores from replicas write the same value twice (harmless); atomics run only in the
 //     owner thread (t < n), which shares the old value through shared memory.
@@ -24,7 +26,13 @@
 //
 // Ops that move elements between threads stage their operands in dynamic shared memory
 // (bar.sync, st.shared, bar.sync, ld.shared): broadcast (except from one element or between
-// equal counts), permute, reduce and dot. A reduction with at least as many outputs as
+// equal counts), permute, reduce and dot. Two exceptions spare most of a K loop's barriers
+// (remat.go): a broadcast of a tile computed from indices alone (aranges, scalars, splats,
+// integer arithmetic, comparisons, pointer offsets: row/column indices, masks, pointer tiles)
+// is recomputed from each element's coordinates in the consumer's layout, and a permute read
+// only by a dot (tl.trans) is written to the dot's staging area at its permuted positions;
+// for a 2-D tensor-core dot's B, the untransposed tile is staged as it stands (B^T, 16-byte
+// stores) and read with ldmatrix without .trans. A reduction with at least as many outputs as
 // threads (or a short axis) folds each output sequentially in the thread that holds it; with
 // fewer outputs, the axis is split into chunks, one thread per (output, chunk) folds its
 // chunk, the chunks of a warp are combined with butterfly shuffles (shfl.sync.bfly, the
@@ -38,11 +46,17 @@
 // multiples of 16, 8 and the instruction's K. A, B and the accumulator (as fp32) are staged
 // row-major in shared memory; the output is cut into 16x8 tiles (batch, M/16, N/8) dealt
 // round-robin to the warps; each warp loads its C fragment and, per K step, its A and B
-// fragments with ld.shared in the PTX ISA's fragment layouts (groupID = lane>>2,
-// threadID_in_group = lane%4), accumulates in fp32 registers and stores D over C; after a
+// fragments (ldmatrix.x4 for A, ldmatrix.x2.trans for B, which hand each lane the PTX ISA's
+// fragment layout, groupID = lane>>2, threadID_in_group = lane%4; a TF32 element is two b16
+// halves to ldmatrix, and TF32 B not staged as B^T is read per element), accumulates in fp32
+// registers and stores D over C; after a
 // barrier every thread reads its elements back in the blocked layout. Every warp runs the
 // same number of tiles so mma.sync stays warp-uniform (a warp past the last tile recomputes
-// one and does not store it). Everything else (IEEE fp32, TF32x3, int8, odd shapes, or
+// one and does not store it). A K loop's accumulator (a loop-carried tile used only as the
+// accumulator of such a dot, acc = tl.dot(a, b, acc), or acc += tl.dot(a, b), and yielded)
+// stays in registers as the warps' C/D fragments for the whole loop, as Triton keeps it in
+// the MMA layout (mmaloop.go): each step stages only A and B, and the accumulator crosses
+// shared memory once before the loop and once after it. Everything else (IEEE fp32, TF32x3, int8, odd shapes, or
 // Target.FMADots) computes each output element in the thread that holds it with fp32 FMAs
 // over K from shared memory (int8: 32-bit integer multiply-adds). The kernel's dynamic
 // shared memory is the largest staging area (Meta "shared_bytes"); the launch passes it.
@@ -59,8 +73,12 @@
 // Codegen verifies its input (ir.Verify) and relies on triton/ir's type rules from there on;
 // what it refuses itself are the limits of the target (tile sizes, atomics, print).
 //
-// Not yet done: tl.device_print (rejected with a clear error); ldmatrix/cp.async and
-// register-resident mma operands (fragments are reloaded from shared memory per K step).
+// A load read only by a dot is copied from global to shared memory by the dot with cp.async
+// (async.go) instead of through registers.
+//
+// Not yet done: tl.device_print (rejected with a clear error); swizzled shared layouts; a
+// num_stages-deep cp.async pipeline (the copies of step k+1 do not overlap step k's MMAs);
+// layouts as Triton has them (rematerialization covers index-only broadcasts), wgmma on sm_90a.
 //
 // Tests: every test kernel and every kernel of the examples' plans is assembled with ptxas
 // for sm_80 and sm_90; golden PTX for three small kernels; and a PTX emulator (package

@@ -1,6 +1,7 @@
 package ptx
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -32,6 +33,9 @@ func TestExamplePlansOnEmulatedPTX(t *testing.T) {
 	// program through memory, a barrier per step
 	rnn, _ := filepath.Glob("../../lowering/testdata/rnn/*_n3/graph.json")
 	paths = append(paths, rnn...)
+	// the bf16 MLP fixture: tensor-core dots whose accumulators stay in registers across the
+	// K loops (acc += tl.dot(...), mmaloop.go)
+	paths = append(paths, "../../lowering/testdata/idioms/halfmlp_bf16_n3/graph.json")
 	variants := []struct {
 		name string
 		opts lowering.Options
@@ -74,6 +78,49 @@ func TestExamplePlansOnEmulatedPTX(t *testing.T) {
 				}
 				testkit.CheckOutputs(t, outs, testkit.ReadTensors(t, filepath.Join(dir, "expected.safetensors")))
 			})
+		}
+	}
+}
+
+// TestTF32PlanOnEmulatedPTX runs the MLP example at --float32-matmul-precision high (its
+// Linears' fp32 dots on TF32 tensor cores, the weight read as B^T through ldmatrix) on the
+// emulator against PyTorch's fp32 outputs, within TF32's error (10 mantissa bits per
+// operand: 1e-2 of the output's scale).
+func TestTF32PlanOnEmulatedPTX(t *testing.T) {
+	dir := "../../examples/mlp"
+	g, err := graph.Load(filepath.Join(dir, "graph.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := lowering.Lower(g, lowering.Options{Float32MatmulPrecision: lowering.PrecisionHigh})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := runner.New(plan, ptxemu.NewDevice(Target{Arch: "sm_80"}, ParamTypes), jit.NewCompiler(jit.CompilerOptions{}), g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	outs, err := r.Run(testkit.ReadTensors(t, filepath.Join(dir, "inputs.safetensors")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, w := range testkit.ReadTensors(t, filepath.Join(dir, "expected.safetensors")) {
+		got, err := outs[name].Float64s()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := w.Float64s()
+		if err != nil {
+			t.Fatal(err)
+		}
+		scale, maxd := 0.0, 0.0
+		for i := range want {
+			scale = math.Max(scale, math.Abs(want[i]))
+			maxd = math.Max(maxd, math.Abs(got[i]-want[i]))
+		}
+		if maxd > 1e-2*scale || maxd == 0 {
+			t.Errorf("%s: max |diff| %.3g against PyTorch, scale %.3g: want within TF32's 1e-2 of the scale (and not 0: TF32 rounds)", name, maxd, scale)
 		}
 	}
 }

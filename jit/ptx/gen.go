@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"strings"
 
+	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/triton/ir"
 )
 
@@ -61,6 +62,7 @@ type gen struct {
 	arch    string
 	threads int
 	align16 map[string]bool
+	ones    map[string]bool // jit.Spec.EqualTo1: integer parameters compiled as the constant 1
 
 	body     strings.Builder
 	prologue strings.Builder
@@ -81,13 +83,30 @@ type gen struct {
 	vec    int         // the kernel's run length V (see runLen)
 
 	fmaDots bool // Target.FMADots
+
+	// accumulators held as mma fragments across loops (mmaloop.go)
+	fragFor map[*ir.Instr][]*fragAcc
+	fragDot map[*ir.Instr]*fragAcc
+	fragAdd map[*ir.Instr]*fragAcc
+	frags   map[*ir.Value][]string
+
+	uses map[*ir.Value]int       // operand uses of every value (mmaloop.go)
+	user map[*ir.Value]*ir.Instr // a user of every used value (the only one when uses is 1)
+	lazy map[*ir.Value]*ir.Instr // permutes staged by the dot that reads them (remat.go)
+	// loads a dot stages straight from global memory with cp.async (async.go), and whether
+	// copies are in flight
+	async        map[*ir.Value]*ir.Instr
+	asyncPending bool
 }
 
-func newGen(f *ir.Func, arch string, threads int, align16 []string) *gen {
-	g := &gen{f: f, arch: arch, threads: threads, align16: map[string]bool{}, vals: map[*ir.Value][]string{}, vec: 1,
-		bases: map[int]string{}, owners: map[int]string{}}
-	for _, a := range align16 {
+func newGen(f *ir.Func, arch string, threads int, spec jit.Spec) *gen {
+	g := &gen{f: f, arch: arch, threads: threads, align16: map[string]bool{}, ones: map[string]bool{},
+		vals: map[*ir.Value][]string{}, vec: 1, bases: map[int]string{}, owners: map[int]string{}}
+	for _, a := range spec.Align16 {
 		g.align16[a] = true
+	}
+	for _, a := range spec.EqualTo1 {
+		g.ones[a] = true
 	}
 	return g
 }
@@ -227,8 +246,9 @@ func (g *gen) run() (text string, err error) {
 	}()
 	g.tid = g.newReg(rcB32)
 	g.emitPro("mov.u32 %s, %%tid.x", g.tid)
-	g.contig = analyzeContiguity(g.f, g.align16)
+	g.contig = analyzeContiguity(g.f, g.align16, g.ones)
 	g.vec = g.chooseRunLen(g.f.Body)
+	g.findFragAccs(g.f)
 	var params strings.Builder
 	for i, p := range g.f.Params {
 		name := fmt.Sprintf("%s_param_%d", g.f.Name, i)
@@ -259,6 +279,12 @@ func (g *gen) run() (text string, err error) {
 			continue
 		}
 		r := g.newReg(c)
+		if g.ones[p.Name] && !p.Type.Ptr && p.Type.Elem.IsInt() {
+			// specialized: ptxas folds the unit stride out of the address arithmetic
+			g.emitPro("mov%s %s, 1", pt, r)
+			g.set(p, []string{r})
+			continue
+		}
 		g.emitPro("ld.param%s %s, [%s]", pt, r, name)
 		if c == rcB32 {
 			g.normalizeInto(p.Type.Elem, r, &g.prologue)
@@ -311,6 +337,10 @@ func (g *gen) instr(in *ir.Instr) {
 			g.failf(in.Pos, "ptx: a %s tile is %d elements per thread with %d threads (at most %d); use smaller blocks or more warps", v.Type, g.slots(n), g.threads, maxSlots)
 		}
 	}
+	if fa := g.fragAdd[in]; fa != nil {
+		g.frags[in.Result()] = g.frags[fa.iter] // the dot accumulated in place
+		return
+	}
 	switch op := in.Op; {
 	case op == ir.Const:
 		g.constant(in)
@@ -333,13 +363,17 @@ func (g *gen) instr(in *ir.Instr) {
 	case op == ir.Broadcast:
 		g.broadcast(in)
 	case op == ir.Permute:
-		g.permute(in)
+		if !g.lazyPermute(in) {
+			g.permute(in)
+		}
 	case op.IsElementwise() || op == ir.Cmp || op == ir.Select || op == ir.Cast:
 		g.elementwise(in)
 	case op == ir.PtrAdd:
 		g.ptrAdd(in)
 	case op == ir.Load:
-		g.load(in)
+		if !g.asyncLoad(in) {
+			g.load(in)
+		}
 	case op == ir.Store:
 		g.store(in)
 	case op == ir.AtomicRMW || op == ir.AtomicCAS:
@@ -490,7 +524,10 @@ func (g *gen) copyValues(dsts [][]string, srcs []*ir.Value) {
 	tmps := make([][]string, len(srcs))
 	for i, v := range srcs {
 		c := classOf(v.Type)
-		regs := g.get(v)
+		regs, ok := g.frags[v]
+		if !ok {
+			regs = g.get(v)
+		}
 		tmps[i] = make([]string, len(regs))
 		for r, s := range regs {
 			t := g.newReg(c)
@@ -539,16 +576,34 @@ func (g *gen) forLoop(in *ir.Instr) {
 	ity := intType(lb.Type.Elem)
 	iv := g.newReg(it)
 	g.mov(it, iv, g.get(lb)[0])
-	iters := g.freshFor(inits)
+	accs := g.fragFor[in] // nil, or per init: nil or an accumulator held as fragments
+	frag := func(i int) *fragAcc {
+		if accs == nil {
+			return nil
+		}
+		return accs[i]
+	}
+	iters := make([][]string, len(inits))
 	for i, v := range inits {
-		c := classOf(v.Type)
-		for r, s := range g.get(v) {
+		src, c := []string(nil), classOf(v.Type)
+		if fa := frag(i); fa != nil {
+			src = g.toFrags(v, fa)
+		} else {
+			src = g.get(v)
+		}
+		iters[i] = make([]string, len(src))
+		for r, s := range src {
+			iters[i][r] = g.newReg(c)
 			g.mov(c, iters[i][r], s)
 		}
 	}
 	g.vals[body.Args[0]] = []string{iv}
 	for i, a := range body.Args[1:] {
-		g.set(a, iters[i])
+		if frag(i) != nil {
+			g.frags[a] = iters[i]
+		} else {
+			g.set(a, iters[i])
+		}
 	}
 	top, end := g.label(), g.label()
 	g.placeLabel(top)
@@ -576,7 +631,11 @@ func (g *gen) forLoop(in *ir.Instr) {
 	g.emit("bra.uni %s", top)
 	g.placeLabel(end)
 	for i, v := range in.Results {
-		g.set(v, iters[i])
+		if fa := frag(i); fa != nil {
+			g.set(v, g.fromFrags(iters[i], fa, v.Type))
+		} else {
+			g.set(v, iters[i])
+		}
 	}
 }
 

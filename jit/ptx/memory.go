@@ -161,6 +161,15 @@ func (g *gen) load(in *ir.Instr) {
 		if volatile {
 			vol = ".volatile"
 		}
+		if w == 8 {
+			// eight 16-bit elements: one 16-byte ld.global.v4.b32 of pairs, unpacked
+			words := g.pairWords(out[r : r+w])
+			g.emit("%sld%s.global.v4.b32 {%s}, [%s]", guard, vol, strings.Join(words, ", "), ptrs[r])
+			for j, wd := range words {
+				g.emit("mov.b32 {%s, %s}, %s", out[r+2*j], out[r+2*j+1], wd)
+			}
+			continue
+		}
 		g.emit("%sld%s.global.v%d.%s {%s}, [%s]", guard, vol, w, memType(t.Elem, false), strings.Join(out[r:r+w], ", "), ptrs[r])
 	}
 	if volatile && n < g.threads {
@@ -194,8 +203,23 @@ func (g *gen) store(in *ir.Instr) {
 		if p != "" {
 			guard = "@" + p + " "
 		}
+		if w == 8 {
+			g.emit("%sst.global.v4.b32 [%s], {%s}", guard, ptrs[r], strings.Join(g.pairWords(vals[r:r+w]), ", "))
+			continue
+		}
 		g.emit("%sst.global.v%d.%s [%s], {%s}", guard, w, memType(t.Elem, false), ptrs[r], strings.Join(vals[r:r+w], ", "))
 	}
+}
+
+// pairWords packs 16-bit registers pairwise (the first the low half) into new 32-bit ones:
+// eight fp16/bf16 elements move as one 16-byte vector of four words.
+func (g *gen) pairWords(halves []string) []string {
+	words := make([]string, len(halves)/2)
+	for j := range words {
+		words[j] = g.newReg(rcB32)
+		g.emit("mov.b32 %s, {%s, %s}", words[j], halves[2*j], halves[2*j+1])
+	}
+	return words
 }
 
 var atomicOps = map[int64]string{ir.AtomicAdd: "add", ir.AtomicMax: "max", ir.AtomicMin: "min",

@@ -43,137 +43,172 @@ func (g *gen) mmaKind(in *ir.Instr) (typ string, kstep int, ok bool) {
 	return typ, kstep, true
 }
 
-// mmaDot computes a dot with mma.sync. A, B and the accumulator (as fp32) are staged in
-// shared memory row-major; the output is cut into 16x8 tiles (batch, M/16, N/8), and warp w
-// takes tiles w, w+W, w+2W, ... (W warps). Per tile it loads its C fragment, walks K loading
-// the A and B fragments with ld.shared in the PTX ISA's fragment layouts (groupID = lane>>2,
-// tig = lane&3), and stores D back over C. Every warp runs the same number of tiles (so
-// mma.sync stays warp-uniform); a warp past the last tile recomputes tile t mod count and
-// does not store it. After a barrier every thread reads its own elements of the result.
-func (g *gen) mmaDot(in *ir.Instr, typ string, kstep int) {
-	a, b, acc := in.Args[0], in.Args[1], in.Args[2]
-	res := in.Result()
+// mmaShape is what every piece of a tensor-core dot needs to know about its operands.
+type mmaShape struct {
+	typ                 string
+	kstep               int
+	m, n, kk, batch, sz int // sz: the operands' element size in shared memory
+	offB                int // B's staging offset (A's is 0)
+	tiles, tilesN       int // 16x8 output tiles, in all and per row of tiles
+	iters               int // tiles per warp
+	// bT: B is tl.trans of a tile read only by this dot (a lazy permute, remat.go), staged
+	// as that tile, B^T row-major [batch, n, kk], and read with ldmatrix without .trans.
+	bT bool
+}
+
+func (g *gen) mmaShapeOf(in *ir.Instr, typ string, kstep int) mmaShape {
+	a, b, res := in.Args[0], in.Args[1], in.Result()
 	rs := res.Type.Shape
 	rank := len(rs)
-	m, n, kk := rs[rank-2], rs[rank-1], a.Type.Shape[rank-1]
-	batch := 1
+	sh := mmaShape{typ: typ, kstep: kstep, m: rs[rank-2], n: rs[rank-1], kk: a.Type.Shape[rank-1], batch: 1, sz: smemSize(a.Type)}
 	if rank == 3 {
-		batch = rs[0]
+		sh.batch = rs[0]
 	}
-	cd := res.Type.Elem
-	sz := smemSize(a.Type) // A and B share the dtype
-	offB := align16(a.Type.NumElems() * sz)
-	offC := align16(offB + b.Type.NumElems()*sz)
-	outN := res.Type.NumElems()
-	g.need(offC + outN*4)
-	g.emit("bar.sync 0")
-	g.toShared(a, 0)
-	g.toShared(b, offB)
-	addrs := map[string]string{}
-	for r, v := range g.get(acc) {
-		if isHalf(cd) {
-			v = g.toF32(cd, v)
-		}
-		base, k := g.elemIndex(outN, r)
-		ad, ok := addrs[base]
-		if !ok {
-			ad = g.newReg(rcB32)
-			g.emit("mad.lo.u32 %s, %s, 4, %s", ad, base, g.smem())
-			addrs[base] = ad
-		}
-		g.emit("st.shared.f32 [%s], %s", offsetAddr(ad, offC+4*k), v)
+	sh.offB = align16(a.Type.NumElems() * sh.sz)
+	if p := g.lazy[b]; p != nil && rank == 2 { // (batched dots: not yet)
+		sh.bT = p.Ints[0] == 1 && p.Ints[1] == 0
 	}
-	g.emit("bar.sync 0")
-
+	g.need(sh.offB + b.Type.NumElems()*sh.sz)
+	sh.tilesN = sh.n / 8
+	sh.tiles = sh.batch * (sh.m / 16) * sh.tilesN
 	warps := g.threads / 32
-	tilesN, tilesM := n/8, m/16
-	tiles := batch * tilesM * tilesN
-	iters := (tiles + warps - 1) / warps
-	warp, lane, grp, tig := g.newReg(rcB32), g.newReg(rcB32), g.newReg(rcB32), g.newReg(rcB32)
-	g.emit("shr.u32 %s, %s, 5", warp, g.tid)
-	g.emit("and.b32 %s, %s, 31", lane, g.tid)
-	g.emit("shr.u32 %s, %s, 2", grp, lane)
-	g.emit("and.b32 %s, %s, 3", tig, lane)
-	it := g.newReg(rcB32)
-	g.emit("mov.u32 %s, 0", it)
-	tileLoop, kLoop := g.label(), g.label()
-	g.placeLabel(tileLoop)
+	sh.iters = (sh.tiles + warps - 1) / warps
+	return sh
+}
+
+// mmaLanes are a warp's coordinates: warp index, lane, groupID (lane>>2), threadID_in_group.
+type mmaLanes struct{ warp, lane, grp, tig string }
+
+func (g *gen) mmaLanes() mmaLanes {
+	l := mmaLanes{g.newReg(rcB32), g.newReg(rcB32), g.newReg(rcB32), g.newReg(rcB32)}
+	g.emit("shr.u32 %s, %s, 5", l.warp, g.tid)
+	g.emit("and.b32 %s, %s, 31", l.lane, g.tid)
+	g.emit("shr.u32 %s, %s, 2", l.grp, l.lane)
+	g.emit("and.b32 %s, %s, 3", l.tig, l.lane)
+	return l
+}
+
+// mmaTile holds the addresses of one warp's output tile: its C/D fragment in the fp32
+// staging area at offC (cOffs from cAddr), and its A and B fragments in the operands'.
+type mmaTile struct {
+	valid        string // the tile exists (a warp past the last one recomputes tile mod count)
+	cAddr, aAddr string
+	bAddr        string
+	cOffs        []int
+}
+
+// mmaTileAt computes the addresses of tile number tile (a register) for this lane.
+func (g *gen) mmaTileAt(sh mmaShape, l mmaLanes, tileIn string, offC int) mmaTile {
+	n, kk, sz := sh.n, sh.kk, sh.sz
 	tile, valid := g.newReg(rcB32), g.newReg(rcPred)
-	g.emit("mad.lo.u32 %s, %s, %d, %s", tile, it, warps, warp)
-	g.emit("setp.lt.u32 %s, %s, %d", valid, tile, tiles)
-	g.emit("and.b32 %s, %s, %d", tile, tile, tiles-1)
+	g.emit("setp.lt.u32 %s, %s, %d", valid, tileIn, sh.tiles)
+	g.emit("and.b32 %s, %s, %d", tile, tileIn, sh.tiles-1)
 	tn, row, t := g.newReg(rcB32), g.newReg(rcB32), g.newReg(rcB32)
-	g.emit("and.b32 %s, %s, %d", tn, tile, tilesN-1)
+	g.emit("and.b32 %s, %s, %d", tn, tile, sh.tilesN-1)
 	// Row of A / C (batch folded in): (tile / tilesN) * 16 + grp, as tile / tilesN is
 	// batch*tilesM + tm and every batch holds tilesM*16 = m rows.
-	g.emit("shr.u32 %s, %s, %d", t, tile, log2(tilesN))
-	g.emit("mad.lo.u32 %s, %s, 16, %s", row, t, grp)
-	bk := g.newReg(rcB32) // batch * kk: the first row of this batch's B
-	g.emit("shr.u32 %s, %s, %d", bk, t, log2(tilesM))
-	g.emit("mul.lo.u32 %s, %s, %d", bk, bk, kk)
-	col := g.newReg(rcB32) // tn*8 + grp: B's column of this lane
-	g.emit("mad.lo.u32 %s, %s, 8, %s", col, tn, grp)
+	g.emit("shr.u32 %s, %s, %d", t, tile, log2(sh.tilesN))
+	g.emit("mad.lo.u32 %s, %s, 16, %s", row, t, l.grp)
+	bk := g.newReg(rcB32) // batch * kk: the first row of this batch's B (B^T: batch * n)
+	g.emit("shr.u32 %s, %s, %d", bk, t, log2(sh.m/16))
+	if sh.bT {
+		g.emit("mul.lo.u32 %s, %s, %d", bk, bk, n)
+	} else {
+		g.emit("mul.lo.u32 %s, %s, %d", bk, bk, kk)
+	}
 
 	// C/D fragment: c0, c1 at (grp, 2*tig + 0/1), c2, c3 eight rows below.
 	tig2 := g.newReg(rcB32)
-	g.emit("shl.b32 %s, %s, 1", tig2, tig)
-	cAddr := g.newReg(rcB32) // (row*n + tn*8 + 2*tig) * 4
-	g.emit("mad.lo.u32 %s, %s, %d, %s", cAddr, row, n, tig2)
-	g.emit("mad.lo.u32 %s, %s, 8, %s", cAddr, tn, cAddr)
-	g.emit("mad.lo.u32 %s, %s, 4, %s", cAddr, cAddr, g.smem())
-	cOffs := []int{offC, offC + 4, offC + 8*n*4, offC + 8*n*4 + 4}
-	cs := make([]string, 4)
-	for i := range cs {
-		cs[i] = g.newReg(rcF32)
-		g.emit("ld.shared.f32 %s, [%s]", cs[i], offsetAddr(cAddr, cOffs[i]))
-	}
-
-	// A fragment base: (row, tig*2) for 16-bit types, (row, tig) for tf32.
-	aAddr, bAddr := g.newReg(rcB32), g.newReg(rcB32)
-	tigCol := tig
-	if kstep == 16 {
-		tigCol = tig2
-	}
-	g.emit("mad.lo.u32 %s, %s, %d, %s", aAddr, row, kk, tigCol)
+	g.emit("shl.b32 %s, %s, 1", tig2, l.tig)
+	mt := mmaTile{valid: valid, cAddr: g.newReg(rcB32), aAddr: g.newReg(rcB32), bAddr: g.newReg(rcB32),
+		cOffs: []int{offC, offC + 4, offC + 8*n*4, offC + 8*n*4 + 4}}
+	g.emit("mad.lo.u32 %s, %s, %d, %s", mt.cAddr, row, n, tig2) // (row*n + tn*8 + 2*tig) * 4
+	g.emit("mad.lo.u32 %s, %s, 8, %s", mt.cAddr, tn, mt.cAddr)
+	g.emit("mad.lo.u32 %s, %s, 4, %s", mt.cAddr, mt.cAddr, g.smem())
+	aAddr, bAddr := mt.aAddr, mt.bAddr
+	// ldmatrix row addresses; a row is 16 bytes: 8 fp16/bf16 or 4 fp32 (TF32 fragments are
+	// 32-bit, two b16 halves to ldmatrix), 1<<colShift elements. A (x4): lane l gives row
+	// t*16 + l%16, columns (l/16)<<colShift of the k-slice: matrices (rows 0-7 | 8-15) x
+	// (k low | high half) are a0..a3. Rows are 16-byte aligned: kk and n are multiples of the
+	// instruction's k and 8, the staging areas 16-byte aligned.
+	colShift := log2(16 / sz)
+	l16, r := g.newReg(rcB32), g.newReg(rcB32)
+	g.emit("and.b32 %s, %s, 15", l16, l.lane)
+	g.emit("mad.lo.u32 %s, %s, 16, %s", r, t, l16)
+	g.emit("shr.u32 %s, %s, 4", aAddr, l.lane)
+	g.emit("shl.b32 %s, %s, %d", aAddr, aAddr, colShift)
+	g.emit("mad.lo.u32 %s, %s, %d, %s", aAddr, r, kk, aAddr)
 	g.emit("mad.lo.u32 %s, %s, %d, %s", aAddr, aAddr, sz, g.smem())
-	// B fragment base: (batch*kk + tig*2 (tf32: tig), tn*8 + grp).
-	g.emit("add.u32 %s, %s, %s", bAddr, bk, tigCol)
-	g.emit("mad.lo.u32 %s, %s, %d, %s", bAddr, bAddr, n, col)
+	switch {
+	case sh.bT:
+		// B^T (x2): lane l < 16 gives row batch*n + tn*8 + l%8 (n), columns ((l/8)%2)<<colShift
+		// of the k-slice: matrices (n 0-7) x (k low | high half) are b0 and b1 as they stand.
+		l8, c := g.newReg(rcB32), g.newReg(rcB32)
+		g.emit("and.b32 %s, %s, 7", l8, l.lane)
+		g.emit("mad.lo.u32 %s, %s, 8, %s", bAddr, tn, l8)
+		g.emit("add.u32 %s, %s, %s", bAddr, bAddr, bk)
+		g.emit("shr.u32 %s, %s, 3", c, l.lane)
+		g.emit("and.b32 %s, %s, 1", c, c)
+		g.emit("shl.b32 %s, %s, %d", c, c, colShift)
+		g.emit("mad.lo.u32 %s, %s, %d, %s", bAddr, bAddr, kk, c)
+	case sh.kstep == 16:
+		// B (x2.trans): lane l < 16 gives row batch*kk + l of B (k), columns tn*8..+7 (n):
+		// transposed, the two matrices are b0 and b1.
+		g.emit("add.u32 %s, %s, %s", bAddr, bk, l16)
+		g.emit("mul.lo.u32 %s, %s, %d", bAddr, bAddr, n)
+		g.emit("mad.lo.u32 %s, %s, 8, %s", bAddr, tn, bAddr)
+	default:
+		// TF32 B, element by element: base (batch*kk + tig, tn*8 + grp).
+		col := g.newReg(rcB32)
+		g.emit("mad.lo.u32 %s, %s, 8, %s", col, tn, l.grp)
+		g.emit("add.u32 %s, %s, %s", bAddr, bk, l.tig)
+		g.emit("mad.lo.u32 %s, %s, %d, %s", bAddr, bAddr, n, col)
+	}
 	g.emit("mad.lo.u32 %s, %s, %d, %s", bAddr, bAddr, sz, g.smem())
-	g.emit("add.u32 %s, %s, %d", bAddr, bAddr, offB)
+	g.emit("add.u32 %s, %s, %d", bAddr, bAddr, sh.offB)
+	return mt
+}
 
+// mmaKLoop walks K for one tile, accumulating into the fragment registers cs in place. It
+// advances copies of the tile's A and B addresses.
+func (g *gen) mmaKLoop(sh mmaShape, mt mmaTile, cs []string) {
+	n, kk, sz, kstep, typ := sh.n, sh.kk, sh.sz, sh.kstep, sh.typ
+	aAddr, bAddr := g.newReg(rcB32), g.newReg(rcB32)
+	g.emit("mov.u32 %s, %s", aAddr, mt.aAddr)
+	g.emit("mov.u32 %s, %s", bAddr, mt.bAddr)
 	kr := g.newReg(rcB32)
 	g.emit("mov.u32 %s, 0", kr)
+	kLoop := g.label()
 	g.placeLabel(kLoop)
 	var as, bs [4]string
-	if kstep == 16 {
-		// a0: (grp, 2tig..+1), a1: (grp+8, ...), a2: (grp, 2tig+8..+9), a3: (grp+8, 2tig+8..+9);
-		// each register packs two adjacent elements of a row (the lower column in the low half).
-		for i, off := range []int{0, 8 * kk * sz, 8 * sz, 8*kk*sz + 8*sz} {
-			as[i] = g.newReg(rcB32)
-			g.emit("ld.shared.b32 %s, [%s]", as[i], offsetAddr(aAddr, off))
+	// a0: (grp, 2tig..+1), a1: (grp+8, ...), a2: (grp, 2tig+8..+9), a3: (grp+8, 2tig+8..+9);
+	// b0: rows 2tig, 2tig+1 of column grp, b1: rows 2tig+8, 2tig+9 (TF32: one element each,
+	// a0 (grp, tig), a2 (grp, tig+4), b0 (tig, grp), b1 (tig+4, grp)): what ldmatrix hands
+	// each lane, the lower element in the low half.
+	for i := range as {
+		as[i] = g.newReg(rcB32)
+	}
+	bs[0], bs[1] = g.newReg(rcB32), g.newReg(rcB32)
+	g.emit("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%s, %s, %s, %s}, [%s]", as[0], as[1], as[2], as[3], aAddr)
+	switch {
+	case sh.bT:
+		g.emit("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%s, %s}, [%s]", bs[0], bs[1], bAddr)
+	case kstep == 16:
+		g.emit("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%s, %s}, [%s]", bs[0], bs[1], bAddr)
+	default:
+		g.emit("ld.shared.b32 %s, [%s]", bs[0], bAddr)
+		g.emit("ld.shared.b32 %s, [%s]", bs[1], offsetAddr(bAddr, 4*n*4))
+	}
+	if kstep == 8 {
+		// fp32 operands rounded to tf32
+		for _, regs := range [][]string{as[:], bs[:2]} {
+			for i, x := range regs {
+				f, r := g.newReg(rcF32), g.newReg(rcB32)
+				g.emit("mov.b32 %s, %s", f, x)
+				g.emit("cvt.rna.tf32.f32 %s, %s", r, f)
+				regs[i] = r
+			}
 		}
-		// b0: rows 2tig, 2tig+1 of column grp; b1: rows 2tig+8, 2tig+9 (lower row low).
-		for i, off := range []int{0, 8 * n * sz} {
-			lo, hi := g.newReg(rcB16), g.newReg(rcB16)
-			g.emit("ld.shared.b16 %s, [%s]", lo, offsetAddr(bAddr, off))
-			g.emit("ld.shared.b16 %s, [%s]", hi, offsetAddr(bAddr, off+n*sz))
-			bs[i] = g.newReg(rcB32)
-			g.emit("mov.b32 %s, {%s, %s}", bs[i], lo, hi)
-		}
-	} else {
-		// a0: (grp, tig), a1: (grp+8, tig), a2: (grp, tig+4), a3: (grp+8, tig+4); b0: (tig, grp),
-		// b1: (tig+4, grp); each rounded to tf32.
-		tf32 := func(addr string, off int) string {
-			f, r := g.newReg(rcF32), g.newReg(rcB32)
-			g.emit("ld.shared.f32 %s, [%s]", f, offsetAddr(addr, off))
-			g.emit("cvt.rna.tf32.f32 %s, %s", r, f)
-			return r
-		}
-		for i, off := range []int{0, 8 * kk * 4, 16, 8*kk*4 + 16} {
-			as[i] = tf32(aAddr, off)
-		}
-		bs[0], bs[1] = tf32(bAddr, 0), tf32(bAddr, 4*n*4)
 	}
 	shape := "m16n8k16"
 	if kstep == 8 {
@@ -182,17 +217,59 @@ func (g *gen) mmaDot(in *ir.Instr, typ string, kstep int) {
 	g.emit("mma.sync.aligned.%s.row.col.f32.%s.%s.f32 {%s, %s, %s, %s}, {%s, %s, %s, %s}, {%s, %s}, {%s, %s, %s, %s}",
 		shape, typ, typ, cs[0], cs[1], cs[2], cs[3], as[0], as[1], as[2], as[3], bs[0], bs[1], cs[0], cs[1], cs[2], cs[3])
 	g.emit("add.u32 %s, %s, %d", aAddr, aAddr, kstep*sz)
-	g.emit("add.u32 %s, %s, %d", bAddr, bAddr, kstep*n*sz)
+	if sh.bT {
+		g.emit("add.u32 %s, %s, %d", bAddr, bAddr, kstep*sz)
+	} else {
+		g.emit("add.u32 %s, %s, %d", bAddr, bAddr, kstep*n*sz)
+	}
 	g.emit("add.u32 %s, %s, %d", kr, kr, kstep)
 	more := g.newReg(rcPred)
 	g.emit("setp.lt.u32 %s, %s, %d", more, kr, kk)
 	g.emit("@%s bra %s", more, kLoop)
+}
+
+// mmaDot computes a dot with mma.sync. A, B and the accumulator (as fp32) are staged in
+// shared memory row-major; the output is cut into 16x8 tiles (batch, M/16, N/8), and warp w
+// takes tiles w, w+W, w+2W, ... (W warps). Per tile it loads its C fragment, walks K loading
+// the A and B fragments (ldmatrix for 16-bit types, ld.shared for tf32), and stores D back
+// over C. Every warp runs the same number of tiles (so mma.sync stays warp-uniform); a warp
+// past the last tile recomputes tile t mod count and does not store it. After a barrier
+// every thread reads its own elements of the result.
+func (g *gen) mmaDot(in *ir.Instr, typ string, kstep int) {
+	a, b, acc := in.Args[0], in.Args[1], in.Args[2]
+	res := in.Result()
+	rs := res.Type.Shape
+	cd := res.Type.Elem
+	sh := g.mmaShapeOf(in, typ, kstep)
+	offC := align16(sh.offB + b.Type.NumElems()*sh.sz)
+	outN := res.Type.NumElems()
+	g.need(offC + outN*4)
+	g.emit("bar.sync 0")
+	g.stageOperand(a, 0)
+	g.stageB(b, sh)
+	g.stageF32(acc, offC)
+	g.stagedBarrier()
+
+	l := g.mmaLanes()
+	it := g.newReg(rcB32)
+	g.emit("mov.u32 %s, 0", it)
+	tileLoop := g.label()
+	g.placeLabel(tileLoop)
+	tile := g.newReg(rcB32)
+	g.emit("mad.lo.u32 %s, %s, %d, %s", tile, it, g.threads/32, l.warp)
+	mt := g.mmaTileAt(sh, l, tile, offC)
+	cs := make([]string, 4)
 	for i := range cs {
-		g.emit("@%s st.shared.f32 [%s], %s", valid, offsetAddr(cAddr, cOffs[i]), cs[i])
+		cs[i] = g.newReg(rcF32)
+		g.emit("ld.shared.f32 %s, [%s]", cs[i], offsetAddr(mt.cAddr, mt.cOffs[i]))
+	}
+	g.mmaKLoop(sh, mt, cs)
+	for i := range cs {
+		g.emit("@%s st.shared.f32 [%s], %s", mt.valid, offsetAddr(mt.cAddr, mt.cOffs[i]), cs[i])
 	}
 	g.emit("add.u32 %s, %s, 1", it, it)
 	again := g.newReg(rcPred)
-	g.emit("setp.lt.u32 %s, %s, %d", again, it, iters)
+	g.emit("setp.lt.u32 %s, %s, %d", again, it, sh.iters)
 	g.emit("@%s bra %s", again, tileLoop)
 	g.emit("bar.sync 0")
 
@@ -203,4 +280,23 @@ func (g *gen) mmaDot(in *ir.Instr, typ string, kstep int) {
 		}
 	}
 	g.set(res, out)
+}
+
+// stageF32 stores v (in the blocked layout) as fp32 into shared memory at off, row-major.
+func (g *gen) stageF32(v *ir.Value, off int) {
+	n := v.Type.NumElems()
+	addrs := map[string]string{}
+	for r, x := range g.get(v) {
+		if isHalf(v.Type.Elem) {
+			x = g.toF32(v.Type.Elem, x)
+		}
+		base, k := g.elemIndex(n, r)
+		ad, ok := addrs[base]
+		if !ok {
+			ad = g.newReg(rcB32)
+			g.emit("mad.lo.u32 %s, %s, 4, %s", ad, base, g.smem())
+			addrs[base] = ad
+		}
+		g.emit("st.shared.f32 [%s], %s", offsetAddr(ad, off+4*k), x)
+	}
 }

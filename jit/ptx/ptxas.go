@@ -17,18 +17,26 @@ func FindPtxas(start string) (string, error) {
 	if p, err := exec.LookPath("ptxas"); err == nil {
 		return p, nil
 	}
+	if p, ok := findUp(start, filepath.Join(".tools", "bin", "ptxas")); ok {
+		return p, nil
+	}
+	return "", fmt.Errorf("ptxas not found: run bash .ci/setup (extracts it from Debian's nvidia-cuda-toolkit)")
+}
+
+// findUp returns <dir>/rel for the first dir, from start up to the root, where it is a file.
+func findUp(start, rel string) (string, bool) {
 	dir, err := filepath.Abs(start)
 	if err != nil {
-		return "", err
+		return "", false
 	}
 	for {
-		p := filepath.Join(dir, ".tools", "bin", "ptxas")
+		p := filepath.Join(dir, rel)
 		if st, err := os.Stat(p); err == nil && !st.IsDir() {
-			return p, nil
+			return p, true
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", fmt.Errorf("ptxas not found: run bash .ci/setup (extracts it from Debian's nvidia-cuda-toolkit)")
+			return "", false
 		}
 		dir = parent
 	}
@@ -50,6 +58,11 @@ var (
 // Assemble runs ptxas -v for arch on PTX text and returns its report; an assembler error
 // comes back with ptxas's messages.
 func Assemble(ptxas, arch, text string) (*AsmReport, error) {
+	return assemble(ptxas, arch, text, nil)
+}
+
+// assemble runs ptxas -v and, when cubin is not nil, hands it the path of the cubin written.
+func assemble(ptxas, arch, text string, cubin func(path string) error) (*AsmReport, error) {
 	dir, err := os.MkdirTemp("", "widejit-ptxas")
 	if err != nil {
 		return nil, err
@@ -59,19 +72,25 @@ func Assemble(ptxas, arch, text string) (*AsmReport, error) {
 	if err := os.WriteFile(in, []byte(text), 0o644); err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(ptxas, "-v", "-arch="+arch, "-o", filepath.Join(dir, "k.cubin"), in)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := filepath.Join(dir, "k.cubin")
+	cmd := exec.Command(ptxas, "-v", "-arch="+arch, "-o", out, in)
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("ptxas -arch=%s: %v\n%s", arch, err, out.String())
+		return nil, fmt.Errorf("ptxas -arch=%s: %v\n%s", arch, err, log.String())
 	}
-	rep := &AsmReport{Log: out.String()}
+	rep := &AsmReport{Log: log.String()}
 	if m := regsRe.FindStringSubmatch(rep.Log); m != nil {
 		rep.Registers, _ = strconv.Atoi(m[1])
 	}
 	if m := spillRe.FindStringSubmatch(rep.Log); m != nil {
 		rep.SpillStores, _ = strconv.Atoi(m[1])
 		rep.SpillLoads, _ = strconv.Atoi(m[2])
+	}
+	if cubin != nil {
+		if err := cubin(out); err != nil {
+			return nil, err
+		}
 	}
 	return rep, nil
 }

@@ -3,6 +3,7 @@ package ptx
 import (
 	"math/bits"
 	"strconv"
+	"strings"
 
 	"github.com/widejit/widejit/triton/ir"
 )
@@ -27,13 +28,26 @@ func align16(n int) int { return (n + 15) &^ 15 }
 func log2(n int) int { return bits.TrailingZeros(uint(n)) }
 
 // toShared writes every element v's thread holds at byte offset off of the staging area.
+// A thread's runs of V consecutive elements (see runLen) go out as 16-byte (or narrower)
+// vector stores when off keeps them aligned.
 func (g *gen) toShared(v *ir.Value, off int) {
+	if ld := g.async[v]; ld != nil {
+		g.copyAsync(ld, off)
+		return
+	}
 	t := v.Type.ScalarType()
 	n := v.Type.NumElems()
 	size := smemSize(t)
 	regs := g.get(v)
+	w := 1 // elements per store
+	if n >= g.threads && !t.Ptr && (size == 2 || size == 4) {
+		w = min(g.runLen(n), 16/size)
+		for w > 1 && off%(w*size) != 0 {
+			w /= 2
+		}
+	}
 	addrs := map[string]string{}
-	for r, val := range regs {
+	for r := 0; r < len(regs); r += w {
 		base, k := g.elemIndex(n, r)
 		a, ok := addrs[base]
 		if !ok {
@@ -41,7 +55,17 @@ func (g *gen) toShared(v *ir.Value, off int) {
 			g.emit("mad.lo.u32 %s, %s, %d, %s", a, base, size, g.smem())
 			addrs[base] = a
 		}
-		g.st("shared", t, offsetAddr(a, k*size+off), val, "")
+		addr := offsetAddr(a, k*size+off)
+		switch {
+		case w == 1:
+			g.st("shared", t, addr, regs[r], "")
+		case size == 2 && w == 2:
+			g.emit("st.shared.b32 [%s], %s", addr, g.pairWords(regs[r : r+2])[0])
+		case size == 2:
+			g.emit("st.shared.v%d.b32 [%s], {%s}", w/2, addr, strings.Join(g.pairWords(regs[r:r+w]), ", "))
+		default:
+			g.emit("st.shared.v%d.%s [%s], {%s}", w, memType(t.Elem, false), addr, strings.Join(regs[r:r+w], ", "))
+		}
 	}
 }
 
@@ -157,6 +181,10 @@ func (g *gen) broadcast(in *ir.Instr) {
 	}
 	if x.Type.NumElems() == res.Type.NumElems() {
 		g.set(res, g.get(x))
+		return
+	}
+	if out, ok := g.rematBroadcast(in); ok {
+		g.set(res, out)
 		return
 	}
 	xstr := rowMajorStrides(xs)
@@ -561,6 +589,12 @@ func (g *gen) combine(in *ir.Instr, kind int, accs, bs []string, idx, k string) 
 }
 
 func (g *gen) dot(in *ir.Instr) {
+	if fa := g.fragDot[in]; fa != nil {
+		acc := g.frags[fa.iter]
+		g.fragDotStep(fa, acc)
+		g.frags[in.Result()] = acc
+		return
+	}
 	if typ, kstep, ok := g.mmaKind(in); ok {
 		g.mmaDot(in, typ, kstep)
 		return
@@ -579,9 +613,9 @@ func (g *gen) dot(in *ir.Instr) {
 	offB := align16(a.Type.NumElems() * sa)
 	g.need(offB + b.Type.NumElems()*sb)
 	g.emit("bar.sync 0")
-	g.toShared(a, 0)
-	g.toShared(b, offB)
-	g.emit("bar.sync 0")
+	g.stageOperand(a, 0)
+	g.stageOperand(b, offB)
+	g.stagedBarrier()
 	_ = bs
 
 	intDot := ad.IsInt()

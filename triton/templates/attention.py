@@ -22,7 +22,7 @@ Data: Fn, Header, Causal, Weights, Dropout bool, AttnMask, KeyPadding string (""
         # keys as rows (contiguous along the head's columns), transposed for the dot
         kk = tl.load(k_base + rs[:, None] * k_sl + rd[None, :],
                      mask=(rs[:, None] < S) & (rd[None, :] < DH), other=0.0)
-        s = tl.dot(q, tl.trans(kk))
+        s = tl.dot(q, tl.trans(kk), input_precision=INPUT_PRECISION)
 {{- if .NoMask}}
         # BLOCK_S divides S and nothing is masked: every score is valid
 {{- else}}
@@ -81,6 +81,7 @@ def {{.Fn}}(
 {{- end}}
     L, S, HEADS, DH, scale,{{if .Dropout}} BH, seed, p_drop, keep_scale, model_base,{{end}}
     BLOCK_L: tl.constexpr, BLOCK_S: tl.constexpr, BLOCK_D: tl.constexpr,
+    INPUT_PRECISION: tl.constexpr,
 ):
     pid_l = tl.program_id(0)
     bh = tl.program_id(1)
@@ -113,7 +114,7 @@ def {{.Fn}}(
 {{- template "drop" .}}
         vv = tl.load(v_base + rs[:, None] * v_sl + rd[None, :],
                      mask=(rs[:, None] < S) & (rd[None, :] < DH), other=0.0)
-        acc = acc * alpha[:, None] + tl.dot(p, vv)
+        acc = acc * alpha[:, None] + tl.dot(p, vv, input_precision=INPUT_PRECISION)
         m_i = m_new
     out = acc / l_i[:, None]
     tl.store(o_ptr + model * o_mstride + b * o_sb + h * DH + rl[:, None] * o_sl + rd[None, :], out, mask=qmask)

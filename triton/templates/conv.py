@@ -27,6 +27,7 @@ def {{.Fn}}(
     H, W, OW, P, OCG, KTOT, KW, KHW, CG, GROUPS,
     stride_h, stride_w, pad_h, pad_w, dil_h, dil_w, tiles_oc, {{pyargs .ExtraArgs}}
     BLOCK_P: tl.constexpr, BLOCK_OC: tl.constexpr, BLOCK_K: tl.constexpr,
+    INPUT_PRECISION: tl.constexpr,
 ):
     pid = tl.program_id(0)
     bg = tl.program_id(1)
@@ -55,7 +56,7 @@ def {{.Fn}}(
         a = tl.load(x_base + ci[None, :] * x_cstride + ih * W + iw, mask=xmask, other=0.0)
         b = tl.load(w_base + rn[None, :] * KTOT + ks[:, None],
                     mask=(ks[:, None] < KTOT) & (rn[None, :] < OCG), other=0.0)
-        acc += tl.dot(a, b)
+        acc += tl.dot(a, b, input_precision=INPUT_PRECISION)
     cmask = (rp[:, None] < P) & (rn[None, :] < OCG)
 {{- range .Epilogue}}
     {{.Name}} = {{.Load}}

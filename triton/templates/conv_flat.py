@@ -32,6 +32,7 @@ def {{.Fn}}(
     {{pyargs .EpilogueArgs}}
     Wp, OW, OH, Q, P, OCG, KTOT, KW, KHW, CG, GROUPS, dil_h, dil_w, w_tstride, tiles_oc, {{pyargs .ExtraArgs}}
     BLOCK_P: tl.constexpr, BLOCK_OC: tl.constexpr, BLOCK_K: tl.constexpr,
+    INPUT_PRECISION: tl.constexpr,
 ):
     pid = tl.program_id(0)
     bg = tl.program_id(1)
@@ -68,7 +69,7 @@ def {{.Fn}}(
             a = tl.load(w_base + tap * w_tstride + rn[:, None] * CG + cs[None, :], mask=ocmask & (cs[None, :] < CG), other=0.0)
             b = tl.load(x_base + toff + cs[:, None] * x_cstride + q[None, :], mask=(cs[:, None] < CG) & (q[None, :] < Q), other=0.0)
 {{- end}}
-            acc += tl.dot(a, b)
+            acc += tl.dot(a, b, input_precision=INPUT_PRECISION)
 {{- else}}
     w_base = w_ptr + model * w_mstride + grp * OCG * KTOT
     for k0 in range(0, KTOT, BLOCK_K):
@@ -80,7 +81,7 @@ def {{.Fn}}(
         tap = ks % KHW
         koff = (ks // KHW) * x_cstride + (tap // KW) * (dil_h * Wp) + (tap % KW) * dil_w
         b = tl.load(x_base + (koff[:, None] + q[None, :]), mask=bmask, other=0.0)
-        acc += tl.dot(a, b)
+        acc += tl.dot(a, b, input_precision=INPUT_PRECISION)
 {{- end}}
     ow = q % Wp
     rp = (q // Wp) * OW + ow

@@ -60,6 +60,7 @@ def {{.Fn}}(
     stride_d, stride_h, stride_w, pad_d, pad_h, pad_w, dil_d, dil_h, dil_w, tiles_oc, {{pyargs .ExtraArgs}}
     BLOCK_P: tl.constexpr, BLOCK_OC: tl.constexpr, BLOCK_K: tl.constexpr, TRANSPOSED: tl.constexpr,
     TAPS_OUTER: tl.constexpr,
+    INPUT_PRECISION: tl.constexpr,
 ):
     pid = tl.program_id(0)
     bg = tl.program_id(1)
@@ -93,7 +94,7 @@ def {{.Fn}}(
                             mask=pmask[:, None] & (cs[None, :] < CG), other=0.0)
                 b = tl.load(w_base + cs[:, None] * w_cstride + rn[None, :] * w_ocstride + tap,
                             mask=(cs[:, None] < CG) & (rn[None, :] < OCG), other=0.0)
-                acc += tl.dot(a, b)
+                acc += tl.dot(a, b, input_precision=INPUT_PRECISION)
     else:
         # one K loop over (channel, tap) pairs, which keeps the dots full when a group has
         # only a few channels (depthwise, an RGB input)
@@ -108,7 +109,7 @@ def {{.Fn}}(
             a = tl.load(x_base + ci[None, :] * x_cstride + poff, mask=xmask, other=0.0)
             b = tl.load(w_base + ci[:, None] * w_cstride + rn[None, :] * w_ocstride + tap[:, None],
                         mask=(ks[:, None] < KTOT) & (rn[None, :] < OCG), other=0.0)
-            acc += tl.dot(a, b)
+            acc += tl.dot(a, b, input_precision=INPUT_PRECISION)
     cmask = (rp[:, None] < P) & (rn[None, :] < OCG)
 {{- range .Epilogue}}
     {{.Name}} = {{.Load}}

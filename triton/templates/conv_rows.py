@@ -32,6 +32,7 @@ def {{.Fn}}(
     H, W, OW, P, OC, OCG, KH, KW, CG, GROUPS,
     stride_h, stride_w, pad_h, pad_w, dil_h, dil_w, tiles_ow, tiles_oc, {{pyargs .ExtraArgs}}
     BLOCK_P: tl.constexpr, BLOCK_OC: tl.constexpr, BLOCK_K: tl.constexpr,
+    INPUT_PRECISION: tl.constexpr,
 ):
     pid = tl.program_id(0)
     bg = tl.program_id(1)
@@ -67,7 +68,7 @@ def {{.Fn}}(
                             mask=ocmask & (cs[None, :] < CG), other=0.0)
                 b = tl.load(x_base + cs[:, None] * x_cstride + (ih * W - pad_w) + iwp,
                             mask=(cs[:, None] < CG) & pmask, other=0.0)
-                acc += tl.dot(a, b)
+                acc += tl.dot(a, b, input_precision=INPUT_PRECISION)
     cmask = ocmask & (ow[None, :] < OW)
 {{- range .Epilogue}}
     {{.Name}} = {{.Load}}

@@ -3,8 +3,8 @@ Tiled matmul C[b] = A[b] @ B[b] for every model and matmul batch b: grid axis 0 
 BLOCK_M x BLOCK_N output tiles, axis 1 the batch, axis 2 the model. Operands are addressed by
 strides, so a Linear's weight [out, in] is read as B = W^T without a copy. The fused epilogue
 (bias, activation, residual, scaling, dropout) runs on the fp32 accumulator tile before the
-single store. fp32 dots ask for IEEE precision, not TF32, so GPU results stay within 1e-4 of
-PyTorch's.
+single store. INPUT_PRECISION is the fp32 dots' precision as --float32-matmul-precision chose
+it (ieee at the default, so GPU results stay within 1e-4 of PyTorch's; tf32; bf16).
 Data: Fn, Header, Epilogue []{Name, Load string} (loads addressed by rm/rn), EpilogueArgs
 []string (pointer, model/batch/row/col strides of each epilogue operand), ExtraArgs []string,
 Body []string (statements from `acc` to `y`), BRowsAlongK (B is read as rows of B^T),
@@ -26,6 +26,7 @@ def {{.Fn}}(
     {{pyargs .EpilogueArgs}}
     M, N, K, tiles_n, {{pyargs .ExtraArgs}}
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    INPUT_PRECISION: tl.constexpr,
 ):
     pid = tl.program_id(0)
     batch = tl.program_id(1)
@@ -56,11 +57,11 @@ def {{.Fn}}(
         # transpose in registers
         bt = tl.load(b_base + rn[:, None] * b_sn + ks[None, :] * b_sk,
                      mask=(rn[:, None] < N) & (ks[None, :] < K), other=0.0)
-        acc += tl.dot(a, tl.trans(bt), input_precision="ieee")
+        acc += tl.dot(a, tl.trans(bt), input_precision=INPUT_PRECISION)
 {{- else}}
         b = tl.load(b_base + ks[:, None] * b_sk + rn[None, :] * b_sn,
                     mask=(ks[:, None] < K) & (rn[None, :] < N), other=0.0)
-        acc += tl.dot(a, b, input_precision="ieee")
+        acc += tl.dot(a, b, input_precision=INPUT_PRECISION)
 {{- end}}
 {{- range .Epilogue}}
     {{.Name}} = {{.Load}}

@@ -31,6 +31,7 @@ def {{.Fn}}(
     {{pyargs .EpilogueArgs}}
     M, K, H, N, {{pyargs .ExtraArgs}}
     BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_N: tl.constexpr,
+    INPUT_PRECISION: tl.constexpr,
 ):
     pid = tl.program_id(0)
     batch = tl.program_id(1)
@@ -71,7 +72,7 @@ def {{.Fn}}(
 {{- end}}
             w1 = tl.load(w1_base + ks[:, None] * w1_sk + rh[None, :],
                          mask=(ks[:, None] < K) & (rh[None, :] < H), other=0.0)
-            hacc += tl.dot(x, w1, input_precision="ieee")
+            hacc += tl.dot(x, w1, input_precision=INPUT_PRECISION)
 {{- else}}
         hacc = tl.zeros((BLOCK_H, BLOCK_M), dtype=tl.float32)
         for k0 in range(0, K, BLOCK_K):
@@ -82,7 +83,7 @@ def {{.Fn}}(
 {{- end}}
             w1 = tl.load(w1_base + rh[:, None] * K + ks[None, :],
                          mask=(rh[:, None] < H) & (ks[None, :] < K), other=0.0)
-            hacc += tl.dot(w1, tl.trans(xt), input_precision="ieee")
+            hacc += tl.dot(w1, tl.trans(xt), input_precision=INPUT_PRECISION)
 {{- end}}
         h = hacc
 {{- range .HiddenLoads}}
@@ -95,12 +96,12 @@ def {{.Fn}}(
         # hidden units past H meet zero rows of W2^T, so they add nothing
         w2 = tl.load(w2_base + rh[:, None] * w2_sk + rn[None, :],
                      mask=(rh[:, None] < H) & (rn[None, :] < N), other=0.0)
-        acc += tl.dot(h, w2, input_precision="ieee")
+        acc += tl.dot(h, w2, input_precision=INPUT_PRECISION)
 {{- else}}
         # hidden units past H meet zero columns of W2, so they add nothing
         w2 = tl.load(w2_base + rn[:, None] * H + rh[None, :],
                      mask=(rn[:, None] < N) & (rh[None, :] < H), other=0.0)
-        acct += tl.dot(w2, h, input_precision="ieee")
+        acct += tl.dot(w2, h, input_precision=INPUT_PRECISION)
     acc = tl.trans(acct)
 {{- end}}
     cmask = (rm[:, None] < M) & (rn[None, :] < N)

@@ -15,8 +15,8 @@ this (layer, direction)'s rows of h_n, and the cell state in those of c_n, which
 the final states. A barrier closes each step (a GPU program's threads exchange h through
 memory). W_hh is read through strides (w_sk, w_sj) as W^T [H, G*H]; Stationary (one BLOCK_J x
 BLOCK_K slice covers the layer) loads its gate tiles once, before the time loop, instead of at
-every step. The dots are IEEE fp32, as PyTorch's fp32 recurrence (TF32 errors would compound
-over the steps).
+every step. The dots' precision is INPUT_PRECISION (--float32-matmul-precision): IEEE fp32 at
+the default, as PyTorch's fp32 recurrence (TF32 errors compound over the steps).
 Data: Fn, Header, Cell ("rnn_tanh", "rnn_relu", "gru", "lstm"), HasBias, HasH0, Reverse,
 Stationary.
 */ -}}
@@ -62,6 +62,7 @@ def {{.Fn}}(
     hn_ptr, hn_mstride,{{if $lstm}} cn_ptr, cn_mstride,{{end}}
     T, B, H,
     BLOCK_B: tl.constexpr, BLOCK_J: tl.constexpr, BLOCK_K: tl.constexpr,
+    INPUT_PRECISION: tl.constexpr,
 ):
     model = tl.program_id(1)
     rb = tl.program_id(0) * BLOCK_B + tl.arange(0, BLOCK_B)
@@ -131,23 +132,23 @@ def {{.Fn}}(
                 rk = k0 + tl.arange(0, BLOCK_K)
                 hk = tl.load(hp + rb[:, None] * hp_sb + rk[None, :], mask=bmask & (rk[None, :] < H), other=0.0)
 {{- if .Stationary}}
-                a0 += tl.dot(hk, w0, input_precision="ieee")
+                a0 += tl.dot(hk, w0, input_precision=INPUT_PRECISION)
 {{- if $multi}}
-                a1 += tl.dot(hk, w1, input_precision="ieee")
-                a2 += tl.dot(hk, w2, input_precision="ieee")
+                a1 += tl.dot(hk, w1, input_precision=INPUT_PRECISION)
+                a2 += tl.dot(hk, w2, input_precision=INPUT_PRECISION)
 {{- end}}
 {{- if $lstm}}
-                a3 += tl.dot(hk, w3, input_precision="ieee")
+                a3 += tl.dot(hk, w3, input_precision=INPUT_PRECISION)
 {{- end}}
 {{- else}}
 {{- template "wtiles" .}}
-                a0 += tl.dot(hk, tl.load(wt, mask=wmask, other=0.0), input_precision="ieee")
+                a0 += tl.dot(hk, tl.load(wt, mask=wmask, other=0.0), input_precision=INPUT_PRECISION)
 {{- if $multi}}
-                a1 += tl.dot(hk, tl.load(wt + H * w_sj, mask=wmask, other=0.0), input_precision="ieee")
-                a2 += tl.dot(hk, tl.load(wt + 2 * H * w_sj, mask=wmask, other=0.0), input_precision="ieee")
+                a1 += tl.dot(hk, tl.load(wt + H * w_sj, mask=wmask, other=0.0), input_precision=INPUT_PRECISION)
+                a2 += tl.dot(hk, tl.load(wt + 2 * H * w_sj, mask=wmask, other=0.0), input_precision=INPUT_PRECISION)
 {{- end}}
 {{- if $lstm}}
-                a3 += tl.dot(hk, tl.load(wt + 3 * H * w_sj, mask=wmask, other=0.0), input_precision="ieee")
+                a3 += tl.dot(hk, tl.load(wt + 3 * H * w_sj, mask=wmask, other=0.0), input_precision=INPUT_PRECISION)
 {{- end}}
 {{- end}}
 {{- if .HasBias}}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -285,15 +286,21 @@ func (r *emuRun) cta() error {
 		if running != len(ts) {
 			return fmt.Errorf("bar.sync or shfl.sync reached by %d of %d threads (divergent)", running, len(ts))
 		}
-		if in := ts[0].shfl; in != nil && in.op[0] == "mma" {
+		if in := ts[0].shfl; in != nil && (in.op[0] == "mma" || in.op[0] == "ldmatrix") {
 			for _, t := range ts {
 				if t.shfl != in {
-					return fmt.Errorf("threads wait at different mma.sync instructions")
+					return fmt.Errorf("threads wait at different %s instructions", in.op[0])
 				}
 				t.shfl = nil
 			}
 			for w := 0; w+32 <= len(ts); w += 32 {
-				if err := mmaSync(in, ts[w:w+32]); err != nil {
+				var err error
+				if in.op[0] == "mma" {
+					err = mmaSync(in, ts[w:w+32])
+				} else {
+					err = r.ldmatrix(in, ts[w:w+32])
+				}
+				if err != nil {
 					return fmt.Errorf("%s: %w", in.text, err)
 				}
 			}
@@ -340,7 +347,7 @@ func (r *emuRun) thread(t *emuThread) error {
 		case "bar":
 			t.waiting = true
 			return nil
-		case "shfl", "mma":
+		case "shfl", "mma", "ldmatrix":
 			t.waiting = true
 			t.shfl = in
 			return nil
@@ -481,6 +488,14 @@ func (r *emuRun) exec(t *emuThread, in *emuInstr) error {
 	nb, isF, signed := typeInfo(ty)
 	switch op[0] {
 	case "mov":
+		if a[0].kind == 7 {
+			// Unpack: the first register gets the low part.
+			v, w := src(1), nb/len(a[0].regs)
+			for i, reg := range a[0].regs {
+				t.regs[reg] = (v >> (w * i)) & mask(w)
+			}
+			return nil
+		}
 		if a[1].kind == 7 {
 			// Pack: the first register is the low part.
 			var v uint64
@@ -736,6 +751,8 @@ func (r *emuRun) exec(t *emuThread, in *emuInstr) error {
 		}
 	case "cvt":
 		return r.cvt(t, in)
+	case "cp":
+		return r.cpAsync(t, in)
 	case "ld":
 		space := spaceOf(op)
 		size := max(nb/8, 1)
@@ -977,6 +994,93 @@ func tf32Round(x uint64) uint64 {
 		return uint64(u)
 	}
 	return uint64((u + 0x1000) &^ 0x1fff)
+}
+
+// cpAsync runs cp.async.{ca,cg}.shared.global [dst], [src], cp-size[, src-size] at once
+// (the emulator has no latency to hide: the copy is complete when cp.async.wait_* runs, as
+// the hardware guarantees): src-size bytes are copied and the rest of cp-size zero-filled;
+// both addresses must be aligned to cp-size. cp.async.wait_all and .commit_group/.wait_group
+// are no-ops.
+func (r *emuRun) cpAsync(t *emuThread, in *emuInstr) error {
+	op, a := in.op, in.args
+	if len(op) < 2 || op[1] != "async" {
+		return fmt.Errorf("unsupported cp form")
+	}
+	if len(op) == 3 && (op[2] == "wait_all" || op[2] == "commit_group" || op[2] == "wait_group") {
+		return nil
+	}
+	if len(op) != 5 || (op[2] != "ca" && op[2] != "cg") || op[3] != "shared" || op[4] != "global" || len(a) < 3 {
+		return fmt.Errorf("unsupported cp.async form")
+	}
+	dst := t.regs[a[0].reg] + uint64(a[0].off)
+	src := t.regs[a[1].reg] + uint64(a[1].off)
+	size := r.val(t, a[2])
+	n := size
+	if len(a) == 4 {
+		n = r.val(t, a[3])
+	}
+	if (size != 4 && size != 8 && size != 16) || n > size || dst%size != 0 || src%size != 0 {
+		return fmt.Errorf("cp.async of %d bytes (%d from the source) at %#x <- %#x: bad size or alignment", size, n, dst, src)
+	}
+	to, err := r.mem2("shared", dst, int(size))
+	if err != nil {
+		return err
+	}
+	for i := range to {
+		to[i] = 0
+	}
+	if n > 0 {
+		from, err := r.mem.slice(src, int(n))
+		if err != nil {
+			return err
+		}
+		copy(to, from)
+	}
+	return nil
+}
+
+// ldmatrix runs ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared.b16 for one warp, as the
+// PTX ISA describes it: lanes 8i..8i+7 give the addresses of rows 0..7 of matrix i (16
+// contiguous bytes each, 16-byte aligned); destination register i of lane l receives
+// elements (l/4, 2*(l%4)) and (l/4, 2*(l%4)+1) of matrix i (the first in the low half), or
+// with .trans elements (2*(l%4), l/4) and (2*(l%4)+1, l/4).
+func (r *emuRun) ldmatrix(in *emuInstr, lanes []*emuThread) error {
+	op := in.op
+	trans := slices.Contains(op, "trans")
+	count := map[string]int{"x1": 1, "x2": 2, "x4": 4}[op[4]]
+	if len(op) < 7 || op[1] != "sync" || op[2] != "aligned" || op[3] != "m8n8" || count == 0 || op[len(op)-2] != "shared" || op[len(op)-1] != "b16" {
+		return fmt.Errorf("unsupported ldmatrix form")
+	}
+	d, a := in.args[0], in.args[1]
+	if d.kind != 7 || len(d.regs) != count {
+		return fmt.Errorf("%d destination registers for .x%d", len(d.regs), count)
+	}
+	var m [4][8][8]uint64
+	for i := range count {
+		for row := range 8 {
+			addr := lanes[8*i+row].regs[a.reg] + uint64(a.off)
+			if addr%16 != 0 {
+				return fmt.Errorf("row address %#x of matrix %d is not 16-byte aligned", addr, i)
+			}
+			raw, err := r.mem2("shared", addr, 16)
+			if err != nil {
+				return err
+			}
+			for c := range 8 {
+				m[i][row][c] = uint64(raw[2*c]) | uint64(raw[2*c+1])<<8
+			}
+		}
+	}
+	for l, t := range lanes {
+		for i := range count {
+			r0, c0, r1, c1 := l/4, 2*(l%4), l/4, 2*(l%4)+1
+			if trans {
+				r0, c0, r1, c1 = c0, r0, c1, r1
+			}
+			t.regs[d.regs[i]] = m[i][r0][c0] | m[i][r1][c1]<<16
+		}
+	}
+	return nil
 }
 
 // mmaSync runs mma.sync.aligned.{m16n8k16,m16n8k8}.row.col.f32.{f16,bf16,tf32}.*.f32 for one

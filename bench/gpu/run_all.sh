@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Every GPU check and benchmark in one run of under 8 minutes, for a GPU machine without Go
+# (PyTorch, Triton and an NVIDIA driver there). Build the static binaries where Go is:
+#
+#   CGO_ENABLED=0 go build -o widejit ./cmd/widejit
+#   CGO_ENABLED=0 go build -o widejit-gpubench ./bench/gpu
+#   bash bench/gpu/run_all.sh [./widejit] [./widejit-gpubench]     # repository root, GPU machine
+#
+# Each step runs under its own time limit (the sum is 470 s) and a step that fails or runs out
+# of time is reported and the next one runs. Raw outputs go to bench/gpu/results/<card>/ (card =
+# nvidia-smi's name, spaces as '_'): nvidia-smi clocks and state before and after, the logs of
+# every step and the JSON each one writes.
+set -u
+WJ=${1:-./widejit}
+BENCH=${2:-./widejit-gpubench}
+PY=${PYTHON:-python3}
+card=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr ' ' '_')
+if [ -z "$card" ]; then
+  echo "run_all: nvidia-smi finds no GPU" >&2
+  exit 1
+fi
+out=bench/gpu/results/$card
+mkdir -p "$out"
+failed=()
+
+smi() {
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,power.draw,temperature.gpu,pstate --format=csv >"$out/smi_$1.csv" 2>&1
+  nvidia-smi -q -d CLOCK,PERFORMANCE >"$out/smi_$1.txt" 2>&1
+}
+
+# step NAME SECONDS COMMAND...: runs COMMAND under a time limit, its output to $out/NAME.log.
+step() {
+  local name=$1 limit=$2
+  shift 2
+  echo "== $name (at most ${limit}s): $*"
+  local t0=$SECONDS
+  timeout --kill-after=5 "$limit" "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  tail -n 25 "$out/$name.log"
+  echo "== $name: exit $rc after $((SECONDS - t0))s"
+  [ $rc -eq 0 ] || failed+=("$name (exit $rc)")
+}
+
+smi before
+step gpubench 60 "$BENCH" --reps 30 --json "$out/kernels_gpu.json"
+step gemm_peers 90 "$PY" bench/gpu/gemm_peers.py --widejit-json "$out/kernels_gpu.json" --reps 30 --out "$out/gemm_peers.json"
+step ensembles_highest 130 "$PY" bench/gpu/ensembles.py --widejit "$WJ" --precision highest --reps 10 --compile-cap 12 --out "$out/ensembles_highest.json"
+step ensembles_high 70 "$PY" bench/gpu/ensembles.py --widejit "$WJ" --precision high --reps 10 --compile-cap 0 --out "$out/ensembles_high.json"
+step check 120 bash bench/gpu/check.sh "$WJ"
+smi after
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "run_all: failed or out of time: ${failed[*]}"
+  exit 1
+fi
+echo "run_all: every step passed; results in $out"

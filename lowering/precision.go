@@ -1,0 +1,45 @@
+package lowering
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The values of Options.Float32MatmulPrecision, spelled as torch.set_float32_matmul_precision
+// spells them. They govern every fp32 tl.dot of the templates alike (Linear, matmul, fused
+// MLP, convolutions, attention, recurrent layers); fp16 and bf16 operands are unaffected.
+const (
+	PrecisionHighest = "highest" // IEEE fp32 products (the default)
+	PrecisionHigh    = "high"    // TF32 tensor cores
+	PrecisionMedium  = "medium"  // operands rounded to bf16, fp32 accumulation
+)
+
+// Float32MatmulPrecisions lists the accepted precisions, the default first.
+var Float32MatmulPrecisions = []string{PrecisionHighest, PrecisionHigh, PrecisionMedium}
+
+// CheckFloat32MatmulPrecision accepts "" (the default, highest) and the names above.
+func CheckFloat32MatmulPrecision(p string) error {
+	switch p {
+	case "", PrecisionHighest, PrecisionHigh, PrecisionMedium:
+		return nil
+	}
+	return fmt.Errorf("float32 matmul precision %q: expected one of %s", p, strings.Join(Float32MatmulPrecisions, ", "))
+}
+
+// inputPrecision is the tl.dot input_precision the templates' INPUT_PRECISION constexpr gets.
+func (o Options) inputPrecision() string {
+	switch o.Float32MatmulPrecision {
+	case PrecisionHigh:
+		return "tf32"
+	case PrecisionMedium:
+		return "bf16" // widejit's extension of input_precision (docs/kernel-language.md)
+	}
+	return "ieee"
+}
+
+// dotKernel is newKernel for the templates with tl.dot: their consts also carry the fp32
+// dots' precision, so it is part of every kernel's cache key.
+func (l *lowerer) dotKernel(template, fn, text string, consts map[string]any) *KernelSource {
+	consts["INPUT_PRECISION"] = l.opts.inputPrecision()
+	return newKernel(template, fn, text, consts)
+}
