@@ -35,8 +35,9 @@ var convDirectDepthwise = true
 var convRowKernel = true
 var convRowAlways = false
 
-// convFlatKernel selects conv_flat.py for CPU plans of unit-stride convolutions with more
-// than one tap; tests turn it off to check the other kernels on the CPU plan variant.
+// convFlatKernel selects conv_flat.py for CPU plans of the convolutions that are not
+// depthwise or a pointwise GEMM (unit-stride 1x1); tests turn it off to check the other
+// kernels on the CPU plan variant.
 var convFlatKernel = true
 
 // convTapMajorMinChannels: from this many input channels per group, conv_flat.py reduces tap
@@ -58,7 +59,8 @@ type convGroup struct {
 	depthwise              bool     // direct kernel (conv_depthwise.py)
 	rows                   bool     // row-tiled implicit GEMM (conv_rows.py), else conv.py
 	flat                   bool     // flat padded-pixel implicit GEMM (conv_flat.py), the CPU's
-	hp, wp                 int      // conv_flat.py: the padded plane
+	hp, wp                 int      // conv_flat.py: the padded plane (strided: one phase plane)
+	phh, phw               int      // conv_flat.py strided: the phase planes per channel, rows x columns
 	outPad                 planePad // conv_flat.py: the output is written zero-padded for the next one
 	tapMajor               bool     // conv_flat.py: tap by tap, the weight relaid as [tap, OC, CG]
 }
@@ -140,7 +142,7 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 		chBound = "OC"
 		l.notes[g] = append(l.notes[g], "depthwise: direct kernel, no GEMM over 1-channel groups")
 	}
-	g.flat = !g.depthwise && convFlatKernel && l.opts.Device.Kind == "cpu" && g.sh == 1 && g.sw == 1 && g.kh*g.kw > 1
+	g.flat = !g.depthwise && convFlatKernel && l.opts.Device.Kind == "cpu" && !g.pointwise()
 	g.rows = !g.depthwise && convRowKernel && (convRowAlways || g.rowWidth() >= convRowMinWidth && g.rowStepsPayOff())
 	if g.flat {
 		g.rows = false
@@ -237,6 +239,8 @@ type convData struct {
 	TapMajor     bool // conv_flat.py: reduce tap by tap over the weight as [tap, OC, CG]
 	PaddedStore  bool // conv_flat.py: the output's padded planes are as wide as the input's
 	EvenK        bool // conv_flat.py tap-major: BLOCK_K divides the channels (no k mask)
+	Strided      bool // conv_flat.py: the input comes as phase planes
+	Phases       bool // conv_pad.py: write phase planes for a strided convolution
 }
 
 // heuristicBlocks is the built-in tile choice of the implicit GEMM (the default tunables
@@ -308,6 +312,7 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 	args = append(args, intArg("x_bstride", g.xBStride), intArg("x_cstride", g.xCStride))
 	args = append(args, ptrArgs("w", g.w)...)
 	args = append(args, ptrArgs("c", g.out)...)
+	strided := tmpl == "conv_flat.py" && g.strided()
 	if tmpl == "conv_flat.py" {
 		// the output's planes, rows and first pixel (dense, or padded for the next convolution)
 		cs, rs := p, g.ow
@@ -323,7 +328,7 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 	args = append(args, re.extra...)
 	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads,
 		EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body, TapMajor: g.tapMajor,
-		PaddedStore: g.outPad.hp > 0 && g.outPad.wp == g.wp, EvenK: g.tapMajor && g.cg%bk == 0}
+		PaddedStore: g.outPad.hp > 0 && g.outPad.wp == g.wp, EvenK: g.tapMajor && g.cg%bk == 0, Strided: strided}
 	text, err := templates.Render(tmpl, d)
 	if err != nil {
 		return nil, err
@@ -426,9 +431,16 @@ func (g *convGroup) padInput(l *lowerer, node string, inC int) {
 	name := node + ".padded"
 	out := g.paddedBuffer(l, name, models, planes)
 	pg := &convPadGroup{x: g.x, planes: planes, h: g.h, w: g.wd, pad: pad, models: models}
-	pg.groupBase = groupBase{nodes: []string{node + " (input zero-padded)"}, ops: []string{"pad"}, out: out}
+	what := " (input zero-padded)"
+	if g.strided() {
+		pg.phases = &padPhases{padH: g.ph, padW: g.pw, sh: g.sh, sw: g.sw, phh: g.phh, phw: g.phw}
+		what = fmt.Sprintf(" (input zero-padded, as %dx%d stride phases)", g.phh, g.phw)
+	}
+	pg.groupBase = groupBase{nodes: []string{node + what}, ops: []string{"pad"}, out: out}
 	l.addGroup(pg, name)
-	l.padCopies = append(l.padCopies, padCopy{src: g.x, out: pg.out, pad: pad, padGroup: pg})
+	if pg.phases == nil { // (a residual is read from plain padded planes only)
+		l.padCopies = append(l.padCopies, padCopy{src: g.x, out: pg.out, pad: pad, padGroup: pg})
+	}
 	g.x = pg.out
 }
 
@@ -477,25 +489,42 @@ type planePad struct{ hp, wp, off int }
 
 // padGeometry sets the padded plane conv_flat.py reads: the rows and columns the output
 // reads, both paddings (which differ for an even kernel under padding="same": the extra one
-// is at the end).
+// is at the end). Strided, it is one phase plane (the rows and columns a tap's shift reaches
+// past the output's), and the phases a tap reads: all stride_h x stride_w, or fewer when the
+// window is narrower than the stride (a 1x1 stride-2 convolution reads phase (0, 0) only).
+// The interior offset of a phase layout is left 0: conv_pad.py places every pixel itself.
 func (g *convGroup) padGeometry() planePad {
+	if g.strided() {
+		g.hp, g.wp = g.oh+(g.kh-1)*g.dh/g.sh, g.ow+(g.kw-1)*g.dw/g.sw
+		g.phh, g.phw = min(g.sh, (g.kh-1)*g.dh+1), min(g.sw, (g.kw-1)*g.dw+1)
+		return planePad{g.hp, g.wp, 0}
+	}
+	g.phh, g.phw = 1, 1
 	g.hp, g.wp = g.oh+(g.kh-1)*g.dh, g.ow+(g.kw-1)*g.dw
 	return planePad{g.hp, g.wp, g.ph*g.wp + g.pw}
 }
+
+// strided reports a convolution with a stride above 1, which conv_flat.py runs over the
+// phase planes of its input.
+func (g *convGroup) strided() bool { return g.sh > 1 || g.sw > 1 }
 
 // paddedBuffer allocates zero-padded input planes for conv_flat.py: (KW-1)*dil_w elements of
 // slack at the end, as the dropped columns of the last output row read that far past the
 // last plane. Only the interior is ever written: the border keeps the zeros every device
 // allocates buffers with (jit.Device.Alloc).
 func (g *convGroup) paddedBuffer(l *lowerer, name string, models, planes int) View {
-	b := l.newBuffer(TempBuffer, name, g.x.DType, models*planes*g.hp*g.wp+(g.kw-1)*g.dw)
+	phases := g.phh * g.phw
+	b := l.newBuffer(TempBuffer, name, g.x.DType, models*planes*phases*g.hp*g.wp+(g.kw-1)*g.dw)
 	b.Sparse = true
-	ms := planes * g.hp * g.wp
+	ms := planes * phases * g.hp * g.wp
 	if models == 1 && g.x.ModelStride == 0 {
 		ms = 0
 	}
-	g.xCStride = g.hp * g.wp
+	g.xCStride = phases * g.hp * g.wp
 	g.xBStride = planes / g.batch * g.xCStride
+	if phases > 1 {
+		return fullView(b, []int{planes, phases, g.hp, g.wp}, ms)
+	}
 	return fullView(b, []int{planes, g.hp, g.wp}, ms)
 }
 
@@ -506,7 +535,7 @@ func (g *convGroup) paddedBuffer(l *lowerer, name string, models, planes int) Vi
 func (g *convGroup) takePaddedInput(l *lowerer, value string, inC int) bool {
 	prod, ok := l.fusable(value).(*convGroup)
 	// (Monte Carlo dropout in its epilogue numbers elements by the dense layout: not moved)
-	if !ok || !prod.flat || prod.outPad.hp > 0 || contains(prod.ops, "dropout") || !prod.out.Contiguous() || prod.out.ModelStride == 0 ||
+	if !ok || g.strided() || !prod.flat || prod.outPad.hp > 0 || contains(prod.ops, "dropout") || !prod.out.Contiguous() || prod.out.ModelStride == 0 ||
 		prod.batch != g.batch || prod.ocg*prod.groups != inC || prod.oh != g.h || prod.ow != g.wd {
 		return false
 	}
@@ -526,7 +555,12 @@ type convPadGroup struct {
 	x                    View
 	planes, h, w, models int
 	pad                  planePad
+	phases               *padPhases // strided convolutions: phase planes, else nil
 }
+
+// padPhases is the phase layout conv_pad.py writes for a strided convolution: the input's
+// paddings and strides, and the phases per channel (rows x columns), each a planePad's plane.
+type padPhases struct{ padH, padW, sh, sw, phh, phw int }
 
 func (g *convPadGroup) emit(l *lowerer) (*Launch, error) {
 	fn := kernelName(g.index, g.ops)
@@ -535,7 +569,11 @@ func (g *convPadGroup) emit(l *lowerer) (*Launch, error) {
 	args = append(args, ptrArgs("o", g.out)...)
 	args = append(args, intArg("H", g.h), intArg("W", g.w), intArg("Hp", g.pad.hp), intArg("Wp", g.pad.wp),
 		intArg("pad_off", g.pad.off), intArg("PLANES", g.planes))
-	text, err := templates.Render("conv_pad.py", convData{Fn: fn, Header: header(g.nodes, g.ops)})
+	if p := g.phases; p != nil {
+		args = append(args, intArg("pad_h", p.padH), intArg("pad_w", p.padW), intArg("stride_h", p.sh), intArg("stride_w", p.sw),
+			intArg("PHH", p.phh), intArg("PHW", p.phw), intArg("PLANE", g.pad.hp*g.pad.wp))
+	}
+	text, err := templates.Render("conv_pad.py", convData{Fn: fn, Header: header(g.nodes, g.ops), Phases: g.phases != nil})
 	if err != nil {
 		return nil, err
 	}
@@ -554,9 +592,13 @@ func (g *convGroup) emitFlat(l *lowerer) (*Launch, error) {
 	g.readPaddedLeaves(l)
 	p, q := g.oh*g.ow, g.oh*g.wp
 	return g.implicitGEMM(l, "conv_flat.py", "oc_g[:, None] * P + rp[None, :]", p, func(bp, tilesOC int) ([]LaunchArg, int) {
-		return []LaunchArg{intArg("Wp", g.wp), intArg("OW", g.ow), intArg("OH", g.oh), intArg("Q", q), intArg("P", p),
+		args := []LaunchArg{intArg("Wp", g.wp), intArg("OW", g.ow), intArg("OH", g.oh), intArg("Q", q), intArg("P", p),
 			intArg("OCG", g.ocg), intArg("KTOT", g.cg*g.kh*g.kw), intArg("KW", g.kw), intArg("KHW", g.kh*g.kw),
 			intArg("CG", g.cg), intArg("GROUPS", g.groups), intArg("dil_h", g.dh), intArg("dil_w", g.dw),
-			intArg("w_tstride", g.ocg*g.groups*g.cg), intArg("tiles_oc", tilesOC)}, cdiv(q, bp) * tilesOC
+			intArg("w_tstride", g.ocg*g.groups*g.cg), intArg("tiles_oc", tilesOC)}
+		if g.strided() {
+			args = append(args, intArg("stride_h", g.sh), intArg("stride_w", g.sw), intArg("PHW", g.phw), intArg("PLANE", g.hp*g.wp))
+		}
+		return args, cdiv(q, bp) * tilesOC
 	})
 }

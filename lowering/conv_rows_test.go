@@ -110,9 +110,9 @@ func TestConvRowKernelChoice(t *testing.T) {
 	}
 }
 
-// CPU plans run unit-stride convolutions with more than one tap on conv_flat.py (fed by
-// conv_pad.py), whatever their channels, groups, padding or dilation; the others keep their
-// kernels, and a GPU plan never uses it. The numbers of every CPU plan are checked against
+// CPU plans run every convolution but depthwise ones and pointwise GEMMs (1x1, unit stride, no
+// padding) on conv_flat.py (fed by conv_pad.py, strided ones over phase planes), whatever
+// their channels, groups, strides, padding or dilation; a GPU plan never uses it. The numbers of every CPU plan are checked against
 // PyTorch by the "cpu" variant of TestConvFixtures.
 func TestConvFlatKernelOnCPUPlans(t *testing.T) {
 	cpuPlan := Options{Device: autotune.DeviceInfo{Kind: "cpu", Cores: 2}}
@@ -130,14 +130,13 @@ func TestConvFlatKernelOnCPUPlans(t *testing.T) {
 			if n.Op != "conv1d" && n.Op != "conv2d" {
 				continue
 			}
-			k, s := n.Attrs.Ints("kernel_size"), n.Attrs.Ints("stride")
-			taps, unit := 1, true
+			k, s, p := n.Attrs.Ints("kernel_size"), n.Attrs.Ints("stride"), n.Attrs.Ints("padding")
+			pointwise := true
 			for i := range k {
-				taps *= k[i]
-				unit = unit && s[i] == 1
+				pointwise = pointwise && k[i] == 1 && s[i] == 1 && p[i] == 0
 			}
 			depthwise := n.Attrs.Int("groups") > 1 && n.Attrs.Int("groups") == n.Attrs.Int("in_channels")
-			want := unit && taps > 1 && !depthwise
+			want := !pointwise && !depthwise
 			if got := tmpl[n.Name] == "conv_flat.py"; got != want {
 				t.Errorf("%s: node %s (kernel %v, stride %v) uses %s on the CPU", dir, n.Name, k, s, tmpl[n.Name])
 			}

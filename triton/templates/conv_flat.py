@@ -9,12 +9,16 @@ and the last pixels. The Wp - OW columns past each output row are computed from 
 row's border and dropped at the store. The weight [OC, CG*KH*KW] is read as it lies, rows
 contiguous; with TapMajor (groups of many channels) the reduction runs tap by tap over the
 weight relaid as [KH*KW, OC, CG] (conv_weight.py), w_tstride = OC*CG apart, so that every
-operand tile of tl.dot is affine and the CPU backend reads it in place. Program (pixel tile x channel tile, sample x group, model); the fused epilogue
+operand tile of tl.dot is affine and the CPU backend reads it in place. Strided: the input
+comes as stride_h x stride_w phase planes [Hp, Wp] per channel (PHH x PHW of them, PLANE
+elements each, conv_pad.py's phases), padded pixel (r, c) at (r // stride_h, c // stride_w) of
+phase (r % stride_h, c % stride_w), so tap (kh, kw) is again one flat shift of q within one
+phase plane, and the strided convolution runs as a unit-stride one. Program (pixel tile x channel tile, sample x group, model); the fused epilogue
 (bias, activation, eval BatchNorm, residual add, dropout) runs on the fp32 accumulator
 [BLOCK_OC, BLOCK_P] before the single store.
 Data: Fn, Header, Epilogue []{Name, Load string} (loads addressed by bidx, oc_g, rp),
 EpilogueArgs, ExtraArgs []string, Body []string (statements from `acc` to `y`), TapMajor, PaddedStore,
-EvenK.
+EvenK, Strided.
 */ -}}
 import triton
 import triton.language as tl
@@ -30,7 +34,7 @@ def {{.Fn}}(
     w_ptr, w_mstride,
     c_ptr, c_mstride, c_bstride, c_cstride, c_rstride, c_off,
     {{pyargs .EpilogueArgs}}
-    Wp, OW, OH, Q, P, OCG, KTOT, KW, KHW, CG, GROUPS, dil_h, dil_w, w_tstride, tiles_oc, {{pyargs .ExtraArgs}}
+    Wp, OW, OH, Q, P, OCG, KTOT, KW, KHW, CG, GROUPS, dil_h, dil_w, w_tstride, tiles_oc,{{if .Strided}} stride_h, stride_w, PHW, PLANE,{{end}} {{pyargs .ExtraArgs}}
     BLOCK_P: tl.constexpr, BLOCK_OC: tl.constexpr, BLOCK_K: tl.constexpr,
 ):
     pid = tl.program_id(0)
@@ -58,7 +62,13 @@ def {{.Fn}}(
     qmask = q[None, :] < Q
 {{- end}}
     for tap in range(0, KHW):
+{{- if .Strided}}
+        th = (tap // KW) * dil_h
+        tw = (tap % KW) * dil_w
+        toff = ((th % stride_h) * PHW + tw % stride_w) * PLANE + (th // stride_h) * Wp + tw // stride_w
+{{- else}}
         toff = (tap // KW) * (dil_h * Wp) + (tap % KW) * dil_w
+{{- end}}
         for c0 in range(0, CG, BLOCK_K):
 {{- if .EvenK}}
             a = tl.load(a_ptrs + (tap * w_tstride + c0), mask=ocmask, other=0.0)
@@ -78,7 +88,13 @@ def {{.Fn}}(
         # k = (channel, kh, kw) as in the weight's own layout; each is one flat shift of q
         # (computed after ks's affine uses: the CPU backend keeps those symbolic)
         tap = ks % KHW
+{{- if .Strided}}
+        th = (tap // KW) * dil_h
+        tw = (tap % KW) * dil_w
+        koff = (ks // KHW) * x_cstride + ((th % stride_h) * PHW + tw % stride_w) * PLANE + (th // stride_h) * Wp + tw // stride_w
+{{- else}}
         koff = (ks // KHW) * x_cstride + (tap // KW) * (dil_h * Wp) + (tap % KW) * dil_w
+{{- end}}
         b = tl.load(x_base + (koff[:, None] + q[None, :]), mask=bmask, other=0.0)
         acc += tl.dot(a, b)
 {{- end}}
