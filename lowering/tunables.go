@@ -281,6 +281,9 @@ func (g *normGroup) tunables() (tunableSpace, bool) {
 }
 
 func (g *poolGroup) tunables() (tunableSpace, bool) {
+	if g.rows { // pool_rows.py keeps its own tiles
+		return tunableSpace{}, false
+	}
 	m := g.out.Numel()
 	return tunableSpace{axes: []tunableAxis{
 		blockAxis("BLOCK", "b", heuristicVectorBlock(m), minVectorBlock, 4096, m)}}, true
