@@ -47,6 +47,10 @@ var convTapMajorMinChannels = 8
 
 const convRowMinWidth = 8
 
+// convFlatMaxBlockP bounds conv_flat.py's pixel tile, whose last one reads up to that far past
+// the last plane of its padded input (paddedBuffer's slack).
+const convFlatMaxBlockP = 512
+
 type convGroup struct {
 	groupBase
 	x, w                   View
@@ -253,7 +257,7 @@ func (g *convGroup) heuristicBlocks() (bp, boc, bk int) {
 		// pixels a tile, as the taps' products are summed in registers (jit/cpu's panels)
 		// whatever the tile, and a program's fixed costs (epilogue steps, its partial last
 		// tile: 286 pixels of a 16x16 image were a 256 and a 30 tile) count per tile
-		bp, boc := g.spreadOverCores(clamp(nextPow2(g.oh*g.wp), 16, 512), clamp(nextPow2(g.ocg), 16, 64),
+		bp, boc := g.spreadOverCores(clamp(nextPow2(g.oh*g.wp), 16, convFlatMaxBlockP), clamp(nextPow2(g.ocg), 16, 64),
 			g.oh*g.wp, g.ocg, g.batch*g.groups, g.cg*g.kh*g.kw)
 		return bp, boc, clamp(nextPow2(g.kExtent()), 16, 256)
 	}
@@ -508,13 +512,13 @@ func (g *convGroup) padGeometry() planePad {
 // phase planes of its input.
 func (g *convGroup) strided() bool { return g.sh > 1 || g.sw > 1 }
 
-// paddedBuffer allocates zero-padded input planes for conv_flat.py: (KW-1)*dil_w elements of
-// slack at the end, as the dropped columns of the last output row read that far past the
-// last plane. Only the interior is ever written: the border keeps the zeros every device
+// paddedBuffer allocates zero-padded input planes for conv_flat.py, with slack at the end:
+// the dropped columns of the last output row read (KW-1)*dil_w elements past the last plane,
+// and the pixels of the last tile past the output's up to a tile more. Only the interior is ever written: the border keeps the zeros every device
 // allocates buffers with (jit.Device.Alloc).
 func (g *convGroup) paddedBuffer(l *lowerer, name string, models, planes int) View {
 	phases := g.phh * g.phw
-	b := l.newBuffer(TempBuffer, name, g.x.DType, models*planes*phases*g.hp*g.wp+(g.kw-1)*g.dw)
+	b := l.newBuffer(TempBuffer, name, g.x.DType, models*planes*phases*g.hp*g.wp+(g.kw-1)*g.dw+convFlatMaxBlockP)
 	b.Sparse = true
 	ms := planes * phases * g.hp * g.wp
 	if models == 1 && g.x.ModelStride == 0 {

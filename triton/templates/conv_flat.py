@@ -4,8 +4,10 @@ implicit GEMM over flat padded pixels, for the CPU: the input comes zero-padded
 (conv_pad.py) as planes [Hp, Wp], so output pixel (oh, ow) reads input (oh + kh*dil_h,
 ow + kw*dil_w) of its plane and, numbering pixels q = oh*Wp + ow over the padded width, each
 k = (channel, kh, kw) of the reduction is one flat shift of q: the input tile [BLOCK_K,
-BLOCK_P] has contiguous rows BLOCK_P long at per-row offsets, with no masks but the reduction
-and the last pixels. The Wp - OW columns past each output row are computed from the next
+BLOCK_P] has contiguous rows BLOCK_P long at per-row offsets, with no masks but the reduction's:
+the pixels of the last tile past Q read the next planes or the buffer's slack, finite or not,
+into accumulator columns that are never stored, so the tile stays whole (a partial one would
+make tl.dot check the weight tile for infinities at every step). The Wp - OW columns past each output row are computed from the next
 row's border and dropped at the store. The weight [OC, CG*KH*KW] is read as it lies, rows
 contiguous; with TapMajor (groups of many channels) the reduction runs tap by tap over the
 weight relaid as [KH*KW, OC, CG] (conv_weight.py), w_tstride = OC*CG apart, so that every
@@ -59,7 +61,6 @@ def {{.Fn}}(
     # moving them by a scalar (the loop body is a few steps around the dot)
     a_ptrs = w_base + rn[:, None] * CG + rk[None, :]
     b_ptrs = x_base + rk[:, None] * x_cstride + q[None, :]
-    qmask = q[None, :] < Q
 {{- end}}
     for tap in range(0, KHW):
 {{- if .Strided}}
@@ -72,11 +73,11 @@ def {{.Fn}}(
         for c0 in range(0, CG, BLOCK_K):
 {{- if .EvenK}}
             a = tl.load(a_ptrs + (tap * w_tstride + c0), mask=ocmask, other=0.0)
-            b = tl.load(b_ptrs + (toff + c0 * x_cstride), mask=qmask, other=0.0)
+            b = tl.load(b_ptrs + (toff + c0 * x_cstride))
 {{- else}}
             cs = c0 + rk
             a = tl.load(w_base + tap * w_tstride + rn[:, None] * CG + cs[None, :], mask=ocmask & (cs[None, :] < CG), other=0.0)
-            b = tl.load(x_base + toff + cs[:, None] * x_cstride + q[None, :], mask=(cs[:, None] < CG) & (q[None, :] < Q), other=0.0)
+            b = tl.load(x_base + toff + cs[:, None] * x_cstride + q[None, :], mask=cs[:, None] < CG, other=0.0)
 {{- end}}
             acc += tl.dot(a, b)
 {{- else}}
@@ -84,7 +85,7 @@ def {{.Fn}}(
     for k0 in range(0, KTOT, BLOCK_K):
         ks = k0 + rk
         a = tl.load(w_base + rn[:, None] * KTOT + ks[None, :], mask=ocmask & (ks[None, :] < KTOT), other=0.0)
-        bmask = (ks[:, None] < KTOT) & (q[None, :] < Q)
+        bmask = ks[:, None] < KTOT
         # k = (channel, kh, kw) as in the weight's own layout; each is one flat shift of q
         # (computed after ks's affine uses: the CPU backend keeps those symbolic)
         tap = ks % KHW
