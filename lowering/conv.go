@@ -134,6 +134,9 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 		g.kh, g.kw = kernel[0], kernel[1]
 		g.sh, g.sw, g.ph, g.pw, g.dh, g.dw = stride[0], stride[1], pad[0], pad[1], dil[0], dil[1]
 	}
+	if l.opts.Device.Kind == "cpu" && g.pointwise() && groups == 1 && g.h*g.wd == 1 {
+		return lowerConvAsMatmul(l, n, x, batched, batch, inC, outC, k)
+	}
 	g.x = l.contiguous(x, n)
 	g.xCStride = g.h * g.wd
 	g.xBStride = inC * g.xCStride
@@ -605,4 +608,37 @@ func (g *convGroup) emitFlat(l *lowerer) (*Launch, error) {
 		}
 		return args, cdiv(q, bp) * tilesOC
 	})
+}
+
+// lowerConvAsMatmul lowers a pointwise convolution of 1x1 images (the FCs of a squeeze-excite
+// block, after its global pool) as a Linear over the channels: one matmul [B, C] x [C, OC]
+// for all samples (matmul.py, the weight transposed once on the CPU), where a convolution
+// kernel would tile one pixel per sample.
+func lowerConvAsMatmul(l *lowerer, n *graph.Node, x View, batched bool, batch, inC, outC, k int) error {
+	x = l.contiguous(x, n)
+	w, ok := l.values[n.Param("weight").Name].reshape([]int{outC, inC})
+	if !ok {
+		return fmt.Errorf("weight %s is not contiguous", shapeStr(l.values[n.Param("weight").Name].Shape))
+	}
+	outShape := n.Output().Shape
+	out := l.newOutput(n.Name, outShape, n.Output().DType)
+	g := &matmulGroup{groupBase: groupBase{nodes: []string{n.Name}, ops: []string{n.Op}, out: out},
+		a: x, b: w, aSM: inC, aSK: 1, bSK: 1, bSN: inC, batch: 1, m: batch, nn: outC, k: inC, weight: w}
+	nm := 0
+	if batched {
+		nm = 1
+	}
+	if batch == 1 {
+		g.aSM = 0
+	}
+	// rows: the samples; columns: the output channels (with their 1x1 pixel)
+	g.epi = &epilogue{shape: outShape, axes: [][2]int{{0, 0}, {0, nm}, {nm, len(outShape)}},
+		vars:  []string{"batch", "rm[:, None]", "rn[None, :]"},
+		masks: []string{"", "(rm[:, None] < M)", "(rn[None, :] < N)"}}
+	if err := fuseConvBias(l, n, g.epi, out, outC, k); err != nil {
+		return err
+	}
+	l.notes[g] = append(l.notes[g], "pointwise convolution of 1x1 images: a matmul over the channels")
+	l.addGroup(g, n.Name)
+	return nil
 }

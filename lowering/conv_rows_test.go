@@ -219,3 +219,19 @@ func TestConvFlatTapMajorAndPaddedStores(t *testing.T) {
 		}
 	}
 }
+
+// The FCs of a squeeze-excite block (pointwise convolutions of its 1x1 pooled images) run as
+// one matmul over the channels on the CPU (matmul.py), not as a convolution tiling one pixel
+// per sample; TestConvFixtures' "cpu" variant checks their numbers against PyTorch.
+func TestSqueezeExciteFCsAreMatmuls(t *testing.T) {
+	dir := filepath.Join("testdata", "conv", "cnn_n3")
+	tmpl := convTemplatesFor(t, dir, Options{Device: autotune.DeviceInfo{Kind: "cpu", Cores: 2}})
+	for _, node := range []string{"se_reduce", "se_expand"} {
+		if tmpl[node] != "matmul.py" {
+			t.Errorf("%s: CPU plan runs %s, want matmul.py", node, tmpl[node])
+		}
+	}
+	if tmpl["shortcut"] == "matmul.py" || tmpl["conv"] == "matmul.py" {
+		t.Errorf("convolutions of larger images became matmuls: %v", tmpl)
+	}
+}
