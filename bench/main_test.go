@@ -249,6 +249,37 @@ func TestPeerEnv(t *testing.T) {
 	}
 }
 
+// The peer runs under tcmalloc when it is installed (preloaded, the caller's LD_PRELOAD kept
+// after it), else under glibc's malloc with its thresholds raised; and the peer itself reports
+// the allocator it really has.
+func TestPeerAllocator(t *testing.T) {
+	env := withAllocator([]string{"PATH=/bin"}, "/lib/libtcmalloc_minimal.so.4")
+	if got := strings.Join(env, " "); got != "PATH=/bin LD_PRELOAD=/lib/libtcmalloc_minimal.so.4" {
+		t.Errorf("withAllocator with tcmalloc = %q", got)
+	}
+	env = withAllocator([]string{"LD_PRELOAD=/x.so"}, "/lib/libtcmalloc_minimal.so.4")
+	if got := strings.Join(env, " "); got != "LD_PRELOAD=/lib/libtcmalloc_minimal.so.4:/x.so" {
+		t.Errorf("withAllocator with a caller's LD_PRELOAD = %q", got)
+	}
+	env = withAllocator([]string{"PATH=/bin"}, "")
+	if got := strings.Join(env, " "); !strings.Contains(got, "MALLOC_MMAP_THRESHOLD_=") || !strings.Contains(got, "MALLOC_TRIM_THRESHOLD_=") {
+		t.Errorf("withAllocator without tcmalloc = %q", got)
+	}
+	p, _, err := startPeer("/usr/bin/python3", "bench/peers/torch_zoo.py", 1, false)
+	if err != nil {
+		t.Skipf("no PyTorch peer (install python3-torch: bash .ci/setup): %v", err)
+	}
+	defer p.Close()
+	got, _ := p.Hello["allocator"].(string)
+	want := "glibc malloc (MALLOC_MMAP_THRESHOLD_="
+	if lib := findTCMalloc(); lib != "" {
+		want = "tcmalloc ("
+	}
+	if !strings.HasPrefix(got, want) {
+		t.Errorf("the peer reports allocator %q, want %q...", got, want)
+	}
+}
+
 func TestDrawText(t *testing.T) {
 	for r, g := range glyphs {
 		for _, row := range g {

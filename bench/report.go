@@ -192,6 +192,7 @@ func markdownReport(rep *report) string {
 		}
 		fmt.Fprintf(&b, "- PyTorch %v, %v intra-op threads (%v inter-op, OMP_NUM_THREADS=%v), %s (bench/peers/torch_zoo.py, /usr/bin/python3); vmap: %v\n",
 			t["torch"], t["threads"], orQ(t["interop_threads"]), orQ(t["omp_num_threads"]), coreType, orQ(t["vmap"]))
+		fmt.Fprintf(&b, "- PyTorch's allocator: %v (tcmalloc preloaded when installed, as PyTorch's CPU tuning guide advises; else glibc's with its mmap and trim thresholds raised)\n", orQ(t["allocator"]))
 		blas, _ := t["blas"].(map[string]any)
 		fmt.Fprintf(&b, "- BLAS torch loaded: %v\n", orQ(blas["summary"]))
 	default:
