@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"image"
 	"image/png"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
@@ -547,5 +549,68 @@ func TestAVX2Run(t *testing.T) {
 	md, _ := os.ReadFile(filepath.Join(out, "zoo.md"))
 	if !strings.Contains(string(md), "widejit's CPU kernels: ") || strings.Contains(string(md), "AVX-512") {
 		t.Errorf("zoo.md does not name AVX2 kernels:\n%s", md)
+	}
+}
+
+// graphFLOPs against counts by hand: conv3x3 (16->32->32 3x3 on 8 images of 32x32), mlp
+// (64->128->64 on 32 rows) and the transformer block (d=128, 4x64 tokens, feed-forward 512:
+// the attention's four projections and two products, then two Linears).
+func TestGraphFLOPs(t *testing.T) {
+	for model, want := range map[string]float64{
+		"conv3x3":     2 * 8 * 32 * 32 * 32 * (16*9 + 32*9),
+		"mlp":         2 * 32 * (64*128 + 128*64),
+		"transformer": 2*128*4*(4*64*128) + 4*(4*64*128)*64 + 2*(4*64)*(128*512+512*128),
+	} {
+		g, err := loadZooModel(model, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, uncounted := graphFLOPs(g)
+		if got != want || len(uncounted) > 0 {
+			t.Errorf("%s: %g FLOPs (uncounted %v), want %g", model, got, uncounted, want)
+		}
+	}
+}
+
+// The real models' Go table matches bench/peers/real_models.py's (names and inputs).
+func TestRealModelsTable(t *testing.T) {
+	out, err := exec.Command("/usr/bin/python3", "-c", "import json, sys; sys.path.insert(0, 'peers'); import real_models; print(json.dumps(real_models.INPUTS))").Output()
+	if err != nil {
+		t.Skipf("no Debian python3 with torch (bash .ci/setup): %v", err)
+	}
+	var inputs map[string]string
+	if err := json.Unmarshal(out, &inputs); err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(inputs, realInputs) || len(realModels) != len(realInputs) {
+		t.Errorf("real_models.py INPUTS = %v, bench/real.go has %v for %v", inputs, realInputs, realModels)
+	}
+}
+
+// A real model the exporter refuses is a cell with the exporter's message and no timings,
+// not a failed run; one it exports loads as a graph of N models.
+func TestRealModelExport(t *testing.T) {
+	dir := t.TempDir()
+	refuse := filepath.Join(dir, "refuse.py")
+	msg := "mobilenet_v3_small: node 'hardsigmoid' (call_function torch.nn.functional.hardsigmoid) is not in the widejit vocabulary"
+	if err := os.WriteFile(refuse, []byte(fmt.Sprintf("import sys\nprint(%q, file=sys.stderr)\nsys.exit(2)\n", "export.py: error: "+msg)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := &config{python: "/usr/bin/python3", exportScript: refuse}
+	_, err := c.loadModel("mobilenet_v3_small", 3, filepath.Join(dir, "cell"))
+	var refused exportError
+	if !errors.As(err, &refused) || refused.msg != msg {
+		t.Fatalf("loadModel with a refusing exporter: %v, want exportError %q", err, msg)
+	}
+	if _, err := exec.Command("/usr/bin/python3", "-c", "import torch").Output(); err != nil {
+		t.Skipf("no Debian python3 with torch (bash .ci/setup): %v", err)
+	}
+	c.exportScript = "../exporters/torch/export.py"
+	g, err := c.loadModel("vit", 2, filepath.Join(dir, "vit"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.N != 2 || len(g.Inputs) != 1 || !slices.Equal(g.Inputs[0].Type.Shape, []int{2, 3, 32, 32}) {
+		t.Errorf("exported vit: N=%d, inputs %v", g.N, g.Inputs)
 	}
 }

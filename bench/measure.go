@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -60,11 +61,16 @@ type cell struct {
 	SpeedupVsSeq       *float64 `json:"speedup_vs_widejit_sequential"`
 	SpeedupVsTorchLoop *float64 `json:"speedup_vs_torch_loop"`
 	SpeedupVsTorchBest *float64 `json:"speedup_vs_torch_best"`
-	Notes              []string `json:"notes"`
+	// GFLOPPerCall is the multiply-adds (x2) of one call of all N models (graphFLOPs).
+	GFLOPPerCall float64 `json:"gflop_per_call"`
+	// ExportError is why a real model did not export (the cell has no timings).
+	ExportError string   `json:"export_error,omitempty"`
+	Notes       []string `json:"notes"`
 }
 
 // report is the whole run.
 type report struct {
+	Section   string           `json:"section"` // "zoo", or "real" (--real)
 	Started   string           `json:"started"`
 	Seconds   float64          `json:"seconds"`
 	Machine   machine          `json:"machine"`
@@ -75,6 +81,9 @@ type report struct {
 	NsByModel map[string][]int `json:"ns_by_model"` // each model's sweep
 	Models    []string         `json:"models"`
 	Cells     []*cell          `json:"cells"`
+	// SgemmPeakGFLOPS is the machine's sgemm rate at --threads (torch.mm of 1024x1024 fp32, the
+	// BLAS the peer loaded), the faster of a measurement before and after the cells.
+	SgemmPeakGFLOPS *float64 `json:"sgemm_peak_gflops,omitempty"`
 }
 
 type machine struct {
@@ -119,7 +128,11 @@ func cpuModel() string {
 // benchmark runs every cell.
 func benchmark(c *config) (*report, error) {
 	start := time.Now()
-	rep := &report{Started: start.UTC().Format(time.RFC3339), Reps: c.reps, Models: c.models, NsByModel: map[string][]int{},
+	section := "zoo"
+	if c.real {
+		section = "real"
+	}
+	rep := &report{Section: section, Started: start.UTC().Format(time.RFC3339), Reps: c.reps, Models: c.models, NsByModel: map[string][]int{},
 		Machine: machine{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, Go: runtime.Version(), Cores: runtime.NumCPU(),
 			Threads: c.threads, LoadBefore: loadAvg(), CPUModel: cpuModel(), Executor: "jit/cpu",
 			MinSampleMS: c.minSample.Milliseconds()}}
@@ -139,6 +152,8 @@ func benchmark(c *config) (*report, error) {
 		} else {
 			rep.Torch = pr.Hello
 			defer pr.Close()
+			measurePeak(c, pr, rep)
+			defer measurePeak(c, pr, rep)
 		}
 	} else {
 		rep.Torch = "n/a (--peers=false)"
@@ -206,17 +221,44 @@ func benchmark(c *config) (*report, error) {
 	return rep, nil
 }
 
+// measurePeak measures the sgemm peak at --threads through the peer and keeps the fastest
+// figure of the run in rep (a failure leaves it as it was: the report says n/a).
+func measurePeak(c *config, pr *peer, rep *report) {
+	var reply struct {
+		GFLOPS map[string]float64 `json:"gflops"`
+	}
+	if err := pr.call(map[string]any{"op": "sgemm_peak", "threads": []int{c.threads}, "size": 1024, "reps": 5}, &reply); err != nil {
+		c.logf("sgemm peak: %v", err)
+		return
+	}
+	if g, ok := reply.GFLOPS[fmt.Sprint(c.threads)]; ok && (rep.SgemmPeakGFLOPS == nil || g > *rep.SgemmPeakGFLOPS) {
+		rep.SgemmPeakGFLOPS = &g
+	}
+}
+
 // runCell compiles, checks and times one (model, N).
 func runCell(c *config, dev jit.Device, pr *peer, model string, n int, budget time.Duration, deadline time.Time, prev map[string]float64, dir string) (*cell, error) {
 	cl := &cell{Model: model, N: n, TorchBatched: map[string]*timing{}, TorchLoops: map[string]*timing{}}
 	c.logf("%s N=%d: compiling", model, n)
-	g, err := loadZooModel(model, n)
+	g, err := c.loadModel(model, n, dir)
+	var refused exportError
+	if errors.As(err, &refused) {
+		c.logf("%s N=%d: does not export: %s", model, n, refused.msg)
+		cl.ExportError = refused.msg
+		cl.Notes = append(cl.Notes, "does not export yet: "+refused.msg)
+		return cl, nil
+	}
 	if err != nil {
 		return nil, err
 	}
 	inputs, err := g.GenerateInputs(c.seed)
 	if err != nil {
 		return nil, err
+	}
+	flops, uncounted := graphFLOPs(g)
+	cl.GFLOPPerCall = flops * float64(n) / 1e9
+	if len(uncounted) > 0 {
+		cl.Notes = append(cl.Notes, "GFLOP/s count no work of "+strings.Join(uncounted, ", "))
 	}
 	// skip says whether a contender is predicted (linearly in N from the previous N) to be
 	// slower than --max-run per call, or to overrun the run's --budget with its warm-up and

@@ -54,6 +54,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "examples"))
 import models  # noqa: E402  (examples/models.py: the first four cases' PyTorch sources)
 import zoo_models  # noqa: E402  (bench/peers/zoo_models.py: the other cases)
+import real_models  # noqa: E402  (bench/peers/real_models.py: go run ./bench --real; torchvision on use)
 
 RTOL = 1e-4
 
@@ -82,6 +83,7 @@ MAKERS = {
     "linear256": zoo_models.linear256, "linear_odd": zoo_models.linear_odd, "linear1024": zoo_models.linear1024,
     "mlp1024": zoo_models.mlp1024, "conv3x3": zoo_models.conv3x3, "conv64": zoo_models.conv64,
     "transformer": zoo_models.transformer, "norm_softmax": zoo_models.norm_softmax,
+    **real_models.MAKERS,
 }
 
 # Chains that cannot be read off the module tree (activations applied with F.relu in forward).
