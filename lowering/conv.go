@@ -144,12 +144,15 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	out := l.newOutput(n.Name, outShape, n.Output().DType)
 	g.groupBase = groupBase{nodes: []string{n.Name}, ops: []string{n.Op}, out: out}
 	g.depthwise = convDirectDepthwise && groups == inC && groups > 1
+	g.flat = convFlatKernel && l.opts.Device.Kind == "cpu" && !g.pointwise()
 	chBound := "OCG"
-	if g.depthwise {
+	switch {
+	case g.depthwise && g.flat:
+		l.notes[g] = append(l.notes[g], "depthwise: per-tap multiply-adds over zero-padded planes (conv_flat.py), no GEMM over 1-channel groups")
+	case g.depthwise:
 		chBound = "OC"
 		l.notes[g] = append(l.notes[g], "depthwise: direct kernel, no GEMM over 1-channel groups")
 	}
-	g.flat = !g.depthwise && convFlatKernel && l.opts.Device.Kind == "cpu" && !g.pointwise()
 	g.rows = !g.depthwise && convRowKernel && (convRowAlways || g.rowWidth() >= convRowMinWidth && g.rowStepsPayOff())
 	if g.flat {
 		g.rows = false
@@ -164,7 +167,7 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	}
 	// Many channels per group: conv_flat.py reduces tap by tap, so that its input tile is
 	// channel planes at one shift (affine, read in place) rather than rows gathered per k.
-	g.tapMajor = g.flat && g.cg >= convTapMajorMinChannels
+	g.tapMajor = g.flat && !g.depthwise && g.cg >= convTapMajorMinChannels
 	if (g.rows || g.tapMajor) && g.kh*g.kw > 1 {
 		// conv_rows.py and tap-major conv_flat.py read one tap's [out, in] weight tile per step: laid out as
 		// [tap, out, in], the tile is one contiguous block when it spans the group, which the
@@ -247,6 +250,8 @@ type convData struct {
 	PaddedStore  bool // conv_flat.py: the output's padded planes are as wide as the input's
 	EvenK        bool // conv_flat.py tap-major: BLOCK_K divides the channels (no k mask)
 	Strided      bool // conv_flat.py: the input comes as phase planes
+	Depthwise    bool // conv_flat.py: per-tap multiply-adds of one input plane per channel, no dot
+	QMask        bool // conv_flat.py: mask the last pixel tile's dead columns (flatQMask)
 	Phases       bool // conv_pad.py: write phase planes for a strided convolution
 }
 
@@ -260,14 +265,34 @@ func (g *convGroup) heuristicBlocks() (bp, boc, bk int) {
 		// pixels a tile, as the taps' products are summed in registers (jit/cpu's panels)
 		// whatever the tile, and a program's fixed costs (epilogue steps, its partial last
 		// tile: 286 pixels of a 16x16 image were a 256 and a 30 tile) count per tile
-		bp, boc := g.spreadOverCores(clamp(nextPow2(g.oh*g.wp), 16, convFlatMaxBlockP), clamp(nextPow2(g.ocg), 16, 64),
-			g.oh*g.wp, g.ocg, g.batch*g.groups, g.cg*g.kh*g.kw)
+		ocg, groups := g.flatChannels()
+		bp, boc := g.spreadOverCores(clamp(nextPow2(g.oh*g.wp), 16, convFlatMaxBlockP), clamp(nextPow2(ocg), 16, 64),
+			g.oh*g.wp, ocg, g.batch*groups, g.cg*g.kh*g.kw)
 		return bp, boc, clamp(nextPow2(g.kExtent()), 16, 256)
 	}
 	if g.rows {
 		return clamp(nextPow2(g.rowWidth()), 16, 64), clamp(nextPow2(g.ocg), 16, 64), clamp(nextPow2(g.cg), 16, 64)
 	}
 	return clamp(nextPow2(g.oh*g.ow), 16, 64), clamp(nextPow2(g.ocg), 16, 64), clamp(nextPow2(g.cg*g.kh*g.kw), 16, 64)
+}
+
+// flatQMask reports whether conv_flat.py masks the pixels past Q (q of them, in tiles of bp):
+// when they are most of the last tile, computing them costs more than the dot's check of the
+// weight tile that a partial tile brings (a 64-pixel rest of a 512 tile); a few dead columns
+// (12 of 16) are cheaper to compute than that check at every step.
+func flatQMask(q, bp int) bool {
+	live := q - (cdiv(q, bp)-1)*bp
+	return bp-live > live
+}
+
+// flatChannels is the (output channels per group, groups) conv_flat.py runs with: a depthwise
+// convolution's channel tile spans every group (one group's MULT channels would fill a
+// 16-row tile with one).
+func (g *convGroup) flatChannels() (ocg, groups int) {
+	if g.depthwise {
+		return g.ocg * g.groups, 1
+	}
+	return g.ocg, g.groups
 }
 
 // kExtent is the reduction length of one tl.dot step sequence: the channels of a group when
@@ -280,7 +305,7 @@ func (g *convGroup) kExtent() int {
 }
 
 func (g *convGroup) emit(l *lowerer) (*Launch, error) {
-	if g.depthwise {
+	if g.depthwise && !g.flat {
 		return g.emitDepthwise(l)
 	}
 	if g.flat {
@@ -312,7 +337,11 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 		return nil, err
 	}
 	bp, bn, bk := g.blocks() // the chosen tunables, else heuristicBlocks
-	tilesOC := cdiv(g.ocg, bn)
+	ocg, groups := g.ocg, g.groups
+	if tmpl == "conv_flat.py" {
+		ocg, groups = g.flatChannels()
+	}
+	tilesOC := cdiv(ocg, bn)
 	geo, programs := geometry(bp, tilesOC)
 	var args []LaunchArg
 	args = append(args, ptrArgs("x", g.x)...)
@@ -335,14 +364,15 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 	args = append(args, re.extra...)
 	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads,
 		EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body, TapMajor: g.tapMajor,
-		PaddedStore: g.outPad.hp > 0 && g.outPad.wp == g.wp, EvenK: g.tapMajor && g.cg%bk == 0, Strided: strided}
+		PaddedStore: g.outPad.hp > 0 && g.outPad.wp == g.wp, EvenK: g.tapMajor && g.cg%bk == 0, Strided: strided,
+		Depthwise: tmpl == "conv_flat.py" && g.depthwise, QMask: tmpl == "conv_flat.py" && flatQMask(g.oh*g.wp, bp)}
 	text, err := templates.Render(tmpl, d)
 	if err != nil {
 		return nil, err
 	}
 	return &Launch{
 		Kernel:    newKernel(tmpl, fn, text, map[string]any{"BLOCK_P": int64(bp), "BLOCK_OC": int64(bn), "BLOCK_K": int64(bk)}),
-		Grid:      [3]int{programs, g.batch * g.groups, l.n},
+		Grid:      [3]int{programs, g.batch * groups, l.n},
 		ModelAxis: 2,
 		Args:      args,
 	}, nil
@@ -599,12 +629,16 @@ func (g *convGroup) emitFlat(l *lowerer) (*Launch, error) {
 	g.readPaddedLeaves(l)
 	p, q := g.oh*g.ow, g.oh*g.wp
 	return g.implicitGEMM(l, "conv_flat.py", "oc_g[:, None] * P + rp[None, :]", p, func(bp, tilesOC int) ([]LaunchArg, int) {
+		ocg, groups := g.flatChannels()
 		args := []LaunchArg{intArg("Wp", g.wp), intArg("OW", g.ow), intArg("OH", g.oh), intArg("Q", q), intArg("P", p),
-			intArg("OCG", g.ocg), intArg("KTOT", g.cg*g.kh*g.kw), intArg("KW", g.kw), intArg("KHW", g.kh*g.kw),
-			intArg("CG", g.cg), intArg("GROUPS", g.groups), intArg("dil_h", g.dh), intArg("dil_w", g.dw),
+			intArg("OCG", ocg), intArg("KTOT", g.cg*g.kh*g.kw), intArg("KW", g.kw), intArg("KHW", g.kh*g.kw),
+			intArg("CG", g.cg), intArg("GROUPS", groups), intArg("dil_h", g.dh), intArg("dil_w", g.dw),
 			intArg("w_tstride", g.ocg*g.groups*g.cg), intArg("tiles_oc", tilesOC)}
 		if g.strided() {
 			args = append(args, intArg("stride_h", g.sh), intArg("stride_w", g.sw), intArg("PHW", g.phw), intArg("PLANE", g.hp*g.wp))
+		}
+		if g.depthwise {
+			args = append(args, intArg("MULT", g.ocg))
 		}
 		return args, cdiv(q, bp) * tilesOC
 	})

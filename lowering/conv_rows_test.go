@@ -110,7 +110,7 @@ func TestConvRowKernelChoice(t *testing.T) {
 	}
 }
 
-// CPU plans run every convolution but depthwise ones and pointwise GEMMs (1x1, unit stride, no
+// CPU plans run every convolution but pointwise GEMMs (1x1, unit stride, no
 // padding) on conv_flat.py (fed by conv_pad.py, strided ones over phase planes), whatever
 // their channels, groups, strides, padding or dilation; a GPU plan never uses it. The numbers of every CPU plan are checked against
 // PyTorch by the "cpu" variant of TestConvFixtures.
@@ -135,8 +135,7 @@ func TestConvFlatKernelOnCPUPlans(t *testing.T) {
 			for i := range k {
 				pointwise = pointwise && k[i] == 1 && s[i] == 1 && p[i] == 0
 			}
-			depthwise := n.Attrs.Int("groups") > 1 && n.Attrs.Int("groups") == n.Attrs.Int("in_channels")
-			want := !pointwise && !depthwise
+			want := !pointwise
 			if got := tmpl[n.Name] == "conv_flat.py"; got != want {
 				t.Errorf("%s: node %s (kernel %v, stride %v) uses %s on the CPU", dir, n.Name, k, s, tmpl[n.Name])
 			}
@@ -233,5 +232,46 @@ func TestSqueezeExciteFCsAreMatmuls(t *testing.T) {
 	}
 	if tmpl["shortcut"] == "matmul.py" || tmpl["conv"] == "matmul.py" {
 		t.Errorf("convolutions of larger images became matmuls: %v", tmpl)
+	}
+}
+
+// conv_flat.py masks the last pixel tile's dead columns only when they are most of it; the
+// fixtures and examples (checked against PyTorch by TestConvFixtures' "cpu" variant and
+// TestConvFlatTapMajorAndPaddedStores) have both forms, and depthwise convolutions run on it
+// too, over their zero-padded planes.
+func TestConvFlatPixelMasks(t *testing.T) {
+	cpuPlan := Options{Device: autotune.DeviceInfo{Kind: "cpu", Cores: 2}}
+	dirs, _ := filepath.Glob(filepath.Join("testdata", "conv", "*_n3"))
+	dirs = append(dirs, filepath.Join("..", "examples", "resblock"), filepath.Join("..", "examples", "convnet"))
+	masked, whole, depthwise := 0, 0, 0
+	for _, dir := range dirs {
+		g, err := graph.Load(filepath.Join(dir, "graph.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := Lower(g, cpuPlan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ln := range plan.Launches {
+			if ln.Kernel.Template != "conv_flat.py" {
+				continue
+			}
+			src := ln.Kernel.Source.Text
+			if strings.Contains(src, "& (q[None, :] < Q), other=0.0)") || strings.Contains(src, "mask=q[None, :] < Q, other=0.0") {
+				masked++
+			} else {
+				whole++
+			}
+			if strings.Contains(src, "for kt in range(0, KHW)") {
+				depthwise++
+			}
+		}
+	}
+	if masked == 0 || whole == 0 || depthwise == 0 {
+		t.Errorf("conv_flat.py kernels: %d with masked pixel tiles, %d whole, %d depthwise; want each > 0", masked, whole, depthwise)
+	}
+	if flatQMask(12, 16) || !flatQMask(1088, 512) || flatQMask(1024, 512) {
+		t.Error("flatQMask: want whole tiles for 12 of 16 and full tiles, masks for a 64-pixel rest of 512")
 	}
 }
