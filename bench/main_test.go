@@ -614,3 +614,40 @@ func TestRealModelExport(t *testing.T) {
 		t.Errorf("exported vit: N=%d, inputs %v", g.N, g.Inputs)
 	}
 }
+
+// stubContender takes perCall for every call.
+type stubContender struct {
+	perCall time.Duration
+	calls   int
+}
+
+func (s *stubContender) Name() string { return "torch loop@1t" }
+
+func (s *stubContender) Time(calls int) (time.Duration, error) {
+	s.calls += calls
+	return time.Duration(calls) * s.perCall, nil
+}
+
+// A PyTorch contender is timed standalone too (back to back after a quarter sample), and the
+// report keeps the faster median with both recorded, saying so when they differ by over 10%.
+func TestStandalonePeerTiming(t *testing.T) {
+	st := &stubContender{perCall: 12 * time.Millisecond}
+	tm := &timing{MedianMS: 25, MinMS: 24}
+	note, err := standalone(st, 4, tm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tm.MedianMS != 12 || tm.MinMS != 12 || tm.InterleavedMedianMS != 25 || tm.StandaloneMedianMS != 12 || len(tm.StandaloneMS) != standaloneSamples {
+		t.Errorf("timing after standalone = %+v", tm)
+	}
+	if st.calls != 1+4*standaloneSamples {
+		t.Errorf("%d calls, want a quarter sample and %d samples of 4", st.calls, standaloneSamples)
+	}
+	if !strings.Contains(note, "interleaved median 25") || !strings.Contains(note, "standalone 12") {
+		t.Errorf("note %q", note)
+	}
+	tm = &timing{MedianMS: 11.5, MinMS: 11}
+	if note, _ := standalone(st, 4, tm); note != "" || tm.MedianMS != 11.5 || tm.MinMS != 11 {
+		t.Errorf("interleaved faster: note %q, timing %+v", note, tm)
+	}
+}
