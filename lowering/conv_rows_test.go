@@ -219,9 +219,10 @@ func TestConvFlatTapMajorAndPaddedStores(t *testing.T) {
 	}
 }
 
-// The FCs of a squeeze-excite block (pointwise convolutions of its 1x1 pooled images) run as
-// one matmul over the channels on the CPU (matmul.py), not as a convolution tiling one pixel
-// per sample; TestConvFixtures' "cpu" variant checks their numbers against PyTorch.
+// On the CPU the squeeze of a squeeze-excite block (its global pool) is a row mean, and its FCs
+// (pointwise convolutions of its 1x1 pooled images) run as one matmul over the channels
+// (matmul.py), not as a convolution tiling one pixel per sample; TestConvFixtures' "cpu"
+// variant checks their numbers against PyTorch.
 func TestSqueezeExciteFCsAreMatmuls(t *testing.T) {
 	dir := filepath.Join("testdata", "conv", "cnn_n3")
 	tmpl := convTemplatesFor(t, dir, Options{Device: autotune.DeviceInfo{Kind: "cpu", Cores: 2}})
@@ -232,6 +233,20 @@ func TestSqueezeExciteFCsAreMatmuls(t *testing.T) {
 	}
 	if tmpl["shortcut"] == "matmul.py" || tmpl["conv"] == "matmul.py" {
 		t.Errorf("convolutions of larger images became matmuls: %v", tmpl)
+	}
+	// the squeeze: a global average pool is the mean of each plane (reduce_rows.py)
+	g, err := graph.Load(filepath.Join(dir, "graph.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Lower(g, Options{Device: autotune.DeviceInfo{Kind: "cpu", Cores: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ln := range plan.Launches {
+		if slices.Contains(ln.Nodes, "se_pool") && ln.Kernel.Template != "reduce_rows.py" {
+			t.Errorf("se_pool (global average pool) runs %s on the CPU, want reduce_rows.py", ln.Kernel.Template)
+		}
 	}
 }
 

@@ -15,7 +15,8 @@ import (
 // inference) already has the extra window, which the masks and the clipped divisor handle.
 // CPU plans run 1-d and 2-d max and average pooling row by row instead (pool_rows.py): each
 // window tap is one affine [plane, output column] tile, moved as rows, where pool.py's flat
-// element index makes every load a gather.
+// element index makes every load a gather; and a global average pool (adaptive, to 1 element)
+// as the mean of each plane (reduce.go's reduce_rows.py).
 
 func init() {
 	registerOp(lowerPool, "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
@@ -77,6 +78,16 @@ func lowerPool(l *lowerer, n *graph.Node) error {
 	}
 	g.rows = l.opts.Device.Kind == "cpu" && g.kind != "adaptive" && k <= 2
 	g.x = l.contiguous(x, n)
+	if l.opts.Device.Kind == "cpu" && g.kind == "adaptive" && numel(outShape[len(outShape)-k:]) == 1 {
+		// a global average pool (squeeze-excite, a classifier's head): the mean of each plane,
+		// a block of planes per program (reduce_rows.py), not a window walked per output
+		spatial := numel(x.Shape[len(x.Shape)-k:])
+		out := l.newOutput(n.Name, outShape, n.Output().DType)
+		rg := &reduceGroup{groupBase: groupBase{nodes: []string{n.Name}, ops: []string{n.Op}, out: out},
+			x: g.x, kind: "mean", outer: x.Numel() / spatial, r: spatial, inner: 1}
+		l.addGroup(rg, n.Name)
+		return nil
+	}
 	out := l.newOutput(n.Name, outShape, n.Output().DType)
 	g.groupBase = groupBase{nodes: []string{n.Name}, ops: []string{n.Op}, out: out}
 	l.addGroup(g, n.Name)
