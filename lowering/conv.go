@@ -67,6 +67,7 @@ type convGroup struct {
 	phh, phw               int      // conv_flat.py strided: the phase planes per channel, rows x columns
 	outPad                 planePad // conv_flat.py: the output is written zero-padded for the next one
 	tapMajor               bool     // conv_flat.py: tap by tap, the weight relaid as [tap, OC, CG]
+	direct                 bool     // conv_flat.py pointwise: the input's own dense planes, no pad copy
 }
 
 // convInput is a convolution node's input, refused unless float32 with zero padding.
@@ -144,7 +145,7 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	out := l.newOutput(n.Name, outShape, n.Output().DType)
 	g.groupBase = groupBase{nodes: []string{n.Name}, ops: []string{n.Op}, out: out}
 	g.depthwise = convDirectDepthwise && groups == inC && groups > 1
-	g.flat = convFlatKernel && l.opts.Device.Kind == "cpu" && !g.pointwise()
+	g.flat = convFlatKernel && l.opts.Device.Kind == "cpu" && !(g.pointwise() && g.depthwise)
 	chBound := "OCG"
 	switch {
 	case g.depthwise && g.flat:
@@ -156,7 +157,13 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	g.rows = !g.depthwise && convRowKernel && (convRowAlways || g.rowWidth() >= convRowMinWidth && g.rowStepsPayOff())
 	if g.flat {
 		g.rows = false
-		if !g.takePaddedInput(l, n.Inputs[0].Name, inC) {
+		switch {
+		case g.pointwise():
+			// a pointwise GEMM reads its input planes as they are (no border to pad), and
+			// may store the next convolution's padded planes
+			g.direct = true
+			g.hp, g.wp, g.phh, g.phw = g.h, g.wd, 1, 1
+		case !g.takePaddedInput(l, n.Inputs[0].Name, inC):
 			g.padInput(l, n.Name, inC)
 		}
 	}
@@ -247,7 +254,7 @@ type convData struct {
 	ExtraArgs    []string
 	Body         []string
 	TapMajor     bool // conv_flat.py: reduce tap by tap over the weight as [tap, OC, CG]
-	PaddedStore  bool // conv_flat.py: the output's padded planes are as wide as the input's
+	PaddedStore  bool // conv_flat.py: the output's padded planes are as wide as the input's, or the output is dense and q its pixel (Wp == OW)
 	EvenK        bool // conv_flat.py tap-major: BLOCK_K divides the channels (no k mask)
 	Strided      bool // conv_flat.py: the input comes as phase planes
 	Depthwise    bool // conv_flat.py: per-tap multiply-adds of one input plane per channel, no dot
@@ -364,8 +371,8 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 	args = append(args, re.extra...)
 	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads,
 		EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body, TapMajor: g.tapMajor,
-		PaddedStore: g.outPad.hp > 0 && g.outPad.wp == g.wp, EvenK: g.tapMajor && g.cg%bk == 0, Strided: strided,
-		Depthwise: tmpl == "conv_flat.py" && g.depthwise, QMask: tmpl == "conv_flat.py" && flatQMask(g.oh*g.wp, bp)}
+		PaddedStore: g.outPad.hp > 0 && g.outPad.wp == g.wp || g.outPad.hp == 0 && g.wp == g.ow, EvenK: g.tapMajor && g.cg%bk == 0, Strided: strided,
+		Depthwise: tmpl == "conv_flat.py" && g.depthwise, QMask: tmpl == "conv_flat.py" && (g.direct || flatQMask(g.oh*g.wp, bp))}
 	text, err := templates.Render(tmpl, d)
 	if err != nil {
 		return nil, err

@@ -134,9 +134,10 @@ def {{.Fn}}(
     q0 = (pid // tiles_oc) * BLOCK_P
     qs = q0 + tl.arange(0, BLOCK_P)
 {{- if .PaddedStore}}
-    # the next convolution's zero-padded planes are as wide as this one's input (Wp): pixel q
-    # lies at q past the first, and the dropped columns fall on the border, written as the
-    # zeros it holds, so the whole tile is one store of contiguous rows
+    # the next convolution's zero-padded planes are as wide as this one's input (Wp), or the
+    # output is dense and Wp == OW (a pointwise convolution): pixel q lies at q past the
+    # first, and the dropped columns fall on the border, written as the zeros it holds, so
+    # the whole tile is one store of contiguous rows
     tl.store(c_base + qs[None, :], tl.where(ow[None, :] < OW, y, 0.0), mask=ocmask & (qs[None, :] < Q))
 {{- else}}
     # one output row at a time: pixels oh*Wp .. oh*Wp + OW - 1 of q are output row oh,
