@@ -273,7 +273,10 @@ func (g *convGroup) heuristicBlocks() (bp, boc, bk int) {
 		// whatever the tile, and a program's fixed costs (epilogue steps, its partial last
 		// tile: 286 pixels of a 16x16 image were a 256 and a 30 tile) count per tile
 		ocg, groups := g.flatChannels()
-		bp, boc := g.spreadOverCores(clamp(nextPow2(g.oh*g.wp), 16, convFlatMaxBlockP), clamp(nextPow2(ocg), 16, 64),
+		// few pixels (the 3x3 images of a ResNet's last stage): more output channels a tile,
+		// so that each dot step is large enough to pay for itself
+		bp0 := clamp(nextPow2(g.oh*g.wp), 16, convFlatMaxBlockP)
+		bp, boc := g.spreadOverCores(bp0, clamp(nextPow2(ocg), 16, max(64, 4096/bp0)),
 			g.oh*g.wp, ocg, g.batch*groups, g.cg*g.kh*g.kw)
 		return bp, boc, clamp(nextPow2(g.kExtent()), 16, 256)
 	}
