@@ -278,7 +278,9 @@ func (g *convGroup) heuristicBlocks() (bp, boc, bk int) {
 		bp0 := clamp(nextPow2(g.oh*g.wp), 16, convFlatMaxBlockP)
 		bp, boc := g.spreadOverCores(bp0, clamp(nextPow2(ocg), 16, max(64, 4096/bp0)),
 			g.oh*g.wp, ocg, g.batch*groups, g.cg*g.kh*g.kw)
-		return bp, boc, clamp(nextPow2(g.kExtent()), 16, 256)
+		// an input tile of at most 16K elements (64 KB, within a core's L2 share, and within
+		// a GPU's shared memory with the weight tile: the kernel must assemble there too)
+		return bp, boc, clamp(nextPow2(g.kExtent()), 16, max(16, min(256, 16384/bp)))
 	}
 	if g.rows {
 		return clamp(nextPow2(g.rowWidth()), 16, 64), clamp(nextPow2(g.ocg), 16, 64), clamp(nextPow2(g.cg), 16, 64)
