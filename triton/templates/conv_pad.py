@@ -45,10 +45,10 @@ def {{.Fn}}(
                 t = t0 + rw
                 j = j_first + t * stride_w
                 cc = c_first + t
-                inside = (pl[:, None] < PLANES) & (j[None, :] < W)
+                # (a row no tap reads is not even loaded: half the rows of a 1x1 stride-2 input)
+                inside = (pl[:, None] < PLANES) & (j[None, :] < W) & (cc[None, :] < w_live)
                 v = tl.load(x_base + pl[:, None] * (H * W) + i * W + j[None, :], mask=inside, other=0.0)
-                tl.store(o_base + pl[:, None] * (PHH * PHW * PLANE) + r_off + pc * PLANE + cc[None, :], v,
-                         mask=inside & (cc[None, :] < w_live))
+                tl.store(o_base + pl[:, None] * (PHH * PHW * PLANE) + r_off + pc * PLANE + cc[None, :], v, mask=inside)
 {{- else}}
     o_base = o_ptr + model * o_mstride + pad_off
     for i in range(0, H):
