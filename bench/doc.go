@@ -9,7 +9,9 @@
 //     count and at one thread (the faster is reported); the peer also checks widejit's outputs
 //     against its loop on the same weights and inputs.
 //
-// It writes zoo.md (a Markdown table), zoo.json and zoo.png (a bar chart) to --out.
+// It writes zoo.md (a Markdown table), zoo.json and zoo.png (a bar chart) to --out; --real
+// runs the real-models section instead (real.go: torchvision CNNs, a GPT-style LM and a ViT
+// exported at run time), written to real.md, real.json and real.png.
 //
 //	go run ./bench [--n 1,8,32,100] [--models mlp,deep_mlp,resblock,convnet] [--reps 15] [--out bench/results]
 package main

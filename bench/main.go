@@ -15,21 +15,23 @@ import (
 
 // config is everything one benchmark run is told by its flags.
 type config struct {
-	ns         []int // --n for every model; nil: each model's zooDefaultNs
-	models     []string
-	reps       int
-	out        string
-	threads    int           // CPU threads for widejit and torch alike
-	peers      bool          // run the PyTorch peer
-	python     string        // interpreter of the peer
-	peerScript string        // bench/peers/torch_zoo.py
-	minSample  time.Duration // one timed sample lasts at least this long (several calls when needed)
-	cellBudget time.Duration // soft cap on one (model, N) cell's timed repetitions
-	budget     time.Duration // soft cap on the whole run; cells share what is left
-	maxRun     time.Duration // a contender predicted slower than this per call is skipped
-	seed       int64         // inputs seed
-	avx2       bool          // both sides without AVX-512 (--avx2)
-	progress   io.Writer
+	ns           []int // --n for every model; nil: each model's zooDefaultNs
+	models       []string
+	reps         int
+	out          string
+	threads      int           // CPU threads for widejit and torch alike
+	peers        bool          // run the PyTorch peer
+	python       string        // interpreter of the peer
+	peerScript   string        // bench/peers/torch_zoo.py
+	minSample    time.Duration // one timed sample lasts at least this long (several calls when needed)
+	cellBudget   time.Duration // soft cap on one (model, N) cell's timed repetitions
+	budget       time.Duration // soft cap on the whole run; cells share what is left
+	maxRun       time.Duration // a contender predicted slower than this per call is skipped
+	seed         int64         // inputs seed
+	real         bool          // the real-models section (real.go) instead of the zoo
+	exportScript string        // exporters/torch/export.py, for the real models
+	avx2         bool          // both sides without AVX-512 (--avx2)
+	progress     io.Writer
 }
 
 func main() {
@@ -64,7 +66,9 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.cellBudget, "cell-budget", 40*time.Second, "soft time cap on one cell's repetitions")
 	fs.DurationVar(&c.budget, "budget", 9*time.Minute, "soft time cap on the whole run")
 	fs.DurationVar(&c.maxRun, "max-run", 30*time.Second, "skip a contender predicted (from the previous N) to take longer than this per call")
-	fs.Int64Var(&c.seed, "seed", 0, "seed of the generated inputs")
+	fs.Int64Var(&c.seed, "seed", 0, "seed of the generated inputs (and, for --real, of the exported models' weights)")
+	fs.BoolVar(&c.real, "real", false, "the real-models section instead of the zoo: torchvision CNNs, a GPT-style LM and a ViT (bench/peers/real_models.py) exported with exporters/torch/export.py, N = 3 and 8; writes real.md, real.json and real.png")
+	fs.StringVar(&c.exportScript, "export-script", "exporters/torch/export.py", "the PyTorch exporter (--real)")
 	fs.BoolVar(&c.avx2, "avx2", false, "time both sides as on a CPU without AVX-512: widejit's AVX2/FMA kernels (run with GODEBUG=cpu.avx512f=off) and PyTorch's with OPENBLAS_CORETYPE=Haswell and oneDNN capped at AVX2")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
 	if err := fs.Parse(args); err != nil {
@@ -83,10 +87,15 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 		}
 		c.ns = append(c.ns, n)
 	}
+	modelsGiven := false
+	fs.Visit(func(f *flag.Flag) { modelsGiven = modelsGiven || f.Name == "models" })
+	if c.real && !modelsGiven {
+		modelText = strings.Join(realModels, ",")
+	}
 	for _, m := range strings.Split(modelText, ",") {
 		m = strings.TrimSpace(m)
-		if !isZooModel(m) {
-			return nil, usageError{fmt.Sprintf("--models: unknown model %q (the zoo has %s)", m, strings.Join(zooModels, ", "))}
+		if !isZooModel(m) && !(c.real && isRealModel(m)) {
+			return nil, usageError{fmt.Sprintf("--models: unknown model %q (the zoo has %s; with --real: %s)", m, strings.Join(zooModels, ", "), strings.Join(realModels, ", "))}
 		}
 		c.models = append(c.models, m)
 	}
@@ -131,6 +140,9 @@ func (c *config) nsFor(model string) []int {
 	ns := c.ns
 	if ns == nil {
 		ns = zooDefaultNs[model]
+		if isRealModel(model) {
+			ns = realDefaultNs
+		}
 	}
 	ns = slices.Clone(ns)
 	slices.Sort(ns)

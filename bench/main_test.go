@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"image"
 	"image/png"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
@@ -246,6 +248,37 @@ func TestPeerEnv(t *testing.T) {
 	env = peerEnv([]string{"OPENBLAS_CORETYPE=Haswell"}, 2, "SkylakeX")
 	if got := strings.Join(env, " "); strings.Count(got, "CORETYPE") != 1 || !strings.Contains(got, "OPENBLAS_CORETYPE=SkylakeX") {
 		t.Errorf("peerEnv with a core type = %v", env)
+	}
+}
+
+// The peer runs under tcmalloc when it is installed (preloaded, the caller's LD_PRELOAD kept
+// after it), else under glibc's malloc with its thresholds raised; and the peer itself reports
+// the allocator it really has.
+func TestPeerAllocator(t *testing.T) {
+	env := withAllocator([]string{"PATH=/bin"}, "/lib/libtcmalloc_minimal.so.4")
+	if got := strings.Join(env, " "); got != "PATH=/bin LD_PRELOAD=/lib/libtcmalloc_minimal.so.4" {
+		t.Errorf("withAllocator with tcmalloc = %q", got)
+	}
+	env = withAllocator([]string{"LD_PRELOAD=/x.so"}, "/lib/libtcmalloc_minimal.so.4")
+	if got := strings.Join(env, " "); got != "LD_PRELOAD=/lib/libtcmalloc_minimal.so.4:/x.so" {
+		t.Errorf("withAllocator with a caller's LD_PRELOAD = %q", got)
+	}
+	env = withAllocator([]string{"PATH=/bin"}, "")
+	if got := strings.Join(env, " "); !strings.Contains(got, "MALLOC_MMAP_THRESHOLD_=") || !strings.Contains(got, "MALLOC_TRIM_THRESHOLD_=") {
+		t.Errorf("withAllocator without tcmalloc = %q", got)
+	}
+	p, _, err := startPeer("/usr/bin/python3", "bench/peers/torch_zoo.py", 1, false)
+	if err != nil {
+		t.Skipf("no PyTorch peer (install python3-torch: bash .ci/setup): %v", err)
+	}
+	defer p.Close()
+	got, _ := p.Hello["allocator"].(string)
+	want := "glibc malloc (MALLOC_MMAP_THRESHOLD_="
+	if lib := findTCMalloc(); lib != "" {
+		want = "tcmalloc ("
+	}
+	if !strings.HasPrefix(got, want) {
+		t.Errorf("the peer reports allocator %q, want %q...", got, want)
 	}
 }
 
@@ -516,5 +549,105 @@ func TestAVX2Run(t *testing.T) {
 	md, _ := os.ReadFile(filepath.Join(out, "zoo.md"))
 	if !strings.Contains(string(md), "widejit's CPU kernels: ") || strings.Contains(string(md), "AVX-512") {
 		t.Errorf("zoo.md does not name AVX2 kernels:\n%s", md)
+	}
+}
+
+// graphFLOPs against counts by hand: conv3x3 (16->32->32 3x3 on 8 images of 32x32), mlp
+// (64->128->64 on 32 rows) and the transformer block (d=128, 4x64 tokens, feed-forward 512:
+// the attention's four projections and two products, then two Linears).
+func TestGraphFLOPs(t *testing.T) {
+	for model, want := range map[string]float64{
+		"conv3x3":     2 * 8 * 32 * 32 * 32 * (16*9 + 32*9),
+		"mlp":         2 * 32 * (64*128 + 128*64),
+		"transformer": 2*128*4*(4*64*128) + 4*(4*64*128)*64 + 2*(4*64)*(128*512+512*128),
+	} {
+		g, err := loadZooModel(model, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, uncounted := graphFLOPs(g)
+		if got != want || len(uncounted) > 0 {
+			t.Errorf("%s: %g FLOPs (uncounted %v), want %g", model, got, uncounted, want)
+		}
+	}
+}
+
+// The real models' Go table matches bench/peers/real_models.py's (names and inputs).
+func TestRealModelsTable(t *testing.T) {
+	out, err := exec.Command("/usr/bin/python3", "-c", "import json, sys; sys.path.insert(0, 'peers'); import real_models; print(json.dumps(real_models.INPUTS))").Output()
+	if err != nil {
+		t.Skipf("no Debian python3 with torch (bash .ci/setup): %v", err)
+	}
+	var inputs map[string]string
+	if err := json.Unmarshal(out, &inputs); err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(inputs, realInputs) || len(realModels) != len(realInputs) {
+		t.Errorf("real_models.py INPUTS = %v, bench/real.go has %v for %v", inputs, realInputs, realModels)
+	}
+}
+
+// A real model the exporter refuses is a cell with the exporter's message and no timings,
+// not a failed run; one it exports loads as a graph of N models.
+func TestRealModelExport(t *testing.T) {
+	dir := t.TempDir()
+	refuse := filepath.Join(dir, "refuse.py")
+	msg := "mobilenet_v3_small: node 'hardsigmoid' (call_function torch.nn.functional.hardsigmoid) is not in the widejit vocabulary"
+	if err := os.WriteFile(refuse, []byte(fmt.Sprintf("import sys\nprint(%q, file=sys.stderr)\nsys.exit(2)\n", "export.py: error: "+msg)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := &config{python: "/usr/bin/python3", exportScript: refuse}
+	_, err := c.loadModel("mobilenet_v3_small", 3, filepath.Join(dir, "cell"))
+	var refused exportError
+	if !errors.As(err, &refused) || refused.msg != msg {
+		t.Fatalf("loadModel with a refusing exporter: %v, want exportError %q", err, msg)
+	}
+	if _, err := exec.Command("/usr/bin/python3", "-c", "import torch").Output(); err != nil {
+		t.Skipf("no Debian python3 with torch (bash .ci/setup): %v", err)
+	}
+	c.exportScript = "../exporters/torch/export.py"
+	g, err := c.loadModel("vit", 2, filepath.Join(dir, "vit"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.N != 2 || len(g.Inputs) != 1 || !slices.Equal(g.Inputs[0].Type.Shape, []int{2, 3, 32, 32}) {
+		t.Errorf("exported vit: N=%d, inputs %v", g.N, g.Inputs)
+	}
+}
+
+// stubContender takes perCall for every call.
+type stubContender struct {
+	perCall time.Duration
+	calls   int
+}
+
+func (s *stubContender) Name() string { return "torch loop@1t" }
+
+func (s *stubContender) Time(calls int) (time.Duration, error) {
+	s.calls += calls
+	return time.Duration(calls) * s.perCall, nil
+}
+
+// A PyTorch contender is timed standalone too (back to back after a quarter sample), and the
+// report keeps the faster median with both recorded, saying so when they differ by over 10%.
+func TestStandalonePeerTiming(t *testing.T) {
+	st := &stubContender{perCall: 12 * time.Millisecond}
+	tm := &timing{MedianMS: 25, MinMS: 24}
+	note, err := standalone(st, 4, tm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tm.MedianMS != 12 || tm.MinMS != 12 || tm.InterleavedMedianMS != 25 || tm.StandaloneMedianMS != 12 || len(tm.StandaloneMS) != standaloneSamples {
+		t.Errorf("timing after standalone = %+v", tm)
+	}
+	if st.calls != 1+4*standaloneSamples {
+		t.Errorf("%d calls, want a quarter sample and %d samples of 4", st.calls, standaloneSamples)
+	}
+	if !strings.Contains(note, "interleaved median 25") || !strings.Contains(note, "standalone 12") {
+		t.Errorf("note %q", note)
+	}
+	tm = &timing{MedianMS: 11.5, MinMS: 11}
+	if note, _ := standalone(st, 4, tm); note != "" || tm.MedianMS != 11.5 || tm.MinMS != 11 {
+		t.Errorf("interleaved faster: note %q, timing %+v", note, tm)
 	}
 }

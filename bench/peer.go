@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -93,7 +94,7 @@ func startPeer(python, script string, threads int, avx2 bool) (p *peer, note str
 // launchPeer starts the peer script with env and says hello.
 func launchPeer(python, script string, env []string) (*peer, error) {
 	cmd := exec.Command(python, script)
-	cmd.Env = env
+	cmd.Env = withAllocator(env, findTCMalloc())
 	p := &peer{cmd: cmd, stderr: &tailBuffer{max: 4096}}
 	cmd.Stderr = p.stderr
 	var err error
@@ -142,6 +143,40 @@ func peerEnv(env []string, threads int, coreType string) []string {
 		out = append(out, "OPENBLAS_CORETYPE="+coreType)
 	}
 	return out
+}
+
+// tcmallocGlobs are where Debian's libtcmalloc-minimal4 (and other distributions) put tcmalloc.
+var tcmallocGlobs = []string{"/usr/lib/*/libtcmalloc_minimal.so.4", "/usr/lib64/libtcmalloc_minimal.so.4", "/usr/lib/libtcmalloc_minimal.so.4"}
+
+// findTCMalloc is the path of tcmalloc's shared library, "" when it is not installed.
+func findTCMalloc() string {
+	for _, g := range tcmallocGlobs {
+		if m, _ := filepath.Glob(g); len(m) > 0 {
+			return m[0]
+		}
+	}
+	return ""
+}
+
+// withAllocator gives the peer the allocator PyTorch's CPU tuning guide advises: tcmalloc
+// (preloaded, in the peer's environment only) when installed, else glibc's malloc with its
+// mmap and trim thresholds raised. Under glibc's defaults every large activation is an mmap
+// freed back to the kernel after the call, so each call faults its pages in again (measured on
+// the conv3x3 case: 15-16 ms against 10.8 ms). The peer reports which one it runs (hello's
+// "allocator").
+func withAllocator(env []string, tcmalloc string) []string {
+	out := slices.Clone(env)
+	if tcmalloc != "" {
+		for i, kv := range out {
+			if v, ok := strings.CutPrefix(kv, "LD_PRELOAD="); ok {
+				out[i] = "LD_PRELOAD=" + tcmalloc + ":" + v
+				return out
+			}
+		}
+		return append(out, "LD_PRELOAD="+tcmalloc)
+	}
+	// 32 MiB is the largest mmap threshold glibc accepts on 64-bit; freed memory is kept
+	return append(out, "MALLOC_MMAP_THRESHOLD_=33554432", "MALLOC_TRIM_THRESHOLD_=17179869184")
 }
 
 // call sends one request and decodes the reply into reply.

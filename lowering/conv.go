@@ -35,8 +35,9 @@ var convDirectDepthwise = true
 var convRowKernel = true
 var convRowAlways = false
 
-// convFlatKernel selects conv_flat.py for CPU plans of unit-stride convolutions with more
-// than one tap; tests turn it off to check the other kernels on the CPU plan variant.
+// convFlatKernel selects conv_flat.py for CPU plans of the convolutions that are not
+// depthwise or a pointwise GEMM (unit-stride 1x1); tests turn it off to check the other
+// kernels on the CPU plan variant.
 var convFlatKernel = true
 
 // convTapMajorMinChannels: from this many input channels per group, conv_flat.py reduces tap
@@ -45,6 +46,10 @@ var convFlatKernel = true
 var convTapMajorMinChannels = 8
 
 const convRowMinWidth = 8
+
+// convFlatMaxBlockP bounds conv_flat.py's pixel tile, whose last one reads up to that far past
+// the last plane of its padded input (paddedBuffer's slack).
+const convFlatMaxBlockP = 512
 
 type convGroup struct {
 	groupBase
@@ -58,9 +63,11 @@ type convGroup struct {
 	depthwise              bool     // direct kernel (conv_depthwise.py)
 	rows                   bool     // row-tiled implicit GEMM (conv_rows.py), else conv.py
 	flat                   bool     // flat padded-pixel implicit GEMM (conv_flat.py), the CPU's
-	hp, wp                 int      // conv_flat.py: the padded plane
+	hp, wp                 int      // conv_flat.py: the padded plane (strided: one phase plane)
+	phh, phw               int      // conv_flat.py strided: the phase planes per channel, rows x columns
 	outPad                 planePad // conv_flat.py: the output is written zero-padded for the next one
 	tapMajor               bool     // conv_flat.py: tap by tap, the weight relaid as [tap, OC, CG]
+	direct                 bool     // conv_flat.py pointwise: the input's own dense planes, no pad copy
 }
 
 // convInput is a convolution node's input, refused unless float32 with zero padding.
@@ -128,6 +135,9 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 		g.kh, g.kw = kernel[0], kernel[1]
 		g.sh, g.sw, g.ph, g.pw, g.dh, g.dw = stride[0], stride[1], pad[0], pad[1], dil[0], dil[1]
 	}
+	if l.opts.Device.Caps.HostThreads && g.pointwise() && groups == 1 && g.h*g.wd == 1 {
+		return lowerConvAsMatmul(l, n, x, batched, batch, inC, outC, k)
+	}
 	g.x = l.contiguous(x, n)
 	g.xCStride = g.h * g.wd
 	g.xBStride = inC * g.xCStride
@@ -135,16 +145,25 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	out := l.newOutput(n.Name, outShape, n.Output().DType)
 	g.groupBase = groupBase{nodes: []string{n.Name}, ops: []string{n.Op}, out: out}
 	g.depthwise = convDirectDepthwise && groups == inC && groups > 1
+	g.flat = convFlatKernel && l.opts.Device.Caps.HostThreads && !(g.pointwise() && g.depthwise)
 	chBound := "OCG"
-	if g.depthwise {
+	switch {
+	case g.depthwise && g.flat:
+		l.notes[g] = append(l.notes[g], "depthwise: per-tap multiply-adds over zero-padded planes (conv_flat.py), no GEMM over 1-channel groups")
+	case g.depthwise:
 		chBound = "OC"
 		l.notes[g] = append(l.notes[g], "depthwise: direct kernel, no GEMM over 1-channel groups")
 	}
-	g.flat = !g.depthwise && convFlatKernel && l.opts.Device.Caps.HostThreads && g.sh == 1 && g.sw == 1 && g.kh*g.kw > 1
 	g.rows = !g.depthwise && convRowKernel && (convRowAlways || g.rowWidth() >= convRowMinWidth && g.rowStepsPayOff())
 	if g.flat {
 		g.rows = false
-		if !g.takePaddedInput(l, n.Inputs[0].Name, inC) {
+		switch {
+		case g.pointwise():
+			// a pointwise GEMM reads its input planes as they are (no border to pad), and
+			// may store the next convolution's padded planes
+			g.direct = true
+			g.hp, g.wp, g.phh, g.phw = g.h, g.wd, 1, 1
+		case !g.takePaddedInput(l, n.Inputs[0].Name, inC):
 			g.padInput(l, n.Name, inC)
 		}
 	}
@@ -155,7 +174,7 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	}
 	// Many channels per group: conv_flat.py reduces tap by tap, so that its input tile is
 	// channel planes at one shift (affine, read in place) rather than rows gathered per k.
-	g.tapMajor = g.flat && g.cg >= convTapMajorMinChannels
+	g.tapMajor = g.flat && !g.depthwise && g.cg >= convTapMajorMinChannels
 	if (g.rows || g.tapMajor) && g.kh*g.kw > 1 {
 		// conv_rows.py and tap-major conv_flat.py read one tap's [out, in] weight tile per step: laid out as
 		// [tap, out, in], the tile is one contiguous block when it spans the group, which the
@@ -235,8 +254,12 @@ type convData struct {
 	ExtraArgs    []string
 	Body         []string
 	TapMajor     bool // conv_flat.py: reduce tap by tap over the weight as [tap, OC, CG]
-	PaddedStore  bool // conv_flat.py: the output's padded planes are as wide as the input's
+	PaddedStore  bool // conv_flat.py: the output's padded planes are as wide as the input's, or the output is dense and q its pixel (Wp == OW)
 	EvenK        bool // conv_flat.py tap-major: BLOCK_K divides the channels (no k mask)
+	Strided      bool // conv_flat.py: the input comes as phase planes
+	Depthwise    bool // conv_flat.py: per-tap multiply-adds of one input plane per channel, no dot
+	QMask        bool // conv_flat.py: mask the last pixel tile's dead columns (flatQMask)
+	Phases       bool // conv_pad.py: write phase planes for a strided convolution
 }
 
 // heuristicBlocks is the built-in tile choice of the implicit GEMM (the default tunables
@@ -249,14 +272,39 @@ func (g *convGroup) heuristicBlocks() (bp, boc, bk int) {
 		// pixels a tile, as the taps' products are summed in registers (jit/cpu's panels)
 		// whatever the tile, and a program's fixed costs (epilogue steps, its partial last
 		// tile: 286 pixels of a 16x16 image were a 256 and a 30 tile) count per tile
-		bp, boc := g.spreadOverCores(clamp(nextPow2(g.oh*g.wp), 16, 512), clamp(nextPow2(g.ocg), 16, 64),
-			g.oh*g.wp, g.ocg, g.batch*g.groups, g.cg*g.kh*g.kw)
-		return bp, boc, clamp(nextPow2(g.kExtent()), 16, 256)
+		ocg, groups := g.flatChannels()
+		// few pixels (the 3x3 images of a ResNet's last stage): more output channels a tile,
+		// so that each dot step is large enough to pay for itself
+		bp0 := clamp(nextPow2(g.oh*g.wp), 16, convFlatMaxBlockP)
+		bp, boc := g.spreadOverCores(bp0, clamp(nextPow2(ocg), 16, max(64, 4096/bp0)),
+			g.oh*g.wp, ocg, g.batch*groups, g.cg*g.kh*g.kw)
+		// an input tile of at most 16K elements (64 KB, within a core's L2 share, and within
+		// a GPU's shared memory with the weight tile: the kernel must assemble there too)
+		return bp, boc, clamp(nextPow2(g.kExtent()), 16, max(16, min(256, 16384/bp)))
 	}
 	if g.rows {
 		return clamp(nextPow2(g.rowWidth()), 16, 64), clamp(nextPow2(g.ocg), 16, 64), clamp(nextPow2(g.cg), 16, 64)
 	}
 	return clamp(nextPow2(g.oh*g.ow), 16, 64), clamp(nextPow2(g.ocg), 16, 64), clamp(nextPow2(g.cg*g.kh*g.kw), 16, 64)
+}
+
+// flatQMask reports whether conv_flat.py masks the pixels past Q (q of them, in tiles of bp):
+// when they are most of the last tile, computing them costs more than the dot's check of the
+// weight tile that a partial tile brings (a 64-pixel rest of a 512 tile); a few dead columns
+// (12 of 16) are cheaper to compute than that check at every step.
+func flatQMask(q, bp int) bool {
+	live := q - (cdiv(q, bp)-1)*bp
+	return bp-live > live
+}
+
+// flatChannels is the (output channels per group, groups) conv_flat.py runs with: a depthwise
+// convolution's channel tile spans every group (one group's MULT channels would fill a
+// 16-row tile with one).
+func (g *convGroup) flatChannels() (ocg, groups int) {
+	if g.depthwise {
+		return g.ocg * g.groups, 1
+	}
+	return g.ocg, g.groups
 }
 
 // kExtent is the reduction length of one tl.dot step sequence: the channels of a group when
@@ -269,7 +317,7 @@ func (g *convGroup) kExtent() int {
 }
 
 func (g *convGroup) emit(l *lowerer) (*Launch, error) {
-	if g.depthwise {
+	if g.depthwise && !g.flat {
 		return g.emitDepthwise(l)
 	}
 	if g.flat {
@@ -301,13 +349,18 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 		return nil, err
 	}
 	bp, bn, bk := g.blocks() // the chosen tunables, else heuristicBlocks
-	tilesOC := cdiv(g.ocg, bn)
+	ocg, groups := g.ocg, g.groups
+	if tmpl == "conv_flat.py" {
+		ocg, groups = g.flatChannels()
+	}
+	tilesOC := cdiv(ocg, bn)
 	geo, programs := geometry(bp, tilesOC)
 	var args []LaunchArg
 	args = append(args, ptrArgs("x", g.x)...)
 	args = append(args, intArg("x_bstride", g.xBStride), intArg("x_cstride", g.xCStride))
 	args = append(args, ptrArgs("w", g.w)...)
 	args = append(args, ptrArgs("c", g.out)...)
+	strided := tmpl == "conv_flat.py" && g.strided()
 	if tmpl == "conv_flat.py" {
 		// the output's planes, rows and first pixel (dense, or padded for the next convolution)
 		cs, rs := p, g.ow
@@ -323,14 +376,15 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 	args = append(args, re.extra...)
 	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads,
 		EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body, TapMajor: g.tapMajor,
-		PaddedStore: g.outPad.hp > 0 && g.outPad.wp == g.wp, EvenK: g.tapMajor && g.cg%bk == 0}
+		PaddedStore: g.outPad.hp > 0 && g.outPad.wp == g.wp || g.outPad.hp == 0 && g.wp == g.ow, EvenK: g.tapMajor && g.cg%bk == 0, Strided: strided,
+		Depthwise: tmpl == "conv_flat.py" && g.depthwise, QMask: tmpl == "conv_flat.py" && (g.direct || flatQMask(g.oh*g.wp, bp))}
 	text, err := templates.Render(tmpl, d)
 	if err != nil {
 		return nil, err
 	}
 	return &Launch{
 		Kernel:    l.dotKernel(tmpl, fn, text, map[string]any{"BLOCK_P": int64(bp), "BLOCK_OC": int64(bn), "BLOCK_K": int64(bk)}),
-		Grid:      [3]int{programs, g.batch * g.groups, l.n},
+		Grid:      [3]int{programs, g.batch * groups, l.n},
 		ModelAxis: 2,
 		Args:      args,
 	}, nil
@@ -426,9 +480,16 @@ func (g *convGroup) padInput(l *lowerer, node string, inC int) {
 	name := node + ".padded"
 	out := g.paddedBuffer(l, name, models, planes)
 	pg := &convPadGroup{x: g.x, planes: planes, h: g.h, w: g.wd, pad: pad, models: models}
-	pg.groupBase = groupBase{nodes: []string{node + " (input zero-padded)"}, ops: []string{"pad"}, out: out}
+	what := " (input zero-padded)"
+	if g.strided() {
+		pg.phases = &padPhases{padH: g.ph, padW: g.pw, sh: g.sh, sw: g.sw, phh: g.phh, phw: g.phw}
+		what = fmt.Sprintf(" (input zero-padded, as %dx%d stride phases)", g.phh, g.phw)
+	}
+	pg.groupBase = groupBase{nodes: []string{node + what}, ops: []string{"pad"}, out: out}
 	l.addGroup(pg, name)
-	l.padCopies = append(l.padCopies, padCopy{src: g.x, out: pg.out, pad: pad, padGroup: pg})
+	if pg.phases == nil { // (a residual is read from plain padded planes only)
+		l.padCopies = append(l.padCopies, padCopy{src: g.x, out: pg.out, pad: pad, padGroup: pg})
+	}
 	g.x = pg.out
 }
 
@@ -477,25 +538,42 @@ type planePad struct{ hp, wp, off int }
 
 // padGeometry sets the padded plane conv_flat.py reads: the rows and columns the output
 // reads, both paddings (which differ for an even kernel under padding="same": the extra one
-// is at the end).
+// is at the end). Strided, it is one phase plane (the rows and columns a tap's shift reaches
+// past the output's), and the phases a tap reads: all stride_h x stride_w, or fewer when the
+// window is narrower than the stride (a 1x1 stride-2 convolution reads phase (0, 0) only).
+// The interior offset of a phase layout is left 0: conv_pad.py places every pixel itself.
 func (g *convGroup) padGeometry() planePad {
+	if g.strided() {
+		g.hp, g.wp = g.oh+(g.kh-1)*g.dh/g.sh, g.ow+(g.kw-1)*g.dw/g.sw
+		g.phh, g.phw = min(g.sh, (g.kh-1)*g.dh+1), min(g.sw, (g.kw-1)*g.dw+1)
+		return planePad{g.hp, g.wp, 0}
+	}
+	g.phh, g.phw = 1, 1
 	g.hp, g.wp = g.oh+(g.kh-1)*g.dh, g.ow+(g.kw-1)*g.dw
 	return planePad{g.hp, g.wp, g.ph*g.wp + g.pw}
 }
 
-// paddedBuffer allocates zero-padded input planes for conv_flat.py: (KW-1)*dil_w elements of
-// slack at the end, as the dropped columns of the last output row read that far past the
-// last plane. Only the interior is ever written: the border keeps the zeros every device
+// strided reports a convolution with a stride above 1, which conv_flat.py runs over the
+// phase planes of its input.
+func (g *convGroup) strided() bool { return g.sh > 1 || g.sw > 1 }
+
+// paddedBuffer allocates zero-padded input planes for conv_flat.py, with slack at the end:
+// the dropped columns of the last output row read (KW-1)*dil_w elements past the last plane,
+// and the pixels of the last tile past the output's up to a tile more. Only the interior is ever written: the border keeps the zeros every device
 // allocates buffers with (jit.Device.Alloc).
 func (g *convGroup) paddedBuffer(l *lowerer, name string, models, planes int) View {
-	b := l.newBuffer(TempBuffer, name, g.x.DType, models*planes*g.hp*g.wp+(g.kw-1)*g.dw)
+	phases := g.phh * g.phw
+	b := l.newBuffer(TempBuffer, name, g.x.DType, models*planes*phases*g.hp*g.wp+(g.kw-1)*g.dw+convFlatMaxBlockP)
 	b.Sparse = true
-	ms := planes * g.hp * g.wp
+	ms := planes * phases * g.hp * g.wp
 	if models == 1 && g.x.ModelStride == 0 {
 		ms = 0
 	}
-	g.xCStride = g.hp * g.wp
+	g.xCStride = phases * g.hp * g.wp
 	g.xBStride = planes / g.batch * g.xCStride
+	if phases > 1 {
+		return fullView(b, []int{planes, phases, g.hp, g.wp}, ms)
+	}
 	return fullView(b, []int{planes, g.hp, g.wp}, ms)
 }
 
@@ -506,7 +584,7 @@ func (g *convGroup) paddedBuffer(l *lowerer, name string, models, planes int) Vi
 func (g *convGroup) takePaddedInput(l *lowerer, value string, inC int) bool {
 	prod, ok := l.fusable(value).(*convGroup)
 	// (Monte Carlo dropout in its epilogue numbers elements by the dense layout: not moved)
-	if !ok || !prod.flat || prod.outPad.hp > 0 || contains(prod.ops, "dropout") || !prod.out.Contiguous() || prod.out.ModelStride == 0 ||
+	if !ok || g.strided() || !prod.flat || prod.outPad.hp > 0 || contains(prod.ops, "dropout") || !prod.out.Contiguous() || prod.out.ModelStride == 0 ||
 		prod.batch != g.batch || prod.ocg*prod.groups != inC || prod.oh != g.h || prod.ow != g.wd {
 		return false
 	}
@@ -526,7 +604,12 @@ type convPadGroup struct {
 	x                    View
 	planes, h, w, models int
 	pad                  planePad
+	phases               *padPhases // strided convolutions: phase planes, else nil
 }
+
+// padPhases is the phase layout conv_pad.py writes for a strided convolution: the input's
+// paddings and strides, and the phases per channel (rows x columns), each a planePad's plane.
+type padPhases struct{ padH, padW, sh, sw, phh, phw int }
 
 func (g *convPadGroup) emit(l *lowerer) (*Launch, error) {
 	fn := kernelName(g.index, g.ops)
@@ -535,7 +618,11 @@ func (g *convPadGroup) emit(l *lowerer) (*Launch, error) {
 	args = append(args, ptrArgs("o", g.out)...)
 	args = append(args, intArg("H", g.h), intArg("W", g.w), intArg("Hp", g.pad.hp), intArg("Wp", g.pad.wp),
 		intArg("pad_off", g.pad.off), intArg("PLANES", g.planes))
-	text, err := templates.Render("conv_pad.py", convData{Fn: fn, Header: header(g.nodes, g.ops)})
+	if p := g.phases; p != nil {
+		args = append(args, intArg("pad_h", p.padH), intArg("pad_w", p.padW), intArg("stride_h", p.sh), intArg("stride_w", p.sw),
+			intArg("PHH", p.phh), intArg("PHW", p.phw), intArg("PLANE", g.pad.hp*g.pad.wp))
+	}
+	text, err := templates.Render("conv_pad.py", convData{Fn: fn, Header: header(g.nodes, g.ops), Phases: g.phases != nil})
 	if err != nil {
 		return nil, err
 	}
@@ -554,9 +641,50 @@ func (g *convGroup) emitFlat(l *lowerer) (*Launch, error) {
 	g.readPaddedLeaves(l)
 	p, q := g.oh*g.ow, g.oh*g.wp
 	return g.implicitGEMM(l, "conv_flat.py", "oc_g[:, None] * P + rp[None, :]", p, func(bp, tilesOC int) ([]LaunchArg, int) {
-		return []LaunchArg{intArg("Wp", g.wp), intArg("OW", g.ow), intArg("OH", g.oh), intArg("Q", q), intArg("P", p),
-			intArg("OCG", g.ocg), intArg("KTOT", g.cg*g.kh*g.kw), intArg("KW", g.kw), intArg("KHW", g.kh*g.kw),
-			intArg("CG", g.cg), intArg("GROUPS", g.groups), intArg("dil_h", g.dh), intArg("dil_w", g.dw),
-			intArg("w_tstride", g.ocg*g.groups*g.cg), intArg("tiles_oc", tilesOC)}, cdiv(q, bp) * tilesOC
+		ocg, groups := g.flatChannels()
+		args := []LaunchArg{intArg("Wp", g.wp), intArg("OW", g.ow), intArg("OH", g.oh), intArg("Q", q), intArg("P", p),
+			intArg("OCG", ocg), intArg("KTOT", g.cg*g.kh*g.kw), intArg("KW", g.kw), intArg("KHW", g.kh*g.kw),
+			intArg("CG", g.cg), intArg("GROUPS", groups), intArg("dil_h", g.dh), intArg("dil_w", g.dw),
+			intArg("w_tstride", g.ocg*g.groups*g.cg), intArg("tiles_oc", tilesOC)}
+		if g.strided() {
+			args = append(args, intArg("stride_h", g.sh), intArg("stride_w", g.sw), intArg("PHW", g.phw), intArg("PLANE", g.hp*g.wp))
+		}
+		if g.depthwise {
+			args = append(args, intArg("MULT", g.ocg))
+		}
+		return args, cdiv(q, bp) * tilesOC
 	})
+}
+
+// lowerConvAsMatmul lowers a pointwise convolution of 1x1 images (the FCs of a squeeze-excite
+// block, after its global pool) as a Linear over the channels: one matmul [B, C] x [C, OC]
+// for all samples (matmul.py, the weight transposed once on the CPU), where a convolution
+// kernel would tile one pixel per sample.
+func lowerConvAsMatmul(l *lowerer, n *graph.Node, x View, batched bool, batch, inC, outC, k int) error {
+	x = l.contiguous(x, n)
+	w, ok := l.values[n.Param("weight").Name].reshape([]int{outC, inC})
+	if !ok {
+		return fmt.Errorf("weight %s is not contiguous", shapeStr(l.values[n.Param("weight").Name].Shape))
+	}
+	outShape := n.Output().Shape
+	out := l.newOutput(n.Name, outShape, n.Output().DType)
+	g := &matmulGroup{groupBase: groupBase{nodes: []string{n.Name}, ops: []string{n.Op}, out: out},
+		a: x, b: w, aSM: inC, aSK: 1, bSK: 1, bSN: inC, batch: 1, m: batch, nn: outC, k: inC, weight: w}
+	nm := 0
+	if batched {
+		nm = 1
+	}
+	if batch == 1 {
+		g.aSM = 0
+	}
+	// rows: the samples; columns: the output channels (with their 1x1 pixel)
+	g.epi = &epilogue{shape: outShape, axes: [][2]int{{0, 0}, {0, nm}, {nm, len(outShape)}},
+		vars:  []string{"batch", "rm[:, None]", "rn[None, :]"},
+		masks: []string{"", "(rm[:, None] < M)", "(rn[None, :] < N)"}}
+	if err := fuseConvBias(l, n, g.epi, out, outC, k); err != nil {
+		return err
+	}
+	l.notes[g] = append(l.notes[g], "pointwise convolution of 1x1 images: a matmul over the channels")
+	l.addGroup(g, n.Name)
+	return nil
 }

@@ -109,9 +109,9 @@ func TestConvRowKernelChoice(t *testing.T) {
 	}
 }
 
-// CPU plans run unit-stride convolutions with more than one tap on conv_flat.py (fed by
-// conv_pad.py), whatever their channels, groups, padding or dilation; the others keep their
-// kernels, and a GPU plan never uses it. The numbers of every CPU plan are checked against
+// CPU plans run every convolution but pointwise depthwise ones on conv_flat.py (fed by
+// conv_pad.py, strided ones over phase planes, pointwise ones reading their input as it is),
+// whatever their channels, groups, strides, padding or dilation; a GPU plan never uses it. The numbers of every CPU plan are checked against
 // PyTorch by the "cpu" variant of TestConvFixtures.
 func TestConvFlatKernelOnCPUPlans(t *testing.T) {
 	cpuPlan := Options{Device: testDevice("cpu")}
@@ -129,14 +129,16 @@ func TestConvFlatKernelOnCPUPlans(t *testing.T) {
 			if n.Op != "conv1d" && n.Op != "conv2d" {
 				continue
 			}
-			k, s := n.Attrs.Ints("kernel_size"), n.Attrs.Ints("stride")
-			taps, unit := 1, true
+			k, s, p := n.Attrs.Ints("kernel_size"), n.Attrs.Ints("stride"), n.Attrs.Ints("padding")
+			pointwise := true
 			for i := range k {
-				taps *= k[i]
-				unit = unit && s[i] == 1
+				pointwise = pointwise && k[i] == 1 && s[i] == 1 && p[i] == 0
 			}
 			depthwise := n.Attrs.Int("groups") > 1 && n.Attrs.Int("groups") == n.Attrs.Int("in_channels")
-			want := unit && taps > 1 && !depthwise
+			if tmpl[n.Name] == "matmul.py" {
+				continue // a pointwise convolution of 1x1 images (TestSqueezeExciteFCsAreMatmuls)
+			}
+			want := !(pointwise && depthwise)
 			if got := tmpl[n.Name] == "conv_flat.py"; got != want {
 				t.Errorf("%s: node %s (kernel %v, stride %v) uses %s on the CPU", dir, n.Name, k, s, tmpl[n.Name])
 			}
@@ -217,5 +219,77 @@ func TestConvFlatTapMajorAndPaddedStores(t *testing.T) {
 		if padded == 0 || whole == 0 {
 			t.Errorf("tap-major from %d channels: %d convolutions stored the next one's padded input, %d as whole tiles; want both > 0", minCh, padded, whole)
 		}
+	}
+}
+
+// On the CPU the squeeze of a squeeze-excite block (its global pool) is a row mean, and its FCs
+// (pointwise convolutions of its 1x1 pooled images) run as one matmul over the channels
+// (matmul.py), not as a convolution tiling one pixel per sample; TestConvFixtures' "cpu"
+// variant checks their numbers against PyTorch.
+func TestSqueezeExciteFCsAreMatmuls(t *testing.T) {
+	dir := filepath.Join("testdata", "conv", "cnn_n3")
+	tmpl := convTemplatesFor(t, dir, Options{Device: testDevice("cpu")})
+	for _, node := range []string{"se_reduce", "se_expand"} {
+		if tmpl[node] != "matmul.py" {
+			t.Errorf("%s: CPU plan runs %s, want matmul.py", node, tmpl[node])
+		}
+	}
+	if tmpl["shortcut"] == "matmul.py" || tmpl["conv"] == "matmul.py" {
+		t.Errorf("convolutions of larger images became matmuls: %v", tmpl)
+	}
+	// the squeeze: a global average pool is the mean of each plane (reduce_rows.py)
+	g, err := graph.Load(filepath.Join(dir, "graph.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Lower(g, Options{Device: testDevice("cpu")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ln := range plan.Launches {
+		if slices.Contains(ln.Nodes, "se_pool") && ln.Kernel.Template != "reduce_rows.py" {
+			t.Errorf("se_pool (global average pool) runs %s on the CPU, want reduce_rows.py", ln.Kernel.Template)
+		}
+	}
+}
+
+// conv_flat.py masks the last pixel tile's dead columns only when they are most of it; the
+// fixtures and examples (checked against PyTorch by TestConvFixtures' "cpu" variant and
+// TestConvFlatTapMajorAndPaddedStores) have both forms, and depthwise convolutions run on it
+// too, over their zero-padded planes.
+func TestConvFlatPixelMasks(t *testing.T) {
+	cpuPlan := Options{Device: testDevice("cpu")}
+	dirs, _ := filepath.Glob(filepath.Join("testdata", "conv", "*_n3"))
+	dirs = append(dirs, filepath.Join("..", "examples", "resblock"), filepath.Join("..", "examples", "convnet"))
+	masked, whole, depthwise := 0, 0, 0
+	for _, dir := range dirs {
+		g, err := graph.Load(filepath.Join(dir, "graph.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := Lower(g, cpuPlan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ln := range plan.Launches {
+			if ln.Kernel.Template != "conv_flat.py" {
+				continue
+			}
+			src := ln.Kernel.Source.Text
+			if strings.Contains(src, "& (q[None, :] < Q), other=0.0)") || strings.Contains(src, "mask=q[None, :] < Q, other=0.0") {
+				masked++
+			} else {
+				whole++
+			}
+			if strings.Contains(src, "for kt in range(0, KHW)") {
+				depthwise++
+			}
+		}
+	}
+	if masked == 0 || whole == 0 || depthwise == 0 {
+		t.Errorf("conv_flat.py kernels: %d with masked pixel tiles, %d whole, %d depthwise; want each > 0", masked, whole, depthwise)
+	}
+	if flatQMask(12, 16) || !flatQMask(1088, 512) || flatQMask(1024, 512) {
+		t.Error("flatQMask: want whole tiles for 12 of 16 and full tiles, masks for a 64-pixel rest of 512")
 	}
 }

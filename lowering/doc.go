@@ -40,8 +40,10 @@
 //     and enough work for several workers, the tile's activation rows, then its columns, are
 //     halved to the split whose programs end first on the cores (spreadOverCores: a
 //     simulated schedule with a fixed cost per program, so odd sizes balance); Linear weights transposed once (a prepare launch), rows padded to 64 bytes,
-//     so weight tiles are read in place with aligned vector loads; unit-stride convolutions as an implicit GEMM over flat zero-padded pixels
-//     (conv_flat.py): tap-major over a [tap, OC, CG] weight when groups have many channels,
+//     so weight tiles are read in place with aligned vector loads; convolutions as an implicit
+//     GEMM over flat zero-padded pixels (conv_flat.py; strided ones over stride phase planes,
+//     where every tap is again one flat shift; depthwise ones as per-tap multiply-adds, no
+//     dot; unit-stride pointwise ones over their input as it is): tap-major over a [tap, OC, CG] weight when groups have many channels,
 //     so both dot operands are read in place, and a convolution feeding another stores its
 //     output straight into the next one's zero-padded planes (Buffer.Sparse: only the
 //     interior is written, the border keeps the zeros of allocation), so only graph inputs
@@ -56,6 +58,8 @@
 //     layer's norm before its feed-forward). GPU plans keep the GPU-shaped kernels.
 //   - Eval BatchNorm is x * alpha + beta with per-channel alpha and beta (PyTorch's CPU form),
 //     and relu a NaN-propagating tl.maximum (propagate_nan=ALL): one pass each over a tile.
+//   - CPU pooling: max/avg row by row (pool_rows.py), a global average pool as a row mean
+//     (reduce_rows.py); a pointwise convolution of 1x1 images (squeeze-excite) as a matmul.
 //   - Other convolutions: conv_rows.py (row tiles) and conv.py (flat pixels) on GPUs;
 //     conv_nd.py for Conv3d and transposed convolutions (a gather over the taps that reach
 //     each output, stride holes masked, nothing materialized); conv_depthwise.py.

@@ -248,7 +248,11 @@ func TestNaNMaxPool2d(t *testing.T) {
 			// model 0 channel 1 at (1,1); model 2 channel 0 at (3,4)
 			// model 1: +inf in channel 0, -inf in channel 1
 			x, xv := nanInput(shape, map[int]float32{1*50 + 0*25 + 2*5 + 2: posInf32, 1*50 + 1*25 + 0*5 + 0: negInf32}, 0*50+1*25+1*5+1, 2*50+0*25+3*5+4)
-			got := runNaNGraph(t, shape, fmt.Sprintf(`{"name": "y", "op": "max_pool2d", "inputs": ["x"], "attrs": %s}`, tc.attrs), "", x)
+			node := fmt.Sprintf(`{"name": "y", "op": "max_pool2d", "inputs": ["x"], "attrs": %s}`, tc.attrs)
+			got := runNaNGraph(t, shape, node, "", x)
+			// CPU plans pool row by row (pool_rows.py)
+			gotCPU := f32s(t, runPlanCPU(t, nanGraph(t, shape, node, ""), Options{Device: testDevice("cpu")},
+				map[string]*safetensors.Tensor{"x": x})["y"])
 			oh := (h+2*tc.pad-tc.k)/tc.stride + 1
 			ow := (w+2*tc.pad-tc.k)/tc.stride + 1
 			var want []float32
@@ -276,6 +280,7 @@ func TestNaNMaxPool2d(t *testing.T) {
 			}
 			countNaN(t, "max_pool2d "+tc.name, want)
 			checkNaNOutput(t, "max_pool2d "+tc.name, got, want, 0)
+			checkNaNOutput(t, "max_pool2d (CPU plan) "+tc.name, gotCPU, want, 0)
 		})
 	}
 }

@@ -13,6 +13,10 @@ import (
 // (pool.py) over the planes (sample x channel) of a contiguous input. Fewer dims run as 3-d
 // with leading sizes of 1. ceil_mode needs no kernel support: the output size (graph shape
 // inference) already has the extra window, which the masks and the clipped divisor handle.
+// CPU plans run 1-d and 2-d max and average pooling row by row instead (pool_rows.py): each
+// window tap is one affine [plane, output column] tile, moved as rows, where pool.py's flat
+// element index makes every load a gather; and a global average pool (adaptive, to 1 element)
+// as the mean of each plane (reduce.go's reduce_rows.py).
 
 func init() {
 	registerOp(lowerPool, "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
@@ -24,7 +28,8 @@ type poolGroup struct {
 	x        View
 	kind     string // max, avg, adaptive
 	countPad bool
-	divisor  int // divisor_override, 0 when absent
+	rows     bool // pool_rows.py (CPU plans, 1-d and 2-d max and average pooling)
+	divisor  int  // divisor_override, 0 when absent
 	// per dim (D, H, W): input and output sizes, window, stride, padding, dilation
 	inSize, outSize, k, stride, pad, dil [3]int
 }
@@ -71,7 +76,18 @@ func lowerPool(l *lowerer, n *graph.Node) error {
 		g.stride = dims3(a.Ints("stride"), 1)
 		g.pad = dims3(a.Ints("padding"), 0)
 	}
+	g.rows = l.opts.Device.Caps.HostThreads && g.kind != "adaptive" && k <= 2
 	g.x = l.contiguous(x, n)
+	if l.opts.Device.Caps.HostThreads && g.kind == "adaptive" && numel(outShape[len(outShape)-k:]) == 1 {
+		// a global average pool (squeeze-excite, a classifier's head): the mean of each plane,
+		// a block of planes per program (reduce_rows.py), not a window walked per output
+		spatial := numel(x.Shape[len(x.Shape)-k:])
+		out := l.newOutput(n.Name, outShape, n.Output().DType)
+		rg := &reduceGroup{groupBase: groupBase{nodes: []string{n.Name}, ops: []string{n.Op}, out: out},
+			x: g.x, kind: "mean", outer: x.Numel() / spatial, r: spatial, inner: 1}
+		l.addGroup(rg, n.Name)
+		return nil
+	}
 	out := l.newOutput(n.Name, outShape, n.Output().DType)
 	g.groupBase = groupBase{nodes: []string{n.Name}, ops: []string{n.Op}, out: out}
 	l.addGroup(g, n.Name)
@@ -87,6 +103,9 @@ type poolData struct {
 }
 
 func (g *poolGroup) emit(l *lowerer) (*Launch, error) {
+	if g.rows {
+		return g.emitRows(l)
+	}
 	fn := kernelName(g.index, g.ops)
 	m := g.out.Numel()
 	var args []LaunchArg
@@ -100,12 +119,7 @@ func (g *poolGroup) emit(l *lowerer) (*Launch, error) {
 		args = append(args, intArg(name, dims[i/3][i%3]))
 	}
 	args = append(args, intArg("DIVISOR", g.divisor))
-	compute := "tl.float32"
-	if g.x.DType == graph.Float64 {
-		compute = "tl.float64"
-	}
-	text, err := templates.Render("pool.py", poolData{Fn: fn, Header: header(g.nodes, g.ops), Kind: g.kind,
-		CountPad: g.countPad, Divisor: g.divisor != 0, Compute: compute})
+	text, err := templates.Render("pool.py", g.data(fn))
 	if err != nil {
 		return nil, err
 	}
@@ -113,6 +127,40 @@ func (g *poolGroup) emit(l *lowerer) (*Launch, error) {
 	return &Launch{
 		Kernel:    newKernel("pool.py", fn, text, map[string]any{"BLOCK": int64(block)}),
 		Grid:      [3]int{cdiv(m, block), l.n, 1},
+		ModelAxis: 1,
+		Args:      args,
+	}, nil
+}
+
+func (g *poolGroup) data(fn string) poolData {
+	compute := "tl.float32"
+	if g.x.DType == graph.Float64 {
+		compute = "tl.float64"
+	}
+	return poolData{Fn: fn, Header: header(g.nodes, g.ops), Kind: g.kind, CountPad: g.countPad, Divisor: g.divisor != 0, Compute: compute}
+}
+
+// emitRows renders pool_rows.py: a program per output row of a block of planes (up to 4096
+// elements a tile).
+func (g *poolGroup) emitRows(l *lowerer) (*Launch, error) {
+	fn := kernelName(g.index, g.ops)
+	oh, ow := g.outSize[1], g.outSize[2]
+	planes := g.out.Numel() / (oh * ow)
+	var args []LaunchArg
+	args = append(args, ptrArgs("x", g.x)...)
+	args = append(args, ptrArgs("out", g.out)...)
+	args = append(args, intArg("PLANES", planes), intArg("H", g.inSize[1]), intArg("W", g.inSize[2]), intArg("OH", oh), intArg("OW", ow),
+		intArg("KH", g.k[1]), intArg("KW", g.k[2]), intArg("stride_h", g.stride[1]), intArg("stride_w", g.stride[2]),
+		intArg("pad_h", g.pad[1]), intArg("pad_w", g.pad[2]), intArg("dil_h", g.dil[1]), intArg("dil_w", g.dil[2]), intArg("DIVISOR", g.divisor))
+	text, err := templates.Render("pool_rows.py", g.data(fn))
+	if err != nil {
+		return nil, err
+	}
+	bw := clamp(nextPow2(ow), 16, 64)
+	bpl := clamp(nextPow2(planes), 1, 4096/bw)
+	return &Launch{
+		Kernel:    newKernel("pool_rows.py", fn, text, map[string]any{"BLOCK_PL": int64(bpl), "BLOCK_W": int64(bw)}),
+		Grid:      [3]int{cdiv(planes, bpl) * oh, l.n, 1},
 		ModelAxis: 1,
 		Args:      args,
 	}, nil

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/internal/testkit"
+	"github.com/widejit/widejit/jit/cpu"
 )
 
 // Convolution, pooling and attention against PyTorch fixtures (testdata/{conv,pool,attention},
@@ -357,4 +359,41 @@ func TestPoolFloat64AgainstLoop(t *testing.T) {
 			return m
 		})
 	}
+}
+
+// TestCNNFixturesAVX2 runs the CPU plans of the conv fixtures (the CNN shapes; strided, dilated,
+// grouped, depthwise and pointwise convolutions) and the pool fixtures again with AVX-512
+// off (GODEBUG=cpu.avx512f=off, read when a process starts: a child test process), so on a
+// machine with AVX-512 the AVX2/FMA kernels are checked against PyTorch too. Without
+// AVX-512 the fixture tests themselves run the AVX2 kernels, and this one skips.
+func TestCNNFixturesAVX2(t *testing.T) {
+	if os.Getenv("WIDEJIT_TEST_AVX2_CHILD") != "" {
+		if name := cpuKernels(); strings.Contains(name, "AVX-512") {
+			t.Fatalf("child test process: GODEBUG=cpu.avx512f=off, yet the CPU device chose %s", name)
+		}
+		return
+	}
+	if name := cpuKernels(); !strings.Contains(name, "AVX-512") {
+		t.Skipf("no AVX-512 kernels here (%s): the fixture tests already run the AVX2 ones", name)
+	}
+	cmd := exec.Command(os.Args[0], "-test.count=1", "-test.v",
+		"-test.run", "^(TestCNNFixturesAVX2|TestConvFixtures|TestPoolFixtures)$/^((cnn|pools|convs_a|convs_b|unbatched)_n3)?$/^(cpu)?$")
+	cmd.Env = append(os.Environ(), "GODEBUG=cpu.avx512f=off", "WIDEJIT_TEST_AVX2_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the fixtures under GODEBUG=cpu.avx512f=off: %v\n%s", err, out)
+	}
+	for _, want := range []string{"--- PASS: TestCNNFixturesAVX2", "--- PASS: TestConvFixtures/cnn_n3/cpu", "--- PASS: TestConvFixtures/convs_a_n3/cpu",
+		"--- PASS: TestConvFixtures/convs_b_n3/cpu", "--- PASS: TestConvFixtures/unbatched_n3/cpu", "--- PASS: TestPoolFixtures/pools_n3/cpu"} {
+		if !strings.Contains(string(out), want) {
+			t.Fatalf("the child test process did not report %q:\n%s", want, out)
+		}
+	}
+}
+
+// cpuKernels names the CPU device's dot kernels (AVX-512 or AVX2).
+func cpuKernels() string {
+	d := cpu.NewDevice(1)
+	defer d.Close()
+	return d.Info().Name
 }

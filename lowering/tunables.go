@@ -248,15 +248,20 @@ func (g *mlpGroup) blocks() (bm, bk, bh int) {
 	return t["BLOCK_M"], t["BLOCK_K"], t["BLOCK_H"]
 }
 
-// Only the implicit-GEMM convolution has tile sizes here; the depthwise kernel keeps its own.
+// The implicit-GEMM convolutions (and conv_flat.py's depthwise form) have tile sizes here; the direct
+// depthwise kernel keeps its own.
 func (g *convGroup) tunables() (tunableSpace, bool) {
-	if g.depthwise {
+	if g.depthwise && !g.flat {
 		return tunableSpace{}, false
 	}
 	bp, boc, bk := g.heuristicBlocks()
+	ocg := g.ocg
+	if g.flat {
+		ocg, _ = g.flatChannels()
+	}
 	return tunableSpace{axes: []tunableAxis{
 		blockAxis("BLOCK_P", "bp", bp, dotMinBlock, 128, g.oh*g.ow),
-		blockAxis("BLOCK_OC", "boc", boc, dotMinBlock, 64, g.ocg),
+		blockAxis("BLOCK_OC", "boc", boc, dotMinBlock, 64, ocg),
 		blockAxis("BLOCK_K", "bk", bk, dotMinBlock, 64, g.kExtent()),
 	}}, true
 }
@@ -282,6 +287,9 @@ func (g *normGroup) tunables() (tunableSpace, bool) {
 }
 
 func (g *poolGroup) tunables() (tunableSpace, bool) {
+	if g.rows { // pool_rows.py keeps its own tiles
+		return tunableSpace{}, false
+	}
 	m := g.out.Numel()
 	return tunableSpace{axes: []tunableAxis{
 		blockAxis("BLOCK", "b", heuristicVectorBlock(m), minVectorBlock, 4096, m)}}, true

@@ -54,6 +54,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "examples"))
 import models  # noqa: E402  (examples/models.py: the first four cases' PyTorch sources)
 import zoo_models  # noqa: E402  (bench/peers/zoo_models.py: the other cases)
+import real_models  # noqa: E402  (bench/peers/real_models.py: go run ./bench --real; torchvision on use)
 
 RTOL = 1e-4
 
@@ -82,6 +83,7 @@ MAKERS = {
     "linear256": zoo_models.linear256, "linear_odd": zoo_models.linear_odd, "linear1024": zoo_models.linear1024,
     "mlp1024": zoo_models.mlp1024, "conv3x3": zoo_models.conv3x3, "conv64": zoo_models.conv64,
     "transformer": zoo_models.transformer, "norm_softmax": zoo_models.norm_softmax,
+    **real_models.MAKERS,
 }
 
 # Chains that cannot be read off the module tree (activations applied with F.relu in forward).
@@ -472,8 +474,41 @@ def blas_info():
     return info
 
 
+def allocator_info():
+    """The malloc this process really runs: tcmalloc when it is mapped (LD_PRELOAD), else
+    glibc's, with the thresholds the driver raised (MALLOC_MMAP_THRESHOLD_/MALLOC_TRIM_THRESHOLD_)."""
+    with open("/proc/self/maps") as f:
+        for line in f:
+            path = line.split()[-1] if len(line.split()) >= 6 else ""
+            if "tcmalloc" in os.path.basename(path):
+                return "tcmalloc (%s)" % os.path.realpath(path)
+    env = ["%s=%s" % (k, os.environ[k]) for k in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_") if k in os.environ]
+    return "glibc malloc" + (" (%s)" % ", ".join(env) if env else " (default thresholds)")
+
+
+def sgemm_peak(req):
+    """The machine's sgemm rate through torch.mm (the BLAS torch loaded): the fastest of a few
+    calls of a square fp32 matmul, per thread count asked for, in GFLOP/s."""
+    size = int(req.get("size", 1024))
+    a, b = torch.randn(size, size), torch.randn(size, size)
+    out = {}
+    with torch.inference_mode():
+        for t in req.get("threads", [1]):
+            torch.set_num_threads(int(t))
+            torch.mm(a, b)
+            best = min(_timed(lambda: torch.mm(a, b)) for _ in range(int(req.get("reps", 5))))
+            out[str(t)] = 2.0 * size ** 3 / best / 1e9
+    return {"gflops": out, "size": size}
+
+
+def _timed(fn):
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
 def hello():
-    return {"torch": torch.__version__, "threads": torch.get_num_threads(),
+    return {"torch": torch.__version__, "threads": torch.get_num_threads(), "allocator": allocator_info(),
             "interop_threads": torch.get_num_interop_threads(),
             "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
             "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
@@ -497,6 +532,8 @@ def main():
                 rep = s.setup(req)
             elif op == "time":
                 rep = s.time(req)
+            elif op == "sgemm_peak":
+                rep = sgemm_peak(req)
             else:
                 raise ValueError("unknown op %r" % op)
         except Exception as e:  # reported to the driver, which records it in the cell's notes

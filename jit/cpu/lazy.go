@@ -893,11 +893,17 @@ func (m *memOp) run(fr *frame) error {
 	maskLazy := m.mask >= 0 && fr.lz.kind[m.mask] == lazyMask
 	ptrLazy := false
 	var colBase int64
+	laneStride := int64(1) // element distance of a row's lanes in the buffer
 	if fr.lz.kind[m.p] == lazyAffine {
 		a := &fr.lz.aff[m.p]
 		switch a.vec {
 		case vecNone, vecRows:
 			ptrLazy = m.n == 1 || a.strides[m.last] == 1
+			if !ptrLazy && m.isLoad && m.cls == clsF32 && m.d == ir.F32 && !m.rect && a.strides[m.last] > 1 {
+				// every stride-th element (a strided pooling window, a phase of a row):
+				// still a row of one interval of lanes, copied with one bounds check
+				ptrLazy, laneStride = true, a.strides[m.last]
+			}
 		case vecCols:
 			// Lane offsets vec[j] + stride*j: contiguous when they count up by one.
 			v, st := fr.ints[m.p][:m.n], a.strides[m.last]
@@ -1028,7 +1034,11 @@ func (m *memOp) run(fr *frame) error {
 				rowOff += colBase
 			}
 		}
-		if err := m.moveRow(fr, it.at, lo, hi, width, ptrLazy, a.tag, rowOff); err != nil {
+		if laneStride > 1 {
+			if err := m.loadStridedRow(fr, it.at, lo, hi, a.tag, rowOff, laneStride); err != nil {
+				return err
+			}
+		} else if err := m.moveRow(fr, it.at, lo, hi, width, ptrLazy, a.tag, rowOff); err != nil {
 			return err
 		}
 		if hi > lo {
@@ -1238,6 +1248,30 @@ func (m *memOp) moveRowN(fr *frame, tag, off int64, n int) error {
 // moveRow moves lanes [lo, hi) of the row starting at element at (loads fill the other
 // lanes below width from other); rowOff is the row's first element offset when the
 // pointers are symbolic.
+// loadStridedRow loads lanes [lo, hi) of the fp32 row at, lane j from element rowOff +
+// j*stride of buffer tag, after one bounds check of their span; the other lanes get other.
+func (m *memOp) loadStridedRow(fr *frame, at, lo, hi int, tag, rowOff, stride int64) error {
+	if lo > 0 {
+		fr.copyRange(m.cls, m.data, m.other, at, lo)
+	}
+	if hi < m.n {
+		fr.copyRange(m.cls, m.data, m.other, at+hi, m.n-hi)
+	}
+	if lo >= hi {
+		return nil
+	}
+	st := int(stride)
+	b, off, err := fr.resolveAt(m.in.Pos, m.what, tag, rowOff+int64(lo)*stride, (hi-lo-1)*st+1)
+	if err != nil {
+		return err
+	}
+	src, dst := b.f32()[off:off+(hi-lo-1)*st+1], fr.f32[m.data][at+lo:at+hi]
+	for j := range dst {
+		dst[j] = src[j*st]
+	}
+	return nil
+}
+
 func (m *memOp) moveRow(fr *frame, at, lo, hi, width int, ptrLazy bool, tag, rowOff int64) error {
 	n := width
 	if m.isLoad {

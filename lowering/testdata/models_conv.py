@@ -114,6 +114,53 @@ def _randomize_bn(bn):
         bn.bias.uniform_(-0.5, 0.5)
 
 
+class ConvsCNN(nn.Module):
+    """The convolution and pooling shapes of torchvision's CNNs at odd sizes: the 7x7 stride-2
+    stem (+BN+ReLU) and a 3x3 stride-2 padded max pool; stride-2 3x3 with many channels feeding
+    a unit-stride 3x3 (ResNet's first block of a stage) and a 1x1 stride-2 shortcut added to it;
+    a grouped stride-2 3x3 (RegNet, 8 channels a group); depthwise 3x3, 5x5 and 7x7 (MobileNet,
+    EfficientNet, ConvNeXt) strided and not; a dilated stride-2 conv, an asymmetric stride
+    (2, 1), an even kernel with stride 2, a padded 1x1 stride 2; strided avg pools; a
+    squeeze-excite block (global pool, 1x1 FCs, per-channel scale)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 10, 7, stride=2, padding=3, bias=False)
+        self.stem_bn = nn.BatchNorm2d(10)
+        self.pool = nn.MaxPool2d(3, stride=2, padding=1)
+        self.down = nn.Conv2d(10, 16, 3, stride=2, padding=1, bias=False)
+        self.down_bn = nn.BatchNorm2d(16)
+        self.conv = nn.Conv2d(16, 16, 3, padding=1, bias=False)
+        self.shortcut = nn.Conv2d(10, 16, 1, stride=2, bias=False)
+        self.grouped = nn.Conv2d(16, 24, 3, stride=2, padding=1, groups=2)
+        self.dw3 = nn.Conv2d(16, 16, 3, stride=2, padding=1, groups=16)
+        self.dw5 = nn.Conv2d(16, 16, 5, stride=2, padding=2, groups=16)
+        self.dw7 = nn.Conv2d(16, 16, 7, padding=3, groups=16)
+        self.dilated = nn.Conv2d(10, 6, 3, stride=2, dilation=2, padding=2)
+        self.asym = nn.Conv2d(10, 6, (3, 1), stride=(2, 1), padding=(1, 0))
+        self.even = nn.Conv2d(10, 5, 4, stride=2)
+        self.padded_1x1 = nn.Conv2d(10, 4, 1, stride=2, padding=1)
+        self.se_pool = nn.AdaptiveAvgPool2d(1)
+        self.se_reduce = nn.Conv2d(16, 4, 1)
+        self.se_expand = nn.Conv2d(4, 16, 1)
+        self.avg = nn.AvgPool2d(3, stride=2, padding=1)
+        self.avg_exclude = nn.AvgPool2d(3, stride=2, padding=1, count_include_pad=False, ceil_mode=True)
+        self.max2 = nn.MaxPool2d(2, ceil_mode=True)
+        self.max_seq = nn.MaxPool1d(3, stride=2, padding=1)
+        for bn in (self.stem_bn, self.down_bn):
+            _randomize_bn(bn)
+
+    def forward(self, img, seq):
+        x = torch.relu(self.stem_bn(self.stem(img)))
+        p = self.pool(x)
+        y = self.conv(torch.relu(self.down_bn(self.down(p))))
+        y = torch.relu(y + self.shortcut(p))
+        s = torch.sigmoid(self.se_expand(torch.relu(self.se_reduce(self.se_pool(y)))))
+        return (p, y, y * s, self.grouped(y), self.dw3(y), self.dw5(y), self.dw7(y), self.dilated(p),
+                self.asym(p), self.even(p), self.padded_1x1(p), self.avg(x), self.avg_exclude(x), self.max2(x),
+                self.max_seq(seq))
+
+
 class ConvTransposes(nn.Module):
     """ConvTranspose2d: stride 2 with output_padding 1 (+ReLU), dilated and strided unevenly
     in groups of 2, depthwise without bias, + eval BatchNorm, called with output_size;

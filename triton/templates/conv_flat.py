@@ -4,17 +4,26 @@ implicit GEMM over flat padded pixels, for the CPU: the input comes zero-padded
 (conv_pad.py) as planes [Hp, Wp], so output pixel (oh, ow) reads input (oh + kh*dil_h,
 ow + kw*dil_w) of its plane and, numbering pixels q = oh*Wp + ow over the padded width, each
 k = (channel, kh, kw) of the reduction is one flat shift of q: the input tile [BLOCK_K,
-BLOCK_P] has contiguous rows BLOCK_P long at per-row offsets, with no masks but the reduction
-and the last pixels. The Wp - OW columns past each output row are computed from the next
+BLOCK_P] has contiguous rows BLOCK_P long at per-row offsets, with no masks but the reduction's
+unless QMask: the pixels of the last tile past Q read the next planes or the buffer's slack,
+finite or not, into accumulator columns that are never stored, so the tile stays whole (a
+partial one makes tl.dot check the weight tile for infinities at every step, which costs more
+than the few dead columns); QMask masks them when they are most of the last tile. The Wp - OW columns past each output row are computed from the next
 row's border and dropped at the store. The weight [OC, CG*KH*KW] is read as it lies, rows
 contiguous; with TapMajor (groups of many channels) the reduction runs tap by tap over the
 weight relaid as [KH*KW, OC, CG] (conv_weight.py), w_tstride = OC*CG apart, so that every
-operand tile of tl.dot is affine and the CPU backend reads it in place. Program (pixel tile x channel tile, sample x group, model); the fused epilogue
+operand tile of tl.dot is affine and the CPU backend reads it in place. Strided: the input
+comes as stride_h x stride_w phase planes [Hp, Wp] per channel (PHH x PHW of them, PLANE
+elements each, conv_pad.py's phases), padded pixel (r, c) at (r // stride_h, c // stride_w) of
+phase (r % stride_h, c % stride_w), so tap (kh, kw) is again one flat shift of q within one
+phase plane, and the strided convolution runs as a unit-stride one. Depthwise: no dot, each
+output channel's taps multiply-add its one input plane (channels on rows, across all groups).
+Program (pixel tile x channel tile, sample x group, model); the fused epilogue
 (bias, activation, eval BatchNorm, residual add, dropout) runs on the fp32 accumulator
 [BLOCK_OC, BLOCK_P] before the single store.
 Data: Fn, Header, Epilogue []{Name, Load string} (loads addressed by bidx, oc_g, rp),
 EpilogueArgs, ExtraArgs []string, Body []string (statements from `acc` to `y`), TapMajor, PaddedStore,
-EvenK.
+EvenK, Strided, Depthwise, QMask.
 */ -}}
 import triton
 import triton.language as tl
@@ -30,7 +39,7 @@ def {{.Fn}}(
     w_ptr, w_mstride,
     c_ptr, c_mstride, c_bstride, c_cstride, c_rstride, c_off,
     {{pyargs .EpilogueArgs}}
-    Wp, OW, OH, Q, P, OCG, KTOT, KW, KHW, CG, GROUPS, dil_h, dil_w, w_tstride, tiles_oc, {{pyargs .ExtraArgs}}
+    Wp, OW, OH, Q, P, OCG, KTOT, KW, KHW, CG, GROUPS, dil_h, dil_w, w_tstride, tiles_oc,{{if .Strided}} stride_h, stride_w, PHW, PLANE,{{end}}{{if .Depthwise}} MULT,{{end}} {{pyargs .ExtraArgs}}
     BLOCK_P: tl.constexpr, BLOCK_OC: tl.constexpr, BLOCK_K: tl.constexpr,
     INPUT_PRECISION: tl.constexpr,
 ):
@@ -47,7 +56,24 @@ def {{.Fn}}(
     x_base = x_ptr + model * x_mstride + bidx * x_bstride + grp * CG * x_cstride
     ocmask = rn[:, None] < OCG
     acc = tl.zeros((BLOCK_OC, BLOCK_P), dtype=tl.float32)
-{{- if .TapMajor}}
+{{- if .Depthwise}}
+    # depthwise (run with GROUPS = 1, OCG = every output channel, CG = 1): output channel rn
+    # reads input plane rn // MULT alone, so per tap the tile is one shift of those planes
+    # (rows x_cstride apart, read in place) times the tap's weight per channel; no dot
+    x_rows = x_base + (rn // MULT)[:, None] * x_cstride
+    w_rows = w_ptr + model * w_mstride + rn[:, None] * KHW
+    for kt in range(0, KHW):
+{{- if .Strided}}
+        th = (kt // KW) * dil_h
+        tw = (kt % KW) * dil_w
+        toff = ((th % stride_h) * PHW + tw % stride_w) * PLANE + (th // stride_h) * Wp + tw // stride_w
+{{- else}}
+        toff = (kt // KW) * (dil_h * Wp) + (kt % KW) * dil_w
+{{- end}}
+        a = tl.load(w_rows + kt, mask=ocmask, other=0.0)
+        b = tl.load(x_rows + toff + q[None, :], mask=ocmask{{if .QMask}} & (q[None, :] < Q){{end}}, other=0.0)
+        acc += a * b
+{{- else if .TapMajor}}
     # tap-major reduction: per tap one shift of the whole tile, channels along k; both tiles
     # are affine (weight [tap, OC, CG] rows, input planes x_cstride apart), read in place
     w_base = w_ptr + model * w_mstride + grp * OCG * CG
@@ -56,18 +82,23 @@ def {{.Fn}}(
     # moving them by a scalar (the loop body is a few steps around the dot)
     a_ptrs = w_base + rn[:, None] * CG + rk[None, :]
     b_ptrs = x_base + rk[:, None] * x_cstride + q[None, :]
-    qmask = q[None, :] < Q
 {{- end}}
     for tap in range(0, KHW):
+{{- if .Strided}}
+        th = (tap // KW) * dil_h
+        tw = (tap % KW) * dil_w
+        toff = ((th % stride_h) * PHW + tw % stride_w) * PLANE + (th // stride_h) * Wp + tw // stride_w
+{{- else}}
         toff = (tap // KW) * (dil_h * Wp) + (tap % KW) * dil_w
+{{- end}}
         for c0 in range(0, CG, BLOCK_K):
 {{- if .EvenK}}
             a = tl.load(a_ptrs + (tap * w_tstride + c0), mask=ocmask, other=0.0)
-            b = tl.load(b_ptrs + (toff + c0 * x_cstride), mask=qmask, other=0.0)
+            b = tl.load(b_ptrs + (toff + c0 * x_cstride){{if .QMask}}, mask=q[None, :] < Q, other=0.0{{end}})
 {{- else}}
             cs = c0 + rk
             a = tl.load(w_base + tap * w_tstride + rn[:, None] * CG + cs[None, :], mask=ocmask & (cs[None, :] < CG), other=0.0)
-            b = tl.load(x_base + toff + cs[:, None] * x_cstride + q[None, :], mask=(cs[:, None] < CG) & (q[None, :] < Q), other=0.0)
+            b = tl.load(x_base + toff + cs[:, None] * x_cstride + q[None, :], mask=(cs[:, None] < CG){{if .QMask}} & (q[None, :] < Q){{end}}, other=0.0)
 {{- end}}
             acc += tl.dot(a, b, input_precision=INPUT_PRECISION)
 {{- else}}
@@ -75,11 +106,17 @@ def {{.Fn}}(
     for k0 in range(0, KTOT, BLOCK_K):
         ks = k0 + rk
         a = tl.load(w_base + rn[:, None] * KTOT + ks[None, :], mask=ocmask & (ks[None, :] < KTOT), other=0.0)
-        bmask = (ks[:, None] < KTOT) & (q[None, :] < Q)
+        bmask = (ks[:, None] < KTOT){{if .QMask}} & (q[None, :] < Q){{end}}
         # k = (channel, kh, kw) as in the weight's own layout; each is one flat shift of q
         # (computed after ks's affine uses: the CPU backend keeps those symbolic)
         tap = ks % KHW
+{{- if .Strided}}
+        th = (tap // KW) * dil_h
+        tw = (tap % KW) * dil_w
+        koff = (ks // KHW) * x_cstride + ((th % stride_h) * PHW + tw % stride_w) * PLANE + (th // stride_h) * Wp + tw // stride_w
+{{- else}}
         koff = (ks // KHW) * x_cstride + (tap // KW) * (dil_h * Wp) + (tap % KW) * dil_w
+{{- end}}
         b = tl.load(x_base + (koff[:, None] + q[None, :]), mask=bmask, other=0.0)
         acc += tl.dot(a, b, input_precision=INPUT_PRECISION)
 {{- end}}
@@ -98,9 +135,10 @@ def {{.Fn}}(
     q0 = (pid // tiles_oc) * BLOCK_P
     qs = q0 + tl.arange(0, BLOCK_P)
 {{- if .PaddedStore}}
-    # the next convolution's zero-padded planes are as wide as this one's input (Wp): pixel q
-    # lies at q past the first, and the dropped columns fall on the border, written as the
-    # zeros it holds, so the whole tile is one store of contiguous rows
+    # the next convolution's zero-padded planes are as wide as this one's input (Wp), or the
+    # output is dense and Wp == OW (a pointwise convolution): pixel q lies at q past the
+    # first, and the dropped columns fall on the border, written as the zeros it holds, so
+    # the whole tile is one store of contiguous rows
     tl.store(c_base + qs[None, :], tl.where(ow[None, :] < OW, y, 0.0), mask=ocmask & (qs[None, :] < Q))
 {{- else}}
     # one output row at a time: pixels oh*Wp .. oh*Wp + OW - 1 of q are output row oh,

@@ -3,7 +3,11 @@ Zero padding for conv_flat.py: x[plane, H, W] (plane = sample x channel, per mod
 the interior of o[plane, Hp, Wp], at element pad_off of each padded plane. The border is never
 written: it keeps the zeros the buffer was allocated with (jit.Device.Alloc), so only H rows
 of W move. Program (planes, -, model) copies BLOCK_PL planes.
-Data: Fn, Header.
+Phases (strided convolutions): each plane becomes PHH x PHW phase planes [Hp, Wp], PLANE
+elements apart: padded pixel (r, c) = (i + pad_h, j + pad_w) goes to (r // stride_h,
+c // stride_w) of phase (r % stride_h, c % stride_w); pixels of phases or rows and columns
+that no tap reads are dropped.
+Data: Fn, Header, Phases.
 */ -}}
 import triton
 import triton.language as tl
@@ -15,7 +19,7 @@ import triton.language as tl
 {{- end}}
 @triton.jit
 def {{.Fn}}(
-    x_ptr, x_mstride, o_ptr, o_mstride, H, W, Hp, Wp, pad_off, PLANES,
+    x_ptr, x_mstride, o_ptr, o_mstride, H, W, Hp, Wp, pad_off, PLANES,{{if .Phases}} pad_h, pad_w, stride_h, stride_w, PHH, PHW, PLANE,{{end}}
     BLOCK_PL: tl.constexpr, BLOCK_W: tl.constexpr,
 ):
     # one image row i of BLOCK_PL planes at a time: both tiles [plane, column] are affine
@@ -25,6 +29,27 @@ def {{.Fn}}(
     pl = pid * BLOCK_PL + tl.arange(0, BLOCK_PL)
     rw = tl.arange(0, BLOCK_W)
     x_base = x_ptr + model * x_mstride
+{{- if .Phases}}
+    # one image row and column phase at a time: the phase's columns are every stride_w-th of
+    # the row, moved to contiguous ones (both tiles affine, a row's lanes one interval)
+    o_base = o_ptr + model * o_mstride
+    for i in range(0, H):
+        r = i + pad_h
+        # the columns kept: all, or none when no tap reads this row
+        w_live = tl.where(((r % stride_h) < PHH) & ((r // stride_h) < Hp), Wp, 0)
+        r_off = (r % stride_h) * PHW * PLANE + (r // stride_h) * Wp
+        for pc in range(0, PHW):
+            j_first = (pc - pad_w % stride_w + stride_w) % stride_w
+            c_first = (j_first + pad_w) // stride_w
+            for t0 in range(0, W, BLOCK_W):
+                t = t0 + rw
+                j = j_first + t * stride_w
+                cc = c_first + t
+                # (a row no tap reads is not even loaded: half the rows of a 1x1 stride-2 input)
+                inside = (pl[:, None] < PLANES) & (j[None, :] < W) & (cc[None, :] < w_live)
+                v = tl.load(x_base + pl[:, None] * (H * W) + i * W + j[None, :], mask=inside, other=0.0)
+                tl.store(o_base + pl[:, None] * (PHH * PHW * PLANE) + r_off + pc * PLANE + cc[None, :], v, mask=inside)
+{{- else}}
     o_base = o_ptr + model * o_mstride + pad_off
     for i in range(0, H):
         for j0 in range(0, W, BLOCK_W):
@@ -32,3 +57,4 @@ def {{.Fn}}(
             inside = (pl[:, None] < PLANES) & (j[None, :] < W)
             v = tl.load(x_base + pl[:, None] * (H * W) + i * W + j[None, :], mask=inside, other=0.0)
             tl.store(o_base + pl[:, None] * (Hp * Wp) + i * Wp + j[None, :], v, mask=inside)
+{{- end}}

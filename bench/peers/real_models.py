@@ -1,0 +1,119 @@
+"""The bench's real models (go run ./bench --real): torchvision CNNs and two small transformers,
+each a class constructed without arguments, so that exporters/torch/export.py exports it
+(--module bench/peers/real_models.py:NAME) and the PyTorch peer builds the same modules with the
+exported weights. INPUTS gives each one's per-model input (export.py's --input syntax); the Go
+side reads it from here (realInputs in bench/real.go keeps the same table)."""
+
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class _TorchVision(nn.Module):
+    """A torchvision model by factory name (random weights, 1000 classes)."""
+    factory = ""
+
+    def __init__(self):
+        super().__init__()
+        import torchvision.models as tvm  # imported here: the zoo runs without torchvision
+        self.m = getattr(tvm, self.factory)()
+
+    def forward(self, x):
+        return self.m(x)
+
+
+class resnet18(_TorchVision):
+    factory = "resnet18"
+
+
+class regnet_y_400mf(_TorchVision):
+    factory = "regnet_y_400mf"
+
+
+class mobilenet_v3_small(_TorchVision):
+    factory = "mobilenet_v3_small"
+
+
+class efficientnet_b0(_TorchVision):
+    factory = "efficientnet_b0"
+
+
+class convnext_tiny(_TorchVision):
+    factory = "convnext_tiny"
+
+
+class shufflenet_v2_x0_5(_TorchVision):
+    factory = "shufflenet_v2_x0_5"
+
+
+class _Block(nn.Module):
+    """Pre-norm transformer block: x + proj(attention(LN(x))), then x + MLP(LN(x)) (GELU);
+    attention written out (q k^T / sqrt(dh) + mask, softmax, @ v) over heads."""
+
+    def __init__(self, d, heads, tokens, causal):
+        super().__init__()
+        self.d, self.heads, self.tokens = d, heads, tokens
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.fc1, self.fc2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+        mask = torch.zeros(tokens, tokens)
+        if causal:
+            mask = torch.triu(torch.full((tokens, tokens), float("-inf")), 1)
+        self.register_buffer("mask", mask)
+
+    def forward(self, x):
+        t, h, dh = self.tokens, self.heads, self.d // self.heads
+        q, k, v = self.qkv(self.ln1(x)).chunk(3, dim=-1)
+        q = q.reshape(-1, t, h, dh).transpose(1, 2)
+        k = k.reshape(-1, t, h, dh).transpose(1, 2)
+        v = v.reshape(-1, t, h, dh).transpose(1, 2)
+        att = torch.softmax(q @ k.transpose(-2, -1) * (1.0 / math.sqrt(dh)) + self.mask, dim=-1)
+        y = (att @ v).transpose(1, 2).reshape(-1, t, self.d)
+        x = x + self.proj(y)
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+
+class gpt(nn.Module):
+    """GPT-style LM: token and position embeddings, 2 causal blocks, d=64, 4 heads, T=32,
+    vocabulary 256, final LayerNorm and a head tied to the token embedding."""
+
+    def __init__(self, vocab=256, d=64, tokens=32, heads=4, blocks=2):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Parameter(torch.randn(tokens, d) * 0.02)
+        self.blocks = nn.Sequential(*[_Block(d, heads, tokens, True) for _ in range(blocks)])
+        self.ln = nn.LayerNorm(d)
+
+    def forward(self, x):
+        x = self.blocks(self.tok(x) + self.pos)
+        return F.linear(self.ln(x), self.tok.weight)
+
+
+class vit(nn.Module):
+    """ViT: 32x32 images in 4x4 patches (64 tokens), d=64, 4 heads, 2 blocks, mean-pooled tokens,
+    a 10-class head."""
+
+    def __init__(self, d=64, patch=4, image=32, heads=4, blocks=2, classes=10):
+        super().__init__()
+        tokens = (image // patch) ** 2
+        self.embed = nn.Conv2d(3, d, patch, stride=patch)
+        self.pos = nn.Parameter(torch.randn(tokens, d) * 0.02)
+        self.blocks = nn.Sequential(*[_Block(d, heads, tokens, False) for _ in range(blocks)])
+        self.ln = nn.LayerNorm(d)
+        self.head = nn.Linear(d, classes)
+
+    def forward(self, x):
+        x = self.embed(x).flatten(2).transpose(1, 2) + self.pos
+        return self.head(self.ln(self.blocks(x)).mean(dim=1))
+
+
+# per-model input of each, batch 2 (export.py's --input NAME=SHAPE[:DTYPE[:LOW:HIGH]])
+INPUTS = {
+    "resnet18": "x=2,3,96,96", "regnet_y_400mf": "x=2,3,96,96", "shufflenet_v2_x0_5": "x=2,3,96,96",
+    "mobilenet_v3_small": "x=2,3,64,64", "efficientnet_b0": "x=2,3,64,64", "convnext_tiny": "x=2,3,64,64",
+    "gpt": "x=2,32:int64:0:256", "vit": "x=2,3,32,32",
+}
+
+MAKERS = {name: globals()[name] for name in INPUTS}
