@@ -622,10 +622,25 @@ func (rb *rebatcher) before(l *loader, r *rawNode) bool {
 			}
 		}
 	}
+	if orig.Op == "slice" && r.attrs != nil {
+		rb.rewriteSliceEnd(r.attrs)
+	}
 	if orig.Op == "expand" {
 		return rb.rewriteExpand(r, orig, fail)
 	}
 	return true
+}
+
+// rewriteSliceEnd sets the end of a slice whose "end_follows" names a dim that rb changes.
+func (rb *rebatcher) rewriteSliceEnd(attrs *jvalue) {
+	f, end := attrs.obj["end_follows"], attrs.obj["end"]
+	if f == nil || f.kind != jArray || len(f.arr) != 2 || end == nil || end.kind != jNumber {
+		return // the loader says what is wrong
+	}
+	d, ok := intValue(f.arr[1])
+	if ok && slices.Contains(rb.dims[f.arr[0].str], d) {
+		rb.set(end, rb.b)
+	}
 }
 
 // rewriteExpand scales the expand sizes that follow the batch: the entries of batch_dims, and

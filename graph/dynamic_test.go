@@ -117,3 +117,37 @@ func TestDynamicDimsErrors(t *testing.T) {
 		t.Errorf("dynamic_dims [-2]: %v, %v", g, err)
 	}
 }
+
+// A table sliced to the sequence length (a causal mask buffer, mask[:T, :T]) follows it up to
+// the table's size; beyond, the slice is refused, naming the node and the dim.
+func TestSliceEndFollows(t *testing.T) {
+	g := batchGraph(t, "", `{"name": "x", "shape": [2, 6, 4], "dtype": "float32", "dynamic_dims": [1]}`,
+		`{"name": "mask", "shape": [8, 8], "dtype": "float32"}`,
+		`{"name": "rows", "op": "slice", "inputs": ["mask"], "attrs": {"dim": 0, "end": 6, "end_follows": ["x", 1]}},
+		 {"name": "cols", "op": "slice", "inputs": ["rows"], "attrs": {"dim": 1, "end": 6, "end_follows": ["x", 1]}},
+		 {"name": "kt", "op": "transpose", "inputs": ["x"], "attrs": {"dim0": 1, "dim1": 2}},
+		 {"name": "scores", "op": "matmul", "inputs": ["x", "kt"]},
+		 {"name": "masked", "op": "add", "inputs": ["scores", "cols"]}`, `"masked"`)
+	for _, T := range []int{1, 7, 8} {
+		gs, err := g.WithSizes(3, Sizes{"x": {1: T}})
+		if err != nil {
+			t.Fatalf("T=%d: %v", T, err)
+		}
+		if got := gs.Node("masked").Output().Shape; !slices.Equal(got, []int{3, T, T}) {
+			t.Errorf("T=%d: masked is %v", T, got)
+		}
+	}
+	_, err := g.WithSizes(0, Sizes{"x": {1: 9}})
+	wantErr(t, err, `node "rows"`, "attrs.end", `dim 1 of input "x", now 9`, `dim 0 (size 8) of "mask"`, "baked in at 8")
+	// end_follows is checked where it is written
+	for _, c := range []struct{ follows, want string }{
+		{`["y", 1]`, `names "y", which is not an input`},
+		{`["x", 2]`, "not one of its dynamic_dims [1]"},
+		{`"x"`, "must be [input name, dim]"},
+	} {
+		src := `{"format": "widejit.graph/v1", "n": 1, "inputs": [{"name": "x", "shape": [2, 6, 4], "dtype": "float32", "dynamic_dims": [1]}], "params": [],
+			"nodes": [{"name": "s", "op": "slice", "inputs": ["x"], "attrs": {"dim": 2, "end": 4, "end_follows": ` + c.follows + `}}], "outputs": ["s"], "init": {"seed": 1}}`
+		_, err := Parse("g.json", []byte(src), Options{})
+		wantErr(t, err, c.want)
+	}
+}
