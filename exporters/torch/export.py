@@ -2587,7 +2587,7 @@ def _check_dynamic(dynamic, inputs, shared_input, flag):
                 raise ExportError("dynamic %s:%r: %s %r has shape %s, so a dim is 0 to %d" % (
                     name, d, flag, name, shape, len(shape) - 1))
             d %= len(shape)
-            if d == 0 and not shared_input:
+            if d == 0:
                 raise ExportError("dynamic %s:0: dim 0 is the batch, dynamic already" % name)
             if d not in resolved:
                 resolved.append(d)
