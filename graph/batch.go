@@ -74,6 +74,11 @@ func (g *Graph) computeBatch() batchFacts {
 		if d < 0 {
 			continue
 		}
+		if slices.Contains(in.dynamicDims, d) {
+			f.err = fmt.Errorf(`input %q: dim %d is both its batch dim and in its "dynamic_dims"; give it a "batch_dim" (or null)`, in.Name, d)
+			f.dims = map[string]int{}
+			return f
+		}
 		f.dims[in.Name] = d
 		size := in.Type.Shape[d]
 		if first == nil {

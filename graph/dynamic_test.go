@@ -111,6 +111,10 @@ func TestDynamicDimsErrors(t *testing.T) {
 		_, err := Parse("g.json", []byte(src), Options{})
 		wantErr(t, err, c.want)
 	}
+	// the batch dim as inferred (dim 0) listed as dynamic: the batch is fixed, saying why
+	g := batchGraph(t, "", `{"name": "x", "shape": [2, 16, 8], "dtype": "float32", "dynamic_dims": [0]}`, "",
+		`{"name": "y", "op": "relu", "inputs": ["x"]}`, `"y"`)
+	wantErr(t, g.BatchError(), `input "x": dim 0 is both its batch dim and in its "dynamic_dims"`)
 	src := `{"format": "widejit.graph/v1", "n": 1, "inputs": [{"name": "x", "shape": [2, 16, 8], "dtype": "float32", "dynamic_dims": [-2]}], "params": [], "nodes": [{"name": "y", "op": "relu", "inputs": ["x"]}], "outputs": ["y"], "init": {"seed": 1}}`
 	g, err := Parse("g.json", []byte(src), Options{})
 	if err != nil || !slices.Equal(g.DynamicDims("x"), []int{1}) {
