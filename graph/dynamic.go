@@ -189,7 +189,7 @@ func (g *Graph) WithSizes(b int, sizes Sizes) (*Graph, error) {
 		if err != nil {
 			return nil, fmt.Errorf("graph %s with its %s at %d (exported at %d): %w", base.File, sym, c.s, c.s0, err)
 		}
-		ng.base, cur = base, ng
+		ng.base, ng.jsonSum, cur = base, base.jsonSum, ng // the same file: the same Identity
 	}
 	return base.sameRange(cur)
 }
