@@ -1115,6 +1115,7 @@ class _Builder:
         self.values_b1 = None  # every node's value with the batch one larger, when the graph runs so
         # (input, dim) of each dynamic dim -> every node's value with that dim one larger
         self.values_dyn = {}
+        self.dyn_sizes = {}  # (input, dim) -> its size as exported
         self.dyn_arange = {}  # fx node of torch.arange(T), T a dynamic dim -> (input, dim)
 
     # ---- errors
@@ -1448,12 +1449,24 @@ class _Builder:
 
     def follows(self, v):
         """[input, dim] of the dynamic dim whose size the folded int v is (T of b, t = x.size()),
-        or None."""
+        or None (also for T + 1 or T // 2: only the size itself is followed)."""
         if not isinstance(v, torch.fx.Node):
             return None
+        now = self.values.get(v)
+        if not isinstance(now, int) or isinstance(now, bool):
+            return None
         for (name, d), values in self.values_dyn.items():
-            if isinstance(values.get(v), int) and values[v] == self.values.get(v) + 1:
+            if values.get(v) == now + 1 and now == self.dyn_sizes[(name, d)]:
                 return [name, d]
+        return None
+
+    def changes_with(self, v):
+        """(input, dim) of a dynamic dim whose growth changes the folded value v, or None."""
+        if not isinstance(v, torch.fx.Node):
+            return None
+        for key, values in self.values_dyn.items():
+            if v in values and values[v] != self.values.get(v):
+                return key
         return None
 
     def index_int(self, node, v, what):
@@ -1489,9 +1502,11 @@ class _Builder:
                     follows = self.follows(item.stop)
                     if follows:
                         attrs["end_follows"] = follows
-                    if self.follows(item.start):
-                        self.fail(node, "indexing a tensor: the slice start follows dim %d of input %r, which is dynamic; "
-                                  "only a slice's end may follow it" % tuple(reversed(self.follows(item.start))))
+                    for what, bound in (("start", item.start), ("end", item.stop), ("step", item.step)):
+                        key = self.changes_with(bound)
+                        if key and not (what == "end" and follows):
+                            self.fail(node, "indexing a tensor: the slice %s changes with dim %d of input %r, which is dynamic; "
+                                      "only a slice's end that is that dim's size (x[:, :T]) follows it" % (what, key[1], key[0]))
                     steps.append(("slice", attrs))
                 d += 1
             elif isinstance(item, (int, torch.fx.Node)) and not isinstance(item, bool):
@@ -2710,6 +2725,7 @@ def _export_traced(models, inputs, shared_input, out_dir, fwd_params, input_name
         k = [p.name for p in fwd_params].index(name)
         for d in dims:
             builder.values_dyn[(name, d)] = _values_with_longer_dim(gm, feed, k, d, root_name)
+            builder.dyn_sizes[(name, d)] = feed[k].shape[d]
     graph_inputs = []
     for p, nd in zip(fwd_params, placeholders):
         if p.name in inputs:

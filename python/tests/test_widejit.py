@@ -26,6 +26,17 @@ class ArangeScale(nn.Module):
         return x * torch.arange(x.size(1)).float()
 
 
+class ShiftedTable(nn.Module):
+    """x [B, T] plus a table sliced to [1:T+1]: a slice end that follows T but is not T."""
+
+    def __init__(self):
+        super().__init__()
+        self.table = nn.Parameter(torch.randn(32))
+
+    def forward(self, x):
+        return x + self.table[1:x.size(1) + 1]
+
+
 class Net(nn.Module):
     """A small regression head: Linear, LayerNorm, GELU, Linear."""
 
@@ -203,6 +214,8 @@ class ExportRunTest(unittest.TestCase, Close):
             ("arange beyond an embedding", [ArangeScale() for _ in range(3)], {"x": [1]},
              "node 'mul' (call_function operator.mul) at test_widejit.py:26 `return x * torch.arange(x.size(1)).float()`: "
              "other is torch.arange over dim 1 of input 'x', which is dynamic; widejit follows it only as an nn.Embedding's index"),
+            ("a slice end other than T", [ShiftedTable() for _ in range(3)], {"x": [1]},
+             "the slice end changes with dim 1 of input 'x', which is dynamic; only a slice's end that is that dim's size"),
         ]
         for name, models, dynamic, want in cases:
             with self.subTest(name):
