@@ -1460,6 +1460,21 @@ class _Builder:
                 return [name, d]
         return None
 
+    def refuse_dynamic_growth(self, node, src):
+        """Refuses a node whose output grows with a dynamic dim where its input src does not (an
+        expand or repeat to T): its sizes would be baked in at the exported T."""
+        x0, out = self.values.get(src), self.values.get(node)
+        for (name, d), values in self.values_dyn.items():
+            x1, grown = values.get(src), values.get(node)
+            if not all(isinstance(t, torch.Tensor) for t in (x0, x1, out, grown)) or grown.dim() != out.dim():
+                continue
+            lead = out.dim() - x0.dim()
+            for k in range(out.dim()):
+                if grown.shape[k] != out.shape[k] and (k < lead or x1.shape[k - lead] == x0.shape[k - lead]):
+                    self.fail(node, "Tensor.%s: dim %d of its output follows dim %d of input %r, which is dynamic, "
+                              "but its input's does not; only sizes that follow the batch stay symbolic in an "
+                              "expand or repeat" % (node.target, k, d, name))
+
     def changes_with(self, v):
         """(input, dim) of a dynamic dim whose growth changes the folded value v, or None."""
         if not isinstance(v, torch.fx.Node):
@@ -1830,6 +1845,7 @@ class _Builder:
         args = list(node.args[1:])
         if node.kwargs:
             self.fail(node, "Tensor.%s keyword arguments are not supported" % node.target)
+        self.refuse_dynamic_growth(node, node.args[0])
         x = self.ref(node, node.args[0], "input")
         xv = self.values[node.args[0]]
         if node.target == "expand_as":

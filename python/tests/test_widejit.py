@@ -37,6 +37,17 @@ class ShiftedTable(nn.Module):
         return x + self.table[1:x.size(1) + 1]
 
 
+class ExpandToT(nn.Module):
+    """x [B, T] plus a [1, 1] parameter expanded to x's shape, T included."""
+
+    def __init__(self):
+        super().__init__()
+        self.b = nn.Parameter(torch.randn(1, 1))
+
+    def forward(self, x):
+        return x + self.b.expand(x.size(0), x.size(1))
+
+
 class Net(nn.Module):
     """A small regression head: Linear, LayerNorm, GELU, Linear."""
 
@@ -216,6 +227,8 @@ class ExportRunTest(unittest.TestCase, Close):
              "other is torch.arange over dim 1 of input 'x', which is dynamic; widejit follows it only as an nn.Embedding's index"),
             ("a slice end other than T", [ShiftedTable() for _ in range(3)], {"x": [1]},
              "the slice end changes with dim 1 of input 'x', which is dynamic; only a slice's end that is that dim's size"),
+            ("an expand to T", [ExpandToT() for _ in range(3)], {"x": [1]},
+             "Tensor.expand: dim 1 of its output follows dim 1 of input 'x', which is dynamic, but its input's does not"),
         ]
         for name, models, dynamic, want in cases:
             with self.subTest(name):
