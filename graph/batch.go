@@ -443,28 +443,28 @@ func (g *Graph) WithBatch(b int) (*Graph, error) {
 	return base.sameRange(ng)
 }
 
-// rebatch is base (the graph as exported) at batch size b, over all the file's models.
-func (base *Graph) rebatch(b int) (*Graph, error) {
-	f := base.facts()
+// rebatch is g (the graph as exported) at batch size b, over all the file's models.
+func (g *Graph) rebatch(b int) (*Graph, error) {
+	f := g.facts()
 	dims := map[string][]int{}
 	for name, d := range f.dims {
 		dims[name] = []int{d}
 	}
-	rb := newRebatcher(base, f.b0, b, dims, "batch")
+	rb := newRebatcher(g, f.b0, b, dims, "batch")
 	rb.isBatch = true
 	ng, err := rb.parse()
 	if err != nil {
-		return nil, fmt.Errorf("graph %s at batch size %d (exported at %d): %w", base.File, b, f.b0, err)
+		return nil, fmt.Errorf("graph %s at batch size %d (exported at %d): %w", g.File, b, f.b0, err)
 	}
-	ng.base = base
+	ng.base = g
 	return ng, nil
 }
 
-// sameRange is ng, a re-specialisation of base, cut to base's model range when base is one
-// (Models): a model range keeps its range at every size.
-func (base *Graph) sameRange(ng *Graph) (*Graph, error) {
-	if base.total != 0 {
-		return ng.Models(base.first, base.first+base.N)
+// sameRange is ng, a re-specialisation of g, cut to g's model range when g is one (Models): a
+// model range keeps its range at every size.
+func (g *Graph) sameRange(ng *Graph) (*Graph, error) {
+	if g.total != 0 {
+		return ng.Models(g.first, g.first+g.N)
 	}
 	return ng, nil
 }

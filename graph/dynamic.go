@@ -124,7 +124,7 @@ func (g *Graph) WithSizes(b int, sizes Sizes) (*Graph, error) {
 	base := g.exported()
 	if len(sizes) == 0 {
 		if b == 0 {
-			return base.sameRange(base)
+			return base, nil
 		}
 		return base.WithBatch(b)
 	}
@@ -190,6 +190,9 @@ func (g *Graph) WithSizes(b int, sizes Sizes) (*Graph, error) {
 			return nil, fmt.Errorf("graph %s with its %s at %d (exported at %d): %w", base.File, sym, c.s, c.s0, err)
 		}
 		ng.base, ng.jsonSum, cur = base, base.jsonSum, ng // the same file: the same Identity
+	}
+	if cur == base {
+		return base, nil
 	}
 	return base.sameRange(cur)
 }

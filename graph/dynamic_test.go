@@ -64,6 +64,21 @@ func TestWithSizesFollowsTheSequence(t *testing.T) {
 	if g.Node("scores").Output().Shape[2] != 16 {
 		t.Error("WithSizes changed the original graph")
 	}
+	// a model range keeps its range; no change of size gives the graph itself
+	r, err := g.Models(1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := r.WithSizes(3, Sizes{"x": {1: 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lo, hi, total := rs.ModelRange(); lo != 1 || hi != 2 || total != 2 || !slices.Equal(rs.Node("scores").Output().Shape, []int{3, 2, 20, 20}) {
+		t.Errorf("model range [1, 2) at B=3, T=20: range [%d, %d) of %d, scores %v", lo, hi, total, rs.Node("scores").Output().Shape)
+	}
+	if same, err := r.WithSizes(0, Sizes{"x": {1: 16}}); err != nil || same != r {
+		t.Errorf("the exported sizes: %v, %v; want the graph itself", same, err)
+	}
 }
 
 // A dim not listed in dynamic_dims keeps its size: inputs that differ there are refused.
