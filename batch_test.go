@@ -91,3 +91,42 @@ func TestModelBatchRefusals(t *testing.T) {
 		t.Errorf("refused runs compiled batch sizes: %v", got)
 	}
 }
+
+// One Model runs a nanoGPT LM exported at sequence length 16 (--dynamic idx:1) at lengths 20
+// and 9 and another batch size, each equal to the N PyTorch modules
+// (lowering/testdata/dynamic/gpt), with OutputsFor describing the outputs at the inputs'
+// sizes; a sequence beyond the positional table is refused naming the node.
+func TestModelRunsAnySequenceLength(t *testing.T) {
+	dir := filepath.Join("lowering", "testdata", "dynamic", "gpt")
+	m, err := widejit.Load(filepath.Join(dir, "graph.json"), widejit.WithDevice("cpu"), widejit.WithoutCache())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	for _, name := range []string{"b2_t20", "b2_t9", "b3_t20", "b2_t20"} {
+		in, err := m.ReadInputs(filepath.Join(dir, "inputs_"+name+".safetensors"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs, err := m.OutputsFor(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := m.Run(context.Background(), in)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !reflect.DeepEqual(specs[0].Shape, out["lm_head"].Shape) {
+			t.Errorf("%s: OutputsFor says %v, Run gave %v", name, specs[0].Shape, out["lm_head"].Shape)
+		}
+		testkit.CheckOutputs(t, out, testkit.ReadTensors(t, filepath.Join(dir, "expected_"+name+".safetensors")))
+	}
+	if got := m.Batches(); !reflect.DeepEqual(got, []int{2, 3}) {
+		t.Errorf("compiled batch sizes %v, want [2 3]", got)
+	}
+	long := &widejit.Tensor{Name: "idx", DType: "I64", Shape: []int{3, 2, 48}, Data: make([]byte, 3*2*48*8)} // token 0 everywhere
+	_, err = m.Run(context.Background(), map[string]*widejit.Tensor{"idx": long})
+	if err == nil || !strings.Contains(err.Error(), `node "wpe"`) || !strings.Contains(err.Error(), `dim 1 of input "idx", now 48`) {
+		t.Errorf("a sequence of 48 (positional table of 32): %v", err)
+	}
+}

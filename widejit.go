@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -194,8 +195,8 @@ type Model struct {
 	g     *graph.Graph // at the exported batch size
 	s     settings
 	dev   jit.Device
-	plans map[int]*plan // by batch size (0: a graph whose batch size is fixed)
-	cur   *plan         // the plan of the latest run (at first, the exported batch size's)
+	plans map[planKey]*plan // by batch size (0: a graph whose batch size is fixed) and dynamic sizes
+	cur   *plan             // the plan of the latest run (at first, the exported batch size's)
 
 	// Several devices (models.go): one Model per device, each for its share of the models,
 	// run at once; this Model holds no device or plan of its own.
@@ -284,13 +285,13 @@ func loadOne(g *graph.Graph, s settings, dev engine.DeviceSpec, pid int, tracer 
 		return nil, err
 	}
 	s.Float32MatmulPrecision = s.LoweringPrecision(d.Info().Caps)
-	m := &Model{g: g, s: s, dev: d, plans: map[int]*plan{}, label: dev.String(), tracer: tracer, tracePID: pid}
+	m := &Model{g: g, s: s, dev: d, plans: map[planKey]*plan{}, label: dev.String(), tracer: tracer, tracePID: pid}
 	p, err := m.compile(context.Background(), g)
 	if err != nil {
 		d.Close()
 		return nil, err
 	}
-	m.plans[g.Batch()], m.cur = p, p
+	m.plans[planKey{batch: g.Batch()}], m.cur = p, p
 	return m, nil
 }
 
@@ -325,15 +326,27 @@ func (m *Model) compile(ctx context.Context, g *graph.Graph) (*plan, error) {
 		compile: time.Since(start)}, nil
 }
 
-// planFor is the plan for the batch size inputs carry, compiled on first use.
+// planKey names a specialisation of the graph: its batch size and the sizes of its dynamic
+// dims where they differ from the export (graph.Sizes.Key).
+type planKey struct {
+	batch int
+	sizes string
+}
+
+// planFor is the plan for the batch size and dynamic sizes inputs carry, compiled on first use.
 func (m *Model) planFor(ctx context.Context, inputs map[string]*Tensor) (*plan, error) {
 	b, err := m.g.InputBatch(inputs)
 	if err != nil {
 		return nil, err
 	}
-	p := m.plans[b]
+	sizes, err := m.g.InputSizes(inputs)
+	if err != nil {
+		return nil, err
+	}
+	key := planKey{b, sizes.Key()}
+	p := m.plans[key]
 	if p == nil {
-		gb, err := m.g.WithBatch(b)
+		gb, err := m.g.WithSizes(b, sizes)
 		if err != nil {
 			return nil, err
 		}
@@ -341,9 +354,12 @@ func (m *Model) planFor(ctx context.Context, inputs map[string]*Tensor) (*plan, 
 			return nil, err
 		}
 		if p, err = m.compile(ctx, gb); err != nil {
+			if key.sizes != "" {
+				return nil, fmt.Errorf("batch size %d, %s: %w", b, key.sizes, err)
+			}
 			return nil, fmt.Errorf("batch size %d: %w", b, err)
 		}
-		m.plans[b] = p
+		m.plans[key] = p
 	}
 	if err := p.g.CheckInputs(inputs); err != nil {
 		return nil, err
@@ -366,8 +382,10 @@ func (m *Model) Batches() []int {
 		return m.parts[0].Batches()
 	}
 	out := make([]int, 0, len(m.plans))
-	for b := range m.plans {
-		out = append(out, b)
+	for k := range m.plans {
+		if !slices.Contains(out, k.batch) {
+			out = append(out, k.batch)
+		}
 	}
 	sort.Ints(out)
 	return out
@@ -424,9 +442,13 @@ func (m *Model) OutputsFor(inputs map[string]*Tensor) ([]TensorSpec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("widejit: %w", err)
 	}
+	sizes, err := m.g.InputSizes(inputs)
+	if err != nil {
+		return nil, fmt.Errorf("widejit: %w", err)
+	}
 	g := m.g
-	if b != 0 && b != g.Batch() {
-		if g, err = m.g.WithBatch(b); err != nil {
+	if len(sizes) > 0 || b != 0 && b != g.Batch() {
+		if g, err = m.g.WithSizes(b, sizes); err != nil {
 			return nil, fmt.Errorf("widejit: %w", err)
 		}
 	}

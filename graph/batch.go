@@ -74,6 +74,11 @@ func (g *Graph) computeBatch() batchFacts {
 		if d < 0 {
 			continue
 		}
+		if slices.Contains(in.dynamicDims, d) {
+			f.err = fmt.Errorf(`input %q: dim %d is both its batch dim and in its "dynamic_dims"; give it a "batch_dim" (or null)`, in.Name, d)
+			f.dims = map[string]int{}
+			return f
+		}
 		f.dims[in.Name] = d
 		size := in.Type.Shape[d]
 		if first == nil {
@@ -277,6 +282,14 @@ func (g *Graph) InputBatch(tensors map[string]*safetensors.Tensor) (int, error) 
 	return b, nil
 }
 
+// offsetOf is where an input's per-model dims start in its tensor: 1 past the model dim.
+func offsetOf(in *Input) int {
+	if in.PerModel {
+		return 1
+	}
+	return 0
+}
+
 func inputHow(in *Input) string {
 	if in.PerModel {
 		return "per model: [n, ...]"
@@ -330,8 +343,10 @@ func (g *Graph) inputShapeProblem(in *Input, shape []int) string {
 			msg += fmt.Sprintf(": dim 0 is the model count n=%d", g.N)
 		case ok && d == bd:
 			msg += fmt.Sprintf(": dim %d is the batch", d)
-		case ok:
-			msg += fmt.Sprintf(": dim %d is %d, and only the batch (dim %d) may change", d, shape[d], bd)
+		case in.PerModel && slices.Contains(in.dynamicDims, d-1) || !in.PerModel && slices.Contains(in.dynamicDims, d):
+			msg += fmt.Sprintf(": dim %d is dynamic", d)
+		case ok || len(in.dynamicDims) > 0:
+			msg += fmt.Sprintf(": dim %d is %d, and only %s may change", d, shape[d], g.dimsNote(in, offsetOf(in)))
 		default:
 			msg += fmt.Sprintf(": dim %d is %d", d, shape[d])
 			if err := g.BatchError(); err != nil {
@@ -343,18 +358,12 @@ func (g *Graph) inputShapeProblem(in *Input, shape []int) string {
 	return msg
 }
 
-// ForInputs is the graph re-specialised for the batch size that tensors carry (g itself when
-// it is g's), with the tensors checked against it.
+// ForInputs is the graph re-specialised for the batch size and the dynamic dims' sizes that
+// tensors carry (g itself when they are g's), with the tensors checked against it.
 func (g *Graph) ForInputs(tensors map[string]*safetensors.Tensor) (*Graph, error) {
-	b, err := g.InputBatch(tensors)
+	gb, err := g.forShapes(tensors)
 	if err != nil {
 		return nil, err
-	}
-	gb := g
-	if b != 0 && b != g.Batch() {
-		if gb, err = g.WithBatch(b); err != nil {
-			return nil, err
-		}
 	}
 	if err := gb.CheckInputs(tensors); err != nil {
 		return nil, err
@@ -376,18 +385,32 @@ func (g *Graph) ReadInputsAnyBatch(path string) (*Graph, map[string]*safetensors
 		}
 	}
 	f.Close()
-	b, err := g.InputBatch(probe)
+	gb, err := g.forShapes(probe)
 	if err != nil {
 		return nil, nil, fmt.Errorf("inputs %s: %w", path, err)
 	}
-	gb := g
-	if b != 0 && b != g.Batch() {
-		if gb, err = g.WithBatch(b); err != nil {
-			return nil, nil, fmt.Errorf("inputs %s: %w", path, err)
-		}
-	}
 	in, err := gb.ReadInputs(path)
 	return gb, in, err
+}
+
+// forShapes is the graph re-specialised for the batch size and dynamic sizes that tensors
+// (or their shapes alone) carry; g itself when they are g's.
+func (g *Graph) forShapes(tensors map[string]*safetensors.Tensor) (*Graph, error) {
+	b, err := g.InputBatch(tensors)
+	if err != nil {
+		return nil, err
+	}
+	sizes, err := g.InputSizes(tensors)
+	if err != nil {
+		return nil, err
+	}
+	if len(sizes) > 0 {
+		return g.WithSizes(b, sizes)
+	}
+	if b != 0 && b != g.Batch() {
+		return g.WithBatch(b)
+	}
+	return g, nil
 }
 
 // WithBatch is the graph re-specialised for batch size b: every input's batch dim set to b,
@@ -413,15 +436,35 @@ func (g *Graph) WithBatch(b int) (*Graph, error) {
 	if base.source == nil {
 		return nil, fmt.Errorf("graph %s: no source to re-specialise for batch size %d", base.File, b)
 	}
-	rb := &rebatcher{orig: base, b0: f.b0, b: b, dims: f.dims, layouts: map[string][]batchAxis{}, views: map[string]batchAxis{}}
-	ng, err := parse(base.File, base.source, base.opts, rb)
+	ng, err := base.rebatch(b)
 	if err != nil {
-		return nil, fmt.Errorf("graph %s at batch size %d (exported at %d): %w", base.File, b, f.b0, err)
+		return nil, err
 	}
-	ng.base = base
-	if base.total != 0 {
-		// a model range (Models) keeps its range at every batch size
-		return ng.Models(base.first, base.first+base.N)
+	return base.sameRange(ng)
+}
+
+// rebatch is g (the graph as exported) at batch size b, over all the file's models.
+func (g *Graph) rebatch(b int) (*Graph, error) {
+	f := g.facts()
+	dims := map[string][]int{}
+	for name, d := range f.dims {
+		dims[name] = []int{d}
+	}
+	rb := newRebatcher(g, f.b0, b, dims, "batch")
+	rb.isBatch = true
+	ng, err := rb.parse()
+	if err != nil {
+		return nil, fmt.Errorf("graph %s at batch size %d (exported at %d): %w", g.File, b, f.b0, err)
+	}
+	ng.base = g
+	return ng, nil
+}
+
+// sameRange is ng, a re-specialisation of g, cut to g's model range when g is one (Models): a
+// model range keeps its range at every size.
+func (g *Graph) sameRange(ng *Graph) (*Graph, error) {
+	if g.total != 0 {
+		return ng.Models(g.first, g.first+g.N)
 	}
 	return ng, nil
 }
@@ -434,7 +477,10 @@ type batchAxis struct{ dim, outer int }
 type rebatcher struct {
 	orig    *Graph
 	b0, b   int
-	dims    map[string]int
+	dims    map[string][]int       // input -> its dims that hold the size b0
+	sym     string                 // what the size is, for messages: "batch", "dynamic dim 1 of input \"idx\""
+	isBatch bool                   // the batch (expand's batch_dims follow it)
+	edits   map[*jvalue]int        // the number tokens rewritten -> their length in the file
 	layouts map[string][]batchAxis // value (name, or node#k for tuple elements) -> batch dims
 	views   map[string]batchAxis   // view/reshape node -> where its output holds the batch
 }
@@ -449,16 +495,55 @@ func (rb *rebatcher) prepare(root *jvalue) {
 		if e.kind != jObject || e.obj["name"] == nil || e.obj["shape"] == nil {
 			continue
 		}
-		d, ok := rb.dims[e.obj["name"].str]
-		if !ok || e.obj["shape"].kind != jArray || d >= len(e.obj["shape"].arr) {
+		dims, ok := rb.dims[e.obj["name"].str]
+		if !ok || e.obj["shape"].kind != jArray {
 			continue
 		}
-		setInt(e.obj["shape"].arr[d], rb.b)
-		rb.layouts[e.obj["name"].str] = []batchAxis{{d, 1}}
+		var axes []batchAxis
+		for _, d := range dims {
+			if d < len(e.obj["shape"].arr) {
+				rb.set(e.obj["shape"].arr[d], rb.b)
+				axes = append(axes, batchAxis{d, 1})
+			}
+		}
+		rb.layouts[e.obj["name"].str] = axes
 	}
 }
 
-func setInt(v *jvalue, i int) { v.num = json.Number(strconv.Itoa(i)) }
+func newRebatcher(orig *Graph, b0, b int, dims map[string][]int, sym string) *rebatcher {
+	return &rebatcher{orig: orig, b0: b0, b: b, dims: dims, sym: sym, edits: map[*jvalue]int{},
+		layouts: map[string][]batchAxis{}, views: map[string]batchAxis{}}
+}
+
+// set rewrites the number v to i, remembering the token's length in the file.
+func (rb *rebatcher) set(v *jvalue, i int) {
+	if _, ok := rb.edits[v]; !ok {
+		rb.edits[v] = len(v.num)
+	}
+	v.num = json.Number(strconv.Itoa(i))
+}
+
+// parse is rb.orig re-specialised: its source parsed with rb's rewrites.
+func (rb *rebatcher) parse() (*Graph, error) {
+	return parse(rb.orig.File, rb.orig.source, rb.orig.opts, rb)
+}
+
+// rewritten is data with rb's rewrites spliced in: a re-specialised graph's own source, so it
+// can be re-specialised again (for another dynamic dim) with every line where it was.
+func (rb *rebatcher) rewritten(data []byte) []byte {
+	vs := make([]*jvalue, 0, len(rb.edits))
+	for v := range rb.edits {
+		vs = append(vs, v)
+	}
+	sort.Slice(vs, func(i, j int) bool { return vs[i].off < vs[j].off })
+	out := make([]byte, 0, len(data)+16*len(vs))
+	at := 0
+	for _, v := range vs {
+		out = append(append(out, data[at:v.off]...), v.num...)
+		at = v.off + rb.edits[v]
+	}
+	return append(out, data[at:]...)
+}
 
 // operands lists a node's tensor operands, lists flattened.
 func operands(n *Node) []Operand {
@@ -511,8 +596,8 @@ func (rb *rebatcher) before(l *loader, r *rawNode) bool {
 						continue // concatenated along the batch
 					}
 					if pd >= 0 && p.Type.Shape[pd] == x.Type.Shape[ax.dim] && p.Type.Shape[pd] != 1 {
-						return fail("param %q has shape %v: its dim %d (%d) lines up with the batch dim %d of %q; a parameter's shape cannot follow the batch",
-							p.Name, p.Type.Shape, pd, p.Type.Shape[pd], ax.dim, x.Name)
+						return fail("param %q has shape %v: its dim %d (%d) lines up with dim %d of %q, which holds the %s; a parameter's shape cannot follow the %s",
+							p.Name, p.Type.Shape, pd, p.Type.Shape[pd], ax.dim, x.Name, rb.sym, rb.sym)
 					}
 				}
 			}
@@ -533,10 +618,34 @@ func (rb *rebatcher) before(l *loader, r *rawNode) bool {
 	if orig.Op == "view" || orig.Op == "reshape" {
 		return rb.rewriteView(r, orig, fail)
 	}
+	if orig.Op == "linear" {
+		x := orig.Inputs[0]
+		for _, ax := range rb.layoutOf(orig, x) {
+			if ax.dim == x.Type.Rank()-1 {
+				return fail("its input %q %v holds the %s in its last dim, the one its weight (in_features %d) fixes; a Linear cannot follow the %s",
+					x.Name, x.Type.Shape, rb.sym, x.Type.Shape[ax.dim], rb.sym)
+			}
+		}
+	}
+	if orig.Op == "slice" && r.attrs != nil {
+		rb.rewriteSliceEnd(r.attrs)
+	}
 	if orig.Op == "expand" {
 		return rb.rewriteExpand(r, orig, fail)
 	}
 	return true
+}
+
+// rewriteSliceEnd sets the end of a slice whose "end_follows" names a dim that rb changes.
+func (rb *rebatcher) rewriteSliceEnd(attrs *jvalue) {
+	f, end := attrs.obj["end_follows"], attrs.obj["end"]
+	if f == nil || f.kind != jArray || len(f.arr) != 2 || end == nil || end.kind != jNumber {
+		return // the loader says what is wrong
+	}
+	d, ok := intValue(f.arr[1])
+	if ok && slices.Contains(rb.dims[f.arr[0].str], d) {
+		rb.set(end, rb.b)
+	}
 }
 
 // rewriteExpand scales the expand sizes that follow the batch: the entries of batch_dims, and
@@ -549,11 +658,11 @@ func (rb *rebatcher) rewriteExpand(r *rawNode, orig *Node, fail func(string, ...
 	lead := len(entries) - orig.Inputs[0].Type.Rank()
 	for _, ax := range rb.layoutOf(orig, orig.Inputs[0]) {
 		if q := ax.dim + lead; q >= 0 && q < len(entries) {
-			setInt(entries[q], -1)
+			rb.set(entries[q], -1)
 		}
 	}
 	for _, q := range orig.Attrs.Ints("batch_dims") {
-		if q >= len(entries) {
+		if q >= len(entries) || !rb.isBatch {
 			continue
 		}
 		v, ok := intValue(entries[q])
@@ -562,7 +671,7 @@ func (rb *rebatcher) rewriteExpand(r *rawNode, orig *Node, fail func(string, ...
 		case !ok || v%rb.b0 != 0:
 			return fail("expand size %s of batch dim %d is not a multiple of the batch size %d it was exported at", describe(entries[q]), q, rb.b0)
 		default:
-			setInt(entries[q], v/rb.b0*rb.b)
+			rb.set(entries[q], v/rb.b0*rb.b)
 		}
 	}
 	return true
@@ -577,11 +686,11 @@ func (rb *rebatcher) rewriteView(r *rawNode, orig *Node, fail func(string, ...an
 		return true
 	}
 	if len(axes) > 1 {
-		return fail("its input %q holds the batch in several dims (%v); the %s target %v cannot follow it", x.Name, axisDims(axes), orig.Op, orig.Attrs.Ints("shape"))
+		return fail("its input %q holds the %s in several dims (%v); the %s target %v cannot follow it", x.Name, rb.sym, axisDims(axes), orig.Op, orig.Attrs.Ints("shape"))
 	}
 	ax, in0, out0 := axes[0], x.Type.Shape, orig.Attrs.Ints("shape")
 	if ax.outer < 0 {
-		return fail("cannot tell where the batch lies within dim %d (size %d) of its input %q, so the %s target %v cannot be rewritten", ax.dim, in0[ax.dim], x.Name, orig.Op, out0)
+		return fail("cannot tell where the %s lies within dim %d (size %d) of its input %q, so the %s target %v cannot be rewritten", rb.sym, ax.dim, in0[ax.dim], x.Name, orig.Op, out0)
 	}
 	a := numel(in0[:ax.dim]) * ax.outer // elements' outer extent before the batch
 	inner := in0[ax.dim] / (ax.outer * rb.b0)
@@ -605,9 +714,9 @@ func (rb *rebatcher) rewriteView(r *rawNode, orig *Node, fail func(string, ...an
 	}
 	switch {
 	case len(cands) == 0:
-		return fail("the %s target %v splits the batch (dim %d of its input %q, %v) across dims; only a target that keeps the batch within one dim can follow it", orig.Op, out0, ax.dim, x.Name, in0)
+		return fail("the %s target %v splits the %s (dim %d of its input %q, %v) across dims; only a target that keeps the %s within one dim can follow it", orig.Op, out0, rb.sym, ax.dim, x.Name, in0, rb.sym)
 	case len(cands) > 1:
-		return fail("the %s target %v could hold the batch (dim %d of its input %q, %v) in dims %v; export at a batch size > 1 to make it unambiguous", orig.Op, out0, ax.dim, x.Name, in0, cands)
+		return fail("the %s target %v could hold the %s (dim %d of its input %q, %v) in dims %v; export with a size > 1 there to make it unambiguous", orig.Op, out0, rb.sym, ax.dim, x.Name, in0, cands)
 	}
 	q := cands[0]
 	rb.views[orig.Name] = batchAxis{q, a / numel(out0[:q])}
@@ -618,7 +727,7 @@ func (rb *rebatcher) rewriteView(r *rawNode, orig *Node, fail func(string, ...an
 	if v, ok := intValue(entry); ok && v == -1 {
 		return true
 	}
-	setInt(entry, out0[q]/rb.b0*rb.b)
+	rb.set(entry, out0[q]/rb.b0*rb.b)
 	return true
 }
 
@@ -643,8 +752,8 @@ func (rb *rebatcher) after(l *loader, r *rawNode, n *Node) {
 			key = fmt.Sprintf("%s#%d", n.Name, k)
 		}
 		if t.Rank() != t0.Rank() {
-			l.errAt(r.v, r.path, n.Name, "output %d has shape %v, but %v at batch %d: its rank changes with the batch (a squeeze of a batch of 1?), so the graph cannot follow the batch",
-				k, t.Shape, t0.Shape, rb.b0)
+			l.errAt(r.v, r.path, n.Name, "output %d has shape %v, but %v at %s %d: its rank changes with the %s (a squeeze of a size of 1?), so the graph cannot follow the %s",
+				k, t.Shape, t0.Shape, rb.sym, rb.b0, rb.sym, rb.sym)
 			continue
 		}
 		var axes []batchAxis

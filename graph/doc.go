@@ -25,6 +25,10 @@
 //	g.Init               // *Init{Seed} for init graphs, nil otherwise
 //	g.Node(name) / g.Input(name) / g.Param(name) / g.Lookup(name) (Operand of any tensor name)
 //
+// Sizes that change from run to run: the batch (batch.go) and the inputs' "dynamic_dims", a
+// sequence length say (dynamic.go). g.ForInputs(tensors) is g re-specialised for the sizes
+// tensors carry; g.WithBatch(b) and g.WithSizes(b, graph.Sizes{"idx": {1: 20}}) name them.
+//
 // A Node:
 //
 //	n.Name, n.Op         // op is one of Ops(), e.g. "linear", "conv2d", "add", "getitem"

@@ -103,6 +103,9 @@ func parse(file string, data []byte, opts Options, rb *rebatcher) (*Graph, error
 		rb.prepare(root)
 	}
 	l.load(root, opts)
+	if rb != nil {
+		l.g.source = rb.rewritten(data)
+	}
 	l.g.jsonSum = sha256.Sum256(data)
 	sort.SliceStable(l.problems, func(i, j int) bool { // file order; position-less ones last
 		a, b := l.problems[i], l.problems[j]
@@ -334,7 +337,7 @@ func (l *loader) list(v *jvalue, path string) []*jvalue {
 func (l *loader) loadInputs(v *jvalue) {
 	for i, e := range l.list(v, "inputs") {
 		path := fmt.Sprintf("inputs[%d]", i)
-		objOK := l.object(e, path, "", []string{"name", "shape", "dtype"}, "per_model", "batch_dim")
+		objOK := l.object(e, path, "", []string{"name", "shape", "dtype"}, "per_model", "batch_dim", "dynamic_dims")
 		if e.kind != jObject || e.obj["name"] == nil {
 			continue
 		}
@@ -354,6 +357,7 @@ func (l *loader) loadInputs(v *jvalue) {
 			l.badNames[name] = true
 		} else {
 			in := &Input{Name: name, Type: t, PerModel: perModel, batchDim: l.batchDim(e.obj["batch_dim"], path, t)}
+			in.dynamicDims = l.dynamicDims(e.obj["dynamic_dims"], path, t, in.batchDim)
 			l.g.Inputs = append(l.g.Inputs, in)
 			l.g.inputs[name] = in
 		}

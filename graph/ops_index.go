@@ -9,7 +9,7 @@ import (
 // x[:, 0] (select), x[..., :T] (slice), masked_fill, where, comparisons, tril/triu, rsqrt.
 
 func init() {
-	defOp("slice", x1, []attrDef{{"dim", required}, {"start", nil}, {"end", nil}, {"step", 1}}, inferSlice)
+	defOp("slice", x1, []attrDef{{"dim", required}, {"start", nil}, {"end", nil}, {"step", 1}, {"end_follows", nil}}, inferSlice)
 	defOp("select", x1, []attrDef{{"dim", required}, {"index", required}}, inferSelect)
 	for _, name := range []string{"rsqrt", "sqrt", "exp", "log"} {
 		defOp(name, x1, noAttrs, func(c *ctx) {
@@ -64,6 +64,9 @@ func inferSlice(c *ctx) {
 	}
 	if !hasEnd {
 		end = size
+	}
+	if !c.sliceEndFollows(end, hasEnd, size, d) {
+		return
 	}
 	start, end = sliceBound(start, size), sliceBound(end, size)
 	n := 0
@@ -195,4 +198,39 @@ func inferWhere(c *ctx) {
 		dt = promote(a.Type.DType, b.Type.DType)
 	}
 	c.out(Type{shape, dt})
+}
+
+// sliceEndFollows checks a slice's "end_follows": [input, dim], which says that its end is the
+// size of a dynamic dim of an input (a causal mask sliced to the sequence length, mask[:T]):
+// the end must be that size, and a dim shorter than it is refused rather than clamped, since
+// the slice could not follow that size.
+func (c *ctx) sliceEndFollows(end int, hasEnd bool, size, d int) bool {
+	v := c.attrV("end_follows")
+	if v == nil || v.kind == jNull {
+		return true
+	}
+	var name string
+	var dim int
+	ok := v.kind == jArray && len(v.arr) == 2 && v.arr[0].kind == jString
+	if ok {
+		name = v.arr[0].str
+		dim, ok = intValue(v.arr[1])
+	}
+	in := c.l.g.inputs[name]
+	switch {
+	case !ok:
+		c.errf("attrs.end_follows", v, "end_follows must be [input name, dim], got %s", describe(v))
+	case in == nil:
+		c.errf("attrs.end_follows", v, "end_follows names %q, which is not an input", name)
+	case !slices.Contains(in.dynamicDims, dim):
+		c.errf("attrs.end_follows", v, "end_follows names dim %d of input %q, which is not one of its dynamic_dims %v", dim, name, in.dynamicDims)
+	case !hasEnd || end != in.Type.Shape[dim]:
+		c.errf("attrs.end", c.attrPos("end"), "the slice end %v follows dim %d of input %q, whose size is %d", c.n.Attrs["end"], dim, name, in.Type.Shape[dim])
+	case end > size:
+		c.errf("attrs.end", c.attrPos("end"), "the slice end follows dim %d of input %q, now %d, beyond dim %d (size %d) of %q %v: its size is baked in at %d",
+			dim, name, end, d, size, c.in[0].Name, c.x(0).Shape, size)
+	default:
+		return true
+	}
+	return false
 }

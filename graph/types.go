@@ -100,6 +100,9 @@ type Input struct {
 	// batchDim is the "batch_dim" of the file: 0 when absent (inferred), -1 for null (no
 	// batch dim), d+1 for dim d (batch.go).
 	batchDim int
+	// dynamicDims are the dims besides the batch whose size may change from run to run (a
+	// sequence length), from the file's "dynamic_dims" (dynamic.go).
+	dynamicDims []int
 }
 
 // Param is a parameter or buffer; its data is stacked [N, *Type.Shape].

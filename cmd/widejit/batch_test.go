@@ -37,3 +37,18 @@ func TestRunAnyBatchSize(t *testing.T) {
 		t.Errorf("--batch with --inputs: exit %d, stderr:\n%s", code, errOut)
 	}
 }
+
+// widejit run takes inputs at any sequence length where the graph marks it dynamic (the
+// fixtures of lowering/testdata/dynamic are exported at length 16 with --dynamic): --check
+// against the PyTorch outputs at that length passes.
+func TestRunAnySequenceLength(t *testing.T) {
+	isolatedCache(t)
+	for _, c := range [][2]string{{"gpt", "b2_t9"}, {"seqvit", "b3_t20"}} {
+		dir := filepath.Join("..", "..", "lowering", "testdata", "dynamic", c[0])
+		code, out, errOut := runCLI(t, "run", filepath.Join(dir, "graph.json"), "--device", "cpu",
+			"--inputs", filepath.Join(dir, "inputs_"+c[1]+".safetensors"), "--check", filepath.Join(dir, "expected_"+c[1]+".safetensors"))
+		if code != 0 || !strings.Contains(out, " ok") || strings.Contains(out, "FAIL") {
+			t.Errorf("%s at %s: exit %d\nstdout:\n%s\nstderr:\n%s", c[0], c[1], code, out, errOut)
+		}
+	}
+}

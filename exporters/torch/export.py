@@ -1113,6 +1113,10 @@ class _Builder:
         self.recognized = {}  # id(module) -> mapper, for modules outside torch.nn known by their structure
         self.train_batchnorm = False  # BatchNorm in training mode: batch statistics, not a refusal
         self.values_b1 = None  # every node's value with the batch one larger, when the graph runs so
+        # (input, dim) of each dynamic dim -> every node's value with that dim one larger
+        self.values_dyn = {}
+        self.dyn_sizes = {}  # (input, dim) -> its size as exported
+        self.dyn_arange = {}  # fx node of torch.arange(T), T a dynamic dim -> (input, dim)
 
     # ---- errors
     def fail(self, node, msg):
@@ -1175,6 +1179,10 @@ class _Builder:
                 return k[1]
             if k[0] == "const":
                 return self.number(node, k[1], what)
+            if k[0] == "ctensor" and arg in self.dyn_arange:
+                name, d = self.dyn_arange[arg]
+                self.fail(node, "%s is torch.arange over dim %d of input %r, which is dynamic; widejit follows "
+                          "it only as an nn.Embedding's index (a learned positional table)" % (what, d, name))
             if k[0] == "ctensor":
                 # a tensor computed from constants alone (torch.tril(torch.ones(T, T))): the same
                 # for every model, stored like a buffer
@@ -1321,6 +1329,16 @@ class _Builder:
             if self.kind.get(a, ("",))[0] not in ("const", "ctensor"):
                 return False
         t = self.values[node].detach().clone()
+        for key, values in self.values_dyn.items():
+            grown = values.get(node)
+            if not isinstance(grown, torch.Tensor) or grown.shape == t.shape:
+                continue
+            if t.dim() == 1 and torch.equal(t, torch.arange(len(t), dtype=t.dtype)) and \
+                    torch.equal(grown, torch.arange(len(t) + 1, dtype=t.dtype)):
+                self.dyn_arange[node] = key
+                break
+            self.fail(node, "builds a tensor whose size follows dim %d of input %r, which is dynamic; widejit follows "
+                      "such a size in slices (x[:, :T]) and in torch.arange(T) as an nn.Embedding's index" % (key[1], key[0]))
         other = self.values_b1.get(node) if self.values_b1 else None
         grown = [d for d in range(t.dim()) if isinstance(other, torch.Tensor) and other.dim() == t.dim()
                  and other.shape[d] != t.shape[d]]
@@ -1429,6 +1447,43 @@ class _Builder:
         path = (index,) if k[0] == "tuple" else k[3] + (index,)
         self.kind[node] = ("alias", k[1], k[2], path)
 
+    def follows(self, v):
+        """[input, dim] of the dynamic dim whose size the folded int v is (T of b, t = x.size()),
+        or None (also for T + 1 or T // 2: only the size itself is followed)."""
+        if not isinstance(v, torch.fx.Node):
+            return None
+        now = self.values.get(v)
+        if not isinstance(now, int) or isinstance(now, bool):
+            return None
+        for (name, d), values in self.values_dyn.items():
+            if values.get(v) == now + 1 and now == self.dyn_sizes[(name, d)]:
+                return [name, d]
+        return None
+
+    def refuse_dynamic_growth(self, node, src):
+        """Refuses a node whose output grows with a dynamic dim where its input src does not (an
+        expand or repeat to T): its sizes would be baked in at the exported T."""
+        x0, out = self.values.get(src), self.values.get(node)
+        for (name, d), values in self.values_dyn.items():
+            x1, grown = values.get(src), values.get(node)
+            if not all(isinstance(t, torch.Tensor) for t in (x0, x1, out, grown)) or grown.dim() != out.dim():
+                continue
+            lead = out.dim() - x0.dim()
+            for k in range(out.dim()):
+                if grown.shape[k] != out.shape[k] and (k < lead or x1.shape[k - lead] == x0.shape[k - lead]):
+                    self.fail(node, "Tensor.%s: dim %d of its output follows dim %d of input %r, which is dynamic, "
+                              "but its input's does not; only sizes that follow the batch stay symbolic in an "
+                              "expand or repeat" % (node.target, k, d, name))
+
+    def changes_with(self, v):
+        """(input, dim) of a dynamic dim whose growth changes the folded value v, or None."""
+        if not isinstance(v, torch.fx.Node):
+            return None
+        for key, values in self.values_dyn.items():
+            if v in values and values[v] != self.values.get(v):
+                return key
+        return None
+
     def index_int(self, node, v, what):
         if isinstance(v, torch.fx.Node):
             k = self.kind.get(v, ("",))
@@ -1458,7 +1513,16 @@ class _Builder:
                 if step is not None and step < 1:
                     self.fail(node, "indexing a tensor: slice step must be positive, got %d" % step)
                 if not (start in (None, 0) and stop is None and step in (None, 1)):
-                    steps.append(("slice", {"dim": d, "start": start, "end": stop, "step": step or 1}))
+                    attrs = {"dim": d, "start": start, "end": stop, "step": step or 1}
+                    follows = self.follows(item.stop)
+                    if follows:
+                        attrs["end_follows"] = follows
+                    for what, bound in (("start", item.start), ("end", item.stop), ("step", item.step)):
+                        key = self.changes_with(bound)
+                        if key and not (what == "end" and follows):
+                            self.fail(node, "indexing a tensor: the slice %s changes with dim %d of input %r, which is dynamic; "
+                                      "only a slice's end that is that dim's size (x[:, :T]) follows it" % (what, key[1], key[0]))
+                    steps.append(("slice", attrs))
                 d += 1
             elif isinstance(item, (int, torch.fx.Node)) and not isinstance(item, bool):
                 steps.append(("select", {"dim": d, "index": self.index_int(node, item, "index")}))
@@ -1612,6 +1676,13 @@ class _Builder:
             op, raw_inputs, roles, attrs = mapper(module, named)
         except ExportError as e:
             self.fail(node, str(e))
+        if op == "embedding" and raw_inputs[0] in self.dyn_arange:
+            # wpe(torch.arange(T)) is the table's first T rows: a slice that follows T
+            name, d = self.dyn_arange[raw_inputs[0]]
+            table = self.use_param("%s.weight" % node.target, module.weight, node)
+            self.emit(node, "slice", [table], None, {"dim": 0, "start": 0, "end": len(self.values[raw_inputs[0]]),
+                                                       "end_follows": [name, d]})
+            return
         inputs = [self.ref(node, a, "input %d" % i) for i, a in enumerate(raw_inputs)]
         while inputs and inputs[-1] is None:
             inputs.pop()
@@ -1774,6 +1845,7 @@ class _Builder:
         args = list(node.args[1:])
         if node.kwargs:
             self.fail(node, "Tensor.%s keyword arguments are not supported" % node.target)
+        self.refuse_dynamic_growth(node, node.args[0])
         x = self.ref(node, node.args[0], "input")
         xv = self.values[node.args[0]]
         if node.target == "expand_as":
@@ -2407,7 +2479,7 @@ def _construct(cls, kwargs, n, seed):
 
 
 def export(cls, kwargs, n, input_specs, shared_input, seed, out_dir, state_dicts=(), trust=False,
-           train_batchnorm=False, key_prefix=None):
+           train_batchnorm=False, key_prefix=None, dynamic=None):
     """Exports n instances of cls(**kwargs) with inputs generated from input_specs; with
     state_dicts (checkpoint files, one per model), instance i holds file i's weights. Returns
     the graph dict. See the module docstring."""
@@ -2428,10 +2500,10 @@ def export(cls, kwargs, n, input_specs, shared_input, seed, out_dir, state_dicts
         gen = torch.Generator().manual_seed(seed)
         inputs = {name: specs[name].generate(gen, [] if shared_input else [n]) for name in input_names}
         return _export(models, inputs, shared_input, out_dir, fwd_params, input_names, concrete, "--input",
-                       train_batchnorm)[0]
+                       train_batchnorm, dynamic)[0]
 
 
-def export_modules(models, inputs, out_dir, shared_input=False, train_batchnorm=False):
+def export_modules(models, inputs, out_dir, shared_input=False, train_batchnorm=False, dynamic=None):
     """Exports a list of N nn.Module instances of one architecture (the same class and
     constructor arguments; only their weights differ) to out_dir, as the command line does.
 
@@ -2441,19 +2513,21 @@ def export_modules(models, inputs, out_dir, shared_input=False, train_batchnorm=
     gets. The expected outputs are the N modules run one by one on these inputs, in eval mode.
     The modules' training flags and torch's thread and determinism settings are restored
     afterwards. train_batchnorm: BatchNorm layers normalise with the statistics of each model's
-    batch (training mode; their running statistics are restored afterwards). Returns the graph
-    dict; raises ExportError for what it cannot export."""
-    return _export_modules(models, inputs, out_dir, shared_input, train_batchnorm)[0]
+    batch (training mode; their running statistics are restored afterwards). dynamic: {input:
+    [dim, ...]}, the dims of a model's input (dim 0 of a per-model input is the batch) besides
+    the batch whose size may change from run to run, e.g. {"idx": [1]} for a sequence length.
+    Returns the graph dict; raises ExportError for what it cannot export."""
+    return _export_modules(models, inputs, out_dir, shared_input, train_batchnorm, dynamic)[0]
 
 
-def trace_modules(models, inputs, shared_input=False, train_batchnorm=False):
+def trace_modules(models, inputs, shared_input=False, train_batchnorm=False, dynamic=None):
     """export_modules in memory: returns the graph dict (naming "weights.safetensors") and the
     params stacked [N, ...] by name, the content of that file; writes nothing and does not run
     the reference outputs."""
-    return _export_modules(models, inputs, None, shared_input, train_batchnorm)
+    return _export_modules(models, inputs, None, shared_input, train_batchnorm, dynamic)
 
 
-def _export_modules(models, inputs, out_dir, shared_input, train_batchnorm):
+def _export_modules(models, inputs, out_dir, shared_input, train_batchnorm, dynamic=None):
     """export_modules, or trace_modules with out_dir None; returns the graph and its weights."""
 
     if isinstance(models, nn.Module) or not isinstance(models, (list, tuple)) or not models:
@@ -2494,7 +2568,7 @@ def _export_modules(models, inputs, out_dir, shared_input, train_batchnorm):
             for m in models:
                 m.eval()
             return _export(models, feed, shared_input, out_dir, fwd_params, input_names, concrete, "inputs",
-                           train_batchnorm)
+                           train_batchnorm, dynamic)
     finally:
         for m, mode in zip(models, training):
             m.train(mode)
@@ -2525,6 +2599,49 @@ def _values_at_next_batch(gm, feed, is_input):
     return rec.values
 
 
+def _check_dynamic(dynamic, inputs, shared_input, flag):
+    """dynamic ({input: [dim, ...]}, dims of a model's input) checked against the inputs, with
+    negative dims resolved; refuses the batch (dim 0, dynamic already) and dims out of range."""
+    if not dynamic:
+        return {}
+    if not isinstance(dynamic, dict):
+        raise ExportError("dynamic must be a dict of input name -> list of dims, got %r" % (dynamic,))
+    out = {}
+    for name, dims in dynamic.items():
+        if name not in inputs:
+            raise ExportError("dynamic names %r, which is not one of the %s (%s)" % (name, flag, ", ".join(inputs)))
+        shape = list(inputs[name].shape) if shared_input else list(inputs[name].shape[1:])
+        dims = [dims] if isinstance(dims, int) else list(dims)
+        resolved = []
+        for d in dims:
+            if not isinstance(d, int) or isinstance(d, bool) or not -len(shape) <= d < len(shape):
+                raise ExportError("dynamic %s:%r: %s %r has shape %s, so a dim is 0 to %d" % (
+                    name, d, flag, name, shape, len(shape) - 1))
+            d %= len(shape)
+            if d == 0:
+                raise ExportError("dynamic %s:0: dim 0 is the batch, dynamic already" % name)
+            if d not in resolved:
+                resolved.append(d)
+        out[name] = sorted(resolved)
+    return out
+
+
+def _values_with_longer_dim(gm, feed, k, d, root_name):
+    """Every node's value when the traced graph runs with input k one longer in dim d (its
+    first slice repeated), to tell which folded sizes follow that dynamic dim."""
+    grown = list(feed)
+    t = feed[k]
+    grown[k] = torch.cat([t, t.narrow(d, 0, 1)], dim=d)
+    rec = _Recorder(gm)
+    try:
+        with torch.no_grad():
+            rec.run(*grown)
+    except Exception as e:
+        raise ExportError("%s does not run with dim %d of its input %d one longer (%s: %s): that dim cannot be dynamic" % (
+            root_name, d, k, type(e).__name__, _first_line(e)))
+    return rec.values
+
+
 class _BatchNormTraining:
     """With train_batchnorm, puts every BatchNorm of the (eval mode) models in training mode for
     the export and restores their running statistics afterwards: the forwards the export runs
@@ -2550,7 +2667,8 @@ class _BatchNormTraining:
         return False
 
 
-def _export(models, inputs, shared_input, out_dir, fwd_params, input_names, concrete, flag, train_batchnorm=False):
+def _export(models, inputs, shared_input, out_dir, fwd_params, input_names, concrete, flag, train_batchnorm=False,
+            dynamic=None):
     """Traces models[0], maps it to a widejit graph and writes out_dir (see the module
     docstring); inputs holds a tensor per name of input_names, [N, ...] unless shared_input.
     Returns the graph and the stacked params by name; with out_dir None, writes nothing and
@@ -2558,12 +2676,14 @@ def _export(models, inputs, shared_input, out_dir, fwd_params, input_names, conc
     statistics."""
     with _BatchNormTraining(models, train_batchnorm):
         return _export_traced(models, inputs, shared_input, out_dir, fwd_params, input_names, concrete, flag,
-                              train_batchnorm)
+                              train_batchnorm, dynamic)
 
 
-def _export_traced(models, inputs, shared_input, out_dir, fwd_params, input_names, concrete, flag, train_batchnorm):
+def _export_traced(models, inputs, shared_input, out_dir, fwd_params, input_names, concrete, flag, train_batchnorm,
+                   dynamic=None):
     root_name = type(models[0]).__name__
     n = len(models)
+    dynamic = _check_dynamic(dynamic, inputs, shared_input, flag)
 
     def model_inputs(i):
         return [inputs[name] if shared_input else inputs[name][i] for name in input_names]
@@ -2617,6 +2737,11 @@ def _export_traced(models, inputs, shared_input, out_dir, fwd_params, input_name
     builder.train_batchnorm = train_batchnorm
     if not _time_major(models[0]):
         builder.values_b1 = _values_at_next_batch(gm, feed, [p.name in inputs for p in fwd_params])
+    for name, dims in dynamic.items():
+        k = [p.name for p in fwd_params].index(name)
+        for d in dims:
+            builder.values_dyn[(name, d)] = _values_with_longer_dim(gm, feed, k, d, root_name)
+            builder.dyn_sizes[(name, d)] = feed[k].shape[d]
     graph_inputs = []
     for p, nd in zip(fwd_params, placeholders):
         if p.name in inputs:
@@ -2624,6 +2749,8 @@ def _export_traced(models, inputs, shared_input, out_dir, fwd_params, input_name
             t = inputs[p.name]
             graph_inputs.append({"name": p.name, "shape": list(t.shape) if shared_input else list(t.shape[1:]),
                                  "dtype": _DTYPE_NAMES[t.dtype], "per_model": not shared_input})
+            if dynamic.get(p.name):
+                graph_inputs[-1]["dynamic_dims"] = dynamic[p.name]
         else:
             builder.kind[nd] = ("const", concrete[p.name])
     output_node = None
@@ -2675,6 +2802,21 @@ def _export_traced(models, inputs, shared_input, out_dir, fwd_params, input_name
     return graph, weights
 
 
+def parse_dynamic_args(args):
+    """--dynamic NAME:DIM flags as {name: [dim, ...]}."""
+    out = {}
+    for a in args:
+        name, _, dim = a.rpartition(":")
+        try:
+            d = int(dim)
+        except ValueError:
+            name = ""
+        if not name:
+            raise ExportError("--dynamic %s: expected NAME:DIM, e.g. --dynamic idx:1" % a)
+        out.setdefault(name, []).append(d)
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="export.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--module", required=True, help="path/to/file.py:ClassName, or package.module:name of an "
@@ -2697,6 +2839,9 @@ def main(argv=None):
                     help="BatchNorm layers normalise with their batch's statistics (training mode), per model")
     ap.add_argument("--input", action="append", default=[], metavar="NAME=SHAPE[:DTYPE[:LOW:HIGH]]",
                     help="one per forward argument; shape per model, batch included")
+    ap.add_argument("--dynamic", action="append", default=[], metavar="NAME:DIM",
+                    help="a dim of input NAME besides the batch whose size may change from run to run (a sequence "
+                    "length: --dynamic idx:1); repeatable")
     ap.add_argument("--shared-input", action="store_true", help="one input tensor shared by all N models")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", required=True, help="output directory")
@@ -2711,6 +2856,7 @@ def main(argv=None):
         if not isinstance(kwargs, dict):
             raise ExportError("--kwargs: expected a JSON object, e.g. '{\"hidden\": 128}'")
         specs = [InputSpec.parse(s) for s in args.input]
+        dynamic = parse_dynamic_args(args.dynamic)
         state_dicts = expand_state_dict_args([p for group in args.state_dict for p in group])
         cls = load_class(args.module)
         if (args.strip_prefix or args.add_prefix) and not state_dicts:
@@ -2718,7 +2864,7 @@ def main(argv=None):
         key_prefix = ("strip", args.strip_prefix) if args.strip_prefix else ("add", args.add_prefix) if args.add_prefix \
             else None
         graph = export(cls, kwargs, args.n, specs, args.shared_input, args.seed, args.out, state_dicts,
-                       args.trust_checkpoints, args.train_batchnorm, key_prefix)
+                       args.trust_checkpoints, args.train_batchnorm, key_prefix, dynamic)
     except ExportError as e:
         print("export.py: error: %s" % e, file=sys.stderr)
         return 1

@@ -327,6 +327,16 @@ func TestBadCommandLines(t *testing.T) {
 			2, "not allowed with argument"},
 		{"no such package", []string{"--module", "no_such_package_xyz:f", "--n", "2", "--input", "x=32,64"}, 1,
 			"cannot import no_such_package_xyz"},
+		{"dynamic without a dim", []string{"--module", models + ":MLP", "--n", "2", "--input", "x=32,64", "--dynamic", "x"}, 1,
+			"--dynamic x: expected NAME:DIM"},
+		{"dynamic batch", []string{"--module", models + ":MLP", "--n", "2", "--input", "x=32,64", "--dynamic", "x:0"}, 1,
+			"dynamic x:0: dim 0 is the batch, dynamic already"},
+		{"dynamic unknown input", []string{"--module", models + ":MLP", "--n", "2", "--input", "x=32,64", "--dynamic", "y:1"}, 1,
+			"dynamic names 'y', which is not one of the --input (x)"},
+		{"dynamic out of range", []string{"--module", models + ":MLP", "--n", "2", "--input", "x=32,64", "--dynamic", "x:2"}, 1,
+			"dynamic x:2: --input 'x' has shape [32, 64], so a dim is 0 to 1"},
+		{"dynamic dim the model cannot grow", []string{"--module", models + ":MLP", "--n", "2", "--input", "x=32,64", "--dynamic", "x:1"}, 1,
+			"does not run with dim 1 of its input 0 one longer"},
 	}
 	dir := t.TempDir()
 	var jobs []job

@@ -119,3 +119,26 @@ class GPT(nn.Module):
         x = x + self.attn(self.ln_1(x))
         x = x + self.proj(F.gelu(self.fc(self.ln_2(x))))
         return self.lm_head(self.ln_f(x))
+
+
+class SeqViT(nn.Module):
+    """A ViT-like encoder over a sequence of flattened patches x [B, T, 16] (any T up to 32):
+    a Linear patch embedding, a learned positional table sliced to T (self.pos[:, :t]), the
+    class token expanded to the batch and put first, one encoder layer, the class token's
+    head and every token's features."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Linear(16, 12)
+        self.pos = nn.Parameter(torch.randn(1, 32, 12))
+        self.cls = nn.Parameter(torch.randn(1, 1, 12))
+        self.layer = nn.TransformerEncoderLayer(12, 2, 24, dropout=0.0, batch_first=True)
+        self.norm = nn.LayerNorm(12)
+        self.head = nn.Linear(12, 5)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        h = self.embed(x) + self.pos[:, :t]
+        h = torch.cat([self.cls.expand(b, -1, -1), h], dim=1)
+        h = self.norm(self.layer(h))
+        return self.head(h[:, 0]), h[:, 1:]

@@ -75,6 +75,25 @@ class CausalBlock(nn.Module):
         return x + self.ff2(F.gelu(self.ff1(self.norm2(x))))
 
 
+class SlicedCausalBlock(nn.Module):
+    """CausalBlock over any sequence length up to 32: a learned positional table and a causal
+    mask buffer, both sliced to T = x.size(1)."""
+
+    def __init__(self, d=16):
+        super().__init__()
+        self.pos = nn.Parameter(torch.randn(32, d))
+        self.norm = nn.LayerNorm(d)
+        self.attn = nn.MultiheadAttention(d, 2, batch_first=True)
+        self.ff = nn.Linear(d, d)
+        self.register_buffer("mask", torch.ones(32, 32, dtype=torch.bool).triu(1))
+
+    def forward(self, x):
+        t = x.size(1)
+        h = self.norm(x + self.pos[:t])
+        x = x + self.attn(h, h, h, attn_mask=self.mask[:t, :t], need_weights=False)[0]
+        return x + self.ff(x)
+
+
 class LSTMHead(nn.Module):
     """x [B, T=5, 6] -> a batch-first LSTM -> the last step through a Linear; and the final h."""
 
@@ -204,6 +223,18 @@ class InProcessTest(unittest.TestCase):
                             self.assertClose(g, w, "%s batch %d output %s" % (cls.__name__, b, name))
                     else:
                         self.assertClose(got, want, "%s batch %d" % (cls.__name__, b))
+
+    def test_dynamic_sequence_length(self):
+        gen = torch.Generator().manual_seed(3)
+        models = build(SlicedCausalBlock, 3, seed=20)
+        wide = self.compile(models, torch.randn(3, 2, 16, 16, generator=gen), dynamic={"x": [1]})
+        for b, t in ((2, 20), (3, 9), (1, 32), (2, 16)):
+            x = torch.randn(3, b, t, 16, generator=gen)
+            self.assertClose(wide(x), loop(models, x), "batch %d, length %d" % (b, t))
+        with self.assertRaises(widejit.RunError) as cm:
+            wide(torch.randn(3, 2, 40, 16, generator=gen))
+        self.assertIn('dim 1 of input "x", now 40', str(cm.exception))
+        self.assertIn("baked in at 32", str(cm.exception))
 
     def test_shared_input_named_and_lists(self):
         models = build(example_models().MLP, 3)

@@ -19,6 +19,35 @@ import torch.nn.functional as F
 import widejit
 
 
+class ArangeScale(nn.Module):
+    """x [B, T] scaled by torch.arange(T): a tensor built in forward whose size follows T."""
+
+    def forward(self, x):
+        return x * torch.arange(x.size(1)).float()
+
+
+class ShiftedTable(nn.Module):
+    """x [B, T] plus a table sliced to [1:T+1]: a slice end that follows T but is not T."""
+
+    def __init__(self):
+        super().__init__()
+        self.table = nn.Parameter(torch.randn(32))
+
+    def forward(self, x):
+        return x + self.table[1:x.size(1) + 1]
+
+
+class ExpandToT(nn.Module):
+    """x [B, T] plus a [1, 1] parameter expanded to x's shape, T included."""
+
+    def __init__(self):
+        super().__init__()
+        self.b = nn.Parameter(torch.randn(1, 1))
+
+    def forward(self, x):
+        return x + self.b.expand(x.size(0), x.size(1))
+
+
 class Net(nn.Module):
     """A small regression head: Linear, LayerNorm, GELU, Linear."""
 
@@ -185,6 +214,27 @@ class ExportRunTest(unittest.TestCase, Close):
                     widejit.export(models, inputs, self.out("bad"), shared_input=(name == "shared list"))
                 self.assertIn(want, str(cm.exception))
                 self.assertIsInstance(cm.exception, ValueError)
+        self.assertFalse(os.path.exists(self.out("bad")), "a refused export wrote files")
+
+    def test_dynamic_export_errors(self):
+        x = torch.randn(3, 4, 8)
+        cases = [
+            ("unknown input", self.models, {"x": [1], "y": [1]}, "dynamic names 'y', which is not one of the inputs"),
+            ("the batch", self.models, {"x": [0]}, "dim 0 is the batch, dynamic already"),
+            ("a Linear over it", self.models, {"x": [1]}, "Net does not run with dim 1 of its input 0 one longer"),
+            ("arange beyond an embedding", [ArangeScale() for _ in range(3)], {"x": [1]},
+             "node 'mul' (call_function operator.mul) at test_widejit.py:26 `return x * torch.arange(x.size(1)).float()`: "
+             "other is torch.arange over dim 1 of input 'x', which is dynamic; widejit follows it only as an nn.Embedding's index"),
+            ("a slice end other than T", [ShiftedTable() for _ in range(3)], {"x": [1]},
+             "the slice end changes with dim 1 of input 'x', which is dynamic; only a slice's end that is that dim's size"),
+            ("an expand to T", [ExpandToT() for _ in range(3)], {"x": [1]},
+             "Tensor.expand: dim 1 of its output follows dim 1 of input 'x', which is dynamic, but its input's does not"),
+        ]
+        for name, models, dynamic, want in cases:
+            with self.subTest(name):
+                with self.assertRaises(widejit.ExportError) as cm:
+                    widejit.export(models, {"x": x}, self.out("bad"), dynamic=dynamic)
+                self.assertIn(want, str(cm.exception))
         self.assertFalse(os.path.exists(self.out("bad")), "a refused export wrote files")
 
     def test_run_errors(self):

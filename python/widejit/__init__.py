@@ -147,7 +147,8 @@ def _as_tensor(name: str, value: InputValue, per_model: bool, where: str) -> tor
 
 
 def export(models: Sequence[nn.Module], inputs: Mapping[str, InputValue], out_dir: PathLike,
-           shared_input: bool = False, train_batchnorm: bool = False) -> Dict[str, Any]:
+           shared_input: bool = False, train_batchnorm: bool = False,
+           dynamic: Optional[Mapping[str, Sequence[int]]] = None) -> Dict[str, Any]:
     """Exports N models of one architecture to out_dir for widejit.
 
     models: N torch.nn.Module instances of one class built with the same arguments; only their
@@ -162,6 +163,10 @@ def export(models: Sequence[nn.Module], inputs: Mapping[str, InputValue], out_di
         outputs, stacked [N, ...]; `widejit run out_dir/graph.json --check` compares with it).
     train_batchnorm: BatchNorm layers normalise with the statistics of each model's own batch,
         as in training mode, instead of their running statistics (which are left unchanged).
+    dynamic: {input name: [dim, ...]}, dims of a model's input besides the batch (dim 0 of a
+        per-model input, always dynamic) whose size may change from run to run, e.g.
+        {"idx": [1]} for a sequence length; a run at another size re-specialises the graph, or
+        refuses naming the node where the model bakes the size in.
 
     Returns the graph (the dict written to graph.json). Raises ExportError (a ValueError) naming
     what cannot be exported: models of different classes or parameter shapes (with the key), an
@@ -170,7 +175,7 @@ def export(models: Sequence[nn.Module], inputs: Mapping[str, InputValue], out_di
     """
     feed = _feed(models, inputs, shared_input)
     return _exporter.export_modules(list(models), feed, os.fspath(out_dir), shared_input=shared_input,
-                                    train_batchnorm=train_batchnorm)
+                                    train_batchnorm=train_batchnorm, dynamic=dynamic)
 
 
 def _feed(models: Sequence[nn.Module], inputs: Mapping[str, InputValue], shared_input: bool) -> Dict[str, torch.Tensor]:
@@ -305,10 +310,10 @@ def _graph_outputs(graph_path: str, graph: Mapping[str, Any], outputs: Mapping[s
 
 def compile(models: Sequence[nn.Module], example_inputs: Union[Mapping[str, InputValue], torch.Tensor, Tuple[torch.Tensor, ...]],
             *, shared_input: bool = False, device: str = "auto", out_dir: Optional[PathLike] = None,
-            **options: Any) -> WideModel:
+            dynamic: Optional[Mapping[str, Sequence[int]]] = None, **options: Any) -> WideModel:
     """Exports N models of one architecture and loads them into this process as one WideModel.
 
-    models, shared_input: as for `export`.
+    models, shared_input, dynamic: as for `export`.
     example_inputs: the inputs to trace with, as for `export` (a dict by `forward` argument
         name), or a tensor (the first argument) or a tuple of tensors (the first arguments in
         order). Unless shared_input, each is [N, ...] (or a list of N tensors).
@@ -340,9 +345,9 @@ def compile(models: Sequence[nn.Module], example_inputs: Union[Mapping[str, Inpu
         example_inputs = {p.name: t for p, t in zip(params, example_inputs)}
     library_path()  # before the export's work: say at once when the library is missing
     if out_dir is not None:
-        export(models, example_inputs, out_dir, shared_input=shared_input)
+        export(models, example_inputs, out_dir, shared_input=shared_input, dynamic=dynamic)
         return WideModel(os.path.join(os.fspath(out_dir), "graph.json"), dict(options, device=device))
     feed = _feed(models, example_inputs, shared_input)
-    graph, weights = _exporter.trace_modules(list(models), feed, shared_input=shared_input)
+    graph, weights = _exporter.trace_modules(list(models), feed, shared_input=shared_input, dynamic=dynamic)
     name = "widejit.compile(%s)/graph.json" % type(models[0]).__name__
     return WideModel(name, dict(options, device=device), _memory=(json.dumps(graph).encode(), _st.encode(weights)))
