@@ -203,6 +203,9 @@ func (j *Job) Execute(ctx context.Context) (*Result, error) {
 	}
 	for _, mode := range modes {
 		if err := runs[mode].execute(ctx, j.inputs, j.Repeat); err != nil {
+			if len(modes) == 1 { // the Go API's error, word for word (the Python package's too)
+				return nil, err
+			}
 			return nil, fmt.Errorf("mode %s: %w", mode, err)
 		}
 	}

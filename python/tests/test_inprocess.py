@@ -405,6 +405,30 @@ class InProcessTest(unittest.TestCase):
                 self.assertIn(want, str(cm.exception))
                 self.assertClose(wide(tokens), loop(models, tokens))
 
+    def test_run_errors_carry_the_clis_text(self):
+        """A kernel's bounds error during a run: the same message and exit code from the library
+        as from the binary given the same inputs."""
+        models = build(CatEmbed, 2)
+        tokens = torch.randint(0, 10, (2, 3, 5))
+        out = tempfile.mkdtemp(prefix="widejit-test-runerr-")
+        self.addCleanup(shutil.rmtree, out, True)
+        widejit.export(models, {"tokens": tokens}, out)
+        bad = tokens.clone()
+        bad[1, 2, 3] = 1000
+        os.environ["WIDEJIT_CACHE_DIR"] = self.cache  # for the library and the binary alike
+        self.addCleanup(os.environ.pop, "WIDEJIT_CACHE_DIR", None)
+        with self.assertRaises(widejit.RunError) as lib:
+            widejit.run(out, {"tokens": bad}, device="cpu", in_process=True)
+        self.assertIn("load out of bounds", str(lib.exception))
+        try:
+            widejit.find_binary()
+        except widejit.BinaryNotFoundError as e:
+            self.skipTest(str(e))
+        with self.assertRaises(widejit.RunError) as binary:
+            widejit.run(out, {"tokens": bad}, device="cpu", in_process=False)
+        self.assertEqual(lib.exception.returncode, binary.exception.returncode)
+        self.assertEqual(lib.exception.stderr.strip(), binary.exception.stderr.strip())
+
     def test_graph_errors_carry_the_clis_text(self):
         """A graph the CLI refuses: the same message and exit code from the library."""
         d = tempfile.mkdtemp(prefix="widejit-test-bad-")
