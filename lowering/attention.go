@@ -177,6 +177,9 @@ func lowerMHA(l *lowerer, n *graph.Node) error {
 		if err != nil {
 			return err
 		}
+		if m.DType == graph.Bool && l.opts.Device.Kind == "cpu" {
+			m = l.additiveMask(m, n.Name)
+		}
 		g.attnMask, g.amKind = &m, maskKind(m)
 		r := len(m.Shape)
 		g.amSL, g.amSS = m.Strides[r-2], m.Strides[r-1]
@@ -218,6 +221,21 @@ func lowerMHA(l *lowerer, n *graph.Node) error {
 	l.values[tupleName(n.Name, 0)] = final
 	l.passOwner(n.Name+".out_proj", tupleName(n.Name, 0)) // a residual add fuses into out_proj
 	return nil
+}
+
+// additiveMask turns a bool attention mask (True: not allowed) into the float mask PyTorch's
+// MultiheadAttention adds to the scores: -inf where not allowed, 0 elsewhere. The CPU then adds
+// one float tile per key block instead of loading, casting and comparing a bool one; for a
+// mask that is a parameter (a causal buffer) the conversion runs once, when the runner is built.
+func (l *lowerer) additiveMask(m View, node string) View {
+	name := node + ".mask_bias"
+	out := l.newOutput(name, m.Shape, graph.Float32)
+	g := newElementwise(out, []string{node + " (bool attn_mask as -inf/0 added to the scores)"}, []string{"mask_bias"})
+	e := opExpr("masked_fill", constExpr(0), leafExpr(g.epi.addLeafUnchecked(m)))
+	e.f1 = math.Inf(-1)
+	g.epi.root = e
+	l.addGroup(g, name)
+	return out
 }
 
 func maskKind(m View) string {

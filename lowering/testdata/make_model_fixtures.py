@@ -22,6 +22,11 @@ FIXTURES = {
     "models/gpt": ["--module", MODELS + ":GPT", "--kwargs", json.dumps({"vocab": 37, "d_model": 36, "nhead": 4,
                                                                         "layers": 2, "seq": 19}),
                    "--input", "tokens=2,19:int64:0:37"],
+    # T = 32, a multiple of the key block: the causal mask, added as -inf/0 on the CPU, is the
+    # only thing that drops a score
+    "models/gpt_t32": ["--module", MODELS + ":GPT", "--kwargs", json.dumps({"vocab": 37, "d_model": 36, "nhead": 4,
+                                                                            "layers": 1, "seq": 32}),
+                       "--input", "tokens=2,32:int64:0:37"],
     # 25 patches of 3x3, head dim 9
     "models/vit": ["--module", MODELS + ":ViT", "--kwargs", json.dumps({"image": 15, "patch": 3, "d_model": 18,
                                                                         "nhead": 2, "layers": 2, "classes": 5}),
