@@ -49,3 +49,24 @@ func TestStridedAddsRunByRows(t *testing.T) {
 		}
 	}
 }
+
+// A pre-norm block's LayerNorm is the row head of the Linear that reads it on the CPU (the
+// fused QKV projection of its self-attention, the first Linear of its MLP), and the final one
+// a row tail: no CPU launch of these models runs a LayerNorm alone.
+func TestPreNormsFuseOnTheCPU(t *testing.T) {
+	for _, fixture := range []string{"gpt_n3", "gpt_t32_n3", "vit_n3"} {
+		g, err := graph.Load(filepath.Join("testdata", "models", fixture, "graph.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := Lower(g, Options{Device: autotune.DeviceInfo{Kind: "cpu", Cores: 2}})
+		if err != nil {
+			t.Fatalf("%s: %v", fixture, err)
+		}
+		for _, l := range plan.Launches {
+			if len(l.Ops) == 1 && l.Ops[0] == "layer_norm" {
+				t.Errorf("%s: %s runs LayerNorm %v alone:\n%s", fixture, l.Kernel.Source.Fn, l.Nodes, plan)
+			}
+		}
+	}
+}
