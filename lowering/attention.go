@@ -179,7 +179,7 @@ func lowerMHA(l *lowerer, n *graph.Node) error {
 			return err
 		}
 		if m.DType == graph.Bool && l.opts.Device.Kind == "cpu" {
-			m = l.additiveMask(m, n.Name)
+			m = l.additiveMask(m, n.Inputs[4].Name, n.Name)
 		}
 		g.attnMask, g.amKind = &m, maskKind(m)
 		r := len(m.Shape)
@@ -228,9 +228,15 @@ func lowerMHA(l *lowerer, n *graph.Node) error {
 // MultiheadAttention adds to the scores: -inf where not allowed, 0 elsewhere. The CPU then adds
 // one float tile per key block instead of loading, casting and comparing a bool one; for a
 // mask that is a parameter (a causal buffer) the conversion runs once, when the runner is built.
-func (l *lowerer) additiveMask(m View, node string) View {
+// Every attention reading mask value shares one conversion (the blocks of a GPT share a buffer).
+func (l *lowerer) additiveMask(m View, value, node string) View {
+	key := value + " (as an additive mask)" // not a graph name: those have no spaces
+	if v, ok := l.values[key]; ok {
+		return v
+	}
 	name := node + ".mask_bias"
 	out := l.newOutput(name, m.Shape, graph.Float32)
+	l.values[key] = out
 	g := newElementwise(out, []string{node + " (bool attn_mask as -inf/0 added to the scores)"}, []string{"mask_bias"})
 	e := opExpr("masked_fill", constExpr(0), leafExpr(g.epi.addLeafUnchecked(m)))
 	e.f1 = math.Inf(-1)

@@ -70,3 +70,31 @@ func TestPreNormsFuseOnTheCPU(t *testing.T) {
 		}
 	}
 }
+
+// The GPT's blocks share one causal buffer: its additive form is computed once, by one
+// prepare launch, and every attention reads it.
+func TestCausalBufferConvertedOnce(t *testing.T) {
+	g, err := graph.Load(filepath.Join("testdata", "models", "gpt_n3", "graph.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Lower(g, Options{Device: autotune.DeviceInfo{Kind: "cpu", Cores: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conversions, attentions := 0, 0
+	for _, l := range plan.Launches {
+		switch l.Ops[0] {
+		case "mask_bias":
+			conversions++
+			if !l.Prepare {
+				t.Errorf("%s converts a parameter's mask on every run", l.Kernel.Source.Fn)
+			}
+		case "attention":
+			attentions++
+		}
+	}
+	if conversions != 1 || attentions != 2 {
+		t.Errorf("%d mask conversions for %d attentions, want 1 for 2:\n%s", conversions, attentions, plan)
+	}
+}
