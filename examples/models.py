@@ -3,6 +3,10 @@
 Each class is built after torch.manual_seed(seed + i) by the exporter, so every random draw in
 __init__ (including the BatchNorm running statistics randomised below) differs per model and is
 reproducible.
+
+GPT, ViT and MLPMixer are small real-model architectures (issue 26) for the bench and the speed
+tests; export them with e.g. `--module examples/models.py:GPT --n 3 --input tokens=2,32:int64:0:96`
+or `--module examples/models.py:ViT --n 3 --input x=2,3,32,32`.
 """
 
 import torch
@@ -170,3 +174,120 @@ class Patterns(nn.Module):
         out, weights = self.attn(seq, seq, seq)                     # weights: [B, C, C]
         pooled = self.proj(out.mean(dim=1)) + self.proj(out.amax(dim=1))
         return F.log_softmax(logits, dim=1), pooled, weights
+
+
+class GPTBlock(nn.Module):
+    """Pre-norm decoder block: x + attn(LN(x)) under a causal mask, then x + MLP(LN(x)) with GELU."""
+
+    def __init__(self, d_model, nhead, hidden):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(d_model)
+        self.attn = nn.MultiheadAttention(d_model, nhead, batch_first=True)
+        self.ln2 = nn.LayerNorm(d_model)
+        self.fc1 = nn.Linear(d_model, hidden)
+        self.fc2 = nn.Linear(hidden, d_model)
+        with torch.no_grad():  # LayerNorm affine away from the trivial 1/0 so it is tested
+            for norm in (self.ln1, self.ln2):
+                norm.weight.uniform_(0.5, 1.5)
+                norm.bias.normal_(0.0, 0.2)
+
+    def forward(self, x, causal):
+        h = self.ln1(x)
+        x = x + self.attn(h, h, h, attn_mask=causal, need_weights=False)[0]
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+
+class GPT(nn.Module):
+    """GPT-style language model on int64 tokens [B, T]: token + learned position embeddings,
+    pre-norm causal blocks, a final LayerNorm and an LM head tied to the token embedding
+    (logits [B, T, vocab])."""
+
+    def __init__(self, vocab=96, d_model=64, nhead=4, layers=2, seq=32):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d_model)
+        self.pos = nn.Parameter(torch.randn(seq, d_model) * 0.1)
+        self.blocks = nn.ModuleList(GPTBlock(d_model, nhead, 4 * d_model) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(d_model)
+        self.register_buffer("causal", torch.ones(seq, seq, dtype=torch.bool).triu(1))
+
+    def forward(self, tokens):
+        x = self.tok(tokens) + self.pos
+        for block in self.blocks:
+            x = block(x, self.causal)
+        return F.linear(self.ln_f(x), self.tok.weight)
+
+
+class ViTBlock(nn.Module):
+    """Pre-norm encoder block (no mask): x + attn(LN(x)), then x + MLP(LN(x)) with GELU."""
+
+    def __init__(self, d_model, nhead, hidden):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(d_model)
+        self.attn = nn.MultiheadAttention(d_model, nhead, batch_first=True)
+        self.ln2 = nn.LayerNorm(d_model)
+        self.fc1 = nn.Linear(d_model, hidden)
+        self.fc2 = nn.Linear(hidden, d_model)
+
+    def forward(self, x):
+        h = self.ln1(x)
+        x = x + self.attn(h, h, h, need_weights=False)[0]
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+
+class ViT(nn.Module):
+    """Small vision transformer on [B, 3, image, image]: a strided Conv2d patch embedding,
+    learned position embeddings, pre-norm blocks, a final LayerNorm, mean pooling over the patches
+    (no class token) and a Linear head."""
+
+    def __init__(self, image=32, patch=4, d_model=64, nhead=4, layers=2, classes=10):
+        super().__init__()
+        tokens = (image // patch) ** 2
+        self.embed = nn.Conv2d(3, d_model, patch, stride=patch)
+        self.pos = nn.Parameter(torch.randn(tokens, d_model) * 0.1)
+        self.blocks = nn.ModuleList(ViTBlock(d_model, nhead, 2 * d_model) for _ in range(layers))
+        self.ln = nn.LayerNorm(d_model)
+        self.head = nn.Linear(d_model, classes)
+
+    def forward(self, x):
+        x = self.embed(x).flatten(2).transpose(1, 2) + self.pos   # [B, tokens, d]
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.ln(x).mean(dim=1))
+
+
+class MixerBlock(nn.Module):
+    """MLP-Mixer block: token mixing (LN, transpose, MLP over the tokens, transpose back) and
+    channel mixing (LN, MLP over the channels), each with a residual."""
+
+    def __init__(self, tokens, d_model, token_hidden, channel_hidden):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(d_model)
+        self.tok1 = nn.Linear(tokens, token_hidden)
+        self.tok2 = nn.Linear(token_hidden, tokens)
+        self.ln2 = nn.LayerNorm(d_model)
+        self.ch1 = nn.Linear(d_model, channel_hidden)
+        self.ch2 = nn.Linear(channel_hidden, d_model)
+
+    def forward(self, x):
+        t = self.ln1(x).transpose(1, 2)                              # [B, d, tokens]
+        x = x + self.tok2(F.gelu(self.tok1(t))).transpose(1, 2)
+        return x + self.ch2(F.gelu(self.ch1(self.ln2(x))))
+
+
+class MLPMixer(nn.Module):
+    """MLP-Mixer on [B, 3, image, image]: strided Conv2d patch embedding (image 32, patch 4: 64
+    tokens), mixer blocks, a final LayerNorm, mean pooling over the tokens and a Linear head."""
+
+    def __init__(self, image=32, patch=4, d_model=96, layers=3, token_hidden=128, channel_hidden=192,
+                 classes=10):
+        super().__init__()
+        tokens = (image // patch) ** 2
+        self.embed = nn.Conv2d(3, d_model, patch, stride=patch)
+        self.blocks = nn.Sequential(*(MixerBlock(tokens, d_model, token_hidden, channel_hidden)
+                                      for _ in range(layers)))
+        self.ln = nn.LayerNorm(d_model)
+        self.head = nn.Linear(d_model, classes)
+
+    def forward(self, x):
+        x = self.embed(x).flatten(2).transpose(1, 2)                 # [B, tokens, d]
+        return self.head(self.ln(self.blocks(x)).mean(dim=1))

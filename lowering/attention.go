@@ -137,7 +137,8 @@ func lowerMHA(l *lowerer, n *graph.Node) error {
 	inW := param("in_proj_weight")
 	same := n.Inputs[0].Name == n.Inputs[1].Name && n.Inputs[1].Name == n.Inputs[2].Name
 	if inW != nil && same {
-		qkv, err := l.projection(n, "in_proj", q, *inW, bias)
+		norm, head := l.rowHeadFor(n, e) // a pre-norm LayerNorm the projection applies as it loads
+		qkv, err := l.headedProjection(n, "in_proj", q, *inW, bias, norm, head)
 		if err != nil {
 			return err
 		}
@@ -176,6 +177,9 @@ func lowerMHA(l *lowerer, n *graph.Node) error {
 		m, err := l.input(n, 4)
 		if err != nil {
 			return err
+		}
+		if m.DType == graph.Bool && l.opts.Device.Kind == "cpu" {
+			m = l.additiveMask(m, n.Inputs[4].Name, n.Name)
 		}
 		g.attnMask, g.amKind = &m, maskKind(m)
 		r := len(m.Shape)
@@ -220,6 +224,27 @@ func lowerMHA(l *lowerer, n *graph.Node) error {
 	return nil
 }
 
+// additiveMask turns a bool attention mask (True: not allowed) into the float mask PyTorch's
+// MultiheadAttention adds to the scores: -inf where not allowed, 0 elsewhere. The CPU then adds
+// one float tile per key block instead of loading, casting and comparing a bool one; for a
+// mask that is a parameter (a causal buffer) the conversion runs once, when the runner is built.
+// Every attention reading mask value shares one conversion (the blocks of a GPT share a buffer).
+func (l *lowerer) additiveMask(m View, value, node string) View {
+	key := value + " (as an additive mask)" // not a graph name: those have no spaces
+	if v, ok := l.values[key]; ok {
+		return v
+	}
+	name := node + ".mask_bias"
+	out := l.newOutput(name, m.Shape, graph.Float32)
+	l.values[key] = out
+	g := newElementwise(out, []string{node + " (bool attn_mask as -inf/0 added to the scores)"}, []string{"mask_bias"})
+	e := opExpr("masked_fill", constExpr(0), leafExpr(g.epi.addLeafUnchecked(m)))
+	e.f1 = math.Inf(-1)
+	g.epi.root = e
+	l.addGroup(g, name)
+	return out
+}
+
 func maskKind(m View) string {
 	if m.DType == graph.Bool {
 		return "bool"
@@ -230,6 +255,15 @@ func maskKind(m View) string {
 // projection adds a Linear kernel y = x @ w^T (+ bias) over the rows of x (every dim but the
 // last) and returns y as a dense [rows, out] view whose rows follow x's.
 func (l *lowerer) projection(n *graph.Node, what string, x View, w View, bias *View) (View, error) {
+	return l.headedProjection(n, what, x, w, bias, nil, nil)
+}
+
+// headedProjection is projection with a row head (rowops.go): x is norm's output, and the
+// projection reads norm's input instead and normalises the rows it loads.
+func (l *lowerer) headedProjection(n *graph.Node, what string, x View, w View, bias *View, norm *normGroup, head *rowHead) (View, error) {
+	if head != nil {
+		x = norm.x
+	}
 	r := len(x.Shape)
 	kdim := x.Shape[r-1]
 	if w.Shape[1] != kdim {
@@ -248,12 +282,17 @@ func (l *lowerer) projection(n *graph.Node, what string, x View, w View, bias *V
 	name := n.Name + "." + what
 	out := l.newOutput(name, []int{rows, nout}, x.DType)
 	g := &matmulGroup{groupBase: groupBase{nodes: []string{n.Name}, ops: []string{what}, out: out},
-		a: x, b: w, aSM: sm, aSK: x.Strides[r-1], bSK: w.Strides[1], bSN: w.Strides[0], batch: 1, m: rows, nn: nout, k: kdim}
+		a: x, b: w, aSM: sm, aSK: x.Strides[r-1], bSK: w.Strides[1], bSN: w.Strides[0], batch: 1, m: rows, nn: nout, k: kdim,
+		head: head}
 	g.epi = newMatmulEpilogue(out, 0, 1)
 	if bias != nil {
 		if !g.epi.tryFuse(opExpr("add", inExpr(), leafExpr(0)), []View{*bias}) {
 			return View{}, fmt.Errorf("%s: bias %s does not broadcast to %s", what, shapeStr(bias.Shape), shapeStr(out.Shape))
 		}
+	}
+	if head != nil {
+		l.takePlace(norm, g, name)
+		return out, nil
 	}
 	l.addGroup(g, name)
 	return out, nil

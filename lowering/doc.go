@@ -55,7 +55,10 @@
 //     tails: a classifier's Linear-softmax, a post-norm layer's residual add and
 //     LayerNorm), and a LayerNorm or RMSNorm whose only reader is a Linear taking whole
 //     rows in one K tile is applied by the Linear as it loads them (row heads: a pre-norm
-//     layer's norm before its feed-forward). GPU plans keep the GPU-shaped kernels.
+//     layer's norms before its feed-forward and its self-attention's QKV projection); a bool
+//     attn_mask becomes an additive -inf/0 mask once. GPU plans keep the GPU-shaped kernels.
+//   - An element-wise kernel with a broadcast or strided operand runs by rows: a 2-D tile of
+//     whole rows of the last dim whose leading coordinates are computed once per row.
 //   - Eval BatchNorm is x * alpha + beta with per-channel alpha and beta (PyTorch's CPU form),
 //     and relu a NaN-propagating tl.maximum (propagate_nan=ALL): one pass each over a tile.
 //   - CPU pooling: max/avg row by row (pool_rows.py), a global average pool as a row mean

@@ -464,6 +464,8 @@ type ewData struct {
 	Coords        []string
 	Body          []string
 	OutOffset     string
+	Rows          bool
+	Last          string
 }
 
 type ewOperand struct {
@@ -477,6 +479,7 @@ func (g *ewGroup) emit(l *lowerer) (*Launch, error) {
 	shape := out.Shape
 	contig := contiguousStrides(shape)
 	// a leaf laid out exactly like a dense output is addressed by the flat index
+	flat := 0
 leaves:
 	for k := range g.epi.leaves {
 		lf := &g.epi.leaves[k]
@@ -487,9 +490,23 @@ leaves:
 			}
 		}
 		lf.offset, lf.mask = "idx", "mask"
+		flat++
+	}
+	rows := flat < len(g.epi.leaves) && rowsCovered(g.epi, shape)
+	epi := *g.epi
+	last := len(shape) - 1
+	coord := func(d int) string { return fmt.Sprintf("c%d", d) }
+	if rows {
+		// leading coordinates are per row ([BLOCK_R, 1]), the last dim's per lane ([1, BLOCK_C])
+		epi.vars, epi.masks = make([]string, len(shape)), make([]string, len(shape))
+		for d := range shape {
+			epi.vars[d], epi.masks[d] = fmt.Sprintf("c%d[:, None]", d), "rmask"
+		}
+		epi.vars[last], epi.masks[last] = fmt.Sprintf("c%d[None, :]", last), "cmask"
+		coord = func(d int) string { return epi.vars[d] }
 	}
 	compute := "tl.float32"
-	isCopy := g.epi.root != nil && g.epi.root.op == exprLeaf
+	isCopy := epi.root != nil && epi.root.op == exprLeaf
 	if isCopy {
 		compute = "" // a copy keeps the loaded type (ints included)
 	} else if out.DType == graph.Float64 {
@@ -497,18 +514,17 @@ leaves:
 	}
 	fn := kernelName(g.index, g.ops)
 	linIdx := "(model + model_base) * numel + idx"
-	re, err := g.epi.renderCoords("", "mask", compute, linIdx, "in", func(d int) string { return fmt.Sprintf("c%d", d) })
+	re, err := epi.renderCoords("", "mask", compute, linIdx, "in", coord)
 	if err != nil {
 		return nil, err
 	}
-	d := ewData{Fn: fn, Header: header(g.nodes, g.ops), Body: re.body}
+	d := ewData{Fn: fn, Header: header(g.nodes, g.ops), Body: re.body, Rows: rows, Last: fmt.Sprintf("c%d", last)}
 	if out.DType == graph.Bool && !isCopy {
 		d.Body = append(d.Body, "y = y != 0.0") // bool results are computed as 0.0/1.0
 	}
-	needCoords := g.epi.root != nil && g.epi.root.usesCoords()
+	needCoords := epi.root != nil && epi.root.usesCoords()
 	var args []LaunchArg
-	for i, lf := range g.epi.leaves {
-		_ = lf
+	for i := range epi.leaves {
 		name := fmt.Sprintf("in%d", i)
 		var strideArgs []string
 		var mine []LaunchArg
@@ -536,7 +552,7 @@ leaves:
 			sn := fmt.Sprintf("out_s%d", dd)
 			args = append(args, LaunchArg{Name: sn, Kind: IntArg, Int: int64(s)})
 			d.OutStrideArgs = append(d.OutStrideArgs, sn)
-			terms = append(terms, fmt.Sprintf("c%d * %s", dd, sn))
+			terms = append(terms, fmt.Sprintf("%s * %s", coord(dd), sn))
 		}
 		if len(terms) == 0 {
 			terms = []string{"0"}
@@ -546,8 +562,17 @@ leaves:
 	}
 	m := out.Numel()
 	args = append(args, LaunchArg{Name: "numel", Kind: IntArg, Int: int64(m)})
+	if rows {
+		args = append(args, LaunchArg{Name: "nrows", Kind: IntArg, Int: int64(m / shape[last])},
+			LaunchArg{Name: "size_last", Kind: IntArg, Int: int64(shape[last])})
+		d.SizeArgs = append(d.SizeArgs, "nrows", "size_last")
+	}
 	if needCoords {
-		for dd := len(shape) - 1; dd >= 0; dd-- {
+		top := len(shape) - 1
+		if rows {
+			top-- // the last dim's coordinate is the lane index
+		}
+		for dd := top; dd >= 0; dd-- {
 			sn := fmt.Sprintf("size%d", dd)
 			if dd == 0 {
 				d.Coords = append(d.Coords, fmt.Sprintf("c%d = rem", dd))
@@ -565,12 +590,48 @@ leaves:
 	if err != nil {
 		return nil, err
 	}
+	consts := map[string]any{"BLOCK": int64(block)}
+	grid := cdiv(m, block)
+	if rows {
+		bc := nextPow2(shape[last])
+		br := max(1, block/bc)
+		consts = map[string]any{"BLOCK_R": int64(br), "BLOCK_C": int64(bc)}
+		grid = cdiv(m/shape[last], br)
+	}
 	return &Launch{
-		Kernel:    newKernel("elementwise.py", fn, text, map[string]any{"BLOCK": int64(block)}),
-		Grid:      [3]int{cdiv(m, block), l.n, 1},
+		Kernel:    newKernel("elementwise.py", fn, text, consts),
+		Grid:      [3]int{grid, l.n, 1},
 		ModelAxis: 1,
 		Args:      args,
 	}, nil
+}
+
+// Rows of the last dim shorter than this stay on the flat form: a 2-D tile of them would be
+// mostly masked lanes.
+const minRowsLast, maxRowsLast = 8, 4096
+
+// rowsCovered reports whether an element-wise output of shape suits the rows form: rank 2 or
+// more, a last dim of minRowsLast..maxRowsLast, and every dim of the output read by some leaf
+// (the loaded tiles then broadcast to the whole [BLOCK_R, BLOCK_C] tile the store writes).
+func rowsCovered(e *epilogue, shape []int) bool {
+	last := len(shape) - 1
+	if last < 1 || shape[last] < minRowsLast || shape[last] > maxRowsLast {
+		return false
+	}
+	for d := range shape {
+		if shape[d] == 1 {
+			continue
+		}
+		read := false
+		for _, lf := range e.leaves {
+			st, _ := lf.view.broadcastStrides(shape)
+			read = read || lf.offset != "" || st[d] != 0
+		}
+		if !read {
+			return false
+		}
+	}
+	return true
 }
 
 // header lists the graph nodes a kernel serves.

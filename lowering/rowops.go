@@ -164,7 +164,8 @@ func (t *rowTail) render(e *epilogue, n, blockN int, prefix string) (renderedEpi
 // that takes whole input rows in one K tile (K up to cpuMaxBlockK): the Linear reads the
 // norm's input and normalises each tile it loads, in place of a launch that writes the
 // normalised tensor for it to read (a pre-norm transformer's LayerNorm before its
-// feed-forward, which keeps it when the Linear becomes the first of a fused MLP). The norm's
+// feed-forward, which keeps it when the Linear becomes the first of a fused MLP, and before
+// its self-attention's fused QKV projection). The norm's
 // group gives up its place in the launch order to the Linear, whose other operands
 // (parameters) are ready by then; operands fused later are checked against that place.
 type rowHead struct {
@@ -179,7 +180,7 @@ func (l *lowerer) rowHeadFor(n *graph.Node, k int) (*normGroup, *rowHead) {
 	if !l.opts.Device.Caps.HostThreads || k > cpuMaxBlockK || n.Inputs[0].Kind != graph.TensorOperand {
 		return nil, nil
 	}
-	ng, ok := l.fusable(n.Inputs[0].Name).(*normGroup)
+	ng, ok := l.fusableReadBy(n, n.Inputs[0].Name).(*normGroup)
 	if !ok || len(ng.nodes) != 1 || (ng.ops[0] != "layer_norm" && ng.ops[0] != "rms_norm") || ng.colDims != 1 ||
 		ng.r != k || ng.epi.root != nil || ng.out.DType != graph.Float32 || ng.x.DType != graph.Float32 {
 		return nil, nil
@@ -194,6 +195,22 @@ func (l *lowerer) rowHeadFor(n *graph.Node, k int) (*normGroup, *rowHead) {
 	}
 	ng.fused = append(ng.fused, fmt.Sprintf("%s fused as %s's row head (it normalises whole input rows of %d as it loads them): %s", ng.nodes[0], n.Name, k, reason))
 	return ng, &rowHead{center: ng.center, w: ng.w, b: ng.b, eps: ng.eps}
+}
+
+// fusableReadBy is fusable(value) where node n is value's only reader, however many of its
+// operands read it (attention's query, key and value: one input projection reads them).
+func (l *lowerer) fusableReadBy(n *graph.Node, value string) group {
+	reads := 0
+	for _, in := range n.Inputs {
+		if in.Kind == graph.TensorOperand && in.Name == value {
+			reads++
+		}
+	}
+	if reads > 1 && l.uses[value] == reads {
+		l.uses[value] = 1
+		defer func() { l.uses[value] = reads }()
+	}
+	return l.fusable(value)
 }
 
 // takePlace puts g where norm was in the launch order, as the producer of value: norm's

@@ -69,7 +69,9 @@
 //     only read it before any store views the buffer instead of copying (alias.go). Any
 //     other consumer materializes symbolic tiles first, so the rest of the executor only
 //     sees values; a gathered row that is piecewise contiguous (a pixel tile crossing image
-//     rows) still moves run by run (memory.go, forRuns).
+//     rows) still moves run by run (memory.go, forRuns), and an fp32 row whose pointers are one
+//     arithmetic progression (a column of a transposed view) is checked at its two ends and
+//     moved by one strided loop (lazy.go, moveStrided).
 //   - Constants (tl.zeros, `other` tiles) are computed once per frame; instructions that
 //     depend only on parameters run once per worker and launch, wherever they sit, other
 //     loop invariants once per loop (hoisting); splats and float constant tiles feeding

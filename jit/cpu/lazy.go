@@ -1245,6 +1245,42 @@ func (m *memOp) moveRowN(fr *frame, tag, off int64, n int) error {
 	return nil
 }
 
+// moveStrided moves an fp32 row whose pointers are one arithmetic progression in one buffer (a
+// column of a transposed view) with one bounds check of its two ends, and reports whether it
+// did; any other row, or one an end of which is out of bounds, is left to the lane-by-lane
+// path, which names the first bad lane.
+func (m *memOp) moveStrided(fr *frame, ptrs []int64, at int) bool {
+	n := len(ptrs)
+	if n < 2 {
+		return false
+	}
+	st := ptrs[1] - ptrs[0]
+	for j := 2; j < n; j++ {
+		if ptrs[j]-ptrs[j-1] != st {
+			return false
+		}
+	}
+	// both ends in one buffer: every lane between them is too (the pointers are monotone)
+	b, first, err := fr.resolve(m.in.Pos, m.what, ptrs[0], 1)
+	if err != nil {
+		return false
+	}
+	if b2, _, err := fr.resolve(m.in.Pos, m.what, ptrs[n-1], 1); err != nil || b2 != b {
+		return false
+	}
+	data, row, step := b.f32(), fr.f32[m.data][at:at+n], int(st)
+	if m.isLoad {
+		for j := range row {
+			row[j] = data[first+j*step]
+		}
+	} else {
+		for j, x := range row {
+			data[first+j*step] = x
+		}
+	}
+	return true
+}
+
 // moveRow moves lanes [lo, hi) of the row starting at element at (loads fill the other
 // lanes below width from other); rowOff is the row's first element offset when the
 // pointers are symbolic.
@@ -1300,6 +1336,9 @@ func (m *memOp) moveRow(fr *frame, at, lo, hi, width int, ptrLazy bool, tag, row
 		} else {
 			fr.storeRow(m.cls, m.d, b, off, m.data, at+lo, hi-lo)
 		}
+		return nil
+	}
+	if m.cls == clsF32 && m.d == ir.F32 && m.moveStrided(fr, ptrs[at+lo:at+hi], at+lo) {
 		return nil
 	}
 	for j := at + lo; j < at+hi; j++ {

@@ -15,7 +15,8 @@ Dropout (Monte Carlo mode): each probability is kept with 1 - p_drop and scaled 
 indexed by the probability's wide linear index (model + model_base), so batched and
 sequential launches draw the same mask. The row sum l_i uses the undropped values.
 Data: Fn, Header, Causal, Weights, Dropout bool, AttnMask, KeyPadding string ("", "bool",
-"float"), NoMask bool (BLOCK_S divides S, not causal, no bool mask: no score is masked).
+"float"), NoMask bool (BLOCK_S divides S, not causal, no bool mask: no score is dropped, float
+masks are still added).
 */ -}}
 {{- define "scores"}}
         rs = s0 + rs0
@@ -24,11 +25,12 @@ Data: Fn, Header, Causal, Weights, Dropout bool, AttnMask, KeyPadding string (""
                      mask=(rs[:, None] < S) & (rd[None, :] < DH), other=0.0)
         s = tl.dot(q, tl.trans(kk), input_precision=INPUT_PRECISION)
 {{- if .NoMask}}
-        # BLOCK_S divides S and nothing is masked: every score is valid
+        # BLOCK_S divides S and no score is dropped: no validity mask (a float mask is added)
 {{- else}}
         valid = (rs[None, :] < S) & (rl[:, None] >= 0)
 {{- if .Causal}}
         valid = valid & (rs[None, :] <= rl[:, None])
+{{- end}}
 {{- end}}
 {{- if .AttnMask}}
         amv = tl.load(am_base + rl[:, None] * am_sl + rs[None, :] * am_ss,
@@ -47,6 +49,7 @@ Data: Fn, Header, Causal, Weights, Dropout bool, AttnMask, KeyPadding string (""
         s = s + kpv.to(tl.float32)[None, :]
 {{- end}}
 {{- end}}
+{{- if not .NoMask}}
         s = tl.where(valid, s, float("-inf"))
 {{- end}}
 {{- end}}
