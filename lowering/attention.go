@@ -178,7 +178,7 @@ func lowerMHA(l *lowerer, n *graph.Node) error {
 		if err != nil {
 			return err
 		}
-		if m.DType == graph.Bool && l.opts.Device.Kind == "cpu" {
+		if m.DType == graph.Bool && l.opts.Device.Caps.HostThreads {
 			m = l.additiveMask(m, n.Inputs[4].Name, n.Name)
 		}
 		g.attnMask, g.amKind = &m, maskKind(m)

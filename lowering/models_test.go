@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/widejit/widejit/autotune"
 	"github.com/widejit/widejit/graph"
 )
 
@@ -26,7 +25,7 @@ func TestStridedAddsRunByRows(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, kind := range []string{"cpu", "cuda"} {
-			plan, err := Lower(g, Options{Device: autotune.DeviceInfo{Kind: kind, Cores: 2}})
+			plan, err := Lower(g, Options{Device: testDevice(kind)})
 			if err != nil {
 				t.Fatalf("%s (%s): %v", c.fixture, kind, err)
 			}
@@ -59,7 +58,7 @@ func TestPreNormsFuseOnTheCPU(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		plan, err := Lower(g, Options{Device: autotune.DeviceInfo{Kind: "cpu", Cores: 2}})
+		plan, err := Lower(g, Options{Device: testDevice("cpu")})
 		if err != nil {
 			t.Fatalf("%s: %v", fixture, err)
 		}
@@ -78,7 +77,7 @@ func TestCausalBufferConvertedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := Lower(g, Options{Device: autotune.DeviceInfo{Kind: "cpu", Cores: 2}})
+	plan, err := Lower(g, Options{Device: testDevice("cpu")})
 	if err != nil {
 		t.Fatal(err)
 	}
