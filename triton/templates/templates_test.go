@@ -17,7 +17,7 @@ var sampleData = map[string]map[string]any{
 			{"Name": "in0", "StrideArgs": []string{}, "Load": "tl.load(in0_ptr + model * in0_mstride + idx, mask=mask, other=0).to(tl.float32)"},
 			{"Name": "in1", "StrideArgs": []string{"in1_s1"}, "Load": "tl.load(in1_ptr + model * in1_mstride + c1 * in1_s1, mask=mask, other=0).to(tl.float32)"},
 		},
-		"OutStrideArgs": []string{}, "SizeArgs": []string{"size1"}, "ExtraArgs": []string{},
+		"OutStrideArgs": []string{}, "SizeArgs": []string{"size1"}, "ExtraArgs": []string{}, "Rows": false,
 		"Coords": []string{"c1 = rem % size1", "rem = rem // size1", "c0 = rem"},
 		"Body":   []string{"t1 = in0 + in1", "t2 = tl.maximum(t1, 0.0)", "y = t2"}, "OutOffset": "idx",
 	},
