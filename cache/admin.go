@@ -314,21 +314,16 @@ type ClearReport struct {
 // (OutOfSpace) is cleared by deleting its files under the directory's exclusive lock, which is
 // what frees the space (Badger itself would need some to drop them).
 func (s *Store) Clear() (ClearReport, error) {
-	var rep ClearReport
 	if s.OutOfSpace() && s.mode == ModeReadOnly && s.dir != "" {
 		return s.clearFiles()
 	}
 	if !s.writable() && s.mode != ModeMemory {
-		return rep, fmt.Errorf("cache dir %s is not open for writing (mode %s)", s.dir, s.mode)
+		return ClearReport{}, fmt.Errorf("cache dir %s is not open for writing (mode %s)", s.dir, s.mode)
 	}
-	st, err := s.Stats()
+	rep, err := s.forgetAll()
 	if err != nil {
 		return rep, err
 	}
-	rep.Removed, rep.Groups = st.Records+st.Bad, st.Groups
-	s.mu.Lock()
-	s.mem = map[string][]byte{}
-	s.mu.Unlock()
 	if s.dir != "" && s.writable() {
 		if rep.WasmRemoved, err = clearWasm(WasmDir(s.dir)); err != nil {
 			return rep, err
@@ -340,11 +335,9 @@ func (s *Store) Clear() (ClearReport, error) {
 	return rep, nil
 }
 
-// clearFiles empties a read-only store by deleting its files: it counts the records, closes
-// its read-only view, waits for the exclusive lock and removes the store's files (Badger's,
-// and the file list), and the plugins' compilation cache. Nothing else in the directory is
-// touched.
-func (s *Store) clearFiles() (ClearReport, error) {
+// forgetAll counts what a clear removes (the report's records and groups) and drops the
+// records held in memory.
+func (s *Store) forgetAll() (ClearReport, error) {
 	var rep ClearReport
 	st, err := s.Stats()
 	if err != nil {
@@ -354,6 +347,18 @@ func (s *Store) clearFiles() (ClearReport, error) {
 	s.mu.Lock()
 	s.mem = map[string][]byte{}
 	s.mu.Unlock()
+	return rep, nil
+}
+
+// clearFiles empties a read-only store by deleting its files: it counts the records, closes
+// its read-only view, waits for the exclusive lock and removes the store's files (Badger's,
+// and the file list), and the plugins' compilation cache. Nothing else in the directory is
+// touched.
+func (s *Store) clearFiles() (ClearReport, error) {
+	rep, err := s.forgetAll()
+	if err != nil {
+		return rep, err
+	}
 	if s.db != nil {
 		if err := s.db.Close(); err != nil {
 			return rep, err
