@@ -297,7 +297,8 @@ func TestConvFlatPixelMasks(t *testing.T) {
 // Patch embeddings (kernel == stride, no padding, one group) run in CPU plans as a copy of
 // each patch's pixels into channels and a pointwise conv_flat.py GEMM, whatever the image's
 // rest past the last patch, the patch's shape, the input's strides or the batch dim; a
-// grouped one keeps the strided path, and GPU plans never copy patches. Their numbers are
+// grouped one and one over many channels keep the strided path, and GPU plans never copy
+// patches. Their numbers are
 // checked against PyTorch by TestConvFixtures/patches_*/cpu.
 func TestPatchEmbeddingAsPointwiseGEMM(t *testing.T) {
 	dir := filepath.Join("testdata", "conv", "patches_n3")
@@ -323,7 +324,8 @@ func TestPatchEmbeddingAsPointwiseGEMM(t *testing.T) {
 			if n.Op != "conv1d" && n.Op != "conv2d" {
 				continue
 			}
-			want := dev == "cpu" && n.Attrs.Int("groups") == 1
+			want := dev == "cpu" && n.Attrs.Int("groups") == 1 && n.Attrs.Int("in_channels") <= convPatchMaxChannels &&
+				slices.Equal(n.Attrs.Ints("kernel_size"), n.Attrs.Ints("stride")) && slices.Max(n.Attrs.Ints("kernel_size")) > 1
 			if copied[n.Name] != want {
 				t.Errorf("%s plan: node %s (groups %d): patches copied %v, want %v", dev, n.Name, n.Attrs.Int("groups"), copied[n.Name], want)
 			}

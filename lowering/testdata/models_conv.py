@@ -59,7 +59,7 @@ class ConvPatches(nn.Module):
     """Patch embeddings (kernel == stride, no padding), which CPU plans run as a patch copy and
     a pointwise GEMM: images not a multiple of the patch (the rest dropped), rectangular
     patches (+GELU), one patch covering the whole image, a transposed (strided) input, Conv1d,
-    an unbatched image; a grouped one keeps the generic strided path."""
+    an unbatched image; a grouped one and one over many channels keep the strided path."""
 
     def __init__(self):
         super().__init__()
@@ -70,10 +70,12 @@ class ConvPatches(nn.Module):
         self.grouped = nn.Conv2d(6, 4, 2, stride=2, groups=2)
         self.c1 = nn.Conv1d(5, 6, 3, stride=3)
         self.unbatched = nn.Conv2d(6, 3, 3, stride=3)
+        self.expand = nn.Conv2d(6, 20, 1)
+        self.many = nn.Conv2d(20, 4, 2, stride=2)
 
     def forward(self, img, seq, one):
         return (self.square(img), F.gelu(self.rect(img)), self.whole(img), self.transposed(img.transpose(2, 3)),
-                self.grouped(img), self.c1(seq), self.unbatched(one))
+                self.grouped(img), self.c1(seq), self.unbatched(one), self.many(self.expand(img)))
 
 
 class ConvUnbatched(nn.Module):
