@@ -298,9 +298,17 @@ func TestConvFlatPixelMasks(t *testing.T) {
 // each patch's pixels into channels and a pointwise conv_flat.py GEMM, whatever the image's
 // rest past the last patch, the patch's shape, the input's strides or the batch dim; a
 // grouped one and one over many channels keep the strided path, and GPU plans never copy
-// patches. Their numbers are
-// checked against PyTorch by TestConvFixtures/patches_*/cpu.
+// patches. Their numbers match PyTorch's in CPU plans under every plan variant and at
+// N = 1, 3 and 8.
 func TestPatchEmbeddingAsPointwiseGEMM(t *testing.T) {
+	for _, v := range exampleVariants {
+		opts := v.opts
+		opts.Device = testDevice("cpu")
+		for _, n := range []int{1, 3, 8} {
+			dir := filepath.Join("testdata", "conv", fmt.Sprintf("patches_n%d", n))
+			t.Run(fmt.Sprintf("%s/cpu-%s", filepath.Base(dir), v.name), func(t *testing.T) { checkFixtureCPU(t, dir, opts) })
+		}
+	}
 	dir := filepath.Join("testdata", "conv", "patches_n3")
 	g, err := graph.Load(filepath.Join(dir, "graph.json"))
 	if err != nil {
