@@ -293,3 +293,53 @@ func TestConvFlatPixelMasks(t *testing.T) {
 		t.Error("flatQMask: want whole tiles for 12 of 16 and full tiles, masks for a 64-pixel rest of 512")
 	}
 }
+
+// Patch embeddings (kernel == stride, no padding, one group) run in CPU plans as a copy of
+// each patch's pixels into channels and a pointwise conv_flat.py GEMM, whatever the image's
+// rest past the last patch, the patch's shape, the input's strides or the batch dim; a
+// grouped one and one over many channels keep the strided path, and GPU plans never copy
+// patches. Their numbers match PyTorch's in CPU plans under every plan variant and at
+// N = 1, 3 and 8.
+func TestPatchEmbeddingAsPointwiseGEMM(t *testing.T) {
+	for _, v := range exampleVariants {
+		opts := v.opts
+		opts.Device = testDevice("cpu")
+		for _, n := range []int{1, 3, 8} {
+			dir := filepath.Join("testdata", "conv", fmt.Sprintf("patches_n%d", n))
+			t.Run(fmt.Sprintf("%s/cpu-%s", filepath.Base(dir), v.name), func(t *testing.T) { checkFixtureCPU(t, dir, opts) })
+		}
+	}
+	dir := filepath.Join("testdata", "conv", "patches_n3")
+	g, err := graph.Load(filepath.Join(dir, "graph.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dev := range []string{"cpu", "cuda"} {
+		plan, err := Lower(g, Options{Device: testDevice(dev)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		copied := map[string]bool{}
+		for _, ln := range plan.Launches {
+			for _, name := range ln.Nodes {
+				if conv, ok := strings.CutSuffix(name, " (patches as channels)"); ok {
+					copied[conv] = true
+				}
+			}
+		}
+		tmpl := convTemplatesFor(t, dir, Options{Device: testDevice(dev)})
+		for _, n := range g.Nodes {
+			if n.Op != "conv1d" && n.Op != "conv2d" {
+				continue
+			}
+			want := dev == "cpu" && n.Attrs.Int("groups") == 1 && n.Attrs.Int("in_channels") <= convPatchMaxChannels &&
+				slices.Equal(n.Attrs.Ints("kernel_size"), n.Attrs.Ints("stride")) && slices.Max(n.Attrs.Ints("kernel_size")) > 1
+			if copied[n.Name] != want {
+				t.Errorf("%s plan: node %s (groups %d): patches copied %v, want %v", dev, n.Name, n.Attrs.Int("groups"), copied[n.Name], want)
+			}
+			if want && tmpl[n.Name] != "conv_flat.py" {
+				t.Errorf("cpu plan: patch embedding %s runs on %s, want conv_flat.py", n.Name, tmpl[n.Name])
+			}
+		}
+	}
+}

@@ -43,7 +43,8 @@
 //     so weight tiles are read in place with aligned vector loads; convolutions as an implicit
 //     GEMM over flat zero-padded pixels (conv_flat.py; strided ones over stride phase planes,
 //     where every tap is again one flat shift; depthwise ones as per-tap multiply-adds, no
-//     dot; unit-stride pointwise ones over their input as it is): tap-major over a [tap, OC, CG] weight when groups have many channels,
+//     dot; unit-stride pointwise ones over their input as it is; patch embeddings, kernel =
+//     stride over few channels, as a patch copy and a pointwise GEMM): tap-major over a [tap, OC, CG] weight when groups have many channels,
 //     so both dot operands are read in place, and a convolution feeding another stores its
 //     output straight into the next one's zero-padded planes (Buffer.Sparse: only the
 //     interior is written, the border keeps the zeros of allocation), so only graph inputs

@@ -23,6 +23,8 @@ FIXTURES = {
     "conv/convs_b": ["--module", MODELS + ":ConvsB", "--input", "img=2,6,7,5", "--input", "seq=2,6,13"],
     "conv/unbatched": ["--module", MODELS + ":ConvUnbatched", "--input", "img=5,11,9", "--input", "seq=5,13",
                        "--input", "long=3,150"],
+    "conv/patches": ["--module", MODELS + ":ConvPatches", "--input", "img=2,6,19,17", "--input", "seq=2,5,14",
+                     "--input", "one=6,10,9"],
     "conv/shared": ["--module", MODELS + ":ConvsA", "--input", "img=2,6,7,5", "--shared-input"],
     "conv/cnn": ["--module", MODELS + ":ConvsCNN", "--input", "img=2,3,37,31", "--input", "seq=2,5,13"],
     "pool/pools": ["--module", MODELS + ":Pools", "--input", "img=2,5,11,9", "--input", "seq=2,5,13"],

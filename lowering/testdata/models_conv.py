@@ -55,6 +55,29 @@ class ConvsB(nn.Module):
                 F.gelu(self.c1(seq)), self.c1_same(seq), self.c1_strided(seq), self.c1_depthwise(seq))
 
 
+class ConvPatches(nn.Module):
+    """Patch embeddings (kernel == stride, no padding), which CPU plans run as a patch copy and
+    a pointwise GEMM: images not a multiple of the patch (the rest dropped), rectangular
+    patches (+GELU), one patch covering the whole image, a transposed (strided) input, Conv1d,
+    an unbatched image; a grouped one and one over many channels keep the strided path."""
+
+    def __init__(self):
+        super().__init__()
+        self.square = nn.Conv2d(6, 10, 4, stride=4)
+        self.rect = nn.Conv2d(6, 7, (2, 3), stride=(2, 3))
+        self.whole = nn.Conv2d(6, 4, (19, 17), stride=(19, 17), bias=False)
+        self.transposed = nn.Conv2d(6, 5, 3, stride=3)
+        self.grouped = nn.Conv2d(6, 4, 2, stride=2, groups=2)
+        self.c1 = nn.Conv1d(5, 6, 3, stride=3)
+        self.unbatched = nn.Conv2d(6, 3, 3, stride=3)
+        self.expand = nn.Conv2d(6, 20, 1)
+        self.many = nn.Conv2d(20, 4, 2, stride=2)
+
+    def forward(self, img, seq, one):
+        return (self.square(img), F.gelu(self.rect(img)), self.whole(img), self.transposed(img.transpose(2, 3)),
+                self.grouped(img), self.c1(seq), self.unbatched(one), self.many(self.expand(img)))
+
+
 class ConvUnbatched(nn.Module):
     """Unbatched [C, H, W] and [C, L] inputs; several output-channel tiles (1x1 to 70
     channels, depthwise with 4 channels per input channel) and pixel tiles (L = 150)."""
