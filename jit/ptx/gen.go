@@ -629,26 +629,34 @@ func (g *gen) forLoop(in *ir.Instr) {
 	top, end := g.label(), g.label()
 	g.placeLabel(top)
 	u, s := g.get(ub)[0], g.get(step)[0]
-	done := g.newReg(rcPred)
-	if step.Def != nil && step.Def.Op == ir.Const {
-		cmp := "ge"
-		if step.Def.Int < 0 {
-			cmp = "le"
-		}
-		g.emit("setp.%s.%s %s, %s, %s", cmp, ity, done, iv, u)
-	} else {
-		pos, ge, le := g.newReg(rcPred), g.newReg(rcPred), g.newReg(rcPred)
-		g.emit("setp.gt.%s %s, %s, 0", ity, pos, s)
-		g.emit("setp.ge.%s %s, %s, %s", ity, ge, iv, u)
-		g.emit("setp.le.%s %s, %s, %s", ity, le, iv, u)
-		g.emit("and.pred %s, %s, %s", ge, ge, pos)
-		g.emit("not.pred %s, %s", pos, pos)
-		g.emit("and.pred %s, %s, %s", le, le, pos)
-		g.emit("or.pred %s, %s, %s", done, ge, le)
+	// a pipelined loop is unrolled over its ring, so that every step's buffers are at
+	// offsets known here (pipeline.go)
+	copies := 1
+	if pipe != nil {
+		copies = pipe.stages
 	}
-	g.emit("@%s bra %s", done, end)
-	g.copyValues(iters, g.block(body))
-	g.emit("add.%s %s, %s, %s", ity, iv, iv, s)
+	for range copies {
+		done := g.newReg(rcPred)
+		if step.Def != nil && step.Def.Op == ir.Const {
+			cmp := "ge"
+			if step.Def.Int < 0 {
+				cmp = "le"
+			}
+			g.emit("setp.%s.%s %s, %s, %s", cmp, ity, done, iv, u)
+		} else {
+			pos, ge, le := g.newReg(rcPred), g.newReg(rcPred), g.newReg(rcPred)
+			g.emit("setp.gt.%s %s, %s, 0", ity, pos, s)
+			g.emit("setp.ge.%s %s, %s, %s", ity, ge, iv, u)
+			g.emit("setp.le.%s %s, %s, %s", ity, le, iv, u)
+			g.emit("and.pred %s, %s, %s", ge, ge, pos)
+			g.emit("not.pred %s, %s", pos, pos)
+			g.emit("and.pred %s, %s, %s", le, le, pos)
+			g.emit("or.pred %s, %s, %s", done, ge, le)
+		}
+		g.emit("@%s bra %s", done, end)
+		g.copyValues(iters, g.block(body))
+		g.emit("add.%s %s, %s, %s", ity, iv, iv, s)
+	}
 	g.emit("bra.uni %s", top)
 	g.placeLabel(end)
 	if pipe != nil {
