@@ -144,6 +144,11 @@ var runCases = []runCase{
 	{kc: caseNamed("ptx_kloop_f16"), grid: [3]int{2, 1, 1}, lens: map[string]int{"a_ptr": 64 * 176, "b_ptr": 176 * 64, "c_ptr": 64 * 64},
 		scalars: matmulScalars(64, 64, 176), align16: matmulAligned, ones: matmulOnes, stages: 1,
 		wantPTX: []string{"cp.async.wait_all"}, notPTX: []string{"wait_group", "commit_group"}},
+	// the accumulator starts from C: converted to fragments through shared memory, which the
+	// ring then overwrites (a barrier first)
+	{kc: caseNamed("ptx_kloop_f16_acc"), grid: [3]int{2, 1, 1}, lens: map[string]int{"a_ptr": 64 * 176, "b_ptr": 176 * 64, "c_ptr": 64 * 64},
+		scalars: matmulScalars(64, 64, 176), align16: matmulAligned, ones: matmulOnes,
+		wantPTX: []string{"cp.async.wait_group 1"}},
 	{kc: caseNamed("ptx_kloop_bf16"), grid: [3]int{2, 1, 1}, lens: map[string]int{"a_ptr": 64 * 160, "b_ptr": 160 * 64, "c_ptr": 64 * 64},
 		scalars: matmulScalars(64, 64, 160), align16: matmulAligned, ones: matmulOnes,
 		wantPTX: []string{"cp.async.wait_group 1", "m16n8k16.row.col.f32.bf16"}},

@@ -118,6 +118,9 @@ func (g *gen) pipeStart(p *pipeline, lb string, inits [][]string) {
 			g.mov(c, p.look[i][r], s)
 		}
 	}
+	// the ring overlaps whatever shared memory held before (an accumulator converted to
+	// fragments, an earlier dot's staging): every thread must be done reading it
+	g.emit("bar.sync 0")
 	for range p.stages - 1 {
 		g.pipeIssue(p)
 	}
