@@ -10,8 +10,8 @@ import (
 // contiguous elements are copied with cp.async.ca.shared.global (4, 8 or 16 bytes, the
 // global access's vector width; a masked-off run is zero-filled by a source size of 0, which
 // is why the load's other must be 0), and cp.async.wait_all precedes the barrier that
-// publishes the staging area. Not yet a pipeline: the copies of step k+1 do not overlap the
-// MMAs of step k (num_stages).
+// publishes the staging area. In a pipelined K loop (pipeline.go) the copies run steps ahead
+// instead, in commit groups, and a step waits only for its own group.
 
 // asyncLoad defers in to the dot that stages it, when it can.
 func (g *gen) asyncLoad(in *ir.Instr) bool {
@@ -76,12 +76,19 @@ func (g *gen) copyAsync(ld *ir.Instr, off int) {
 			addrs[base] = a
 		}
 		dst := offsetAddr(a, k*size+off)
-		if mask == nil {
+		m := g.asyncGuard
+		if mask != nil && m != "" {
+			m = g.newReg(rcPred)
+			g.emit("and.pred %s, %s, %s", m, mask[r], g.asyncGuard)
+		} else if mask != nil {
+			m = mask[r]
+		}
+		if m == "" {
 			g.emit("cp.async.ca.shared.global [%s], [%s], %d", dst, ptrs[r], bytes)
 			continue
 		}
 		src := g.newReg(rcB32)
-		g.emit("selp.u32 %s, %d, 0, %s", src, bytes, mask[r])
+		g.emit("selp.u32 %s, %d, 0, %s", src, bytes, m)
 		g.emit("cp.async.ca.shared.global [%s], [%s], %d, %s", dst, ptrs[r], bytes, src)
 	}
 	g.asyncPending = true

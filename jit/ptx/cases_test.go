@@ -125,6 +125,12 @@ var languageCases = []kernelCase{
 		map[string]any{"B": 512, "ITERS": 3}, 1},
 	{"tutorial_matmul_bf16", "../../triton/testdata/kernels/matmul.py", "matmul_kernel", withElem(matmulSig32, "*fp32", "*bf16"),
 		map[string]any{"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 2, "ACTIVATION": ""}, 8},
+	{"ptx_kloop_f16", "testdata/kloop.py", "kloop", withElem(matmulSig32, "*fp32", "*fp16"),
+		map[string]any{"BLOCK_M": 32, "BLOCK_N": 64, "BLOCK_K": 32, "ACC_FROM_C": false}, 4},
+	{"ptx_kloop_bf16", "testdata/kloop.py", "kloop", withElem(matmulSig32, "*fp32", "*bf16"),
+		map[string]any{"BLOCK_M": 32, "BLOCK_N": 64, "BLOCK_K": 32, "ACC_FROM_C": false}, 4},
+	{"ptx_kloop_f16_acc", "testdata/kloop.py", "kloop", withElem(matmulSig32, "*fp32", "*fp16"),
+		map[string]any{"BLOCK_M": 32, "BLOCK_N": 64, "BLOCK_K": 32, "ACC_FROM_C": true}, 4},
 	// The CPU backend's own test kernels (jit/cpu/testdata; its tutorial kernels are the shared
 	// ones above).
 	{"cpujit_masks", "../cpu/testdata/masks.py", "masks_kernel",

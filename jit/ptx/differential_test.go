@@ -32,6 +32,7 @@ type runCase struct {
 	wantPTX []string          // instructions the PTX must contain (e.g. "ld.global.v4.f32")
 	notPTX  []string          // and must not
 	fmaDots bool              // Target.FMADots
+	stages  int               // num_stages given to the code generator (0: its default)
 }
 
 var runCases = []runCase{
@@ -125,7 +126,39 @@ var runCases = []runCase{
 		scalars: matmulScalars(64, 64, 48), rtol: 1e-5, atol: 1e-5, fmaDots: true,
 		align16: []string{"a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk", "stride_cm"},
 		notPTX:  []string{"ld.global.v", "st.global.v", "], 16", "], 8"}}, // 4-byte cp.async at most
+	// The num_stages-deep cp.async pipeline (pipeline.go): tensor-core dots whose operands are
+	// 16-byte copies, a ring of num_stages buffers with the copies num_stages-1 steps ahead.
+	// K loops longer than the ring (6 steps, the last masked; 5 in bf16) and shorter than its
+	// lookahead (1 step for 3 steps ahead: the copies past the end are predicated off), 2 to 4
+	// stages, and 1 stage (no pipeline). The emulator lands a copy only at the wait that covers its group, so a
+	// step that read its buffer too early would read the previous step's operands.
+	{kc: caseNamed("ptx_kloop_f16"), grid: [3]int{2, 1, 1}, lens: map[string]int{"a_ptr": 64 * 176, "b_ptr": 176 * 64, "c_ptr": 64 * 64},
+		scalars: matmulScalars(64, 64, 176), align16: matmulAligned, ones: matmulOnes,
+		wantPTX: []string{"cp.async.commit_group", "cp.async.wait_group 1", "m16n8k16.row.col.f32.f16"}},
+	{kc: caseNamed("ptx_kloop_f16"), grid: [3]int{2, 1, 1}, lens: map[string]int{"a_ptr": 64 * 176, "b_ptr": 176 * 64, "c_ptr": 64 * 64},
+		scalars: matmulScalars(64, 64, 176), align16: matmulAligned, ones: matmulOnes, stages: 2,
+		wantPTX: []string{"cp.async.wait_group 0"}},
+	{kc: caseNamed("ptx_kloop_f16"), grid: [3]int{2, 1, 1}, lens: map[string]int{"a_ptr": 64 * 32, "b_ptr": 32 * 64, "c_ptr": 64 * 64},
+		scalars: matmulScalars(64, 64, 32), align16: matmulAligned, ones: matmulOnes, stages: 4,
+		wantPTX: []string{"cp.async.wait_group 2"}},
+	{kc: caseNamed("ptx_kloop_f16"), grid: [3]int{2, 1, 1}, lens: map[string]int{"a_ptr": 64 * 176, "b_ptr": 176 * 64, "c_ptr": 64 * 64},
+		scalars: matmulScalars(64, 64, 176), align16: matmulAligned, ones: matmulOnes, stages: 1,
+		wantPTX: []string{"cp.async.wait_all"}, notPTX: []string{"wait_group", "commit_group"}},
+	// the accumulator starts from C: converted to fragments through shared memory, which the
+	// ring then overwrites (a barrier first)
+	{kc: caseNamed("ptx_kloop_f16_acc"), grid: [3]int{2, 1, 1}, lens: map[string]int{"a_ptr": 64 * 176, "b_ptr": 176 * 64, "c_ptr": 64 * 64},
+		scalars: matmulScalars(64, 64, 176), align16: matmulAligned, ones: matmulOnes,
+		wantPTX: []string{"cp.async.wait_group 1"}},
+	{kc: caseNamed("ptx_kloop_bf16"), grid: [3]int{2, 1, 1}, lens: map[string]int{"a_ptr": 64 * 160, "b_ptr": 160 * 64, "c_ptr": 64 * 64},
+		scalars: matmulScalars(64, 64, 160), align16: matmulAligned, ones: matmulOnes,
+		wantPTX: []string{"cp.async.wait_group 1", "m16n8k16.row.col.f32.bf16"}},
 }
+
+// matmulAligned and matmulOnes are what lowering's launches tell a contiguous matmul.
+var (
+	matmulAligned = []string{"a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk", "stride_cm"}
+	matmulOnes    = []string{"stride_ak", "stride_bn", "stride_cn"}
+)
 
 // matmulScalars binds matmul_kernel's scalars for contiguous row-major operands.
 func matmulScalars(m, n, k int) map[string]any {
@@ -286,7 +319,11 @@ func runOnCPU(t *testing.T, rc runCase, f *ir.Func, init [][]byte) [][]byte {
 func runEmulated(t *testing.T, rc runCase, init [][]byte) [][]byte {
 	t.Helper()
 	f := rc.kc.specialize(t)
-	a, err := Target{Arch: "sm_90", FMADots: rc.fmaDots}.Codegen(f, jit.Spec{NumWarps: rc.kc.warps, Align16: rc.align16, EqualTo1: rc.ones})
+	spec := jit.Spec{NumWarps: rc.kc.warps, Align16: rc.align16, EqualTo1: rc.ones}
+	if rc.stages != 0 {
+		spec.Consts = map[string]any{"num_stages": int64(rc.stages)}
+	}
+	a, err := Target{Arch: "sm_90", FMADots: rc.fmaDots}.Codegen(f, spec)
 	if err != nil {
 		t.Fatal(err)
 	}

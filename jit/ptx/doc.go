@@ -74,10 +74,13 @@
 // what it refuses itself are the limits of the target (tile sizes, atomics, print).
 //
 // A load read only by a dot is copied from global to shared memory by the dot with cp.async
-// (async.go) instead of through registers.
+// (async.go) instead of through registers. A K loop whose accumulator stays in registers and
+// whose dot operands are both such copies is software-pipelined num_stages deep (the launch's
+// num_stages constexpr, 3 by default, fewer where the ring would pass 48 KiB of shared
+// memory; pipeline.go): a ring of staging buffers, cp.async.commit_group per step and
+// cp.async.wait_group, one barrier per step.
 //
-// Not yet done: tl.device_print (rejected with a clear error); swizzled shared layouts; a
-// num_stages-deep cp.async pipeline (the copies of step k+1 do not overlap step k's MMAs);
+// Not yet done: tl.device_print (rejected with a clear error); swizzled shared layouts;
 // layouts as Triton has them (rematerialization covers index-only broadcasts), wgmma on sm_90a.
 //
 // Tests: every test kernel and every kernel of the examples' plans is assembled with ptxas

@@ -97,6 +97,10 @@ type gen struct {
 	// copies are in flight
 	async        map[*ir.Value]*ir.Instr
 	asyncPending bool
+	asyncGuard   string // a predicate every cp.async also needs (pipeline.go), or ""
+
+	stages    int  // num_stages: the depth of a K loop's cp.async pipeline (pipeline.go)
+	pipelined bool // some loop is pipelined
 }
 
 func newGen(f *ir.Func, arch string, threads int, spec jit.Spec) *gen {
@@ -107,6 +111,10 @@ func newGen(f *ir.Func, arch string, threads int, spec jit.Spec) *gen {
 	}
 	for _, a := range spec.EqualTo1 {
 		g.ones[a] = true
+	}
+	g.stages = defaultStages
+	if s, ok := spec.Consts["num_stages"].(int64); ok {
+		g.stages = int(s)
 	}
 	return g
 }
@@ -302,7 +310,13 @@ func (g *gen) run() (text string, err error) {
 	if g.smemBytes > 0 {
 		out.WriteString(".extern .shared .align 16 .b8 wj_smem[];\n\n")
 	}
-	fmt.Fprintf(&out, ".visible .entry %s(\n%s\n)\n.maxntid %d, 1, 1\n{\n", g.f.Name, params.String(), g.threads)
+	fmt.Fprintf(&out, ".visible .entry %s(\n%s\n)\n.maxntid %d, 1, 1\n", g.f.Name, params.String(), g.threads)
+	if g.pipelined {
+		// A register budget for the pipelined K loop: without one, ptxas 12.4 gives it 72
+		// registers on sm_90a and spills (128 still spills the TF32 GEMM there).
+		out.WriteString(".maxnreg 168\n")
+	}
+	out.WriteString("{\n")
 	for c := regClass(0); c < numClasses; c++ {
 		if g.nregs[c] > 0 {
 			fmt.Fprintf(&out, "\t.reg %s %s<%d>;\n", classDecl[c], classPrefix[c], g.nregs[c]+1)
@@ -597,6 +611,13 @@ func (g *gen) forLoop(in *ir.Instr) {
 			g.mov(c, iters[i][r], s)
 		}
 	}
+	var pipe *pipeline
+	if accs != nil {
+		if pipe = g.pipelineFor(in, accs); pipe != nil {
+			g.pipeStart(pipe, iv, iters)
+			pipe.fa.pipe, g.pipelined = pipe, true
+		}
+	}
 	g.vals[body.Args[0]] = []string{iv}
 	for i, a := range body.Args[1:] {
 		if frag(i) != nil {
@@ -608,28 +629,39 @@ func (g *gen) forLoop(in *ir.Instr) {
 	top, end := g.label(), g.label()
 	g.placeLabel(top)
 	u, s := g.get(ub)[0], g.get(step)[0]
-	done := g.newReg(rcPred)
-	if step.Def != nil && step.Def.Op == ir.Const {
-		cmp := "ge"
-		if step.Def.Int < 0 {
-			cmp = "le"
-		}
-		g.emit("setp.%s.%s %s, %s, %s", cmp, ity, done, iv, u)
-	} else {
-		pos, ge, le := g.newReg(rcPred), g.newReg(rcPred), g.newReg(rcPred)
-		g.emit("setp.gt.%s %s, %s, 0", ity, pos, s)
-		g.emit("setp.ge.%s %s, %s, %s", ity, ge, iv, u)
-		g.emit("setp.le.%s %s, %s, %s", ity, le, iv, u)
-		g.emit("and.pred %s, %s, %s", ge, ge, pos)
-		g.emit("not.pred %s, %s", pos, pos)
-		g.emit("and.pred %s, %s, %s", le, le, pos)
-		g.emit("or.pred %s, %s, %s", done, ge, le)
+	// a pipelined loop is unrolled over its ring, so that every step's buffers are at
+	// offsets known here (pipeline.go)
+	copies := 1
+	if pipe != nil {
+		copies = pipe.stages
 	}
-	g.emit("@%s bra %s", done, end)
-	g.copyValues(iters, g.block(body))
-	g.emit("add.%s %s, %s, %s", ity, iv, iv, s)
+	for range copies {
+		done := g.newReg(rcPred)
+		if step.Def != nil && step.Def.Op == ir.Const {
+			cmp := "ge"
+			if step.Def.Int < 0 {
+				cmp = "le"
+			}
+			g.emit("setp.%s.%s %s, %s, %s", cmp, ity, done, iv, u)
+		} else {
+			pos, ge, le := g.newReg(rcPred), g.newReg(rcPred), g.newReg(rcPred)
+			g.emit("setp.gt.%s %s, %s, 0", ity, pos, s)
+			g.emit("setp.ge.%s %s, %s, %s", ity, ge, iv, u)
+			g.emit("setp.le.%s %s, %s, %s", ity, le, iv, u)
+			g.emit("and.pred %s, %s, %s", ge, ge, pos)
+			g.emit("not.pred %s, %s", pos, pos)
+			g.emit("and.pred %s, %s, %s", le, le, pos)
+			g.emit("or.pred %s, %s, %s", done, ge, le)
+		}
+		g.emit("@%s bra %s", done, end)
+		g.copyValues(iters, g.block(body))
+		g.emit("add.%s %s, %s, %s", ity, iv, iv, s)
+	}
 	g.emit("bra.uni %s", top)
 	g.placeLabel(end)
+	if pipe != nil {
+		g.emit("cp.async.wait_all") // the copies of the steps past the end (zero fills)
+	}
 	for i, v := range in.Results {
 		if fa := frag(i); fa != nil {
 			g.set(v, g.fromFrags(iters[i], fa, v.Type))

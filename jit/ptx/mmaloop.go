@@ -19,6 +19,7 @@ type fragAcc struct {
 	add   *ir.Instr // acc += tl.dot(...): the add folded into the dot (nil for tl.dot(a, b, acc))
 	typ   string    // mmaKind's
 	kstep int
+	pipe  *pipeline // its operands' cp.async pipeline, if any (pipeline.go)
 }
 
 // findFragAccs records the loops whose accumulators can live in registers (see above).
@@ -164,12 +165,21 @@ func (g *gen) fromFrags(frags []string, fa *fragAcc, t ir.Type) []string {
 // fragDotStep is one loop step of fa's dot: A and B staged in shared memory, every tile of
 // this warp accumulated into its fragment registers in place.
 func (g *gen) fragDotStep(fa *fragAcc, acc []string) {
+	if fa.pipe != nil {
+		g.pipeStep(fa.pipe, acc)
+		return
+	}
 	in := fa.dot
 	sh := g.mmaShapeOf(in, fa.typ, fa.kstep)
 	g.emit("bar.sync 0")
 	g.stageOperand(in.Args[0], 0)
 	g.stageB(in.Args[1], sh)
 	g.stagedBarrier()
+	g.mmaFrags(sh, acc)
+}
+
+// mmaFrags accumulates every tile of this warp, its A and B staged, into acc in place.
+func (g *gen) mmaFrags(sh mmaShape, acc []string) {
 	l := g.mmaLanes()
 	for it := range sh.iters {
 		tile := g.newReg(rcB32)

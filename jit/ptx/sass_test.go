@@ -2,6 +2,7 @@ package ptx
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/widejit/widejit/graph"
@@ -64,7 +65,7 @@ func TestAnalyzeSASS(t *testing.T) {
 
 // The K loop of the 4096^3 fp16 Linear that lowering plans, read from its sm_80 SASS (CUDA
 // 12.4's ptxas and cuobjdump): tensor-core HMMAs fed by ldmatrix from operands that cp.async
-// copied into shared memory, the accumulator kept in
+// copied into shared memory, num_stages (3) steps ahead of the MMAs, the accumulator kept in
 // registers (no shared-memory traffic for it per step), index/mask/pointer broadcasts
 // rematerialized, so at most one barrier per 8 MMAs, no spills, and an issue-bound ceiling
 // of at least 60% of the tensor cores' peak, the issue's target (it was 8% when every dot
@@ -95,6 +96,9 @@ func TestGEMMMainLoopSASS(t *testing.T) {
 	a, err := jit.NewCompiler(jit.CompilerOptions{}).Compile(l.Kernel.Source, l.Spec(), Target{Arch: "sm_80"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(string(a.Payload), "cp.async.wait_group 1") {
+		t.Error("the K loop is not a 3-stage cp.async pipeline (no cp.async.wait_group 1)")
 	}
 	cubin, asm, err := AssembleCubin(ptxas, "sm_80", string(a.Payload))
 	if err != nil {

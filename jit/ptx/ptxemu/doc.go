@@ -3,7 +3,10 @@
 // without a GPU and compare their results with the CPU backend and PyTorch. It runs each
 // CTA's threads one after another up to each bar.sync, checks every global and shared access
 // against its allocation, and models .approx instructions with exact math (the tolerances of
-// the comparisons cover the hardware's approximation error). It is a test oracle for the code
+// the comparisons cover the hardware's approximation error). A cp.async copy lands only at the
+// cp.async.wait_group or wait_all that covers its commit group, so a pipeline that reads a
+// buffer before waiting for it reads stale data, and a thread that ends with copies in flight
+// is an error. It is a test oracle for the code
 // generator's logic (layouts, staging through shared memory, control flow, casts), not a
 // model of GPU timing or of races between CTAs. Device runs PTX artifacts as a jit.Device.
 package ptxemu

@@ -230,6 +230,15 @@ type emuThread struct {
 	waiting bool
 	shfl    *emuInstr // the shuffle this thread waits at (nil: a barrier)
 	tid     int
+	// cp.async copies issued but not yet landed: those since the last commit_group, and the
+	// committed groups, oldest first
+	pending []asyncCopy
+	groups  [][]asyncCopy
+}
+
+// asyncCopy is one cp.async in flight: n bytes of src land at dst, zero-filled to size.
+type asyncCopy struct {
+	dst, src, size, n uint64
 }
 
 type emuRun struct {
@@ -343,7 +352,7 @@ func (r *emuRun) thread(t *emuThread) error {
 		switch in.op[0] {
 		case "ret":
 			t.done = true
-			return nil
+			return t.drained()
 		case "bar":
 			t.waiting = true
 			return nil
@@ -364,6 +373,19 @@ func (r *emuRun) thread(t *emuThread) error {
 		}
 	}
 	t.done = true
+	return t.drained()
+}
+
+// drained refuses a thread that ends with cp.async copies it never waited for: on the
+// hardware they may land after the kernel's last read of shared memory, or never.
+func (t *emuThread) drained() error {
+	n := len(t.pending)
+	for _, g := range t.groups {
+		n += len(g)
+	}
+	if n > 0 {
+		return fmt.Errorf("thread %d ends with %d cp.async copies not waited for (cp.async.wait_group / wait_all)", t.tid, n)
+	}
 	return nil
 }
 
@@ -996,45 +1018,72 @@ func tf32Round(x uint64) uint64 {
 	return uint64((u + 0x1000) &^ 0x1fff)
 }
 
-// cpAsync runs cp.async.{ca,cg}.shared.global [dst], [src], cp-size[, src-size] at once
-// (the emulator has no latency to hide: the copy is complete when cp.async.wait_* runs, as
-// the hardware guarantees): src-size bytes are copied and the rest of cp-size zero-filled;
-// both addresses must be aligned to cp-size. cp.async.wait_all and .commit_group/.wait_group
-// are no-ops.
+// cpAsync runs cp.async.{ca,cg}.shared.global [dst], [src], cp-size[, src-size] and the
+// group instructions, as the PTX ISA orders them: a copy lands (src-size bytes of the source
+// read then, the rest of cp-size zero-filled) only when a wait requires it:
+// cp.async.commit_group closes the copies issued since the last one into a group,
+// cp.async.wait_group N lands every group but the N most recent, and cp.async.wait_all lands
+// everything. Until then shared memory holds what it held, so a kernel that reads a staging
+// area before waiting for it reads stale data here as it may on a GPU. Both addresses must
+// be aligned to cp-size.
 func (r *emuRun) cpAsync(t *emuThread, in *emuInstr) error {
 	op, a := in.op, in.args
 	if len(op) < 2 || op[1] != "async" {
 		return fmt.Errorf("unsupported cp form")
 	}
-	if len(op) == 3 && (op[2] == "wait_all" || op[2] == "commit_group" || op[2] == "wait_group") {
-		return nil
+	if len(op) == 3 {
+		switch op[2] {
+		case "commit_group":
+			t.groups = append(t.groups, t.pending)
+			t.pending = nil
+			return nil
+		case "wait_all":
+			t.groups = append(t.groups, t.pending)
+			t.pending = nil
+			return r.land(t, 0)
+		case "wait_group":
+			if len(a) != 1 {
+				return fmt.Errorf("cp.async.wait_group takes one operand")
+			}
+			return r.land(t, int(r.val(t, a[0])))
+		}
 	}
 	if len(op) != 5 || (op[2] != "ca" && op[2] != "cg") || op[3] != "shared" || op[4] != "global" || len(a) < 3 {
 		return fmt.Errorf("unsupported cp.async form")
 	}
-	dst := t.regs[a[0].reg] + uint64(a[0].off)
-	src := t.regs[a[1].reg] + uint64(a[1].off)
-	size := r.val(t, a[2])
-	n := size
+	c := asyncCopy{dst: t.regs[a[0].reg] + uint64(a[0].off), src: t.regs[a[1].reg] + uint64(a[1].off), size: r.val(t, a[2])}
+	c.n = c.size
 	if len(a) == 4 {
-		n = r.val(t, a[3])
+		c.n = r.val(t, a[3])
 	}
-	if (size != 4 && size != 8 && size != 16) || n > size || dst%size != 0 || src%size != 0 {
-		return fmt.Errorf("cp.async of %d bytes (%d from the source) at %#x <- %#x: bad size or alignment", size, n, dst, src)
+	if (c.size != 4 && c.size != 8 && c.size != 16) || c.n > c.size || c.dst%c.size != 0 || c.src%c.size != 0 {
+		return fmt.Errorf("cp.async of %d bytes (%d from the source) at %#x <- %#x: bad size or alignment", c.size, c.n, c.dst, c.src)
 	}
-	to, err := r.mem2("shared", dst, int(size))
-	if err != nil {
+	if _, err := r.mem2("shared", c.dst, int(c.size)); err != nil {
 		return err
 	}
-	for i := range to {
-		to[i] = 0
-	}
-	if n > 0 {
-		from, err := r.mem.slice(src, int(n))
-		if err != nil {
-			return err
+	t.pending = append(t.pending, c)
+	return nil
+}
+
+// land completes every committed group of t but the keep most recent.
+func (r *emuRun) land(t *emuThread, keep int) error {
+	for len(t.groups) > keep {
+		for _, c := range t.groups[0] {
+			to, err := r.mem2("shared", c.dst, int(c.size))
+			if err != nil {
+				return err
+			}
+			clear(to)
+			if c.n > 0 {
+				from, err := r.mem.slice(c.src, int(c.n))
+				if err != nil {
+					return fmt.Errorf("cp.async landing at %#x <- %#x: %w", c.dst, c.src, err)
+				}
+				copy(to, from)
+			}
 		}
-		copy(to, from)
+		t.groups = t.groups[1:]
 	}
 	return nil
 }
