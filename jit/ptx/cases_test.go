@@ -123,6 +123,12 @@ var languageCases = []kernelCase{
 	{"ptx_vecloop", "testdata/vecloop.py", "vecloop",
 		map[string]string{"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"},
 		map[string]any{"B": 512, "ITERS": 3}, 1},
+	{"ptx_rowreduce", "testdata/rowreduce.py", "rowreduce",
+		map[string]string{"x_ptr": "*fp32", "out_ptr": "*fp32", "idx_ptr": "*i32", "n": "i32"},
+		map[string]any{"B": 512}, 4},
+	{"ptx_layernorm_1024", "../../triton/testdata/kernels/layer_norm.py", "_layer_norm_fwd_fused",
+		map[string]string{"X": "*fp16", "Y": "*fp16", "W": "*fp16", "B": "*fp16", "Mean": "*fp32", "Rstd": "*fp32", "stride": "i32", "N": "i32", "eps": "fp32"},
+		map[string]any{"BLOCK_SIZE": int64(1024)}, 4},
 	{"tutorial_matmul_bf16", "../../triton/testdata/kernels/matmul.py", "matmul_kernel", withElem(matmulSig32, "*fp32", "*bf16"),
 		map[string]any{"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 2, "ACTIVATION": ""}, 8},
 	// The CPU backend's own test kernels (jit/cpu/testdata; its tutorial kernels are the shared
