@@ -17,6 +17,8 @@
 //     aligned pointers, ints divisible by 16) and EqualTo1 (ints equal to 1, compiled as the
 //     constant 1, so a unit stride keeps an arange contiguous and ptxas folds it away), and
 //     survive loops (fixed point). Without such hints nothing is vectorized and V is 1.
+//     An element-wise result proven constant over each run (a mask cols < N with N divisible
+//     by 16) is computed once per run and copied to the run's other slots.
 //   - n < T (and scalars, n = 1): thread t holds element t mod n; elements are replicated.
 //     Stores from replicas write the same value twice (harmless); atomics run only in the
 //     owner thread (t < n), which shares the old value through shared memory.

@@ -4,7 +4,10 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand"
+	"strings"
 	"testing"
+
+	"github.com/widejit/widejit/jit"
 )
 
 // treeSum is the order the package doc gives for a whole-tile tl.sum over threads threads:
@@ -91,5 +94,24 @@ func TestReductionTreeOrder(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestConstantMaskRuns: a comparison the contiguity analysis proves constant over each
+// thread's run (the layer norm's cols < N with N divisible by 16, 8 fp16 per run) is computed
+// once per run, not once per element.
+func TestConstantMaskRuns(t *testing.T) {
+	f := caseNamed("ptx_layernorm_1024").specialize(t)
+	count := func(align16 []string) int {
+		a, err := Target{Arch: "sm_80"}.Codegen(f, jit.Spec{NumWarps: 4, Align16: align16})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Count(string(a.Payload), "setp.lt.s32")
+	}
+	perElem := count([]string{"X", "Y", "W", "B", "stride"}) // N unknown: masks per element
+	perRun := count([]string{"X", "Y", "W", "B", "stride", "N"})
+	if perRun == 0 || perRun*8 != perElem {
+		t.Errorf("%d comparisons cols < N with N divisible by 16, %d without: want one per run of 8", perRun, perElem)
 	}
 }
