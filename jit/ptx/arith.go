@@ -13,7 +13,13 @@ func (g *gen) elementwise(in *ir.Instr) {
 	res := in.Result()
 	n := g.slots(res.Type.NumElems())
 	out := make([]string, n)
+	share := g.constantRuns(res)
 	for r := range out {
+		if r%share != 0 { // one value over the run: copy its first slot (ptxas folds the copy)
+			out[r] = g.newReg(classOf(res.Type))
+			g.mov(classOf(res.Type), out[r], out[r-r%share])
+			continue
+		}
 		ops := make([]string, len(args))
 		for i := range args {
 			ops[i] = args[i][r]
@@ -30,6 +36,21 @@ func (g *gen) elementwise(in *ir.Instr) {
 		}
 	}
 	g.set(res, out)
+}
+
+// constantRuns is how many consecutive slots of v hold one value: the thread's run length V
+// when the contiguity analysis proves v constant over aligned groups of at least V elements
+// of its last dim (a mask cols < N with N divisible by 16, a splat), else 1.
+func (g *gen) constantRuns(v *ir.Value) int {
+	n := v.Type.NumElems()
+	if g.contig == nil || n < g.threads {
+		return 1
+	}
+	run := g.runLen(n)
+	if lastDim(v.Type)%int64(run) != 0 || g.contig.of(v).constancy < int64(run) {
+		return 1
+	}
+	return run
 }
 
 // toF32 widens an fp16/bf16 register to fp32 (exact).

@@ -102,6 +102,17 @@ var runCases = []runCase{
 		scalars: map[string]any{"stride": int64(208), "N": int64(192), "eps": 1e-5}, rtol: 1e-2, atol: 1e-2,
 		align16: []string{"X", "Y", "W", "B", "stride", "N"},
 		wantPTX: []string{"ld.global.v2.b16", "st.global.v2.b16"}},
+	// Whole-tile reductions whose chunks are the threads' own 16-byte runs fold in registers
+	// (no staging store of the tile); with scalar runs (no Align16) the tile is staged.
+	{kc: caseNamed("ptx_rowreduce"), grid: [3]int{3, 1, 1}, lens: map[string]int{"x_ptr": 3 * 512, "out_ptr": 9, "idx_ptr": 6},
+		scalars: map[string]any{"n": int64(496)}, rtol: 1e-5, atol: 1e-5, align16: []string{"x_ptr", "n"},
+		wantPTX: []string{"ld.global.v4.f32", "shfl.sync.bfly"}, notPTX: []string{"st.shared.v4"}},
+	{kc: caseNamed("ptx_rowreduce"), grid: [3]int{3, 1, 1}, lens: map[string]int{"x_ptr": 3 * 512, "out_ptr": 9, "idx_ptr": 6},
+		scalars: map[string]any{"n": int64(501)}, rtol: 1e-5, atol: 1e-5, wantPTX: []string{"shfl.sync.bfly"}},
+	{kc: caseNamed("ptx_layernorm_1024"), grid: [3]int{3, 1, 1}, lens: map[string]int{"X": 3 * 1024, "Y": 3 * 1024, "W": 1024, "B": 1024, "Mean": 3, "Rstd": 3},
+		scalars: map[string]any{"stride": int64(1024), "N": int64(1008), "eps": 1e-5}, rtol: 1e-2, atol: 1e-2,
+		align16: []string{"X", "Y", "W", "B", "stride", "N"},
+		wantPTX: []string{"ld.global.v4.b32", "shfl.sync.bfly"}, notPTX: []string{"st.shared.v4"}},
 	{kc: caseNamed("ptx_vecloop"), grid: [3]int{1, 1, 1}, lens: map[string]int{"x_ptr": 3 * 512, "y_ptr": 512},
 		scalars: map[string]any{"n": int64(496)}, rtol: 1e-6, atol: 1e-6, align16: []string{"x_ptr", "y_ptr", "n"},
 		wantPTX: []string{"ld.global.v4.f32", "st.global.v4.f32"}},

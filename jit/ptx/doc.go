@@ -17,6 +17,8 @@
 //     aligned pointers, ints divisible by 16) and EqualTo1 (ints equal to 1, compiled as the
 //     constant 1, so a unit stride keeps an arange contiguous and ptxas folds it away), and
 //     survive loops (fixed point). Without such hints nothing is vectorized and V is 1.
+//     An element-wise result proven constant over each run (a mask cols < N with N divisible
+//     by 16) is computed once per run and copied to the run's other slots.
 //   - n < T (and scalars, n = 1): thread t holds element t mod n; elements are replicated.
 //     Stores from replicas write the same value twice (harmless); atomics run only in the
 //     owner thread (t < n), which shares the old value through shared memory.
@@ -34,11 +36,18 @@
 // for a 2-D tensor-core dot's B, the untransposed tile is staged as it stands (B^T, 16-byte
 // stores) and read with ldmatrix without .trans. A reduction with at least as many outputs as
 // threads (or a short axis) folds each output sequentially in the thread that holds it; with
-// fewer outputs, the axis is split into chunks, one thread per (output, chunk) folds its
-// chunk, the chunks of a warp are combined with butterfly shuffles (shfl.sync.bfly, the
-// lower chunk as the accumulator), and the warps' results through shared memory (64-bit
-// values use a tree in shared memory instead). Combination stays in index order, so argmax
-// keeps the first index; custom combine regions are assumed associative, as in Triton.
+// fewer outputs, the axis is split into chunks = min(threads/outputs, K/4) chunks of
+// consecutive elements, one thread per (output, chunk) folds its chunk left to right, the
+// chunks of a warp are combined with butterfly shuffles (shfl.sync.bfly: chunks j and j^s for
+// s = 1, 2, 4, ..., the lower chunk as the accumulator), and the warps' results, written to
+// shared memory once, are folded left to right by every thread (64-bit values use a tree in
+// shared memory instead). This tree is fixed by the shapes alone, so results are
+// deterministic (reduce_test.go checks it bit for bit). When a whole tile reduces to one
+// value and each thread's chunk is the run of elements it holds (16-byte runs: 1024 fp16 or
+// 512 fp32 values over 128 threads), the chunks fold in registers and the tile is not staged.
+// Sums skip the lower/upper selection (addition commutes exactly). Combination stays in index
+// order, so argmax keeps the first index; custom combine regions are assumed associative, as
+// in Triton.
 //
 // Dots. Tensor cores where eligible (mma.go): fp16/bf16 operands with
 // mma.sync.m16n8k16.row.col.f32, fp32 operands whose precision is TF32 (Triton's default)

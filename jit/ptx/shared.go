@@ -244,8 +244,18 @@ func (g *gen) reduce(in *ir.Instr) {
 	if outN < g.threads && k >= 16 {
 		chunks = min(g.threads/outN, k/4)
 	}
+	// The whole tile reduces to one value and every thread's chunk is the run of elements it
+	// already holds (chunk j = thread j): the chunks fold in registers, in the order a fold
+	// from shared memory would take, and the inputs are not staged.
+	inRegs := chunks == g.threads && outN == 1 && k/chunks == g.runLen(k)
+	for _, x := range xs {
+		inRegs = inRegs && g.async[x] == nil && len(g.get(x)) == k/chunks
+	}
 	partOffs := make([]int, len(xs)+1)
 	need := total
+	if inRegs { // the partials alone use shared memory
+		need = 0
+	}
 	if chunks > 1 {
 		for i, x := range xs {
 			partOffs[i] = need
@@ -257,11 +267,13 @@ func (g *gen) reduce(in *ir.Instr) {
 		}
 	}
 	g.need(need)
-	g.emit("bar.sync 0")
-	for i, x := range xs {
-		g.toShared(x, offs[i])
+	if !inRegs {
+		g.emit("bar.sync 0")
+		for i, x := range xs {
+			g.toShared(x, offs[i])
+		}
+		g.emit("bar.sync 0")
 	}
-	g.emit("bar.sync 0")
 
 	keep := append([]int(nil), shape...)
 	keep[axis] = 1
@@ -287,12 +299,20 @@ func (g *gen) reduce(in *ir.Instr) {
 	o, j := g.newReg(rcB32), g.newReg(rcB32)
 	g.emit("and.b32 %s, %s, %d", o, g.tid, outN-1)
 	g.emit("shr.u32 %s, %s, %d", j, g.tid, log2(outN))
-	idle, skip := g.newReg(rcPred), g.label()
-	g.emit("setp.ge.u32 %s, %s, %d", idle, j, chunks)
-	g.emit("@%s bra %s", idle, skip)
+	skip := g.label()
+	if chunks*outN < g.threads { // threads past the last chunk idle
+		idle := g.newReg(rcPred)
+		g.emit("setp.ge.u32 %s, %s, %d", idle, j, chunks)
+		g.emit("@%s bra %s", idle, skip)
+	}
 	k0 := g.newReg(rcB32)
 	g.emit("mul.lo.u32 %s, %s, %d", k0, j, per)
-	part := g.foldRange(in, kind, xs, offs, keep, mstr, xstr[axis], 1, func(int) string { return o }, k0, per)[0]
+	var part partial
+	if inRegs {
+		part = g.foldRegs(in, kind, xs, k0)
+	} else {
+		part = g.foldRange(in, kind, xs, offs, keep, mstr, xstr[axis], 1, func(int) string { return o }, k0, per)[0]
+	}
 	slot := g.newReg(rcB32) // j*outN + o
 	g.emit("mad.lo.u32 %s, %s, %d, %s", slot, j, outN, o)
 	shuffle := true // warp shuffles move 32-bit values; 64-bit partials use the shared tree
@@ -357,12 +377,24 @@ func (g *gen) shuffleTree(in *ir.Instr, kind int, xs []*ir.Value, partOffs []int
 	g.placeLabel(skip)
 	sW := max(1, min(chunks, 32/outN))
 	for s := 1; s < sW; s *= 2 {
+		next := partial{}
+		var bs []string
+		if kind == ir.ReduceSum {
+			// Addition commutes exactly: both lanes of a pair compute lower + upper without
+			// choosing which operand is the lower one.
+			for i, x := range xs {
+				other := g.shfl(classOf(x.Type.ScalarType()), part.accs[i], s*outN)
+				next.accs = append(next.accs, part.accs[i])
+				bs = append(bs, other)
+			}
+			g.combine(in, kind, next.accs, bs, "", "")
+			part = next
+			continue
+		}
 		upper := g.newReg(rcPred)
 		bit := g.newReg(rcB32)
 		g.emit("and.b32 %s, %s, %d", bit, j, s)
 		g.emit("setp.ne.u32 %s, %s, 0", upper, bit)
-		next := partial{}
-		var bs []string
 		for i, x := range xs {
 			st := x.Type.ScalarType()
 			other := g.shfl(classOf(st), part.accs[i], s*outN)
@@ -424,6 +456,37 @@ func (g *gen) shfl(c regClass, v string, mask int) string {
 	d := g.newReg(c)
 	g.emit("shfl.sync.bfly.b32 %s, %s, %d, 31, -1", d, v, mask)
 	return d
+}
+
+// foldRegs folds the elements this thread holds, slot 0 first, as foldRange folds a chunk
+// staged in shared memory; k0 is the axis index of slot 0 (for arg kinds).
+func (g *gen) foldRegs(in *ir.Instr, kind int, xs []*ir.Value, k0 string) partial {
+	arg := kind == ir.ReduceArgMax || kind == ir.ReduceArgMin
+	var p partial
+	regs := make([][]string, len(xs))
+	for i, x := range xs {
+		regs[i] = g.get(x)
+		acc := g.newReg(classOf(x.Type.ScalarType()))
+		g.mov(classOf(x.Type.ScalarType()), acc, regs[i][0])
+		p.accs = append(p.accs, acc)
+	}
+	if arg {
+		p.idx = g.newReg(rcB32)
+		g.emit("mov.u32 %s, %s", p.idx, k0)
+	}
+	for r := 1; r < len(regs[0]); r++ {
+		bs := make([]string, len(xs))
+		for i := range xs {
+			bs[i] = regs[i][r]
+		}
+		var kAbs string
+		if arg {
+			kAbs = g.newReg(rcB32)
+			g.emit("add.u32 %s, %s, %d", kAbs, k0, r)
+		}
+		g.combine(in, kind, p.accs, bs, p.idx, kAbs)
+	}
+	return p
 }
 
 // partial is a running reduction: one accumulator per input, and the index for arg kinds.
