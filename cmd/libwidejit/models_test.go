@@ -64,7 +64,7 @@ func TestOptions(t *testing.T) {
 	}
 	if _, _, err := parseOptions(`{"device": "cpu", "threads": 2, "no_cache": true, "plugins": [], "models": [0, 2], "profile": true}`); err != nil {
 		t.Errorf("valid options: %v", err)
-	}	// backend_options reach the backend as --backend-opt does: cpu takes none and says so.
+	} // backend_options reach the backend as --backend-opt does: cpu takes none and says so.
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	if _, err := load(mlp, `{"device": "cpu", "no_cache": true, "backend_options": {"x": "1"}}`); err == nil || !strings.Contains(err.Error(), "backend cpu takes no options; got x") {
 		t.Errorf("backend_options {x: 1} on the cpu: got %v, want the backend's refusal", err)

@@ -66,16 +66,9 @@ func (g *gen) copyAsync(ld *ir.Instr, off int) {
 	w := g.vecWidth(ld.Args[0], maskV, g.runLen(n))
 	bytes := w * size
 	ptrs := g.get(ld.Args[0])
-	addrs := map[string]string{}
+	addrOf := g.sharedAddr(n, size, off)
 	for r := 0; r < len(ptrs); r += w {
-		base, k := g.elemIndex(n, r)
-		a, ok := addrs[base]
-		if !ok {
-			a = g.newReg(rcB32)
-			g.emit("mad.lo.u32 %s, %s, %d, %s", a, base, size, g.smem())
-			addrs[base] = a
-		}
-		dst := offsetAddr(a, k*size+off)
+		dst := addrOf(r)
 		m := g.asyncGuard
 		if mask != nil && m != "" {
 			m = g.newReg(rcPred)

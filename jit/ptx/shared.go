@@ -46,16 +46,9 @@ func (g *gen) toShared(v *ir.Value, off int) {
 			w /= 2
 		}
 	}
-	addrs := map[string]string{}
+	addrOf := g.sharedAddr(n, size, off)
 	for r := 0; r < len(regs); r += w {
-		base, k := g.elemIndex(n, r)
-		a, ok := addrs[base]
-		if !ok {
-			a = g.newReg(rcB32)
-			g.emit("mad.lo.u32 %s, %s, %d, %s", a, base, size, g.smem())
-			addrs[base] = a
-		}
-		addr := offsetAddr(a, k*size+off)
+		addr := addrOf(r)
 		switch {
 		case w == 1:
 			g.st("shared", t, addr, regs[r], "")
@@ -66,6 +59,23 @@ func (g *gen) toShared(v *ir.Value, off int) {
 		default:
 			g.emit("st.shared.v%d.%s [%s], {%s}", w, memType(t.Elem, false), addr, strings.Join(regs[r:r+w], ", "))
 		}
+	}
+}
+
+// sharedAddr returns the shared-memory address of slot r of an n-element tile of size-byte
+// elements staged row-major at byte offset off; each base index's address is computed once,
+// at its first use.
+func (g *gen) sharedAddr(n, size, off int) func(r int) string {
+	bases := map[string]string{}
+	return func(r int) string {
+		base, k := g.elemIndex(n, r)
+		a, ok := bases[base]
+		if !ok {
+			a = g.newReg(rcB32)
+			g.emit("mad.lo.u32 %s, %s, %d, %s", a, base, size, g.smem())
+			bases[base] = a
+		}
+		return offsetAddr(a, k*size+off)
 	}
 }
 
