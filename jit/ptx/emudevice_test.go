@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/widejit/widejit/graph"
+	"github.com/widejit/widejit/graph/safetensors"
 	"github.com/widejit/widejit/internal/testkit"
 	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/jit/ptx/ptxemu"
@@ -67,15 +68,7 @@ func TestExamplePlansOnEmulatedPTX(t *testing.T) {
 				if err != nil {
 					t.Skipf("lowering: %v", err)
 				}
-				r, err := runner.New(plan, ptxemu.NewDevice(Target{Arch: "sm_90"}, ParamTypes), jit.NewCompiler(jit.CompilerOptions{}), g)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer r.Close()
-				outs, err := r.Run(testkit.ReadTensors(t, filepath.Join(dir, "inputs.safetensors")))
-				if err != nil {
-					t.Fatal(err)
-				}
+				outs := runOnEmulator(t, g, plan, "sm_90", dir)
 				testkit.CheckOutputs(t, outs, testkit.ReadTensors(t, filepath.Join(dir, "expected.safetensors")))
 			})
 		}
@@ -96,15 +89,7 @@ func TestTF32PlanOnEmulatedPTX(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := runner.New(plan, ptxemu.NewDevice(Target{Arch: "sm_80"}, ParamTypes), jit.NewCompiler(jit.CompilerOptions{}), g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	outs, err := r.Run(testkit.ReadTensors(t, filepath.Join(dir, "inputs.safetensors")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	outs := runOnEmulator(t, g, plan, "sm_80", dir)
 	for name, w := range testkit.ReadTensors(t, filepath.Join(dir, "expected.safetensors")) {
 		got, err := outs[name].Float64s()
 		if err != nil {
@@ -123,4 +108,20 @@ func TestTF32PlanOnEmulatedPTX(t *testing.T) {
 			t.Errorf("%s: max |diff| %.3g against PyTorch, scale %.3g: want within TF32's 1e-2 of the scale (and not 0: TF32 rounds)", name, maxd, scale)
 		}
 	}
+}
+
+// runOnEmulator runs plan (lowered from g) through the PTX backend for arch on the emulator,
+// on the inputs of the fixture directory dir, and returns its outputs.
+func runOnEmulator(t *testing.T, g *graph.Graph, plan *lowering.Plan, arch, dir string) map[string]*safetensors.Tensor {
+	t.Helper()
+	r, err := runner.New(plan, ptxemu.NewDevice(Target{Arch: arch}, ParamTypes), jit.NewCompiler(jit.CompilerOptions{}), g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	outs, err := r.Run(testkit.ReadTensors(t, filepath.Join(dir, "inputs.safetensors")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return outs
 }

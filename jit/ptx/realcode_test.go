@@ -7,10 +7,7 @@ import (
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/graph/safetensors"
 	"github.com/widejit/widejit/internal/testkit"
-	"github.com/widejit/widejit/jit"
-	"github.com/widejit/widejit/jit/ptx/ptxemu"
 	"github.com/widejit/widejit/lowering"
-	"github.com/widejit/widejit/runner"
 )
 
 // TestRealCodeFixturesOnEmulatedPTX runs the GPU plans of lowering's idiom fixtures for the
@@ -39,15 +36,7 @@ func TestRealCodeFixturesOnEmulatedPTX(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := runner.New(plan, ptxemu.NewDevice(Target{Arch: "sm_90"}, ParamTypes), jit.NewCompiler(jit.CompilerOptions{}), g)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			outs, err := r.Run(testkit.ReadTensors(t, filepath.Join(dir, "inputs.safetensors")))
-			if err != nil {
-				t.Fatal(err)
-			}
+			outs := runOnEmulator(t, g, plan, "sm_90", dir)
 			want := testkit.ReadTensors(t, filepath.Join(dir, "expected.safetensors"))
 			if tc.outputs != nil {
 				kept := map[string]*safetensors.Tensor{}
