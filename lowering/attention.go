@@ -77,8 +77,11 @@ func lowerMHA(l *lowerer, n *graph.Node) error {
 	if err != nil {
 		return err
 	}
-	if q.DType != graph.Float32 {
-		return fmt.Errorf("query is %s; attention is lowered for float32 only", q.DType)
+	if err := dotFamilyData("query", q, "attention layers"); err != nil {
+		return err
+	}
+	if k.DType != q.DType || v.DType != q.DType {
+		return fmt.Errorf("query, key and value are %s, %s and %s; attention needs one dtype", q.DType, k.DType, v.DType)
 	}
 	e, heads := a.Int("embed_dim"), a.Int("num_heads")
 	if e/heads > maxHeadDim {
@@ -304,7 +307,8 @@ type attentionData struct {
 	Causal, Weights      bool
 	Dropout              bool
 	AttnMask, KeyPadding string
-	NoMask               bool // BLOCK_S divides S and no mask drops a score
+	NoMask               bool   // BLOCK_S divides S and no mask drops a score
+	Half                 string // tl.float16 / tl.bfloat16 data (halfType), "" for float32
 }
 
 func seqArgs(prefix string, op seqOperand) []LaunchArg {
@@ -343,7 +347,7 @@ func (g *attentionGroup) emit(l *lowerer) (*Launch, error) {
 	bs := clamp(nextPow2(g.s), 16, rowCap)
 	d := attentionData{Fn: fn, Header: header(g.nodes, g.ops), Causal: g.causal, Weights: g.weights != nil,
 		Dropout: g.dropP > 0, AttnMask: g.amKind, KeyPadding: g.kpKind,
-		NoMask: g.s%bs == 0 && !g.causal && g.amKind != "bool" && g.kpKind != "bool"}
+		NoMask: g.s%bs == 0 && !g.causal && g.amKind != "bool" && g.kpKind != "bool", Half: halfType(g.o.view.DType)}
 	text, err := templates.Render("attention.py", d)
 	if err != nil {
 		return nil, err

@@ -70,14 +70,15 @@ type convGroup struct {
 	direct                 bool     // conv_flat.py pointwise: the input's own dense planes, no pad copy
 }
 
-// convInput is a convolution node's input, refused unless float32 with zero padding.
+// convInput is a convolution node's input, refused unless float32, float16 or bfloat16 (as its
+// weight) with zero padding.
 func convInput(l *lowerer, n *graph.Node) (View, error) {
 	x, err := l.input(n, 0)
 	if err != nil {
 		return View{}, err
 	}
-	if x.DType != graph.Float32 {
-		return View{}, fmt.Errorf("input is %s; convolutions are lowered for float32 only", x.DType)
+	if err := dotFamilyData("input", x, "convolutions"); err != nil {
+		return View{}, err
 	}
 	if a := n.Attrs; a.Has("padding_mode") && a.String("padding_mode") != "zeros" {
 		return View{}, fmt.Errorf("padding_mode %q is not lowered (only zeros)", a.String("padding_mode"))
@@ -317,6 +318,7 @@ type convData struct {
 	Strided      bool // conv_flat.py: the input comes as phase planes
 	Depthwise    bool // conv_flat.py: per-tap multiply-adds of one input plane per channel, no dot
 	QMask        bool // conv_flat.py: mask the last pixel tile's dead columns (flatQMask)
+	HalfProducts bool // conv_flat.py depthwise: fp16/bf16 tiles, multiplied in fp32
 	Phases       bool // conv_pad.py: write phase planes for a strided convolution
 }
 
@@ -435,7 +437,8 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads,
 		EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body, TapMajor: g.tapMajor,
 		PaddedStore: g.outPad.hp > 0 && g.outPad.wp == g.wp || g.outPad.hp == 0 && g.wp == g.ow, EvenK: g.tapMajor && g.cg%bk == 0, Strided: strided,
-		Depthwise: tmpl == "conv_flat.py" && g.depthwise, QMask: tmpl == "conv_flat.py" && (g.direct || flatQMask(g.oh*g.wp, bp))}
+		Depthwise: tmpl == "conv_flat.py" && g.depthwise, QMask: tmpl == "conv_flat.py" && (g.direct || flatQMask(g.oh*g.wp, bp)),
+		HalfProducts: g.depthwise && g.x.DType != graph.Float32}
 	text, err := templates.Render(tmpl, d)
 	if err != nil {
 		return nil, err

@@ -117,7 +117,8 @@ func lowerLinear(l *lowerer, n *graph.Node) error {
 // is element-wise on its own value plus per-column vectors (bias), draws no random numbers,
 // and both weight matrices of one model fit in cache.
 func (g *matmulGroup) mlpCompatible(l *lowerer, w2 View) bool {
-	if g.aSK != 1 || g.out.DType != graph.Float32 || g.a.DType != graph.Float32 || w2.DType != graph.Float32 {
+	d := g.a.DType // float32, or float16/bfloat16 throughout: the hidden tile is rounded to it
+	if g.aSK != 1 || dotDType(d) != nil || g.out.DType != d || g.weight.DType != d || w2.DType != d {
 		return false
 	}
 	if g.epi.usesRandom() {
@@ -128,7 +129,7 @@ func (g *matmulGroup) mlpCompatible(l *lowerer, w2 View) bool {
 			return false
 		}
 	}
-	bytes, limit := (g.weight.Numel()+w2.Numel())*4, mlpMaxWeightBytes
+	bytes, limit := (g.weight.Numel()+w2.Numel())*d.Size(), mlpMaxWeightBytes
 	if l.opts.Device.Caps.HostThreads {
 		limit = cpuMLPMaxWeightBytes
 	}
@@ -473,6 +474,10 @@ func (g *mlpGroup) emit(l *lowerer) (*Launch, error) {
 	}
 	hidden := hre.body[:len(hre.body)-1]
 	hidden = append(hidden, "h = "+hre.body[len(hre.body)-1][len("y = "):])
+	if t := halfType(f.weight.DType); t != "" {
+		// PyTorch stores the hidden activation in the data's dtype, which the second dot takes
+		hidden = append(hidden, "h = h.to("+t+")")
+	}
 	re, err := g.epi.render("acc", "cmask", "tl.float32", "(model + model_base) * c_mstride + rm[:, None] * c_sm + rn[None, :]", "e")
 	if err != nil {
 		return nil, err

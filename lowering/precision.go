@@ -3,6 +3,8 @@ package lowering
 import (
 	"fmt"
 	"strings"
+
+	"github.com/widejit/widejit/graph"
 )
 
 // The values of Options.Float32MatmulPrecision, spelled as torch.set_float32_matmul_precision
@@ -42,4 +44,28 @@ func (o Options) inputPrecision() string {
 func (l *lowerer) dotKernel(template, fn, text string, consts map[string]any) *KernelSource {
 	consts["INPUT_PRECISION"] = l.opts.inputPrecision()
 	return newKernel(template, fn, text, consts)
+}
+
+// dotFamilyData accepts the data of a dot family (convolutions, attention, recurrent layers):
+// float32, or float16/bfloat16 computed as PyTorch does on a GPU (fp32 accumulation in every
+// dot and reduction, results rounded to the data's dtype where they are stored). The graph's
+// validation has already checked that the parameters have the data's dtype.
+func dotFamilyData(what string, x View, family string) error {
+	switch x.DType {
+	case graph.Float32, graph.Float16, graph.BFloat16:
+		return nil
+	}
+	return fmt.Errorf("%s is %s; %s are lowered for float32, float16 and bfloat16", what, x.DType, family)
+}
+
+// halfType is the tl dtype of float16 or bfloat16 data, which a template casts fp32 values to
+// where PyTorch rounds them (and before they meet a dot operand of that dtype); "" for float32.
+func halfType(d graph.DType) string {
+	switch d {
+	case graph.Float16:
+		return "tl.float16"
+	case graph.BFloat16:
+		return "tl.bfloat16"
+	}
+	return ""
 }

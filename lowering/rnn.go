@@ -51,8 +51,8 @@ func lowerRecurrent(l *lowerer, n *graph.Node) error {
 	if err != nil {
 		return err
 	}
-	if x.DType != graph.Float32 {
-		return fmt.Errorf("input is %s; recurrent layers are lowered for float32 only", x.DType)
+	if err := dotFamilyData("input", x, "recurrent layers"); err != nil {
+		return err
 	}
 	layers, hid := a.Int("num_layers"), a.Int("hidden_size")
 	dirs := 1

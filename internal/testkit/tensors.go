@@ -32,6 +32,15 @@ func ReadTensors(tb testing.TB, path string) map[string]*safetensors.Tensor {
 // and the difference is summation order; bfloat16 1.6e-2 and float16 1e-3, the references
 // round every op to the half type). A NaN matches only a NaN. The error names the worst element.
 func CompareTensors(got, want *safetensors.Tensor) error {
+	if want == nil {
+		return fmt.Errorf("tensor missing (got %v, want false)", got != nil)
+	}
+	return CompareTensorsRTol(got, want, want.DType.CheckRTol())
+}
+
+// CompareTensorsRTol is CompareTensors with the relative tolerance rtol (a test's own,
+// e.g. one derived from a dtype's epsilon and a reduction length).
+func CompareTensorsRTol(got, want *safetensors.Tensor, rtol float64) error {
 	if got == nil || want == nil {
 		return fmt.Errorf("tensor missing (got %v, want %v)", got != nil, want != nil)
 	}
@@ -64,7 +73,7 @@ func CompareTensors(got, want *safetensors.Tensor) error {
 			maxd, at = d, i
 		}
 	}
-	if bound := 1e-5 + want.DType.CheckRTol()*scale; maxd > bound {
+	if bound := 1e-5 + rtol*scale; maxd > bound {
 		return fmt.Errorf("max |diff| %.3g at flat index %d (got %g, want %g) > bound %.3g", maxd, at, g[at], w[at], bound)
 	}
 	return nil

@@ -16,7 +16,7 @@ indexed by the probability's wide linear index (model + model_base), so batched 
 sequential launches draw the same mask. The row sum l_i uses the undropped values.
 Data: Fn, Header, Causal, Weights, Dropout bool, AttnMask, KeyPadding string ("", "bool",
 "float"), NoMask bool (BLOCK_S divides S, not causal, no bool mask: no score is dropped, float
-masks are still added).
+masks are still added), Half string (tl.float16 / tl.bfloat16 data, "" for float32).
 */ -}}
 {{- define "scores"}}
         rs = s0 + rs0
@@ -105,6 +105,11 @@ def {{.Fn}}(
 {{- end}}
     qmask = (rl[:, None] < L) & (rd[None, :] < DH)
     q = tl.load(q_base + rl[:, None] * q_sl + rd[None, :], mask=qmask, other=0.0).to(tl.float32) * scale
+{{- if .Half}}
+    # fp16/bf16 data: q is scaled and rounded to the data's dtype (PyTorch's q / sqrt(d)); both
+    # dots take operands of that dtype and accumulate in fp32, the scores stay fp32
+    q = q.to({{.Half}})
+{{- end}}
     m_i = tl.full((BLOCK_L,), -1.0e30, tl.float32)
     l_i = tl.zeros((BLOCK_L,), dtype=tl.float32)
     acc = tl.zeros((BLOCK_L, BLOCK_D), dtype=tl.float32)
@@ -117,7 +122,12 @@ def {{.Fn}}(
 {{- template "drop" .}}
         vv = tl.load(v_base + rs[:, None] * v_sl + rd[None, :],
                      mask=(rs[:, None] < S) & (rd[None, :] < DH), other=0.0)
+{{- if .Half}}
+        # the probabilities rounded to the data's dtype for the second dot, as PyTorch does
+        acc = acc * alpha[:, None] + tl.dot(p.to({{.Half}}), vv, input_precision=INPUT_PRECISION)
+{{- else}}
         acc = acc * alpha[:, None] + tl.dot(p, vv, input_precision=INPUT_PRECISION)
+{{- end}}
         m_i = m_new
     out = acc / l_i[:, None]
     tl.store(o_ptr + model * o_mstride + b * o_sb + h * DH + rl[:, None] * o_sl + rd[None, :], out, mask=qmask)

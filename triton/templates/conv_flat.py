@@ -23,7 +23,7 @@ Program (pixel tile x channel tile, sample x group, model); the fused epilogue
 [BLOCK_OC, BLOCK_P] before the single store.
 Data: Fn, Header, Epilogue []{Name, Load string} (loads addressed by bidx, oc_g, rp),
 EpilogueArgs, ExtraArgs []string, Body []string (statements from `acc` to `y`), TapMajor, PaddedStore,
-EvenK, Strided, Depthwise, QMask.
+EvenK, Strided, Depthwise, QMask, HalfProducts (depthwise on fp16/bf16 data).
 */ -}}
 import triton
 import triton.language as tl
@@ -72,7 +72,12 @@ def {{.Fn}}(
 {{- end}}
         a = tl.load(w_rows + kt, mask=ocmask, other=0.0)
         b = tl.load(x_rows + toff + q[None, :], mask=ocmask{{if .QMask}} & (q[None, :] < Q){{end}}, other=0.0)
+{{- if .HalfProducts}}
+        # fp16/bf16 data: a product of two half values would be rounded to their dtype
+        acc += a.to(tl.float32) * b.to(tl.float32)
+{{- else}}
         acc += a * b
+{{- end}}
 {{- else if .TapMajor}}
     # tap-major reduction: per tap one shift of the whole tile, channels along k; both tiles
     # are affine (weight [tap, OC, CG] rows, input planes x_cstride apart), read in place
