@@ -152,7 +152,7 @@ func TestHalfKernelsComputeInFP32(t *testing.T) {
 		}
 	}
 	for _, tmpl := range []string{"matmul.py", "mlp.py", "conv.py", "conv_rows.py", "conv_depthwise.py", "conv_flat.py", "conv_nd.py",
-		"attention.py", "rnn.py", "norm.py", "elementwise.py"} {
+		"attention.py", "rnn.py", "norm.py", "elementwise.py", "pool.py", "pool_rows.py"} {
 		if !families[tmpl] {
 			t.Errorf("no %s kernel in the half fixtures' plans: the check misses a family", tmpl)
 		}
@@ -185,11 +185,15 @@ func halfArithmetic(b *ir.Block) string {
 	return ""
 }
 
+// halfPTXArithmetic is PTX arithmetic rounding in fp16 or bf16.
+var halfPTXArithmetic = regexp.MustCompile(`\b(add|sub|mul|fma|div|neg|ex2|max|min)(\.\w+)*\.(f16|bf16)(x2)?\b`)
+
 // halfMMA is a tensor-core mma of fp16/bf16 operands; its accumulator type comes first.
 var halfMMA = regexp.MustCompile(`mma\.sync\.aligned\.m16n8k16\.row\.col\.(\w+)\.(f16|bf16)\.(f16|bf16)\.(\w+)`)
 
-// Every GPU kernel of the half fixtures' plans assembles with ptxas for sm_80 and sm_90, and its
-// tensor-core instructions accumulate in fp32 (the families whose tiles fill an mma use them).
+// Every GPU kernel of the half fixtures' plans assembles with ptxas for sm_80 and sm_90, its
+// tensor-core instructions accumulate in fp32 (the families whose tiles fill an mma use them)
+// and no instruction computes in fp16 or bf16.
 func TestHalfKernelsAssemblePTX(t *testing.T) {
 	if testing.Short() {
 		t.Skip("assembles every kernel of the half fixtures' plans; skipped with -short")
@@ -215,6 +219,9 @@ func TestHalfKernelsAssemblePTX(t *testing.T) {
 			a, err := comp.Compile(l.Kernel.Source, l.Spec(), ptx.Target{Arch: "sm_80"})
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
+			}
+			if m := halfPTXArithmetic.FindString(string(a.Payload)); m != "" {
+				t.Errorf("%s: %s rounds in a half dtype", name, m)
 			}
 			for _, m := range halfMMA.FindAllStringSubmatch(string(a.Payload), -1) {
 				withMMA[l.Kernel.Template] = true

@@ -1,5 +1,5 @@
 """Models of the dot families kept in float16 or bfloat16 (make_half_fixtures.py): every
-convolution path (1-d, 2-d, 3-d, strided, grouped, depthwise, pointwise), attention
+convolution path (1-d, 2-d, 3-d, strided, grouped, depthwise, pointwise) with pooling, attention
 (causal and masked), the recurrent layers and a fused MLP, with the element-wise and norm ops
 around them."""
 import torch
@@ -31,7 +31,8 @@ class HalfConvs(nn.Module):
         b = self.grouped(a)
         c = F.gelu(self.dw(b)) + b
         d = self.pw(c)
-        return self.c1(s).tanh(), self.dws(b), d, self.wide(a), self.c3(v)
+        pooled = F.max_pool2d(a, 2) + F.avg_pool2d(a, 2)
+        return self.c1(s).tanh(), self.dws(b), d, self.wide(a), self.c3(v), pooled, F.adaptive_avg_pool2d(c, 1)
 
 
 class HalfAttention(nn.Module):
