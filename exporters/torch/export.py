@@ -21,6 +21,7 @@ Needs only torch and numpy; works with torch 1.13 and 2.x.
 
 import argparse
 import builtins
+import copy
 import dis
 import glob
 import importlib.util
@@ -2675,12 +2676,57 @@ def _export(models, inputs, shared_input, out_dir, fwd_params, input_names, conc
     skips the reference outputs. train_batchnorm: BatchNorm modules normalise with their batch's
     statistics."""
     with _BatchNormTraining(models, train_batchnorm):
+        if _half_on_cpu(models, inputs):
+            return _export_half_as_fp32(models, inputs, shared_input, out_dir, fwd_params, input_names, concrete,
+                                        flag, train_batchnorm, dynamic)
         return _export_traced(models, inputs, shared_input, out_dir, fwd_params, input_names, concrete, flag,
                               train_batchnorm, dynamic)
 
 
+def _half_on_cpu(models, inputs):
+    """Whether a model or its inputs hold float16 tensors on the CPU, which has no float16
+    matmul, convolution or norm kernels in PyTorch 1.13."""
+    tensors = list(models[0].parameters()) + list(models[0].buffers()) + list(inputs.values())
+    return any(t.dtype == torch.float16 and t.device.type == "cpu" for t in tensors)
+
+
+def _export_half_as_fp32(models, inputs, shared_input, out_dir, fwd_params, input_names, concrete, flag,
+                         train_batchnorm, dynamic):
+    """_export of a float16 model on the CPU: its float32 copy (the same rounded weights and
+    inputs) is traced and run, as widejit computes float16 graphs (fp32 arithmetic on the fp16
+    values); the graph and the weights get float16 back and the expected outputs are the fp32
+    ones rounded to float16. A model whose floats are not all float16, or whose forward casts,
+    is refused: its fp32 copy would not compute what it does."""
+    root_name = type(models[0]).__name__
+    floats = {t.dtype for m in models for t in list(m.parameters()) + list(m.buffers()) if t.is_floating_point()}
+    floats |= {t.dtype for t in inputs.values() if t.is_floating_point()}
+    if floats != {torch.float16}:
+        raise ExportError("%s mixes float16 with %s; PyTorch's CPU has no float16 matmul or convolution, so a "
+                          "float16 model is exported as its float32 copy, which needs every float tensor in "
+                          "float16 (model.half() and float16 inputs)" % (
+                              root_name, ", ".join(sorted(_dtype_name(d) for d in floats - {torch.float16}))))
+    wide = []
+    for m in models:
+        c = copy.deepcopy(m).float()
+        c.train(m.training)
+        wide.append(c)
+    wide_in = {k: v.float() if v.dtype == torch.float16 else v for k, v in inputs.items()}
+    graph, weights = _export_traced(wide, wide_in, shared_input, None, fwd_params, input_names, concrete, flag,
+                                    train_batchnorm, dynamic, half_copy=True)
+    for entry in graph["inputs"] + graph["params"]:
+        if entry["dtype"] == "float32":
+            entry["dtype"] = "float16"
+    weights = {k: v.half() if v.dtype == torch.float32 else v for k, v in weights.items()}
+    if out_dir is None:
+        return graph, weights
+    expected = _reference_outputs(wide, wide_in, shared_input, input_names, graph["outputs"])
+    _write_export(out_dir, graph, weights, inputs,
+                  {k: v.half() if v.dtype == torch.float32 else v for k, v in expected.items()})
+    return graph, weights
+
+
 def _export_traced(models, inputs, shared_input, out_dir, fwd_params, input_names, concrete, flag, train_batchnorm,
-                   dynamic=None):
+                   dynamic=None, half_copy=False):
     root_name = type(models[0]).__name__
     n = len(models)
     dynamic = _check_dynamic(dynamic, inputs, shared_input, flag)
@@ -2713,6 +2759,14 @@ def _export_traced(models, inputs, shared_input, out_dir, fwd_params, input_name
             gm.graph.erase_node(nd)
     gm.graph.eliminate_dead_code()  # also drops e.g. the unused half of `out, _ = self.rnn(x)`
     gm.recompile()
+    if half_copy:  # _export_half_as_fp32: a cast in the fp32 copy would not cast what the model casts
+        for nd in gm.graph.nodes:
+            if nd.op == "call_method" and nd.target in _CAST_METHODS:
+                line = _user_line(getattr(nd, "stack_trace", None))
+                raise ExportError("%s is float16 and its forward casts (Tensor.%s%s); PyTorch's CPU has no float16 "
+                                  "matmul or convolution, so widejit exports a float16 model as its float32 copy, "
+                                  "where the cast would mean something else: export the model in bfloat16 or "
+                                  "float32" % (root_name, nd.target, " at " + line if line else ""))
 
     recorder = _Recorder(gm)
     with torch.no_grad():
@@ -2782,24 +2836,32 @@ def _export_traced(models, inputs, shared_input, out_dir, fwd_params, input_name
     if out_dir is None:
         return graph, weights
 
-    # Reference outputs: every model on its own inputs, one by one.
+    _write_export(out_dir, graph, weights, inputs,
+                  _reference_outputs(models, inputs, shared_input, input_names, output_names))
+    return graph, weights
+
+
+def _reference_outputs(models, inputs, shared_input, input_names, output_names):
+    """Every model on its own inputs, one by one: the outputs stacked [N, ...] by name."""
     expected = [[] for _ in output_names]
     with torch.no_grad():
         for i, m in enumerate(models):
-            flat = _flatten_values(_call(m, input_names, model_inputs(i)), keep_none=False)
+            feed = [inputs[name] if shared_input else inputs[name][i] for name in input_names]
+            flat = _flatten_values(_call(m, input_names, feed), keep_none=False)
             if len(flat) != len(output_names):
                 raise ExportError("model %d returned %d tensors, the graph has %d outputs" % (i, len(flat), len(output_names)))
             for k, t in enumerate(flat):
                 expected[k].append(t.detach().cpu())
+    return {name: torch.stack(ts) for name, ts in zip(output_names, expected)}
 
+
+def _write_export(out_dir, graph, weights, inputs, expected):
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "graph.json"), "w") as f:
         f.write(_dump_json(graph))
     safetensors_io.write(os.path.join(out_dir, "weights.safetensors"), weights)
     safetensors_io.write(os.path.join(out_dir, "inputs.safetensors"), inputs)
-    safetensors_io.write(os.path.join(out_dir, "expected.safetensors"),
-                         {name: torch.stack(ts) for name, ts in zip(output_names, expected)})
-    return graph, weights
+    safetensors_io.write(os.path.join(out_dir, "expected.safetensors"), expected)
 
 
 def parse_dynamic_args(args):
