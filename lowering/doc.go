@@ -71,6 +71,11 @@
 //     for all N models, then one rnn.py launch runs the time loop inside the kernel.
 //   - Identities (eval dropout, identity, contiguous, a taken tuple element) pass fusion on,
 //     so a residual add after attention or an MLP fuses into the producing kernel.
+//   - float16 and bfloat16 data (precision.go): every family takes it, on GPU and CPU plans
+//     alike; dots take operands of the data's dtype and accumulate in fp32, everything else
+//     computes in fp32 on the loaded values, and values are rounded to the dtype where a
+//     kernel stores them and where a dot takes them (the fused MLP's hidden tile, attention's
+//     probabilities). --float32-matmul-precision governs fp32 dots only.
 //
 // Primitive families are one file each (elementwise.go, linear.go, norm.go, reduce.go,
 // embedding.go, shape.go, expand.go, pad.go, conv.go, conv_nd.go, pool.go, attention.go, rnn.go,

@@ -113,11 +113,12 @@ func lowerLinear(l *lowerer, n *graph.Node) error {
 	return nil
 }
 
-// mlpCompatible: the first Linear of a fusable pair reads rows with unit stride, its epilogue
-// is element-wise on its own value plus per-column vectors (bias), draws no random numbers,
-// and both weight matrices of one model fit in cache.
+// mlpCompatible: the first Linear of a fusable pair reads rows with unit stride, its data and
+// both weights have one dtype (float32, float16 or bfloat16), its epilogue is element-wise on
+// its own value plus per-column vectors (bias), draws no random numbers, and both weight
+// matrices of one model fit in cache.
 func (g *matmulGroup) mlpCompatible(l *lowerer, w2 View) bool {
-	d := g.a.DType // float32, or float16/bfloat16 throughout: the hidden tile is rounded to it
+	d := g.a.DType
 	if g.aSK != 1 || dotDType(d) != nil || g.out.DType != d || g.weight.DType != d || w2.DType != d {
 		return false
 	}
