@@ -100,6 +100,11 @@ func TestHalfModelsExportInTheirDtype(t *testing.T) {
 			}
 		}
 		checkLoaderAgrees(t, filepath.Join(dir, "graph.json")) // expected outputs in the dtype too
+		// reference.py runs the graph as written (float16: in fp32 on its values, as the export)
+		if code, stdout, stderr := runPy(t, nil, "exporters/torch/reference.py", filepath.Join(dir, "graph.json"),
+			"--rtol", "1e-2", "--atol", "1e-2"); code != 0 || !strings.Contains(stdout, ": ok (") {
+			t.Errorf("%s: reference.py: exit %d: %s%s", c.dir, code, stdout, stderr)
+		}
 	}
 	for _, want := range []string{
 		"casts: Casts is float16 and its forward casts (Tensor.float at ",

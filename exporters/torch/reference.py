@@ -6,7 +6,8 @@
 It reads ONLY the graph directory (graph.json, weights, inputs, expected), runs the graph once
 per model with torch.nn.functional, one model at a time, and compares with expected.safetensors.
 It never looks at the fx trace, so an export whose op names, attrs or param roles lose meaning
-fails here.
+fails here. A float16 graph runs in fp32 on its float16 values, its outputs rounded to float16,
+as export.py computes a float16 model's on the CPU.
 """
 
 import argparse
@@ -308,12 +309,20 @@ def check(graph_path, rtol=1e-5, atol=1e-5):
             raise GraphCheckError("input %r has shape %s, expected %s" % (spec["name"], list(inputs[spec["name"]].shape), want))
     if set(expected) != set(graph["outputs"]):
         raise GraphCheckError("expected outputs %s, graph outputs %s" % (sorted(expected), graph["outputs"]))
+    # PyTorch's CPU has no float16 matmul or convolution: a float16 graph runs in fp32 on its
+    # float16 values, its outputs rounded to float16 (as export.py computes a float16 model's)
+    half = any(t.dtype == torch.float16 for t in list(weights.values()) + list(inputs.values()))
+    if half:
+        weights = {k: v.float() if v.dtype == torch.float16 else v for k, v in weights.items()}
+        inputs = {k: v.float() if v.dtype == torch.float16 else v for k, v in inputs.items()}
     worst = 0.0
     with torch.no_grad():
         for i in range(n):
             outs = run_graph(graph, weights, inputs, i)
             for name, got in zip(graph["outputs"], outs):
                 want = expected[name][i]
+                if half and want.dtype == torch.float16:
+                    got = got.half()
                 if got.shape != want.shape:
                     raise GraphCheckError("model %d output %r has shape %s, expected %s" % (i, name, list(got.shape), list(want.shape)))
                 err = (got.double() - want.double()).abs().max().item() if got.numel() else 0.0
