@@ -50,12 +50,17 @@ done
 echo "== fixtures: every PyTorch fixture of the Go tests (lowering/testdata) on cuda vs its expected outputs"
 # The fixtures the CPU backend is tested on (TestCPUFixtures, TestConvFixtures, ...): fp32 at the
 # examples' tolerances, bf16 at PyTorch's own (rtol 1.6e-2); the fp16 ones of half/ (expected:
-# fp32 on the rounded values) at 1e-3, about two fp16 roundings.
+# fp32 on the rounded values, rounded to fp16) at 2e-3: the reference's rounding, widejit's,
+# and those of the intermediates (lowering's TestHalfFixtures* derive theirs from the
+# reduction length).
 for dir in lowering/testdata/*/*/; do
   [ -f "$dir/expected.safetensors" ] || continue
   name=${dir#lowering/testdata/}; name=${name%/}
   rtol=1e-3
-  case $name in *bf16* | *bfloat16*) rtol=1.6e-2 ;; esac
+  case $name in
+    *bf16* | *bfloat16*) rtol=1.6e-2 ;;
+    *float16*) rtol=2e-3 ;;
+  esac
   log="$WORK/fixture.${name//\//.}.log"
   if "$WJ" run "$dir/graph.json" --inputs "$dir/inputs.safetensors" --device cuda \
        --check "$dir/expected.safetensors" --rtol "$rtol" --atol 1e-5 >"$log" 2>&1; then
