@@ -2,6 +2,7 @@ package torch_test
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -113,5 +114,29 @@ func TestHalfModelsExportInTheirDtype(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("want %q in:\n%s", want, stdout)
 		}
+	}
+}
+
+// TestHalfFixturesReproducible re-exports lowering's fp16 and bf16 fixtures and requires the
+// committed graph, weights and inputs to be what the exporter makes today, byte for byte, and
+// the Go loader to infer the expected outputs' dtypes.
+func TestHalfFixturesReproducible(t *testing.T) {
+	out, _ := regenerate(t, "lowering/testdata/make_half_fixtures.py")
+	committed, _ := filepath.Glob(filepath.Join(repoRoot, "lowering", "testdata", "half", "*", "graph.json"))
+	if len(committed) != 8 {
+		t.Fatalf("lowering/testdata/half holds %d fixtures, want the 8 of make_half_fixtures.py", len(committed))
+	}
+	for _, g := range committed {
+		dir := filepath.Dir(g)
+		name := filepath.Base(dir)
+		for _, file := range []string{"graph.json", "weights.safetensors", "inputs.safetensors"} {
+			want, err1 := os.ReadFile(filepath.Join(dir, file))
+			got, err2 := os.ReadFile(filepath.Join(out, name, file))
+			if err1 != nil || err2 != nil || !bytes.Equal(got, want) {
+				t.Errorf("lowering/testdata/half/%s/%s differs from a fresh export (%v %v); regenerate with "+
+					"/usr/bin/python3 lowering/testdata/make_half_fixtures.py", name, file, err1, err2)
+			}
+		}
+		checkLoaderAgrees(t, filepath.Join(out, name, "graph.json"))
 	}
 }
