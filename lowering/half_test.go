@@ -19,7 +19,7 @@ import (
 )
 
 // The fp16 and bf16 fixtures (testdata/half, made by make_half_fixtures.py): every convolution
-// path, attention (causal and key-padding masked, with weights), LSTM/GRU/RNN and a fused MLP,
+// path (transposed ones in fp16 only), pooling, attention (causal and key-padding masked, with weights), LSTM/GRU/RNN and a fused MLP,
 // with the element-wise and norm ops around them, in each half dtype.
 //
 // bfloat16: expected.safetensors holds PyTorch's own bf16 outputs (its CPU runs these ops in
@@ -33,10 +33,11 @@ import (
 // read: each of a dot's K operands off by up to u of its size, random in sign, about
 // u * sqrt(K) of the output's scale. halfReduction is each fixture's longest reduction K.
 var halfReduction = map[string]int{
-	"convs":     200, // the 5x5 convolution over 8 channels
-	"attention": 16,  // the projections over d = 16
-	"recurrent": 10,  // the LSTM's hidden state
-	"mlp":       67,  // the MLP's hidden layer
+	"convs":      200, // the 5x5 convolution over 8 channels
+	"attention":  16,  // the projections over d = 16
+	"recurrent":  10,  // the LSTM's hidden state
+	"mlp":        67,  // the MLP's hidden layer
+	"transposed": 45,  // ConvTranspose2d: 5 channels x 9 taps (float16 only)
 }
 
 // checkHalfOutputs compares outs with the fixture dir's expected outputs (see above).
@@ -67,8 +68,8 @@ func checkHalfOutputs(t *testing.T, dir string, outs map[string]*safetensors.Ten
 
 func halfFixtures(t *testing.T) []string {
 	dirs, _ := filepath.Glob("testdata/half/*_n3")
-	if len(dirs) != 2*len(halfReduction) {
-		t.Fatalf("%d half fixtures, want %d: run /usr/bin/python3 lowering/testdata/make_half_fixtures.py", len(dirs), 2*len(halfReduction))
+	if len(dirs) != 2*len(halfReduction)-1 {
+		t.Fatalf("%d half fixtures, want %d: run /usr/bin/python3 lowering/testdata/make_half_fixtures.py", len(dirs), 2*len(halfReduction)-1)
 	}
 	return dirs
 }

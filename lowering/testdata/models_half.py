@@ -73,3 +73,16 @@ class HalfMLP(nn.Module):
 
     def forward(self, x):
         return self.ln(x + self.fc2(F.gelu(self.fc1(x))))
+
+
+class HalfTransposed(nn.Module):
+    """Transposed convolutions (conv_nd.py), float16 only: PyTorch 1.13's CPU cannot run a
+    bf16 ConvTranspose2d (it checks the weight's channels the wrong way round)."""
+
+    def __init__(self):
+        super().__init__()
+        self.up2 = nn.ConvTranspose2d(5, 4, 3, stride=2, padding=1, output_padding=1)
+        self.up1 = nn.ConvTranspose1d(6, 3, 4, stride=2, groups=3)
+
+    def forward(self, x, s):
+        return F.relu(self.up2(x)), self.up1(s)
