@@ -80,10 +80,11 @@ func (a LaunchArg) String() string {
 
 // KernelSource is one rendered kernel and its specialization.
 type KernelSource struct {
-	Template string // e.g. "matmul.py"
-	Source   jit.Source
-	Consts   map[string]any
-	NumWarps int
+	Template  string // e.g. "matmul.py"
+	Source    jit.Source
+	Consts    map[string]any
+	NumWarps  int
+	NumStages int // 0: the backend's default
 }
 
 // Launch is one step of a plan: a kernel over a grid for all models (batched, fused) or for
@@ -100,7 +101,7 @@ type Launch struct {
 	Reason    string
 	// Candidates lists the strategies that were considered.
 	Candidates []string
-	// Tunables are the kernel's tile sizes and num_warps as chosen (nil when its family has
+	// Tunables are the kernel's tile sizes, num_warps and (pipelined dots) num_stages as chosen (nil when its family has
 	// none); TunablesID names them as in candidate ids, e.g. "bm32-bn64-bk32-w4".
 	Tunables   Tunables
 	TunablesID string
@@ -134,7 +135,7 @@ func (l *Launch) Spec() jit.Spec {
 	}
 	sort.Strings(align)
 	sort.Strings(ones)
-	return jit.Spec{Sig: sig, Consts: l.Kernel.Consts, NumWarps: l.Kernel.NumWarps, Align16: align, EqualTo1: ones}
+	return jit.Spec{Sig: sig, Consts: l.Kernel.Consts, NumWarps: l.Kernel.NumWarps, NumStages: l.Kernel.NumStages, Align16: align, EqualTo1: ones}
 }
 
 // aligned16 reports whether every launch passes a multiple of 16 here: for a pointer, its

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/lowering"
 )
@@ -98,14 +97,7 @@ func checkGEMMMainLoop(t *testing.T, dtype, precision, sass string, minCeiling f
 	if err != nil {
 		t.Skip(err.Error())
 	}
-	g, err := graph.Parse("linear.json", []byte(`{"format": "widejit.graph/v1", "n": 1,
-  "inputs": [{"name": "x", "shape": [4096, 4096], "dtype": "`+dtype+`", "per_model": true}],
-  "params": [{"name": "w", "shape": [4096, 4096], "dtype": "`+dtype+`"}],
-  "nodes": [{"name": "fc", "op": "linear", "inputs": ["x"], "params": {"weight": "w"}, "attrs": {"in_features": 4096, "out_features": 4096, "bias": false}}],
-  "outputs": ["fc"], "init": {"seed": 1}}`), graph.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := linearGraph(t, dtype, 4096, 4096, 4096, 1)
 	plan, err := lowering.Lower(g, lowering.Options{Float32MatmulPrecision: precision})
 	if err != nil {
 		t.Fatal(err)

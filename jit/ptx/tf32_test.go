@@ -26,6 +26,21 @@ func tf32RoundNearest(x float32) float64 {
 	return float64(math.Float32frombits((math.Float32bits(x) + 0x1000) &^ 0x1fff))
 }
 
+// linearGraph is one model's bias-free Linear y = x W^T of dtype, x [m, k], W [n, k] drawn
+// from seed.
+func linearGraph(t *testing.T, dtype string, m, k, n, seed int) *graph.Graph {
+	t.Helper()
+	g, err := graph.Parse("linear.json", []byte(fmt.Sprintf(`{"format": "widejit.graph/v1", "n": 1,
+  "inputs": [{"name": "x", "shape": [%d, %d], "dtype": "%s", "per_model": true}],
+  "params": [{"name": "w", "shape": [%d, %d], "dtype": "%s"}],
+  "nodes": [{"name": "fc", "op": "linear", "inputs": ["x"], "params": {"weight": "w"}, "attrs": {"in_features": %d, "out_features": %d, "bias": false}}],
+  "outputs": ["fc"], "init": {"seed": %d}}`, m, k, dtype, n, k, dtype, k, n, seed)), graph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
 // TestTF32LinearOddSizesOnEmulatedPTX runs the Linear GEMM that lowering plans at
 // --float32-matmul-precision high, at sizes no tile divides (masked rows, columns and K
 // tail), through the PTX backend on the emulator: the K loop is the cp.async pipeline on
@@ -37,14 +52,7 @@ func tf32RoundNearest(x float32) float64 {
 // from either.
 func TestTF32LinearOddSizesOnEmulatedPTX(t *testing.T) {
 	const m, k, n = 77, 100, 72
-	g, err := graph.Parse("linear.json", []byte(fmt.Sprintf(`{"format": "widejit.graph/v1", "n": 1,
-  "inputs": [{"name": "x", "shape": [%d, %d], "dtype": "float32", "per_model": true}],
-  "params": [{"name": "w", "shape": [%d, %d], "dtype": "float32"}],
-  "nodes": [{"name": "fc", "op": "linear", "inputs": ["x"], "params": {"weight": "w"}, "attrs": {"in_features": %d, "out_features": %d, "bias": false}}],
-  "outputs": ["fc"], "init": {"seed": 3}}`, m, k, n, k, k, n)), graph.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := linearGraph(t, "float32", m, k, n, 3)
 	plan, err := lowering.Lower(g, lowering.Options{Float32MatmulPrecision: lowering.PrecisionHigh})
 	if err != nil {
 		t.Fatal(err)
