@@ -85,8 +85,9 @@
 //
 // A load read only by a dot is copied from global to shared memory by the dot with cp.async
 // (async.go) instead of through registers. A K loop whose accumulator stays in registers and
-// whose dot operands are both such copies (fp16, bf16 or TF32) is software-pipelined num_stages deep (the launch's
-// num_stages constexpr, 3 by default, fewer where the ring would pass 48 KiB of shared
+// whose dot operands are both such copies (fp16, bf16 or TF32) is software-pipelined num_stages
+// deep (jit.Spec.NumStages, a tunable of the lowering's GEMM kernels; else the kernel's
+// num_stages constexpr; else 3, Triton's default; fewer where the ring would pass 48 KiB of shared
 // memory; pipeline.go): a ring of staging buffers, cp.async.commit_group per step and
 // cp.async.wait_group, one barrier per step.
 //
