@@ -53,6 +53,9 @@ func TestAnalyzeSASS(t *testing.T) {
 	if rep.Whole.Instrs != 12 || rep.Whole.STG != 1 || rep.Whole.Vector128 != 1 {
 		t.Errorf("whole kernel %+v: want 12 instructions, one 16-byte STG", rep.Whole)
 	}
+	if c := countSASS([]SASSInstr{{Guard: "@!PT", Opcode: "LDS"}, {Guard: "@P0", Opcode: "LDS"}}); c.Instrs != 2 || c.LDS != 1 {
+		t.Errorf("%+v: want both issued, and only the @P0 one a shared load (@!PT never executes)", c)
+	}
 	tf := SASSCounts{Instrs: 8, Tensor: 1, TF32: 1, TensorFLOPs: 2048, FLOPsPerIns: 256}
 	if got := IssueCeiling(tf); got != 0.5 {
 		t.Errorf("TF32 ceiling %v, want 256/512", got)
@@ -86,8 +89,9 @@ func TestTF32GEMMMainLoopSASS(t *testing.T) {
 
 // checkGEMMMainLoop assembles the 4096^3 Linear of dtype at precision for sass (sm_90a: the
 // sm_90 PTX) and checks its K loop: a cp.async pipeline feeding tensor cores (all TF32 at
-// high) through ldmatrix, at most one barrier per 8 MMAs, no spills, and an issue-bound
-// ceiling of at least minCeiling.
+// high) through ldmatrix, no other shared-memory access (no index, mask or pointer tile
+// round-trips it), at most one barrier per 8 MMAs, no spills, and an issue-bound ceiling of
+// at least minCeiling.
 func checkGEMMMainLoop(t *testing.T, dtype, precision, sass string, minCeiling float64) {
 	ptxas, err := FindCUDA12Tool(".", "ptxas")
 	if err != nil {
@@ -141,6 +145,9 @@ func checkGEMMMainLoop(t *testing.T, dtype, precision, sass string, minCeiling f
 	}
 	if 8*k.Barriers > k.Tensor {
 		t.Errorf("%d barriers for %d MMAs, want at most one per 8", k.Barriers, k.Tensor)
+	}
+	if k.LDS+k.STS != 0 {
+		t.Errorf("%d LDS and %d STS in the K loop: want shared memory touched only by cp.async and ldmatrix", k.LDS, k.STS)
 	}
 	if asm.SpillStores+asm.SpillLoads != 0 {
 		t.Errorf("%d bytes of spills", asm.SpillStores+asm.SpillLoads)
