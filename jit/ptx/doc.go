@@ -92,7 +92,8 @@
 // cp.async.wait_group, one barrier per step.
 //
 // Not yet done: tl.device_print (rejected with a clear error); swizzled shared layouts;
-// layouts as Triton has them (rematerialization covers index-only broadcasts), wgmma on sm_90a.
+// layouts as Triton has them (rematerialization covers index-only broadcasts;
+// docs/gpu-layouts.md says which layout each tile value gets), wgmma on sm_90a.
 //
 // Tests: every test kernel and every kernel of the examples' plans is assembled with ptxas
 // for sm_80 and sm_90; golden PTX for three small kernels; and a PTX emulator (package
