@@ -260,6 +260,16 @@ func (p *Plan) String() string {
 		if len(l.Kernel.Consts) > 0 {
 			fmt.Fprintf(&sb, "      consts: %s\n", formatConsts(l.Kernel.Consts))
 		}
+		var opts []string // Triton's launch options, where not the defaults
+		if w := l.Kernel.NumWarps; w != 0 {
+			opts = append(opts, fmt.Sprintf("num_warps=%d", w))
+		}
+		if s := l.Kernel.NumStages; s != 0 {
+			opts = append(opts, fmt.Sprintf("num_stages=%d", s))
+		}
+		if len(opts) > 0 {
+			fmt.Fprintf(&sb, "      launch options: %s\n", strings.Join(opts, " "))
+		}
 	}
 	sb.WriteString("outputs:\n")
 	for _, o := range p.Outputs {
@@ -460,6 +470,9 @@ type launchJSON struct {
 	Args      []argJSON      `json:"args"`
 	// Prepare: run once after the weights are uploaded, not on every run.
 	Prepare bool `json:"prepare,omitempty"`
+	// NumWarps and NumStages: Triton's launch options, when not the defaults (4 and 3).
+	NumWarps  int `json:"num_warps,omitempty"`
+	NumStages int `json:"num_stages,omitempty"`
 }
 
 type argJSON struct {
@@ -488,7 +501,8 @@ func (p *Plan) JSON() ([]byte, error) {
 	}
 	for _, l := range p.Launches {
 		lj := launchJSON{Index: l.Index, File: l.Kernel.Source.File, Fn: l.Kernel.Source.Fn, Template: l.Kernel.Template,
-			Consts: l.Kernel.Consts, Grid: l.Grid, ModelAxis: l.ModelAxis, Strategy: l.Strategy, Reason: l.Reason, Nodes: l.Nodes, Prepare: l.Prepare}
+			Consts: l.Kernel.Consts, Grid: l.Grid, ModelAxis: l.ModelAxis, Strategy: l.Strategy, Reason: l.Reason, Nodes: l.Nodes, Prepare: l.Prepare,
+			NumWarps: l.Kernel.NumWarps, NumStages: l.Kernel.NumStages}
 		for _, a := range l.Args {
 			aj := argJSON{Name: a.Name}
 			switch a.Kind {

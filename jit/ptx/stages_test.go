@@ -33,9 +33,9 @@ func (c stagesChooser) Choose(p autotune.Problem, cands []autotune.Candidate) (l
 // The lowering's num_stages tunable reaches the PTX: an fp16 Linear at sizes no tile divides,
 // planned with 2, 3 (built in) and 4 stages, gives three different kernels (cp.async.wait_group
 // 0, 1, 2: the copies run 1, 2, 3 steps ahead), named by their tunables in the plan's
-// explanation, whose outputs on the emulator are the same bits (the depth changes when
-// operands arrive, not the arithmetic) and the product of the fp16 inputs within fp32
-// accumulation's error.
+// explanation (and, for 2 and 4, in plan.json), whose outputs on the emulator are the same
+// bits (the depth changes when operands arrive, not the arithmetic) and the product of the
+// fp16 inputs within fp32 accumulation's error.
 func TestNumStagesTunablePTX(t *testing.T) {
 	// K = 80: 16-byte rows (cp.async copies fp16 operands 16 bytes at a time), a K tail
 	const m, k, n = 77, 80, 72
@@ -66,6 +66,13 @@ func TestNumStagesTunablePTX(t *testing.T) {
 		}
 		if ex, want := lowering.Explain(plan), fmt.Sprintf("-s%d (", stages); !strings.Contains(ex, want) || !strings.Contains(ex, fmt.Sprintf("num_stages=%d", stages)) {
 			t.Errorf("num_stages %d: the explanation does not show it:\n%s", stages, ex)
+		}
+		js, err := plan.JSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if inJSON, want := strings.Contains(string(js), fmt.Sprintf(`"num_stages": %d`, stages)), stages != 3; inJSON != want {
+			t.Errorf("num_stages %d: in plan.json %v, want %v (only a depth other than the default)", stages, inJSON, want)
 		}
 		a, err := jit.NewCompiler(jit.CompilerOptions{}).Compile(l.Kernel.Source, l.Spec(), Target{Arch: "sm_80"})
 		if err != nil {
