@@ -20,7 +20,7 @@ import (
 // group is emitted; emitters read their block sizes from it (chosenTunables) and compute
 // their grids from them.
 
-// Tunables maps a kernel's tunable names (its constexprs, e.g. BLOCK_M, and num_warps) to
+// Tunables maps a kernel's tunable names (its constexprs, e.g. BLOCK_M, num_warps, num_stages) to
 // values. Candidate.Params carries them to the tuner and plugins.
 type Tunables map[string]int
 
