@@ -41,18 +41,41 @@ func linearGraph(t *testing.T, dtype string, m, k, n, seed int) *graph.Graph {
 	return g
 }
 
-// TestTF32LinearOddSizesOnEmulatedPTX runs the Linear GEMM that lowering plans at
+// TestTF32GEMMOddSizesOnEmulatedPTX runs the GEMMs that lowering plans at
 // --float32-matmul-precision high, at sizes no tile divides (masked rows, columns and K
-// tail), through the PTX backend on the emulator: the K loop is the cp.async pipeline on
-// TF32 tensor cores, its operands passed to mma.sync as they stand in memory (no cvt.rna).
-// The reference is computed here in float64 from the operands truncated to TF32, so the only
-// difference left is the fp32 accumulation: |error| <= K * 2^-23 * sum|a||b| (a generous
-// bound on fp32 summation of K terms). The same outputs must be further than that from the
-// exact product and from operands rounded to nearest, or the test could not tell truncation
-// from either.
-func TestTF32LinearOddSizesOnEmulatedPTX(t *testing.T) {
+// tail), through the PTX backend on the emulator: a Linear (its weight staged as B^T and read
+// with ldmatrix) and a matmul by a [K, N] parameter (B read element by element). Each K loop
+// is the cp.async pipeline on TF32 tensor cores, its operands passed to mma.sync as they
+// stand in memory (no cvt.rna). The reference is computed here in float64 from the operands
+// truncated to TF32, so the only difference left is the fp32 accumulation: |error| <= K *
+// 2^-23 * sum|a||b| (a generous bound on fp32 summation of K terms). The same outputs must be
+// further than that from the exact product and from operands rounded to nearest, or the test
+// could not tell truncation from either.
+func TestTF32GEMMOddSizesOnEmulatedPTX(t *testing.T) {
 	const m, k, n = 77, 100, 72
-	g := linearGraph(t, "float32", m, k, n, 3)
+	matmul, err := graph.Parse("matmul.json", []byte(fmt.Sprintf(`{"format": "widejit.graph/v1", "n": 1,
+  "inputs": [{"name": "x", "shape": [%d, %d], "dtype": "float32", "per_model": true}],
+  "params": [{"name": "w", "shape": [%d, %d], "dtype": "float32"}],
+  "nodes": [{"name": "fc", "op": "matmul", "inputs": ["x", "w"]}],
+  "outputs": ["fc"], "init": {"seed": 3}}`, m, k, k, n)), graph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		g      *graph.Graph
+		weight func(ws []float32, kk, j int) float32
+	}{
+		{"linear", linearGraph(t, "float32", m, k, n, 3), func(ws []float32, kk, j int) float32 { return ws[j*k+kk] }},
+		{"matmul", matmul, func(ws []float32, kk, j int) float32 { return ws[kk*n+j] }},
+	} {
+		t.Run(tc.name, func(t *testing.T) { checkTF32GEMM(t, tc.g, m, k, n, tc.weight) })
+	}
+}
+
+// checkTF32GEMM checks the one-GEMM plan of g (x [m, k] times the parameter w, whose element
+// (kk, j) of B weight gives) as TestTF32GEMMOddSizesOnEmulatedPTX says.
+func checkTF32GEMM(t *testing.T, g *graph.Graph, m, k, n int, weight func(ws []float32, kk, j int) float32) {
 	plan, err := lowering.Lower(g, lowering.Options{Float32MatmulPrecision: lowering.PrecisionHigh})
 	if err != nil {
 		t.Fatal(err)
@@ -105,13 +128,13 @@ func TestTF32LinearOddSizesOnEmulatedPTX(t *testing.T) {
 		for j := range n {
 			var trunc, exact, nearest, mag float64
 			for kk := range k {
-				x, w := xs[i*k+kk], ws[j*k+kk]
+				x, w := xs[i*k+kk], weight(ws, kk, j)
 				trunc += tf32Trunc(x) * tf32Trunc(w)
 				exact += float64(x) * float64(w)
 				nearest += tf32RoundNearest(x) * tf32RoundNearest(w)
 				mag += math.Abs(tf32Trunc(x) * tf32Trunc(w))
 			}
-			bound := k*0x1p-23*mag + 1e-30
+			bound := float64(k)*0x1p-23*mag + 1e-30
 			y := float64(got[i*n+j])
 			worst = math.Max(worst, math.Abs(y-trunc)/bound)
 			fromExact = math.Max(fromExact, math.Abs(y-exact)/bound)
