@@ -105,7 +105,8 @@ func Backends() []string { return device.Names() }
 // WithFloat32MatmulPrecision sets the precision of fp32 products in every matmul-like kernel
 // (Linear, matmul, fused MLP, convolutions, attention, recurrent layers) on a GPU, as
 // torch.set_float32_matmul_precision spells it: "highest" (the default: IEEE fp32), "high"
-// (TF32 tensor cores) or "medium" (operands rounded to bf16, fp32 accumulation). The CPU
+// (TF32 tensor cores, each operand truncated to 10 mantissa bits as Triton's kernels do;
+// cuBLAS rounds to nearest) or "medium" (operands rounded to bf16, fp32 accumulation). The CPU
 // always computes IEEE fp32 and warns (WithWarnings) when another precision is asked for.
 func WithFloat32MatmulPrecision(p string) Option {
 	return func(s *settings) { s.Float32MatmulPrecision = p }

@@ -32,6 +32,10 @@ type Spec struct {
 	EqualTo1 []string
 	// NumWarps is the launch's warp count on GPUs (0 means 4). The CPU backend ignores it.
 	NumWarps int
+	// NumStages is the depth of a K loop's software pipeline on GPUs, Triton's launch option
+	// num_stages (0: the kernel's num_stages constexpr where it has one, else the backend's
+	// default, Triton's 3). The CPU backend ignores it.
+	NumStages int
 }
 
 // Artifact is the compiled form of one specialized kernel for one target: what the kernel

@@ -14,7 +14,11 @@ const CodegenFormat = 1
 // Key is the cache key of src specialized by spec for t: every input that changes the
 // artifact, encoded canonically by cache.KeyBuilder.
 func (c *Compiler) Key(src Source, spec Spec, t Target) (cache.Key, error) {
-	return cache.NewKey(cache.KindKernel).
+	b := cache.NewKey(cache.KindKernel)
+	if spec.NumStages != 0 { // absent when unset, so the keys of earlier kernels stay valid
+		b.Int("num_stages", int64(spec.NumStages))
+	}
+	return b.
 		String("kernel_text", src.Text).
 		String("fn", src.Fn).
 		Strings("signature", sortedPairs(spec.Sig, func(v string) string { return v })).

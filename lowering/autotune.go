@@ -22,7 +22,7 @@ import (
 // index of a question in that order.
 //
 // The candidates are what lowering offers: fused or not, and for each group batched or
-// sequential, times the kernel's tunables (tile sizes, num_warps) where its family has them
+// sequential, times the kernel's tunables (tile sizes, num_warps, num_stages) where its family has them
 // (ids like "batched/bm32-bn64-bk32-w4", values in Params; see strategyCandidates).
 type AutotuneChooser struct {
 	Tuner *autotune.Tuner

@@ -130,6 +130,7 @@ func (l *lowerer) decideFusion(chain []string, out View, ops []string, op string
 func (l *lowerer) chooseStrategy(gr group) (strategy, reason string, err error) {
 	b := gr.base()
 	b.cpu, b.cores, b.models = l.opts.Device.Caps.HostThreads, max(l.opts.Device.Cores, 1), l.n
+	b.precision = l.opts.inputPrecision()
 	if l.opts.ModelMajor {
 		b.models = 1
 	}
@@ -169,7 +170,7 @@ func (l *lowerer) applyStrategy(gr group, ln *Launch, strategy, reason string) {
 		if space, ok := tg.tunables(); ok {
 			ln.Tunables = chosenTunables(tg)
 			ln.TunablesID = space.id(ln.Tunables)
-			applyNumWarps(ln.Kernel, ln.Tunables)
+			applyGPUTunables(ln.Kernel, ln.Tunables)
 		}
 	}
 	if strategy == Batched && len(b.nodes) > 1 {

@@ -80,10 +80,11 @@ func (a LaunchArg) String() string {
 
 // KernelSource is one rendered kernel and its specialization.
 type KernelSource struct {
-	Template string // e.g. "matmul.py"
-	Source   jit.Source
-	Consts   map[string]any
-	NumWarps int
+	Template  string // e.g. "matmul.py"
+	Source    jit.Source
+	Consts    map[string]any
+	NumWarps  int
+	NumStages int // 0: the backend's default
 }
 
 // Launch is one step of a plan: a kernel over a grid for all models (batched, fused) or for
@@ -100,7 +101,7 @@ type Launch struct {
 	Reason    string
 	// Candidates lists the strategies that were considered.
 	Candidates []string
-	// Tunables are the kernel's tile sizes and num_warps as chosen (nil when its family has
+	// Tunables are the kernel's tile sizes, num_warps and (pipelined dots) num_stages as chosen (nil when its family has
 	// none); TunablesID names them as in candidate ids, e.g. "bm32-bn64-bk32-w4".
 	Tunables   Tunables
 	TunablesID string
@@ -134,7 +135,7 @@ func (l *Launch) Spec() jit.Spec {
 	}
 	sort.Strings(align)
 	sort.Strings(ones)
-	return jit.Spec{Sig: sig, Consts: l.Kernel.Consts, NumWarps: l.Kernel.NumWarps, Align16: align, EqualTo1: ones}
+	return jit.Spec{Sig: sig, Consts: l.Kernel.Consts, NumWarps: l.Kernel.NumWarps, NumStages: l.Kernel.NumStages, Align16: align, EqualTo1: ones}
 }
 
 // aligned16 reports whether every launch passes a multiple of 16 here: for a pointer, its
@@ -258,6 +259,16 @@ func (p *Plan) String() string {
 		fmt.Fprintf(&sb, "      args: %s\n", strings.Join(args, " "))
 		if len(l.Kernel.Consts) > 0 {
 			fmt.Fprintf(&sb, "      consts: %s\n", formatConsts(l.Kernel.Consts))
+		}
+		var opts []string // Triton's launch options, where not the defaults
+		if w := l.Kernel.NumWarps; w != 0 {
+			opts = append(opts, fmt.Sprintf("num_warps=%d", w))
+		}
+		if s := l.Kernel.NumStages; s != 0 {
+			opts = append(opts, fmt.Sprintf("num_stages=%d", s))
+		}
+		if len(opts) > 0 {
+			fmt.Fprintf(&sb, "      launch options: %s\n", strings.Join(opts, " "))
 		}
 	}
 	sb.WriteString("outputs:\n")
@@ -459,6 +470,9 @@ type launchJSON struct {
 	Args      []argJSON      `json:"args"`
 	// Prepare: run once after the weights are uploaded, not on every run.
 	Prepare bool `json:"prepare,omitempty"`
+	// NumWarps and NumStages: Triton's launch options, when not the defaults (4 and 3).
+	NumWarps  int `json:"num_warps,omitempty"`
+	NumStages int `json:"num_stages,omitempty"`
 }
 
 type argJSON struct {
@@ -487,7 +501,8 @@ func (p *Plan) JSON() ([]byte, error) {
 	}
 	for _, l := range p.Launches {
 		lj := launchJSON{Index: l.Index, File: l.Kernel.Source.File, Fn: l.Kernel.Source.Fn, Template: l.Kernel.Template,
-			Consts: l.Kernel.Consts, Grid: l.Grid, ModelAxis: l.ModelAxis, Strategy: l.Strategy, Reason: l.Reason, Nodes: l.Nodes, Prepare: l.Prepare}
+			Consts: l.Kernel.Consts, Grid: l.Grid, ModelAxis: l.ModelAxis, Strategy: l.Strategy, Reason: l.Reason, Nodes: l.Nodes, Prepare: l.Prepare,
+			NumWarps: l.Kernel.NumWarps, NumStages: l.Kernel.NumStages}
 		for _, a := range l.Args {
 			aj := argJSON{Name: a.Name}
 			switch a.Kind {

@@ -12,7 +12,7 @@ import (
 // MLP, convolutions, attention, recurrent layers); fp16 and bf16 operands are unaffected.
 const (
 	PrecisionHighest = "highest" // IEEE fp32 products (the default)
-	PrecisionHigh    = "high"    // TF32 tensor cores
+	PrecisionHigh    = "high"    // TF32 tensor cores, operands truncated to 10 mantissa bits
 	PrecisionMedium  = "medium"  // operands rounded to bf16, fp32 accumulation
 )
 

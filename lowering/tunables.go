@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/widejit/widejit/autotune"
+	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/jit"
 )
 
@@ -14,11 +15,12 @@ import (
 // tunableSpace: each axis has the emitter's built-in choice (the heuristic, kept in the family
 // file) and the range that is valid for the group's shapes. A group's candidates are then
 // strategy x a few configurations: the heuristic's first, then one axis at a time halved or
-// doubled, then num_warps 8 (GPUs). The chosen configuration is stored in groupBase.tuned before the
+// doubled, then num_warps 8 and, for kernels whose K loop the PTX backend pipelines, num_stages
+// 2 and 4 (GPUs). The chosen configuration is stored in groupBase.tuned before the
 // group is emitted; emitters read their block sizes from it (chosenTunables) and compute
 // their grids from them.
 
-// Tunables maps a kernel's tunable names (its constexprs, e.g. BLOCK_M, and num_warps) to
+// Tunables maps a kernel's tunable names (its constexprs, e.g. BLOCK_M, num_warps, num_stages) to
 // values. Candidate.Params carries them to the tuner and plugins.
 type Tunables map[string]int
 
@@ -26,11 +28,20 @@ type Tunables map[string]int
 // backend ignores it), but it is part of the decision so a GPU tune can choose it.
 const NumWarpsParam = "num_warps"
 
+// NumStagesParam is the tunable holding the depth of a K loop's cp.async pipeline, Triton's
+// num_stages (jit/ptx's pipeline.go): only in the spaces of kernels whose dots run on tensor
+// cores in GPU code (fp16/bf16 operands, fp32 at TF32), the loops the PTX backend pipelines.
+// It reaches the kernel as jit.Spec's NumStages.
+const NumStagesParam = "num_stages"
+
 const (
 	defaultNumWarps = 4
 	wideNumWarps    = 8
-	// maxTunableConfigs bounds the configurations per group; with two strategies a group has
-	// at most 12 candidates, which a tune times in seconds on a CPU.
+	// defaultNumStages is Triton's num_stages, which jit/ptx uses when a launch gives none.
+	defaultNumStages = 3
+	// maxTunableConfigs bounds the tile configurations per group; with two strategies a group
+	// has at most 12 candidates on a CPU, which a tune times in seconds (a GPU adds num_warps
+	// and num_stages variants: at most 16).
 	maxTunableConfigs = 6
 	// dotMinBlock is the smallest tile side tl.dot takes; dot tiles never go below it, even
 	// for a smaller dimension.
@@ -53,8 +64,37 @@ func blockAxis(name, short string, def, lo, maxBlock, dim int) tunableAxis {
 	return tunableAxis{name: name, short: short, def: def, lo: lo, hi: hi}
 }
 
-// tunableSpace is the tunables of one kernel group.
-type tunableSpace struct{ axes []tunableAxis }
+// tunableSpace is the tunables of one kernel group. A kernel whose K loop the PTX backend
+// pipelines has num_stages too: stageBytes is one stage of its ring at the built-in tiles
+// (0: no pipeline).
+type tunableSpace struct {
+	axes       []tunableAxis
+	stageBytes int
+}
+
+// maxRingBytes is what jit/ptx lets a pipeline's ring use (48 KiB, the shared memory a CTA
+// gets without an opt-in); a deeper ring is shortened to fit.
+const maxRingBytes = 48 << 10
+
+// stageDepths are the num_stages variants offered besides the built-in 3: 2 and 4, each only
+// where its ring fits and the built-in one was not shortened to it (else both would compile
+// to one kernel, and timing them would pick between identical kernels by noise).
+func (s tunableSpace) stageDepths() []int {
+	if s.stageBytes == 0 {
+		return nil
+	}
+	built := defaultNumStages
+	for built > 2 && built*s.stageBytes > maxRingBytes {
+		built--
+	}
+	var out []int
+	for _, d := range []int{2, 4} {
+		if d != built && d*s.stageBytes <= maxRingBytes {
+			out = append(out, d)
+		}
+	}
+	return out
+}
 
 // tunableGroup is a group whose kernel has tunables; ok is false when this instance has none
 // (e.g. a depthwise convolution, which uses the direct kernel).
@@ -63,9 +103,13 @@ type tunableGroup interface {
 	tunables() (space tunableSpace, ok bool)
 }
 
-// defaults is the built-in configuration: every axis at the heuristic's value, 4 warps.
+// defaults is the built-in configuration: every axis at the heuristic's value, 4 warps (and
+// 3 stages).
 func (s tunableSpace) defaults() Tunables {
 	t := Tunables{NumWarpsParam: defaultNumWarps}
+	if s.stageBytes > 0 {
+		t[NumStagesParam] = defaultNumStages
+	}
 	for _, a := range s.axes {
 		t[a.name] = a.def
 	}
@@ -73,9 +117,9 @@ func (s tunableSpace) defaults() Tunables {
 }
 
 // configs lists the configurations offered, the built-in one first: then each axis halved,
-// then each axis doubled (within its range; at most maxTunableConfigs-2 of these), then, when
-// warps is set, the built-in tiles with 8 warps.
-func (s tunableSpace) configs(warps bool) []Tunables {
+// then each axis doubled (within its range; at most maxTunableConfigs-2 of these), then, on a
+// GPU, the built-in tiles with 8 warps and with the stageDepths.
+func (s tunableSpace) configs(gpu bool) []Tunables {
 	def := s.defaults()
 	var variants []Tunables
 	for _, a := range s.axes {
@@ -90,16 +134,20 @@ func (s tunableSpace) configs(warps bool) []Tunables {
 	}
 	variants = variants[:min(len(variants), maxTunableConfigs-2)]
 	out := append([]Tunables{def}, variants...)
-	if !warps {
+	if !gpu {
 		return out
 	}
-	return append(out, def.with(NumWarpsParam, wideNumWarps))
+	out = append(out, def.with(NumWarpsParam, wideNumWarps))
+	for _, d := range s.stageDepths() {
+		out = append(out, def.with(NumStagesParam, d))
+	}
+	return out
 }
 
-// offersWarps reports whether num_warps is worth a candidate on dev: not where programs run
-// on host threads, where the kernel is the same computation whatever the warp count (timing
-// the copies would only pick between identical kernels by noise).
-func offersWarps(dev jit.DeviceInfo) bool { return !dev.Caps.HostThreads }
+// offersGPUTunables reports whether num_warps and num_stages are worth candidates on dev: not
+// where programs run on host threads, where the kernel is the same computation whatever they
+// are (timing the copies would only pick between identical kernels by noise).
+func offersGPUTunables(dev jit.DeviceInfo) bool { return !dev.Caps.HostThreads }
 
 // with returns a copy of t with name set to v.
 func (t Tunables) with(name string, v int) Tunables {
@@ -124,13 +172,17 @@ func (t Tunables) equal(u map[string]int) bool {
 	return true
 }
 
-// id names a configuration in candidate ids, e.g. "bm32-bn64-bk32-w4".
+// id names a configuration in candidate ids, e.g. "bm32-bn64-bk32-w4" (with stages:
+// "bm32-bn64-bk32-w4-s3").
 func (s tunableSpace) id(t Tunables) string {
-	parts := make([]string, 0, len(s.axes)+1)
+	parts := make([]string, 0, len(s.axes)+2)
 	for _, a := range s.axes {
 		parts = append(parts, fmt.Sprintf("%s%d", a.short, t[a.name]))
 	}
 	parts = append(parts, fmt.Sprintf("w%d", t[NumWarpsParam]))
+	if s.stageBytes > 0 {
+		parts = append(parts, fmt.Sprintf("s%d", t[NumStagesParam]))
+	}
 	return strings.Join(parts, "-")
 }
 
@@ -165,7 +217,7 @@ func strategyCandidates(gr group, dev jit.DeviceInfo) []autotune.Candidate {
 			cands = append(cands, autotune.Candidate{ID: s, Strategy: s})
 			continue
 		}
-		for _, t := range space.configs(offersWarps(dev)) {
+		for _, t := range space.configs(offersGPUTunables(dev)) {
 			cands = append(cands, autotune.Candidate{ID: s + "/" + space.id(t), Strategy: s, Params: t})
 		}
 	}
@@ -182,12 +234,37 @@ func chosenTunables(g tunableGroup) Tunables {
 	return space.defaults()
 }
 
-// applyNumWarps sets the kernel's warp count from its tunables; the default stays 0 ("4")
-// so default plans keep their kernel cache keys.
-func applyNumWarps(k *KernelSource, t Tunables) {
+// applyGPUTunables sets the kernel's warp count and pipeline depth (jit.Spec's, part of the
+// kernel's cache key) from its tunables; the defaults stay unset (4 warps, 3 stages) so
+// default plans keep their kernel cache keys.
+func applyGPUTunables(k *KernelSource, t Tunables) {
 	if w := t[NumWarpsParam]; w != 0 && w != defaultNumWarps {
 		k.NumWarps = w
 	}
+	if s := t[NumStagesParam]; s != 0 && s != defaultNumStages {
+		k.NumStages = s
+	}
+}
+
+// ringStage is the bytes of one pipeline stage of a K loop whose dot multiplies an [m, k]
+// tile by a [k, n] one of dt over a reduction of length kDim, when jit/ptx pipelines it
+// num_stages deep: a dot on tensor cores in GPU code whose operands cp.async can copy, fp32
+// at TF32 (one element is a 4-byte copy), fp16 and bf16 when kDim is a multiple of 16 (the
+// 4- to 16-byte copies of 16-bit elements need rows and masks proven aligned, which integer
+// specialization gives for multiples of 16); not fp32 at bf16 precision, whose operands are
+// cast after loading. Else 0.
+func (g *groupBase) ringStage(dt graph.DType, m, n, k, kDim int) int {
+	switch {
+	case g.cpu:
+		return 0
+	case dt == graph.Float16 || dt == graph.BFloat16:
+		if kDim%16 != 0 {
+			return 0
+		}
+	case dt != graph.Float32 || g.precision != "tf32":
+		return 0
+	}
+	return (m*k + k*n) * dt.Size()
 }
 
 // The tunable spaces of the families. Each family file keeps its heuristic
@@ -203,7 +280,7 @@ func (g *matmulGroup) tunables() (tunableSpace, bool) {
 		blockAxis("BLOCK_M", "bm", bm, dotMinBlock, 128, g.m),
 		bnAxis,
 		headKAxis(g.head, bk, g.maxBlock(64, 2*cpuMaxBlockK), g.k),
-	}}, true
+	}, stageBytes: g.ringStage(g.a.DType, bm, bn, bk, g.k)}, true
 }
 
 // headKAxis is a dot's BLOCK_K axis: with a row head, never under K (the head normalises
@@ -240,7 +317,7 @@ func (g *mlpGroup) tunables() (tunableSpace, bool) {
 		blockAxis("BLOCK_M", "bm", bm, dotMinBlock, 64, f.m),
 		headKAxis(g.head, bk, g.maxBlock(64, 2*cpuMaxBlockK), f.k),
 		blockAxis("BLOCK_H", "bh", bh, dotMinBlock, 128, f.nn),
-	}}, true
+	}, stageBytes: g.ringStage(f.a.DType, bm, bh, bk, f.k)}, true
 }
 
 func (g *mlpGroup) blocks() (bm, bk, bh int) {
@@ -263,7 +340,7 @@ func (g *convGroup) tunables() (tunableSpace, bool) {
 		blockAxis("BLOCK_P", "bp", bp, dotMinBlock, 128, g.oh*g.ow),
 		blockAxis("BLOCK_OC", "boc", boc, dotMinBlock, 64, ocg),
 		blockAxis("BLOCK_K", "bk", bk, dotMinBlock, 64, g.kExtent()),
-	}}, true
+	}, stageBytes: g.ringStage(g.x.DType, bp, boc, bk, g.kExtent())}, true
 }
 
 func (g *convGroup) blocks() (bp, boc, bk int) {

@@ -325,3 +325,57 @@ func TestTunableCandidatesAssemblePTX(t *testing.T) {
 	kernels.AssembleAll(t, ptxas)
 	t.Logf("%d distinct kernels assembled for %v", kernels.Len(), ptx.Archs)
 }
+
+// num_stages is a GPU tunable of the kernels whose K loop jit/ptx pipelines: tensor-core dots
+// (fp16/bf16, fp32 at TF32), never on the CPU or for IEEE fp32. The built-in depth is 3; 2
+// and 4 are offered where their ring fits 48 KiB and differs from the built-in one; only a
+// depth other than 3 reaches the kernel (jit.Spec's NumStages, so the cache key).
+func TestNumStagesTunable(t *testing.T) {
+	ids := func(g tunableGroup) string {
+		var out []string
+		for _, c := range strategyCandidates(g, jit.DeviceInfo{}) {
+			if strings.HasPrefix(c.ID, Batched+"/") {
+				out = append(out, strings.TrimPrefix(c.ID, Batched+"/"))
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	mm := func(dt graph.DType, precision string, cpu bool) *matmulGroup {
+		v := View{DType: dt}
+		return &matmulGroup{groupBase: groupBase{precision: precision, cpu: cpu}, a: v, b: v, m: 4096, nn: 4096, k: 4096}
+	}
+	for _, tc := range []struct {
+		what string
+		g    tunableGroup
+		want string
+	}{
+		// fp16 64x64x32: a stage is (64*32 + 32*64) * 2 = 8 KiB, so 4 fit
+		{"fp16", mm(graph.Float16, "ieee", false), "bm64-bn64-bk32-w4-s3 bm32-bn64-bk32-w4-s3 bm64-bn32-bk32-w4-s3 bm64-bn64-bk16-w4-s3 " +
+			"bm128-bn64-bk32-w4-s3 bm64-bn64-bk32-w8-s3 bm64-bn64-bk32-w4-s2 bm64-bn64-bk32-w4-s4"},
+		// TF32: 16 KiB a stage, 3 fill 48 KiB, 4 do not fit
+		{"fp32 at tf32", mm(graph.Float32, "tf32", false), "bm64-bn64-bk32-w4-s3 bm32-bn64-bk32-w4-s3 bm64-bn32-bk32-w4-s3 bm64-bn64-bk16-w4-s3 " +
+			"bm128-bn64-bk32-w4-s3 bm64-bn64-bk32-w8-s3 bm64-bn64-bk32-w4-s2"},
+		// IEEE fp32 runs on FMAs, bf16 precision casts after loading: no pipeline
+		{"fp32 ieee", mm(graph.Float32, "ieee", false), "bm64-bn64-bk32-w4 bm32-bn64-bk32-w4 bm64-bn32-bk32-w4 bm64-bn64-bk16-w4 bm128-bn64-bk32-w4 bm64-bn64-bk32-w8"},
+		{"fp32 bf16", mm(graph.Float32, "bf16", false), "bm64-bn64-bk32-w4 bm32-bn64-bk32-w4 bm64-bn32-bk32-w4 bm64-bn64-bk16-w4 bm128-bn64-bk32-w4 bm64-bn64-bk32-w8"},
+	} {
+		if got := ids(tc.g); got != tc.want {
+			t.Errorf("%s: candidates\n got %s\nwant %s", tc.what, got, tc.want)
+		}
+	}
+	if space, _ := mm(graph.Float16, "ieee", true).tunables(); space.stageBytes != 0 || space.defaults()[NumStagesParam] != 0 {
+		t.Errorf("the CPU's matmul has num_stages: %+v", space)
+	}
+	odd := mm(graph.Float16, "ieee", false)
+	odd.k = 100 // fp16 rows of 200 bytes: copied through registers, not pipelined
+	if space, _ := odd.tunables(); space.stageBytes != 0 {
+		t.Errorf("an fp16 matmul over K = 100 has num_stages: %+v", space)
+	}
+	for stages, want := range map[int]int{2: 2, 3: 0, 4: 4} {
+		k := &KernelSource{}
+		applyGPUTunables(k, Tunables{NumWarpsParam: 4, NumStagesParam: stages})
+		if k.NumStages != want {
+			t.Errorf("num_stages %d: the kernel's NumStages is %d, want %d", stages, k.NumStages, want)
+		}
+	}
+}

@@ -16,11 +16,13 @@ Tolerances (|gpu - cpu| <= atol + rtol * max|cpu| per tensor), and why:
   fp32 arithmetic with reductions / dots          rtol 1e-5 (summation order differs)
   kernels with exp/log/sin/rsqrt (.approx on GPU) rtol 1e-4
   fp16/bf16 tensors                               rtol 1e-2 (one fp16 ulp is 1e-3)
-  fp32 tl.dot at Triton's default precision       rtol 2e-3 (the GPU rounds the inputs to TF32,
-                                                  10 mantissa bits; the CPU computes in full fp32)
+  fp32 tl.dot at Triton's default precision       rtol 2e-3 (the GPU truncates the inputs to TF32,
+                                                  10 mantissa bits, as Triton does: a sum loses
+                                                  about 2^-10 of its value; the CPU computes in full fp32)
 The tutorial kernels' fp32 dots (matmul_leaky, attention) keep Triton's default TF32; widejit's
 own templates ask for input_precision="ieee" (at --float32-matmul-precision highest, the
-default), which is full fp32 on both backends. Measured on an H200: TF32 puts these kernels 2e-4 to 4e-4 of max|cpu| away from the CPU.
+default), which is full fp32 on both backends. Measured on an H200 when the inputs were still rounded to nearest (cvt.rna): TF32 put these
+kernels 2e-4 to 4e-4 of max|cpu| away from the CPU; truncation about doubles that.
 """
 import argparse
 import json

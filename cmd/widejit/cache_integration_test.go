@@ -144,6 +144,7 @@ func TestCompilerKeySensitivity(t *testing.T) {
 		with("constexpr", func(v *variant) { v.spec.Consts["BLOCK"] = int64(128) }),
 		with("align16", func(v *variant) { v.spec.Align16 = []string{"x_ptr"} }),
 		with("num_warps", func(v *variant) { v.spec.NumWarps = 8 }),
+		with("num_stages", func(v *variant) { v.spec.NumStages = 2 }),
 		with("target", func(v *variant) { v.target = ptx.Target{Arch: "sm_90"} }),
 		with("version", func(v *variant) { v.version = "v1.0.1" }),
 		with("backend option", func(v *variant) { v.config["fast_math"] = "true" }),

@@ -21,7 +21,7 @@ func addGlobalFlags(a *app, root *cobra.Command) {
 	f.Bool("allow-outside-paths", false, "let a graph name files outside its directory (absolute paths, '..', symbolic links out); refused by default")
 	f.StringArray("backend-opt", nil, "an option `NAME=VALUE` for the device's backend (repeatable; over the config's backend_options); part of every cache key")
 	f.Bool("no-int-specialization", false, "compile integer kernel arguments as run-time values (Triton's do_not_specialize); by default kernels are specialized for arguments equal to 1 or divisible by 16")
-	f.String("float32-matmul-precision", "highest", "fp32 products of every matmul-like kernel on a GPU, as torch spells it: highest (IEEE fp32) | high (TF32) | medium (bf16); the CPU always computes highest")
+	f.String("float32-matmul-precision", "highest", "fp32 products of every matmul-like kernel on a GPU, as torch spells it: highest (IEEE fp32) | high (TF32: operands truncated to 10 mantissa bits, as Triton does) | medium (operands rounded to bf16); the CPU always computes highest")
 }
 
 // loadConfig layers the configuration into a.v for cmd (internal/config); `widejit config`

@@ -55,6 +55,7 @@ launch_timeout) is stopped with an error naming the kernel, and OUT is not writt
 	f.StringVar(&r.Inputs, "inputs", "", "safetensors file with a tensor per pointer parameter")
 	f.StringVar(&r.Out, "out", "", "safetensors file to write the bound tensors to after the run")
 	f.IntVar(&r.NumWarps, "num-warps", 4, "warps per program (GPU only; part of the specialization)")
+	f.IntVar(&r.NumStages, "num-stages", 0, "depth of the cp.async pipeline of K loops on tensor cores (GPU only; 0: the kernel's num_stages constexpr, else 3; part of the specialization)")
 	f.StringVar(&r.Device, "device", "", "device: auto or a backend's name, e.g. cpu, cuda (default: the device config value)")
 	f.String("launch-timeout", "0s", "stop the kernel when its launch takes longer, naming it (0: no limit; config launch_timeout)")
 	return cmd

@@ -38,7 +38,7 @@ var Defaults = map[string]any{
 	"memory_limit_mib":  0,     // what a run may allocate; 0: 80% of physical memory, -1: none
 	// a graph may name files outside its directory (absolute, "..", symbolic links out)
 	"allow_outside_paths": false,
-	// fp32 products of every matmul-like kernel on a GPU: highest (IEEE) | high (TF32) | medium (bf16)
+	// fp32 products of every matmul-like kernel on a GPU: highest (IEEE) | high (TF32, operands truncated) | medium (bf16)
 	"float32_matmul_precision": "highest",
 	// compile integer kernel arguments as run-time values (no unit-stride / multiple-of-16 kernels)
 	"no_int_specialization": false,

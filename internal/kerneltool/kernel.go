@@ -28,6 +28,7 @@ type Run struct {
 	Consts, Args    []string // NAME=VALUE: constexprs and scalar arguments
 	Inputs, Out     string   // safetensors files: a tensor per pointer parameter; the tensors after the run
 	NumWarps        int
+	NumStages       int
 	Device          string // auto or a registered backend's name
 	Threads         int    // CPU executor workers (0: all cores)
 	BackendOptions  map[string]string
@@ -71,7 +72,7 @@ func (r Run) Do() error {
 	defer in.Close()
 	return runKernel(dev, kernelRun{
 		file: r.File, text: text, def: def, grid: grid, consts: cv, scalars: scalars,
-		in: in, out: r.Out, numWarps: r.NumWarps, version: r.CompilerVersion, timeout: r.LaunchTimeout, backendOptions: r.BackendOptions,
+		in: in, out: r.Out, numWarps: r.NumWarps, numStages: r.NumStages, version: r.CompilerVersion, timeout: r.LaunchTimeout, backendOptions: r.BackendOptions,
 	})
 }
 
@@ -143,6 +144,7 @@ type kernelRun struct {
 	in         *safetensors.File
 	out        string
 	numWarps   int
+	numStages  int
 	version    string
 	timeout    time.Duration
 	// backendOptions are the device's backend's, part of the compiler's keys.
@@ -227,7 +229,7 @@ func runKernel(dev jit.Device, r kernelRun) error {
 	}
 	c := jit.NewCompiler(jit.CompilerOptions{Version: r.version, BackendOptions: r.backendOptions})
 	k, err := c.Load(dev, jit.Source{File: r.file, Text: r.text, Fn: r.def.Name},
-		jit.Spec{Sig: sig, Consts: r.consts, NumWarps: r.numWarps})
+		jit.Spec{Sig: sig, Consts: r.consts, NumWarps: r.numWarps, NumStages: r.numStages})
 	if err != nil {
 		return err
 	}

@@ -161,3 +161,60 @@ func TestVectorAddOnGPU(t *testing.T) {
 		}
 	}
 }
+
+// tf32DotKernel multiplies two 16x16 fp32 tiles at TF32 precision (mma.sync m16n8k8 .tf32).
+const tf32DotKernel = `import triton
+import triton.language as tl
+
+@triton.jit
+def tf32_dot(a_ptr, b_ptr, c_ptr):
+    r = tl.arange(0, 16)
+    offs = r[:, None] * 16 + r[None, :]
+    c = tl.dot(tl.load(a_ptr + offs), tl.load(b_ptr + offs), input_precision="tf32")
+    tl.store(c_ptr + offs, c)
+`
+
+// The PTX backend hands fp32 operands to mma.sync .tf32 as they are, and widejit documents
+// (README, --float32-matmul-precision) that the tensor cores then truncate them to 10
+// mantissa bits, as Triton's TF32 dots do. This checks it on the hardware: a = 1 + 0.75*2^-10,
+// b = 1, K = 16: truncation gives exactly 16, round-to-nearest 16 * (1 + 2^-10), IEEE fp32
+// 16 * (1 + 0.75*2^-10).
+func TestTF32DotTruncatesOnGPU(t *testing.T) {
+	d := openOrSkip(t)
+	k, err := jit.NewCompiler(jit.CompilerOptions{}).Load(d, jit.Source{File: "tf32_dot.py", Text: tf32DotKernel, Fn: "tf32_dot"},
+		jit.Spec{Sig: map[string]string{"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 16 * 16
+	host := [3][]byte{make([]byte, 4*n), make([]byte, 4*n), make([]byte, 4*n)}
+	for i := range n {
+		binary.LittleEndian.PutUint32(host[0][4*i:], math.Float32bits(1+0.75/1024))
+		binary.LittleEndian.PutUint32(host[1][4*i:], math.Float32bits(1))
+	}
+	var bufs [3]jit.Buffer
+	for i := range bufs {
+		if bufs[i], err = d.Alloc(ir.F32, n); err != nil {
+			t.Fatal(err)
+		}
+		defer d.Free(bufs[i])
+		if err := d.Upload(bufs[i], host[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := k.Launch([3]int{1, 1, 1}, []jit.Arg{{Buf: bufs[0]}, {Buf: bufs[1]}, {Buf: bufs[2]}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Download(bufs[2], host[2]); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if got := math.Float32frombits(binary.LittleEndian.Uint32(host[2][4*i:])); got != 16 {
+			t.Fatalf("c[%d] = %v, want 16 (truncated operands; %v if rounded to nearest, %v in IEEE fp32): the documented precision of high is wrong",
+				i, got, 16*(1+1.0/1024), 16*(1+0.75/1024))
+		}
+	}
+}

@@ -63,10 +63,14 @@ var runCases = []runCase{
 		scalars: map[string]any{"stride": int64(10)}, ints: map[string][2]int{"idx_ptr": {0, 10}}},
 
 	// Tensor-core dots (mma.sync) against the CPU's fp32 dots. fp16/bf16 products are exact in
-	// fp32, so only the summation order differs (1e-3); TF32 rounds the inputs to 10 mantissa
-	// bits: rtol and atol 1e-2. Shapes that do not tile, and IEEE fp32, keep the FMA path.
+	// fp32, so only the summation order differs (1e-3). TF32 truncates each input to 10
+	// mantissa bits (mma.sync reads fp32 operands as they stand): each product loses up to
+	// 2^-9 of itself, toward zero, so a sum loses about 2^-10 of its value (rtol 1e-2) plus
+	// noise of about 2^-10/sqrt(6)*sqrt(K) ~ 3e-3 at K = 48 unit-normal terms (atol 1e-2);
+	// tf32_test.go checks the truncation itself with a bound per element. Shapes that do not
+	// tile, and IEEE fp32, keep the FMA path.
 	{kc: caseNamed("cpu_matmul"), grid: [3]int{4, 1, 1}, lens: map[string]int{"a_ptr": 64 * 48, "b_ptr": 48 * 64, "c_ptr": 64 * 64},
-		scalars: matmulScalars(64, 64, 48), rtol: 1e-2, atol: 1e-2, wantPTX: []string{"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "cvt.rna.tf32.f32"}},
+		scalars: matmulScalars(64, 64, 48), rtol: 1e-2, atol: 1e-2, wantPTX: []string{"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"}, notPTX: []string{"cvt.rna.tf32"}},
 	{kc: caseNamed("cpu_attention_stage3"), grid: [3]int{2, 2, 1}, lens: map[string]int{"Q": 2 * 64 * 16, "K": 2 * 64 * 16, "V": 2 * 64 * 16, "M": 2 * 64, "Out": 2 * 64 * 16},
 		scalars: attentionScalars(0.25, 1, 2, 64, 16), rtol: 1e-2, atol: 1e-2, wantPTX: []string{"m16n8k8"}},
 	{kc: caseNamed("tutorial_matmul_fp16"), grid: [3]int{4, 1, 1}, lens: map[string]int{"a_ptr": 64 * 48, "b_ptr": 48 * 64, "c_ptr": 64 * 64},

@@ -51,7 +51,8 @@
 //
 // Dots. Tensor cores where eligible (mma.go): fp16/bf16 operands with
 // mma.sync.m16n8k16.row.col.f32, fp32 operands whose precision is TF32 (Triton's default)
-// with mma.sync.m16n8k8 .tf32 (inputs rounded by cvt.rna.tf32.f32), when M, N, K are
+// with mma.sync.m16n8k8 .tf32 (fp32 operands passed as they stand: the tensor cores ignore
+// their low 13 mantissa bits, i.e. truncate them to TF32, as Triton's do), when M, N, K are
 // multiples of 16, 8 and the instruction's K. A, B and the accumulator (as fp32) are staged
 // row-major in shared memory; the output is cut into 16x8 tiles (batch, M/16, N/8) dealt
 // round-robin to the warps; each warp loads its C fragment and, per K step, its A and B
@@ -75,8 +76,8 @@
 // via ex2/lg2 with log2(e) and ln(2) scaling), rsqrt.approx for fp32, IEEE sqrt and division
 // (sqrt.rn, div.rn), erf a Taylor series below 1 and Abramowitz-Stegun 7.1.26 above. fp64
 // transcendentals go through fp32. Float add/sub/mul use .rn so ptxas does not contract
-// them into FMAs. TF32 dots round their inputs to 10 mantissa bits (relative error about
-// 1e-3 per product; tests allow 1e-2); fp16/bf16 tensor-core dots differ from the FMA path
+// them into FMAs. TF32 dots truncate their inputs to 10 mantissa bits (each product up to
+// 2^-9 of itself off, toward zero; tests allow 1e-2); fp16/bf16 tensor-core dots differ from the FMA path
 // only in summation order.
 //
 // Codegen verifies its input (ir.Verify) and relies on triton/ir's type rules from there on;
@@ -84,13 +85,15 @@
 //
 // A load read only by a dot is copied from global to shared memory by the dot with cp.async
 // (async.go) instead of through registers. A K loop whose accumulator stays in registers and
-// whose dot operands are both such copies is software-pipelined num_stages deep (the launch's
-// num_stages constexpr, 3 by default, fewer where the ring would pass 48 KiB of shared
+// whose dot operands are both such copies (fp16, bf16 or TF32) is software-pipelined num_stages
+// deep (jit.Spec.NumStages, a tunable of the lowering's GEMM kernels; else the kernel's
+// num_stages constexpr; else 3, Triton's default; fewer where the ring would pass 48 KiB of shared
 // memory; pipeline.go): a ring of staging buffers, cp.async.commit_group per step and
 // cp.async.wait_group, one barrier per step.
 //
 // Not yet done: tl.device_print (rejected with a clear error); swizzled shared layouts;
-// layouts as Triton has them (rematerialization covers index-only broadcasts), wgmma on sm_90a.
+// layouts as Triton has them (rematerialization covers index-only broadcasts;
+// docs/gpu-layouts.md says which layout each tile value gets), wgmma on sm_90a.
 //
 // Tests: every test kernel and every kernel of the examples' plans is assembled with ptxas
 // for sm_80 and sm_90; golden PTX for three small kernels; and a PTX emulator (package

@@ -116,6 +116,9 @@ func newGen(f *ir.Func, arch string, threads int, spec jit.Spec) *gen {
 	if s, ok := spec.Consts["num_stages"].(int64); ok {
 		g.stages = int(s)
 	}
+	if spec.NumStages != 0 {
+		g.stages = spec.NumStages
+	}
 	return g
 }
 

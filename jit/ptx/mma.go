@@ -5,8 +5,9 @@ import (
 )
 
 // mmaKind says whether a dot runs on tensor cores, and how: fp16/bf16 operands with
-// m16n8k16, fp32 operands with TF32 precision asked for with m16n8k8 (inputs rounded to
-// tf32). M, N and K must be multiples of the instruction's 16, 8 and k; everything else
+// m16n8k16, fp32 operands with TF32 precision asked for with m16n8k8 (the fp32 bits handed
+// over as they stand: the tensor cores read the upper 19, a truncation to TF32, as Triton's
+// code does; a cvt.rna per element cost more instructions than the MMAs and spilled). M, N and K must be multiples of the instruction's 16, 8 and k; everything else
 // (IEEE fp32, TF32x3, int8, odd shapes) keeps the FMA path.
 func (g *gen) mmaKind(in *ir.Instr) (typ string, kstep int, ok bool) {
 	if g.fmaDots {
@@ -198,17 +199,6 @@ func (g *gen) mmaKLoop(sh mmaShape, mt mmaTile, cs []string) {
 	default:
 		g.emit("ld.shared.b32 %s, [%s]", bs[0], bAddr)
 		g.emit("ld.shared.b32 %s, [%s]", bs[1], offsetAddr(bAddr, 4*n*4))
-	}
-	if kstep == 8 {
-		// fp32 operands rounded to tf32
-		for _, regs := range [][]string{as[:], bs[:2]} {
-			for i, x := range regs {
-				f, r := g.newReg(rcF32), g.newReg(rcB32)
-				g.emit("mov.b32 %s, %s", f, x)
-				g.emit("cvt.rna.tf32.f32 %s, %s", r, f)
-				regs[i] = r
-			}
-		}
 	}
 	shape := "m16n8k16"
 	if kstep == 8 {

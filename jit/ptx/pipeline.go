@@ -19,7 +19,6 @@ import (
 // emitted once more with the induction variable and carried values of that step (the
 // lookahead, carried in registers of its own): so the body may hold only pure operations,
 // the two loads and the dot. A step past the loop's end copies nothing (source size 0).
-// fp16 and bf16 dots only, for now (see pipelineFor).
 
 // defaultStages is Triton's num_stages when a launch does not give one.
 const defaultStages = 3
@@ -55,8 +54,7 @@ func (g *gen) pipelineFor(in *ir.Instr, accs []*fragAcc) *pipeline {
 		}
 	}
 	step := in.Args[2].Def
-	// TF32 dots are left out: their operands' conversions make the unrolled loop spill
-	if fa == nil || fa.typ == "tf32" || step == nil || step.Op != ir.Const || step.Int <= 0 || classOf(in.Args[0].Type) != rcB32 {
+	if fa == nil || step == nil || step.Op != ir.Const || step.Int <= 0 || classOf(in.Args[0].Type) != rcB32 {
 		return nil
 	}
 	body := in.Regions[0]

@@ -106,7 +106,7 @@ type SASSCounts struct {
 	LDSM        int     // ldmatrix
 	LDGSTS      int     // cp.async
 	LDG, STG    int     // global loads and stores
-	LDS, STS    int     // shared-memory loads and stores
+	LDS, STS    int     // shared-memory loads and stores (not the never-executed @!PT ones)
 	Shuffles    int     // SHFL.*
 	Vector128   int     // 16-byte global loads and stores (LDG/STG .128)
 	FLOPsPerIns float64 // TensorFLOPs / Instrs
@@ -162,6 +162,11 @@ func countSASS(ins []SASSInstr) SASSCounts {
 			continue
 		}
 		c.Instrs++
+		if in.Guard == "@!PT" {
+			// never executes (ptxas pads cp.async sequences with @!PT LDS RZ, [RZ]): it takes
+			// an issue slot but touches no memory
+			continue
+		}
 		if fl, tf32, ok := tensorFLOPs(op); ok {
 			c.Tensor++
 			c.TensorFLOPs += fl

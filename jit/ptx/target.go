@@ -80,6 +80,9 @@ func (t Target) Codegen(f *ir.Func, spec jit.Spec) (*jit.Artifact, error) {
 	if warps < 1 || warps > 32 || warps&(warps-1) != 0 {
 		return nil, fmt.Errorf("ptx: num_warps %d: expected a power of 2 from 1 to 32", warps)
 	}
+	if spec.NumStages < 0 {
+		return nil, fmt.Errorf("ptx: num_stages %d: expected 0 (the default) or more", spec.NumStages)
+	}
 	g := newGen(f, t.Arch, warps*32, spec)
 	g.fmaDots = t.FMADots
 	text, err := g.run()

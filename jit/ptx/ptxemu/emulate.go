@@ -1183,6 +1183,7 @@ func mmaSync(in *emuInstr, lanes []*emuThread) error {
 				B[row][g] = fval(h, typ)
 			}
 		} else {
+			// the tensor cores read an fp32 register's upper 19 bits: truncation to TF32
 			tf := func(reg int) float64 { return f32of(t.regs[reg] &^ 0x1fff) }
 			A[g][tig], A[g+8][tig] = tf(a.regs[0]), tf(a.regs[1])
 			A[g][tig+4], A[g+8][tig+4] = tf(a.regs[2]), tf(a.regs[3])
