@@ -124,6 +124,10 @@ func (g *gen) pipeStart(p *pipeline, lb string, inits [][]string) {
 	for range p.stages - 1 {
 		g.pipeIssue(p)
 	}
+	if p.fa.wg != nil {
+		g.wgmmaStart(p.fa.wg)
+		return
+	}
 	sh := g.mmaShapeOf(p.fa.dot, p.fa.typ, p.fa.kstep)
 	l := g.mmaLanes()
 	for it := range sh.iters {
@@ -189,9 +193,12 @@ func (g *gen) pipeIssue(p *pipeline) {
 	base := g.atStage(p.wr)
 	g.asyncGuard = in
 	sh := g.mmaShapeOf(p.fa.dot, p.fa.typ, p.fa.kstep)
+	if p.fa.wg != nil {
+		g.swizzle, g.swizzled1024 = p.fa.wg.swizzle, true
+	}
 	g.stageOperand(p.fa.dot.Args[0], 0)
 	g.stageB(p.fa.dot.Args[1], sh)
-	g.asyncGuard, g.smemBase, g.asyncPending = "", base, false
+	g.asyncGuard, g.smemBase, g.asyncPending, g.swizzle = "", base, false, 0
 	g.emit("cp.async.commit_group")
 
 	var dsts [][]string

@@ -9,8 +9,19 @@ import (
 	"github.com/widejit/widejit/triton/ir"
 )
 
-// ISA is the PTX ISA version every kernel is written in (Debian's ptxas 11.8 accepts it).
-const ISA = "7.8"
+// ISA is the PTX ISA version every kernel is written in (Debian's ptxas 11.8 accepts it),
+// but sm_90a's: ISAHopper, the first with wgmma.
+const (
+	ISA       = "7.8"
+	ISAHopper = "8.0"
+)
+
+func isaFor(arch string) string {
+	if arch == "sm_90a" {
+		return ISAHopper
+	}
+	return ISA
+}
 
 // ArtifactKind is the Kind of PTX artifacts: PTX text, loaded by the driver JIT.
 const ArtifactKind = "ptx"
@@ -20,7 +31,9 @@ var Archs = []string{"sm_80", "sm_90"}
 
 // Target generates PTX for one SM architecture. It needs no GPU.
 type Target struct {
-	Arch string // "sm_80" or "sm_90"
+	// "sm_80", "sm_90" or "sm_90a" (Hopper only, PTX ISA 8.0: fp16/bf16 K loops on wgmma;
+	// CUDA 12's ptxas assembles it)
+	Arch string
 	// FMADots keeps every tl.dot on fp32 FMAs instead of tensor cores (mma.sync), so fp16,
 	// bf16 and TF32 dots compute at full fp32 precision, as the CPU backend does.
 	FMADots bool
@@ -28,7 +41,7 @@ type Target struct {
 
 // Key names the ISA and the arch, e.g. "ptx7.8/sm_90" ("ptx7.8/sm_90/fma" with FMADots).
 func (t Target) Key() string {
-	k := "ptx" + ISA + "/" + t.Arch
+	k := "ptx" + isaFor(t.Arch) + "/" + t.Arch
 	if t.FMADots {
 		k += "/fma"
 	}
@@ -53,7 +66,7 @@ func ArchForCapability(cc string) (string, error) {
 }
 
 // maxSharedBytes is the dynamic shared memory a CTA may opt into on each arch.
-var maxSharedBytes = map[string]int{"sm_80": 163 * 1024, "sm_90": 227 * 1024}
+var maxSharedBytes = map[string]int{"sm_80": 163 * 1024, "sm_90": 227 * 1024, "sm_90a": 227 * 1024}
 
 // Codegen writes f as a PTX module with one .entry named f.Name.
 //

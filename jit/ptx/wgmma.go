@@ -1,0 +1,198 @@
+package ptx
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/widejit/widejit/triton/ir"
+)
+
+// The Hopper K loop (sm_90a, PTX ISA 8.0): a pipelined loop (pipeline.go) whose dot has a
+// 2-D fp16/bf16 A and a B^T staged as it stands (both K-major: K contiguous in shared
+// memory) runs on wgmma.mma_async instead of mma.sync, as Triton's does on Hopper. A
+// warpgroup (4 warps) owns 64xN blocks of the output (m64nNk16, N <= 256), their fp32
+// accumulators in registers; A and B are read straight from the cp.async ring through
+// matrix descriptors, no ldmatrix. Each staged row of K elements is S = 32, 64 or 128 bytes,
+// which makes the row-major tile the PTX ISA's canonical K-major layout for the S-byte
+// swizzle mode: 8-row atoms of 8*S bytes (the stride byte offset), the leading byte offset
+// unused, and the 16-byte chunk c of row r stored at chunk c ^ (r/(128/S) mod S/16), i.e.
+// byte address bits [4, 4+log2(S/16)) XORed with bits [7, ...) of the absolute address. The
+// cp.async copies write at those swizzled addresses (sharedAddr), so a warp's 16-byte rows
+// spread over the banks; every ring buffer and tile starts at a multiple of 8*S bytes of a
+// 1024-byte aligned wj_smem, so the pattern needs no base offset.
+//
+// A step: cp.async.wait_group for its buffer, fence.proxy.async (the copies are generic-
+// proxy writes, wgmma reads through the async proxy), the step's barrier, the copies of the
+// step ahead, then wgmma.fence, one wgmma.mma_async per block and k16, commit_group and
+// wait_group 0 (the next step's barrier lets the copies overwrite this buffer). TMA is not
+// used: cp.async already overlaps the loads with the MMAs here.
+
+// wgmmaPlan is how a pipelined dot runs on wgmma.
+type wgmmaPlan struct {
+	swizzle      int    // S: bytes per staged row, the swizzle mode's width
+	n            int    // the N of every wgmma
+	m            int    // the dot's M and N
+	dotN         int    //
+	nBlocks      int    // 64xN blocks per row of blocks
+	groups       int    // warpgroups
+	per          int    // blocks per warpgroup
+	typ          string // f16 or bf16
+	kk           int    // K of a step
+	offB         int    // B^T's offset in a stage
+	descA, descB string // descriptors of the first ring buffer's A and B
+	scale        string // the predicate true: D = A*B + D
+}
+
+// wgmmaFor returns the wgmma plan of pipeline p, or nil where the dot keeps mma.sync.
+func (g *gen) wgmmaFor(p *pipeline) *wgmmaPlan {
+	fa := p.fa
+	if g.arch != "sm_90a" || (fa.typ != "f16" && fa.typ != "bf16") {
+		return nil
+	}
+	// B must be tl.trans of a tile read only by the dot, which the body's emission will
+	// make lazy (remat.go) and stage as it stands: B^T, K-major (A is a load: pipelineFor)
+	sh := g.mmaShapeOf(fa.dot, fa.typ, fa.kstep)
+	b := fa.dot.Args[1]
+	if d := b.Def; sh.batch != 1 || d == nil || d.Op != ir.Permute || len(d.Ints) != 2 || d.Ints[0] != 1 ||
+		g.uses[b] != 1 || d.Args[0].Type.NumElems() < g.threads {
+		return nil
+	}
+	s := sh.kk * sh.sz
+	warps := g.threads / 32
+	if (s != 32 && s != 64 && s != 128) || warps%4 != 0 || sh.m%64 != 0 {
+		return nil
+	}
+	w := &wgmmaPlan{swizzle: s, n: min(sh.n, 256), m: sh.m, dotN: sh.n, groups: warps / 4, typ: fa.typ, kk: sh.kk, offB: sh.offB}
+	w.nBlocks = sh.n / w.n
+	blocks := sh.m / 64 * w.nBlocks
+	if sh.n%w.n != 0 || blocks%w.groups != 0 || sh.offB != sh.m*s {
+		return nil
+	}
+	w.per = blocks / w.groups
+	if w.per*w.n/2 > 128 { // accumulator registers per thread
+		return nil
+	}
+	return w
+}
+
+// swizzleMode is the descriptor's bits 62-63 for an S-byte swizzle.
+func swizzleMode(s int) int { return map[int]int{128: 1, 64: 2, 32: 3}[s] }
+
+// wgmmaStart computes the ring's first descriptors and the scale predicate, before the loop.
+func (g *gen) wgmmaStart(w *wgmmaPlan) {
+	hi := g.newReg(rcB32)
+	// stride byte offset: 8 rows of S bytes; leading byte offset 1 (unused when swizzled)
+	g.emit("mov.u32 %s, %d", hi, (8*w.swizzle>>4)|swizzleMode(w.swizzle)<<30)
+	desc := func(off int) string {
+		lo, d := g.newReg(rcB32), g.newReg(rcB64)
+		g.emit("shr.u32 %s, %s, 4", lo, g.smem())
+		g.emit("add.u32 %s, %s, %d", lo, lo, off>>4|1<<16)
+		g.emit("mov.b64 %s, {%s, %s}", d, lo, hi)
+		return d
+	}
+	w.descA, w.descB = desc(0), desc(w.offB)
+	w.scale = g.newReg(rcPred)
+	g.emit("setp.ne.u32 %s, 1, 0", w.scale)
+}
+
+// wgmmaStep runs step k of p's dot on wgmma (see above), accumulating into acc in place.
+func (g *gen) wgmmaStep(p *pipeline, acc []string) {
+	w := p.fa.wg
+	g.emit("cp.async.wait_group %d", p.stages-2)
+	g.emit("fence.proxy.async.shared::cta")
+	g.emit("bar.sync 0")
+	g.pipeIssue(p)
+	g.emit("wgmma.fence.sync.aligned")
+	wq := g.newReg(rcB32) // this warpgroup
+	g.emit("shr.u32 %s, %s, 7", wq, g.tid)
+	regs := w.n / 2
+	for i := range w.per {
+		// block wq + i*groups: the descriptors differ per warpgroup only through mb and nb,
+		// which are uniform over it
+		mb, nb := g.wgmmaBlock(w, wq, i)
+		da, db := g.newReg(rcB64), g.newReg(rcB64)
+		g.emit("mad.wide.u32 %s, %s, %d, %s", da, mb, 64*w.swizzle>>4, w.descA)
+		g.emit("mad.wide.u32 %s, %s, %d, %s", db, nb, w.n*w.swizzle>>4, w.descB)
+		for kk := 0; kk < w.kk; kk += 16 {
+			off := (p.rd + kk*2) >> 4
+			a, b := g.newReg(rcB64), g.newReg(rcB64)
+			g.emit("add.s64 %s, %s, %d", a, da, off)
+			g.emit("add.s64 %s, %s, %d", b, db, off)
+			g.emit("wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {%s}, %s, %s, %s, 1, 1, 0, 0",
+				w.n, w.typ, w.typ, strings.Join(acc[i*regs:(i+1)*regs], ", "), a, b, w.scale)
+		}
+	}
+	g.emit("wgmma.commit_group.sync.aligned")
+	g.emit("wgmma.wait_group.sync.aligned 0")
+	p.rd = p.next(p.rd)
+}
+
+// wgmmaBlock returns the block row mb and column nb of this warpgroup's i-th block.
+func (g *gen) wgmmaBlock(w *wgmmaPlan, wq string, i int) (string, string) {
+	b, mb, nb := g.newReg(rcB32), g.newReg(rcB32), g.newReg(rcB32)
+	g.emit("add.u32 %s, %s, %d", b, wq, i*w.groups)
+	g.emit("div.u32 %s, %s, %d", mb, b, w.nBlocks)
+	g.emit("rem.u32 %s, %s, %d", nb, b, w.nBlocks)
+	return mb, nb
+}
+
+// wgmmaFragAddrs returns, for this thread's i-th block, the fp32 staging address of its
+// accumulator element 0 and the byte offsets of all of them: the PTX ISA's wgmma D fragment,
+// element j of lane l in warp q of the warpgroup at row 16q + l/4 + 8*(j/2 mod 2), column
+// 8*(j/4) + 2*(l mod 4) + j mod 2 of the block.
+func (g *gen) wgmmaFragAddrs(w *wgmmaPlan, i int) (string, []int) {
+	wq, q, lane := g.newReg(rcB32), g.newReg(rcB32), g.newReg(rcB32)
+	g.emit("shr.u32 %s, %s, 7", wq, g.tid)
+	g.emit("shr.u32 %s, %s, 5", q, g.tid)
+	g.emit("and.b32 %s, %s, 3", q, q)
+	g.emit("and.b32 %s, %s, 31", lane, g.tid)
+	mb, nb := g.wgmmaBlock(w, wq, i)
+	row, col, t := g.newReg(rcB32), g.newReg(rcB32), g.newReg(rcB32)
+	g.emit("shr.u32 %s, %s, 2", t, lane)
+	g.emit("mad.lo.u32 %s, %s, 16, %s", row, q, t)
+	g.emit("mad.lo.u32 %s, %s, 64, %s", row, mb, row)
+	g.emit("and.b32 %s, %s, 3", t, lane)
+	g.emit("shl.b32 %s, %s, 1", col, t)
+	g.emit("mad.lo.u32 %s, %s, %d, %s", col, nb, w.n, col)
+	addr := g.newReg(rcB32)
+	g.emit("mad.lo.u32 %s, %s, %d, %s", addr, row, w.dotN, col)
+	g.emit("mad.lo.u32 %s, %s, 4, %s", addr, addr, g.smem())
+	offs := make([]int, w.n/2)
+	for j := range offs {
+		offs[j] = 4 * ((8*(j/2%2))*w.dotN + 8*(j/4) + j%2)
+	}
+	return addr, offs
+}
+
+// swizzled returns the register holding rel (a byte offset into a staged tile whose base
+// is 8*S-aligned) with bits [4, 4+log2(S/16)) XORed with bits [7, ...): the S-byte swizzle.
+func (g *gen) swizzled(rel string, s int) string {
+	t, out := g.newReg(rcB32), g.newReg(rcB32)
+	g.emit("shr.u32 %s, %s, 3", t, rel)
+	g.emit("and.b32 %s, %s, %d", t, t, (s/16-1)<<4)
+	g.emit("xor.b32 %s, %s, %s", out, rel, t)
+	return out
+}
+
+// swizzledAddr is sharedAddr for a tile staged row-major with the swizzle g.swizzle: a
+// constant offset that is a multiple of the pattern's period (8*S bytes) is added after
+// the swizzle, anything below it before.
+func (g *gen) swizzledAddr(n, size, off int) func(r int) string {
+	period := 8 * g.swizzle
+	addrs := map[string]string{}
+	return func(r int) string {
+		base, k := g.elemIndex(n, r)
+		c := k*size + off
+		low := c % period
+		key := fmt.Sprintf("%s+%d", base, low)
+		a, ok := addrs[key]
+		if !ok {
+			rel := g.newReg(rcB32)
+			g.emit("mad.lo.u32 %s, %s, %d, %d", rel, base, size, low)
+			a = g.newReg(rcB32)
+			g.emit("add.u32 %s, %s, %s", a, g.swizzled(rel, g.swizzle), g.smem())
+			addrs[key] = a
+		}
+		return offsetAddr(a, c-low)
+	}
+}
