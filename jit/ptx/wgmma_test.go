@@ -1,0 +1,252 @@
+package ptx
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/widejit/widejit/internal/half"
+	"github.com/widejit/widejit/jit/ptx/ptxemu"
+)
+
+// wgmmaKernel is a hand-written sm_90a kernel for one warpgroup: it copies a shared-memory
+// image (chunks 16-byte copies per thread) from global memory into shared memory, sets every
+// accumulator register to c, runs one wgmma.mma_async m64nNk16 with descriptors given as
+// parameters and scale-d = (scaleD != 0), and stores lane t's accumulator j at out[t*N/2+j].
+// between is inserted after the commit, wait is the wait_group's operand (above 0, nothing is
+// stored); without fence or wgfence, the fence.proxy.async or the wgmma.fence is left out.
+func wgmmaKernel(typ string, n, chunks int, fence, wgfence bool, between string, wait int) string {
+	var b strings.Builder
+	regs := make([]string, n/2)
+	for j := range regs {
+		regs[j] = fmt.Sprintf("%%f%d", j+1)
+	}
+	fmt.Fprintf(&b, `.version 8.0
+.target sm_90a
+.address_size 64
+.extern .shared .align 1024 .b8 wj_smem[];
+.visible .entry k(
+	.param .u64 k_param_0,
+	.param .u64 k_param_1,
+	.param .u64 k_param_2,
+	.param .u64 k_param_3,
+	.param .f32 k_param_4,
+	.param .u32 k_param_5
+)
+.maxntid 128, 1, 1
+{
+	.reg .pred %%p<2>;
+	.reg .b32 %%r<8>;
+	.reg .f32 %%f<%d>;
+	.reg .b64 %%rd<12>;
+	.reg .b16 %%h<2>;
+	ld.param.u64 %%rd1, [k_param_0];
+	ld.param.u64 %%rd2, [k_param_1];
+	ld.param.u64 %%rd3, [k_param_2];
+	ld.param.u64 %%rd4, [k_param_3];
+	ld.param.f32 %%f0, [k_param_4];
+	ld.param.u32 %%r5, [k_param_5];
+	setp.ne.u32 %%p1, %%r5, 0;
+	mov.u32 %%r1, %%tid.x;
+	mov.u32 %%r2, wj_smem;
+	mad.lo.u32 %%r3, %%r1, 16, %%r2;
+	mul.wide.u32 %%rd5, %%r1, 16;
+	add.s64 %%rd5, %%rd1, %%rd5;
+`, n/2+8)
+	for c := range chunks {
+		fmt.Fprintf(&b, "\tld.global.v4.b32 {%%r4, %%r5, %%r6, %%r7}, [%%rd5+%d];\n", 2048*c)
+		fmt.Fprintf(&b, "\tst.shared.v4.b32 [%%r3+%d], {%%r4, %%r5, %%r6, %%r7};\n", 2048*c)
+	}
+	if fence {
+		b.WriteString("\tfence.proxy.async.shared::cta;\n")
+	}
+	b.WriteString("\tbar.sync 0;\n")
+	for _, r := range regs {
+		fmt.Fprintf(&b, "\tmov.f32 %s, %%f0;\n", r)
+	}
+	if wgfence {
+		b.WriteString("\twgmma.fence.sync.aligned;\n")
+	}
+	fmt.Fprintf(&b, "\twgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {%s}, %%rd3, %%rd4, %%p1, 1, 1, 0, 0;\n", n, typ, typ, strings.Join(regs, ", "))
+	b.WriteString("\twgmma.commit_group.sync.aligned;\n")
+	b.WriteString(between)
+	fmt.Fprintf(&b, "\twgmma.wait_group.sync.aligned %d;\n", wait)
+	if wait > 0 { // the accumulators are still in flight: no stores
+		b.WriteString("\tret;\n}\n")
+		return b.String()
+	}
+	fmt.Fprintf(&b, "\tmul.wide.u32 %%rd6, %%r1, %d;\n\tadd.s64 %%rd6, %%rd2, %%rd6;\n", 2*n)
+	for j, r := range regs {
+		fmt.Fprintf(&b, "\tst.global.f32 [%%rd6+%d], %s;\n", 4*j, r)
+	}
+	b.WriteString("\tret;\n}\n")
+	return b.String()
+}
+
+// wgmmaOperand places a K-major operand of rows x 16 elements at byte offset base of a
+// shared-memory image, laid out as the PTX ISA's canonical layouts describe it, written
+// here row by row: with an S-byte swizzle, row r's 16-byte chunk c (c = 2*kOff/16 + k/8)
+// of its S bytes goes to chunk c XOR (r mod 8)*S/128, the rows of an 8-row atom S bytes
+// apart, atoms sbo apart; without swizzling, 8x16-byte core matrices of 8 rows, the next
+// along K lbo apart, the next 8 rows sbo apart.
+type wgmmaOperand struct {
+	base, s, lbo, sbo, kOff int
+}
+
+func (o wgmmaOperand) offset(r, k int) int {
+	if o.s == 0 {
+		return o.base + r/8*o.sbo + k/8*o.lbo + r%8*16 + k%8*2
+	}
+	c := (2*o.kOff)/16 + k/8
+	c ^= (r % 8) * o.s / 128
+	return o.base + r/8*o.sbo + r%8*o.s + c*16 + k%8*2
+}
+
+// desc is the operand's matrix descriptor, from the PTX ISA's bit fields: start address,
+// leading and stride byte offsets >> 4 at bits 0, 16 and 32, swizzle mode at bits 62-63.
+func (o wgmmaOperand) desc(smem int) uint64 {
+	mode := map[int]uint64{0: 0, 128: 1, 64: 2, 32: 3}[o.s]
+	lbo := o.lbo
+	if o.s != 0 {
+		lbo = 16 // unused by swizzled K-major layouts
+	}
+	start := smem + o.base + 2*o.kOff
+	return uint64(start>>4) | uint64(lbo>>4)<<16 | uint64(o.sbo>>4)<<32 | mode<<62
+}
+
+// runWGMMA runs wgmmaKernel on A (64x16) and B^T (n x 16) of small integers placed by a and
+// b, with accumulators starting at c, and returns D as the lanes' fragments say.
+func runWGMMA(t *testing.T, typ string, n int, a, b wgmmaOperand, c float32, scaleD bool, src string, A, B func(r, k int) float64) ([][]float64, error) {
+	t.Helper()
+	bits := half.F32ToF16
+	if typ == "bf16" {
+		bits = half.F32ToBF16
+	}
+	image := make([]byte, 2048*((max(a.offset(63, 15), b.offset(n-1, 15))+2+2047)/2048))
+	for r := range 64 {
+		for k := range 16 {
+			binary.LittleEndian.PutUint16(image[a.offset(r, k):], bits(float32(A(r, k))))
+		}
+	}
+	for r := range n {
+		for k := range 16 {
+			binary.LittleEndian.PutUint16(image[b.offset(r, k):], bits(float32(B(r, k))))
+		}
+	}
+	if src == "" {
+		src = wgmmaKernel(typ, n, len(image)/2048, true, true, "", 0)
+	}
+	prog, err := ptxemu.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := &ptxemu.Memory{}
+	in, inBytes := mem.Alloc(len(image))
+	copy(inBytes, image)
+	out, outBytes := mem.Alloc(128 * n / 2 * 4)
+	sd := uint64(0)
+	if scaleD {
+		sd = 1
+	}
+	// the emulator's shared window starts at 0
+	params := []uint64{in, out, a.desc(0), b.desc(0), uint64(math.Float32bits(c)), sd}
+	if err := ptxemu.Run(prog, mem, [3]int{1, 1, 1}, params, len(image)); err != nil {
+		return nil, err
+	}
+	d := make([][]float64, 64)
+	for i := range d {
+		d[i] = make([]float64, n)
+	}
+	for tid := range 128 {
+		q, l := tid/32, tid%32
+		for j := range n / 2 {
+			row := 16*q + l/4
+			if j%4 >= 2 {
+				row += 8
+			}
+			col := j/4*8 + l%4*2 + j%2
+			d[row][col] = float64(math.Float32frombits(binary.LittleEndian.Uint32(outBytes[4*(tid*n/2+j):])))
+		}
+	}
+	return d, nil
+}
+
+// The emulator's wgmma.mma_async against sums computed here, for each swizzle mode (the
+// K slice read at an offset within a swizzled row, as a K loop's second k16 step does),
+// without swizzling (core matrices at arbitrary leading and stride byte offsets), f16 and
+// bf16, several N, scale-d off (D = A*B) and on (D = A*B + C). The layouts and descriptors
+// are built from the PTX ISA's description above, not from the code generator's helpers.
+func TestEmulatedWGMMA(t *testing.T) {
+	A := func(r, k int) float64 { return float64((r*3+k*5)%7 - 3) }
+	B := func(r, k int) float64 { return float64((r*5+k*2)%9-4) / 2 }
+	for _, c := range []struct {
+		name   string
+		typ    string
+		n      int
+		a, b   wgmmaOperand
+		scaleD bool
+	}{
+		{"f16_sw128_k16", "f16", 64, wgmmaOperand{0, 128, 0, 1024, 16}, wgmmaOperand{8192, 128, 0, 1024, 16}, true},
+		{"bf16_sw64_k16", "bf16", 8, wgmmaOperand{0, 64, 0, 512, 16}, wgmmaOperand{4096, 64, 0, 512, 16}, false},
+		{"f16_sw32", "f16", 16, wgmmaOperand{0, 32, 0, 256, 0}, wgmmaOperand{2048, 32, 0, 256, 0}, true},
+		{"bf16_sw64_sparse_atoms", "bf16", 24, wgmmaOperand{0, 64, 0, 1024, 0}, wgmmaOperand{8192, 64, 0, 1536, 0}, true},
+		{"f16_interleave", "f16", 24, wgmmaOperand{0, 0, 1024, 128, 0}, wgmmaOperand{4096, 0, 128, 256, 0}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			const c0 = 0.25
+			d, err := runWGMMA(t, c.typ, c.n, c.a, c.b, c0, c.scaleD, "", A, B)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bad := 0
+			for i := range 64 {
+				for j := range c.n {
+					want := 0.0
+					if c.scaleD {
+						want = c0
+					}
+					for k := range 16 {
+						want += A(i, k) * B(j, k)
+					}
+					if d[i][j] != want && bad < 5 {
+						t.Errorf("D[%d][%d] = %v, want %v", i, j, d[i][j], want)
+						bad++
+					}
+				}
+			}
+		})
+	}
+	if ptxas, err := FindCUDA12Tool(".", "ptxas"); err == nil {
+		if _, err := Assemble(ptxas, "sm_90a", wgmmaKernel("bf16", 64, 2, true, true, "", 0)); err != nil {
+			t.Errorf("the hand-written kernel does not assemble: %v", err)
+		}
+	} else {
+		t.Logf("not assembled: %v", err)
+	}
+}
+
+// What the emulator refuses, as the PTX ISA's rules for wgmma say: shared memory written
+// through the generic proxy without fence.proxy.async, an mma_async without wgmma.fence, an
+// accumulator register read while its wgmma is in flight, and a kernel that ends with a
+// wgmma not waited for.
+func TestEmulatedWGMMAErrors(t *testing.T) {
+	one := func(r, k int) float64 { return 1 }
+	a, b := wgmmaOperand{0, 64, 0, 512, 0}, wgmmaOperand{4096, 64, 0, 512, 0}
+	for _, c := range []struct {
+		name, src, want string
+	}{
+		{"no proxy fence", wgmmaKernel("f16", 8, 3, false, true, "", 0), "without a fence.proxy.async"},
+		{"no wgmma.fence", wgmmaKernel("f16", 8, 3, true, false, "", 0), "without a wgmma.fence"},
+		{"read in flight", wgmmaKernel("f16", 8, 3, true, true, "\tadd.f32 %f0, %f1, %f0;\n", 0), "in flight"},
+		{"not waited for", wgmmaKernel("f16", 8, 3, true, true, "", 1), "not waited for"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := runWGMMA(t, "f16", 8, a, b, 0, true, c.src, one, one)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want one saying %q", err, c.want)
+			}
+		})
+	}
+}
