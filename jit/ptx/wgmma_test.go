@@ -7,8 +7,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/widejit/widejit/graph"
+	"github.com/widejit/widejit/graph/safetensors"
 	"github.com/widejit/widejit/internal/half"
+	"github.com/widejit/widejit/internal/testkit"
+	"github.com/widejit/widejit/jit"
+	"github.com/widejit/widejit/jit/cpu"
 	"github.com/widejit/widejit/jit/ptx/ptxemu"
+	"github.com/widejit/widejit/lowering"
+	"github.com/widejit/widejit/runner"
 )
 
 // wgmmaKernel is a hand-written sm_90a kernel for one warpgroup: it copies a shared-memory
@@ -249,4 +256,48 @@ func TestEmulatedWGMMAErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The Linear kernel lowering plans for a batched ensemble (2 models, 200x144 inputs, 120
+// outputs with bias, fp16; its 64x64x32 tiles leave M, N and K edges masked), compiled for
+// sm_90a, where its K loop runs on wgmma, and run on the emulator against the CPU backend.
+func TestHopperLinearPlanOnEmulatedPTX(t *testing.T) {
+	g, err := graph.Parse("linear.json", []byte(`{"format": "widejit.graph/v1", "n": 2,
+  "inputs": [{"name": "x", "shape": [200, 144], "dtype": "float16", "per_model": true}],
+  "params": [{"name": "w", "shape": [120, 144], "dtype": "float16"}, {"name": "b", "shape": [120], "dtype": "float16"}],
+  "nodes": [{"name": "fc", "op": "linear", "inputs": ["x"], "params": {"weight": "w", "bias": "b"}, "attrs": {"in_features": 144, "out_features": 120, "bias": true}}],
+  "outputs": ["fc"], "init": {"seed": 3}}`), graph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := lowering.Lower(g, lowering.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	comp := jit.NewCompiler(jit.CompilerOptions{})
+	l := plan.Launches[0]
+	a, err := comp.Compile(l.Kernel.Source, l.Spec(), Target{Arch: "sm_90a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(a.Payload), "wgmma.mma_async") {
+		t.Fatalf("the %s kernel (%s) does not run on wgmma", l.Kernel.Source.Fn, l.TunablesID)
+	}
+	ins, err := g.GenerateInputs(5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(dev jit.Device) map[string]*safetensors.Tensor {
+		r, err := runner.New(plan, dev, comp, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		outs, err := r.Run(ins)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return outs
+	}
+	testkit.CheckOutputs(t, run(ptxemu.NewDevice(Target{Arch: "sm_90a"}, ParamTypes)), run(cpu.NewDevice(2)))
 }
