@@ -29,18 +29,25 @@ import (
 
 // wgmmaPlan is how a pipelined dot runs on wgmma.
 type wgmmaPlan struct {
-	swizzle      int    // S: bytes per staged row, the swizzle mode's width
-	n            int    // the N of every wgmma
-	m            int    // the dot's M and N
-	dotN         int    //
-	nBlocks      int    // 64xN blocks per row of blocks
-	groups       int    // warpgroups
-	per          int    // blocks per warpgroup
-	typ          string // f16 or bf16
-	kk           int    // K of a step
-	offB         int    // B^T's offset in a stage
-	descA, descB string // descriptors of the first ring buffer's A and B
-	scale        string // the predicate true: D = A*B + D
+	swizzle int    // S: bytes per staged row, the swizzle mode's width
+	n       int    // the N of every wgmma
+	m       int    // the dot's M and N
+	dotN    int    //
+	nBlocks int    // 64xN blocks per row of blocks
+	groups  int    // warpgroups
+	per     int    // blocks per warpgroup
+	typ     string // f16 or bf16
+	kk      int    // K of a step
+	offB    int    // B^T's offset in a stage
+	scale   string // the predicate true: D = A*B + D
+	// per block of this warpgroup: the descriptors of its A and B^T rows in the first ring
+	// buffer, as a register plus a constant (in 16-byte units)
+	blocks []wgmmaBlock
+}
+
+type wgmmaBlock struct {
+	descA, descB string
+	offA, offB   int
 }
 
 // wgmmaFor returns the wgmma plan of pipeline p, or nil where the dot keeps mma.sync.
@@ -90,9 +97,26 @@ func (g *gen) wgmmaStart(w *wgmmaPlan) {
 		g.emit("mov.b64 %s, {%s, %s}", d, lo, hi)
 		return d
 	}
-	w.descA, w.descB = desc(0), desc(w.offB)
+	descA, descB := desc(0), desc(w.offB)
 	w.scale = g.newReg(rcPred)
 	g.emit("setp.ne.u32 %s, 1, 0", w.scale)
+	rowA, rowB := 64*w.swizzle>>4, w.n*w.swizzle>>4 // a block's first row, per block row/column
+	if w.groups == 1 {
+		// one warpgroup: the blocks are constants, the descriptors uniform
+		for i := range w.per {
+			w.blocks = append(w.blocks, wgmmaBlock{descA, descB, i / w.nBlocks * rowA, i % w.nBlocks * rowB})
+		}
+		return
+	}
+	wq := g.newReg(rcB32)
+	g.emit("shr.u32 %s, %s, 7", wq, g.tid)
+	for i := range w.per {
+		mb, nb := g.wgmmaBlock(w, wq, i)
+		b := wgmmaBlock{descA: g.newReg(rcB64), descB: g.newReg(rcB64)}
+		g.emit("mad.wide.u32 %s, %s, %d, %s", b.descA, mb, rowA, descA)
+		g.emit("mad.wide.u32 %s, %s, %d, %s", b.descB, nb, rowB, descB)
+		w.blocks = append(w.blocks, b)
+	}
 }
 
 // wgmmaStep runs step k of p's dot on wgmma (see above), accumulating into acc in place.
@@ -103,21 +127,13 @@ func (g *gen) wgmmaStep(p *pipeline, acc []string) {
 	g.emit("bar.sync 0")
 	g.pipeIssue(p)
 	g.emit("wgmma.fence.sync.aligned")
-	wq := g.newReg(rcB32) // this warpgroup
-	g.emit("shr.u32 %s, %s, 7", wq, g.tid)
 	regs := w.n / 2
-	for i := range w.per {
-		// block wq + i*groups: the descriptors differ per warpgroup only through mb and nb,
-		// which are uniform over it
-		mb, nb := g.wgmmaBlock(w, wq, i)
-		da, db := g.newReg(rcB64), g.newReg(rcB64)
-		g.emit("mad.wide.u32 %s, %s, %d, %s", da, mb, 64*w.swizzle>>4, w.descA)
-		g.emit("mad.wide.u32 %s, %s, %d, %s", db, nb, w.n*w.swizzle>>4, w.descB)
+	for i, bl := range w.blocks {
 		for kk := 0; kk < w.kk; kk += 16 {
-			off := (p.rd + kk*2) >> 4
+			off := (p.rd + kk*2) >> 4 // the ring buffer and the k16 slice within the rows
 			a, b := g.newReg(rcB64), g.newReg(rcB64)
-			g.emit("add.s64 %s, %s, %d", a, da, off)
-			g.emit("add.s64 %s, %s, %d", b, db, off)
+			g.emit("add.s64 %s, %s, %d", a, bl.descA, bl.offA+off)
+			g.emit("add.s64 %s, %s, %d", b, bl.descB, bl.offB+off)
 			g.emit("wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {%s}, %s, %s, %s, 1, 1, 0, 0",
 				w.n, w.typ, w.typ, strings.Join(acc[i*regs:(i+1)*regs], ", "), a, b, w.scale)
 		}
@@ -127,7 +143,8 @@ func (g *gen) wgmmaStep(p *pipeline, acc []string) {
 	p.rd = p.next(p.rd)
 }
 
-// wgmmaBlock returns the block row mb and column nb of this warpgroup's i-th block.
+// wgmmaBlock returns the block row mb and column nb of this warpgroup's i-th block
+// (wq + i*groups, uniform over the warpgroup).
 func (g *gen) wgmmaBlock(w *wgmmaPlan, wq string, i int) (string, string) {
 	b, mb, nb := g.newReg(rcB32), g.newReg(rcB32), g.newReg(rcB32)
 	g.emit("add.u32 %s, %s, %d", b, wq, i*w.groups)
