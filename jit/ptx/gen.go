@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"strings"
 
 	"github.com/widejit/widejit/jit"
@@ -549,6 +550,11 @@ func (g *gen) copyValues(dsts [][]string, srcs []*ir.Value) {
 		if !ok {
 			regs = g.get(v)
 		}
+		if slices.Equal(regs, dsts[i]) {
+			// in place (an accumulator's fragments): no copy, which a wgmma still in
+			// flight on them would forbid (wgmma.go)
+			continue
+		}
 		tmps[i] = make([]string, len(regs))
 		for r, s := range regs {
 			t := g.newReg(c)
@@ -558,7 +564,7 @@ func (g *gen) copyValues(dsts [][]string, srcs []*ir.Value) {
 	}
 	for i, v := range srcs {
 		c := classOf(v.Type)
-		for r := range dsts[i] {
+		for r := range tmps[i] {
 			g.mov(c, dsts[i][r], tmps[i][r])
 		}
 	}
@@ -671,7 +677,7 @@ func (g *gen) forLoop(in *ir.Instr) {
 	g.emit("bra.uni %s", top)
 	g.placeLabel(end)
 	if pipe != nil {
-		g.emit("cp.async.wait_all") // the copies of the steps past the end (zero fills)
+		g.pipeEnd(pipe)
 	}
 	for i, v := range in.Results {
 		if fa := frag(i); fa != nil {

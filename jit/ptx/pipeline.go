@@ -220,6 +220,15 @@ func (g *gen) pipeIssue(p *pipeline) {
 	}
 }
 
+// pipeEnd follows the loop: the copies of the steps past the end (zero fills) land, and the
+// last step's wgmmas (wgmma.go) complete.
+func (g *gen) pipeEnd(p *pipeline) {
+	g.emit("cp.async.wait_all")
+	if p.fa.wg != nil {
+		g.emit("wgmma.wait_group.sync.aligned 0")
+	}
+}
+
 // atStage points the staging area at byte offset off and returns the base to restore.
 func (g *gen) atStage(off int) string {
 	base := g.smem()

@@ -22,10 +22,13 @@ import (
 // 1024-byte aligned wj_smem, so the pattern needs no base offset.
 //
 // A step: cp.async.wait_group for its buffer, fence.proxy.async (the copies are generic-
-// proxy writes, wgmma reads through the async proxy), the step's barrier, the copies of the
-// step ahead, then wgmma.fence, one wgmma.mma_async per block and k16, commit_group and
-// wait_group 0 (the next step's barrier lets the copies overwrite this buffer). TMA is not
-// used: cp.async already overlaps the loads with the MMAs here.
+// proxy writes, wgmma reads through the async proxy), wgmma.wait_group 0 for the previous
+// step's wgmmas (which so run while this step's copies land; they must be done before the
+// barrier lets any warp overwrite their buffer), the step's barrier, the copies of the step
+// ahead, then wgmma.fence, one wgmma.mma_async per block and k16, and commit_group; after
+// the loop, wait_group 0 again. The accumulators are never touched between a wgmma and its
+// wait (the loop carries them in place). TMA is not used: cp.async already overlaps the
+// loads with the MMAs here, and the descriptors' swizzle is the one TMA would write.
 
 // wgmmaPlan is how a pipelined dot runs on wgmma.
 type wgmmaPlan struct {
@@ -124,6 +127,9 @@ func (g *gen) wgmmaStep(p *pipeline, acc []string) {
 	w := p.fa.wg
 	g.emit("cp.async.wait_group %d", p.stages-2)
 	g.emit("fence.proxy.async.shared::cta")
+	// the previous step's wgmmas, which ran while the copies landed, must be done before the
+	// barrier lets any warp overwrite their buffer
+	g.emit("wgmma.wait_group.sync.aligned 0")
 	g.emit("bar.sync 0")
 	g.pipeIssue(p)
 	g.emit("wgmma.fence.sync.aligned")
@@ -139,7 +145,6 @@ func (g *gen) wgmmaStep(p *pipeline, acc []string) {
 		}
 	}
 	g.emit("wgmma.commit_group.sync.aligned")
-	g.emit("wgmma.wait_group.sync.aligned 0")
 	p.rd = p.next(p.rd)
 }
 
