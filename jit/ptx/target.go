@@ -26,8 +26,12 @@ func isaFor(arch string) string {
 // ArtifactKind is the Kind of PTX artifacts: PTX text, loaded by the driver JIT.
 const ArtifactKind = "ptx"
 
-// Archs are the SM architectures the generator targets. Newer GPUs JIT sm_90 PTX.
+// Archs are the SM architectures the generator targets in ISA 7.8, which Debian's ptxas 11.8
+// assembles. Newer GPUs JIT sm_90 PTX.
 var Archs = []string{"sm_80", "sm_90"}
+
+// AllArchs are Archs and sm_90a (ISA 8.0, wgmma; CUDA 12's ptxas assembles it).
+var AllArchs = append(Archs[:len(Archs):len(Archs)], "sm_90a")
 
 // Target generates PTX for one SM architecture. It needs no GPU.
 type Target struct {
@@ -79,7 +83,7 @@ var maxSharedBytes = map[string]int{"sm_80": 163 * 1024, "sm_90": 227 * 1024, "s
 func (t Target) Codegen(f *ir.Func, spec jit.Spec) (*jit.Artifact, error) {
 	limit, ok := maxSharedBytes[t.Arch]
 	if !ok {
-		return nil, fmt.Errorf("ptx: unknown arch %q (expected one of %s)", t.Arch, strings.Join(Archs, ", "))
+		return nil, fmt.Errorf("ptx: unknown arch %q (expected one of %s)", t.Arch, strings.Join(AllArchs, ", "))
 	}
 	// The type rules are triton/ir's (rules.go): code generation assumes verified IR and
 	// does not check them again.
