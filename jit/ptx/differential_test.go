@@ -175,6 +175,11 @@ var runCases = []runCase{
 	{kc: caseNamed("ptx_kloop_t_bf16"), grid: [3]int{2, 2, 1}, lens: map[string]int{"a_ptr": 200 * 144, "b_ptr": 120 * 144, "c_ptr": 200 * 120},
 		scalars: btScalars(200, 120, 144), align16: btAligned, ones: btOnes, arch: "sm_90a",
 		wantPTX: []string{"wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", "cp.async.wait_group 0"}, notPTX: []string{"mma.sync"}},
+	// the accumulator starts from C, converted into the two warpgroups' fragments before the
+	// loop through shared memory, which the ring then overwrites
+	{kc: caseNamed("ptx_kloop_t_f16_acc"), grid: [3]int{1, 2, 1}, lens: map[string]int{"a_ptr": 72 * 48, "b_ptr": 100 * 48, "c_ptr": 72 * 100},
+		scalars: btScalars(72, 100, 48), align16: btAligned, ones: btOnes, arch: "sm_90a",
+		wantPTX: []string{"wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"}},
 	// the same kernel for sm_90 keeps mma.sync
 	{kc: caseNamed("ptx_kloop_t_f16"), grid: [3]int{2, 2, 1}, lens: map[string]int{"a_ptr": 100 * 80, "b_ptr": 72 * 80, "c_ptr": 100 * 72},
 		scalars: btScalars(100, 72, 80), align16: btAligned, ones: btOnes,
