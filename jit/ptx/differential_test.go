@@ -180,6 +180,14 @@ var runCases = []runCase{
 	{kc: caseNamed("ptx_kloop_t_f16_acc"), grid: [3]int{1, 2, 1}, lens: map[string]int{"a_ptr": 72 * 48, "b_ptr": 100 * 48, "c_ptr": 72 * 100},
 		scalars: btScalars(72, 100, 48), align16: btAligned, ones: btOnes, arch: "sm_90a",
 		wantPTX: []string{"wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"}},
+	// B staged as it stands ([K, N]): MN-major for wgmma (imm-trans-b 1), its 64- or
+	// 128-byte rows of N swizzled as A's rows of K are; the last K tile masked
+	{kc: caseNamed("ptx_kloop_f16_m64"), grid: [3]int{2, 2, 1}, lens: map[string]int{"a_ptr": 128 * 80, "b_ptr": 80 * 128, "c_ptr": 128 * 128},
+		scalars: matmulScalars(128, 128, 80), align16: matmulAligned, ones: matmulOnes, arch: "sm_90a",
+		wantPTX: []string{"wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", "1, 1, 0, 1;"}, notPTX: []string{"mma.sync", "1, 1, 0, 0;"}},
+	{kc: caseNamed("ptx_kloop_bf16_w8"), grid: [3]int{2, 2, 1}, lens: map[string]int{"a_ptr": 256 * 112, "b_ptr": 112 * 64, "c_ptr": 256 * 64},
+		scalars: matmulScalars(256, 64, 112), align16: matmulAligned, ones: matmulOnes, arch: "sm_90a",
+		wantPTX: []string{"wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16"}, notPTX: []string{"mma.sync"}},
 	// the same kernel for sm_90 keeps mma.sync
 	{kc: caseNamed("ptx_kloop_t_f16"), grid: [3]int{2, 2, 1}, lens: map[string]int{"a_ptr": 100 * 80, "b_ptr": 72 * 80, "c_ptr": 100 * 72},
 		scalars: btScalars(100, 72, 80), align16: btAligned, ones: btOnes,

@@ -87,18 +87,19 @@
 // whose dot operands are both such copies is software-pipelined num_stages deep (the launch's
 // num_stages constexpr, 3 by default, fewer where the ring would pass 48 KiB of shared
 // memory; pipeline.go): a ring of staging buffers, cp.async.commit_group per step and
-// cp.async.wait_group, one barrier per step. On sm_90a such a loop whose dot reads A and a
-// B^T staged as it stands (K-major, as a Linear's weight) runs on wgmma.mma_async instead
-// (wgmma.go): each warpgroup's 64xN blocks of fp32 accumulators in registers, A and B read
-// from the ring through matrix descriptors, the ring written by cp.async in the 32-, 64- or
-// 128-byte swizzled layout its rows' length gives, fence.proxy.async before the barrier.
+// cp.async.wait_group, one barrier per step. On sm_90a such a loop runs on wgmma.mma_async
+// instead (wgmma.go) when its tile has a multiple of 64 rows per warpgroup and its staged
+// rows (A's K; B^T's K, as a Linear's weight, or B's N) are 32, 64 or 128 bytes: each
+// warpgroup's 64xN blocks of fp32 accumulators in registers, A and B read from the ring
+// through matrix descriptors (B^T K-major, B MN-major), the ring written by cp.async in the
+// swizzled layout its rows' length gives, fence.proxy.async before the barrier.
 //
 // Not yet done: tl.device_print (rejected with a clear error); swizzled shared layouts but
 // the wgmma ring's;
 // layouts as Triton has them (rematerialization covers index-only broadcasts); wgmma for dots
-// outside pipelined K loops, for B staged K by N, and for tiles under 64 rows (they keep
-// mma.sync on sm_90a); TMA; a cc 9.0 device loads sm_90 PTX (ArchForCapability) until sm_90a
-// has been checked on a GPU.
+// outside pipelined K loops, for tiles under 64 rows, for rows of other lengths and for TF32
+// (they keep mma.sync on sm_90a); TMA; a cc 9.0 device loads sm_90 PTX (ArchForCapability)
+// until sm_90a has been checked on a GPU.
 //
 // Tests: every test kernel and every kernel of the examples' plans is assembled with ptxas
 // for sm_80 and sm_90; golden PTX for three small kernels; and a PTX emulator (package

@@ -194,9 +194,12 @@ func (g *gen) pipeIssue(p *pipeline) {
 	g.asyncGuard = in
 	sh := g.mmaShapeOf(p.fa.dot, p.fa.typ, p.fa.kstep)
 	if p.fa.wg != nil {
-		g.swizzle, g.swizzled1024 = p.fa.wg.swizzle, true
+		g.swizzle, g.swizzled1024 = p.fa.wg.swA, true
 	}
 	g.stageOperand(p.fa.dot.Args[0], 0)
+	if p.fa.wg != nil {
+		g.swizzle = p.fa.wg.swB
+	}
 	g.stageB(p.fa.dot.Args[1], sh)
 	g.asyncGuard, g.smemBase, g.asyncPending, g.swizzle = "", base, false, 0
 	g.emit("cp.async.commit_group")

@@ -7,19 +7,20 @@ import (
 	"github.com/widejit/widejit/triton/ir"
 )
 
-// The Hopper K loop (sm_90a, PTX ISA 8.0): a pipelined loop (pipeline.go) whose dot has a
-// 2-D fp16/bf16 A and a B^T staged as it stands (both K-major: K contiguous in shared
-// memory) runs on wgmma.mma_async instead of mma.sync, as Triton's does on Hopper. A
-// warpgroup (4 warps) owns 64xN blocks of the output (m64nNk16, N <= 256), their fp32
-// accumulators in registers; A and B are read straight from the cp.async ring through
-// matrix descriptors, no ldmatrix. Each staged row of K elements is S = 32, 64 or 128 bytes,
-// which makes the row-major tile the PTX ISA's canonical K-major layout for the S-byte
-// swizzle mode: 8-row atoms of 8*S bytes (the stride byte offset), the leading byte offset
-// unused, and the 16-byte chunk c of row r stored at chunk c ^ (r/(128/S) mod S/16), i.e.
-// byte address bits [4, 4+log2(S/16)) XORed with bits [7, ...) of the absolute address. The
-// cp.async copies write at those swizzled addresses (sharedAddr), so a warp's 16-byte rows
-// spread over the banks; every ring buffer and tile starts at a multiple of 8*S bytes of a
-// 1024-byte aligned wj_smem, so the pattern needs no base offset.
+// The Hopper K loop (sm_90a, PTX ISA 8.0): a pipelined loop (pipeline.go) of a 2-D fp16/bf16
+// dot runs on wgmma.mma_async instead of mma.sync, as Triton's does on Hopper. A warpgroup
+// (4 warps) owns 64xN blocks of the output (m64nNk16, N <= 256), their fp32 accumulators in
+// registers; A and B are read straight from the cp.async ring through matrix descriptors,
+// no ldmatrix. A is staged row-major, K-major; B either as B^T (a Linear's weight, tl.trans
+// of a [N, K] tile: K-major, any N) or as it stands ([K, N]: MN-major, imm-trans-b 1, N one
+// swizzle row wide). Each staged row of an operand is S = 32, 64 or 128 bytes (K, or N, elements),
+// which makes the row-major tile the PTX ISA's canonical layout for the S-byte swizzle mode:
+// 8-row atoms of 8*S bytes (the stride byte offset), the leading byte offset unused, and the
+// 16-byte chunk c of row r stored at chunk c ^ (r/(128/S) mod S/16), i.e. byte address bits
+// [4, 4+log2(S/16)) XORed with bits [7, ...) of the absolute address. The cp.async copies
+// write at those swizzled addresses (sharedAddr), so a warp's 16-byte rows spread over the
+// banks; every ring buffer and tile starts at a multiple of 8*S bytes of a 1024-byte aligned
+// wj_smem, so the pattern needs no base offset.
 //
 // A step: cp.async.wait_group for its buffer, fence.proxy.async (the copies are generic-
 // proxy writes, wgmma reads through the async proxy), wgmma.wait_group 0 for the previous
@@ -32,17 +33,18 @@ import (
 
 // wgmmaPlan is how a pipelined dot runs on wgmma.
 type wgmmaPlan struct {
-	swizzle int    // S: bytes per staged row, the swizzle mode's width
-	n       int    // the N of every wgmma
-	m       int    // the dot's M and N
-	dotN    int    //
-	nBlocks int    // 64xN blocks per row of blocks
-	groups  int    // warpgroups
-	per     int    // blocks per warpgroup
-	typ     string // f16 or bf16
-	kk      int    // K of a step
-	offB    int    // B^T's offset in a stage
-	scale   string // the predicate true: D = A*B + D
+	swA, swB int    // S of A and of B: bytes per staged row, the swizzle mode's width
+	transB   bool   // B staged [K, N]: MN-major
+	n        int    // the N of every wgmma
+	m        int    // the dot's M and N
+	dotN     int    //
+	nBlocks  int    // 64xN blocks per row of blocks
+	groups   int    // warpgroups
+	per      int    // blocks per warpgroup
+	typ      string // f16 or bf16
+	kk       int    // K of a step
+	offB     int    // B^T's offset in a stage
+	scale    string // the predicate true: D = A*B + D
 	// per block of this warpgroup: the descriptors of its A and B^T rows in the first ring
 	// buffer, as a register plus a constant (in 16-byte units)
 	blocks []wgmmaBlock
@@ -59,23 +61,31 @@ func (g *gen) wgmmaFor(p *pipeline) *wgmmaPlan {
 	if g.arch != "sm_90a" || (fa.typ != "f16" && fa.typ != "bf16") {
 		return nil
 	}
-	// B must be tl.trans of a tile read only by the dot, which the body's emission will
-	// make lazy (remat.go) and stage as it stands: B^T, K-major (A is a load: pipelineFor)
+	// A is a load (pipelineFor). B is either a load, staged [K, N], or tl.trans of a tile
+	// read only by the dot, which the body's emission will make lazy (remat.go) and stage as
+	// it stands: B^T, [N, K].
 	sh := g.mmaShapeOf(fa.dot, fa.typ, fa.kstep)
+	if sh.batch != 1 {
+		return nil
+	}
 	b := fa.dot.Args[1]
-	if d := b.Def; sh.batch != 1 || d == nil || d.Op != ir.Permute || len(d.Ints) != 2 || d.Ints[0] != 1 ||
-		g.uses[b] != 1 || d.Args[0].Type.NumElems() < g.threads {
+	d := b.Def
+	transB := d == nil || d.Op != ir.Permute
+	if !transB && (len(d.Ints) != 2 || d.Ints[0] != 1 || g.uses[b] != 1 || d.Args[0].Type.NumElems() < g.threads) {
 		return nil
 	}
-	s := sh.kk * sh.sz
-	warps := g.threads / 32
-	if (s != 32 && s != 64 && s != 128) || warps%4 != 0 || sh.m%64 != 0 {
+	swizzles := func(s int) bool { return s == 32 || s == 64 || s == 128 }
+	w := &wgmmaPlan{swA: sh.kk * sh.sz, swB: sh.kk * sh.sz, transB: transB, n: min(sh.n, 256), m: sh.m, dotN: sh.n,
+		groups: g.threads / 128, typ: fa.typ, kk: sh.kk, offB: sh.offB}
+	if transB {
+		w.swB = sh.n * sh.sz
+	}
+	if !swizzles(w.swA) || !swizzles(w.swB) || g.threads%128 != 0 || sh.m%64 != 0 {
 		return nil
 	}
-	w := &wgmmaPlan{swizzle: s, n: min(sh.n, 256), m: sh.m, dotN: sh.n, groups: warps / 4, typ: fa.typ, kk: sh.kk, offB: sh.offB}
 	w.nBlocks = sh.n / w.n
 	blocks := sh.m / 64 * w.nBlocks
-	if sh.n%w.n != 0 || blocks%w.groups != 0 || sh.offB != sh.m*s {
+	if sh.n%w.n != 0 || blocks%w.groups != 0 || sh.offB != sh.m*w.swA {
 		return nil
 	}
 	w.per = blocks / w.groups
@@ -90,20 +100,21 @@ func swizzleMode(s int) int { return map[int]int{128: 1, 64: 2, 32: 3}[s] }
 
 // wgmmaStart computes the ring's first descriptors and the scale predicate, before the loop.
 func (g *gen) wgmmaStart(w *wgmmaPlan) {
-	hi := g.newReg(rcB32)
-	// stride byte offset: 8 rows of S bytes; leading byte offset 1 (unused when swizzled)
-	g.emit("mov.u32 %s, %d", hi, (8*w.swizzle>>4)|swizzleMode(w.swizzle)<<30)
-	desc := func(off int) string {
-		lo, d := g.newReg(rcB32), g.newReg(rcB64)
+	desc := func(off, s int) string {
+		// stride byte offset: 8 rows of S bytes; leading byte offset 1 (unused: the k16 slice
+		// of a K-major operand, the N of an MN-major one fit in a swizzle row)
+		lo, hi, d := g.newReg(rcB32), g.newReg(rcB32), g.newReg(rcB64)
 		g.emit("shr.u32 %s, %s, 4", lo, g.smem())
 		g.emit("add.u32 %s, %s, %d", lo, lo, off>>4|1<<16)
+		g.emit("mov.u32 %s, %d", hi, (8*s>>4)|swizzleMode(s)<<30)
 		g.emit("mov.b64 %s, {%s, %s}", d, lo, hi)
 		return d
 	}
-	descA, descB := desc(0), desc(w.offB)
+	descA, descB := desc(0, w.swA), desc(w.offB, w.swB)
 	w.scale = g.newReg(rcPred)
 	g.emit("setp.ne.u32 %s, 1, 0", w.scale)
-	rowA, rowB := 64*w.swizzle>>4, w.n*w.swizzle>>4 // a block's first row, per block row/column
+	// a block's first row, per block row (A) and column (B^T; MN-major B has one column)
+	rowA, rowB := 64*w.swA>>4, w.n*w.swB>>4
 	if w.groups == 1 {
 		// one warpgroup: the blocks are constants, the descriptors uniform
 		for i := range w.per {
@@ -136,12 +147,16 @@ func (g *gen) wgmmaStep(p *pipeline, acc []string) {
 	regs := w.n / 2
 	for i, bl := range w.blocks {
 		for kk := 0; kk < w.kk; kk += 16 {
-			off := (p.rd + kk*2) >> 4 // the ring buffer and the k16 slice within the rows
+			// the ring buffer and the k16 slice: 32 bytes into K-major rows, 16 MN-major rows on
+			offA, offB, trans := (p.rd+kk*2)>>4, (p.rd+kk*2)>>4, 0
+			if w.transB {
+				offB, trans = (p.rd+kk*w.swB)>>4, 1
+			}
 			a, b := g.newReg(rcB64), g.newReg(rcB64)
-			g.emit("add.s64 %s, %s, %d", a, bl.descA, bl.offA+off)
-			g.emit("add.s64 %s, %s, %d", b, bl.descB, bl.offB+off)
-			g.emit("wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {%s}, %s, %s, %s, 1, 1, 0, 0",
-				w.n, w.typ, w.typ, strings.Join(acc[i*regs:(i+1)*regs], ", "), a, b, w.scale)
+			g.emit("add.s64 %s, %s, %d", a, bl.descA, bl.offA+offA)
+			g.emit("add.s64 %s, %s, %d", b, bl.descB, bl.offB+offB)
+			g.emit("wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {%s}, %s, %s, %s, 1, 1, 0, %d",
+				w.n, w.typ, w.typ, strings.Join(acc[i*regs:(i+1)*regs], ", "), a, b, w.scale, trans)
 		}
 	}
 	g.emit("wgmma.commit_group.sync.aligned")

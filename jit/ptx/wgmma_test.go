@@ -24,7 +24,7 @@ import (
 // parameters and scale-d = (scaleD != 0), and stores lane t's accumulator j at out[t*N/2+j].
 // between is inserted after the commit, wait is the wait_group's operand (above 0, nothing is
 // stored); without fence or wgfence, the fence.proxy.async or the wgmma.fence is left out.
-func wgmmaKernel(typ string, n, chunks int, fence, wgfence bool, between string, wait int) string {
+func wgmmaKernel(typ string, n, chunks int, fence, wgfence bool, between string, wait, transB int) string {
 	var b strings.Builder
 	regs := make([]string, n/2)
 	for j := range regs {
@@ -76,7 +76,7 @@ func wgmmaKernel(typ string, n, chunks int, fence, wgfence bool, between string,
 	if wgfence {
 		b.WriteString("\twgmma.fence.sync.aligned;\n")
 	}
-	fmt.Fprintf(&b, "\twgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {%s}, %%rd3, %%rd4, %%p1, 1, 1, 0, 0;\n", n, typ, typ, strings.Join(regs, ", "))
+	fmt.Fprintf(&b, "\twgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {%s}, %%rd3, %%rd4, %%p1, 1, 1, 0, %d;\n", n, typ, typ, strings.Join(regs, ", "), transB)
 	b.WriteString("\twgmma.commit_group.sync.aligned;\n")
 	b.WriteString(between)
 	fmt.Fprintf(&b, "\twgmma.wait_group.sync.aligned %d;\n", wait)
@@ -92,17 +92,26 @@ func wgmmaKernel(typ string, n, chunks int, fence, wgfence bool, between string,
 	return b.String()
 }
 
-// wgmmaOperand places a K-major operand of rows x 16 elements at byte offset base of a
+// wgmmaOperand places an operand of rows x 16 elements at byte offset base of a
 // shared-memory image, laid out as the PTX ISA's canonical layouts describe it, written
-// here row by row: with an S-byte swizzle, row r's 16-byte chunk c (c = 2*kOff/16 + k/8)
-// of its S bytes goes to chunk c XOR (r mod 8)*S/128, the rows of an 8-row atom S bytes
-// apart, atoms sbo apart; without swizzling, 8x16-byte core matrices of 8 rows, the next
-// along K lbo apart, the next 8 rows sbo apart.
+// here row by row. K-major: with an S-byte swizzle, row r's 16-byte chunk c (c = 2*kOff/16
+// + k/8) of its S bytes goes to chunk c XOR (r mod 8)*S/128, the rows of an 8-row atom S
+// bytes apart, atoms sbo apart; without swizzling, 8x16-byte core matrices of 8 rows, the
+// next along K lbo apart, the next 8 rows sbo apart. MN-major (mn, swizzled): K row k holds
+// S bytes of rows (M or N), its chunk c going to c XOR (k mod 8)*S/128, 8 K rows S bytes
+// apart, the next 8 sbo apart, the next S bytes of rows lbo apart.
 type wgmmaOperand struct {
 	base, s, lbo, sbo, kOff int
+	mn                      bool
 }
 
 func (o wgmmaOperand) offset(r, k int) int {
+	if o.mn {
+		b := 2 * r
+		c := b % o.s / 16
+		c ^= (k % 8) * o.s / 128
+		return o.base + k/8*o.sbo + k%8*o.s + b/o.s*o.lbo + c*16 + b%16
+	}
 	if o.s == 0 {
 		return o.base + r/8*o.sbo + k/8*o.lbo + r%8*16 + k%8*2
 	}
@@ -116,7 +125,7 @@ func (o wgmmaOperand) offset(r, k int) int {
 func (o wgmmaOperand) desc(smem int) uint64 {
 	mode := map[int]uint64{0: 0, 128: 1, 64: 2, 32: 3}[o.s]
 	lbo := o.lbo
-	if o.s != 0 {
+	if o.s != 0 && !o.mn {
 		lbo = 16 // unused by swizzled K-major layouts
 	}
 	start := smem + o.base + 2*o.kOff
@@ -143,7 +152,11 @@ func runWGMMA(t *testing.T, typ string, n int, a, b wgmmaOperand, c float32, sca
 		}
 	}
 	if src == "" {
-		src = wgmmaKernel(typ, n, len(image)/2048, true, true, "", 0)
+		trans := 0
+		if b.mn {
+			trans = 1
+		}
+		src = wgmmaKernel(typ, n, len(image)/2048, true, true, "", 0, trans)
 	}
 	prog, err := ptxemu.Parse(src)
 	if err != nil {
@@ -195,11 +208,16 @@ func TestEmulatedWGMMA(t *testing.T) {
 		a, b   wgmmaOperand
 		scaleD bool
 	}{
-		{"f16_sw128_k16", "f16", 64, wgmmaOperand{0, 128, 0, 1024, 16}, wgmmaOperand{8192, 128, 0, 1024, 16}, true},
-		{"bf16_sw64_k16", "bf16", 8, wgmmaOperand{0, 64, 0, 512, 16}, wgmmaOperand{4096, 64, 0, 512, 16}, false},
-		{"f16_sw32", "f16", 16, wgmmaOperand{0, 32, 0, 256, 0}, wgmmaOperand{2048, 32, 0, 256, 0}, true},
-		{"bf16_sw64_sparse_atoms", "bf16", 24, wgmmaOperand{0, 64, 0, 1024, 0}, wgmmaOperand{8192, 64, 0, 1536, 0}, true},
-		{"f16_interleave", "f16", 24, wgmmaOperand{0, 0, 1024, 128, 0}, wgmmaOperand{4096, 0, 128, 256, 0}, true},
+		{"f16_sw128_k16", "f16", 64, wgmmaOperand{0, 128, 0, 1024, 16, false}, wgmmaOperand{8192, 128, 0, 1024, 16, false}, true},
+		{"bf16_sw64_k16", "bf16", 8, wgmmaOperand{0, 64, 0, 512, 16, false}, wgmmaOperand{4096, 64, 0, 512, 16, false}, false},
+		{"f16_sw32", "f16", 16, wgmmaOperand{0, 32, 0, 256, 0, false}, wgmmaOperand{2048, 32, 0, 256, 0, false}, true},
+		{"bf16_sw64_sparse_atoms", "bf16", 24, wgmmaOperand{0, 64, 0, 1024, 0, false}, wgmmaOperand{8192, 64, 0, 1536, 0, false}, true},
+		{"f16_interleave", "f16", 24, wgmmaOperand{0, 0, 1024, 128, 0, false}, wgmmaOperand{4096, 0, 128, 256, 0, false}, true},
+		// B MN-major (imm-trans-b 1): one 128-byte row of N, or 32 columns in 64-byte rows
+		// and 128 in four 64-byte atoms along N (lbo apart)
+		{"f16_b_mn_sw128", "f16", 64, wgmmaOperand{0, 64, 0, 512, 16, false}, wgmmaOperand{4096, 128, 0, 1024, 0, true}, true},
+		{"bf16_b_mn_sw64", "bf16", 32, wgmmaOperand{0, 32, 0, 256, 0, false}, wgmmaOperand{2048, 64, 0, 512, 0, true}, false},
+		{"f16_b_mn_sw64_four_atoms", "f16", 128, wgmmaOperand{0, 128, 0, 1024, 48, false}, wgmmaOperand{8192, 64, 512, 2048, 0, true}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			const c0 = 0.25
@@ -226,7 +244,7 @@ func TestEmulatedWGMMA(t *testing.T) {
 		})
 	}
 	if ptxas, err := FindCUDA12Tool(".", "ptxas"); err == nil {
-		if _, err := Assemble(ptxas, "sm_90a", wgmmaKernel("bf16", 64, 2, true, true, "", 0)); err != nil {
+		if _, err := Assemble(ptxas, "sm_90a", wgmmaKernel("bf16", 64, 2, true, true, "", 0, 1)); err != nil {
 			t.Errorf("the hand-written kernel does not assemble: %v", err)
 		}
 	} else {
@@ -240,14 +258,14 @@ func TestEmulatedWGMMA(t *testing.T) {
 // wgmma not waited for.
 func TestEmulatedWGMMAErrors(t *testing.T) {
 	one := func(r, k int) float64 { return 1 }
-	a, b := wgmmaOperand{0, 64, 0, 512, 0}, wgmmaOperand{4096, 64, 0, 512, 0}
+	a, b := wgmmaOperand{0, 64, 0, 512, 0, false}, wgmmaOperand{4096, 64, 0, 512, 0, false}
 	for _, c := range []struct {
 		name, src, want string
 	}{
-		{"no proxy fence", wgmmaKernel("f16", 8, 3, false, true, "", 0), "without a fence.proxy.async"},
-		{"no wgmma.fence", wgmmaKernel("f16", 8, 3, true, false, "", 0), "without a wgmma.fence"},
-		{"read in flight", wgmmaKernel("f16", 8, 3, true, true, "\tadd.f32 %f0, %f1, %f0;\n", 0), "in flight"},
-		{"not waited for", wgmmaKernel("f16", 8, 3, true, true, "", 1), "not waited for"},
+		{"no proxy fence", wgmmaKernel("f16", 8, 3, false, true, "", 0, 0), "without a fence.proxy.async"},
+		{"no wgmma.fence", wgmmaKernel("f16", 8, 3, true, false, "", 0, 0), "without a wgmma.fence"},
+		{"read in flight", wgmmaKernel("f16", 8, 3, true, true, "\tadd.f32 %f0, %f1, %f0;\n", 0, 0), "in flight"},
+		{"not waited for", wgmmaKernel("f16", 8, 3, true, true, "", 1, 0), "not waited for"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := runWGMMA(t, "f16", 8, a, b, 0, true, c.src, one, one)
@@ -258,46 +276,58 @@ func TestEmulatedWGMMAErrors(t *testing.T) {
 	}
 }
 
-// The Linear kernel lowering plans for a batched ensemble (2 models, 200x144 inputs, 120
-// outputs with bias, fp16; its 64x64x32 tiles leave M, N and K edges masked), compiled for
-// sm_90a, where its K loop runs on wgmma, and run on the emulator against the CPU backend.
-func TestHopperLinearPlanOnEmulatedPTX(t *testing.T) {
-	g, err := graph.Parse("linear.json", []byte(`{"format": "widejit.graph/v1", "n": 2,
+// The Linear and matmul kernels lowering plans for batched ensembles (2 models, fp16, sizes
+// that leave the 64x64x32 tiles' M, N and K edges masked), compiled for sm_90a, where their K
+// loops run on wgmma (the Linear's weight as B^T, K-major; matmul's B as it stands, MN-major),
+// and run on the emulator against the CPU backend.
+func TestHopperPlansOnEmulatedPTX(t *testing.T) {
+	for _, c := range []struct{ name, graph, trans string }{
+		{"linear", `{"format": "widejit.graph/v1", "n": 2,
   "inputs": [{"name": "x", "shape": [200, 144], "dtype": "float16", "per_model": true}],
   "params": [{"name": "w", "shape": [120, 144], "dtype": "float16"}, {"name": "b", "shape": [120], "dtype": "float16"}],
   "nodes": [{"name": "fc", "op": "linear", "inputs": ["x"], "params": {"weight": "w", "bias": "b"}, "attrs": {"in_features": 144, "out_features": 120, "bias": true}}],
-  "outputs": ["fc"], "init": {"seed": 3}}`), graph.Options{})
-	if err != nil {
-		t.Fatal(err)
+  "outputs": ["fc"], "init": {"seed": 3}}`, "1, 1, 0, 0;"},
+		{"matmul", `{"format": "widejit.graph/v1", "n": 2,
+  "inputs": [{"name": "x", "shape": [200, 80], "dtype": "float16", "per_model": true}, {"name": "y", "shape": [80, 144], "dtype": "float16", "per_model": true}],
+  "params": [],
+  "nodes": [{"name": "mm", "op": "matmul", "inputs": ["x", "y"]}],
+  "outputs": ["mm"], "init": {"seed": 3}}`, "1, 1, 0, 1;"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g, err := graph.Parse(c.name+".json", []byte(c.graph), graph.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan, err := lowering.Lower(g, lowering.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			comp := jit.NewCompiler(jit.CompilerOptions{})
+			l := plan.Launches[0]
+			a, err := comp.Compile(l.Kernel.Source, l.Spec(), Target{Arch: "sm_90a"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(a.Payload), "wgmma.mma_async") || !strings.Contains(string(a.Payload), c.trans) {
+				t.Fatalf("the %s kernel (%s) does not run on wgmma with imm-scale and imm-trans %q", l.Kernel.Source.Fn, l.TunablesID, c.trans)
+			}
+			ins, err := g.GenerateInputs(5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run := func(dev jit.Device) map[string]*safetensors.Tensor {
+				r, err := runner.New(plan, dev, comp, g)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer r.Close()
+				outs, err := r.Run(ins)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return outs
+			}
+			testkit.CheckOutputs(t, run(ptxemu.NewDevice(Target{Arch: "sm_90a"}, ParamTypes)), run(cpu.NewDevice(2)))
+		})
 	}
-	plan, err := lowering.Lower(g, lowering.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	comp := jit.NewCompiler(jit.CompilerOptions{})
-	l := plan.Launches[0]
-	a, err := comp.Compile(l.Kernel.Source, l.Spec(), Target{Arch: "sm_90a"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(a.Payload), "wgmma.mma_async") {
-		t.Fatalf("the %s kernel (%s) does not run on wgmma", l.Kernel.Source.Fn, l.TunablesID)
-	}
-	ins, err := g.GenerateInputs(5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := func(dev jit.Device) map[string]*safetensors.Tensor {
-		r, err := runner.New(plan, dev, comp, g)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
-		outs, err := r.Run(ins)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return outs
-	}
-	testkit.CheckOutputs(t, run(ptxemu.NewDevice(Target{Arch: "sm_90a"}, ParamTypes)), run(cpu.NewDevice(2)))
 }

@@ -10,7 +10,7 @@ import (
 // Multiply-Accumulate Instructions") describes it, for the forms the code generator emits:
 //
 //	wgmma.fence.sync.aligned
-//	wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16} {d...}, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b, 0, 0
+//	wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16} {d...}, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b, 0, imm-trans-b
 //	wgmma.commit_group.sync.aligned
 //	wgmma.wait_group.sync.aligned N
 //	fence.proxy.async[.shared::cta]
@@ -26,10 +26,10 @@ import (
 // last generic-proxy write to shared memory (st.shared, a landed cp.async) before an
 // mma_async reads shared memory through the async proxy.
 //
-// A and B are K-major (imm-trans 0) and read through matrix descriptors: start address,
-// leading and stride byte offsets (each >> 4, bits 0-13, 16-29, 32-45), base offset (bits
-// 49-51, only 0 supported) and swizzle mode (bits 62-63: 0 none, 1 128-byte, 2 64-byte,
-// 3 32-byte). The D fragment of lane l of warp q of the warpgroup, element j, is row
+// A is K-major (imm-trans-a 0), B K-major or, with imm-trans-b 1 and a swizzle, MN-major;
+// both are read through matrix descriptors: start address, leading and stride byte offsets
+// (each >> 4, bits 0-13, 16-29, 32-45), base offset (bits 49-51, only 0 supported) and
+// swizzle mode (bits 62-63: 0 none, 1 128-byte, 2 64-byte, 3 32-byte). The D fragment of lane l of warp q of the warpgroup, element j, is row
 // 16q + l/4 + 8*(j/2 mod 2), column 8*(j/4) + 2*(l mod 4) + j mod 2. Products are exact and
 // summed in float64, rounded once to fp32.
 
@@ -46,6 +46,7 @@ type wgOp struct {
 	n            int
 	typ          string
 	descA, descB uint64
+	transB       bool
 	scaleD       bool
 	scaleA       float64
 	scaleB       float64
@@ -142,8 +143,8 @@ func (r *emuRun) wgIssue(in *emuInstr, lanes, cta []*emuThread) (wgOp, error) {
 	if len(a) != 8 || a[0].kind != 7 || len(a[0].regs) != n/2 {
 		return wgOp{}, fmt.Errorf("wgmma m64n%dk16 takes %d accumulator registers, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b", n, n/2)
 	}
-	if a[6].kind != 1 || a[7].kind != 1 || a[6].imm != 0 || a[7].imm != 0 {
-		return wgOp{}, fmt.Errorf("transposed (MN-major) wgmma operands are not supported")
+	if a[6].kind != 1 || a[7].kind != 1 || a[6].imm != 0 || a[7].imm > 1 {
+		return wgOp{}, fmt.Errorf("imm-trans-a must be 0 (an MN-major A is not supported), imm-trans-b 0 or 1")
 	}
 	scale := func(o emuOperand) (float64, error) {
 		switch {
@@ -154,7 +155,7 @@ func (r *emuRun) wgIssue(in *emuInstr, lanes, cta []*emuThread) (wgOp, error) {
 		}
 		return 0, fmt.Errorf("imm-scale must be 1 or -1")
 	}
-	o := wgOp{in: in, n: n, typ: op[6], lanes: lanes}
+	o := wgOp{in: in, n: n, typ: op[6], lanes: lanes, transB: a[7].imm == 1}
 	var err error
 	if o.scaleA, err = scale(a[4]); err != nil {
 		return o, err
@@ -178,37 +179,45 @@ func (r *emuRun) wgIssue(in *emuInstr, lanes, cta []*emuThread) (wgOp, error) {
 	return o, nil
 }
 
-// descAddr is the shared-memory address of element (row, k) of a K-major operand of
-// size-byte elements: rows are M (A) or N (B), k < 16. Without swizzling the matrix is made
+// descAddr is the shared-memory address of element (row, k) of an operand of size-byte
+// elements: rows are M (A) or N (B), k < 16. K-major: without swizzling the matrix is made
 // of core matrices of 8 rows of 16 bytes, 128 contiguous bytes each, the next along K at the
-// leading byte offset and the next 8 rows at the stride byte offset. With an S-byte swizzle
+// leading byte offset and the next 8 rows at the stride byte offset; with an S-byte swizzle
 // each row holds S contiguous bytes of K, 8 rows make an atom, atoms follow at the stride
-// byte offset, and the 16-byte unit at address bits 4.. is XORed with address bits 7..
-// (log2(S/16) bits).
-func descAddr(desc uint64, row, k, size int) (uint64, error) {
+// byte offset. MN-major (swizzled only): each of the 16 K rows holds S contiguous bytes of
+// M or N, 8 K rows make an atom, the next 8 K rows follow at the stride byte offset, the next
+// S bytes of M or N at the leading byte offset. The swizzle XORs the 16-byte unit at address
+// bits 4.. with address bits 7.. (log2(S/16) bits).
+func descAddr(desc uint64, row, k, size int, mnMajor bool) (uint64, error) {
 	start := (desc & 0x3fff) << 4
 	lbo := (desc >> 16 & 0x3fff) << 4
 	sbo := (desc >> 32 & 0x3fff) << 4
 	if desc>>49&7 != 0 {
 		return 0, fmt.Errorf("matrix descriptor %#x: a base offset is not supported", desc)
 	}
-	kb := uint64(k * size)
-	r8, rr := uint64(row/8), uint64(row%8)
-	switch mode := desc >> 62; mode {
-	case 0:
+	mode := desc >> 62
+	width := map[uint64]uint64{1: 128, 2: 64, 3: 32}[mode]
+	var addr uint64
+	switch {
+	case mode == 0 && mnMajor:
+		return 0, fmt.Errorf("matrix descriptor %#x: an MN-major operand without swizzling is not supported", desc)
+	case mode == 0:
+		kb, r8, rr := uint64(k*size), uint64(row/8), uint64(row%8)
 		return start + r8*sbo + kb/16*lbo + rr*16 + kb%16, nil
+	case mnMajor:
+		mb := uint64(row * size)
+		addr = start + uint64(k/8)*sbo + uint64(k%8)*width + mb/width*lbo + mb%width
 	default:
-		width := map[uint64]uint64{1: 128, 2: 64, 3: 32}[mode]
-		addr := start + r8*sbo + rr*width + kb
-		mask := width/16 - 1
-		return addr ^ (addr>>7&mask)<<4, nil
+		addr = start + uint64(row/8)*sbo + uint64(row%8)*width + uint64(k*size)
 	}
+	mask := width/16 - 1
+	return addr ^ (addr>>7&mask)<<4, nil
 }
 
 // wgRun executes a landed mma_async: D = scale-a*A * scale-b*B (+ D if scale-d).
 func (r *emuRun) wgRun(o wgOp) error {
-	load := func(desc uint64, row, k int) (float64, error) {
-		addr, err := descAddr(desc, row, k, 2)
+	load := func(desc uint64, row, k int, mnMajor bool) (float64, error) {
+		addr, err := descAddr(desc, row, k, 2, mnMajor)
 		if err != nil {
 			return 0, err
 		}
@@ -222,14 +231,14 @@ func (r *emuRun) wgRun(o wgOp) error {
 	B := make([][16]float64, o.n) // B^T: [n][k]
 	for k := range 16 {
 		for i := range 64 {
-			v, err := load(o.descA, i, k)
+			v, err := load(o.descA, i, k, false)
 			if err != nil {
 				return err
 			}
 			A[i][k] = o.scaleA * v
 		}
 		for j := range o.n {
-			v, err := load(o.descB, j, k)
+			v, err := load(o.descB, j, k, o.transB)
 			if err != nil {
 				return err
 			}
