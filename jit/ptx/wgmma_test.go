@@ -279,7 +279,7 @@ func TestEmulatedWGMMAErrors(t *testing.T) {
 // The Linear and matmul kernels lowering plans for batched ensembles (2 models, fp16, sizes
 // that leave the 64x64x32 tiles' M, N and K edges masked), compiled for sm_90a, where their K
 // loops run on wgmma (the Linear's weight as B^T, K-major; matmul's B as it stands, MN-major),
-// and run on the emulator against the CPU backend.
+// assembled with CUDA 12.4's ptxas when present and run on the emulator against the CPU backend.
 func TestHopperPlansOnEmulatedPTX(t *testing.T) {
 	for _, c := range []struct{ name, graph, trans string }{
 		{"linear", `{"format": "widejit.graph/v1", "n": 2,
@@ -310,6 +310,11 @@ func TestHopperPlansOnEmulatedPTX(t *testing.T) {
 			}
 			if !strings.Contains(string(a.Payload), "wgmma.mma_async") || !strings.Contains(string(a.Payload), c.trans) {
 				t.Fatalf("the %s kernel (%s) does not run on wgmma with imm-scale and imm-trans %q", l.Kernel.Source.Fn, l.TunablesID, c.trans)
+			}
+			if ptxas, err := FindCUDA12Tool(".", "ptxas"); err == nil {
+				if _, err := Assemble(ptxas, "sm_90a", string(a.Payload)); err != nil {
+					t.Error(err)
+				}
 			}
 			ins, err := g.GenerateInputs(5)
 			if err != nil {
