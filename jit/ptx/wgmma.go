@@ -36,17 +36,16 @@ type wgmmaPlan struct {
 	swA, swB int    // S of A and of B: bytes per staged row, the swizzle mode's width
 	transB   bool   // B staged [K, N]: MN-major
 	n        int    // the N of every wgmma
-	m        int    // the dot's M and N
-	dotN     int    //
+	dotN     int    // the dot's N
 	nBlocks  int    // 64xN blocks per row of blocks
 	groups   int    // warpgroups
 	per      int    // blocks per warpgroup
 	typ      string // f16 or bf16
 	kk       int    // K of a step
-	offB     int    // B^T's offset in a stage
+	offB     int    // B's offset in a stage
 	scale    string // the predicate true: D = A*B + D
-	// per block of this warpgroup: the descriptors of its A and B^T rows in the first ring
-	// buffer, as a register plus a constant (in 16-byte units)
+	// per block of this warpgroup: the descriptors of its A rows and B columns in the first
+	// ring buffer, as a register plus a constant (in 16-byte units)
 	blocks []wgmmaBlock
 }
 
@@ -75,7 +74,7 @@ func (g *gen) wgmmaFor(p *pipeline) *wgmmaPlan {
 		return nil
 	}
 	swizzles := func(s int) bool { return s == 32 || s == 64 || s == 128 }
-	w := &wgmmaPlan{swA: sh.kk * sh.sz, swB: sh.kk * sh.sz, transB: transB, n: min(sh.n, 256), m: sh.m, dotN: sh.n,
+	w := &wgmmaPlan{swA: sh.kk * sh.sz, swB: sh.kk * sh.sz, transB: transB, n: min(sh.n, 256), dotN: sh.n,
 		groups: g.threads / 128, typ: fa.typ, kk: sh.kk, offB: sh.offB}
 	if transB {
 		w.swB = sh.n * sh.sz
