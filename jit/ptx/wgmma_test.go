@@ -336,3 +336,66 @@ func TestHopperPlansOnEmulatedPTX(t *testing.T) {
 		})
 	}
 }
+
+// twoGroupKernel is wgmmaKernel with n = 16 split into two m64n8k16 wgmmas, each its own
+// commit group: the first on B^T rows 0-7 into %f1-%f4, the second on rows 8-15 (the next
+// 8-row atom, sbo bytes on) into %f5-%f8. wgmma.wait_group 1 lands only the first, whose
+// registers are stored then; the second's are stored after wait_group 0, or, with early,
+// before it.
+func twoGroupKernel(sbo int, early bool) string {
+	k := wgmmaKernel("f16", 16, 3, true, true, "", 0, 0)
+	one := "\twgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, %rd3, %rd4, %p1, 1, 1, 0, 0;\n\twgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned 0;\n"
+	two := fmt.Sprintf(`	wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%%f1, %%f2, %%f3, %%f4}, %%rd3, %%rd4, %%p1, 1, 1, 0, 0;
+	wgmma.commit_group.sync.aligned;
+	add.s64 %%rd7, %%rd4, %d;
+	wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%%f5, %%f6, %%f7, %%f8}, %%rd3, %%rd7, %%p1, 1, 1, 0, 0;
+	wgmma.commit_group.sync.aligned;
+	wgmma.wait_group.sync.aligned 1;
+`, sbo>>4)
+	store := "\tmul.wide.u32 %rd6, %r1, 32;\n\tadd.s64 %rd6, %rd2, %rd6;\n"
+	first := "\tst.global.f32 [%rd6+0], %f1;\n\tst.global.f32 [%rd6+4], %f2;\n\tst.global.f32 [%rd6+8], %f3;\n\tst.global.f32 [%rd6+12], %f4;\n"
+	second := "\tst.global.f32 [%rd6+16], %f5;\n\tst.global.f32 [%rd6+20], %f6;\n\tst.global.f32 [%rd6+24], %f7;\n\tst.global.f32 [%rd6+28], %f8;\n"
+	if early {
+		two += store + first + second + "\twgmma.wait_group.sync.aligned 0;\n"
+	} else {
+		two += store + first + "\twgmma.wait_group.sync.aligned 0;\n" + second
+	}
+	i := strings.Index(k, one)
+	j := strings.Index(k, "\tret;")
+	if i < 0 || j < 0 {
+		panic("wgmmaKernel changed")
+	}
+	return k[:i] + two + k[j:]
+}
+
+// Two commit groups in flight: wgmma.wait_group 1 lands the older one only (its fragments
+// are the first 8 columns of D, stored before the younger one's wait), wait_group 0 the
+// other; storing the younger one's registers before its wait is refused.
+func TestEmulatedWGMMAGroups(t *testing.T) {
+	A := func(r, k int) float64 { return float64((r*7+k*3)%5 - 2) }
+	B := func(r, k int) float64 { return float64((r*3+k*11)%9 - 4) }
+	a, b := wgmmaOperand{0, 64, 0, 512, 0, false}, wgmmaOperand{4096, 32, 0, 256, 0, false}
+	d, err := runWGMMA(t, "f16", 16, a, b, 0.5, true, twoGroupKernel(b.sbo, false), A, B)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 64 {
+		for j := range 16 {
+			want := 0.5
+			for k := range 16 {
+				want += A(i, k) * B(j, k)
+			}
+			if d[i][j] != want {
+				t.Fatalf("D[%d][%d] = %v, want %v", i, j, d[i][j], want)
+			}
+		}
+	}
+	if _, err := runWGMMA(t, "f16", 16, a, b, 0.5, true, twoGroupKernel(b.sbo, true), A, B); err == nil || !strings.Contains(err.Error(), "in flight") {
+		t.Errorf("the younger group's registers stored before its wait: error %v, want one saying in flight", err)
+	}
+	if ptxas, err := FindCUDA12Tool(".", "ptxas"); err == nil {
+		if _, err := Assemble(ptxas, "sm_90a", twoGroupKernel(b.sbo, false)); err != nil {
+			t.Errorf("the hand-written kernel does not assemble: %v", err)
+		}
+	}
+}
