@@ -16,8 +16,9 @@ import (
 // benchmark to PTX, assembles them with CUDA 12.4's ptxas for sm_80 and sm_90a, and counts
 // what the SASS of each kernel and of its main loop does.
 
-// sassArchs pairs each PTX arch widejit generates with the SASS arch the report assembles for.
-var sassArchs = []struct{ ptx, sass string }{{"sm_80", "sm_80"}, {"sm_90", "sm_90a"}}
+// sassArchs pairs each PTX arch widejit generates with the SASS arch the report assembles
+// for: Hopper's is sm_90a PTX (wgmma K loops).
+var sassArchs = []struct{ ptx, sass string }{{"sm_80", "sm_80"}, {"sm_90a", "sm_90a"}}
 
 // gemmGraph is a 4096x4096 Linear without bias on a 4096-row batch in dtype, one model.
 func gemmGraph(dtype string) string {

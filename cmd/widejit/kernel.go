@@ -134,7 +134,7 @@ recorded decisions: the CPU's differ from a GPU's).`,
 	}
 	f.add(cmd)
 	cmd.Flags().StringVar(&dir, "dir", "", "output directory")
-	cmd.Flags().StringVar(&archList, "arch", "", "also write each kernel's PTX for these archs (sm_80,sm_90)")
+	cmd.Flags().StringVar(&archList, "arch", "", "also write each kernel's PTX for these archs (sm_80,sm_90,sm_90a; sm_90a: Hopper only, wgmma K loops)")
 	cmd.Flags().String("device", "", "plan for this device as a run would: auto | cpu | cuda (default: the generic GPU plan)")
 	return cmd
 }

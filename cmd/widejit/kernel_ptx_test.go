@@ -9,14 +9,14 @@ import (
 
 func TestKernelDumpWritesPTXPerArch(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errOut := runCLI(t, "kernel", "dump", "../../examples/mlp/graph.json", "--dir", dir, "--arch", "sm_80,sm_90")
+	code, out, errOut := runCLI(t, "kernel", "dump", "../../examples/mlp/graph.json", "--dir", dir, "--arch", "sm_80,sm_90,sm_90a")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	if !strings.Contains(out, "PTX files") {
 		t.Errorf("output %q does not report the PTX files", out)
 	}
-	for _, arch := range []string{"sm_80", "sm_90"} {
+	for _, arch := range []string{"sm_80", "sm_90", "sm_90a"} {
 		files, _ := filepath.Glob(filepath.Join(dir, "*."+arch+".ptx"))
 		if len(files) == 0 {
 			t.Fatalf("no %s PTX written", arch)

@@ -11,7 +11,7 @@ import (
 	"github.com/widejit/widejit/lowering"
 )
 
-// ParseArchs reads `kernel dump --arch`: a comma-separated list of PTX archs (sm_80,sm_90);
+// ParseArchs reads `kernel dump --arch`: a comma-separated list of PTX archs (sm_80,sm_90,sm_90a);
 // "" is none.
 func ParseArchs(list string) ([]string, error) {
 	if list == "" {
@@ -21,7 +21,7 @@ func ParseArchs(list string) ([]string, error) {
 	for _, s := range strings.Split(list, ",") {
 		s = strings.TrimSpace(s)
 		if !ptx.ValidArch(s) {
-			return nil, errkind.Usagef("--arch %q: expected a comma-separated list of %s", s, strings.Join(ptx.Archs, ", "))
+			return nil, errkind.Usagef("--arch %q: expected a comma-separated list of %s", s, strings.Join(ptx.AllArchs, ", "))
 		}
 		archs = append(archs, s)
 	}

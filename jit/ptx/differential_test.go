@@ -33,6 +33,7 @@ type runCase struct {
 	notPTX  []string          // and must not
 	fmaDots bool              // Target.FMADots
 	stages  int               // num_stages given to the code generator (0: its default)
+	arch    string            // the Target's arch (default sm_90)
 }
 
 var runCases = []runCase{
@@ -167,6 +168,44 @@ var runCases = []runCase{
 	{kc: caseNamed("ptx_kloop_bf16"), grid: [3]int{2, 1, 1}, lens: map[string]int{"a_ptr": 64 * 160, "b_ptr": 160 * 64, "c_ptr": 64 * 64},
 		scalars: matmulScalars(64, 64, 160), align16: matmulAligned, ones: matmulOnes,
 		wantPTX: []string{"cp.async.wait_group 1", "m16n8k16.row.col.f32.bf16"}},
+	// Hopper (wgmma.go): the pipelined K loop on wgmma.mma_async, A and B^T read through
+	// swizzled matrix descriptors (64-byte rows: the 64B swizzle; 128-byte: 128B), at sizes
+	// that leave every edge masked (M, N, K not multiples of the tile). 8 warps: two
+	// warpgroups, each with one 64x64 block of a 128x64 tile; its 24 KiB stages fit the
+	// 48 KiB ring twice (cp.async.wait_group 0).
+	{kc: caseNamed("ptx_kloop_t_f16"), grid: [3]int{2, 2, 1}, lens: map[string]int{"a_ptr": 100 * 80, "b_ptr": 72 * 80, "c_ptr": 100 * 72},
+		scalars: btScalars(100, 72, 80), align16: btAligned, ones: btOnes, arch: "sm_90a",
+		wantPTX: []string{"wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", "fence.proxy.async", "cp.async.wait_group 1"}, notPTX: []string{"mma.sync", "ldmatrix"}},
+	{kc: caseNamed("ptx_kloop_t_bf16"), grid: [3]int{2, 2, 1}, lens: map[string]int{"a_ptr": 200 * 144, "b_ptr": 120 * 144, "c_ptr": 200 * 120},
+		scalars: btScalars(200, 120, 144), align16: btAligned, ones: btOnes, arch: "sm_90a",
+		wantPTX: []string{"wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", "cp.async.wait_group 0"}, notPTX: []string{"mma.sync"}},
+	// the accumulator starts from C, converted into the two warpgroups' fragments before the
+	// loop through shared memory, which the ring then overwrites
+	{kc: caseNamed("ptx_kloop_t_f16_acc"), grid: [3]int{1, 2, 1}, lens: map[string]int{"a_ptr": 72 * 48, "b_ptr": 100 * 48, "c_ptr": 72 * 100},
+		scalars: btScalars(72, 100, 48), align16: btAligned, ones: btOnes, arch: "sm_90a",
+		wantPTX: []string{"wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"}},
+	// B staged as it stands ([K, N]): MN-major for wgmma (imm-trans-b 1), its 64- or
+	// 128-byte rows of N swizzled as A's rows of K are; the last K tile masked
+	{kc: caseNamed("ptx_kloop_f16_m64"), grid: [3]int{2, 2, 1}, lens: map[string]int{"a_ptr": 128 * 80, "b_ptr": 80 * 128, "c_ptr": 128 * 128},
+		scalars: matmulScalars(128, 128, 80), align16: matmulAligned, ones: matmulOnes, arch: "sm_90a",
+		wantPTX: []string{"wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", "1, 1, 0, 1;"}, notPTX: []string{"mma.sync", "1, 1, 0, 0;"}},
+	{kc: caseNamed("ptx_kloop_bf16_w8"), grid: [3]int{2, 2, 1}, lens: map[string]int{"a_ptr": 256 * 112, "b_ptr": 112 * 64, "c_ptr": 256 * 64},
+		scalars: matmulScalars(256, 64, 112), align16: matmulAligned, ones: matmulOnes, arch: "sm_90a",
+		wantPTX: []string{"wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16"}, notPTX: []string{"mma.sync"}},
+	// the same kernel for sm_90 keeps mma.sync
+	{kc: caseNamed("ptx_kloop_t_f16"), grid: [3]int{2, 2, 1}, lens: map[string]int{"a_ptr": 100 * 80, "b_ptr": 72 * 80, "c_ptr": 100 * 72},
+		scalars: btScalars(100, 72, 80), align16: btAligned, ones: btOnes,
+		wantPTX: []string{"mma.sync.aligned.m16n8k16"}, notPTX: []string{"wgmma"}},
+}
+
+// kloop_t's specialization: K (and so A's and B^T's row strides) divisible by 16, unit
+// strides along K and C's rows; M, N and C's row stride left odd.
+var btAligned, btOnes = []string{"a_ptr", "b_ptr", "c_ptr", "K", "stride_am", "stride_bn"}, []string{"stride_ak", "stride_bk", "stride_cn"}
+
+// btScalars binds kloop_t's scalars for A [m, k], B^T [n, k] and C [m, n], all contiguous.
+func btScalars(m, n, k int) map[string]any {
+	return map[string]any{"M": int64(m), "N": int64(n), "K": int64(k), "stride_am": int64(k), "stride_ak": int64(1),
+		"stride_bk": int64(1), "stride_bn": int64(k), "stride_cm": int64(n), "stride_cn": int64(1)}
 }
 
 // matmulAligned and matmulOnes are what lowering's launches tell a contiguous matmul.
@@ -244,6 +283,9 @@ func TestEmulatedPTXMatchesCPU(t *testing.T) {
 		}
 		if rc.fmaDots {
 			name += "_fma"
+		}
+		if rc.arch != "" {
+			name += "_" + rc.arch
 		}
 		t.Run(name, func(t *testing.T) {
 			f := rc.kc.specialize(t)
@@ -338,7 +380,11 @@ func runEmulated(t *testing.T, rc runCase, init [][]byte) [][]byte {
 	if rc.stages != 0 {
 		spec.Consts = map[string]any{"num_stages": int64(rc.stages)}
 	}
-	a, err := Target{Arch: "sm_90", FMADots: rc.fmaDots}.Codegen(f, spec)
+	arch := rc.arch
+	if arch == "" {
+		arch = "sm_90"
+	}
+	a, err := Target{Arch: arch, FMADots: rc.fmaDots}.Codegen(f, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,6 +401,13 @@ func runEmulated(t *testing.T, rc runCase, init [][]byte) [][]byte {
 	}
 	if rc.align16 == nil && (strings.Contains(text, ".v2.") || strings.Contains(text, ".v4.")) {
 		t.Errorf("vector access without Align16 hints")
+	}
+	if arch == "sm_90a" { // ISA 8.0: beyond Debian's ptxas 11.8, which the other tests use
+		if ptxas, err := FindCUDA12Tool(".", "ptxas"); err != nil {
+			t.Logf("not assembled: %v", err)
+		} else if _, err := Assemble(ptxas, arch, text); err != nil {
+			t.Errorf("%v", err)
+		}
 	}
 	prog, err := ptxemu.Parse(string(a.Payload))
 	if err != nil {

@@ -1,6 +1,6 @@
-// Package ptx generates PTX (ISA 7.8, sm_80 and sm_90) from widejit's tile IR. It needs no
-// GPU: jit/cuda loads its artifacts through the driver JIT, and tests check every generated
-// kernel with NVIDIA's ptxas.
+// Package ptx generates PTX (ISA 7.8 for sm_80 and sm_90; ISA 8.0 for sm_90a, Hopper only,
+// with wgmma) from widejit's tile IR. It needs no GPU: jit/cuda loads its artifacts through
+// the driver JIT, and tests check every generated kernel with NVIDIA's ptxas.
 //
 // Layout. A CTA runs 32*num_warps threads (T). Every tile of n elements is distributed by its
 // row-major element index alone, whatever its shape or dtype, so element-wise ops, casts,
@@ -89,11 +89,19 @@
 // deep (jit.Spec.NumStages, a tunable of the lowering's GEMM kernels; else the kernel's
 // num_stages constexpr; else 3, Triton's default; fewer where the ring would pass 48 KiB of shared
 // memory; pipeline.go): a ring of staging buffers, cp.async.commit_group per step and
-// cp.async.wait_group, one barrier per step.
+// cp.async.wait_group, one barrier per step. On sm_90a such a loop runs on wgmma.mma_async
+// instead (wgmma.go) when its tile has a multiple of 64 rows per warpgroup and its staged
+// rows (A's K; B^T's K, as a Linear's weight, or B's N) are 32, 64 or 128 bytes: each
+// warpgroup's 64xN blocks of fp32 accumulators in registers, A and B read from the ring
+// through matrix descriptors (B^T K-major, B MN-major), the ring written by cp.async in the
+// swizzled layout its rows' length gives, fence.proxy.async before the barrier.
 //
-// Not yet done: tl.device_print (rejected with a clear error); swizzled shared layouts;
-// layouts as Triton has them (rematerialization covers index-only broadcasts;
-// docs/gpu-layouts.md says which layout each tile value gets), wgmma on sm_90a.
+// Not yet done: tl.device_print (rejected with a clear error); swizzled shared layouts but
+// the wgmma ring's; layouts as Triton has them (rematerialization covers index-only
+// broadcasts; docs/gpu-layouts.md says which layout each tile value gets); wgmma for dots
+// outside pipelined K loops, for tiles under 64 rows, for rows of other lengths and for TF32
+// (they keep mma.sync on sm_90a); TMA; a cc 9.0 device loads sm_90 PTX (ArchForCapability)
+// until sm_90a has been checked on a GPU.
 //
 // Tests: every test kernel and every kernel of the examples' plans is assembled with ptxas
 // for sm_80 and sm_90; golden PTX for three small kernels; and a PTX emulator (package

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"strings"
 
 	"github.com/widejit/widejit/jit"
@@ -101,6 +102,9 @@ type gen struct {
 
 	stages    int  // num_stages: the depth of a K loop's cp.async pipeline (pipeline.go)
 	pipelined bool // some loop is pipelined
+
+	swizzle      int  // while staging wgmma operands: the swizzle's bytes per row (wgmma.go)
+	swizzled1024 bool // some tile is swizzled: wj_smem is 1024-byte aligned
 }
 
 func newGen(f *ir.Func, arch string, threads int, spec jit.Spec) *gen {
@@ -309,9 +313,13 @@ func (g *gen) run() (text string, err error) {
 	if cs := g.f.ConstString(); cs != "" {
 		fmt.Fprintf(&out, "; %s", cs)
 	}
-	fmt.Fprintf(&out, ")\n//\n.version %s\n.target %s\n.address_size 64\n\n", ISA, g.arch)
+	fmt.Fprintf(&out, ")\n//\n.version %s\n.target %s\n.address_size 64\n\n", isaFor(g.arch), g.arch)
 	if g.smemBytes > 0 {
-		out.WriteString(".extern .shared .align 16 .b8 wj_smem[];\n\n")
+		align := 16
+		if g.swizzled1024 {
+			align = 1024 // swizzle patterns are anchored at address bits (wgmma.go)
+		}
+		fmt.Fprintf(&out, ".extern .shared .align %d .b8 wj_smem[];\n\n", align)
 	}
 	fmt.Fprintf(&out, ".visible .entry %s(\n%s\n)\n.maxntid %d, 1, 1\n", g.f.Name, params.String(), g.threads)
 	if g.pipelined {
@@ -545,6 +553,11 @@ func (g *gen) copyValues(dsts [][]string, srcs []*ir.Value) {
 		if !ok {
 			regs = g.get(v)
 		}
+		if slices.Equal(regs, dsts[i]) {
+			// in place (an accumulator's fragments): no copy, which a wgmma still in
+			// flight on them would forbid (wgmma.go)
+			continue
+		}
 		tmps[i] = make([]string, len(regs))
 		for r, s := range regs {
 			t := g.newReg(c)
@@ -554,7 +567,7 @@ func (g *gen) copyValues(dsts [][]string, srcs []*ir.Value) {
 	}
 	for i, v := range srcs {
 		c := classOf(v.Type)
-		for r := range dsts[i] {
+		for r := range tmps[i] {
 			g.mov(c, dsts[i][r], tmps[i][r])
 		}
 	}
@@ -600,6 +613,13 @@ func (g *gen) forLoop(in *ir.Instr) {
 		}
 		return accs[i]
 	}
+	// the pipeline is chosen first: on wgmma (wgmma.go) the accumulator has its own fragments
+	var pipe *pipeline
+	if accs != nil {
+		if pipe = g.pipelineFor(in, accs); pipe != nil {
+			pipe.fa.wg = g.wgmmaFor(pipe)
+		}
+	}
 	iters := make([][]string, len(inits))
 	for i, v := range inits {
 		src, c := []string(nil), classOf(v.Type)
@@ -614,12 +634,9 @@ func (g *gen) forLoop(in *ir.Instr) {
 			g.mov(c, iters[i][r], s)
 		}
 	}
-	var pipe *pipeline
-	if accs != nil {
-		if pipe = g.pipelineFor(in, accs); pipe != nil {
-			g.pipeStart(pipe, iv, iters)
-			pipe.fa.pipe, g.pipelined = pipe, true
-		}
+	if pipe != nil {
+		g.pipeStart(pipe, iv, iters)
+		pipe.fa.pipe, g.pipelined = pipe, true
 	}
 	g.vals[body.Args[0]] = []string{iv}
 	for i, a := range body.Args[1:] {
@@ -663,7 +680,7 @@ func (g *gen) forLoop(in *ir.Instr) {
 	g.emit("bra.uni %s", top)
 	g.placeLabel(end)
 	if pipe != nil {
-		g.emit("cp.async.wait_all") // the copies of the steps past the end (zero fills)
+		g.pipeEnd(pipe)
 	}
 	for i, v := range in.Results {
 		if fa := frag(i); fa != nil {

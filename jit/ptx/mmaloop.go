@@ -19,7 +19,8 @@ type fragAcc struct {
 	add   *ir.Instr // acc += tl.dot(...): the add folded into the dot (nil for tl.dot(a, b, acc))
 	typ   string    // mmaKind's
 	kstep int
-	pipe  *pipeline // its operands' cp.async pipeline, if any (pipeline.go)
+	pipe  *pipeline  // its operands' cp.async pipeline, if any (pipeline.go)
+	wg    *wgmmaPlan // the pipeline's dot runs on wgmma (wgmma.go)
 }
 
 // findFragAccs records the loops whose accumulators can live in registers (see above).
@@ -110,6 +111,9 @@ func isZeroConst(v *ir.Value) bool {
 
 // fragCount is how many fp32 registers a lane holds for a dot's accumulator: 4 per tile.
 func (g *gen) fragCount(fa *fragAcc) int {
+	if fa.wg != nil {
+		return fa.wg.per * fa.wg.n / 2
+	}
 	return 4 * g.mmaShapeOf(fa.dot, fa.typ, fa.kstep).iters
 }
 
@@ -118,7 +122,7 @@ func (g *gen) fragCount(fa *fragAcc) int {
 func (g *gen) toFrags(v *ir.Value, fa *fragAcc) []string {
 	sh := g.mmaShapeOf(fa.dot, fa.typ, fa.kstep)
 	if isZeroConst(v) {
-		out := make([]string, 4*sh.iters)
+		out := make([]string, g.fragCount(fa))
 		for i := range out {
 			out[i] = g.newReg(rcF32)
 			g.emit("mov.f32 %s, 0f00000000", out[i])
@@ -129,6 +133,18 @@ func (g *gen) toFrags(v *ir.Value, fa *fragAcc) []string {
 	g.emit("bar.sync 0")
 	g.stageF32(v, 0)
 	g.emit("bar.sync 0")
+	if w := fa.wg; w != nil {
+		var out []string
+		for i := range w.per {
+			addr, offs := g.wgmmaFragAddrs(w, i)
+			for _, off := range offs {
+				c := g.newReg(rcF32)
+				g.emit("ld.shared.f32 %s, [%s]", c, offsetAddr(addr, off))
+				out = append(out, c)
+			}
+		}
+		return out
+	}
 	l := g.mmaLanes()
 	var out []string
 	for it := range sh.iters {
@@ -149,13 +165,22 @@ func (g *gen) fromFrags(frags []string, fa *fragAcc, t ir.Type) []string {
 	sh := g.mmaShapeOf(fa.dot, fa.typ, fa.kstep)
 	g.need(t.NumElems() * 4)
 	g.emit("bar.sync 0")
-	l := g.mmaLanes()
-	for it := range sh.iters {
-		tile := g.newReg(rcB32)
-		g.emit("add.u32 %s, %s, %d", tile, l.warp, it*g.threads/32)
-		mt := g.mmaTileAt(sh, l, tile, 0)
-		for i, off := range mt.cOffs {
-			g.emit("@%s st.shared.f32 [%s], %s", mt.valid, offsetAddr(mt.cAddr, off), frags[4*it+i])
+	if w := fa.wg; w != nil {
+		for i := range w.per {
+			addr, offs := g.wgmmaFragAddrs(w, i)
+			for j, off := range offs {
+				g.emit("st.shared.f32 [%s], %s", offsetAddr(addr, off), frags[i*len(offs)+j])
+			}
+		}
+	} else {
+		l := g.mmaLanes()
+		for it := range sh.iters {
+			tile := g.newReg(rcB32)
+			g.emit("add.u32 %s, %s, %d", tile, l.warp, it*g.threads/32)
+			mt := g.mmaTileAt(sh, l, tile, 0)
+			for i, off := range mt.cOffs {
+				g.emit("@%s st.shared.f32 [%s], %s", mt.valid, offsetAddr(mt.cAddr, off), frags[4*it+i])
+			}
 		}
 	}
 	g.emit("bar.sync 0")
@@ -165,7 +190,11 @@ func (g *gen) fromFrags(frags []string, fa *fragAcc, t ir.Type) []string {
 // fragDotStep is one loop step of fa's dot: A and B staged in shared memory, every tile of
 // this warp accumulated into its fragment registers in place.
 func (g *gen) fragDotStep(fa *fragAcc, acc []string) {
-	if fa.pipe != nil {
+	switch {
+	case fa.wg != nil:
+		g.wgmmaStep(fa.pipe, acc)
+		return
+	case fa.pipe != nil:
 		g.pipeStep(fa.pipe, acc)
 		return
 	}

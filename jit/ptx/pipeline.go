@@ -122,6 +122,10 @@ func (g *gen) pipeStart(p *pipeline, lb string, inits [][]string) {
 	for range p.stages - 1 {
 		g.pipeIssue(p)
 	}
+	if p.fa.wg != nil {
+		g.wgmmaStart(p.fa.wg)
+		return
+	}
 	sh := g.mmaShapeOf(p.fa.dot, p.fa.typ, p.fa.kstep)
 	l := g.mmaLanes()
 	for it := range sh.iters {
@@ -187,9 +191,15 @@ func (g *gen) pipeIssue(p *pipeline) {
 	base := g.atStage(p.wr)
 	g.asyncGuard = in
 	sh := g.mmaShapeOf(p.fa.dot, p.fa.typ, p.fa.kstep)
+	if p.fa.wg != nil {
+		g.swizzle, g.swizzled1024 = p.fa.wg.swA, true
+	}
 	g.stageOperand(p.fa.dot.Args[0], 0)
+	if p.fa.wg != nil {
+		g.swizzle = p.fa.wg.swB
+	}
 	g.stageB(p.fa.dot.Args[1], sh)
-	g.asyncGuard, g.smemBase, g.asyncPending = "", base, false
+	g.asyncGuard, g.smemBase, g.asyncPending, g.swizzle = "", base, false, 0
 	g.emit("cp.async.commit_group")
 
 	var dsts [][]string
@@ -208,6 +218,15 @@ func (g *gen) pipeIssue(p *pipeline) {
 		} else {
 			g.vals[v] = r
 		}
+	}
+}
+
+// pipeEnd follows the loop: the copies of the steps past the end (zero fills) land, and the
+// last step's wgmmas (wgmma.go) complete.
+func (g *gen) pipeEnd(p *pipeline) {
+	g.emit("cp.async.wait_all")
+	if p.fa.wg != nil {
+		g.emit("wgmma.wait_group.sync.aligned 0")
 	}
 }
 

@@ -73,7 +73,7 @@ type SASSFunc struct {
 
 var (
 	sassFuncRe  = regexp.MustCompile(`^\s*Function : (\S+)`)
-	sassInstrRe = regexp.MustCompile(`^\s*/\*([0-9a-f]{4,})\*/\s+(@!?U?P[T0-9]+\s+)?([A-Z0-9_.]+)\s*([^;]*);`)
+	sassInstrRe = regexp.MustCompile(`^\s*/\*([0-9a-f]{4,})\*/\s+(@!?U?P[T0-9]+\s+)?([A-Z][A-Za-z0-9_.]*)\s*([^;]*);`)
 )
 
 // ParseSASS reads cuobjdump -sass output into its functions.

@@ -65,6 +65,49 @@ func TestAnalyzeSASS(t *testing.T) {
 	}
 }
 
+// cuobjdump's sm_90a wgmma loop (its opcodes have a lower-case x): an HGMMA.64x64x16 is one
+// warpgroup's 2*64*64*16 = 131072 FLOPs, issued once by each of its 4 warps (on the SM's 4
+// schedulers), so each warp's instruction stream carries 32768 of them per HGMMA: 2 HGMMAs
+// among 40 instructions are 1638.4 FLOPs per instruction, a ceiling of 100%; among 100, 655.36
+// (64%).
+const sassHopper = `
+		Function : h
+        /*0000*/                   MOV R1, c[0x0][0x28] ;                              /* 0x00000a0000017a02 */
+        /*0010*/                   WARPGROUP.ARRIVE ;                                  /* 0x00000000000079c5 */
+        /*0020*/                   HGMMA.64x64x16.F32 R24, gdesc[UR20], R24 ;          /* 0x00e00000141879f0 */
+        /*0030*/                   HGMMA.64x64x16.F32.BF16 R24, gdesc[UR24], R24, gsb0 ; /* 0x00e00000141879f0 */
+        /*0040*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;                     /* 0x00008000000079c5 */
+        /*0050*/              @!P0 BRA 0x10 ;                                          /* 0x0000000000007b1d */
+        /*0060*/                   EXIT ;                                              /* 0x000000000000794d */
+`
+
+func TestAnalyzeHopperSASS(t *testing.T) {
+	fns := ParseSASS(sassHopper)
+	if len(fns) != 1 || len(fns[0].Instrs) != 7 {
+		t.Fatalf("parsed %+v", fns)
+	}
+	if in := fns[0].Instrs[2]; in.Opcode != "HGMMA.64x64x16.F32" || in.Operands != "R24, gdesc[UR20], R24" {
+		t.Fatalf("HGMMA parsed as %+v", in)
+	}
+	rep := Analyze(fns[0])
+	if rep.Main != 0 {
+		t.Fatalf("loops %+v", rep.Loops)
+	}
+	l := rep.Loops[0].SASSCounts
+	if l.Instrs != 5 || l.Tensor != 2 || l.TF32 != 0 || l.TensorFLOPs != 2*(2*64*64*16)/4 {
+		t.Fatalf("loop %+v: want 5 instructions, 2 HGMMA of 32768 FLOPs per warp", l)
+	}
+	for _, c := range []struct {
+		instrs int
+		want   float64
+	}{{40, 1}, {100, 655.36 / 1024}} {
+		l.Instrs, l.FLOPsPerIns = c.instrs, float64(l.TensorFLOPs)/float64(c.instrs)
+		if got := IssueCeiling(l); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("2 HGMMA.64x64x16 in %d instructions: ceiling %v, want %v", c.instrs, got, c.want)
+		}
+	}
+}
+
 // The K loop of the 4096^3 fp16 Linear that lowering plans, read from its sm_80 SASS (CUDA
 // 12.4's ptxas and cuobjdump): tensor-core HMMAs fed by ldmatrix from operands that cp.async
 // copied into shared memory, num_stages (3) steps ahead of the MMAs, the accumulator kept in
@@ -88,50 +131,12 @@ func TestTF32GEMMMainLoopSASS(t *testing.T) {
 }
 
 // checkGEMMMainLoop assembles the 4096^3 Linear of dtype at precision for sass (sm_90a: the
-// sm_90 PTX) and checks its K loop: a cp.async pipeline feeding tensor cores (all TF32 at
-// high) through ldmatrix, no other shared-memory access (no index, mask or pointer tile
-// round-trips it), at most one barrier per 8 MMAs, no spills, and an issue-bound ceiling of
-// at least minCeiling.
+// sm_90 PTX, the mma.sync path a cc 9.0 device loads) and checks its K loop: a cp.async
+// pipeline feeding tensor cores (all TF32 at high) through ldmatrix, no other shared-memory
+// access (no index, mask or pointer tile round-trips it), at most one barrier per 8 MMAs, no
+// spills, and an issue-bound ceiling of at least minCeiling.
 func checkGEMMMainLoop(t *testing.T, dtype, precision, sass string, minCeiling float64) {
-	ptxas, err := FindCUDA12Tool(".", "ptxas")
-	if err != nil {
-		t.Skip(err.Error())
-	}
-	cuobjdump, err := FindCUDA12Tool(".", "cuobjdump")
-	if err != nil {
-		t.Skip(err.Error())
-	}
-	g := linearGraph(t, dtype, 4096, 4096, 4096, 1)
-	plan, err := lowering.Lower(g, lowering.Options{Float32MatmulPrecision: precision})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := plan.Launches[0]
-	arch := strings.TrimSuffix(sass, "a")
-	a, err := jit.NewCompiler(jit.CompilerOptions{}).Compile(l.Kernel.Source, l.Spec(), Target{Arch: arch})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(a.Payload), "cp.async.wait_group 1") {
-		t.Error("the K loop is not a 3-stage cp.async pipeline (no cp.async.wait_group 1)")
-	}
-	cubin, asm, err := AssembleCubin(ptxas, sass, string(a.Payload))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text, err := Disassemble(cuobjdump, cubin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fns := ParseSASS(text)
-	if len(fns) != 1 {
-		t.Fatalf("%d functions in the SASS", len(fns))
-	}
-	rep := Analyze(fns[0])
-	if rep.Main < 0 {
-		t.Fatal("no loop in the GEMM")
-	}
-	k := rep.Loops[rep.Main].SASSCounts
+	k, asm := gemmMainLoopSASS(t, dtype, precision, strings.TrimSuffix(sass, "a"), sass, "cp.async.wait_group 1")
 	t.Logf("K loop: %d instructions, %d HMMA (%d TF32), %d LDSM, %d LDGSTS, %d barriers, %d STS; ceiling %.1f%%; %d registers",
 		k.Instrs, k.Tensor, k.TF32, k.LDSM, k.LDGSTS, k.Barriers, k.STS, 100*IssueCeiling(k), asm.Registers)
 	if k.Tensor < 16 || k.LDSM == 0 || k.LDGSTS == 0 {
@@ -151,5 +156,80 @@ func checkGEMMMainLoop(t *testing.T, dtype, precision, sass string, minCeiling f
 	}
 	if asm.SpillStores+asm.SpillLoads != 0 {
 		t.Errorf("%d bytes of spills", asm.SpillStores+asm.SpillLoads)
+	}
+}
+
+// gemmMainLoopSASS compiles the 4096^3 Linear that lowering plans in dtype at precision for
+// arch, checks that its PTX contains want, assembles it with CUDA 12.4's ptxas for sass and
+// returns its main loop's
+// SASS counts and ptxas's report (the test skips without the tools).
+func gemmMainLoopSASS(t *testing.T, dtype, precision, arch, sass, want string) (SASSCounts, *AsmReport) {
+	t.Helper()
+	ptxas, err := FindCUDA12Tool(".", "ptxas")
+	if err != nil {
+		t.Skip(err.Error())
+	}
+	cuobjdump, err := FindCUDA12Tool(".", "cuobjdump")
+	if err != nil {
+		t.Skip(err.Error())
+	}
+	g := linearGraph(t, dtype, 4096, 4096, 4096, 1)
+	plan, err := lowering.Lower(g, lowering.Options{Float32MatmulPrecision: precision})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := plan.Launches[0]
+	a, err := jit.NewCompiler(jit.CompilerOptions{}).Compile(l.Kernel.Source, l.Spec(), Target{Arch: arch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(a.Payload), want) {
+		t.Errorf("the %s PTX has no %s", arch, want)
+	}
+	cubin, asm, err := AssembleCubin(ptxas, sass, string(a.Payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := Disassemble(cuobjdump, cubin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fns := ParseSASS(text)
+	if len(fns) != 1 {
+		t.Fatalf("%d functions in the SASS", len(fns))
+	}
+	rep := Analyze(fns[0])
+	if rep.Main < 0 {
+		t.Fatal("no loop in the GEMM")
+	}
+	return rep.Loops[rep.Main].SASSCounts, asm
+}
+
+// The same GEMM's K loop on Hopper (sm_90a, wgmma.go), fp16 and bf16: HGMMA (wgmma) fed by
+// matrix descriptors straight from the swizzled cp.async ring (no ldmatrix, no HMMA), an
+// issue-bound ceiling of at least 60% (each warp's HGMMA.64x64x16 counted as a quarter of its
+// warpgroup's 2*64*64*16 FLOPs: TestAnalyzeHopperSASS), at most one barrier per step, no spills.
+func TestHopperGEMMMainLoopSASS(t *testing.T) {
+	for _, dtype := range []string{"float16", "bfloat16"} {
+		t.Run(dtype, func(t *testing.T) {
+			k, asm := gemmMainLoopSASS(t, dtype, "", "sm_90a", "sm_90a", "wgmma.mma_async.sync.aligned.m64n64k16")
+			t.Logf("K loop: %d instructions, %d HGMMA, %d LDGSTS, %d barriers; ceiling %.1f%%; %d registers",
+				k.Instrs, k.Tensor, k.LDGSTS, k.Barriers, 100*IssueCeiling(k), asm.Registers)
+			if k.Tensor == 0 || k.LDSM != 0 || k.LDGSTS == 0 {
+				t.Errorf("K loop: %d tensor instructions, %d LDSM, %d LDGSTS; want HGMMA from cp.async-filled shared memory, no ldmatrix", k.Tensor, k.LDSM, k.LDGSTS)
+			}
+			if k.TensorFLOPs != k.Tensor*2*64*64*16/4 {
+				t.Errorf("%d tensor instructions carry %d FLOPs: not all HGMMA.64x64x16", k.Tensor, k.TensorFLOPs)
+			}
+			if c := IssueCeiling(k); c < 0.60 {
+				t.Errorf("issue-bound ceiling %.1f%%, want at least 60%%", 100*c)
+			}
+			if 2*k.Barriers > k.Tensor {
+				t.Errorf("%d barriers for %d HGMMA, want at most one per K step of two", k.Barriers, k.Tensor)
+			}
+			if asm.SpillStores+asm.SpillLoads != 0 {
+				t.Errorf("%d bytes of spills", asm.SpillStores+asm.SpillLoads)
+			}
+		})
 	}
 }

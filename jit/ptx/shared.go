@@ -66,6 +66,9 @@ func (g *gen) toShared(v *ir.Value, off int) {
 // elements staged row-major at byte offset off; each base index's address is computed once,
 // at its first use.
 func (g *gen) sharedAddr(n, size, off int) func(r int) string {
+	if g.swizzle != 0 {
+		return g.swizzledAddr(n, size, off)
+	}
 	bases := map[string]string{}
 	return func(r int) string {
 		base, k := g.elemIndex(n, r)

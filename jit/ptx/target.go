@@ -9,18 +9,35 @@ import (
 	"github.com/widejit/widejit/triton/ir"
 )
 
-// ISA is the PTX ISA version every kernel is written in (Debian's ptxas 11.8 accepts it).
-const ISA = "7.8"
+// ISA is the PTX ISA version every kernel is written in (Debian's ptxas 11.8 accepts it),
+// but sm_90a's: ISAHopper, the first with wgmma.
+const (
+	ISA       = "7.8"
+	ISAHopper = "8.0"
+)
+
+func isaFor(arch string) string {
+	if arch == "sm_90a" {
+		return ISAHopper
+	}
+	return ISA
+}
 
 // ArtifactKind is the Kind of PTX artifacts: PTX text, loaded by the driver JIT.
 const ArtifactKind = "ptx"
 
-// Archs are the SM architectures the generator targets. Newer GPUs JIT sm_90 PTX.
+// Archs are the SM architectures the generator targets in ISA 7.8, which Debian's ptxas 11.8
+// assembles. Newer GPUs JIT sm_90 PTX.
 var Archs = []string{"sm_80", "sm_90"}
+
+// AllArchs are Archs and sm_90a (ISA 8.0, wgmma; CUDA 12's ptxas assembles it).
+var AllArchs = append(Archs[:len(Archs):len(Archs)], "sm_90a")
 
 // Target generates PTX for one SM architecture. It needs no GPU.
 type Target struct {
-	Arch string // "sm_80" or "sm_90"
+	// "sm_80", "sm_90" or "sm_90a" (Hopper only, PTX ISA 8.0: fp16/bf16 K loops on wgmma;
+	// CUDA 12's ptxas assembles it)
+	Arch string
 	// FMADots keeps every tl.dot on fp32 FMAs instead of tensor cores (mma.sync), so fp16,
 	// bf16 and TF32 dots compute at full fp32 precision, as the CPU backend does.
 	FMADots bool
@@ -28,7 +45,7 @@ type Target struct {
 
 // Key names the ISA and the arch, e.g. "ptx7.8/sm_90" ("ptx7.8/sm_90/fma" with FMADots).
 func (t Target) Key() string {
-	k := "ptx" + ISA + "/" + t.Arch
+	k := "ptx" + isaFor(t.Arch) + "/" + t.Arch
 	if t.FMADots {
 		k += "/fma"
 	}
@@ -53,7 +70,7 @@ func ArchForCapability(cc string) (string, error) {
 }
 
 // maxSharedBytes is the dynamic shared memory a CTA may opt into on each arch.
-var maxSharedBytes = map[string]int{"sm_80": 163 * 1024, "sm_90": 227 * 1024}
+var maxSharedBytes = map[string]int{"sm_80": 163 * 1024, "sm_90": 227 * 1024, "sm_90a": 227 * 1024}
 
 // Codegen writes f as a PTX module with one .entry named f.Name.
 //
@@ -66,7 +83,7 @@ var maxSharedBytes = map[string]int{"sm_80": 163 * 1024, "sm_90": 227 * 1024}
 func (t Target) Codegen(f *ir.Func, spec jit.Spec) (*jit.Artifact, error) {
 	limit, ok := maxSharedBytes[t.Arch]
 	if !ok {
-		return nil, fmt.Errorf("ptx: unknown arch %q (expected one of %s)", t.Arch, strings.Join(Archs, ", "))
+		return nil, fmt.Errorf("ptx: unknown arch %q (expected one of %s)", t.Arch, strings.Join(AllArchs, ", "))
 	}
 	// The type rules are triton/ir's (rules.go): code generation assumes verified IR and
 	// does not check them again.

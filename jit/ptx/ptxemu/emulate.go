@@ -234,6 +234,8 @@ type emuThread struct {
 	// committed groups, oldest first
 	pending []asyncCopy
 	groups  [][]asyncCopy
+	generic bool         // shared memory written through the generic proxy since fence.proxy.async
+	wgBusy  map[int]bool // registers of wgmma accumulators in flight (wgmma.go)
 }
 
 // asyncCopy is one cp.async in flight: n bytes of src land at dst, zero-filled to size.
@@ -249,6 +251,7 @@ type emuRun struct {
 	ctaid  [3]int
 	grid   [3]int
 	steps  int
+	wgs    []wgState // per warpgroup (wgmma.go)
 }
 
 // Run runs p over grid with params (raw 64-bit values: pointers are Memory addresses) and
@@ -290,12 +293,22 @@ func (r *emuRun) cta() error {
 			}
 		}
 		if running == 0 {
-			return nil
+			return r.wgDrained()
 		}
 		if running != len(ts) {
 			return fmt.Errorf("bar.sync or shfl.sync reached by %d of %d threads (divergent)", running, len(ts))
 		}
-		if in := ts[0].shfl; in != nil && (in.op[0] == "mma" || in.op[0] == "ldmatrix") {
+		if in := ts[0].shfl; in != nil && in.op[0] == "wgmma" {
+			for _, t := range ts {
+				if t.shfl != in {
+					return fmt.Errorf("threads wait at different wgmma instructions")
+				}
+				t.shfl = nil
+			}
+			if err := r.wgmma(in, ts); err != nil {
+				return fmt.Errorf("%s: %w", in.text, err)
+			}
+		} else if in := ts[0].shfl; in != nil && (in.op[0] == "mma" || in.op[0] == "ldmatrix") {
 			for _, t := range ts {
 				if t.shfl != in {
 					return fmt.Errorf("threads wait at different %s instructions", in.op[0])
@@ -356,10 +369,15 @@ func (r *emuRun) thread(t *emuThread) error {
 		case "bar":
 			t.waiting = true
 			return nil
-		case "shfl", "mma", "ldmatrix":
+		case "shfl", "mma", "ldmatrix", "wgmma":
 			t.waiting = true
 			t.shfl = in
 			return nil
+		case "fence":
+			if err := fenceProxy(t, in); err != nil {
+				return fmt.Errorf("%s: %w", in.text, err)
+			}
+			continue
 		case "bra":
 			pc, ok := r.p.labels[in.args[0].name]
 			if !ok {
@@ -367,6 +385,11 @@ func (r *emuRun) thread(t *emuThread) error {
 			}
 			t.pc = pc
 			continue
+		}
+		if len(t.wgBusy) > 0 {
+			if err := wgCheck(t, in); err != nil {
+				return fmt.Errorf("%s: %w", in.text, err)
+			}
 		}
 		if err := r.exec(t, in); err != nil {
 			return fmt.Errorf("%s: %w", in.text, err)
@@ -822,6 +845,9 @@ func (r *emuRun) exec(t *emuThread, in *emuInstr) error {
 		if err := checkVector(op, addr, size, len(vals)); err != nil {
 			return err
 		}
+		if space == "shared" {
+			t.generic = true
+		}
 		for k, v := range vals {
 			raw, err := r.mem2(space, addr+uint64(k*size), size)
 			if err != nil {
@@ -1075,6 +1101,7 @@ func (r *emuRun) land(t *emuThread, keep int) error {
 				return err
 			}
 			clear(to)
+			t.generic = true
 			if c.n > 0 {
 				from, err := r.mem.slice(c.src, int(c.n))
 				if err != nil {
