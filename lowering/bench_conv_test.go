@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/jit/cpu"
@@ -20,11 +23,13 @@ func benchmarkExample(b *testing.B, example string, opts Options) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	dev := cpu.NewDevice(benchThreads)
+	opts.Device = dev.Info() // the CPU plan variant
 	plan, err := Lower(g, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
-	r, err := NewTestRunner(plan, cpu.NewDevice(benchThreads), testCompiler, g)
+	r, err := NewTestRunner(plan, dev, testCompiler, g)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -77,11 +82,12 @@ func BenchmarkZooConv(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					plan, err := Lower(g, Options{})
+					dev := cpu.NewDevice(benchThreads)
+					plan, err := Lower(g, Options{Device: dev.Info()})
 					if err != nil {
 						b.Fatal(err)
 					}
-					r, err := NewTestRunner(plan, cpu.NewDevice(benchThreads), testCompiler, g)
+					r, err := NewTestRunner(plan, dev, testCompiler, g)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -98,5 +104,110 @@ func BenchmarkZooConv(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// resnet18Convs are the compute-bound convolutions of torchvision's resnet18 on 96x96 images
+// (bench/peers/real_models.py), each with its BatchNorm and ReLU as the model fuses them:
+// 3x3 at stride 1 on the 24x24 .. 3x3 maps, the stride-2 3x3 and 1x1 (downsample) entering
+// each stage, and the 7x7 stride-2 stem.
+var resnet18Convs = []struct {
+	name                   string
+	in, out, k, stride, hw int
+}{
+	{"stem7x7s2", 3, 64, 7, 2, 96},
+	{"3x3/64/24x24", 64, 64, 3, 1, 24},
+	{"3x3s2/64-128/24x24", 64, 128, 3, 2, 24},
+	{"1x1s2/64-128/24x24", 64, 128, 1, 2, 24},
+	{"3x3/128/12x12", 128, 128, 3, 1, 12},
+	{"3x3s2/128-256/12x12", 128, 256, 3, 2, 12},
+	{"1x1s2/128-256/12x12", 128, 256, 1, 2, 12},
+	{"3x3/256/6x6", 256, 256, 3, 1, 6},
+	{"3x3s2/256-512/6x6", 256, 512, 3, 2, 6},
+	{"1x1s2/256-512/6x6", 256, 512, 1, 2, 6},
+	{"3x3/512/3x3", 512, 512, 3, 1, 3},
+}
+
+// convBNReLUGraph is one convolution (no bias) + eval BatchNorm + ReLU at n models, each
+// model its own batch of images.
+func convBNReLUGraph(n, batch, in, out, k, stride, hw int) string {
+	return fmt.Sprintf(`{"format": "widejit.graph/v1", "n": %d,
+ "inputs": [{"name": "x", "shape": [%d, %d, %d, %d], "dtype": "float32", "per_model": true}],
+ "params": [{"name": "w", "shape": [%d, %d, %d, %d], "dtype": "float32"},
+  {"name": "g", "shape": [%d], "dtype": "float32"}, {"name": "b", "shape": [%d], "dtype": "float32"},
+  {"name": "m", "shape": [%d], "dtype": "float32"}, {"name": "v", "shape": [%d], "dtype": "float32"}],
+ "nodes": [{"name": "conv", "op": "conv2d", "inputs": ["x"], "params": {"weight": "w"}, "attrs": {"in_channels": %d, "out_channels": %d, "kernel_size": [%d, %d], "stride": [%d, %d], "padding": [%d, %d], "dilation": [1, 1], "groups": 1, "bias": false, "padding_mode": "zeros"}},
+  {"name": "bn", "op": "batch_norm2d", "inputs": ["conv"], "params": {"weight": "g", "bias": "b", "running_mean": "m", "running_var": "v"}, "attrs": {"num_features": %d, "eps": 1e-05, "momentum": 0.1, "affine": true, "track_running_stats": true, "training": false}},
+  {"name": "relu", "op": "relu", "inputs": ["bn"]}],
+ "outputs": ["relu"], "init": {"seed": 1}}`,
+		n, batch, in, hw, hw, out, in, k, k, out, out, out, out, in, out, k, k, stride, stride, k/2, k/2, out)
+}
+
+// BenchmarkResnet18Convs times resnet18's convolutions (resnet18Convs) wide at N = 3, batch
+// 2, as `go run ./bench --real` runs the model: GFLOP/s of the convolution kernel alone (conv)
+// and of the node with its input padding (node), and the conv kernel's % of the FMA peak
+// measured in the same run (cpu.PeakGFLOPS, the faster of before and after):
+//
+//	go test ./lowering -run '^$' -bench Resnet18Convs
+func BenchmarkResnet18Convs(b *testing.B) {
+	const n, batch = 3, 2
+	for _, c := range resnet18Convs {
+		b.Run(c.name, func(b *testing.B) {
+			g, err := graph.Parse("conv.json", []byte(convBNReLUGraph(n, batch, c.in, c.out, c.k, c.stride, c.hw)), graph.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			inputs, err := g.GenerateInputs(1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			dev := cpu.NewDevice(benchThreads)
+			plan, err := Lower(g, Options{Device: dev.Info()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			r, err := NewTestRunner(plan, dev, testCompiler, g)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer r.Close()
+			prof, ok := r.(interface {
+				Profile(bool)
+				KernelTimes() []time.Duration
+			})
+			if !ok {
+				b.Fatal("the test runner cannot profile")
+			}
+			if _, err := r.Run(inputs); err != nil {
+				b.Fatal(err)
+			}
+			threads := benchThreads
+			if threads <= 0 {
+				threads = runtime.NumCPU()
+			}
+			peak := cpu.PeakGFLOPS(threads, 100*time.Millisecond)
+			prof.Profile(true)
+			b.ResetTimer()
+			for range b.N {
+				if _, err := r.Run(inputs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			peak = max(peak, cpu.PeakGFLOPS(threads, 100*time.Millisecond))
+			var conv, node time.Duration
+			for i, t := range prof.KernelTimes() {
+				if slices.Contains(plan.Launches[i].Ops, "conv2d") {
+					conv += t
+				}
+				node += t
+			}
+			oh := (c.hw+2*(c.k/2)-c.k)/c.stride + 1
+			flops := 2 * float64(n*batch*c.out*c.in*c.k*c.k*oh*oh) * float64(b.N)
+			b.ReportMetric(flops/conv.Seconds()/1e9, "conv-GFLOP/s")
+			b.ReportMetric(flops/node.Seconds()/1e9, "node-GFLOP/s")
+			b.ReportMetric(peak, "peak-GFLOP/s")
+			b.ReportMetric(100*flops/conv.Seconds()/1e9/peak, "conv-%peak")
+		})
 	}
 }

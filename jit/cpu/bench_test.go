@@ -1,8 +1,11 @@
 package cpu
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"time"
 
 	"github.com/widejit/widejit/triton/ir"
 	"testing"
@@ -60,5 +63,74 @@ func BenchmarkLiteralMaskConv(b *testing.B) {
 		if err := k.Launch(grid1(w/blockP), args); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// The dot micro-kernels' own ceiling, on operands that stay in the L1 cache, one goroutine
+// per core, in GFLOP/s and % of the FMA peak measured just before (PeakGFLOPS):
+//
+//	go test ./jit/cpu -run '^$' -bench DotMicroKernel
+//
+// tile: one register block, c[mr, w] += a[mr, k] x b[k, w], as gemmF32 runs it;
+// panels: the same block summing 9 panels of 64-deep products (a 3x3 convolution's taps over
+// 64 channels), as the queued dots of a tap loop run (gemmPanels).
+func BenchmarkDotMicroKernel(b *testing.B) {
+	for _, isa := range []string{"avx512", "avx2"} {
+		b.Run(isa, func(b *testing.B) {
+			if isa == "avx2" || !haveAVX512 {
+				selectMicroKernel(false)
+				defer selectMicroKernel(true)
+			}
+			if isa == "avx512" && !haveAVX512 {
+				b.Skip("no AVX-512 on this CPU")
+			}
+			mr, w := gemmWide.mr, gemmWide.w
+			b.Run(fmt.Sprintf("tile=%dx%d/k=256", mr, w), func(b *testing.B) {
+				const k = 256
+				benchmarkPerCore(b, 2*mr*w*k, func() func() {
+					a, bb, c := make([]float32, mr*k), make([]float32, k*w), make([]float32, mr*w)
+					var scratch []float32
+					return func() { gemmF32(mr, w, k, a, k, bb, w, c, w, &scratch) }
+				})
+			})
+			b.Run(fmt.Sprintf("panels=%dx%d/taps=9/k=64", mr, w), func(b *testing.B) {
+				const taps, k = 9, 64
+				benchmarkPerCore(b, 2*mr*w*k*taps, func() func() {
+					ps := make([]dotPanel, taps)
+					for i := range ps {
+						ps[i] = dotPanel{a: make([]float32, mr*k), b: make([]float32, k*w), lda: k, ldb: w, m: mr, n: w, k: k}
+					}
+					c := make([]float32, mr*w)
+					var scratch []float32
+					var asm []gemmPanel
+					return func() { gemmPanels(ps, c, w, &scratch, &asm) }
+				})
+			})
+		})
+	}
+}
+
+// benchmarkPerCore runs one call of setup's function per iteration on every core at once (each
+// core its own operands) and reports GFLOP/s over all cores and % of PeakGFLOPS (the faster
+// of a measurement before and after: the machine may be shared).
+func benchmarkPerCore(b *testing.B, flopsPerCall int, setup func() func()) {
+	threads := runtime.GOMAXPROCS(0)
+	peak := PeakGFLOPS(threads, 100*time.Millisecond)
+	b.SetParallelism(1)
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		call := setup()
+		for pb.Next() {
+			call()
+		}
+	})
+	gflops := float64(flopsPerCall) * float64(b.N) / time.Since(start).Seconds() / 1e9
+	b.StopTimer()
+	peak = max(peak, PeakGFLOPS(threads, 100*time.Millisecond))
+	b.ReportMetric(gflops, "GFLOP/s")
+	b.ReportMetric(peak, "peak-GFLOP/s")
+	if peak > 0 {
+		b.ReportMetric(100*gflops/peak, "%peak")
 	}
 }
