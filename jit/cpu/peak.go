@@ -2,37 +2,26 @@ package cpu
 
 import (
 	"runtime"
-	"sync"
 	"time"
 )
 
-// PeakGFLOPS measures the fp32 multiply-add ceiling of the dot micro-kernels in use: threads
-// goroutines (0: every core) run independent FMAs on registers alone for about d, and their
-// flops are summed over the slowest one's time. Kernel benchmarks report against it measured
-// in the same run, since a shared machine's speed varies. 0 where tl.dot has no SIMD kernel.
-func PeakGFLOPS(threads int, d time.Duration) float64 {
-	if threads <= 0 {
-		threads = runtime.NumCPU()
+// PeakGFLOPS measures the fp32 multiply-add ceiling of one core on the dot micro-kernels'
+// instruction set: independent FMAs on registers alone, on one locked OS thread, for about d
+// of that thread's CPU time. Flops are divided by the CPU time the thread got (wall time
+// where the OS cannot say), so other load on a shared machine does not lower it; kernel
+// benchmarks compare their flops per CPU-second with it, measured in the same run. 0 where
+// tl.dot has no SIMD kernel.
+func PeakGFLOPS(d time.Duration) float64 {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	clock := threadCPUTime
+	if clock() == 0 {
+		start := time.Now()
+		clock = func() time.Duration { return time.Since(start) }
 	}
-	const chunk = 1 << 14
-	flops := make([]float64, threads)
-	took := make([]time.Duration, threads)
-	var wg sync.WaitGroup
-	for t := range threads {
-		wg.Go(func() {
-			start := time.Now()
-			for time.Since(start) < d {
-				flops[t] += fmaLoop(chunk)
-			}
-			took[t] = time.Since(start)
-		})
+	start, flops := clock(), 0.0
+	for clock()-start < d {
+		flops += fmaLoop(1 << 14)
 	}
-	wg.Wait()
-	var sum float64
-	var slowest time.Duration
-	for t := range threads {
-		sum += flops[t]
-		slowest = max(slowest, took[t])
-	}
-	return sum / slowest.Seconds() / 1e9
+	return flops / (clock() - start).Seconds() / 1e9
 }
