@@ -30,7 +30,7 @@
 //     (dot_asm_gen.go) for every row count, so no size falls off SIMD: leftover rows run on
 //     the kernel for exactly those rows (merged with the last full block), 1-4 rows on wider
 //     strips (4x64, 4x24), a 16-wide strip on 16-wide kernels, leftover columns on AVX-512
-//     k-masked kernels (a right edge under 16 shares the broadcasts of the last strip, 8x48)
+//     k-masked kernels (a right edge of 16 or less shares the broadcasts of the last strip, 8x48)
 //     or under AVX2 on an 8- or 16-wide kernel through a B panel zero-padded once per call;
 //     odd sizes cost about their flops. Rows of B (and of A) 4 KB or more apart are packed
 //     closer once per call, 128 columns of B at a time, and k runs in chunks of 512. A
