@@ -107,40 +107,53 @@ func BenchmarkZooConv(b *testing.B) {
 	}
 }
 
+// convShape is one convolution (no bias) + eval BatchNorm + ReLU of a benchmark.
+type convShape struct {
+	name                           string
+	in, out, k, stride, hw, groups int
+}
+
 // resnet18Convs are the compute-bound convolutions of torchvision's resnet18 on 96x96 images
 // (bench/peers/real_models.py), each with its BatchNorm and ReLU as the model fuses them:
 // 3x3 at stride 1 on the 24x24 .. 3x3 maps, the stride-2 3x3 and 1x1 (downsample) entering
 // each stage, and the 7x7 stride-2 stem.
-var resnet18Convs = []struct {
-	name                   string
-	in, out, k, stride, hw int
-}{
-	{"stem7x7s2", 3, 64, 7, 2, 96},
-	{"3x3/64/24x24", 64, 64, 3, 1, 24},
-	{"3x3s2/64-128/24x24", 64, 128, 3, 2, 24},
-	{"1x1s2/64-128/24x24", 64, 128, 1, 2, 24},
-	{"3x3/128/12x12", 128, 128, 3, 1, 12},
-	{"3x3s2/128-256/12x12", 128, 256, 3, 2, 12},
-	{"1x1s2/128-256/12x12", 128, 256, 1, 2, 12},
-	{"3x3/256/6x6", 256, 256, 3, 1, 6},
-	{"3x3s2/256-512/6x6", 256, 512, 3, 2, 6},
-	{"1x1s2/256-512/6x6", 256, 512, 1, 2, 6},
-	{"3x3/512/3x3", 512, 512, 3, 1, 3},
+var resnet18Convs = []convShape{
+	{"stem7x7s2", 3, 64, 7, 2, 96, 1},
+	{"3x3/64/24x24", 64, 64, 3, 1, 24, 1},
+	{"3x3s2/64-128/24x24", 64, 128, 3, 2, 24, 1},
+	{"1x1s2/64-128/24x24", 64, 128, 1, 2, 24, 1},
+	{"3x3/128/12x12", 128, 128, 3, 1, 12, 1},
+	{"3x3s2/128-256/12x12", 128, 256, 3, 2, 12, 1},
+	{"1x1s2/128-256/12x12", 128, 256, 1, 2, 12, 1},
+	{"3x3/256/6x6", 256, 256, 3, 1, 6, 1},
+	{"3x3s2/256-512/6x6", 256, 512, 3, 2, 6, 1},
+	{"1x1s2/256-512/6x6", 256, 512, 1, 2, 6, 1},
+	{"3x3/512/3x3", 512, 512, 3, 1, 3, 1},
 }
 
-// convBNReLUGraph is one convolution (no bias) + eval BatchNorm + ReLU at n models, each
-// model its own batch of images.
-func convBNReLUGraph(n, batch, in, out, k, stride, hw int) string {
+// regnetGroupedConvs are the grouped 3x3 convolutions of torchvision's regnet_y_400mf on 96x96
+// images (group width 8): each stage's first, at stride 2, and the rest at stride 1.
+var regnetGroupedConvs = []convShape{
+	{"g6/48/s2/48x48", 48, 48, 3, 2, 48, 6},
+	{"g13/104/s2/24x24", 104, 104, 3, 2, 24, 13},
+	{"g13/104/12x12", 104, 104, 3, 1, 12, 13},
+	{"g26/208/6x6", 208, 208, 3, 1, 6, 26},
+	{"g55/440/3x3", 440, 440, 3, 1, 3, 55},
+}
+
+// convBNReLUGraph is c at n models, each model its own batch of images.
+func convBNReLUGraph(n, batch int, c convShape) string {
 	return fmt.Sprintf(`{"format": "widejit.graph/v1", "n": %d,
  "inputs": [{"name": "x", "shape": [%d, %d, %d, %d], "dtype": "float32", "per_model": true}],
  "params": [{"name": "w", "shape": [%d, %d, %d, %d], "dtype": "float32"},
   {"name": "g", "shape": [%d], "dtype": "float32"}, {"name": "b", "shape": [%d], "dtype": "float32"},
   {"name": "m", "shape": [%d], "dtype": "float32"}, {"name": "v", "shape": [%d], "dtype": "float32"}],
- "nodes": [{"name": "conv", "op": "conv2d", "inputs": ["x"], "params": {"weight": "w"}, "attrs": {"in_channels": %d, "out_channels": %d, "kernel_size": [%d, %d], "stride": [%d, %d], "padding": [%d, %d], "dilation": [1, 1], "groups": 1, "bias": false, "padding_mode": "zeros"}},
+ "nodes": [{"name": "conv", "op": "conv2d", "inputs": ["x"], "params": {"weight": "w"}, "attrs": {"in_channels": %d, "out_channels": %d, "kernel_size": [%d, %d], "stride": [%d, %d], "padding": [%d, %d], "dilation": [1, 1], "groups": %d, "bias": false, "padding_mode": "zeros"}},
   {"name": "bn", "op": "batch_norm2d", "inputs": ["conv"], "params": {"weight": "g", "bias": "b", "running_mean": "m", "running_var": "v"}, "attrs": {"num_features": %d, "eps": 1e-05, "momentum": 0.1, "affine": true, "track_running_stats": true, "training": false}},
   {"name": "relu", "op": "relu", "inputs": ["bn"]}],
  "outputs": ["relu"], "init": {"seed": 1}}`,
-		n, batch, in, hw, hw, out, in, k, k, out, out, out, out, in, out, k, k, stride, stride, k/2, k/2, out)
+		n, batch, c.in, c.hw, c.hw, c.out, c.in/c.groups, c.k, c.k, c.out, c.out, c.out, c.out,
+		c.in, c.out, c.k, c.k, c.stride, c.stride, c.k/2, c.k/2, c.groups, c.out)
 }
 
 // BenchmarkResnet18Convs times resnet18's convolutions (resnet18Convs) wide at N = 3, batch
@@ -150,12 +163,18 @@ func convBNReLUGraph(n, batch, in, out, k, stride, hw int) string {
 // measured in the same run (cpu.PeakGFLOPS, the faster of before and after): on a shared
 // machine the CPU-time figure is the one that other load does not move.
 //
-//	go test ./lowering -run '^$' -bench Resnet18Convs
-func BenchmarkResnet18Convs(b *testing.B) {
+//	go test ./lowering -run '^$' -bench 'Resnet18Convs|RegnetGroupedConvs'
+func BenchmarkResnet18Convs(b *testing.B) { benchmarkConvs(b, resnet18Convs) }
+
+// BenchmarkRegnetGroupedConvs is BenchmarkResnet18Convs for regnet_y_400mf's grouped
+// convolutions (regnetGroupedConvs).
+func BenchmarkRegnetGroupedConvs(b *testing.B) { benchmarkConvs(b, regnetGroupedConvs) }
+
+func benchmarkConvs(b *testing.B, convs []convShape) {
 	const n, batch = 3, 2
-	for _, c := range resnet18Convs {
+	for _, c := range convs {
 		b.Run(c.name, func(b *testing.B) {
-			g, err := graph.Parse("conv.json", []byte(convBNReLUGraph(n, batch, c.in, c.out, c.k, c.stride, c.hw)), graph.Options{})
+			g, err := graph.Parse("conv.json", []byte(convBNReLUGraph(n, batch, c)), graph.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -203,7 +222,7 @@ func BenchmarkResnet18Convs(b *testing.B) {
 				node += t
 			}
 			oh := (c.hw+2*(c.k/2)-c.k)/c.stride + 1
-			flops := 2 * float64(n*batch*c.out*c.in*c.k*c.k*oh*oh) * float64(b.N)
+			flops := 2 * float64(n*batch*c.out*c.in/c.groups*c.k*c.k*oh*oh) * float64(b.N)
 			b.ReportMetric(flops/conv.Seconds()/1e9, "conv-GFLOP/s")
 			b.ReportMetric(flops/node.Seconds()/1e9, "node-GFLOP/s")
 			if cpuTime > 0 && peak > 0 {
