@@ -91,6 +91,8 @@
 //     unfused one, so the results are too.
 //   - exp (softmax, attention, tl.sigmoid) is a degree-11 polynomial after an ln2 reduction,
 //     4 lanes at a time with AVX2/FMA, equal to float32(math.Exp) bit for bit (exp.go).
+//   - PeakGFLOPS measures one core's FMA ceiling on the micro-kernels' instruction set
+//     (peak.go), per CPU-second of its thread, for kernel benchmarks to report against.
 //   - Programs are spread over workers; one program stays on one worker. The launching
 //     goroutine works too, and helpers linger (spinning) for 200 µs after a launch, so the
 //     next one finds them awake; each worker number keeps its own frame per kernel, so a
