@@ -58,8 +58,9 @@ func BenchmarkAttentionTransformerModelMajor(b *testing.B) {
 	benchmarkExample(b, "transformer", Options{ModelMajor: true})
 }
 
-// The zoo's convolution models (bench/zoo) at N = 1 and 8, wide, through the row-tiled
-// kernel (rows) and the flat implicit GEMM (flat), for before/after figures:
+// The zoo's convolution models (bench/zoo) at N = 1 and 8, wide, on the CPU plan through the
+// row-tiled kernel (rows: conv_flat.py off) and the flat implicit GEMM (flat), for
+// before/after figures:
 //
 //	go test ./lowering -run '^$' -bench ZooConv -benchtime 20x
 func BenchmarkZooConv(b *testing.B) {
@@ -67,8 +68,8 @@ func BenchmarkZooConv(b *testing.B) {
 		for _, n := range []int{1, 8} {
 			for _, kernel := range []string{"rows", "flat"} {
 				b.Run(fmt.Sprintf("%s/n=%d/%s", model, n, kernel), func(b *testing.B) {
-					convRowKernel = kernel == "rows"
-					defer func() { convRowKernel = true }()
+					convFlatKernel = kernel == "flat"
+					defer func() { convFlatKernel = true }()
 					path := filepath.Join("..", "bench", "zoo", model+".json")
 					data, err := os.ReadFile(path)
 					if err != nil {
