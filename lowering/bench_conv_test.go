@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/widejit/widejit/graph"
+	"github.com/widejit/widejit/internal/testkit"
 	"github.com/widejit/widejit/jit/cpu"
 )
 
@@ -20,11 +23,13 @@ func benchmarkExample(b *testing.B, example string, opts Options) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	dev := cpu.NewDevice(benchThreads)
+	opts.Device = dev.Info() // the CPU plan variant
 	plan, err := Lower(g, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
-	r, err := NewTestRunner(plan, cpu.NewDevice(benchThreads), testCompiler, g)
+	r, err := NewTestRunner(plan, dev, testCompiler, g)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -53,8 +58,9 @@ func BenchmarkAttentionTransformerModelMajor(b *testing.B) {
 	benchmarkExample(b, "transformer", Options{ModelMajor: true})
 }
 
-// The zoo's convolution models (bench/zoo) at N = 1 and 8, wide, through the row-tiled
-// kernel (rows) and the flat implicit GEMM (flat), for before/after figures:
+// The zoo's convolution models (bench/zoo) at N = 1 and 8, wide, on the CPU plan through the
+// row-tiled kernel (rows: conv_flat.py off) and the flat implicit GEMM (flat), for
+// before/after figures:
 //
 //	go test ./lowering -run '^$' -bench ZooConv -benchtime 20x
 func BenchmarkZooConv(b *testing.B) {
@@ -62,8 +68,8 @@ func BenchmarkZooConv(b *testing.B) {
 		for _, n := range []int{1, 8} {
 			for _, kernel := range []string{"rows", "flat"} {
 				b.Run(fmt.Sprintf("%s/n=%d/%s", model, n, kernel), func(b *testing.B) {
-					convRowKernel = kernel == "rows"
-					defer func() { convRowKernel = true }()
+					convFlatKernel = kernel == "flat"
+					defer func() { convFlatKernel = true }()
 					path := filepath.Join("..", "bench", "zoo", model+".json")
 					data, err := os.ReadFile(path)
 					if err != nil {
@@ -77,11 +83,12 @@ func BenchmarkZooConv(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					plan, err := Lower(g, Options{})
+					dev := cpu.NewDevice(benchThreads)
+					plan, err := Lower(g, Options{Device: dev.Info()})
 					if err != nil {
 						b.Fatal(err)
 					}
-					r, err := NewTestRunner(plan, cpu.NewDevice(benchThreads), testCompiler, g)
+					r, err := NewTestRunner(plan, dev, testCompiler, g)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -98,5 +105,131 @@ func BenchmarkZooConv(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// convShape is one convolution (no bias) + eval BatchNorm + ReLU of a benchmark.
+type convShape struct {
+	name                           string
+	in, out, k, stride, hw, groups int
+}
+
+// resnet18Convs are the compute-bound convolutions of torchvision's resnet18 on 96x96 images
+// (bench/peers/real_models.py), each with its BatchNorm and ReLU as the model fuses them:
+// 3x3 at stride 1 on the 24x24 .. 3x3 maps, the stride-2 3x3 and 1x1 (downsample) entering
+// each stage, and the 7x7 stride-2 stem.
+var resnet18Convs = []convShape{
+	{"stem7x7s2", 3, 64, 7, 2, 96, 1},
+	{"3x3/64/24x24", 64, 64, 3, 1, 24, 1},
+	{"3x3s2/64-128/24x24", 64, 128, 3, 2, 24, 1},
+	{"1x1s2/64-128/24x24", 64, 128, 1, 2, 24, 1},
+	{"3x3/128/12x12", 128, 128, 3, 1, 12, 1},
+	{"3x3s2/128-256/12x12", 128, 256, 3, 2, 12, 1},
+	{"1x1s2/128-256/12x12", 128, 256, 1, 2, 12, 1},
+	{"3x3/256/6x6", 256, 256, 3, 1, 6, 1},
+	{"3x3s2/256-512/6x6", 256, 512, 3, 2, 6, 1},
+	{"1x1s2/256-512/6x6", 256, 512, 1, 2, 6, 1},
+	{"3x3/512/3x3", 512, 512, 3, 1, 3, 1},
+}
+
+// regnetGroupedConvs are the grouped 3x3 convolutions of torchvision's regnet_y_400mf on 96x96
+// images (group width 8): each stage's first, at stride 2, and the rest at stride 1.
+var regnetGroupedConvs = []convShape{
+	{"g6/48/s2/48x48", 48, 48, 3, 2, 48, 6},
+	{"g13/104/s2/24x24", 104, 104, 3, 2, 24, 13},
+	{"g13/104/12x12", 104, 104, 3, 1, 12, 13},
+	{"g26/208/6x6", 208, 208, 3, 1, 6, 26},
+	{"g55/440/3x3", 440, 440, 3, 1, 3, 55},
+}
+
+// convBNReLUGraph is c at n models, each model its own batch of images.
+func convBNReLUGraph(n, batch int, c convShape) string {
+	return fmt.Sprintf(`{"format": "widejit.graph/v1", "n": %d,
+ "inputs": [{"name": "x", "shape": [%d, %d, %d, %d], "dtype": "float32", "per_model": true}],
+ "params": [{"name": "w", "shape": [%d, %d, %d, %d], "dtype": "float32"},
+  {"name": "g", "shape": [%d], "dtype": "float32"}, {"name": "b", "shape": [%d], "dtype": "float32"},
+  {"name": "m", "shape": [%d], "dtype": "float32"}, {"name": "v", "shape": [%d], "dtype": "float32"}],
+ "nodes": [{"name": "conv", "op": "conv2d", "inputs": ["x"], "params": {"weight": "w"}, "attrs": {"in_channels": %d, "out_channels": %d, "kernel_size": [%d, %d], "stride": [%d, %d], "padding": [%d, %d], "dilation": [1, 1], "groups": %d, "bias": false, "padding_mode": "zeros"}},
+  {"name": "bn", "op": "batch_norm2d", "inputs": ["conv"], "params": {"weight": "g", "bias": "b", "running_mean": "m", "running_var": "v"}, "attrs": {"num_features": %d, "eps": 1e-05, "momentum": 0.1, "affine": true, "track_running_stats": true, "training": false}},
+  {"name": "relu", "op": "relu", "inputs": ["bn"]}],
+ "outputs": ["relu"], "init": {"seed": 1}}`,
+		n, batch, c.in, c.hw, c.hw, c.out, c.in/c.groups, c.k, c.k, c.out, c.out, c.out, c.out,
+		c.in, c.out, c.k, c.k, c.stride, c.stride, c.k/2, c.k/2, c.groups, c.out)
+}
+
+// BenchmarkResnet18Convs times resnet18's convolutions (resnet18Convs) wide at N = 3, batch
+// 2, as `go run ./bench --real` runs the model, and reports the convolution kernel's GFLOP/s
+// (its launches alone, timed by the runner's profile), the whole node's (with its input
+// padding), and the node's GFLOP per CPU-second of the process as % of one core's FMA peak
+// measured in the same run (cpu.PeakGFLOPS, the faster of before and after): on a shared
+// machine the CPU-time figure is the one that other load does not move.
+//
+//	go test ./lowering -run '^$' -bench 'Resnet18Convs|RegnetGroupedConvs'
+func BenchmarkResnet18Convs(b *testing.B) { benchmarkConvs(b, resnet18Convs) }
+
+// BenchmarkRegnetGroupedConvs is BenchmarkResnet18Convs for regnet_y_400mf's grouped
+// convolutions (regnetGroupedConvs).
+func BenchmarkRegnetGroupedConvs(b *testing.B) { benchmarkConvs(b, regnetGroupedConvs) }
+
+func benchmarkConvs(b *testing.B, convs []convShape) {
+	const n, batch = 3, 2
+	for _, c := range convs {
+		b.Run(c.name, func(b *testing.B) {
+			g, err := graph.Parse("conv.json", []byte(convBNReLUGraph(n, batch, c)), graph.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			inputs, err := g.GenerateInputs(1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			dev := cpu.NewDevice(benchThreads)
+			plan, err := Lower(g, Options{Device: dev.Info()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			r, err := NewTestRunner(plan, dev, testCompiler, g)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer r.Close()
+			prof, ok := r.(interface {
+				Profile(bool)
+				KernelTimes() []time.Duration
+			})
+			if !ok {
+				b.Fatal("the test runner cannot profile")
+			}
+			if _, err := r.Run(inputs); err != nil {
+				b.Fatal(err)
+			}
+			peak := cpu.PeakGFLOPS(50 * time.Millisecond)
+			prof.Profile(true)
+			b.ResetTimer()
+			cpu0 := testkit.CPUTime()
+			for range b.N {
+				if _, err := r.Run(inputs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			cpuTime := testkit.CPUTime() - cpu0
+			b.StopTimer()
+			peak = max(peak, cpu.PeakGFLOPS(50*time.Millisecond))
+			var conv, node time.Duration
+			for i, t := range prof.KernelTimes() {
+				if slices.Contains(plan.Launches[i].Ops, "conv2d") {
+					conv += t
+				}
+				node += t
+			}
+			oh := (c.hw+2*(c.k/2)-c.k)/c.stride + 1
+			flops := 2 * float64(n*batch*c.out*c.in/c.groups*c.k*c.k*oh*oh) * float64(b.N)
+			b.ReportMetric(flops/conv.Seconds()/1e9, "conv-GFLOP/s")
+			b.ReportMetric(flops/node.Seconds()/1e9, "node-GFLOP/s")
+			if cpuTime > 0 && peak > 0 {
+				b.ReportMetric(flops/cpuTime.Seconds()/1e9, "GFLOP/cpu-s")
+				b.ReportMetric(100*flops/cpuTime.Seconds()/1e9/peak, "%peak")
+			}
+		})
 	}
 }

@@ -687,9 +687,11 @@ func (g *convPadGroup) emit(l *lowerer) (*Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	// a few programs per core (the planes of a program move together, image row by row)
+	// about two programs per core over every model's planes (the grid has a program row per
+	// model): a program's planes move together, image row by row, and each row step costs
+	// the same whatever its height, so fewer, taller tiles move the planes in fewer steps
 	bw := clamp(nextPow2(g.w), 16, 128)
-	bpl := clamp(nextPow2(cdiv(g.planes, 2*max(l.opts.Device.Cores, 1))), 1, max(8192/bw, 1))
+	bpl := clamp(nextPow2(cdiv(g.planes*g.models, 2*max(l.opts.Device.Cores, 1))), 1, max(8192/bw, 1))
 	return &Launch{
 		Kernel:    newKernel("conv_pad.py", fn, text, map[string]any{"BLOCK_PL": int64(bpl), "BLOCK_W": int64(bw)}),
 		Grid:      [3]int{cdiv(g.planes, bpl), 1, g.models},

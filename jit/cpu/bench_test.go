@@ -1,12 +1,15 @@
 package cpu
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/widejit/widejit/triton/ir"
 	"testing"
 
+	"github.com/widejit/widejit/internal/testkit"
 	"github.com/widejit/widejit/jit"
 )
 
@@ -60,5 +63,75 @@ func BenchmarkLiteralMaskConv(b *testing.B) {
 		if err := k.Launch(grid1(w/blockP), args); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// The dot micro-kernels' own ceiling, on operands that stay in the L1 cache, one goroutine
+// per core, in GFLOP/s and % of one core's FMA peak (PeakGFLOPS) per CPU-second used:
+//
+//	go test ./jit/cpu -run '^$' -bench DotMicroKernel
+//
+// tile: one register block, c[mr, w] += a[mr, k] x b[k, w], as gemmF32 runs it;
+// panels: the same block summing 9 panels of 64-deep products (a 3x3 convolution's taps over
+// 64 channels), as the queued dots of a tap loop run (gemmPanels).
+func BenchmarkDotMicroKernel(b *testing.B) {
+	for _, isa := range []string{"avx512", "avx2"} {
+		b.Run(isa, func(b *testing.B) {
+			if isa == "avx512" && !haveAVX512 {
+				b.Skip("no AVX-512 on this CPU")
+			}
+			if isa == "avx2" {
+				selectMicroKernel(false)
+				defer selectMicroKernel(true)
+			}
+			mr, w := gemmWide.mr, gemmWide.w
+			b.Run(fmt.Sprintf("tile=%dx%d/k=256", mr, w), func(b *testing.B) {
+				const k = 256
+				benchmarkPerCore(b, 2*mr*w*k, func() func() {
+					a, bb, c := make([]float32, mr*k), make([]float32, k*w), make([]float32, mr*w)
+					var scratch []float32
+					return func() { gemmF32(mr, w, k, a, k, bb, w, c, w, &scratch) }
+				})
+			})
+			b.Run(fmt.Sprintf("panels=%dx%d/taps=9/k=64", mr, w), func(b *testing.B) {
+				const taps, k = 9, 64
+				benchmarkPerCore(b, 2*mr*w*k*taps, func() func() {
+					ps := make([]dotPanel, taps)
+					for i := range ps {
+						ps[i] = dotPanel{a: make([]float32, mr*k), b: make([]float32, k*w), lda: k, ldb: w, m: mr, n: w, k: k}
+					}
+					c := make([]float32, mr*w)
+					var scratch []float32
+					var asm []gemmPanel
+					return func() { gemmPanels(ps, c, w, &scratch, &asm) }
+				})
+			})
+		})
+	}
+}
+
+// benchmarkPerCore runs one call of setup's function per iteration on every core at once
+// (each core its own operands) and reports GFLOP/s over all cores, GFLOP per CPU-second
+// (what a core does while it runs: on a shared machine other processes take cores away) and
+// that as % of PeakGFLOPS (the faster of a measurement before and after).
+func benchmarkPerCore(b *testing.B, flopsPerCall int, setup func() func()) {
+	peak := PeakGFLOPS(50 * time.Millisecond)
+	b.SetParallelism(1)
+	b.ResetTimer()
+	start, cpu0 := time.Now(), testkit.CPUTime()
+	b.RunParallel(func(pb *testing.PB) {
+		call := setup()
+		for pb.Next() {
+			call()
+		}
+	})
+	wall, cpuTime := time.Since(start), testkit.CPUTime()-cpu0
+	b.StopTimer()
+	peak = max(peak, PeakGFLOPS(50*time.Millisecond))
+	flops := float64(flopsPerCall) * float64(b.N)
+	b.ReportMetric(flops/wall.Seconds()/1e9, "GFLOP/s")
+	if cpuTime > 0 && peak > 0 {
+		b.ReportMetric(flops/cpuTime.Seconds()/1e9, "GFLOP/cpu-s")
+		b.ReportMetric(100*flops/cpuTime.Seconds()/1e9/peak, "%peak")
 	}
 }

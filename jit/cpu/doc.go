@@ -30,7 +30,7 @@
 //     (dot_asm_gen.go) for every row count, so no size falls off SIMD: leftover rows run on
 //     the kernel for exactly those rows (merged with the last full block), 1-4 rows on wider
 //     strips (4x64, 4x24), a 16-wide strip on 16-wide kernels, leftover columns on AVX-512
-//     k-masked kernels (a right edge under 16 shares the broadcasts of the last strip, 8x48)
+//     k-masked kernels (a right edge of 16 or less shares the broadcasts of the last strip, 8x48)
 //     or under AVX2 on an 8- or 16-wide kernel through a B panel zero-padded once per call;
 //     odd sizes cost about their flops. Rows of B (and of A) 4 KB or more apart are packed
 //     closer once per call, 128 columns of B at a time, and k runs in chunks of 512. A
@@ -91,6 +91,8 @@
 //     unfused one, so the results are too.
 //   - exp (softmax, attention, tl.sigmoid) is a degree-11 polynomial after an ln2 reduction,
 //     4 lanes at a time with AVX2/FMA, equal to float32(math.Exp) bit for bit (exp.go).
+//   - PeakGFLOPS measures one core's FMA ceiling on the micro-kernels' instruction set
+//     (peak.go), per CPU-second of its thread, for kernel benchmarks to report against.
 //   - Programs are spread over workers; one program stays on one worker. The launching
 //     goroutine works too, and helpers linger (spinning) for 200 µs after a launch, so the
 //     next one finds them awake; each worker number keeps its own frame per kernel, so a

@@ -107,7 +107,7 @@ var tallRows bool
 // AVX-512 both also have masked forms for right edges.
 var (
 	gemmWide, gemmNarrow gemmStrip
-	gemmWideEdge         gemmStrip // AVX-512: the last wide strip and a right edge under 16 (8x48, masked)
+	gemmWideEdge         gemmStrip // AVX-512: the last wide strip and a right edge of 1-16 (8x48, masked)
 	gemmShort            gemmStrip // a few rows (one block): wider strips for more accumulators
 	gemmSIMD             bool
 	microName            = "pure Go dot"
@@ -193,13 +193,15 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 		edge = &gemmNarrow
 	}
 	// AVX-512: a right edge runs in place on masked kernels, from column maskedAt on (a
-	// width under 16 joins the last full strip on the 8x48 kernels: it shares its broadcasts).
+	// width of 16 or less joins the last full strip on the 8x48 kernels: it shares its
+	// broadcasts, where a 16-wide strip of its own would take one broadcast per FMA).
 	masked, maskedAt := edge, -1
-	if rem > 0 && rem < edge.w && edge.masked != nil {
+	switch {
+	case rem > 0 && rem <= 16 && nFull >= wide.w && gemmWideEdge.masked != nil:
+		masked, maskedAt = &gemmWideEdge, nFull-wide.w
+		nFull, rem = maskedAt, 0
+	case rem > 0 && rem < edge.w && edge.masked != nil:
 		maskedAt = nFull
-		if rem < 16 && nFull >= wide.w && gemmWideEdge.masked != nil {
-			masked, maskedAt = &gemmWideEdge, nFull-wide.w
-		}
 		nFull, rem = maskedAt, 0
 	}
 	pack := gemmPackB && m > wide.mr && nFull > 0 && ldb >= 1024 && k > 64

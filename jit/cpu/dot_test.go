@@ -111,7 +111,7 @@ func TestGemmF32Large(t *testing.T) {
 	run := func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
 		gemmF32(m, n, k, a, lda, b, ldb, c, ldc, &scratch)
 	}
-	shapes := [][3]int{{67, 131, 257}, {64, 128, 256}, {19, 1030, 600}, {13, 1100, 37}, {40, 1024, 1025}, {100, 47, 9}, {20, 300, 1030}}
+	shapes := [][3]int{{67, 131, 257}, {64, 128, 256}, {19, 1030, 600}, {13, 1100, 37}, {40, 1024, 1025}, {100, 47, 9}, {20, 300, 1030}, {64, 80, 256}, {30, 112, 64}}
 	eachMicroKernel(func() {
 		for _, s := range shapes {
 			gemmCheck(t, r, s[0], s[1], s[2], run)
