@@ -191,8 +191,8 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	if g.chanBlock > 0 {
 		g.blockInput(l, n.Name, inC, outC)
 	}
-	if g.rows || g.flat { // [channel, pixel] accumulators
-		g.epi = newConvRowsEpilogue(out, batched)
+	if g.rows || g.flat || g.chanBlock > 0 { // [channel, pixel] accumulators
+		g.epi = newConvRowsEpilogue(out, batched, chBound)
 	} else {
 		g.epi = newConvEpilogue(out, batched, chBound)
 	}
@@ -289,10 +289,10 @@ func newConvEpilogue(out View, batched bool, chBound string) *epilogue {
 
 // newConvRowsEpilogue is newConvEpilogue for conv_rows.py, whose accumulator is
 // [BLOCK_OC, BLOCK_P] (channels on the first axis).
-func newConvRowsEpilogue(out View, batched bool) *epilogue {
-	e := newConvEpilogue(out, batched, "OCG")
+func newConvRowsEpilogue(out View, batched bool, chBound string) *epilogue {
+	e := newConvEpilogue(out, batched, chBound)
 	e.vars = []string{"bidx", "oc_g[:, None]", "rp[None, :]"}
-	e.masks = []string{"", "(rn[:, None] < OCG)", "(rp[None, :] < P)"}
+	e.masks = []string{"", "(rn[:, None] < " + chBound + ")", "(rp[None, :] < P)"}
 	return e
 }
 
@@ -516,7 +516,7 @@ func (g *convGroup) emitDepthwise(l *lowerer) (*Launch, error) {
 	bp := clamp(nextPow2(p), 16, 128)
 	bc := clamp(nextPow2(outC), 1, 16)
 	tilesC := cdiv(outC, bc)
-	return g.depthwiseLaunch(l, "conv_depthwise.py", "x_cstride", bp, bc, cdiv(p, bp)*tilesC, []LaunchArg{
+	return g.depthwiseLaunch(l, "conv_depthwise.py", "x_cstride", "oc_g[None, :] * P + rp[:, None]", bp, bc, cdiv(p, bp)*tilesC, []LaunchArg{
 		intArg("H", g.h), intArg("W", g.wd), intArg("OW", g.ow), intArg("P", p),
 		intArg("OC", outC), intArg("MULT", g.ocg), intArg("KH", g.kh), intArg("KW", g.kw),
 		intArg("stride_h", g.sh), intArg("stride_w", g.sw), intArg("pad_h", g.ph), intArg("pad_w", g.pw),
@@ -531,23 +531,22 @@ func (g *convGroup) emitDepthwiseBlocks(l *lowerer) (*Launch, error) {
 	bc := g.chanBlock
 	bp := clamp(nextPow2(q), 1, min(4096/bc, convFlatMaxBlockP))
 	tilesC := cdiv(outC, bc)
-	geo := []LaunchArg{intArg("Wp", g.wp), intArg("OW", g.ow), intArg("Q", q), intArg("P", p), intArg("OC", outC),
+	geo := []LaunchArg{intArg("Wp", g.wp), intArg("OW", g.ow), intArg("OH", g.oh), intArg("Q", q), intArg("P", p), intArg("OC", outC),
 		intArg("KW", g.kw), intArg("KHW", g.kh*g.kw), intArg("dil_h", g.dh), intArg("dil_w", g.dw), intArg("tiles_c", tilesC)}
 	if g.strided() {
 		geo = append(geo, intArg("stride_h", g.sh), intArg("stride_w", g.sw), intArg("PHW", g.phw), intArg("PLANE", g.hp*g.wp))
 	}
-	return g.depthwiseLaunch(l, "conv_dw_blocks.py", "x_kstride", bp, bc, cdiv(q, bp)*tilesC, geo)
+	return g.depthwiseLaunch(l, "conv_dw_blocks.py", "x_kstride", "oc_g[:, None] * P + rp[None, :]", bp, bc, cdiv(q, bp)*tilesC, geo)
 }
 
-// depthwiseLaunch renders a depthwise template (accumulator [BLOCK_P, BLOCK_C], stored to the
-// dense output) with the arguments both take (input with its sample stride and channel or block
-// stride xStride, weight, output, epilogue) around its own geometry, over programs pixel x
-// channel tiles per sample and model.
-func (g *convGroup) depthwiseLaunch(l *lowerer, tmpl, xStride string, bp, bc, programs int, geometry []LaunchArg) (*Launch, error) {
+// depthwiseLaunch renders a depthwise template (stored to the dense output, element cOffs of a
+// model's sample) with the arguments both take (input with its sample stride and channel or
+// block stride xStride, weight, output, epilogue) around its own geometry, over programs pixel
+// x channel tiles per sample and model.
+func (g *convGroup) depthwiseLaunch(l *lowerer, tmpl, xStride, cOffs string, bp, bc, programs int, geometry []LaunchArg) (*Launch, error) {
 	fn := kernelName(g.index, g.ops)
 	p := g.oh * g.ow
-	re, err := g.epi.render("acc", "cmask", "tl.float32",
-		"(model + model_base) * c_mstride + bidx * c_bstride + oc_g[None, :] * P + rp[:, None]", "e")
+	re, err := g.epi.render("acc", "cmask", "tl.float32", "(model + model_base) * c_mstride + bidx * c_bstride + "+cOffs, "e")
 	if err != nil {
 		return nil, err
 	}

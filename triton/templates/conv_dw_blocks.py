@@ -7,12 +7,12 @@ the padded width as conv_flat.py does, tap (kh, kw) is one flat shift of q, and 
 [BLOCK_P pixels, BLOCK_C channels] at that shift is one contiguous block of the input, which
 the CPU backend reads in place: per tap, that block times the tap's weight per channel
 (broadcast over the pixels), accumulated; no per-channel row is copied and every lane is a
-channel. Strided: the input comes as conv_pad.py's phase planes, as for conv_flat.py. Pixels
+channel. The accumulator is transposed once for the epilogue and the stores. Strided: the input comes as conv_pad.py's phase planes, as for conv_flat.py. Pixels
 past Q in the last tile read the buffer's slack into accumulator rows that are never stored,
 as do the Wp - OW columns past each output row.
 Program (pixel tile x channel block, sample, model); the fused epilogue (bias, eval BatchNorm,
-activation, residual add) runs on the fp32 accumulator [BLOCK_P, BLOCK_C] before the store to
-the dense output.
+activation, residual add) runs on the fp32 accumulator [BLOCK_C, BLOCK_P] before the stores
+to the dense output.
 Data: Fn, Header, Epilogue []{Name, Load string} (loads addressed by bidx, oc_g, rp),
 EpilogueArgs, ExtraArgs []string, Body []string (statements from `acc` to `y`), Strided.
 */ -}}
@@ -30,7 +30,7 @@ def {{.Fn}}(
     w_ptr, w_mstride,
     c_ptr, c_mstride, c_bstride,
     {{pyargs .EpilogueArgs}}
-    Wp, OW, Q, P, OC, KW, KHW, dil_h, dil_w, tiles_c,{{if .Strided}} stride_h, stride_w, PHW, PLANE,{{end}} {{pyargs .ExtraArgs}}
+    Wp, OW, OH, Q, P, OC, KW, KHW, dil_h, dil_w, tiles_c,{{if .Strided}} stride_h, stride_w, PHW, PLANE,{{end}} {{pyargs .ExtraArgs}}
     BLOCK_P: tl.constexpr, BLOCK_C: tl.constexpr,
 ):
     pid = tl.program_id(0)
@@ -55,13 +55,22 @@ def {{.Fn}}(
         wv = tl.load(w_row + kt, mask=rn < OC, other=0.0)
         xv = tl.load(x_tile + toff * BLOCK_C)
         acc += xv * wv[None, :]
+    # channels on rows from here, as conv_flat.py's accumulator: the stores below move runs of
+    # output pixels (one per channel and output row) where [pixel, channel] would scatter
+    acc = tl.trans(acc)
     ow = q % Wp
     rp = (q // Wp) * OW + ow
-    cmask = (rn[None, :] < OC) & (ow[:, None] < OW) & (q[:, None] < Q)
+    cmask = (rn[:, None] < OC) & (ow[None, :] < OW) & (q[None, :] < Q)
 {{- range .Epilogue}}
     {{.Name}} = {{.Load}}
 {{- end}}
 {{- range .Body}}
     {{.}}
 {{- end}}
-    tl.store(c_ptr + model * c_mstride + bidx * c_bstride + oc_g[None, :] * P + rp[:, None], y, mask=cmask)
+    # one output row at a time: pixels oh*Wp .. oh*Wp + OW - 1 of q are output row oh
+    c_base = c_ptr + model * c_mstride + bidx * c_bstride + oc_g[:, None] * P
+    q0 = (pid // tiles_c) * BLOCK_P
+    qs = q0 + tl.arange(0, BLOCK_P)
+    for oh in range(q0 // Wp, min((q0 + BLOCK_P - 1) // Wp + 1, OH)):
+        lo = oh * Wp
+        tl.store(c_base + (oh * OW - lo) + qs[None, :], y, mask=(rn[:, None] < OC) & (qs[None, :] >= lo) & (qs[None, :] < lo + OW))

@@ -10,7 +10,8 @@ that no tap reads are dropped.
 Blocks (conv_dw_blocks.py's channel blocks): program (sample x block, -, model) moves the
 BLOCK_PL channels of one block (output channel c reads input channel c // MULT when Mult) to
 o[sample, block, (phases,) Hp, Wp, BLOCK_PL], BLOCK_STRIDE elements a block: the same planes,
-each pixel's BLOCK_PL channels side by side. Channels past OC are never written (zeros).
+each pixel's BLOCK_PL channels side by side, so the tile is stored transposed, [column,
+channel], one contiguous run per row (channels past OC load and store the zeros they hold).
 Data: Fn, Header, Phases, Blocks, Mult.
 */ -}}
 import triton
@@ -36,7 +37,7 @@ def {{.Fn}}(
     oc = (pid % CB) * BLOCK_PL + rc
     live = oc[:, None] < OC
     x_base = x_ptr + model * x_mstride + (pid // CB) * x_bstride + {{if .Mult}}(oc // MULT){{else}}oc{{end}}[:, None] * (H * W)
-    o_base = o_ptr + model * o_mstride + pid * BLOCK_STRIDE + rc[:, None]
+    o_base = o_ptr + model * o_mstride + pid * BLOCK_STRIDE
 {{- else}}
     pl = pid * BLOCK_PL + tl.arange(0, BLOCK_PL)
     live = pl[:, None] < PLANES
@@ -65,12 +66,21 @@ def {{.Fn}}(
                 # (a row no tap reads is not even loaded: half the rows of a 1x1 stride-2 input)
                 inside = live & (j[None, :] < W) & (cc[None, :] < w_live)
                 v = tl.load(x_base + i * W + j[None, :], mask=inside, other=0.0)
-                tl.store(o_base + (r_off + pc * PLANE + cc[None, :]){{if .Blocks}} * BLOCK_PL{{end}}, v, mask=inside)
+{{- if .Blocks}}
+                tl.store(o_base + (r_off + pc * PLANE + cc[:, None]) * BLOCK_PL + rc[None, :], tl.trans(v),
+                         mask=(j[:, None] < W) & (cc[:, None] < w_live))
+{{- else}}
+                tl.store(o_base + r_off + pc * PLANE + cc[None, :], v, mask=inside)
+{{- end}}
 {{- else}}
     for i in range(0, H):
         for j0 in range(0, W, BLOCK_W):
             j = j0 + rw
             inside = live & (j[None, :] < W)
             v = tl.load(x_base + i * W + j[None, :], mask=inside, other=0.0)
-            tl.store(o_base + (pad_off + i * Wp + j[None, :]){{if .Blocks}} * BLOCK_PL{{end}}, v, mask=inside)
+{{- if .Blocks}}
+            tl.store(o_base + (pad_off + i * Wp + j[:, None]) * BLOCK_PL + rc[None, :], tl.trans(v), mask=j[:, None] < W)
+{{- else}}
+            tl.store(o_base + pad_off + i * Wp + j[None, :], v, mask=inside)
+{{- end}}
 {{- end}}
