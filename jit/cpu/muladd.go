@@ -157,6 +157,9 @@ func (c *compiler) rowMulAddStep(in *ir.Instr, pair mulAddPair, z int) (step, bo
 	rows, n := tileRows(c.p.slotType[z])
 	span := func(fr *frame, lo, hi int) {
 		w, xs, as, zz := fr.f32[row][:n], fr.f32[x], fr.f32[acc], fr.f32[z]
+		if lo%n == 0 && vecMulAddRows(xs[lo:hi], w, as[lo:hi], zz[lo:hi], n) {
+			return // whole rows, one call
+		}
 		for o, start := lo, lo-lo%n; o < hi; start += n {
 			end := min(hi, start+n)
 			mulAddRowF32(xs[o:end], w[o-start:end-start], as[o:end], zz[o:end])
