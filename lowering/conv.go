@@ -13,7 +13,10 @@ import (
 // and the (sample, group) pairs on grid axes, with the bias and following element-wise ops
 // fused into its epilogue. A 1-d convolution runs as a 2-d one with a height of 1.
 // Depthwise convolutions (groups == in_channels) use a direct kernel (conv_depthwise.py)
-// instead: a GEMM tile over one group's 1 or 2 output channels would be mostly padding.
+// instead: a GEMM tile over one group's 1 or 2 output channels would be mostly padding. On the
+// CPU they run over channel blocks (conv_dw_blocks.py): the input copied once, zero-padded, in
+// blocks of channels laid out channels last, so that each tap is one contiguous tile whose lanes
+// are all channels.
 // Convolutions with wide enough output rows use the row-tiled implicit GEMM (conv_rows.py:
 // taps and channel blocks as loops, loads affine along the row, which the CPU backend copies
 // row by row instead of gathering), fed by a weight relayout (conv_weight.py) that runs once
@@ -26,6 +29,10 @@ func init() {
 // convDirectDepthwise selects the direct kernel for depthwise convolutions; tests turn it off
 // to check the implicit GEMM on the same problems.
 var convDirectDepthwise = true
+
+// convDepthwiseBlocks selects conv_dw_blocks.py (channel blocks, channels last) for the CPU
+// plans of depthwise convolutions; tests turn it off to check conv_flat.py's depthwise form.
+var convDepthwiseBlocks = true
 
 // convRowKernel selects the row-tiled implicit GEMM (conv_rows.py) for the convolutions whose
 // output rows are at least convRowMinWidth wide and whose steps pay off (rowStepsPayOff);
@@ -68,6 +75,7 @@ type convGroup struct {
 	outPad                 planePad // conv_flat.py: the output is written zero-padded for the next one
 	tapMajor               bool     // conv_flat.py: tap by tap, the weight relaid as [tap, OC, CG]
 	direct                 bool     // conv_flat.py pointwise: the input's own dense planes, no pad copy
+	chanBlock              int      // conv_dw_blocks.py: channels per block of its input (xCStride: a block's stride), else 0
 }
 
 // convInput is a convolution node's input, refused unless float32, float16 or bfloat16 (as its
@@ -154,10 +162,16 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	g.groupBase = groupBase{nodes: []string{n.Name}, ops: []string{n.Op}, out: out}
 	g.depthwise = convDirectDepthwise && groups == inC && groups > 1
 	g.flat = convFlatKernel && l.opts.Device.Caps.HostThreads && !(g.pointwise() && g.depthwise)
+	if g.depthwise && g.flat && convDepthwiseBlocks {
+		g.flat, g.chanBlock = false, depthwiseChannelBlock(outC)
+	}
 	chBound := "OCG"
 	switch {
 	case g.depthwise && g.flat:
 		l.notes[g] = append(l.notes[g], "depthwise: per-tap multiply-adds over zero-padded planes (conv_flat.py), no GEMM over 1-channel groups")
+	case g.chanBlock > 0:
+		chBound = "OC"
+		l.notes[g] = append(l.notes[g], fmt.Sprintf("depthwise: per-tap multiply-adds of contiguous [pixels, %d channels] tiles of the input copied in channel blocks (conv_dw_blocks.py)", g.chanBlock))
 	case g.depthwise:
 		chBound = "OC"
 		l.notes[g] = append(l.notes[g], "depthwise: direct kernel, no GEMM over 1-channel groups")
@@ -175,8 +189,11 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 			g.padInput(l, n.Name, inC)
 		}
 	}
-	if g.rows || g.flat { // [channel, pixel] accumulators
-		g.epi = newConvRowsEpilogue(out, batched)
+	if g.chanBlock > 0 {
+		g.blockInput(l, n.Name, inC, outC)
+	}
+	if g.rows || g.flat || g.chanBlock > 0 { // [channel, pixel] accumulators
+		g.epi = newConvRowsEpilogue(out, batched, chBound)
 	} else {
 		g.epi = newConvEpilogue(out, batched, chBound)
 	}
@@ -273,10 +290,10 @@ func newConvEpilogue(out View, batched bool, chBound string) *epilogue {
 
 // newConvRowsEpilogue is newConvEpilogue for conv_rows.py, whose accumulator is
 // [BLOCK_OC, BLOCK_P] (channels on the first axis).
-func newConvRowsEpilogue(out View, batched bool) *epilogue {
-	e := newConvEpilogue(out, batched, "OCG")
+func newConvRowsEpilogue(out View, batched bool, chBound string) *epilogue {
+	e := newConvEpilogue(out, batched, chBound)
 	e.vars = []string{"bidx", "oc_g[:, None]", "rp[None, :]"}
-	e.masks = []string{"", "(rn[:, None] < OCG)", "(rp[None, :] < P)"}
+	e.masks = []string{"", "(rn[:, None] < " + chBound + ")", "(rp[None, :] < P)"}
 	return e
 }
 
@@ -318,8 +335,10 @@ type convData struct {
 	Strided      bool // conv_flat.py: the input comes as phase planes
 	Depthwise    bool // conv_flat.py: per-tap multiply-adds of one input plane per channel, no dot
 	QMask        bool // conv_flat.py: mask the last pixel tile's dead columns (flatQMask)
-	HalfProducts bool // conv_flat.py depthwise: fp16/bf16 tiles, multiplied in fp32
+	HalfProducts bool // conv_flat.py and conv_dw_blocks.py depthwise: fp16/bf16 tiles, multiplied in fp32
 	Phases       bool // conv_pad.py: write phase planes for a strided convolution
+	Blocks       bool // conv_pad.py: write channel blocks, channels last (conv_dw_blocks.py)
+	Mult         bool // conv_pad.py Blocks: output channels read input channel c // MULT
 }
 
 // heuristicBlocks is the built-in tile choice of the implicit GEMM (the default tunables
@@ -377,6 +396,9 @@ func (g *convGroup) kExtent() int {
 }
 
 func (g *convGroup) emit(l *lowerer) (*Launch, error) {
+	if g.chanBlock > 0 {
+		return g.emitDepthwiseBlocks(l)
+	}
 	if g.depthwise && !g.flat {
 		return g.emitDepthwise(l)
 	}
@@ -492,41 +514,115 @@ func (g *convWeightGroup) emit(l *lowerer) (*Launch, error) {
 }
 
 func (g *convGroup) emitDepthwise(l *lowerer) (*Launch, error) {
-	fn := kernelName(g.index, g.ops)
 	p := g.oh * g.ow
 	outC := g.ocg * g.groups
-	re, err := g.epi.render("acc", "cmask", "tl.float32",
-		"(model + model_base) * c_mstride + bidx * c_bstride + oc_g[None, :] * P + rp[:, None]", "e")
-	if err != nil {
-		return nil, err
-	}
 	bp := clamp(nextPow2(p), 16, 128)
 	bc := clamp(nextPow2(outC), 1, 16)
 	tilesC := cdiv(outC, bc)
-	var args []LaunchArg
-	args = append(args, ptrArgs("x", g.x)...)
-	args = append(args, intArg("x_bstride", g.xBStride), intArg("x_cstride", g.xCStride))
-	args = append(args, ptrArgs("w", g.w)...)
-	args = append(args, ptrArgs("c", g.out)...)
-	args = append(args, intArg("c_bstride", outC*p))
-	args = append(args, re.args...)
-	args = append(args, intArg("H", g.h), intArg("W", g.wd), intArg("OW", g.ow), intArg("P", p),
+	return g.depthwiseLaunch(l, "conv_depthwise.py", "x_cstride", "oc_g[None, :] * P + rp[:, None]", bp, bc, cdiv(p, bp)*tilesC, []LaunchArg{
+		intArg("H", g.h), intArg("W", g.wd), intArg("OW", g.ow), intArg("P", p),
 		intArg("OC", outC), intArg("MULT", g.ocg), intArg("KH", g.kh), intArg("KW", g.kw),
 		intArg("stride_h", g.sh), intArg("stride_w", g.sw), intArg("pad_h", g.ph), intArg("pad_w", g.pw),
-		intArg("dil_h", g.dh), intArg("dil_w", g.dw), intArg("tiles_c", tilesC))
+		intArg("dil_h", g.dh), intArg("dil_w", g.dw), intArg("tiles_c", tilesC)})
+}
+
+// emitDepthwiseBlocks runs conv_dw_blocks.py over the channel blocks blockInput laid out:
+// tiles of up to 4096 elements (16 KB, within a core's L1 share with the accumulator).
+func (g *convGroup) emitDepthwiseBlocks(l *lowerer) (*Launch, error) {
+	p, q := g.oh*g.ow, g.oh*g.wp
+	outC := g.ocg * g.groups
+	bc := g.chanBlock
+	bp := clamp(nextPow2(q), 1, min(4096/bc, convFlatMaxBlockP))
+	tilesC := cdiv(outC, bc)
+	geo := []LaunchArg{intArg("Wp", g.wp), intArg("OW", g.ow), intArg("OH", g.oh), intArg("Q", q), intArg("P", p), intArg("OC", outC),
+		intArg("KW", g.kw), intArg("KHW", g.kh*g.kw), intArg("dil_h", g.dh), intArg("dil_w", g.dw), intArg("tiles_c", tilesC)}
+	if g.strided() {
+		geo = append(geo, intArg("stride_h", g.sh), intArg("stride_w", g.sw), intArg("PHW", g.phw), intArg("PLANE", g.hp*g.wp))
+	}
+	return g.depthwiseLaunch(l, "conv_dw_blocks.py", "x_kstride", "oc_g[:, None] * P + rp[None, :]", bp, bc, cdiv(q, bp)*tilesC, geo)
+}
+
+// depthwiseLaunch renders a depthwise template (stored to the dense output, element cOffs of a
+// model's sample) with the arguments both take (input with its sample stride and channel or
+// block stride xStride, weight, output, epilogue) around its own geometry, over programs pixel
+// x channel tiles per sample and model.
+func (g *convGroup) depthwiseLaunch(l *lowerer, tmpl, xStride, cOffs string, bp, bc, programs int, geometry []LaunchArg) (*Launch, error) {
+	fn := kernelName(g.index, g.ops)
+	p := g.oh * g.ow
+	re, err := g.epi.render("acc", "cmask", "tl.float32", "(model + model_base) * c_mstride + bidx * c_bstride + "+cOffs, "e")
+	if err != nil {
+		return nil, err
+	}
+	var args []LaunchArg
+	args = append(args, ptrArgs("x", g.x)...)
+	args = append(args, intArg("x_bstride", g.xBStride), intArg(xStride, g.xCStride))
+	args = append(args, ptrArgs("w", g.w)...)
+	args = append(args, ptrArgs("c", g.out)...)
+	args = append(args, intArg("c_bstride", g.ocg*g.groups*p))
+	args = append(args, re.args...)
+	args = append(args, geometry...)
 	args = append(args, re.extra...)
 	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads, EpilogueArgs: argNames(re.args),
-		ExtraArgs: argNames(re.extra), Body: re.body}
-	text, err := templates.Render("conv_depthwise.py", d)
+		ExtraArgs: argNames(re.extra), Body: re.body, Strided: g.strided(), HalfProducts: g.x.DType != graph.Float32}
+	text, err := templates.Render(tmpl, d)
 	if err != nil {
 		return nil, err
 	}
 	return &Launch{
-		Kernel:    newKernel("conv_depthwise.py", fn, text, map[string]any{"BLOCK_P": int64(bp), "BLOCK_C": int64(bc)}),
-		Grid:      [3]int{cdiv(p, bp) * tilesC, g.batch, l.n},
+		Kernel:    newKernel(tmpl, fn, text, map[string]any{"BLOCK_P": int64(bp), "BLOCK_C": int64(bc)}),
+		Grid:      [3]int{programs, g.batch, l.n},
 		ModelAxis: 2,
 		Args:      args,
 	}, nil
+}
+
+// depthwiseChannelBlock is the channels per block of conv_dw_blocks.py's input for c channels:
+// the widest of 64, 32 and 16 that pads c by at most an eighth (the padding lanes compute
+// zeros), fewer for fewer channels.
+func depthwiseChannelBlock(c int) int {
+	if c <= 16 {
+		return nextPow2(c)
+	}
+	for _, b := range []int{64, 32} {
+		if (cdiv(c, b)*b-c)*8 <= c {
+			return b
+		}
+	}
+	return 16
+}
+
+// blockInput makes the depthwise convolution read its input as conv_dw_blocks.py does: copied
+// (conv_pad.py's Blocks) into the zero-padded planes of padGeometry (phase planes when
+// strided), chanBlock output channels a block side by side, each output channel's input
+// channel copied to it. The buffer has conv_flat.py's slack, in pixels of a block.
+func (g *convGroup) blockInput(l *lowerer, node string, inC, outC int) {
+	pad := g.padGeometry()
+	models := l.n
+	if g.x.ModelStride == 0 {
+		models = 1 // a shared input is copied once
+	}
+	bc, blocks, phases := g.chanBlock, cdiv(outC, g.chanBlock), g.phh*g.phw
+	xBStride := inC * g.h * g.wd
+	g.xCStride = phases * g.hp * g.wp * bc
+	g.xBStride = blocks * g.xCStride
+	per, ms := g.batch*g.xBStride, 0
+	if models > 1 {
+		ms = per
+	}
+	name := node + ".blocked"
+	b := l.newBuffer(TempBuffer, name, g.x.DType, models*per+(convFlatMaxBlockP+(g.kw-1)*g.dw)*bc)
+	b.Sparse = true // only the interior is written: the border and channels past outC stay zero
+	pg := &convPadGroup{x: g.x, planes: g.batch * blocks, h: g.h, w: g.wd, pad: pad, models: models,
+		blocks: &padBlocks{size: bc, oc: outC, mult: g.ocg, xBStride: xBStride, stride: g.xCStride}}
+	what := fmt.Sprintf(" (input zero-padded in blocks of %d channels, channels last)", bc)
+	if g.strided() {
+		pg.phases = &padPhases{padH: g.ph, padW: g.pw, sh: g.sh, sw: g.sw, phh: g.phh, phw: g.phw}
+		what = fmt.Sprintf(" (input zero-padded in blocks of %d channels, channels last, as %dx%d stride phases)", bc, g.phh, g.phw)
+	}
+	pg.groupBase = groupBase{nodes: []string{node + what}, ops: []string{"pad"},
+		out: fullView(b, []int{g.batch * blocks, phases, g.hp, g.wp, bc}, ms)}
+	l.addGroup(pg, name)
+	g.x = pg.out
 }
 
 // padInput makes the convolution read a zero-padded copy of its input (conv_pad.py) laid out
@@ -666,7 +762,13 @@ type convPadGroup struct {
 	planes, h, w, models int
 	pad                  planePad
 	phases               *padPhases // strided convolutions: phase planes, else nil
+	blocks               *padBlocks // conv_dw_blocks.py: channel blocks, channels last, else nil (planes = sample x block)
 }
+
+// padBlocks is the channel-block layout conv_pad.py writes for conv_dw_blocks.py: size output
+// channels a block, oc of them, each reading input channel c / mult; the input's sample stride
+// and the output's block stride.
+type padBlocks struct{ size, oc, mult, xBStride, stride int }
 
 // padPhases is the phase layout conv_pad.py writes for a strided convolution: the input's
 // paddings and strides, and the phases per channel (rows x columns), each a planePad's plane.
@@ -683,18 +785,27 @@ func (g *convPadGroup) emit(l *lowerer) (*Launch, error) {
 		args = append(args, intArg("pad_h", p.padH), intArg("pad_w", p.padW), intArg("stride_h", p.sh), intArg("stride_w", p.sw),
 			intArg("PHH", p.phh), intArg("PHW", p.phw), intArg("PLANE", g.pad.hp*g.pad.wp))
 	}
-	text, err := templates.Render("conv_pad.py", convData{Fn: fn, Header: header(g.nodes, g.ops), Phases: g.phases != nil})
-	if err != nil {
-		return nil, err
-	}
 	// about two programs per core over every model's planes (the grid has a program row per
 	// model): a program's planes move together, image row by row, and each row step costs
 	// the same whatever its height, so fewer, taller tiles move the planes in fewer steps
 	bw := clamp(nextPow2(g.w), 16, 128)
 	bpl := clamp(nextPow2(cdiv(g.planes*g.models, 2*max(l.opts.Device.Cores, 1))), 1, max(8192/bw, 1))
+	programs := cdiv(g.planes, bpl)
+	if b := g.blocks; b != nil {
+		bpl, programs = b.size, g.planes // a program moves one block
+		args = append(args, intArg("x_bstride", b.xBStride), intArg("OC", b.oc), intArg("CB", cdiv(b.oc, b.size)), intArg("BLOCK_STRIDE", b.stride))
+		if b.mult > 1 {
+			args = append(args, intArg("MULT", b.mult))
+		}
+	}
+	text, err := templates.Render("conv_pad.py", convData{Fn: fn, Header: header(g.nodes, g.ops), Phases: g.phases != nil,
+		Blocks: g.blocks != nil, Mult: g.blocks != nil && g.blocks.mult > 1})
+	if err != nil {
+		return nil, err
+	}
 	return &Launch{
 		Kernel:    newKernel("conv_pad.py", fn, text, map[string]any{"BLOCK_PL": int64(bpl), "BLOCK_W": int64(bw)}),
-		Grid:      [3]int{cdiv(g.planes, bpl), 1, g.models},
+		Grid:      [3]int{programs, 1, g.models},
 		ModelAxis: 2,
 		Args:      args,
 	}, nil

@@ -109,8 +109,9 @@ func TestConvRowKernelChoice(t *testing.T) {
 	}
 }
 
-// CPU plans run every convolution but pointwise depthwise ones on conv_flat.py (fed by
-// conv_pad.py, strided ones over phase planes, pointwise ones reading their input as it is),
+// CPU plans run every convolution but depthwise ones on conv_flat.py (fed by conv_pad.py,
+// strided ones over phase planes, pointwise ones reading their input as it is), depthwise ones
+// but pointwise ones on conv_dw_blocks.py,
 // whatever their channels, groups, strides, padding or dilation; a GPU plan never uses it. The numbers of every CPU plan are checked against
 // PyTorch by the "cpu" variant of TestConvFixtures.
 func TestConvFlatKernelOnCPUPlans(t *testing.T) {
@@ -138,9 +139,12 @@ func TestConvFlatKernelOnCPUPlans(t *testing.T) {
 			if tmpl[n.Name] == "matmul.py" {
 				continue // a pointwise convolution of 1x1 images (TestSqueezeExciteFCsAreMatmuls)
 			}
-			want := !(pointwise && depthwise)
+			want := !depthwise
 			if got := tmpl[n.Name] == "conv_flat.py"; got != want {
 				t.Errorf("%s: node %s (kernel %v, stride %v) uses %s on the CPU", dir, n.Name, k, s, tmpl[n.Name])
+			}
+			if got := tmpl[n.Name] == "conv_dw_blocks.py"; got != (depthwise && !pointwise) {
+				t.Errorf("%s: node %s (kernel %v, stride %v, depthwise %v) uses %s on the CPU", dir, n.Name, k, s, depthwise, tmpl[n.Name])
 			}
 			if gpu[n.Name] == "conv_flat.py" {
 				t.Errorf("%s: node %s uses conv_flat.py in a GPU plan", dir, n.Name)
@@ -256,9 +260,11 @@ func TestSqueezeExciteFCsAreMatmuls(t *testing.T) {
 // conv_flat.py masks the last pixel tile's dead columns only when they are most of it; the
 // fixtures and examples (checked against PyTorch by TestConvFixtures' "cpu" variant and
 // TestConvFlatTapMajorAndPaddedStores) have both forms, and depthwise convolutions run on it
-// too, over their zero-padded planes.
+// too, over their zero-padded planes, with the channel blocks off (conv_dw_blocks.py).
 func TestConvFlatPixelMasks(t *testing.T) {
 	cpuPlan := Options{Device: testDevice("cpu")}
+	convDepthwiseBlocks = false
+	defer func() { convDepthwiseBlocks = true }()
 	dirs, _ := filepath.Glob(filepath.Join("testdata", "conv", "*_n3"))
 	dirs = append(dirs, filepath.Join("..", "examples", "resblock"), filepath.Join("..", "examples", "convnet"))
 	masked, whole, depthwise := 0, 0, 0

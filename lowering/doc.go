@@ -42,14 +42,16 @@
 //     simulated schedule with a fixed cost per program, so odd sizes balance); Linear weights transposed once (a prepare launch), rows padded to 64 bytes,
 //     so weight tiles are read in place with aligned vector loads; convolutions as an implicit
 //     GEMM over flat zero-padded pixels (conv_flat.py; strided ones over stride phase planes,
-//     where every tap is again one flat shift; depthwise ones as per-tap multiply-adds, no
-//     dot; unit-stride pointwise ones over their input as it is; patch embeddings, kernel =
+//     where every tap is again one flat shift; unit-stride pointwise ones over their input as it is; patch embeddings, kernel =
 //     stride over few channels, as a patch copy and a pointwise GEMM): tap-major over a [tap, OC, CG] weight when groups have many channels,
 //     so both dot operands are read in place, and a convolution feeding another stores its
 //     output straight into the next one's zero-padded planes (Buffer.Sparse: only the
 //     interior is written, the border keeps the zeros of allocation), so only graph inputs
 //     go through a pad kernel (conv_pad.py), whose padded copy a later convolution's
-//     epilogue reads its residual from when the widths agree (readPaddedLeaves); norms and
+//     epilogue reads its residual from when the widths agree (readPaddedLeaves); depthwise
+//     convolutions over a copy of their input in zero-padded blocks of channels, channels
+//     last (conv_pad.py's Blocks), as per-tap multiply-adds of one contiguous [pixels,
+//     channels] tile read in place (conv_dw_blocks.py), no dot; norms and
 //     last-dim reductions a block of rows per program (norm_rows.py, reduce_rows.py); a
 //     softmax, log_softmax or LayerNorm over the last dim of a matmul or fused MLP whose
 //     programs hold whole rows runs in that kernel after its epilogue (rowops.go's row

@@ -179,6 +179,61 @@ func TestDepthwiseGEMMAndDirect(t *testing.T) {
 	checkFixtureCPU(t, "testdata/conv/convs_b_n3", Options{})
 }
 
+// CPU plans run every depthwise convolution of the depthwise fixture (3x3, 5x5, 7x7, strided,
+// dilated, a multiplier, 24, 40, 48 and 128 channels, maps smaller than the kernel, BatchNorm,
+// activation and residual epilogues, a 1-d one) over channel blocks (conv_dw_blocks.py) under
+// every plan variant, against PyTorch; with the blocks off, conv_flat.py's depthwise form.
+func TestDepthwiseChannelBlocks(t *testing.T) {
+	dir := "testdata/conv/depthwise_n3"
+	g, err := graph.Load(filepath.Join(dir, "graph.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var depthwise []string
+	for _, n := range g.Nodes {
+		if n.Op != "conv2d" && n.Op != "conv1d" {
+			continue
+		}
+		if gr := n.Attrs.Int("groups"); gr > 1 && gr == n.Attrs.Int("in_channels") {
+			depthwise = append(depthwise, n.Name)
+		}
+	}
+	if len(depthwise) != 10 {
+		t.Fatalf("%s: %d depthwise convolutions, want 10", dir, len(depthwise))
+	}
+	checkTemplates := func(o Options, want string) {
+		t.Helper()
+		plan, err := Lower(g, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, ln := range plan.Launches {
+			for _, n := range ln.Nodes {
+				got[n] = ln.Kernel.Template
+			}
+		}
+		for _, n := range depthwise {
+			if got[n] != want {
+				t.Errorf("%+v: depthwise conv %s uses %q, want %s", o, n, got[n], want)
+			}
+		}
+	}
+	for _, v := range exampleVariants {
+		o := v.opts
+		o.Device = testDevice("cpu")
+		t.Run(v.name, func(t *testing.T) {
+			checkTemplates(o, "conv_dw_blocks.py")
+			checkFixtureCPU(t, dir, o)
+		})
+	}
+	convDepthwiseBlocks = false
+	defer func() { convDepthwiseBlocks = true }()
+	cpu := Options{Device: testDevice("cpu")}
+	checkTemplates(cpu, "conv_flat.py")
+	checkFixtureCPU(t, dir, cpu)
+}
+
 // Monte Carlo attention dropout: every per-head probability is either dropped (0) or the eval
 // probability scaled by 1/(1-p); about 1-p are kept; masks differ between models and seeds,
 // repeat for a seed, and do not depend on the strategy.
@@ -377,14 +432,15 @@ func TestCNNFixturesAVX2(t *testing.T) {
 		t.Skipf("no AVX-512 kernels here (%s): the fixture tests already run the AVX2 ones", name)
 	}
 	cmd := exec.Command(os.Args[0], "-test.count=1", "-test.v",
-		"-test.run", "^(TestCNNFixturesAVX2|TestConvFixtures|TestPoolFixtures)$/^((cnn|pools|convs_a|convs_b|unbatched|patches)_n3)?$/^(cpu)?$")
+		"-test.run", "^(TestCNNFixturesAVX2|TestConvFixtures|TestPoolFixtures|TestDepthwiseChannelBlocks)$/^((cnn|pools|convs_a|convs_b|unbatched|patches|depthwise)_n3|cpu)?$/^(cpu)?$")
 	cmd.Env = append(os.Environ(), "GODEBUG=cpu.avx512f=off", "WIDEJIT_TEST_AVX2_CHILD=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the fixtures under GODEBUG=cpu.avx512f=off: %v\n%s", err, out)
 	}
 	for _, want := range []string{"--- PASS: TestCNNFixturesAVX2", "--- PASS: TestConvFixtures/cnn_n3/cpu", "--- PASS: TestConvFixtures/convs_a_n3/cpu",
-		"--- PASS: TestConvFixtures/convs_b_n3/cpu", "--- PASS: TestConvFixtures/unbatched_n3/cpu", "--- PASS: TestConvFixtures/patches_n3/cpu",
+		"--- PASS: TestConvFixtures/convs_b_n3/cpu", "--- PASS: TestConvFixtures/unbatched_n3/cpu",
+		"--- PASS: TestConvFixtures/depthwise_n3/cpu", "--- PASS: TestDepthwiseChannelBlocks/cpu", "--- PASS: TestConvFixtures/patches_n3/cpu",
 		"--- PASS: TestPoolFixtures/pools_n3/cpu"} {
 		if !strings.Contains(string(out), want) {
 			t.Fatalf("the child test process did not report %q:\n%s", want, out)

@@ -35,15 +35,16 @@ type step func(fr *frame) error
 
 // program is a kernel compiled for the executor.
 type program struct {
-	fn        *ir.Func
-	slotType  []ir.Type
-	slotClass []class
-	params    []int  // slot of each parameter
-	constants []step // tl.zeros, `other` tiles...: run once per frame, which keeps them
-	prologue  []step // launch-invariant instructions, run once per worker and launch
-	body      []step // the rest, run by every program
-	gelus     int    // exact GELU chains run as one step each (gelu.go)
-	inPlace   int    // steps that may overwrite their operand (inplace.go)
+	fn         *ir.Func
+	slotType   []ir.Type
+	slotClass  []class
+	params     []int  // slot of each parameter
+	constants  []step // tl.zeros, `other` tiles...: run once per frame, which keeps them
+	prologue   []step // launch-invariant instructions, run once per worker and launch
+	body       []step // the rest, run by every program
+	gelus      int    // exact GELU chains run as one step each (gelu.go)
+	rowMulAdds int    // acc + x*row Adds run as one step each (muladd.go)
+	inPlace    int    // steps that may overwrite their operand (inplace.go)
 }
 
 // frame is one worker's state: a slice per slot, the program id, and the launch's bindings.
@@ -132,8 +133,13 @@ func compileFunc(f *ir.Func) (p *program, err error) {
 	c := &compiler{p: &program{fn: f}, slots: map[*ir.Value]int{}, absorbed: absorbSplats(f), hoisted: map[*ir.Value]bool{},
 		fnInvariant: map[*ir.Value]bool{}}
 	c.uses, c.defBlock = analyzeUses(f)
-	c.mulAdds, c.mulSkip = c.findMulAdds(f)
 	c.rowBcast = c.findRowBroadcasts(f)
+	c.mulAdds, c.mulSkip = c.findMulAdds(f) // after rowBcast: the row form reads its row in place
+	for _, pair := range c.mulAdds {
+		if pair.row != nil {
+			c.p.rowMulAdds++
+		}
+	}
 	c.dotAdds, c.dotSkip = c.findDotAdds(f) // after rowBcast: a row broadcast is no accumulator
 	c.deferDots, c.flushAfter = c.findDeferredDots(f)
 	c.gelus, c.geluSkip = c.findGelus(f) // after the others: it leaves their instructions alone

@@ -597,3 +597,69 @@ func TestRowMaskSelectAgainstLanes(t *testing.T) {
 		}
 	}
 }
+
+const rowMulAddSrc = `import triton
+import triton.language as tl
+
+
+@triton.jit
+def taps(x_ptr, w_ptr, y_ptr, K, BR: tl.constexpr, BC: tl.constexpr):
+    rr = tl.arange(0, BR)
+    cc = tl.arange(0, BC)
+    x_tile = x_ptr + rr[:, None] * BC + cc[None, :]
+    acc = tl.zeros((BR, BC), dtype=tl.float32)
+    for k in range(0, K):
+        xv = tl.load(x_tile + k * BC)
+        wv = tl.load(w_ptr + k * BC + cc)
+        acc += xv * wv[None, :]
+    tl.store(y_ptr + rr[:, None] * BC + cc[None, :], acc)
+`
+
+// acc += x * w[None, :] over shifted contiguous tiles (a depthwise convolution's taps) runs as
+// one fused step per tap, rounding twice as the unfused multiply and add do: lane 0 of every
+// row ends at round(u*u) - u*u = 0 with u = 1+2^-23 after a rounded multiply, -2^-46 with an
+// FMA. Rows of 16 take the vector loop, rows of 4 the scalar one.
+func TestRowMulAddRoundsTwice(t *testing.T) {
+	const br, k = 8, 3
+	u := float32(1 + math.Ldexp(1, -23))
+	for _, bc := range []int{16, 4} {
+		comp := jit.NewCompiler(jit.CompilerOptions{Version: "test"})
+		kern, err := comp.Load(NewDevice(1), jit.Source{File: "taps.py", Text: rowMulAddSrc, Fn: "taps"},
+			jit.Spec{Sig: map[string]string{"x_ptr": "*fp32", "w_ptr": "*fp32", "y_ptr": "*fp32", "K": "i32"},
+				Consts: map[string]any{"BR": int64(br), "BC": int64(bc)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := kern.(*Kernel).prog.rowMulAdds; got != 1 {
+			t.Errorf("BC=%d: %d fused row multiply-adds, want 1", bc, got)
+		}
+		r := rand.New(rand.NewPCG(7, 8))
+		xs, ws := make([]float32, (br+k)*bc), make([]float32, k*bc)
+		for i := range xs {
+			xs[i] = float32(r.NormFloat64())
+		}
+		for i := range ws {
+			ws[i] = float32(r.NormFloat64())
+		}
+		// lane 0: u in every row; tap 0 adds u*u (1+2^-22 rounded), tap 1 adds -u*u, tap 2 0
+		for row := range br + k {
+			xs[row*bc] = u
+		}
+		ws[0], ws[bc], ws[2*bc] = u, -u, 0
+		x, w, y := f32Buf(t, xs), f32Buf(t, ws), f32Buf(t, make([]float32, br*bc))
+		if err := kern.Launch(grid1(1), []jit.Arg{{Buf: x}, {Buf: w}, {Buf: y}, {Scalar: int64(k)}}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range br {
+			for j := range bc {
+				want := float32(0)
+				for tap := range k {
+					want += float32(xs[(i+tap)*bc+j] * ws[tap*bc+j])
+				}
+				if got := y.f32()[i*bc+j]; !bitsEq(got, want) || j == 0 && got != 0 {
+					t.Fatalf("BC=%d: y[%d][%d] = %g, want %g", bc, i, j, got, want)
+				}
+			}
+		}
+	}
+}

@@ -8,17 +8,28 @@ import "github.com/widejit/widejit/triton/ir"
 // round after each op). The Mul emits no step; the Add reads the Mul's operands, which
 // must be unchanged by then: both sit in one block, the Add's operand is the Mul's only
 // use, and no store, atomic or region runs between them.
+// acc + x*row, with row a row vector broadcast over the tile and read in place (rowbcast.go),
+// fuses the same way into one pass over the tile, z = acc + x*row row by row (a depthwise
+// convolution's tap: its input tile times the tap's weight per channel, accumulated).
 
-// mulAddPair is a fused Mul: its vector operand and scalar operand values.
+// mulAddPair is a fused Mul: its vector operand and scalar operand values; or, for the row
+// form, its vector operand, the broadcast row's source and the Add's accumulator.
 type mulAddPair struct {
 	vec, scalar *ir.Value
+	row, acc    *ir.Value
 }
 
-// findMulAdds maps each fusable Add to its Mul, and marks those Muls in skip.
+// findMulAdds maps each fusable Add to its Mul, and marks those Muls in skip (after
+// findRowBroadcasts: the row form reads its row in place).
 func (c *compiler) findMulAdds(f *ir.Func) (adds map[*ir.Instr]mulAddPair, skip map[*ir.Instr]bool) {
 	adds, skip = map[*ir.Instr]mulAddPair{}, map[*ir.Instr]bool{}
 	fusionSites(f, func(in *ir.Instr, settled func(*ir.Instr) bool) {
 		if in.Op != ir.Add || len(in.Args) != 2 || len(in.Results) != 1 || !plainF32Tile(in.Results[0]) {
+			return
+		}
+		if mul, pair, ok := c.rowMulAdd(in, skip); ok && settled(mul) {
+			adds[in] = pair
+			skip[mul] = true
 			return
 		}
 		addScalar, t := 1, 0
@@ -44,6 +55,27 @@ func (c *compiler) findMulAdds(f *ir.Func) (adds map[*ir.Instr]mulAddPair, skip 
 		skip[mul] = true
 	})
 	return adds, skip
+}
+
+// rowMulAdd matches in as acc + x*row: a Mul used by in alone, one operand a row vector
+// broadcast read in place, the other and acc plain tiles of the result's type.
+func (c *compiler) rowMulAdd(in *ir.Instr, skip map[*ir.Instr]bool) (*ir.Instr, mulAddPair, bool) {
+	ty := in.Results[0].Type
+	plain := func(v *ir.Value) bool { return v.Type.Equal(ty) && !c.absorbed[v] && c.rowBcast[v] == nil }
+	for t := range 2 {
+		mv, acc := in.Args[t], in.Args[1-t]
+		mul := mv.Def
+		if mul == nil || mul.Op != ir.Mul || len(mul.Args) != 2 || skip[mul] || c.uses[mv] != 1 || !plain(mv) || !plain(acc) {
+			continue
+		}
+		for r := range 2 {
+			src, ok := c.rowBcast[mul.Args[r]]
+			if x := mul.Args[1-r]; ok && isRowVector(src.Type, ty) && plain(x) {
+				return mul, mulAddPair{vec: x, row: src, acc: acc}, true
+			}
+		}
+	}
+	return nil, mulAddPair{}, false
 }
 
 // fusionSites calls match for every instruction of f, those of nested blocks before the
@@ -88,8 +120,11 @@ func plainF32Tile(v *ir.Value) bool {
 	return v != nil && v.Type.Elem == ir.F32 && !v.Type.Ptr && v.Type.Rank() > 0
 }
 
-// mulAddStep is the fused Add's step: z = vec*a + b.
+// mulAddStep is the fused Add's step: z = vec*a + b, or acc + vec*row.
 func (c *compiler) mulAddStep(in *ir.Instr, pair mulAddPair, z int) (step, bool) {
+	if pair.row != nil {
+		return c.rowMulAddStep(in, pair, z)
+	}
 	vec, okv := c.slots[pair.vec]
 	a, oka := c.scalarOperand(pair.scalar)
 	bv := in.Args[0]
@@ -109,4 +144,36 @@ func (c *compiler) mulAddStep(in *ir.Instr, pair mulAddPair, z int) (step, bool)
 	rows, n := tileRows(c.p.slotType[z])
 	obs := c.observedBy[in.Results[0]] // observed.go
 	return func(fr *frame) error { fr.spans(obs, rows, n, span); return nil }, true
+}
+
+// rowMulAddStep is the fused Add's step of the row form: z = acc + vec*row, row by row.
+func (c *compiler) rowMulAddStep(in *ir.Instr, pair mulAddPair, z int) (step, bool) {
+	x, okx := c.slots[pair.vec]
+	row, okr := c.slots[pair.row]
+	acc, oka := c.slots[pair.acc]
+	if !okx || !okr || !oka || c.p.slotClass[x] != clsF32 || c.p.slotClass[row] != clsF32 || c.p.slotClass[acc] != clsF32 {
+		return nil, false
+	}
+	rows, n := tileRows(c.p.slotType[z])
+	span := func(fr *frame, lo, hi int) {
+		w, xs, as, zz := fr.f32[row][:n], fr.f32[x], fr.f32[acc], fr.f32[z]
+		if lo%n == 0 && vecMulAddRows(xs[lo:hi], w, as[lo:hi], zz[lo:hi], n) {
+			return // whole rows, one call
+		}
+		for o, start := lo, lo-lo%n; o < hi; start += n {
+			end := min(hi, start+n)
+			mulAddRowF32(xs[o:end], w[o-start:end-start], as[o:end], zz[o:end])
+			o = end
+		}
+	}
+	obs := c.observedBy[in.Results[0]] // observed.go
+	return func(fr *frame) error { fr.spans(obs, rows, n, span); return nil }, true
+}
+
+// mulAddRowF32 computes z = a + x*y lane by lane, rounded after the multiply and after the add
+// as the unfused ops are.
+func mulAddRowF32(x, y, a, z []float32) {
+	for i := vecMulAddVV(x, y, a, z); i < len(z); i++ {
+		z[i] = a[i] + float32(x[i]*y[i]) // the conversion forbids fusing into an FMA
+	}
 }

@@ -191,6 +191,35 @@ func vecMulAddF32(x []float32, a, b float32, z []float32) int {
 }
 
 //go:noescape
+func mulAddVVAVX2(x, y, a, z *float32, n int)
+
+// vecMulAddVV computes z = a + x*y (two roundings) for the leading lanes it can, a multiple of
+// 8 (the rows of a depthwise tap are as short as 16); it returns how many it did.
+func vecMulAddVV(x, y, a, z []float32) int {
+	n := len(z) &^ 7
+	if !haveVecAVX2 || n == 0 {
+		return 0
+	}
+	_, _, _ = x[n-1], y[n-1], a[n-1]
+	mulAddVVAVX2(&x[0], &y[0], &a[0], &z[0], n)
+	return n
+}
+
+//go:noescape
+func mulAddRowsAVX2(x, w, a, z *float32, rows, n int)
+
+// vecMulAddRows computes z = a + x*w for whole rows of n lanes, w one row read for every row,
+// when it can (n a multiple of 8); it reports whether it did.
+func vecMulAddRows(x, w, a, z []float32, n int) bool {
+	if !haveVecAVX2 || n == 0 || n%8 != 0 || len(z)%n != 0 || len(z) == 0 {
+		return false
+	}
+	_, _, _ = x[len(z)-1], w[n-1], a[len(z)-1]
+	mulAddRowsAVX2(&x[0], &w[0], &a[0], &z[0], len(z)/n, n)
+	return true
+}
+
+//go:noescape
 func erfF32AVX2(x, z *float32, n int, flags *uint8, table *float64) int
 
 //go:noescape

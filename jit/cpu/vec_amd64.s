@@ -331,6 +331,66 @@ mulAddVSSAVX2_done:
 	VZEROUPPER
 	RET
 
+// func mulAddVVAVX2(x, y, a, z *float32, n int)
+// z = a + x*y with two roundings (a multiply, then an add: not an FMA), 8 lanes per
+// iteration (n a multiple of 8); one pass over memory instead of two.
+TEXT ·mulAddVVAVX2(SB), NOSPLIT, $0-40
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DX
+	MOVQ a+16(FP), BX
+	MOVQ z+24(FP), DI
+	MOVQ n+32(FP), CX
+	SHRQ $3, CX
+	JZ mulAddVVAVX2_done
+mulAddVVAVX2_loop:
+	VMOVUPS 0(SI), Y0
+	VMULPS 0(DX), Y0, Y0
+	VADDPS 0(BX), Y0, Y0
+	VMOVUPS Y0, 0(DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, BX
+	ADDQ $32, DI
+	DECQ CX
+	JNZ mulAddVVAVX2_loop
+mulAddVVAVX2_done:
+	VZEROUPPER
+	RET
+
+// func mulAddRowsAVX2(x, w, a, z *float32, rows, n int)
+// z[r*n + j] = a[r*n + j] + x[r*n + j]*w[j] for rows of n lanes (n a multiple of 8): the row
+// form of mulAddVVAVX2 over a whole tile, one call for all its rows.
+TEXT ·mulAddRowsAVX2(SB), NOSPLIT, $0-48
+	MOVQ x+0(FP), SI
+	MOVQ w+8(FP), DX
+	MOVQ a+16(FP), BX
+	MOVQ z+24(FP), DI
+	MOVQ rows+32(FP), R8
+	MOVQ n+40(FP), R9
+	SHRQ $3, R9
+	JZ mulAddRowsAVX2_done
+	TESTQ R8, R8
+	JZ mulAddRowsAVX2_done
+mulAddRowsAVX2_row:
+	MOVQ DX, R10
+	MOVQ R9, CX
+mulAddRowsAVX2_lane:
+	VMOVUPS 0(SI), Y0
+	VMULPS 0(R10), Y0, Y0
+	VADDPS 0(BX), Y0, Y0
+	VMOVUPS Y0, 0(DI)
+	ADDQ $32, SI
+	ADDQ $32, R10
+	ADDQ $32, BX
+	ADDQ $32, DI
+	DECQ CX
+	JNZ mulAddRowsAVX2_lane
+	DECQ R8
+	JNZ mulAddRowsAVX2_row
+mulAddRowsAVX2_done:
+	VZEROUPPER
+	RET
+
 // erf for fp32 lanes (erf.go): the Taylor table evaluated 4 lanes at a time in float64.
 // Each constant is 4 copies (32 bytes), so it can be a 256-bit memory operand.
 DATA erfconst<>+0(SB)/8, $0x7fffffffffffffff

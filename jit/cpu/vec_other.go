@@ -19,6 +19,10 @@ func transposeBlocks(dst, src []float32, rows, cols int) (int, int) { return 0, 
 
 func vecMulAddF32(x []float32, a, b float32, z []float32) int { return 0 }
 
+func vecMulAddVV(x, y, a, z []float32) int { return 0 }
+
+func vecMulAddRows(x, w, a, z []float32, n int) bool { return false }
+
 func erfF32Vec(x, z []float32) int { return 0 }
 
 func erfF32VecWith(wide bool, x, z []float32) int { return 0 }

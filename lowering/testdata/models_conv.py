@@ -137,6 +137,36 @@ def _randomize_bn(bn):
         bn.bias.uniform_(-0.5, 0.5)
 
 
+class ConvsDepthwise(nn.Module):
+    """Depthwise convolutions at odd sizes (MobileNet, EfficientNet, ConvNeXt): 3x3, 5x5 and 7x7,
+    stride 1 and 2, dilated, a multiplier of 2, 24 and 40 channels (not multiples of 16) and 128,
+    maps from 11x9 down to 3x2 (smaller than the 7x7 kernel), with eval BatchNorm + ReLU,
+    hardswish and SiLU epilogues, a bias, a residual add; a 1-d one."""
+
+    def __init__(self):
+        super().__init__()
+        self.dw3 = nn.Conv2d(24, 24, 3, padding=1, groups=24, bias=False)
+        self.bn3 = nn.BatchNorm2d(24)
+        self.dw5_s2 = nn.Conv2d(24, 24, 5, stride=2, padding=2, groups=24, bias=False)
+        self.bn5 = nn.BatchNorm2d(24)
+        self.dw7 = nn.Conv2d(24, 24, 7, padding=3, groups=24)
+        self.dw3_s2 = nn.Conv2d(24, 24, 3, stride=2, padding=1, groups=24)
+        self.dilated = nn.Conv2d(24, 24, 3, padding=2, dilation=2, groups=24)
+        self.mult = nn.Conv2d(24, 48, 3, stride=2, padding=1, groups=24)
+        self.wide5 = nn.Conv2d(40, 40, 5, padding=2, groups=40, bias=False)
+        self.bn_wide = nn.BatchNorm2d(40)
+        self.big7 = nn.Conv2d(128, 128, 7, padding=3, groups=128)
+        self.big3_s2 = nn.Conv2d(128, 128, 3, stride=2, padding=1, groups=128, bias=False)
+        self.c1 = nn.Conv1d(24, 24, 5, padding=2, groups=24)
+        for bn in (self.bn3, self.bn5, self.bn_wide):
+            _randomize_bn(bn)
+
+    def forward(self, img, wide, big, seq):
+        return (torch.relu(self.bn3(self.dw3(img))), F.hardswish(self.bn5(self.dw5_s2(img))), self.dw7(img) + img,
+                F.silu(self.dw3_s2(img)), self.dilated(img), self.mult(img), F.silu(self.bn_wide(self.wide5(wide))),
+                self.big7(big), self.big3_s2(big), self.c1(seq))
+
+
 class ConvsCNN(nn.Module):
     """The convolution and pooling shapes of torchvision's CNNs at odd sizes: the 7x7 stride-2
     stem (+BN+ReLU) and a 3x3 stride-2 padded max pool; stride-2 3x3 with many channels feeding

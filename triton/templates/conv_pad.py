@@ -7,7 +7,12 @@ Phases (strided convolutions): each plane becomes PHH x PHW phase planes [Hp, Wp
 elements apart: padded pixel (r, c) = (i + pad_h, j + pad_w) goes to (r // stride_h,
 c // stride_w) of phase (r % stride_h, c % stride_w); pixels of phases or rows and columns
 that no tap reads are dropped.
-Data: Fn, Header, Phases.
+Blocks (conv_dw_blocks.py's channel blocks): program (sample x block, -, model) moves the
+BLOCK_PL channels of one block (output channel c reads input channel c // MULT when Mult) to
+o[sample, block, (phases,) Hp, Wp, BLOCK_PL], BLOCK_STRIDE elements a block: the same planes,
+each pixel's BLOCK_PL channels side by side, so the tile is stored transposed, [column,
+channel], one contiguous run per row (channels past OC load and store the zeros they hold).
+Data: Fn, Header, Phases, Blocks, Mult.
 */ -}}
 import triton
 import triton.language as tl
@@ -19,20 +24,33 @@ import triton.language as tl
 {{- end}}
 @triton.jit
 def {{.Fn}}(
-    x_ptr, x_mstride, o_ptr, o_mstride, H, W, Hp, Wp, pad_off, PLANES,{{if .Phases}} pad_h, pad_w, stride_h, stride_w, PHH, PHW, PLANE,{{end}}
+    x_ptr, x_mstride, o_ptr, o_mstride, H, W, Hp, Wp, pad_off, PLANES,{{if .Phases}} pad_h, pad_w, stride_h, stride_w, PHH, PHW, PLANE,{{end}}{{if .Blocks}} x_bstride, OC, CB, BLOCK_STRIDE,{{if .Mult}} MULT,{{end}}{{end}}
     BLOCK_PL: tl.constexpr, BLOCK_W: tl.constexpr,
 ):
     # one image row i of BLOCK_PL planes at a time: both tiles [plane, column] are affine
     # (planes H*W apart in x, Hp*Wp apart in o), so each moves as rows after one bounds check
     pid = tl.program_id(0)
     model = tl.program_id(2)
-    pl = pid * BLOCK_PL + tl.arange(0, BLOCK_PL)
     rw = tl.arange(0, BLOCK_W)
-    x_base = x_ptr + model * x_mstride
+{{- if .Blocks}}
+    rc = tl.arange(0, BLOCK_PL)
+    oc = (pid % CB) * BLOCK_PL + rc
+    live = oc[:, None] < OC
+    x_base = x_ptr + model * x_mstride + (pid // CB) * x_bstride + {{if .Mult}}(oc // MULT){{else}}oc{{end}}[:, None] * (H * W)
+    o_base = o_ptr + model * o_mstride + pid * BLOCK_STRIDE
+{{- else}}
+    pl = pid * BLOCK_PL + tl.arange(0, BLOCK_PL)
+    live = pl[:, None] < PLANES
+    x_base = x_ptr + model * x_mstride + pl[:, None] * (H * W)
+{{- if .Phases}}
+    o_base = o_ptr + model * o_mstride + pl[:, None] * (PHH * PHW * PLANE)
+{{- else}}
+    o_base = o_ptr + model * o_mstride + pl[:, None] * (Hp * Wp)
+{{- end}}
+{{- end}}
 {{- if .Phases}}
     # one image row and column phase at a time: the phase's columns are every stride_w-th of
     # the row, moved to contiguous ones (both tiles affine, a row's lanes one interval)
-    o_base = o_ptr + model * o_mstride
     for i in range(0, H):
         r = i + pad_h
         # the columns kept: all, or none when no tap reads this row
@@ -46,15 +64,23 @@ def {{.Fn}}(
                 j = j_first + t * stride_w
                 cc = c_first + t
                 # (a row no tap reads is not even loaded: half the rows of a 1x1 stride-2 input)
-                inside = (pl[:, None] < PLANES) & (j[None, :] < W) & (cc[None, :] < w_live)
-                v = tl.load(x_base + pl[:, None] * (H * W) + i * W + j[None, :], mask=inside, other=0.0)
-                tl.store(o_base + pl[:, None] * (PHH * PHW * PLANE) + r_off + pc * PLANE + cc[None, :], v, mask=inside)
+                inside = live & (j[None, :] < W) & (cc[None, :] < w_live)
+                v = tl.load(x_base + i * W + j[None, :], mask=inside, other=0.0)
+{{- if .Blocks}}
+                tl.store(o_base + (r_off + pc * PLANE + cc[:, None]) * BLOCK_PL + rc[None, :], tl.trans(v),
+                         mask=(j[:, None] < W) & (cc[:, None] < w_live))
 {{- else}}
-    o_base = o_ptr + model * o_mstride + pad_off
+                tl.store(o_base + r_off + pc * PLANE + cc[None, :], v, mask=inside)
+{{- end}}
+{{- else}}
     for i in range(0, H):
         for j0 in range(0, W, BLOCK_W):
             j = j0 + rw
-            inside = (pl[:, None] < PLANES) & (j[None, :] < W)
-            v = tl.load(x_base + pl[:, None] * (H * W) + i * W + j[None, :], mask=inside, other=0.0)
-            tl.store(o_base + pl[:, None] * (Hp * Wp) + i * Wp + j[None, :], v, mask=inside)
+            inside = live & (j[None, :] < W)
+            v = tl.load(x_base + i * W + j[None, :], mask=inside, other=0.0)
+{{- if .Blocks}}
+            tl.store(o_base + (pad_off + i * Wp + j[:, None]) * BLOCK_PL + rc[None, :], tl.trans(v), mask=j[:, None] < W)
+{{- else}}
+            tl.store(o_base + pad_off + i * Wp + j[None, :], v, mask=inside)
+{{- end}}
 {{- end}}
