@@ -36,10 +36,13 @@ type matmulGroup struct {
 	aSB, aSM, aSK   int
 	bSB, bSK, bSN   int
 	batch, m, nn, k int
-	linear          bool
-	weight          View       // linear: the weight [out, in] (for MLP fusion)
-	tails           []*rowTail // row ops after the epilogue (rowops.go): BLOCK_N covers N
-	head            *rowHead   // a norm of the rows of a as they load (rowops.go): BLOCK_K covers K
+	// batchIn > 1: the batch index splits into (batch / batchIn, batch % batchIn), strides
+	// aSB, bSB for the outer part and aSBIn, bSBIn for the inner (lowerMatmul)
+	aSBIn, bSBIn, batchIn int
+	linear                bool
+	weight                View       // linear: the weight [out, in] (for MLP fusion)
+	tails                 []*rowTail // row ops after the epilogue (rowops.go): BLOCK_N covers N
+	head                  *rowHead   // a norm of the rows of a as they load (rowops.go): BLOCK_K covers K
 }
 
 func newMatmulEpilogue(out View, nb, nm int) *epilogue {
@@ -203,26 +206,31 @@ func lowerMatmul(l *lowerer, n *graph.Node) error {
 		return err
 	}
 	nb := len(batchShape)
-	// each operand's batch dims must collapse into one stride; otherwise copy it broadcast
-	prep := func(v View) (View, int) {
-		full := append(append([]int(nil), batchShape...), v.Shape[len(v.Shape)-2:]...)
-		st, _ := v.broadcastStrides(full)
-		if sb, ok := mergeStrides(full, st, 0, nb); ok {
-			return View{Buf: v.Buf, Offset: v.Offset, Shape: full, Strides: st, ModelStride: v.ModelStride, DType: v.DType}, sb
-		}
-		bv := v
-		bv.Shape, bv.Strides = full, st
-		c := l.materialize(bv, n.Name+".operand", []string{n.Name + " (broadcast operand)"})
-		sb, _ := mergeStrides(c.Shape, c.Strides, 0, nb)
-		return c, sb
+	full := func(v View) View {
+		f := append(append([]int(nil), batchShape...), v.Shape[len(v.Shape)-2:]...)
+		st, _ := v.broadcastStrides(f)
+		return View{Buf: v.Buf, Offset: v.Offset, Shape: f, Strides: st, ModelStride: v.ModelStride, DType: v.DType}
 	}
-	a, aSB := prep(a)
-	b, bSB := prep(b)
+	a, b = full(a), full(b)
+	// each operand's batch dims must collapse into one stride, or into an outer and an inner
+	// stride split at the same dim for both (heads of a [B, T, H, D] view transposed to
+	// [B, H, T, D], read in place); otherwise the operand is copied
+	split, batchIn := batchSplit(a, b, nb)
+	prep := func(v View) (View, int, int) {
+		if sOut, sIn, ok := splitStrides(v, split, nb); ok {
+			return v, sOut, sIn
+		}
+		c := l.materialize(v, n.Name+".operand", []string{n.Name + " (broadcast operand)"})
+		sOut, sIn, _ := splitStrides(c, split, nb)
+		return c, sOut, sIn
+	}
+	a, aSB, aSBIn := prep(a)
+	b, bSB, bSBIn := prep(b)
 	inner := append(append([]int(nil), batchShape...), m, nn)
 	out := l.newOutput(n.Name, inner, n.Output().DType)
 	g := &matmulGroup{groupBase: groupBase{nodes: []string{n.Name}, ops: []string{n.Op}, out: out},
 		a: a, b: b, aSB: aSB, aSM: a.Strides[nb], aSK: a.Strides[nb+1], bSB: bSB, bSK: b.Strides[nb], bSN: b.Strides[nb+1],
-		batch: numel(batchShape), m: m, nn: nn, k: k}
+		aSBIn: aSBIn, bSBIn: bSBIn, batchIn: batchIn, batch: numel(batchShape), m: m, nn: nn, k: k}
 	if m == 1 {
 		g.aSM = 0
 	}
@@ -235,6 +243,33 @@ func lowerMatmul(l *lowerer, n *graph.Node) error {
 	l.addGroup(g, n.Name)
 	l.values[n.Name] = result
 	return nil
+}
+
+// batchSplit picks where a matmul's nb batch dims split into an outer and an inner group
+// whose strides both operands merge (batchSplit returns nb and an inner size of 1 when every
+// operand merges them whole, or when no split serves both: then the copied ones merge).
+func batchSplit(a, b View, nb int) (split, inner int) {
+	merges := func(v View, lo, hi int) bool { _, ok := mergeStrides(v.Shape, v.Strides, lo, hi); return ok }
+	if (merges(a, 0, nb) && merges(b, 0, nb)) || nb < 2 {
+		return nb, 1
+	}
+	for s := 1; s < nb; s++ {
+		if merges(a, 0, s) && merges(a, s, nb) && merges(b, 0, s) && merges(b, s, nb) {
+			return s, numel(a.Shape[s:nb])
+		}
+	}
+	return nb, 1
+}
+
+// splitStrides gives v's outer and inner batch strides for batch dims split at split: a
+// flat batch index b is (b / inner, b % inner). Unsplit (split == nb), the outer stride is
+// the merged one and the inner is unused.
+func splitStrides(v View, split, nb int) (outer, inner int, ok bool) {
+	if outer, ok = mergeStrides(v.Shape, v.Strides, 0, split); !ok {
+		return 0, 0, false
+	}
+	inner, ok = mergeStrides(v.Shape, v.Strides, split, nb)
+	return outer, inner, ok
 }
 
 // dotDType accepts the dtypes tl.dot multiplies (accumulating in fp32).
@@ -274,6 +309,7 @@ func broadcastShapes(a, b []int) ([]int, error) {
 
 // matmulData is what matmul.py reads.
 type matmulData struct {
+	SplitBatch   bool // batch_in, a_bstride_in, b_bstride_in: the operands' batch in two strides
 	BRowsAlongK  bool
 	Fn           string
 	Header       []string
@@ -412,8 +448,12 @@ func (g *matmulGroup) emit(l *lowerer) (*Launch, error) {
 	args = append(args, re.args...)
 	args = append(args, head.args...)
 	args = append(args, intArg("M", g.m), intArg("N", g.nn), intArg("K", g.k), intArg("tiles_n", tilesN))
+	splitBatch := g.batchIn > 1
+	if splitBatch {
+		args = append(args, intArg("batch_in", g.batchIn), intArg("a_bstride_in", g.aSBIn), intArg("b_bstride_in", g.bSBIn))
+	}
 	args = append(args, re.extra...)
-	d := matmulData{BRowsAlongK: g.bSK == 1 && g.bSN != 1, Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads, EpilogueArgs: argNames(append(re.args, head.args...)),
+	d := matmulData{SplitBatch: splitBatch, BRowsAlongK: g.bSK == 1 && g.bSN != 1, Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads, EpilogueArgs: argNames(append(re.args, head.args...)),
 		ExtraArgs: argNames(re.extra), Body: re.body, HeadLoads: head.loads, Head: head.body}
 	text, err := templates.Render("matmul.py", d)
 	if err != nil {

@@ -17,7 +17,7 @@ func TestModelFixtures(t *testing.T) { checkFamilyFixtures(t, "models") }
 // TestModelFixturesAVX2 runs the model fixtures' CPU plans (N = 3, the default variant) again
 // on the AVX2/FMA kernels, as TestCNNFixturesAVX2 does for the convolutions.
 func TestModelFixturesAVX2(t *testing.T) {
-	models := []string{"gpt", "gpt_t32", "vit", "mixer", "bench_mixer", "bench_tcn"}
+	models := []string{"gpt", "gpt_t32", "vit", "mixer", "bench_gpt", "bench_vit", "bench_mixer", "bench_tcn"}
 	var passes []string
 	for _, m := range models {
 		passes = append(passes, "--- PASS: TestModelFixtures/"+m+"_n3/cpu")
@@ -107,5 +107,44 @@ func TestCausalBufferConvertedOnce(t *testing.T) {
 	}
 	if conversions != 1 || attentions != 2 {
 		t.Errorf("%d mask conversions for %d attentions, want 1 for 2:\n%s", conversions, attentions, plan)
+	}
+}
+
+// The bench's transformers split q, k and v into heads from one QKV projection
+// (reshape, transpose): the attention's matmuls read them in place, through the heads'
+// strides (an outer and an inner batch stride), with no copy kernel.
+func TestHeadsReadInPlace(t *testing.T) {
+	for _, fixture := range []string{"bench_gpt_n3", "bench_vit_n3"} {
+		g, err := graph.Load(filepath.Join("testdata", "models", fixture, "graph.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kind := range []string{"cpu", "cuda"} {
+			plan, err := Lower(g, Options{Device: testDevice(kind)})
+			if err != nil {
+				t.Fatalf("%s (%s): %v", fixture, kind, err)
+			}
+			split, reshapes := 0, 0
+			for _, l := range plan.Launches {
+				for _, n := range l.Nodes {
+					if strings.HasPrefix(n, "matmul") && l.Ops[0] == "copy" {
+						t.Errorf("%s (%s): %s copies an operand of %s", fixture, kind, l.Kernel.Source.Fn, n)
+					}
+					if strings.HasPrefix(n, "reshape") && l.Ops[0] == "copy" {
+						reshapes++
+					}
+				}
+				if strings.Contains(l.Kernel.Source.Text, "batch_in") {
+					split++
+				}
+			}
+			// the heads merged back after att @ v are the one copy of each block
+			if reshapes != 2 {
+				t.Errorf("%s (%s): %d reshapes copied, want 2 (the heads merged back, once per block):\n%s", fixture, kind, reshapes, plan)
+			}
+			if split != 4 {
+				t.Errorf("%s (%s): %d matmuls read their heads through two batch strides, want 4 (q k^T and att v of 2 blocks):\n%s", fixture, kind, split, plan)
+			}
+		}
 	}
 }

@@ -48,7 +48,7 @@ func lowerReshape(l *lowerer, n *graph.Node) error {
 		return err
 	}
 	shape := n.Output().Shape
-	v, ok := x.reshape(shape)
+	v, ok := x.restride(shape)
 	if !ok {
 		c := l.materialize(x, n.Name+".in", []string{n.Name + " (reshape of a strided view)"})
 		v, _ = c.reshape(shape)
