@@ -39,6 +39,8 @@ type matmulGroup struct {
 	// batchIn > 1: the batch index splits into (batch / batchIn, batch % batchIn), strides
 	// aSB, bSB for the outer part and aSBIn, bSBIn for the inner (lowerMatmul)
 	aSBIn, bSBIn, batchIn int
+	nb, split             int   // lowerMatmul's batch dims (a, b and out are [batch..., rows, cols]), split at split
+	store                 *View // out's elements in another layout (storePermuted); nil: out's own
 	linear                bool
 	weight                View       // linear: the weight [out, in] (for MLP fusion)
 	tails                 []*rowTail // row ops after the epilogue (rowops.go): BLOCK_N covers N
@@ -215,7 +217,7 @@ func lowerMatmul(l *lowerer, n *graph.Node) error {
 	// each operand's batch dims must collapse into one stride, or into an outer and an inner
 	// stride split at the same dim for both (heads of a [B, T, H, D] view transposed to
 	// [B, H, T, D], read in place); otherwise the operand is copied
-	split, batchIn := batchSplit(a, b, nb)
+	split, batchIn := batchSplit(nb, a, b)
 	prep := func(v View) (View, int, int) {
 		if sOut, sIn, ok := splitStrides(v, split, nb); ok {
 			return v, sOut, sIn
@@ -230,7 +232,7 @@ func lowerMatmul(l *lowerer, n *graph.Node) error {
 	out := l.newOutput(n.Name, inner, n.Output().DType)
 	g := &matmulGroup{groupBase: groupBase{nodes: []string{n.Name}, ops: []string{n.Op}, out: out},
 		a: a, b: b, aSB: aSB, aSM: a.Strides[nb], aSK: a.Strides[nb+1], bSB: bSB, bSK: b.Strides[nb], bSN: b.Strides[nb+1],
-		aSBIn: aSBIn, bSBIn: bSBIn, batchIn: batchIn, batch: numel(batchShape), m: m, nn: nn, k: k}
+		aSBIn: aSBIn, bSBIn: bSBIn, batchIn: batchIn, nb: nb, split: split, batch: numel(batchShape), m: m, nn: nn, k: k}
 	if m == 1 {
 		g.aSM = 0
 	}
@@ -246,19 +248,56 @@ func lowerMatmul(l *lowerer, n *graph.Node) error {
 }
 
 // batchSplit picks where a matmul's nb batch dims split into an outer and an inner group
-// whose strides both operands merge (batchSplit returns nb and an inner size of 1 when every
-// operand merges them whole, or when no split serves both: then the copied ones merge).
-func batchSplit(a, b View, nb int) (split, inner int) {
-	merges := func(v View, lo, hi int) bool { _, ok := mergeStrides(v.Shape, v.Strides, lo, hi); return ok }
-	if (merges(a, 0, nb) && merges(b, 0, nb)) || nb < 2 {
+// whose strides every view merges (batchSplit returns nb and an inner size of 1 when every
+// view merges them whole, or when no split serves all: then the copied operands merge).
+func batchSplit(nb int, vs ...View) (split, inner int) {
+	mergeAll := func(lo, hi int) bool {
+		for _, v := range vs {
+			if _, ok := mergeStrides(v.Shape, v.Strides, lo, hi); !ok {
+				return false
+			}
+		}
+		return true
+	}
+	if nb < 2 || mergeAll(0, nb) {
 		return nb, 1
 	}
 	for s := 1; s < nb; s++ {
-		if merges(a, 0, s) && merges(a, s, nb) && merges(b, 0, s) && merges(b, s, nb) {
-			return s, numel(a.Shape[s:nb])
+		if mergeAll(0, s) && mergeAll(s, nb) {
+			return s, numel(vs[0].Shape[s:nb])
 		}
 	}
 	return nb, 1
+}
+
+// storePermuted makes the pending matmul producing value (its only use being a permute of
+// it, p) store its result in p's order, so that p is dense: attention heads (att @ v,
+// [B, H, T, D]) are written as [B, T, H, D] rows, which the merge of the heads reshapes
+// without a copy. It reports false, changing nothing, where the matmul cannot.
+func (l *lowerer) storePermuted(value string, p View, dims []int) (View, bool) {
+	g, ok := l.fusable(value).(*matmulGroup)
+	if !ok || g.linear || g.nb == 0 || g.store != nil || len(g.tails) > 0 || g.head != nil || (g.epi != nil && g.epi.usesRandom()) ||
+		len(g.out.Shape) != g.nb+2 || p.Contiguous() {
+		return View{}, false
+	}
+	if v := l.values[value]; v.Buf != g.out.Buf || !slices.Equal(v.Shape, g.out.Shape) || !slices.Equal(v.Strides, g.out.Strides) {
+		return View{}, false
+	}
+	dense := contiguousStrides(p.Shape)
+	store := g.out
+	store.Strides = make([]int, len(dims))
+	for j, d := range dims {
+		store.Strides[d] = dense[j]
+	}
+	split, inner := batchSplit(g.nb, g.a, g.b, store)
+	aOut, aIn, okA := splitStrides(g.a, split, g.nb)
+	bOut, bIn, okB := splitStrides(g.b, split, g.nb)
+	if _, _, okS := splitStrides(store, split, g.nb); !okA || !okB || !okS {
+		return View{}, false
+	}
+	g.store, g.split, g.aSB, g.aSBIn, g.bSB, g.bSBIn, g.batchIn = &store, split, aOut, aIn, bOut, bIn, inner
+	l.notes[g] = append(l.notes[g], fmt.Sprintf("%s stored in the order of its permute (dense for what reads it)", value))
+	return View{Buf: g.out.Buf, Offset: g.out.Offset, Shape: p.Shape, Strides: dense, ModelStride: g.out.ModelStride, DType: g.out.DType}, true
 }
 
 // splitStrides gives v's outer and inner batch strides for batch dims split at split: a
@@ -417,11 +456,27 @@ func makespan(br, bc, rows, cols, copies, k, cores int) int {
 
 func (g *matmulGroup) emit(l *lowerer) (*Launch, error) {
 	fn := kernelName(g.index, g.ops)
+	// the output's batch strides: one, or outer and inner ones (splitBatch); its layout is out's
+	// own unless storePermuted chose another
+	splitBatch := g.batchIn > 1
+	outBS := g.m * g.nn
+	cSB, cSBIn, cSM, cSN := outBS, outBS, g.nn, 1
+	if splitBatch {
+		cSB = outBS * g.batchIn
+	}
+	if s := g.store; s != nil {
+		cSB, cSBIn, _ = splitStrides(*s, g.split, g.nb)
+		cSM, cSN = s.Strides[g.nb], s.Strides[g.nb+1]
+	}
+	cBatch := "batch * c_bstride"
+	if splitBatch {
+		cBatch = "(batch // batch_in) * c_bstride + (batch % batch_in) * c_bstride_in"
+	}
 	var re renderedEpilogue
 	if g.epi != nil {
 		var err error
 		re, err = g.epi.render("acc", "cmask", "tl.float32",
-			"(model + model_base) * c_mstride + batch * c_bstride + rm[:, None] * c_sm + rn[None, :] * c_sn", "e")
+			"(model + model_base) * c_mstride + "+cBatch+" + rm[:, None] * c_sm + rn[None, :] * c_sn", "e")
 		if err != nil {
 			return nil, err
 		}
@@ -437,20 +492,18 @@ func (g *matmulGroup) emit(l *lowerer) (*Launch, error) {
 	if g.head != nil {
 		head = g.head.render("a", g.k, bk)
 	}
-	outBS := g.m * g.nn
 	var args []LaunchArg
 	args = append(args, ptrArgs("a", g.a)...)
 	args = append(args, intArg("a_bstride", g.aSB), intArg("a_sm", g.aSM), intArg("a_sk", g.aSK))
 	args = append(args, ptrArgs("b", g.b)...)
 	args = append(args, intArg("b_bstride", g.bSB), intArg("b_sk", g.bSK), intArg("b_sn", g.bSN))
 	args = append(args, ptrArgs("c", g.out)...)
-	args = append(args, intArg("c_bstride", outBS), intArg("c_sm", g.nn), intArg("c_sn", 1))
+	args = append(args, intArg("c_bstride", cSB), intArg("c_sm", cSM), intArg("c_sn", cSN))
 	args = append(args, re.args...)
 	args = append(args, head.args...)
 	args = append(args, intArg("M", g.m), intArg("N", g.nn), intArg("K", g.k), intArg("tiles_n", tilesN))
-	splitBatch := g.batchIn > 1
 	if splitBatch {
-		args = append(args, intArg("batch_in", g.batchIn), intArg("a_bstride_in", g.aSBIn), intArg("b_bstride_in", g.bSBIn))
+		args = append(args, intArg("batch_in", g.batchIn), intArg("a_bstride_in", g.aSBIn), intArg("b_bstride_in", g.bSBIn), intArg("c_bstride_in", cSBIn))
 	}
 	args = append(args, re.extra...)
 	d := matmulData{SplitBatch: splitBatch, BRowsAlongK: g.bSK == 1 && g.bSN != 1, Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads, EpilogueArgs: argNames(append(re.args, head.args...)),

@@ -84,6 +84,10 @@ func lowerPermute(l *lowerer, n *graph.Node) error {
 		d0, d1 := n.Attrs.Int("dim0"), n.Attrs.Int("dim1")
 		dims[d0], dims[d1] = d1, d0
 	}
+	if v, ok := l.storePermuted(n.Inputs[0].Name, x.permute(dims), dims); ok {
+		l.define(n.Name, v)
+		return nil
+	}
 	l.define(n.Name, x.permute(dims))
 	return nil
 }

@@ -9,8 +9,8 @@ Data: Fn, Header, Epilogue []{Name, Load string} (loads addressed by rm/rn), Epi
 []string (pointer, model/batch/row/col strides of each epilogue operand), ExtraArgs []string,
 Body []string (statements from `acc` to `y`), BRowsAlongK (B is read as rows of B^T),
 HeadLoads, Head (a row head, lowering/rowops.go: a norm of a's rows, whole in one K tile),
-SplitBatch (the operands' batch dims in an outer and an inner stride: batch_in, a_bstride_in,
-b_bstride_in).
+SplitBatch (the operands' and the output's batch dims in an outer and an inner stride:
+batch_in, a_bstride_in, b_bstride_in, c_bstride_in).
 */ -}}
 import triton
 import triton.language as tl
@@ -26,7 +26,7 @@ def {{.Fn}}(
     b_ptr, b_mstride, b_bstride, b_sk, b_sn,
     c_ptr, c_mstride, c_bstride, c_sm, c_sn,
     {{pyargs .EpilogueArgs}}
-    M, N, K, tiles_n, {{if .SplitBatch}}batch_in, a_bstride_in, b_bstride_in, {{end}}{{pyargs .ExtraArgs}}
+    M, N, K, tiles_n, {{if .SplitBatch}}batch_in, a_bstride_in, b_bstride_in, c_bstride_in, {{end}}{{pyargs .ExtraArgs}}
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     INPUT_PRECISION: tl.constexpr,
 ):
@@ -77,5 +77,9 @@ def {{.Fn}}(
 {{- range .Body}}
     {{.}}
 {{- end}}
+{{- if .SplitBatch}}
+    c_offs = model * c_mstride + (batch // batch_in) * c_bstride + (batch % batch_in) * c_bstride_in + rm[:, None] * c_sm + rn[None, :] * c_sn
+{{- else}}
     c_offs = model * c_mstride + batch * c_bstride + rm[:, None] * c_sm + rn[None, :] * c_sn
+{{- end}}
     tl.store(c_ptr + c_offs, y, mask=cmask)
