@@ -76,6 +76,11 @@ func lowerLinear(l *lowerer, n *graph.Node) error {
 	nb, batch, sb := 0, 1, 0
 	sm, ok := mergeStrides(x.Shape, x.Strides, 0, r-1)
 	m := numel(x.Shape[:r-1])
+	if !ok && r >= 3 && head == nil && x.Strides[r-2] == 1 && x.Strides[r-1] != 1 {
+		if sb, okb := mergeStrides(x.Shape, x.Strides, 0, r-2); okb {
+			return l.linearTransposed(n, x, w, sb)
+		}
+	}
 	if !ok && r >= 3 {
 		if b, okb := mergeStrides(x.Shape, x.Strides, 0, r-2); okb {
 			nb, batch, sb, sm, ok = r-2, numel(x.Shape[:r-2]), b, x.Strides[r-2], true
@@ -115,6 +120,36 @@ func lowerLinear(l *lowerer, n *graph.Node) error {
 		return nil
 	}
 	l.addGroup(g, n.Name)
+	return nil
+}
+
+// linearTransposed lowers a Linear whose input x [..., M, K] is a transposed view, dense
+// along M (an MLP-Mixer's token mixing over x.transpose(1, 2)), as the transposed product
+// out^T = W @ x^T: the weight is A, read along its rows, and x is B, read along its dense
+// rows; the result is stored as out^T, so out is a transposed view in turn, which the next
+// token-mixing Linear reads the same way and whose transpose back is dense. The epilogue's
+// row and column indices swap accordingly (the bias runs along the kernel's rows).
+func (l *lowerer) linearTransposed(n *graph.Node, x, w View, sb int) error {
+	r := len(x.Shape)
+	nb, m, k, nout := r-2, x.Shape[r-2], x.Shape[r-1], w.Shape[0]
+	shape := n.Output().Shape
+	swap := make([]int, r)
+	for i := range swap {
+		swap[i] = i
+	}
+	swap[r-2], swap[r-1] = r-1, r-2
+	out := l.newOutput(n.Name, append(append([]int(nil), shape[:nb]...), nout, m), n.Output().DType).permute(swap)
+	g := &matmulGroup{groupBase: groupBase{nodes: []string{n.Name}, ops: []string{n.Op}, out: out},
+		a: w, b: x, aSM: w.Strides[0], aSK: w.Strides[1], bSB: sb, bSK: x.Strides[r-1], bSN: x.Strides[r-2],
+		batch: numel(shape[:nb]), m: nout, nn: m, k: k}
+	g.epi = &epilogue{shape: out.Shape, axes: [][2]int{{0, nb}, {nb, nb + 1}, {r - 1, r}},
+		vars:  []string{"batch", "rn[None, :]", "rm[:, None]"},
+		masks: []string{"", "(rn[None, :] < N)", "(rm[:, None] < M)"}}
+	if bias := l.optionalParam(n, "bias"); bias != nil && !g.epi.tryFuse(opExpr("add", inExpr(), leafExpr(0)), []View{*bias}) {
+		return fmt.Errorf("bias %s does not broadcast to %s", shapeStr(bias.Shape), shapeStr(out.Shape))
+	}
+	l.addGroup(g, n.Name)
+	l.notes[g] = append(l.notes[g], fmt.Sprintf("%s's input is a transposed view: computed as its transpose, W @ x^T, and stored so", n.Name))
 	return nil
 }
 

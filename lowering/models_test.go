@@ -2,6 +2,7 @@ package lowering
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -144,6 +145,46 @@ func TestHeadsReadInPlace(t *testing.T) {
 			}
 			if split != 4 {
 				t.Errorf("%s (%s): %d matmuls read their heads through two batch strides, want 4 (q k^T and att v of 2 blocks):\n%s", fixture, kind, split, plan)
+			}
+		}
+	}
+}
+
+// An MLP-Mixer's token-mixing Linears read LN(x).transpose(1, 2), a view dense along its
+// rows' index, not along K: each is computed as its transpose, the weight as the matmul's A
+// and the activation's dense rows as B (on both backends; TestModelFixtures checks the
+// results), and the residual add of every block after the first reads dense rows.
+func TestTokenMixingTransposed(t *testing.T) {
+	for _, fixture := range []string{"mixer_n3", "bench_mixer_n3"} {
+		g, err := graph.Load(filepath.Join("testdata", "models", fixture, "graph.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kind := range []string{"cpu", "cuda"} {
+			plan, err := Lower(g, Options{Device: testDevice(kind)})
+			if err != nil {
+				t.Fatalf("%s (%s): %v", fixture, kind, err)
+			}
+			transposed := 0
+			for _, l := range plan.Launches {
+				if !strings.Contains(l.Nodes[0], "_tok") {
+					continue
+				}
+				for _, a := range l.Args {
+					if a.Name == "a_ptr" && a.Buf.Kind == ParamBuffer && strings.HasSuffix(a.Buf.Name, ".weight") {
+						transposed++
+					}
+				}
+			}
+			if transposed != 4 {
+				t.Errorf("%s (%s): %d token-mixing Linears read their weight as A, want 4 (2 blocks):\n%s", fixture, kind, transposed, plan)
+			}
+			for _, l := range plan.Launches {
+				if slices.Contains(l.Nodes, "add_2") {
+					if _, rows := l.Kernel.Consts["BLOCK_R"]; rows || l.Kernel.Template != "elementwise.py" {
+						t.Errorf("%s (%s): the second block's residual add runs in %s %v, want a dense elementwise.py", fixture, kind, l.Kernel.Template, l.Kernel.Consts)
+					}
+				}
 			}
 		}
 	}
