@@ -117,15 +117,8 @@ func TestCausalBufferConvertedOnce(t *testing.T) {
 // that merging them back (transpose, reshape) reads: no copy kernel.
 func TestHeadsReadInPlace(t *testing.T) {
 	for _, fixture := range []string{"bench_gpt_n3", "bench_vit_n3"} {
-		g, err := graph.Load(filepath.Join("testdata", "models", fixture, "graph.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
 		for _, kind := range []string{"cpu", "cuda"} {
-			plan, err := Lower(g, Options{Device: testDevice(kind)})
-			if err != nil {
-				t.Fatalf("%s (%s): %v", fixture, kind, err)
-			}
+			plan := lowerModelFixture(t, fixture, kind)
 			split, reshapes := 0, 0
 			for _, l := range plan.Launches {
 				for _, n := range l.Nodes {
@@ -156,15 +149,8 @@ func TestHeadsReadInPlace(t *testing.T) {
 // results), and the residual add of every block after the first reads dense rows.
 func TestTokenMixingTransposed(t *testing.T) {
 	for _, fixture := range []string{"mixer_n3", "bench_mixer_n3"} {
-		g, err := graph.Load(filepath.Join("testdata", "models", fixture, "graph.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
 		for _, kind := range []string{"cpu", "cuda"} {
-			plan, err := Lower(g, Options{Device: testDevice(kind)})
-			if err != nil {
-				t.Fatalf("%s (%s): %v", fixture, kind, err)
-			}
+			plan := lowerModelFixture(t, fixture, kind)
 			transposed := 0
 			for _, l := range plan.Launches {
 				if !strings.Contains(l.Nodes[0], "_tok") {
@@ -188,4 +174,18 @@ func TestTokenMixingTransposed(t *testing.T) {
 			}
 		}
 	}
+}
+
+// lowerModelFixture is the plan of a model fixture for a device kind.
+func lowerModelFixture(t *testing.T, fixture, kind string) *Plan {
+	t.Helper()
+	g, err := graph.Load(filepath.Join("testdata", "models", fixture, "graph.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Lower(g, Options{Device: testDevice(kind)})
+	if err != nil {
+		t.Fatalf("%s (%s): %v", fixture, kind, err)
+	}
+	return plan
 }
