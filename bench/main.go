@@ -67,7 +67,7 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.budget, "budget", 9*time.Minute, "soft time cap on the whole run")
 	fs.DurationVar(&c.maxRun, "max-run", 30*time.Second, "skip a contender predicted (from the previous N) to take longer than this per call")
 	fs.Int64Var(&c.seed, "seed", 0, "seed of the generated inputs (and, for --real, of the exported models' weights)")
-	fs.BoolVar(&c.real, "real", false, "the real-models section instead of the zoo: torchvision CNNs, a GPT-style LM and a ViT (bench/peers/real_models.py) exported with exporters/torch/export.py, N = 3 and 8; writes real.md, real.json and real.png")
+	fs.BoolVar(&c.real, "real", false, "the real-models section instead of the zoo: torchvision CNNs, a GPT-style LM, a ViT, an MLP-Mixer and a dilated temporal conv net (bench/peers/real_models.py) exported with exporters/torch/export.py, N = 3 and 8; writes real.md, real.json and real.png")
 	fs.StringVar(&c.exportScript, "export-script", "exporters/torch/export.py", "the PyTorch exporter (--real)")
 	fs.BoolVar(&c.avx2, "avx2", false, "time both sides as on a CPU without AVX-512: widejit's AVX2/FMA kernels (run with GODEBUG=cpu.avx512f=off) and PyTorch's with OPENBLAS_CORETYPE=Haswell and oneDNN capped at AVX2")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")

@@ -14,19 +14,19 @@ import (
 	"github.com/widejit/widejit/graph"
 )
 
-// The real models (--real): torchvision CNNs, a GPT-style LM and a ViT
-// (bench/peers/real_models.py), exported with exporters/torch/export.py when their cell runs, so
+// The real models (--real): torchvision CNNs, a GPT-style LM, a ViT, an MLP-Mixer and a dilated
+// temporal conv net (bench/peers/real_models.py), exported with exporters/torch/export.py when their cell runs, so
 // the graph is what a user's export gives today. A model whose export is refused (an op the
 // exporter does not map yet) is reported as such, with the exporter's message, not dropped.
 var realModels = []string{"resnet18", "regnet_y_400mf", "mobilenet_v3_small", "efficientnet_b0",
-	"convnext_tiny", "shufflenet_v2_x0_5", "gpt", "vit"}
+	"convnext_tiny", "shufflenet_v2_x0_5", "gpt", "vit", "mixer", "tcn"}
 
 // realInputs is each real model's per-model input, export.py's --input syntax; it matches
 // INPUTS in real_models.py (TestRealModelsTable).
 var realInputs = map[string]string{
 	"resnet18": "x=2,3,96,96", "regnet_y_400mf": "x=2,3,96,96", "shufflenet_v2_x0_5": "x=2,3,96,96",
 	"mobilenet_v3_small": "x=2,3,64,64", "efficientnet_b0": "x=2,3,64,64", "convnext_tiny": "x=2,3,64,64",
-	"gpt": "x=2,32:int64:0:256", "vit": "x=2,3,32,32",
+	"gpt": "x=2,32:int64:0:256", "vit": "x=2,3,32,32", "mixer": "x=2,3,32,32", "tcn": "x=2,64,256",
 }
 
 // realDefaultNs is the real models' N sweep when --n is not given.

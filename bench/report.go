@@ -195,7 +195,8 @@ func markdownReport(rep *report) string {
 	var b strings.Builder
 	if rep.Section == "real" {
 		b.WriteString("# widejit real-models benchmark (CPU)\n\n")
-		b.WriteString("`go run ./bench --real`: torchvision CNNs, a GPT-style LM and a ViT (bench/peers/real_models.py), each\n")
+		b.WriteString("`go run ./bench --real`: torchvision CNNs, a GPT-style LM, a ViT, an MLP-Mixer and a dilated temporal conv net\n")
+		b.WriteString("(bench/peers/real_models.py), each ")
 		b.WriteString("exported with exporters/torch/export.py as the run starts its cell (N instances, --seed); a model\n")
 		b.WriteString("whose export is refused is listed with the exporter's message. Everything else as in the zoo:\n\n")
 	} else {

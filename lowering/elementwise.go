@@ -327,9 +327,12 @@ func (l *lowerer) tryFuseNode(n *graph.Node) bool {
 		}
 		// The group may write the value in another shape of the same elements (an attention
 		// projection's [rows, features] for [B, L, E]): full-shape operands are read in it.
-		out, ok := b.out.reshape(n.Output().Shape)
-		if !slices.Equal(b.out.Shape, n.Output().Shape) && (!ok || !reshapeLeaves(leaves, n.Output().Shape, b.out.Shape)) {
-			continue
+		out, ok := b.out, true
+		if !slices.Equal(b.out.Shape, n.Output().Shape) {
+			// (a group's output in its own shape may be a strided view: linearTransposed's)
+			if out, ok = b.out.reshape(n.Output().Shape); !ok || !reshapeLeaves(leaves, n.Output().Shape, b.out.Shape) {
+				continue
+			}
 		}
 		ready := true
 		for _, v := range leaves {

@@ -36,10 +36,15 @@ type matmulGroup struct {
 	aSB, aSM, aSK   int
 	bSB, bSK, bSN   int
 	batch, m, nn, k int
-	linear          bool
-	weight          View       // linear: the weight [out, in] (for MLP fusion)
-	tails           []*rowTail // row ops after the epilogue (rowops.go): BLOCK_N covers N
-	head            *rowHead   // a norm of the rows of a as they load (rowops.go): BLOCK_K covers K
+	// batchIn > 1: the batch index splits into (batch / batchIn, batch % batchIn), strides
+	// aSB, bSB for the outer part and aSBIn, bSBIn for the inner (lowerMatmul)
+	aSBIn, bSBIn, batchIn int
+	nb, split             int   // lowerMatmul's batch dims (a, b and out are [batch..., rows, cols]), split at split
+	store                 *View // out's elements in another layout (storePermuted); nil: out's own
+	linear                bool
+	weight                View       // linear: the weight [out, in] (for MLP fusion)
+	tails                 []*rowTail // row ops after the epilogue (rowops.go): BLOCK_N covers N
+	head                  *rowHead   // a norm of the rows of a as they load (rowops.go): BLOCK_K covers K
 }
 
 func newMatmulEpilogue(out View, nb, nm int) *epilogue {
@@ -71,6 +76,11 @@ func lowerLinear(l *lowerer, n *graph.Node) error {
 	nb, batch, sb := 0, 1, 0
 	sm, ok := mergeStrides(x.Shape, x.Strides, 0, r-1)
 	m := numel(x.Shape[:r-1])
+	if !ok && r >= 3 && head == nil && x.Strides[r-2] == 1 && x.Strides[r-1] != 1 {
+		if sb, okb := mergeStrides(x.Shape, x.Strides, 0, r-2); okb {
+			return l.linearTransposed(n, x, w, sb)
+		}
+	}
 	if !ok && r >= 3 {
 		if b, okb := mergeStrides(x.Shape, x.Strides, 0, r-2); okb {
 			nb, batch, sb, sm, ok = r-2, numel(x.Shape[:r-2]), b, x.Strides[r-2], true
@@ -110,6 +120,36 @@ func lowerLinear(l *lowerer, n *graph.Node) error {
 		return nil
 	}
 	l.addGroup(g, n.Name)
+	return nil
+}
+
+// linearTransposed lowers a Linear whose input x [..., M, K] is a transposed view, dense
+// along M (an MLP-Mixer's token mixing over x.transpose(1, 2)), as the transposed product
+// out^T = W @ x^T: the weight is A, read along its rows, and x is B, read along its dense
+// rows; the result is stored as out^T, so out is a transposed view in turn, which the next
+// token-mixing Linear reads the same way and whose transpose back is dense. The epilogue's
+// row and column indices swap accordingly (the bias runs along the kernel's rows).
+func (l *lowerer) linearTransposed(n *graph.Node, x, w View, sb int) error {
+	r := len(x.Shape)
+	nb, m, k, nout := r-2, x.Shape[r-2], x.Shape[r-1], w.Shape[0]
+	shape := n.Output().Shape
+	swap := make([]int, r)
+	for i := range swap {
+		swap[i] = i
+	}
+	swap[r-2], swap[r-1] = r-1, r-2
+	out := l.newOutput(n.Name, append(append([]int(nil), shape[:nb]...), nout, m), n.Output().DType).permute(swap)
+	g := &matmulGroup{groupBase: groupBase{nodes: []string{n.Name}, ops: []string{n.Op}, out: out},
+		a: w, b: x, aSM: w.Strides[0], aSK: w.Strides[1], bSB: sb, bSK: x.Strides[r-1], bSN: x.Strides[r-2],
+		batch: numel(shape[:nb]), m: nout, nn: m, k: k}
+	g.epi = &epilogue{shape: out.Shape, axes: [][2]int{{0, nb}, {nb, nb + 1}, {r - 1, r}},
+		vars:  []string{"batch", "rn[None, :]", "rm[:, None]"},
+		masks: []string{"", "(rn[None, :] < N)", "(rm[:, None] < M)"}}
+	if bias := l.optionalParam(n, "bias"); bias != nil && !g.epi.tryFuse(opExpr("add", inExpr(), leafExpr(0)), []View{*bias}) {
+		return fmt.Errorf("bias %s does not broadcast to %s", shapeStr(bias.Shape), shapeStr(out.Shape))
+	}
+	l.addGroup(g, n.Name)
+	l.notes[g] = append(l.notes[g], fmt.Sprintf("%s's input is a transposed view: computed as its transpose, W @ x^T, and stored so", n.Name))
 	return nil
 }
 
@@ -205,26 +245,31 @@ func lowerMatmul(l *lowerer, n *graph.Node) error {
 		return err
 	}
 	nb := len(batchShape)
-	// each operand's batch dims must collapse into one stride; otherwise copy it broadcast
-	prep := func(v View) (View, int) {
-		full := append(append([]int(nil), batchShape...), v.Shape[len(v.Shape)-2:]...)
-		st, _ := v.broadcastStrides(full)
-		if sb, ok := mergeStrides(full, st, 0, nb); ok {
-			return View{Buf: v.Buf, Offset: v.Offset, Shape: full, Strides: st, ModelStride: v.ModelStride, DType: v.DType}, sb
-		}
-		bv := v
-		bv.Shape, bv.Strides = full, st
-		c := l.materialize(bv, n.Name+".operand", []string{n.Name + " (broadcast operand)"})
-		sb, _ := mergeStrides(c.Shape, c.Strides, 0, nb)
-		return c, sb
+	full := func(v View) View {
+		f := append(append([]int(nil), batchShape...), v.Shape[len(v.Shape)-2:]...)
+		st, _ := v.broadcastStrides(f)
+		return View{Buf: v.Buf, Offset: v.Offset, Shape: f, Strides: st, ModelStride: v.ModelStride, DType: v.DType}
 	}
-	a, aSB := prep(a)
-	b, bSB := prep(b)
+	a, b = full(a), full(b)
+	// each operand's batch dims must collapse into one stride, or into an outer and an inner
+	// stride split at the same dim for both (heads of a [B, T, H, D] view transposed to
+	// [B, H, T, D], read in place); otherwise the operand is copied
+	split, batchIn := batchSplit(nb, a, b)
+	prep := func(v View) (View, int, int) {
+		if sOut, sIn, ok := splitStrides(v, split, nb); ok {
+			return v, sOut, sIn
+		}
+		c := l.materialize(v, n.Name+".operand", []string{n.Name + " (broadcast operand)"})
+		sOut, sIn, _ := splitStrides(c, split, nb)
+		return c, sOut, sIn
+	}
+	a, aSB, aSBIn := prep(a)
+	b, bSB, bSBIn := prep(b)
 	inner := append(append([]int(nil), batchShape...), m, nn)
 	out := l.newOutput(n.Name, inner, n.Output().DType)
 	g := &matmulGroup{groupBase: groupBase{nodes: []string{n.Name}, ops: []string{n.Op}, out: out},
 		a: a, b: b, aSB: aSB, aSM: a.Strides[nb], aSK: a.Strides[nb+1], bSB: bSB, bSK: b.Strides[nb], bSN: b.Strides[nb+1],
-		batch: numel(batchShape), m: m, nn: nn, k: k}
+		aSBIn: aSBIn, bSBIn: bSBIn, batchIn: batchIn, nb: nb, split: split, batch: numel(batchShape), m: m, nn: nn, k: k}
 	if m == 1 {
 		g.aSM = 0
 	}
@@ -237,6 +282,70 @@ func lowerMatmul(l *lowerer, n *graph.Node) error {
 	l.addGroup(g, n.Name)
 	l.values[n.Name] = result
 	return nil
+}
+
+// batchSplit picks where a matmul's nb batch dims split into an outer and an inner group
+// whose strides every view merges (batchSplit returns nb and an inner size of 1 when every
+// view merges them whole, or when no split serves all: then the copied operands merge).
+func batchSplit(nb int, vs ...View) (split, inner int) {
+	mergeAll := func(lo, hi int) bool {
+		for _, v := range vs {
+			if _, ok := mergeStrides(v.Shape, v.Strides, lo, hi); !ok {
+				return false
+			}
+		}
+		return true
+	}
+	if nb < 2 || mergeAll(0, nb) {
+		return nb, 1
+	}
+	for s := 1; s < nb; s++ {
+		if mergeAll(0, s) && mergeAll(s, nb) {
+			return s, numel(vs[0].Shape[s:nb])
+		}
+	}
+	return nb, 1
+}
+
+// storePermuted makes the pending matmul producing value (its only use being a permute of
+// it, p) store its result in p's order, so that p is dense: attention heads (att @ v,
+// [B, H, T, D]) are written as [B, T, H, D] rows, which the merge of the heads reshapes
+// without a copy. It reports false, changing nothing, where the matmul cannot.
+func (l *lowerer) storePermuted(value string, p View, dims []int) (View, bool) {
+	g, ok := l.fusable(value).(*matmulGroup)
+	if !ok || g.linear || g.nb == 0 || g.store != nil || len(g.tails) > 0 || g.head != nil || (g.epi != nil && g.epi.usesRandom()) ||
+		len(g.out.Shape) != g.nb+2 || p.Contiguous() {
+		return View{}, false
+	}
+	if v := l.values[value]; v.Buf != g.out.Buf || !slices.Equal(v.Shape, g.out.Shape) || !slices.Equal(v.Strides, g.out.Strides) {
+		return View{}, false
+	}
+	dense := contiguousStrides(p.Shape)
+	store := g.out
+	store.Strides = make([]int, len(dims))
+	for j, d := range dims {
+		store.Strides[d] = dense[j]
+	}
+	split, inner := batchSplit(g.nb, g.a, g.b, store)
+	aOut, aIn, okA := splitStrides(g.a, split, g.nb)
+	bOut, bIn, okB := splitStrides(g.b, split, g.nb)
+	if _, _, okS := splitStrides(store, split, g.nb); !okA || !okB || !okS {
+		return View{}, false
+	}
+	g.store, g.split, g.aSB, g.aSBIn, g.bSB, g.bSBIn, g.batchIn = &store, split, aOut, aIn, bOut, bIn, inner
+	l.notes[g] = append(l.notes[g], fmt.Sprintf("%s stored in the order of its permute (dense for what reads it)", value))
+	return View{Buf: g.out.Buf, Offset: g.out.Offset, Shape: p.Shape, Strides: dense, ModelStride: g.out.ModelStride, DType: g.out.DType}, true
+}
+
+// splitStrides gives v's outer and inner batch strides for batch dims split at split: a
+// flat batch index b is (b / inner, b % inner). Unsplit (split == nb), the outer stride is
+// the merged one and the inner is unused.
+func splitStrides(v View, split, nb int) (outer, inner int, ok bool) {
+	if outer, ok = mergeStrides(v.Shape, v.Strides, 0, split); !ok {
+		return 0, 0, false
+	}
+	inner, ok = mergeStrides(v.Shape, v.Strides, split, nb)
+	return outer, inner, ok
 }
 
 // dotDType accepts the dtypes tl.dot multiplies (accumulating in fp32).
@@ -276,6 +385,7 @@ func broadcastShapes(a, b []int) ([]int, error) {
 
 // matmulData is what matmul.py reads.
 type matmulData struct {
+	SplitBatch   bool // batch_in, a_bstride_in, b_bstride_in: the operands' batch in two strides
 	BRowsAlongK  bool
 	Fn           string
 	Header       []string
@@ -383,11 +493,27 @@ func makespan(br, bc, rows, cols, copies, k, cores int) int {
 
 func (g *matmulGroup) emit(l *lowerer) (*Launch, error) {
 	fn := kernelName(g.index, g.ops)
+	// the output's batch strides: one, or outer and inner ones (splitBatch); its layout is out's
+	// own unless storePermuted chose another
+	splitBatch := g.batchIn > 1
+	outBS := g.m * g.nn
+	cSB, cSBIn, cSM, cSN := outBS, outBS, g.nn, 1
+	if splitBatch {
+		cSB = outBS * g.batchIn
+	}
+	if s := g.store; s != nil {
+		cSB, cSBIn, _ = splitStrides(*s, g.split, g.nb)
+		cSM, cSN = s.Strides[g.nb], s.Strides[g.nb+1]
+	}
+	cBatch := "batch * c_bstride"
+	if splitBatch {
+		cBatch = "(batch // batch_in) * c_bstride + (batch % batch_in) * c_bstride_in"
+	}
 	var re renderedEpilogue
 	if g.epi != nil {
 		var err error
 		re, err = g.epi.render("acc", "cmask", "tl.float32",
-			"(model + model_base) * c_mstride + batch * c_bstride + rm[:, None] * c_sm + rn[None, :] * c_sn", "e")
+			"(model + model_base) * c_mstride + "+cBatch+" + rm[:, None] * c_sm + rn[None, :] * c_sn", "e")
 		if err != nil {
 			return nil, err
 		}
@@ -403,19 +529,21 @@ func (g *matmulGroup) emit(l *lowerer) (*Launch, error) {
 	if g.head != nil {
 		head = g.head.render("a", g.k, bk)
 	}
-	outBS := g.m * g.nn
 	var args []LaunchArg
 	args = append(args, ptrArgs("a", g.a)...)
 	args = append(args, intArg("a_bstride", g.aSB), intArg("a_sm", g.aSM), intArg("a_sk", g.aSK))
 	args = append(args, ptrArgs("b", g.b)...)
 	args = append(args, intArg("b_bstride", g.bSB), intArg("b_sk", g.bSK), intArg("b_sn", g.bSN))
 	args = append(args, ptrArgs("c", g.out)...)
-	args = append(args, intArg("c_bstride", outBS), intArg("c_sm", g.nn), intArg("c_sn", 1))
+	args = append(args, intArg("c_bstride", cSB), intArg("c_sm", cSM), intArg("c_sn", cSN))
 	args = append(args, re.args...)
 	args = append(args, head.args...)
 	args = append(args, intArg("M", g.m), intArg("N", g.nn), intArg("K", g.k), intArg("tiles_n", tilesN))
+	if splitBatch {
+		args = append(args, intArg("batch_in", g.batchIn), intArg("a_bstride_in", g.aSBIn), intArg("b_bstride_in", g.bSBIn), intArg("c_bstride_in", cSBIn))
+	}
 	args = append(args, re.extra...)
-	d := matmulData{BRowsAlongK: g.bSK == 1 && g.bSN != 1, Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads, EpilogueArgs: argNames(append(re.args, head.args...)),
+	d := matmulData{SplitBatch: splitBatch, BRowsAlongK: g.bSK == 1 && g.bSN != 1, Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads, EpilogueArgs: argNames(append(re.args, head.args...)),
 		ExtraArgs: argNames(re.extra), Body: re.body, HeadLoads: head.loads, Head: head.body}
 	text, err := templates.Render("matmul.py", d)
 	if err != nil {

@@ -422,6 +422,16 @@ func TestPoolFloat64AgainstLoop(t *testing.T) {
 // machine with AVX-512 the AVX2/FMA kernels are checked against PyTorch too. Without
 // AVX-512 the fixture tests themselves run the AVX2 kernels, and this one skips.
 func TestCNNFixturesAVX2(t *testing.T) {
+	checkFixturesAVX2(t, "TestCNNFixturesAVX2", "^(TestCNNFixturesAVX2|TestConvFixtures|TestPoolFixtures|TestDepthwiseChannelBlocks)$/^((cnn|pools|convs_a|convs_b|unbatched|patches|depthwise)_n3|cpu)?$/^(cpu)?$",
+		"--- PASS: TestConvFixtures/cnn_n3/cpu", "--- PASS: TestConvFixtures/convs_a_n3/cpu", "--- PASS: TestConvFixtures/convs_b_n3/cpu",
+		"--- PASS: TestConvFixtures/unbatched_n3/cpu", "--- PASS: TestConvFixtures/patches_n3/cpu", "--- PASS: TestPoolFixtures/pools_n3/cpu",
+		"--- PASS: TestConvFixtures/depthwise_n3/cpu", "--- PASS: TestDepthwiseChannelBlocks/cpu")
+}
+
+// checkFixturesAVX2 runs the tests matching run (which must include test, the caller) in a
+// child test process with AVX-512 off and wants each of passes in its output; the child's
+// own run of test checks that the CPU device really chose the AVX2 kernels there.
+func checkFixturesAVX2(t *testing.T, test, run string, passes ...string) {
 	if os.Getenv("WIDEJIT_TEST_AVX2_CHILD") != "" {
 		if name := cpuKernels(); strings.Contains(name, "AVX-512") {
 			t.Fatalf("child test process: GODEBUG=cpu.avx512f=off, yet the CPU device chose %s", name)
@@ -431,17 +441,13 @@ func TestCNNFixturesAVX2(t *testing.T) {
 	if name := cpuKernels(); !strings.Contains(name, "AVX-512") {
 		t.Skipf("no AVX-512 kernels here (%s): the fixture tests already run the AVX2 ones", name)
 	}
-	cmd := exec.Command(os.Args[0], "-test.count=1", "-test.v",
-		"-test.run", "^(TestCNNFixturesAVX2|TestConvFixtures|TestPoolFixtures|TestDepthwiseChannelBlocks)$/^((cnn|pools|convs_a|convs_b|unbatched|patches|depthwise)_n3|cpu)?$/^(cpu)?$")
+	cmd := exec.Command(os.Args[0], "-test.count=1", "-test.v", "-test.run", run)
 	cmd.Env = append(os.Environ(), "GODEBUG=cpu.avx512f=off", "WIDEJIT_TEST_AVX2_CHILD=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the fixtures under GODEBUG=cpu.avx512f=off: %v\n%s", err, out)
 	}
-	for _, want := range []string{"--- PASS: TestCNNFixturesAVX2", "--- PASS: TestConvFixtures/cnn_n3/cpu", "--- PASS: TestConvFixtures/convs_a_n3/cpu",
-		"--- PASS: TestConvFixtures/convs_b_n3/cpu", "--- PASS: TestConvFixtures/unbatched_n3/cpu",
-		"--- PASS: TestConvFixtures/depthwise_n3/cpu", "--- PASS: TestDepthwiseChannelBlocks/cpu", "--- PASS: TestConvFixtures/patches_n3/cpu",
-		"--- PASS: TestPoolFixtures/pools_n3/cpu"} {
+	for _, want := range append([]string{"--- PASS: " + test}, passes...) {
 		if !strings.Contains(string(out), want) {
 			t.Fatalf("the child test process did not report %q:\n%s", want, out)
 		}

@@ -48,7 +48,7 @@ func lowerReshape(l *lowerer, n *graph.Node) error {
 		return err
 	}
 	shape := n.Output().Shape
-	v, ok := x.reshape(shape)
+	v, ok := x.restride(shape)
 	if !ok {
 		c := l.materialize(x, n.Name+".in", []string{n.Name + " (reshape of a strided view)"})
 		v, _ = c.reshape(shape)
@@ -83,6 +83,10 @@ func lowerPermute(l *lowerer, n *graph.Node) error {
 		}
 		d0, d1 := n.Attrs.Int("dim0"), n.Attrs.Int("dim1")
 		dims[d0], dims[d1] = d1, d0
+	}
+	if v, ok := l.storePermuted(n.Inputs[0].Name, x.permute(dims), dims); ok {
+		l.define(n.Name, v)
+		return nil
 	}
 	l.define(n.Name, x.permute(dims))
 	return nil

@@ -132,6 +132,58 @@ func (v View) reshape(shape []int) (View, bool) {
 	return out, true
 }
 
+// restride returns v with a new per-model shape over the same elements when every group of
+// v's dims that the new shape splits or merges is itself dense (PyTorch's rule for view on a
+// strided tensor): a slice of a QKV projection split into heads stays a view, read in place.
+func (v View) restride(shape []int) (View, bool) {
+	if numel(shape) != v.Numel() {
+		return View{}, false
+	}
+	if out, ok := v.reshape(shape); ok {
+		return out, true
+	}
+	var oldShape, oldStrides []int // v without its size-1 dims, whose strides do not matter
+	for d, s := range v.Shape {
+		if s != 1 {
+			oldShape, oldStrides = append(oldShape, s), append(oldStrides, v.Strides[d])
+		}
+	}
+	strides := make([]int, len(shape))
+	i, j := 0, 0 // next old dim, next new dim
+	for i < len(oldShape) {
+		// the old dims [i, e) merge into one stride run of size chunk
+		chunk, e := oldShape[i], i+1
+		for e < len(oldShape) && oldStrides[e-1] == oldStrides[e]*oldShape[e] {
+			chunk *= oldShape[e]
+			e++
+		}
+		// new dims take that run's elements, innermost stride being the run's last
+		size, start := 1, j
+		for j < len(shape) && size < chunk {
+			size *= shape[j]
+			j++
+		}
+		for j < len(shape) && shape[j] == 1 && size == chunk && e == len(oldShape) {
+			j++ // trailing size-1 dims
+		}
+		if size != chunk {
+			return View{}, false
+		}
+		st := oldStrides[e-1]
+		for d := j - 1; d >= start; d-- {
+			strides[d] = st
+			st *= shape[d]
+		}
+		i = e
+	}
+	for ; j < len(shape); j++ {
+		strides[j] = 1 // only size-1 dims are left
+	}
+	out := v
+	out.Shape, out.Strides = append([]int(nil), shape...), strides
+	return out, true
+}
+
 // permute returns v with its dims reordered (a view: only strides move).
 func (v View) permute(dims []int) View {
 	out := v

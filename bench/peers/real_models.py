@@ -1,4 +1,5 @@
-"""The bench's real models (go run ./bench --real): torchvision CNNs and two small transformers,
+"""The bench's real models (go run ./bench --real): torchvision CNNs, two small transformers, an
+MLP-Mixer and a dilated temporal conv net,
 each a class constructed without arguments, so that exporters/torch/export.py exports it
 (--module bench/peers/real_models.py:NAME) and the PyTorch peer builds the same modules with the
 exported weights. INPUTS gives each one's per-model input (export.py's --input syntax); the Go
@@ -109,11 +110,61 @@ class vit(nn.Module):
         return self.head(self.ln(self.blocks(x)).mean(dim=1))
 
 
+class _MixerBlock(nn.Module):
+    """MLP-Mixer block: token mixing (LN, the transposed [channels, tokens] through an MLP over
+    the tokens, transposed back) and channel mixing (LN, MLP over the channels), GELU MLPs,
+    each with a residual."""
+
+    def __init__(self, tokens, d, token_hidden, channel_hidden):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.tok1, self.tok2 = nn.Linear(tokens, token_hidden), nn.Linear(token_hidden, tokens)
+        self.ch1, self.ch2 = nn.Linear(d, channel_hidden), nn.Linear(channel_hidden, d)
+
+    def forward(self, x):
+        x = x + self.tok2(F.gelu(self.tok1(self.ln1(x).transpose(1, 2)))).transpose(1, 2)
+        return x + self.ch2(F.gelu(self.ch1(self.ln2(x))))
+
+
+class mixer(nn.Module):
+    """MLP-Mixer: 32x32 images in 4x4 patches (64 tokens), d=96, 3 blocks (token MLP 64-128-64,
+    channel MLP 96-192-96), final LayerNorm, mean-pooled tokens, a 10-class head."""
+
+    def __init__(self, d=96, patch=4, image=32, blocks=3, token_hidden=128, channel_hidden=192, classes=10):
+        super().__init__()
+        tokens = (image // patch) ** 2
+        self.embed = nn.Conv2d(3, d, patch, stride=patch)
+        self.blocks = nn.Sequential(*[_MixerBlock(tokens, d, token_hidden, channel_hidden) for _ in range(blocks)])
+        self.ln = nn.LayerNorm(d)
+        self.head = nn.Linear(d, classes)
+
+    def forward(self, x):
+        x = self.embed(x).flatten(2).transpose(1, 2)
+        return self.head(self.ln(self.blocks(x)).mean(dim=1))
+
+
+class tcn(nn.Module):
+    """Dilated temporal conv net on [B, channels, length] sequences: residual blocks of two
+    kernel-3 Conv1d with dilation 1, 2, 4, 8 (padded to keep the length), ReLUs, then the
+    time-averaged channels through a 10-class head."""
+
+    def __init__(self, channels=64, dilations=(1, 2, 4, 8), classes=10):
+        super().__init__()
+        self.convs = nn.ModuleList(nn.ModuleList(nn.Conv1d(channels, channels, 3, dilation=dil, padding=dil)
+                                                 for _ in range(2)) for dil in dilations)
+        self.head = nn.Linear(channels, classes)
+
+    def forward(self, x):
+        for a, b in self.convs:
+            x = torch.relu(x + b(torch.relu(a(x))))
+        return self.head(x.mean(dim=2))
+
+
 # per-model input of each, batch 2 (export.py's --input NAME=SHAPE[:DTYPE[:LOW:HIGH]])
 INPUTS = {
     "resnet18": "x=2,3,96,96", "regnet_y_400mf": "x=2,3,96,96", "shufflenet_v2_x0_5": "x=2,3,96,96",
     "mobilenet_v3_small": "x=2,3,64,64", "efficientnet_b0": "x=2,3,64,64", "convnext_tiny": "x=2,3,64,64",
-    "gpt": "x=2,32:int64:0:256", "vit": "x=2,3,32,32",
+    "gpt": "x=2,32:int64:0:256", "vit": "x=2,3,32,32", "mixer": "x=2,3,32,32", "tcn": "x=2,64,256",
 }
 
 MAKERS = {name: globals()[name] for name in INPUTS}

@@ -25,6 +25,11 @@ func TestRealCodeFixturesOnEmulatedPTX(t *testing.T) {
 		{"ropeeinsum_n3", nil},
 		{"padinterp_n3", []string{"sub", "mul", "pad_5", "interpolate_4"}},
 		{"matmulparams_n3", nil},
+		// attention over heads read in place from the QKV projection (two batch strides)
+		{"../models/bench_gpt_n3", nil},
+		// token-mixing Linears computed as their transposes (its 3x3 patch embedding, 27
+		// products a sum, stays within the bound in TF32)
+		{"../models/bench_mixer_n3", nil},
 	} {
 		dir := filepath.Join("../../lowering/testdata/idioms", tc.fixture)
 		t.Run(tc.fixture, func(t *testing.T) {

@@ -8,7 +8,9 @@ it (ieee at the default, so GPU results stay within 1e-4 of PyTorch's; tf32; bf1
 Data: Fn, Header, Epilogue []{Name, Load string} (loads addressed by rm/rn), EpilogueArgs
 []string (pointer, model/batch/row/col strides of each epilogue operand), ExtraArgs []string,
 Body []string (statements from `acc` to `y`), BRowsAlongK (B is read as rows of B^T),
-HeadLoads, Head (a row head, lowering/rowops.go: a norm of a's rows, whole in one K tile).
+HeadLoads, Head (a row head, lowering/rowops.go: a norm of a's rows, whole in one K tile),
+SplitBatch (the operands' and the output's batch dims in an outer and an inner stride:
+batch_in, a_bstride_in, b_bstride_in, c_bstride_in).
 */ -}}
 import triton
 import triton.language as tl
@@ -24,7 +26,7 @@ def {{.Fn}}(
     b_ptr, b_mstride, b_bstride, b_sk, b_sn,
     c_ptr, c_mstride, c_bstride, c_sm, c_sn,
     {{pyargs .EpilogueArgs}}
-    M, N, K, tiles_n, {{pyargs .ExtraArgs}}
+    M, N, K, tiles_n, {{if .SplitBatch}}batch_in, a_bstride_in, b_bstride_in, c_bstride_in, {{end}}{{pyargs .ExtraArgs}}
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     INPUT_PRECISION: tl.constexpr,
 ):
@@ -36,8 +38,14 @@ def {{.Fn}}(
     rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     rk = tl.arange(0, BLOCK_K)
+{{- if .SplitBatch}}
+    # the operands' batch dims take two strides (heads transposed out of a row): outer, inner
+    a_base = a_ptr + model * a_mstride + (batch // batch_in) * a_bstride + (batch % batch_in) * a_bstride_in
+    b_base = b_ptr + model * b_mstride + (batch // batch_in) * b_bstride + (batch % batch_in) * b_bstride_in
+{{- else}}
     a_base = a_ptr + model * a_mstride + batch * a_bstride
     b_base = b_ptr + model * b_mstride + batch * b_bstride
+{{- end}}
     # the output mask comes before the loop: the CPU backend then knows, while it multiplies,
     # which of acc's elements are ever stored (jit/cpu observed.go)
     cmask = (rm[:, None] < M) & (rn[None, :] < N)
@@ -69,5 +77,9 @@ def {{.Fn}}(
 {{- range .Body}}
     {{.}}
 {{- end}}
+{{- if .SplitBatch}}
+    c_offs = model * c_mstride + (batch // batch_in) * c_bstride + (batch % batch_in) * c_bstride_in + rm[:, None] * c_sm + rn[None, :] * c_sn
+{{- else}}
     c_offs = model * c_mstride + batch * c_bstride + rm[:, None] * c_sm + rn[None, :] * c_sn
+{{- end}}
     tl.store(c_ptr + c_offs, y, mask=cmask)

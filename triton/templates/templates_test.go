@@ -25,7 +25,7 @@ var sampleData = map[string]map[string]any{
 		"Fn": "k_linear", "Header": []string{"serves node fc (linear)"},
 		"Epilogue":     []map[string]string{{"Name": "e0", "Load": "tl.load(e0_ptr + model * e0_mstride + rn[None, :] * e0_s2, mask=(rn[None, :] < N), other=0).to(tl.float32)"}},
 		"EpilogueArgs": []string{"e0_ptr", "e0_mstride", "e0_s2", "head0_ptr", "head0_mstride", "head0_s", "head_eps"}, "ExtraArgs": []string{},
-		"Body": []string{"t1 = acc + e0", "y = t1"}, "BRowsAlongK": true,
+		"Body": []string{"t1 = acc + e0", "y = t1"}, "BRowsAlongK": true, "SplitBatch": true,
 		"HeadLoads": []map[string]string{{"Name": "head0", "Load": "tl.load(head0_ptr + model * head0_mstride + rk[None, :] * head0_s, mask=rk[None, :] < K, other=0.0).to(tl.float32)"}},
 		"Head": []string{"head_d = a - tl.sum(a, axis=1)[:, None] / K",
 			"a = head_d * (1.0 / tl.sqrt(tl.sum(head_d * head_d, axis=1)[:, None] / K + head_eps))", "a = a * head0"},
