@@ -68,6 +68,7 @@ type convGroup struct {
 	outPad                 planePad // conv_flat.py: the output is written zero-padded for the next one
 	tapMajor               bool     // conv_flat.py: tap by tap, the weight relaid as [tap, OC, CG]
 	direct                 bool     // conv_flat.py pointwise: the input's own dense planes, no pad copy
+	scale                  *View    // conv_flat.py pointwise: a per-(sample, channel) input scale [B or 1, C, 1, 1] (channelScaleFor)
 }
 
 // convInput is a convolution node's input, refused unless float32 with zero padding.
@@ -138,6 +139,12 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	if l.opts.Device.Caps.HostThreads && g.pointwise() && groups == 1 && g.h*g.wd == 1 {
 		return lowerConvAsMatmul(l, n, x, batched, batch, inC, outC, k)
 	}
+	var scaled group // the squeeze-excite mul this convolution applies itself (channelScaleFor)
+	if n.Op == "conv2d" && l.opts.Device.Caps.HostThreads && convFlatKernel && g.pointwise() && !(groups == inC && groups > 1) {
+		if mul, xs, s, ok := l.channelScaleFor(n, x); ok {
+			scaled, x, g.scale = mul, xs, &s
+		}
+	}
 	g.w = l.values[n.Param("weight").Name]
 	if l.opts.Device.Caps.HostThreads && g.patchEmbedding() {
 		if w, ok := g.w.reshape(append([]int{outC, inC * g.kh * g.kw}, make1s(k)...)); ok {
@@ -200,8 +207,79 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	if err := fuseConvBias(l, n, g.epi, out, outC, k); err != nil {
 		return err
 	}
+	if scaled != nil {
+		if !g.direct {
+			return fmt.Errorf("internal error: the channel scale of %s went to a convolution that does not read its input directly", scaled.base().nodes[0])
+		}
+		l.takePlace(scaled, g, n.Name)
+		return nil
+	}
 	l.addGroup(g, n.Name)
 	return nil
+}
+
+// channelScaleFor finds a squeeze-excite scale in front of pointwise convolution n: its input
+// v is the value of a pending element-wise group that is one mul of a dense [B, C, H, W]
+// tensor x by a per-(sample, channel) s [B or 1, C, 1, 1], read by n alone. The convolution
+// then reads x and scales the input channels of its weight tiles by s instead, taking the
+// mul's place in the launch order (x and s are ready there); the mul kernel and the scaled
+// tensor disappear. Where the scaled tensor has other readers the mul stays a kernel.
+func (l *lowerer) channelScaleFor(n *graph.Node, v View) (mul group, x, s View, ok bool) {
+	if n.Inputs[0].Kind != graph.TensorOperand {
+		return nil, View{}, View{}, false
+	}
+	eg, isEW := l.fusable(n.Inputs[0].Name).(*ewGroup)
+	if !isEW || len(eg.ops) != 1 || eg.ops[0] != "mul" || eg.out.Buf != v.Buf || eg.out.Offset != v.Offset || !v.Contiguous() {
+		return nil, View{}, View{}, false
+	}
+	e := eg.epi
+	if e.root == nil || e.root.op != "mul" || len(e.root.args) != 2 || len(e.leaves) != 2 || len(v.Shape) < 3 {
+		return nil, View{}, View{}, false
+	}
+	// the scale: 1 past the channel dim (dim -3: [.., C, H, W]), the channel dim C; the
+	// scaled tensor: v's own shape, dense
+	scaleOf := func(t View) bool {
+		r, c := len(t.Shape), len(v.Shape)-3
+		if r != len(v.Shape) || t.Shape[c] != v.Shape[c] || t.DType != graph.Float32 {
+			return false
+		}
+		for d := range t.Shape {
+			if d != c && t.Shape[d] != 1 && (d > c || t.Shape[d] != v.Shape[d]) {
+				return false
+			}
+		}
+		return true
+	}
+	for i, a := range e.root.args {
+		b := e.root.args[1-i]
+		if a.op != exprLeaf || b.op != exprLeaf {
+			return nil, View{}, View{}, false
+		}
+		xv, sv := e.leaves[a.leaf].view, e.leaves[b.leaf].view
+		if !slices.Equal(xv.Shape, v.Shape) || !xv.Contiguous() || xv.DType != graph.Float32 || !scaleOf(sv) {
+			continue
+		}
+		fused, reason := l.decideFusion([]string{"mul", n.Op}, eg.out, eg.ops, n.Op)
+		if !fused {
+			l.notes[eg] = append(l.notes[eg], fmt.Sprintf("%s not applied by %s: %s", eg.nodes[0], n.Name, reason))
+			return nil, View{}, View{}, false
+		}
+		eg.fused = append(eg.fused, fmt.Sprintf("%s applied by %s to its weight tiles as it loads them (W (x * s) = (W s) x: no mul kernel, no scaled tensor): %s", eg.nodes[0], n.Name, reason))
+		return eg, xv, sv, true
+	}
+	return nil, View{}, View{}, false
+}
+
+// scaleArgs address the channel scale s [B or 1, C, 1, 1] (or unbatched [C, 1, 1]) by
+// model, sample and input channel.
+func (g *convGroup) scaleArgs() []LaunchArg {
+	s := *g.scale
+	c := len(s.Shape) - 3
+	bs := 0
+	if c > 0 && s.Shape[0] > 1 {
+		bs = s.Strides[0]
+	}
+	return append(ptrArgs("s", s), intArg("s_bstride", bs), intArg("s_cstride", s.Strides[c]))
 }
 
 // patchEmbedding reports a convolution whose windows tile the image without overlap or
@@ -317,6 +395,7 @@ type convData struct {
 	Strided      bool // conv_flat.py: the input comes as phase planes
 	Depthwise    bool // conv_flat.py: per-tap multiply-adds of one input plane per channel, no dot
 	QMask        bool // conv_flat.py: mask the last pixel tile's dead columns (flatQMask)
+	Scale        bool // conv_flat.py: scale the weight tile's input channels by s (channelScaleFor)
 	Phases       bool // conv_pad.py: write phase planes for a strided convolution
 }
 
@@ -417,6 +496,9 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 	args = append(args, ptrArgs("x", g.x)...)
 	args = append(args, intArg("x_bstride", g.xBStride), intArg("x_cstride", g.xCStride))
 	args = append(args, ptrArgs("w", g.w)...)
+	if g.scale != nil {
+		args = append(args, g.scaleArgs()...)
+	}
 	args = append(args, ptrArgs("c", g.out)...)
 	strided := tmpl == "conv_flat.py" && g.strided()
 	if tmpl == "conv_flat.py" {
@@ -435,7 +517,7 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads,
 		EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body, TapMajor: g.tapMajor,
 		PaddedStore: g.outPad.hp > 0 && g.outPad.wp == g.wp || g.outPad.hp == 0 && g.wp == g.ow, EvenK: g.tapMajor && g.cg%bk == 0, Strided: strided,
-		Depthwise: tmpl == "conv_flat.py" && g.depthwise, QMask: tmpl == "conv_flat.py" && (g.direct || flatQMask(g.oh*g.wp, bp))}
+		Depthwise: tmpl == "conv_flat.py" && g.depthwise, Scale: g.scale != nil, QMask: tmpl == "conv_flat.py" && (g.direct || flatQMask(g.oh*g.wp, bp))}
 	text, err := templates.Render(tmpl, d)
 	if err != nil {
 		return nil, err

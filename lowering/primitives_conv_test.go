@@ -362,7 +362,7 @@ func TestPoolFloat64AgainstLoop(t *testing.T) {
 }
 
 // TestCNNFixturesAVX2 runs the CPU plans of the conv fixtures (the CNN shapes; strided, dilated,
-// grouped, depthwise, pointwise and patch-embedding convolutions) and the pool fixtures again
+// grouped, depthwise, pointwise and patch-embedding convolutions, the mobile blocks) and the pool fixtures again
 // with AVX-512 off (GODEBUG=cpu.avx512f=off, read when a process starts: a child test process), so on a
 // machine with AVX-512 the AVX2/FMA kernels are checked against PyTorch too. Without
 // AVX-512 the fixture tests themselves run the AVX2 kernels, and this one skips.
@@ -377,14 +377,14 @@ func TestCNNFixturesAVX2(t *testing.T) {
 		t.Skipf("no AVX-512 kernels here (%s): the fixture tests already run the AVX2 ones", name)
 	}
 	cmd := exec.Command(os.Args[0], "-test.count=1", "-test.v",
-		"-test.run", "^(TestCNNFixturesAVX2|TestConvFixtures|TestPoolFixtures)$/^((cnn|pools|convs_a|convs_b|unbatched|patches)_n3)?$/^(cpu)?$")
+		"-test.run", "^(TestCNNFixturesAVX2|TestConvFixtures|TestPoolFixtures)$/^((cnn|pools|convs_a|convs_b|unbatched|patches|mobile)_n3)?$/^(cpu)?$")
 	cmd.Env = append(os.Environ(), "GODEBUG=cpu.avx512f=off", "WIDEJIT_TEST_AVX2_CHILD=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the fixtures under GODEBUG=cpu.avx512f=off: %v\n%s", err, out)
 	}
 	for _, want := range []string{"--- PASS: TestCNNFixturesAVX2", "--- PASS: TestConvFixtures/cnn_n3/cpu", "--- PASS: TestConvFixtures/convs_a_n3/cpu",
-		"--- PASS: TestConvFixtures/convs_b_n3/cpu", "--- PASS: TestConvFixtures/unbatched_n3/cpu", "--- PASS: TestConvFixtures/patches_n3/cpu",
+		"--- PASS: TestConvFixtures/convs_b_n3/cpu", "--- PASS: TestConvFixtures/unbatched_n3/cpu", "--- PASS: TestConvFixtures/patches_n3/cpu", "--- PASS: TestConvFixtures/mobile_n3/cpu",
 		"--- PASS: TestPoolFixtures/pools_n3/cpu"} {
 		if !strings.Contains(string(out), want) {
 			t.Fatalf("the child test process did not report %q:\n%s", want, out)

@@ -184,6 +184,48 @@ class ConvsCNN(nn.Module):
                 self.max_seq(seq))
 
 
+class ConvsMobile(nn.Module):
+    """The blocks of mobile CNNs at odd sizes. Squeeze-excite scales read by a 1x1 convolution:
+    `scale * input` as torchvision writes it over 32 channels (MobileNetV3: hardsigmoid, then
+    a 1x1 without bias and eval BatchNorm), `x * s` over 5 channels with a bias (fewer than a
+    tap-major reduction takes), the same scaled tensor read by a 1x1 in 4 groups (8 channels each), and a scaled
+    tensor with another reader (a graph output) besides its 1x1. ShuffleNetV2's unit: chunk,
+    a 1x1 branch, cat and the channel shuffle (view, transpose, flatten), read by a 1x1."""
+
+    def __init__(self):
+        super().__init__()
+        self.expand = nn.Conv2d(12, 32, 1)
+        self.dw = nn.Conv2d(32, 32, 3, padding=1, groups=32)
+        self.se_reduce = nn.Conv2d(32, 6, 1)
+        self.se_expand = nn.Conv2d(6, 32, 1)
+        self.project = nn.Conv2d(32, 10, 1, bias=False)
+        self.project_bn = nn.BatchNorm2d(10)
+        self.grouped = nn.Conv2d(32, 8, 1, groups=4)
+        self.other = nn.Conv2d(32, 6, 1)
+        self.small = nn.Conv2d(12, 5, 3, padding=1)
+        self.small_reduce = nn.Conv2d(5, 3, 1)
+        self.small_expand = nn.Conv2d(3, 5, 1)
+        self.small_project = nn.Conv2d(5, 7, 1)
+        self.branch = nn.Conv2d(16, 16, 1)
+        self.after_shuffle = nn.Conv2d(32, 9, 1)
+        _randomize_bn(self.project_bn)
+
+    def forward(self, img):
+        d = torch.relu(self.dw(torch.relu(self.expand(img))))
+        s = F.hardsigmoid(self.se_expand(torch.relu(self.se_reduce(F.adaptive_avg_pool2d(d, 1)))))
+        a = self.project_bn(self.project(s * d))
+        g = self.grouped(d * s)
+        m = d * s
+        t = torch.relu(self.small(img))
+        s2 = torch.sigmoid(self.small_expand(torch.relu(self.small_reduce(F.adaptive_avg_pool2d(t, 1)))))
+        b = self.small_project(t * s2)
+        x1, x2 = d.chunk(2, dim=1)
+        y = torch.cat((x1, torch.relu(self.branch(x2))), dim=1)
+        n, c, h, w = y.shape
+        y = y.view(n, 2, c // 2, h, w).transpose(1, 2).flatten(1, 2)
+        return a, g, b, self.other(m), m, self.after_shuffle(y)
+
+
 class ConvTransposes(nn.Module):
     """ConvTranspose2d: stride 2 with output_padding 1 (+ReLU), dilated and strided unevenly
     in groups of 2, depthwise without bias, + eval BatchNorm, called with output_size;

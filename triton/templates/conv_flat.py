@@ -23,7 +23,8 @@ Program (pixel tile x channel tile, sample x group, model); the fused epilogue
 [BLOCK_OC, BLOCK_P] before the single store.
 Data: Fn, Header, Epilogue []{Name, Load string} (loads addressed by bidx, oc_g, rp),
 EpilogueArgs, ExtraArgs []string, Body []string (statements from `acc` to `y`), TapMajor, PaddedStore,
-EvenK, Strided, Depthwise, QMask.
+EvenK, Strided, Depthwise, QMask, Scale (with s_ptr...: scale input channel c of sample bidx by
+s[bidx, c], applied to the weight tile's column c).
 */ -}}
 import triton
 import triton.language as tl
@@ -36,7 +37,7 @@ import triton.language as tl
 @triton.jit
 def {{.Fn}}(
     x_ptr, x_mstride, x_bstride, x_cstride,
-    w_ptr, w_mstride,
+    w_ptr, w_mstride,{{if .Scale}} s_ptr, s_mstride, s_bstride, s_cstride,{{end}}
     c_ptr, c_mstride, c_bstride, c_cstride, c_rstride, c_off,
     {{pyargs .EpilogueArgs}}
     Wp, OW, OH, Q, P, OCG, KTOT, KW, KHW, CG, GROUPS, dil_h, dil_w, w_tstride, tiles_oc,{{if .Strided}} stride_h, stride_w, PHW, PLANE,{{end}}{{if .Depthwise}} MULT,{{end}} {{pyargs .ExtraArgs}}
@@ -56,6 +57,12 @@ def {{.Fn}}(
     x_base = x_ptr + model * x_mstride + bidx * x_bstride + grp * CG * x_cstride
     ocmask = rn[:, None] < OCG
     acc = tl.zeros((BLOCK_OC, BLOCK_P), dtype=tl.float32)
+{{- if .Scale}}
+    # the input channels' scale (squeeze-excite's x * s, s per sample and channel): as
+    # sum_c W[o, c] (x[c, p] s[c]) = sum_c (W[o, c] s[c]) x[c, p], it scales the weight tile's
+    # columns, which is smaller than the input tile and leaves that read in place
+    s_base = s_ptr + model * s_mstride + bidx * s_bstride + grp * CG * s_cstride
+{{- end}}
 {{- if .Depthwise}}
     # depthwise (run with GROUPS = 1, OCG = every output channel, CG = 1): output channel rn
     # reads input plane rn // MULT alone, so per tap the tile is one shift of those planes
@@ -94,10 +101,16 @@ def {{.Fn}}(
         for c0 in range(0, CG, BLOCK_K):
 {{- if .EvenK}}
             a = tl.load(a_ptrs + (tap * w_tstride + c0), mask=ocmask, other=0.0)
+{{- if .Scale}}
+            a = a * tl.load(s_base + (c0 + rk) * s_cstride)[None, :]
+{{- end}}
             b = tl.load(b_ptrs + (toff + c0 * x_cstride){{if .QMask}}, mask=q[None, :] < Q, other=0.0{{end}})
 {{- else}}
             cs = c0 + rk
             a = tl.load(w_base + tap * w_tstride + rn[:, None] * CG + cs[None, :], mask=ocmask & (cs[None, :] < CG), other=0.0)
+{{- if .Scale}}
+            a = a * tl.load(s_base + cs * s_cstride, mask=cs < CG, other=0.0)[None, :]
+{{- end}}
             b = tl.load(x_base + toff + cs[:, None] * x_cstride + q[None, :], mask=(cs[:, None] < CG){{if .QMask}} & (q[None, :] < Q){{end}}, other=0.0)
 {{- end}}
             acc += tl.dot(a, b, input_precision=INPUT_PRECISION)
@@ -106,6 +119,9 @@ def {{.Fn}}(
     for k0 in range(0, KTOT, BLOCK_K):
         ks = k0 + rk
         a = tl.load(w_base + rn[:, None] * KTOT + ks[None, :], mask=ocmask & (ks[None, :] < KTOT), other=0.0)
+{{- if .Scale}}
+        a = a * tl.load(s_base + (ks // KHW) * s_cstride, mask=ks < KTOT, other=0.0)[None, :]
+{{- end}}
         bmask = (ks[:, None] < KTOT){{if .QMask}} & (q[None, :] < Q){{end}}
         # k = (channel, kh, kw) as in the weight's own layout; each is one flat shift of q
         # (computed after ks's affine uses: the CPU backend keeps those symbolic)

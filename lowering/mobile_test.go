@@ -1,0 +1,66 @@
+package lowering
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/widejit/widejit/graph"
+)
+
+// launchesOf maps each graph node of plan to the templates of the launches serving it.
+func launchesOf(plan *Plan) map[string][]string {
+	m := map[string][]string{}
+	for _, ln := range plan.Launches {
+		for _, n := range ln.Nodes {
+			m[n] = append(m[n], ln.Kernel.Template)
+		}
+	}
+	return m
+}
+
+// TestMobileBlocksFused checks the CPU plans of the mobile blocks (testdata/conv/mobile:
+// squeeze-excite scales read by 1x1 convolutions) against PyTorch under the CPU plan's
+// strategies, and that explain shows no mul kernel where the 1x1 convolution is the scaled
+// tensor's only reader: the convolution (conv_flat.py) serves the mul node itself. The scaled
+// tensor that is also a graph output keeps its mul kernel.
+func TestMobileBlocksFused(t *testing.T) {
+	cpuOpts := Options{Device: testDevice("cpu")}
+	for _, n := range []int{1, 3} {
+		dir := fmt.Sprintf("testdata/conv/mobile_n%d", n)
+		g, err := graph.Load(filepath.Join(dir, "graph.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range []struct {
+			name string
+			opts Options
+		}{{"cpu", cpuOpts}, {"cpu-sequential", Options{Device: cpuOpts.Device, Strategy: Sequential}},
+			{"cpu-model-major", Options{Device: cpuOpts.Device, ModelMajor: true}}} {
+			t.Run(fmt.Sprintf("n%d/%s", n, v.name), func(t *testing.T) {
+				plan, err := Lower(g, v.opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				served := launchesOf(plan)
+				// mul: scale * x before a 32-channel 1x1 (tap-major, BLOCK_K dividing the
+				// channels); mul_1: x * scale before a 1x1 in groups of 8 (tap-major, k masked);
+				// mul_3: x * scale before a 5-channel 1x1 (K = channels x taps)
+				for _, mul := range []string{"mul", "mul_1", "mul_3"} {
+					if !slices.Equal(served[mul], []string{"conv_flat.py"}) {
+						t.Errorf("%s is served by %v, want the 1x1 convolution reading it (conv_flat.py) alone\n%s", mul, served[mul], Explain(plan))
+					}
+				}
+				if !slices.Equal(served["mul_2"], []string{"elementwise.py"}) {
+					t.Errorf("mul_2 (also a graph output) is served by %v, want its own element-wise kernel", served["mul_2"])
+				}
+				if ex := Explain(plan); !strings.Contains(ex, "mul_3 applied by small_project") {
+					t.Errorf("explain does not say that small_project applies mul_3:\n%s", ex)
+				}
+				checkFixtureCPU(t, dir, v.opts)
+			})
+		}
+	}
+}
