@@ -139,8 +139,10 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	if l.opts.Device.Caps.HostThreads && g.pointwise() && groups == 1 && g.h*g.wd == 1 {
 		return lowerConvAsMatmul(l, n, x, batched, batch, inC, outC, k)
 	}
+	// conv_flat.py reads a pointwise convolution's input planes in place (g.direct)
+	pointwiseFlat := l.opts.Device.Caps.HostThreads && convFlatKernel && g.pointwise() && !(groups == inC && groups > 1)
 	var scaled group // the squeeze-excite mul this convolution applies itself (channelScaleFor)
-	if n.Op == "conv2d" && l.opts.Device.Caps.HostThreads && convFlatKernel && g.pointwise() && !(groups == inC && groups > 1) {
+	if n.Op == "conv2d" && pointwiseFlat {
 		if mul, xs, s, ok := l.channelScaleFor(n, x); ok {
 			scaled, x, g.scale = mul, xs, &s
 		}
@@ -153,9 +155,15 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 			l.notes[g] = append(l.notes[g], "patch embedding (kernel == stride): patches copied as channels, then a pointwise GEMM")
 		}
 	}
-	g.x = l.contiguous(x, n)
-	g.xCStride = g.h * g.wd
-	g.xBStride = inC * g.xCStride
+	if pointwiseFlat && batched && k == 2 && densePlanes(x) {
+		// any channel and sample strides (a channel slice of a wider tensor: ShuffleNet's
+		// chunk), no copy
+		g.x, g.xCStride, g.xBStride = x, x.Strides[1], x.Strides[0]
+	} else {
+		g.x = l.contiguous(x, n)
+		g.xCStride = g.h * g.wd
+		g.xBStride = inC * g.xCStride
+	}
 	out := l.newOutput(n.Name, outShape, n.Output().DType)
 	g.groupBase = groupBase{nodes: []string{n.Name}, ops: []string{n.Op}, out: out}
 	g.depthwise = convDirectDepthwise && groups == inC && groups > 1
@@ -504,10 +512,14 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 	if tmpl == "conv_flat.py" {
 		// the output's planes, rows and first pixel (dense, or padded for the next convolution)
 		cs, rs := p, g.ow
-		if o := g.outPad; o.hp > 0 {
-			cs, rs = o.hp*o.wp, o.wp
+		bs := g.ocg * g.groups * cs
+		switch o := g.outPad; {
+		case o.hp > 0:
+			cs, rs, bs = o.hp*o.wp, o.wp, g.ocg*g.groups*o.hp*o.wp
+		case len(g.out.Shape) == 4: // [B, C, H, W], dense planes, maybe a slice of a cat (convStoresInto)
+			bs, cs, rs = g.out.Strides[0], g.out.Strides[1], g.out.Strides[2]
 		}
-		args = append(args, intArg("c_bstride", g.ocg*g.groups*cs), intArg("c_cstride", cs), intArg("c_rstride", rs), intArg("c_off", g.outPad.off))
+		args = append(args, intArg("c_bstride", bs), intArg("c_cstride", cs), intArg("c_rstride", rs), intArg("c_off", g.outPad.off))
 	} else {
 		args = append(args, intArg("c_bstride", g.ocg*g.groups*p))
 	}
@@ -735,6 +747,34 @@ func (g *convGroup) takePaddedInput(l *lowerer, value string, inC int) bool {
 	delete(l.owner, value) // nothing more fuses into its epilogue
 	l.notes[prod] = append(l.notes[prod], fmt.Sprintf("stores its output zero-padded to [%d, %d] planes for %s", pad.hp, pad.wp, g.nodes[0]))
 	g.x = out
+	return true
+}
+
+// densePlanes reports a [.., H, W] view whose planes are dense (rows contiguous, W apart),
+// whatever its other strides.
+func densePlanes(v View) bool {
+	r := len(v.Shape)
+	return r >= 2 && (v.Shape[r-1] == 1 || v.Strides[r-1] == 1) && (v.Shape[r-2] == 1 || v.Strides[r-2] == v.Shape[r-1])
+}
+
+// convStoresInto makes the pending conv_flat.py group producing value x (its one reader
+// being cat) store its output straight into dst, the value's slice of the cat's buffer
+// (channels maybe strided: a shuffled cat), so no copy moves it there. It reports false when
+// value has another producer or use, or an output layout that cannot move.
+func (l *lowerer) convStoresInto(value string, x, dst View, cat string) bool {
+	prod, ok := l.fusable(value).(*convGroup)
+	// (Monte Carlo dropout in its epilogue numbers elements by the dense layout: not moved)
+	if !ok || !prod.flat || prod.outPad.hp > 0 || contains(prod.ops, "dropout") || len(dst.Shape) != 4 ||
+		!prod.out.Contiguous() || prod.out.ModelStride == 0 || x.Buf != prod.out.Buf || x.Offset != prod.out.Offset ||
+		!slices.Equal(x.Shape, prod.out.Shape) || !slices.Equal(dst.Shape, prod.out.Shape) || dst.DType != prod.out.DType || !densePlanes(dst) {
+		return false
+	}
+	prod.out = dst
+	if w, ok := l.writer[dst.Buf]; !ok || w < prod.index {
+		l.writer[dst.Buf] = prod.index
+	}
+	delete(l.owner, value) // nothing more fuses into its epilogue
+	l.notes[prod] = append(l.notes[prod], fmt.Sprintf("stores its output into its slice of %s (channels %d apart): no copy", cat, dst.Strides[1]))
 	return true
 }
 

@@ -22,10 +22,11 @@ func launchesOf(plan *Plan) map[string][]string {
 }
 
 // TestMobileBlocksFused checks the CPU plans of the mobile blocks (testdata/conv/mobile:
-// squeeze-excite scales read by 1x1 convolutions) against PyTorch under the CPU plan's
-// strategies, and that explain shows no mul kernel where the 1x1 convolution is the scaled
-// tensor's only reader: the convolution (conv_flat.py) serves the mul node itself. The scaled
-// tensor that is also a graph output keeps its mul kernel.
+// squeeze-excite scales read by 1x1 convolutions, ShuffleNet's unit) against PyTorch under
+// the CPU plan's strategies, and that explain shows no mul kernel where the 1x1 convolution
+// is the scaled tensor's only reader (the convolution, conv_flat.py, serves the mul node
+// itself; the scaled tensor that is also a graph output keeps its mul kernel), and no copy
+// for the channel shuffle but the cat's pass-through half.
 func TestMobileBlocksFused(t *testing.T) {
 	cpuOpts := Options{Device: testDevice("cpu")}
 	for _, n := range []int{1, 3} {
@@ -58,6 +59,23 @@ func TestMobileBlocksFused(t *testing.T) {
 				}
 				if ex := Explain(plan); !strings.Contains(ex, "mul_3 applied by small_project") {
 					t.Errorf("explain does not say that small_project applies mul_3:\n%s", ex)
+				}
+				// the shuffle unit: the branch's 1x1 reads its chunk in place and stores into
+				// the shuffled cat; the cat copies its other part (a view) there; the shuffle
+				// itself is a view. The 4-group shuffle, whose parts straddle its groups,
+				// copies as a plain cat, then shuffles.
+				if !slices.Equal(served["branch"], []string{"conv_flat.py"}) || !slices.Equal(served["cat"], []string{"elementwise.py"}) {
+					t.Errorf("branch is served by %v and cat by %v, want the branch's conv_flat.py and one copy of the chunk\n%s", served["branch"], served["cat"], Explain(plan))
+				}
+				for _, ln := range plan.Launches {
+					for _, node := range ln.Nodes {
+						if strings.Contains(node, "input made contiguous") || strings.Contains(node, "reshape of a strided view") && !strings.HasPrefix(node, "view_2 ") {
+							t.Errorf("%s copies: %s\n%s", ln.Kernel.Source.Fn, node, Explain(plan))
+						}
+					}
+				}
+				if !slices.Equal(served["cat_1"], []string{"elementwise.py", "elementwise.py"}) || len(served["view_2 (reshape of a strided view)"]) != 1 {
+					t.Errorf("cat_1 is served by %v, want two copies, then a shuffle copy\n%s", served["cat_1"], Explain(plan))
 				}
 				checkFixtureCPU(t, dir, v.opts)
 			})

@@ -190,7 +190,8 @@ class ConvsMobile(nn.Module):
     a 1x1 without bias and eval BatchNorm), `x * s` over 5 channels with a bias (fewer than a
     tap-major reduction takes), the same scaled tensor read by a 1x1 in 4 groups (8 channels each), and a scaled
     tensor with another reader (a graph output) besides its 1x1. ShuffleNetV2's unit: chunk,
-    a 1x1 branch, cat and the channel shuffle (view, transpose, flatten), read by a 1x1."""
+    a 1x1 branch, cat and the channel shuffle (view, transpose, flatten), read by a 1x1; a
+    shuffle in groups that the cat's parts straddle (view, transpose, contiguous, view)."""
 
     def __init__(self):
         super().__init__()
@@ -208,6 +209,7 @@ class ConvsMobile(nn.Module):
         self.small_project = nn.Conv2d(5, 7, 1)
         self.branch = nn.Conv2d(16, 16, 1)
         self.after_shuffle = nn.Conv2d(32, 9, 1)
+        self.after_shuffle4 = nn.Conv2d(32, 3, 1)
         _randomize_bn(self.project_bn)
 
     def forward(self, img):
@@ -223,7 +225,9 @@ class ConvsMobile(nn.Module):
         y = torch.cat((x1, torch.relu(self.branch(x2))), dim=1)
         n, c, h, w = y.shape
         y = y.view(n, 2, c // 2, h, w).transpose(1, 2).flatten(1, 2)
-        return a, g, b, self.other(m), m, self.after_shuffle(y)
+        # groups of 8 channels: the cat's 16-channel parts straddle them
+        z = torch.cat((x1, x2), dim=1).view(n, 4, c // 4, h, w).transpose(1, 2).contiguous().view(n, -1, h, w)
+        return a, g, b, self.other(m), m, self.after_shuffle(y), self.after_shuffle4(z)
 
 
 class ConvTransposes(nn.Module):
