@@ -191,7 +191,9 @@ class ConvsMobile(nn.Module):
     tap-major reduction takes), the same scaled tensor read by a 1x1 in 4 groups (8 channels each), and a scaled
     tensor with another reader (a graph output) besides its 1x1. ShuffleNetV2's unit: chunk,
     a 1x1 branch, cat and the channel shuffle (view, transpose, flatten), read by a 1x1; a
-    shuffle in groups that the cat's parts straddle (view, transpose, contiguous, view)."""
+    shuffle in groups that the cat's parts straddle (view, transpose, contiguous, view).
+    Strided convolutions whose input a convolution produces (MobileNet's and RegNet's
+    downsampling blocks)."""
 
     def __init__(self):
         super().__init__()
@@ -210,6 +212,12 @@ class ConvsMobile(nn.Module):
         self.branch = nn.Conv2d(16, 16, 1)
         self.after_shuffle = nn.Conv2d(32, 9, 1)
         self.after_shuffle4 = nn.Conv2d(32, 3, 1)
+        self.pw_a, self.dw3_s2 = nn.Conv2d(12, 16, 1), nn.Conv2d(16, 16, 3, stride=2, padding=1, groups=16)
+        self.pw_b, self.g_s2 = nn.Conv2d(12, 16, 1), nn.Conv2d(16, 16, 3, stride=2, padding=1, groups=2)
+        self.pw_c, self.dw5_s2 = nn.Conv2d(12, 8, 1), nn.Conv2d(8, 8, 5, stride=2, padding=2, groups=8)
+        self.pw_d, self.down_1x1 = nn.Conv2d(12, 6, 1), nn.Conv2d(6, 4, 1, stride=2)
+        self.c3, self.c3_s2 = nn.Conv2d(12, 8, 3, padding=1), nn.Conv2d(8, 8, 3, stride=2, padding=1)
+        self.s2a, self.s2b = nn.Conv2d(12, 8, 3, stride=2, padding=1), nn.Conv2d(8, 8, 3, stride=2, padding=1)
         _randomize_bn(self.project_bn)
 
     def forward(self, img):
@@ -227,7 +235,12 @@ class ConvsMobile(nn.Module):
         y = y.view(n, 2, c // 2, h, w).transpose(1, 2).flatten(1, 2)
         # groups of 8 channels: the cat's 16-channel parts straddle them
         z = torch.cat((x1, x2), dim=1).view(n, 4, c // 4, h, w).transpose(1, 2).contiguous().view(n, -1, h, w)
-        return a, g, b, self.other(m), m, self.after_shuffle(y), self.after_shuffle4(z)
+        # strided convolutions reading a convolution's output: 1x1 -> depthwise 3x3 and 5x5
+        # stride 2, a grouped 3x3 stride 2 and a 1x1 stride 2 (one phase read); 3x3 -> 3x3
+        # stride 2 and 3x3 stride 2 -> 3x3 stride 2
+        e = (self.dw3_s2(F.hardswish(self.pw_a(img))), self.g_s2(torch.relu(self.pw_b(img))), self.dw5_s2(self.pw_c(img)),
+             self.down_1x1(torch.relu(self.pw_d(img))), self.c3_s2(torch.relu(self.c3(img))), self.s2b(self.s2a(img)))
+        return (a, g, b, self.other(m), m, self.after_shuffle(y), self.after_shuffle4(z)) + e
 
 
 class ConvTransposes(nn.Module):
