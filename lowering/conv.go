@@ -60,16 +60,15 @@ type convGroup struct {
 	kh, kw                 int
 	sh, sw, ph, pw, dh, dw int
 	xBStride, xCStride     int
-	depthwise              bool       // direct kernel (conv_depthwise.py)
-	rows                   bool       // row-tiled implicit GEMM (conv_rows.py), else conv.py
-	flat                   bool       // flat padded-pixel implicit GEMM (conv_flat.py), the CPU's
-	hp, wp                 int        // conv_flat.py: the padded plane (strided: one phase plane)
-	phh, phw               int        // conv_flat.py strided: the phase planes per channel, rows x columns
-	outPad                 planePad   // conv_flat.py: the output is written zero-padded for the next one
-	outPhases              *padPhases // conv_flat.py: ... as the stride phase planes of a strided next one
-	tapMajor               bool       // conv_flat.py: tap by tap, the weight relaid as [tap, OC, CG]
-	direct                 bool       // conv_flat.py pointwise: the input's own dense planes, no pad copy
-	scale                  *View      // conv_flat.py pointwise: a per-(sample, channel) input scale [B or 1, C, 1, 1] (channelScaleFor)
+	depthwise              bool     // direct kernel (conv_depthwise.py)
+	rows                   bool     // row-tiled implicit GEMM (conv_rows.py), else conv.py
+	flat                   bool     // flat padded-pixel implicit GEMM (conv_flat.py), the CPU's
+	hp, wp                 int      // conv_flat.py: the padded plane (strided: one phase plane)
+	phh, phw               int      // conv_flat.py strided: the phase planes per channel, rows x columns
+	outPad                 planePad // conv_flat.py: the output is written zero-padded for the next one
+	tapMajor               bool     // conv_flat.py: tap by tap, the weight relaid as [tap, OC, CG]
+	direct                 bool     // conv_flat.py pointwise: the input's own dense planes, no pad copy
+	scale                  *View    // conv_flat.py pointwise: a per-(sample, channel) input scale [B or 1, C, 1, 1] (channelScaleFor)
 }
 
 // convInput is a convolution node's input, refused unless float32 with zero padding.
@@ -405,7 +404,6 @@ type convData struct {
 	Depthwise    bool // conv_flat.py: per-tap multiply-adds of one input plane per channel, no dot
 	QMask        bool // conv_flat.py: mask the last pixel tile's dead columns (flatQMask)
 	Scale        bool // conv_flat.py: scale the weight tile's input channels by s (channelScaleFor)
-	PhaseStore   bool // conv_flat.py: store the output as the stride phase planes of the next, strided convolution
 	Phases       bool // conv_pad.py: write phase planes for a strided convolution
 }
 
@@ -516,9 +514,6 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 		cs, rs := p, g.ow
 		bs := g.ocg * g.groups * cs
 		switch o := g.outPad; {
-		case g.outPhases != nil:
-			cs = g.outPhases.phh * g.outPhases.phw * o.hp * o.wp
-			rs, bs = o.wp, g.ocg*g.groups*cs
 		case o.hp > 0:
 			cs, rs, bs = o.hp*o.wp, o.wp, g.ocg*g.groups*o.hp*o.wp
 		case len(g.out.Shape) == 4: // [B, C, H, W], dense planes, maybe a slice of a cat (convStoresInto)
@@ -533,7 +528,7 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 	args = append(args, re.extra...)
 	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads,
 		EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body, TapMajor: g.tapMajor,
-		PaddedStore: g.outPhases == nil && (g.outPad.hp > 0 && g.outPad.wp == g.wp || g.outPad.hp == 0 && g.wp == g.ow), PhaseStore: g.outPhases != nil, EvenK: g.tapMajor && g.cg%bk == 0, Strided: strided,
+		PaddedStore: g.outPad.hp > 0 && g.outPad.wp == g.wp || g.outPad.hp == 0 && g.wp == g.ow, EvenK: g.tapMajor && g.cg%bk == 0, Strided: strided,
 		Depthwise: tmpl == "conv_flat.py" && g.depthwise, Scale: g.scale != nil, QMask: tmpl == "conv_flat.py" && (g.direct || flatQMask(g.oh*g.wp, bp))}
 	text, err := templates.Render(tmpl, d)
 	if err != nil {
@@ -735,28 +730,22 @@ func (g *convGroup) paddedBuffer(l *lowerer, name string, models, planes int) Vi
 }
 
 // takePaddedInput makes the pending conv_flat.py group producing value (its one consumer is
-// this convolution) store its output zero-padded, as this convolution reads it (a strided one:
-// as its stride phase planes, each pixel where conv_pad.py would put it): the pad kernel and
-// a pass over the activation disappear. It reports false when value has another producer or
-// use.
+// this convolution) store its output zero-padded, as this convolution reads it: the pad
+// kernel and a pass over the activation disappear. It reports false when value has another
+// producer or use.
 func (g *convGroup) takePaddedInput(l *lowerer, value string, inC int) bool {
 	prod, ok := l.fusable(value).(*convGroup)
 	// (Monte Carlo dropout in its epilogue numbers elements by the dense layout: not moved)
-	if !ok || !prod.flat || prod.outPad.hp > 0 || contains(prod.ops, "dropout") || !prod.out.Contiguous() || prod.out.ModelStride == 0 ||
+	if !ok || g.strided() || !prod.flat || prod.outPad.hp > 0 || contains(prod.ops, "dropout") || !prod.out.Contiguous() || prod.out.ModelStride == 0 ||
 		prod.batch != g.batch || prod.ocg*prod.groups != inC || prod.oh != g.h || prod.ow != g.wd {
 		return false
 	}
 	pad := g.padGeometry()
 	out := g.paddedBuffer(l, value+".padded", l.n, g.batch*inC)
 	prod.outPad, prod.out = pad, out
-	what := fmt.Sprintf("zero-padded to [%d, %d] planes", pad.hp, pad.wp)
-	if g.strided() {
-		prod.outPhases = &padPhases{padH: g.ph, padW: g.pw, sh: g.sh, sw: g.sw, phh: g.phh, phw: g.phw}
-		what = fmt.Sprintf("as %dx%d stride phases of zero-padded [%d, %d] planes", g.phh, g.phw, pad.hp, pad.wp)
-	}
 	l.writer[out.Buf] = prod.index
 	delete(l.owner, value) // nothing more fuses into its epilogue
-	l.notes[prod] = append(l.notes[prod], fmt.Sprintf("stores its output %s for %s", what, g.nodes[0]))
+	l.notes[prod] = append(l.notes[prod], fmt.Sprintf("stores its output zero-padded to [%d, %d] planes for %s", pad.hp, pad.wp, g.nodes[0]))
 	g.x = out
 	return true
 }
@@ -842,11 +831,6 @@ func (g *convGroup) emitFlat(l *lowerer) (*Launch, error) {
 		}
 		if g.depthwise {
 			args = append(args, intArg("MULT", g.ocg))
-		}
-		if ph := g.outPhases; ph != nil {
-			o := g.outPad
-			args = append(args, intArg("o_pad_h", ph.padH), intArg("o_pad_w", ph.padW), intArg("o_stride_h", ph.sh), intArg("o_stride_w", ph.sw),
-				intArg("o_phh", ph.phh), intArg("o_phw", ph.phw), intArg("o_hp", o.hp), intArg("o_wp", o.wp), intArg("o_plane", o.hp*o.wp))
 		}
 		return args, cdiv(q, bp) * tilesOC
 	})

@@ -23,8 +23,7 @@ Program (pixel tile x channel tile, sample x group, model); the fused epilogue
 [BLOCK_OC, BLOCK_P] before the single store.
 Data: Fn, Header, Epilogue []{Name, Load string} (loads addressed by bidx, oc_g, rp),
 EpilogueArgs, ExtraArgs []string, Body []string (statements from `acc` to `y`), TapMajor, PaddedStore,
-EvenK, Strided, Depthwise, QMask, PhaseStore (with o_pad_h...: the output stored as conv_pad.py's
-stride phase planes for a strided next convolution), Scale (with s_ptr...: scale input channel c of sample bidx by
+EvenK, Strided, Depthwise, QMask, Scale (with s_ptr...: scale input channel c of sample bidx by
 s[bidx, c], applied to the weight tile's column c).
 */ -}}
 import triton
@@ -41,7 +40,7 @@ def {{.Fn}}(
     w_ptr, w_mstride,{{if .Scale}} s_ptr, s_mstride, s_bstride, s_cstride,{{end}}
     c_ptr, c_mstride, c_bstride, c_cstride, c_rstride, c_off,
     {{pyargs .EpilogueArgs}}
-    Wp, OW, OH, Q, P, OCG, KTOT, KW, KHW, CG, GROUPS, dil_h, dil_w, w_tstride, tiles_oc,{{if .Strided}} stride_h, stride_w, PHW, PLANE,{{end}}{{if .Depthwise}} MULT,{{end}}{{if .PhaseStore}} o_pad_h, o_pad_w, o_stride_h, o_stride_w, o_phh, o_phw, o_hp, o_wp, o_plane,{{end}} {{pyargs .ExtraArgs}}
+    Wp, OW, OH, Q, P, OCG, KTOT, KW, KHW, CG, GROUPS, dil_h, dil_w, w_tstride, tiles_oc,{{if .Strided}} stride_h, stride_w, PHW, PLANE,{{end}}{{if .Depthwise}} MULT,{{end}} {{pyargs .ExtraArgs}}
     BLOCK_P: tl.constexpr, BLOCK_OC: tl.constexpr, BLOCK_K: tl.constexpr,
     INPUT_PRECISION: tl.constexpr,
 ):
@@ -151,17 +150,7 @@ def {{.Fn}}(
     c_base = c_ptr + model * c_mstride + c_off + bidx * c_bstride + oc_g[:, None] * c_cstride
     q0 = (pid // tiles_oc) * BLOCK_P
     qs = q0 + tl.arange(0, BLOCK_P)
-{{- if .PhaseStore}}
-    # the next convolution is strided: output pixel (oh, ow) is its padded pixel
-    # (r, c) = (oh + o_pad_h, ow + o_pad_w), stored at (r // o_stride_h, c // o_stride_w) of
-    # phase (r % o_stride_h, c % o_stride_w) (c_cstride spans a channel's phases), where
-    # conv_pad.py would copy it; rows, columns and phases no tap reads are dropped
-    r = qs // Wp + o_pad_h
-    c = qs % Wp + o_pad_w
-    live = (qs < Q) & (qs % Wp < OW) & (r % o_stride_h < o_phh) & (c % o_stride_w < o_phw) & (r // o_stride_h < o_hp) & (c // o_stride_w < o_wp)
-    poff = ((r % o_stride_h) * o_phw + c % o_stride_w) * o_plane + (r // o_stride_h) * o_wp + c // o_stride_w
-    tl.store(c_base + poff[None, :], y, mask=ocmask & live[None, :])
-{{- else if .PaddedStore}}
+{{- if .PaddedStore}}
     # the next convolution's zero-padded planes are as wide as this one's input (Wp), or the
     # output is dense and Wp == OW (a pointwise convolution): pixel q lies at q past the
     # first, and the dropped columns fall on the border, written as the zeros it holds, so
