@@ -45,6 +45,11 @@ var convFlatKernel = true
 // long enough to pay for their calls). Tests lower it to check both forms.
 var convTapMajorMinChannels = 8
 
+// convPaddedCopies lets a convolution whose output has several readers store the zero-padded
+// copy a unit-stride convolution reads (takePaddedCopy); tests turn it off to check the pad
+// kernel on the same problems.
+var convPaddedCopies = true
+
 const convRowMinWidth = 8
 
 // convFlatMaxBlockP bounds conv_flat.py's pixel tile, whose last one reads up to that far past
@@ -69,6 +74,7 @@ type convGroup struct {
 	tapMajor               bool     // conv_flat.py: tap by tap, the weight relaid as [tap, OC, CG]
 	direct                 bool     // conv_flat.py pointwise: the input's own dense planes, no pad copy
 	scale                  *View    // conv_flat.py pointwise: a per-(sample, channel) input scale [B or 1, C, 1, 1] (channelScaleFor)
+	padCopy                *padCopy // conv_flat.py: a zero-padded copy of the output stored too, for a convolution reading it (takePaddedCopy)
 }
 
 // convInput is a convolution node's input, refused unless float32 with zero padding.
@@ -185,7 +191,8 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 			// may store the next convolution's padded planes
 			g.direct = true
 			g.hp, g.wp, g.phh, g.phw = g.h, g.wd, 1, 1
-		case !g.takePaddedInput(l, n.Inputs[0].Name, inC):
+		case g.takePaddedInput(l, n.Inputs[0].Name, inC), g.takePaddedCopy(l, n.Inputs[0].Name, inC):
+		default:
 			g.padInput(l, n.Name, inC)
 		}
 	}
@@ -391,20 +398,22 @@ func (g *convGroup) rowStepsPayOff() bool {
 }
 
 type convData struct {
-	Fn           string
-	Header       []string
-	Epilogue     []loadLine
-	EpilogueArgs []string
-	ExtraArgs    []string
-	Body         []string
-	TapMajor     bool // conv_flat.py: reduce tap by tap over the weight as [tap, OC, CG]
-	PaddedStore  bool // conv_flat.py: the output's padded planes are as wide as the input's, or the output is dense and q its pixel (Wp == OW)
-	EvenK        bool // conv_flat.py tap-major: BLOCK_K divides the channels (no k mask)
-	Strided      bool // conv_flat.py: the input comes as phase planes
-	Depthwise    bool // conv_flat.py: per-tap multiply-adds of one input plane per channel, no dot
-	QMask        bool // conv_flat.py: mask the last pixel tile's dead columns (flatQMask)
-	Scale        bool // conv_flat.py: scale the weight tile's input channels by s (channelScaleFor)
-	Phases       bool // conv_pad.py: write phase planes for a strided convolution
+	Fn              string
+	Header          []string
+	Epilogue        []loadLine
+	EpilogueArgs    []string
+	ExtraArgs       []string
+	Body            []string
+	TapMajor        bool // conv_flat.py: reduce tap by tap over the weight as [tap, OC, CG]
+	PaddedStore     bool // conv_flat.py: the output's padded planes are as wide as the input's, or the output is dense and q its pixel (Wp == OW)
+	EvenK           bool // conv_flat.py tap-major: BLOCK_K divides the channels (no k mask)
+	Strided         bool // conv_flat.py: the input comes as phase planes
+	Depthwise       bool // conv_flat.py: per-tap multiply-adds of one input plane per channel, no dot
+	QMask           bool // conv_flat.py: mask the last pixel tile's dead columns (flatQMask)
+	Scale           bool // conv_flat.py: scale the weight tile's input channels by s (channelScaleFor)
+	CopyStore       bool // conv_flat.py: store a zero-padded copy of the output too (takePaddedCopy)
+	CopyPaddedStore bool // ... whose planes are as wide as this convolution's padded input
+	Phases          bool // conv_pad.py: write phase planes for a strided convolution
 }
 
 // heuristicBlocks is the built-in tile choice of the implicit GEMM (the default tunables
@@ -520,6 +529,11 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 			bs, cs, rs = g.out.Strides[0], g.out.Strides[1], g.out.Strides[2]
 		}
 		args = append(args, intArg("c_bstride", bs), intArg("c_cstride", cs), intArg("c_rstride", rs), intArg("c_off", g.outPad.off))
+		if pc := g.padCopy; pc != nil {
+			plane := pc.pad.hp * pc.pad.wp
+			args = append(args, ptrArgs("p", pc.out)...)
+			args = append(args, intArg("p_bstride", g.ocg*g.groups*plane), intArg("p_cstride", plane), intArg("p_rstride", pc.pad.wp), intArg("p_off", pc.pad.off))
+		}
 	} else {
 		args = append(args, intArg("c_bstride", g.ocg*g.groups*p))
 	}
@@ -529,7 +543,8 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads,
 		EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body, TapMajor: g.tapMajor,
 		PaddedStore: g.outPad.hp > 0 && g.outPad.wp == g.wp || g.outPad.hp == 0 && g.wp == g.ow, EvenK: g.tapMajor && g.cg%bk == 0, Strided: strided,
-		Depthwise: tmpl == "conv_flat.py" && g.depthwise, Scale: g.scale != nil, QMask: tmpl == "conv_flat.py" && (g.direct || flatQMask(g.oh*g.wp, bp))}
+		Depthwise: tmpl == "conv_flat.py" && g.depthwise, Scale: g.scale != nil, CopyStore: g.padCopy != nil,
+		CopyPaddedStore: g.padCopy != nil && g.padCopy.pad.wp == g.wp, QMask: tmpl == "conv_flat.py" && (g.direct || flatQMask(g.oh*g.wp, bp))}
 	text, err := templates.Render(tmpl, d)
 	if err != nil {
 		return nil, err
@@ -640,18 +655,19 @@ func (g *convGroup) padInput(l *lowerer, node string, inC int) {
 	pg.groupBase = groupBase{nodes: []string{node + what}, ops: []string{"pad"}, out: out}
 	l.addGroup(pg, name)
 	if pg.phases == nil { // (a residual is read from plain padded planes only)
-		l.padCopies = append(l.padCopies, padCopy{src: g.x, out: pg.out, pad: pad, padGroup: pg})
+		l.padCopies = append(l.padCopies, padCopy{src: g.x, out: pg.out, pad: pad, h: g.h, w: g.wd, planes: planes, by: pg.nodes[0]})
 	}
 	g.x = pg.out
 }
 
-// padCopy is a zero-padded copy of a convolution input: src's planes [H, W] lie at pad.off
-// of out's planes [pad.hp, pad.wp]. Its buffer is never shared (Buffer.Sparse), so the copy
-// stays valid for the rest of the run.
+// padCopy is a zero-padded copy of a convolution input: src's planes [h, w] (planes of them)
+// lie at pad.off of out's planes [pad.hp, pad.wp]; by names the kernel writing it. Its
+// buffer is never shared (Buffer.Sparse), so the copy stays valid for the rest of the run.
 type padCopy struct {
-	src, out View
-	pad      planePad
-	padGroup *convPadGroup
+	src, out     View
+	pad          planePad
+	h, w, planes int
+	by           string
 }
 
 // readPaddedLeaves makes the epilogue read a leaf that is the whole dense output-shaped
@@ -670,15 +686,15 @@ func (g *convGroup) readPaddedLeaves(l *lowerer) {
 		}
 		for _, pc := range l.padCopies {
 			if pc.src.Buf != v.Buf || pc.src.Offset != v.Offset || pc.src.ModelStride != v.ModelStride ||
-				!slices.Equal(pc.src.Shape, v.Shape) || pc.pad.wp != g.wp || pc.padGroup.h != g.oh || pc.padGroup.w != g.ow ||
-				pc.padGroup.planes != g.batch*outC {
+				!slices.Equal(pc.src.Shape, v.Shape) || pc.pad.wp != g.wp || pc.h != g.oh || pc.w != g.ow ||
+				pc.planes != g.batch*outC {
 				continue
 			}
 			plane := pc.pad.hp * pc.pad.wp
 			lf.view = pc.out
 			lf.offset = fmt.Sprintf("bidx * %d + oc_g[:, None] * %d + %d + q[None, :]", outC*plane, plane, pc.pad.off)
 			lf.mask = "ocmask & (q[None, :] < Q)"
-			l.notes[g] = append(l.notes[g], fmt.Sprintf("reads its residual %s from the zero-padded copy made for %s", shapeStr(v.Shape), pc.padGroup.nodes[0]))
+			l.notes[g] = append(l.notes[g], fmt.Sprintf("reads its residual %s from the zero-padded copy made for %s", shapeStr(v.Shape), pc.by))
 			break
 		}
 	}
@@ -775,6 +791,30 @@ func (l *lowerer) convStoresInto(value string, x, dst View, cat string) bool {
 	}
 	delete(l.owner, value) // nothing more fuses into its epilogue
 	l.notes[prod] = append(l.notes[prod], fmt.Sprintf("stores its output into its slice of %s (channels %d apart): no copy", cat, dst.Strides[1]))
+	return true
+}
+
+// takePaddedCopy is takePaddedInput for a value with other readers: the pending conv_flat.py
+// group producing it stores its output as it is and, from the same registers, the
+// zero-padded planes this (unit-stride) convolution reads, in place of a pad kernel's pass
+// over the activation. A later convolution's epilogue may read its residual from that copy
+// (readPaddedLeaves). It reports false when value has another producer.
+func (g *convGroup) takePaddedCopy(l *lowerer, value string, inC int) bool {
+	prod, ok := l.owner[value].(*convGroup)
+	v, defined := l.values[value]
+	if !convPaddedCopies || l.opts.NoFusion || !ok || prod.value != value || !defined || g.strided() || !prod.flat || prod.outPad.hp > 0 || prod.padCopy != nil ||
+		contains(prod.ops, "dropout") || !prod.out.Contiguous() || prod.out.ModelStride == 0 || len(prod.out.Shape) != len(g.x.Shape) ||
+		v.Buf != prod.out.Buf || v.Offset != prod.out.Offset || g.x.Buf != prod.out.Buf || g.x.Offset != prod.out.Offset ||
+		prod.batch != g.batch || prod.ocg*prod.groups != inC || prod.oh != g.h || prod.ow != g.wd {
+		return false
+	}
+	pad := g.padGeometry()
+	out := g.paddedBuffer(l, value+".padded", l.n, g.batch*inC)
+	prod.padCopy = &padCopy{src: prod.out, out: out, pad: pad, h: g.h, w: g.wd, planes: g.batch * inC, by: g.nodes[0]}
+	l.padCopies = append(l.padCopies, *prod.padCopy)
+	l.writer[out.Buf] = prod.index
+	l.notes[prod] = append(l.notes[prod], fmt.Sprintf("stores a copy of its output zero-padded to [%d, %d] planes for %s", pad.hp, pad.wp, g.nodes[0]))
+	g.x = out
 	return true
 }
 

@@ -26,8 +26,9 @@ func launchesOf(plan *Plan) map[string][]string {
 // the CPU plan's strategies, and that explain shows no mul kernel where the 1x1 convolution
 // is the scaled tensor's only reader (the convolution, conv_flat.py, serves the mul node
 // itself; the scaled tensor that is also a graph output keeps its mul kernel), and no copy
-// for the channel shuffle but the cat's pass-through half. (Its strided convolutions reading
-// a convolution's output check those plans against PyTorch.)
+// for the channel shuffle but the cat's pass-through half, and no pad kernel in front of a
+// unit-stride convolution reading a convolution's output that has other readers. (Its
+// strided convolutions reading a convolution's output check those plans against PyTorch.)
 func TestMobileBlocksFused(t *testing.T) {
 	cpuOpts := Options{Device: testDevice("cpu")}
 	for _, n := range []int{1, 3} {
@@ -75,11 +76,45 @@ func TestMobileBlocksFused(t *testing.T) {
 						}
 					}
 				}
+				// block outputs with several readers: their convolutions store the padded
+				// copies res_c and res_d read, no pad kernel
+				for _, c := range []string{"res_c", "res_d"} {
+					if served[c+" (input zero-padded)"] != nil {
+						t.Errorf("%s reads a pad kernel's copy\n%s", c, Explain(plan))
+					}
+				}
 				if !slices.Equal(served["cat_1"], []string{"elementwise.py", "elementwise.py"}) || len(served["view_2 (reshape of a strided view)"]) != 1 {
 					t.Errorf("cat_1 is served by %v, want two copies, then a shuffle copy\n%s", served["cat_1"], Explain(plan))
 				}
 				checkFixtureCPU(t, dir, v.opts)
 			})
 		}
+	}
+}
+
+// TestPaddedCopies runs the mobile blocks with and without padded copies stored by the
+// producing convolutions (takePaddedCopy): the pad kernels come back without them, and both
+// plans match PyTorch.
+func TestPaddedCopies(t *testing.T) {
+	dir := "testdata/conv/mobile_n3"
+	g, err := graph.Load(filepath.Join(dir, "graph.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { convPaddedCopies = true }()
+	for _, on := range []bool{false, true} {
+		convPaddedCopies = on
+		plan, err := Lower(g, Options{Device: testDevice("cpu")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		padded := launchesOf(plan)["res_c (input zero-padded)"] != nil
+		if padded == on {
+			t.Errorf("convPaddedCopies=%v: res_c reads a pad kernel's copy: %v\n%s", on, padded, Explain(plan))
+		}
+		if ex := Explain(plan); on != strings.Contains(ex, "stores a copy of its output zero-padded to [13, 11] planes for res_d") {
+			t.Errorf("convPaddedCopies=%v: explain does not say that res_c's producer stores res_d's copy:\n%s", on, ex)
+		}
+		checkFixtureCPU(t, dir, Options{Device: testDevice("cpu")})
 	}
 }

@@ -193,7 +193,7 @@ class ConvsMobile(nn.Module):
     a 1x1 branch, cat and the channel shuffle (view, transpose, flatten), read by a 1x1; a
     shuffle in groups that the cat's parts straddle (view, transpose, contiguous, view).
     Strided convolutions whose input a convolution produces (MobileNet's and RegNet's
-    downsampling blocks)."""
+    downsampling blocks). ResNet's basic blocks, whose outputs have several readers."""
 
     def __init__(self):
         super().__init__()
@@ -218,6 +218,8 @@ class ConvsMobile(nn.Module):
         self.pw_d, self.down_1x1 = nn.Conv2d(12, 6, 1), nn.Conv2d(6, 4, 1, stride=2)
         self.c3, self.c3_s2 = nn.Conv2d(12, 8, 3, padding=1), nn.Conv2d(8, 8, 3, stride=2, padding=1)
         self.s2a, self.s2b = nn.Conv2d(12, 8, 3, stride=2, padding=1), nn.Conv2d(8, 8, 3, stride=2, padding=1)
+        self.res_a, self.res_b = nn.Conv2d(12, 12, 3, padding=1), nn.Conv2d(12, 12, 3, padding=1)
+        self.res_c, self.res_d = nn.Conv2d(12, 12, 3, padding=1), nn.Conv2d(12, 6, 5, padding=2)
         _randomize_bn(self.project_bn)
 
     def forward(self, img):
@@ -240,7 +242,11 @@ class ConvsMobile(nn.Module):
         # stride 2 and 3x3 stride 2 -> 3x3 stride 2
         e = (self.dw3_s2(F.hardswish(self.pw_a(img))), self.g_s2(torch.relu(self.pw_b(img))), self.dw5_s2(self.pw_c(img)),
              self.down_1x1(torch.relu(self.pw_d(img))), self.c3_s2(torch.relu(self.c3(img))), self.s2b(self.s2a(img)))
-        return (a, g, b, self.other(m), m, self.after_shuffle(y), self.after_shuffle4(z)) + e
+        # ResNet's basic blocks: a block output read by the next block's 3x3 and its residual
+        # add, then by a 5x5 (wider padded planes) and as a graph output
+        r = torch.relu(self.res_b(torch.relu(self.res_a(img))) + img)
+        r2 = torch.relu(self.res_c(r) + r)
+        return (a, g, b, self.other(m), m, self.after_shuffle(y), self.after_shuffle4(z)) + e + (self.res_d(r2), r2)
 
 
 class ConvTransposes(nn.Module):

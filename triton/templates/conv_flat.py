@@ -23,7 +23,8 @@ Program (pixel tile x channel tile, sample x group, model); the fused epilogue
 [BLOCK_OC, BLOCK_P] before the single store.
 Data: Fn, Header, Epilogue []{Name, Load string} (loads addressed by bidx, oc_g, rp),
 EpilogueArgs, ExtraArgs []string, Body []string (statements from `acc` to `y`), TapMajor, PaddedStore,
-EvenK, Strided, Depthwise, QMask, Scale (with s_ptr...: scale input channel c of sample bidx by
+EvenK, Strided, Depthwise, QMask, CopyStore and CopyPaddedStore (with p_ptr...: a zero-padded copy
+stored too, as PaddedStore or row by row), Scale (with s_ptr...: scale input channel c of sample bidx by
 s[bidx, c], applied to the weight tile's column c).
 */ -}}
 import triton
@@ -38,7 +39,7 @@ import triton.language as tl
 def {{.Fn}}(
     x_ptr, x_mstride, x_bstride, x_cstride,
     w_ptr, w_mstride,{{if .Scale}} s_ptr, s_mstride, s_bstride, s_cstride,{{end}}
-    c_ptr, c_mstride, c_bstride, c_cstride, c_rstride, c_off,
+    c_ptr, c_mstride, c_bstride, c_cstride, c_rstride, c_off,{{if .CopyStore}} p_ptr, p_mstride, p_bstride, p_cstride, p_rstride, p_off,{{end}}
     {{pyargs .EpilogueArgs}}
     Wp, OW, OH, Q, P, OCG, KTOT, KW, KHW, CG, GROUPS, dil_h, dil_w, w_tstride, tiles_oc,{{if .Strided}} stride_h, stride_w, PHW, PLANE,{{end}}{{if .Depthwise}} MULT,{{end}} {{pyargs .ExtraArgs}}
     BLOCK_P: tl.constexpr, BLOCK_OC: tl.constexpr, BLOCK_K: tl.constexpr,
@@ -164,4 +165,17 @@ def {{.Fn}}(
         lo = oh * Wp
         tl.store(c_base + (oh * c_rstride - lo) + qs[None, :], y,
                  mask=ocmask & (qs[None, :] >= lo) & (qs[None, :] < lo + OW))
+{{- end}}
+{{- if .CopyStore}}
+    # the output has other readers: a zero-padded copy for the convolution reading it, from the
+    # same registers (planes p_cstride apart, rows p_rstride, the interior at p_off)
+    p_base = p_ptr + model * p_mstride + p_off + bidx * p_bstride + oc_g[:, None] * p_cstride
+{{- if .CopyPaddedStore}}
+    tl.store(p_base + qs[None, :], tl.where(ow[None, :] < OW, y, 0.0), mask=ocmask & (qs[None, :] < Q))
+{{- else}}
+    for oh in range(q0 // Wp, min((q0 + BLOCK_P - 1) // Wp + 1, OH)):
+        lo = oh * Wp
+        tl.store(p_base + (oh * p_rstride - lo) + qs[None, :], y,
+                 mask=ocmask & (qs[None, :] >= lo) & (qs[None, :] < lo + OW))
+{{- end}}
 {{- end}}
