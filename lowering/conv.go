@@ -411,6 +411,7 @@ type convData struct {
 	Depthwise       bool // conv_flat.py: per-tap multiply-adds of one input plane per channel, no dot
 	QMask           bool // conv_flat.py: mask the last pixel tile's dead columns (flatQMask)
 	Scale           bool // conv_flat.py: scale the weight tile's input channels by s (channelScaleFor)
+	ScaleInput      bool // ... by scaling the input tile's rows instead (it is the smaller tile)
 	CopyStore       bool // conv_flat.py: store a zero-padded copy of the output too (takePaddedCopy)
 	CopyPaddedStore bool // ... whose planes are as wide as this convolution's padded input
 	Phases          bool // conv_pad.py: write phase planes for a strided convolution
@@ -543,7 +544,7 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads,
 		EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body, TapMajor: g.tapMajor,
 		PaddedStore: g.outPad.hp > 0 && g.outPad.wp == g.wp || g.outPad.hp == 0 && g.wp == g.ow, EvenK: g.tapMajor && g.cg%bk == 0, Strided: strided,
-		Depthwise: tmpl == "conv_flat.py" && g.depthwise, Scale: g.scale != nil, CopyStore: g.padCopy != nil,
+		Depthwise: tmpl == "conv_flat.py" && g.depthwise, Scale: g.scale != nil, ScaleInput: g.scale != nil && bn > bp, CopyStore: g.padCopy != nil,
 		CopyPaddedStore: g.padCopy != nil && g.padCopy.pad.wp == g.wp, QMask: tmpl == "conv_flat.py" && (g.direct || flatQMask(g.oh*g.wp, bp))}
 	text, err := templates.Render(tmpl, d)
 	if err != nil {

@@ -193,7 +193,8 @@ class ConvsMobile(nn.Module):
     a 1x1 branch, cat and the channel shuffle (view, transpose, flatten), read by a 1x1; a
     shuffle in groups that the cat's parts straddle (view, transpose, contiguous, view).
     Strided convolutions whose input a convolution produces (MobileNet's and RegNet's
-    downsampling blocks). ResNet's basic blocks, whose outputs have several readers."""
+    downsampling blocks). ResNet's basic blocks, whose outputs have several readers.
+    Squeeze-excite at 3x2 pixels into more output channels than pixels."""
 
     def __init__(self):
         super().__init__()
@@ -220,6 +221,8 @@ class ConvsMobile(nn.Module):
         self.s2a, self.s2b = nn.Conv2d(12, 8, 3, stride=2, padding=1), nn.Conv2d(8, 8, 3, stride=2, padding=1)
         self.res_a, self.res_b = nn.Conv2d(12, 12, 3, padding=1), nn.Conv2d(12, 12, 3, padding=1)
         self.res_c, self.res_d = nn.Conv2d(12, 12, 3, padding=1), nn.Conv2d(12, 6, 5, padding=2)
+        self.tiny, self.tiny_fc, self.tiny_project = nn.Conv2d(12, 16, 3, stride=4, padding=1), nn.Conv2d(16, 16, 1), nn.Conv2d(16, 40, 1)
+        self.tiny5, self.tiny5_fc, self.tiny5_project = nn.Conv2d(12, 5, 3, stride=4, padding=1), nn.Conv2d(5, 5, 1), nn.Conv2d(5, 33, 1)
         _randomize_bn(self.project_bn)
 
     def forward(self, img):
@@ -246,7 +249,13 @@ class ConvsMobile(nn.Module):
         # add, then by a 5x5 (wider padded planes) and as a graph output
         r = torch.relu(self.res_b(torch.relu(self.res_a(img))) + img)
         r2 = torch.relu(self.res_c(r) + r)
-        return (a, g, b, self.other(m), m, self.after_shuffle(y), self.after_shuffle4(z)) + e + (self.res_d(r2), r2)
+        # squeeze-excite at 3x2 pixels into 40 and 33 channels (the late stages of a mobile
+        # CNN: more output channels than pixels), over 16 and 5 channels
+        u = torch.relu(self.tiny(img))
+        tp = self.tiny_project(u * torch.sigmoid(self.tiny_fc(F.adaptive_avg_pool2d(u, 1))))
+        u5 = torch.relu(self.tiny5(img))
+        tp5 = self.tiny5_project(torch.sigmoid(self.tiny5_fc(F.adaptive_avg_pool2d(u5, 1))) * u5)
+        return (a, g, b, self.other(m), m, self.after_shuffle(y), self.after_shuffle4(z)) + e + (self.res_d(r2), r2, tp, tp5)
 
 
 class ConvTransposes(nn.Module):

@@ -24,7 +24,7 @@ Program (pixel tile x channel tile, sample x group, model); the fused epilogue
 Data: Fn, Header, Epilogue []{Name, Load string} (loads addressed by bidx, oc_g, rp),
 EpilogueArgs, ExtraArgs []string, Body []string (statements from `acc` to `y`), TapMajor, PaddedStore,
 EvenK, Strided, Depthwise, QMask, CopyStore and CopyPaddedStore (with p_ptr...: a zero-padded copy
-stored too, as PaddedStore or row by row), Scale (with s_ptr...: scale input channel c of sample bidx by
+stored too, as PaddedStore or row by row), Scale, ScaleInput (with s_ptr...: scale input channel c of sample bidx by
 s[bidx, c], applied to the weight tile's column c).
 */ -}}
 import triton
@@ -60,8 +60,8 @@ def {{.Fn}}(
     acc = tl.zeros((BLOCK_OC, BLOCK_P), dtype=tl.float32)
 {{- if .Scale}}
     # the input channels' scale (squeeze-excite's x * s, s per sample and channel): as
-    # sum_c W[o, c] (x[c, p] s[c]) = sum_c (W[o, c] s[c]) x[c, p], it scales the weight tile's
-    # columns, which is smaller than the input tile and leaves that read in place
+    # sum_c W[o, c] (x[c, p] s[c]) = sum_c (W[o, c] s[c]) x[c, p], it scales the weight
+    # tile's columns, or with ScaleInput the input tile's rows: whichever tile is smaller
     s_base = s_ptr + model * s_mstride + bidx * s_bstride + grp * CG * s_cstride
 {{- end}}
 {{- if .Depthwise}}
@@ -102,17 +102,21 @@ def {{.Fn}}(
         for c0 in range(0, CG, BLOCK_K):
 {{- if .EvenK}}
             a = tl.load(a_ptrs + (tap * w_tstride + c0), mask=ocmask, other=0.0)
-{{- if .Scale}}
+            b = tl.load(b_ptrs + (toff + c0 * x_cstride){{if .QMask}}, mask=q[None, :] < Q, other=0.0{{end}})
+{{- if .ScaleInput}}
+            b = b * tl.load(s_base + (c0 + rk) * s_cstride)[:, None]
+{{- else if .Scale}}
             a = a * tl.load(s_base + (c0 + rk) * s_cstride)[None, :]
 {{- end}}
-            b = tl.load(b_ptrs + (toff + c0 * x_cstride){{if .QMask}}, mask=q[None, :] < Q, other=0.0{{end}})
 {{- else}}
             cs = c0 + rk
             a = tl.load(w_base + tap * w_tstride + rn[:, None] * CG + cs[None, :], mask=ocmask & (cs[None, :] < CG), other=0.0)
-{{- if .Scale}}
+            b = tl.load(x_base + toff + cs[:, None] * x_cstride + q[None, :], mask=(cs[:, None] < CG){{if .QMask}} & (q[None, :] < Q){{end}}, other=0.0)
+{{- if .ScaleInput}}
+            b = b * tl.load(s_base + cs * s_cstride, mask=cs < CG, other=0.0)[:, None]
+{{- else if .Scale}}
             a = a * tl.load(s_base + cs * s_cstride, mask=cs < CG, other=0.0)[None, :]
 {{- end}}
-            b = tl.load(x_base + toff + cs[:, None] * x_cstride + q[None, :], mask=(cs[:, None] < CG){{if .QMask}} & (q[None, :] < Q){{end}}, other=0.0)
 {{- end}}
             acc += tl.dot(a, b, input_precision=INPUT_PRECISION)
 {{- else}}
@@ -120,9 +124,6 @@ def {{.Fn}}(
     for k0 in range(0, KTOT, BLOCK_K):
         ks = k0 + rk
         a = tl.load(w_base + rn[:, None] * KTOT + ks[None, :], mask=ocmask & (ks[None, :] < KTOT), other=0.0)
-{{- if .Scale}}
-        a = a * tl.load(s_base + (ks // KHW) * s_cstride, mask=ks < KTOT, other=0.0)[None, :]
-{{- end}}
         bmask = (ks[:, None] < KTOT){{if .QMask}} & (q[None, :] < Q){{end}}
         # k = (channel, kh, kw) as in the weight's own layout; each is one flat shift of q
         # (computed after ks's affine uses: the CPU backend keeps those symbolic)
@@ -135,6 +136,11 @@ def {{.Fn}}(
         koff = (ks // KHW) * x_cstride + (tap // KW) * (dil_h * Wp) + (tap % KW) * dil_w
 {{- end}}
         b = tl.load(x_base + (koff[:, None] + q[None, :]), mask=bmask, other=0.0)
+{{- if .ScaleInput}}
+        b = b * tl.load(s_base + (ks // KHW) * s_cstride, mask=ks < KTOT, other=0.0)[:, None]
+{{- else if .Scale}}
+        a = a * tl.load(s_base + (ks // KHW) * s_cstride, mask=ks < KTOT, other=0.0)[None, :]
+{{- end}}
         acc += tl.dot(a, b, input_precision=INPUT_PRECISION)
 {{- end}}
     ow = q % Wp
