@@ -236,9 +236,10 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 // channelScaleFor finds a squeeze-excite scale in front of pointwise convolution n: its input
 // v is the value of a pending element-wise group that is one mul of a dense [B, C, H, W]
 // tensor x by a per-(sample, channel) s [B or 1, C, 1, 1], read by n alone. The convolution
-// then reads x and scales the input channels of its weight tiles by s instead, taking the
-// mul's place in the launch order (x and s are ready there); the mul kernel and the scaled
-// tensor disappear. Where the scaled tensor has other readers the mul stays a kernel.
+// then reads x and scales its weight tiles' input channels (or its input tiles' rows) by s
+// instead, taking the mul's place in the launch order (x and s are ready there); the mul
+// kernel and the scaled tensor disappear. Where the scaled tensor has other readers the mul
+// stays a kernel.
 func (l *lowerer) channelScaleFor(n *graph.Node, v View) (mul group, x, s View, ok bool) {
 	if n.Inputs[0].Kind != graph.TensorOperand {
 		return nil, View{}, View{}, false
@@ -279,7 +280,7 @@ func (l *lowerer) channelScaleFor(n *graph.Node, v View) (mul group, x, s View, 
 			l.notes[eg] = append(l.notes[eg], fmt.Sprintf("%s not applied by %s: %s", eg.nodes[0], n.Name, reason))
 			return nil, View{}, View{}, false
 		}
-		eg.fused = append(eg.fused, fmt.Sprintf("%s applied by %s to its weight tiles as it loads them (W (x * s) = (W s) x: no mul kernel, no scaled tensor): %s", eg.nodes[0], n.Name, reason))
+		eg.fused = append(eg.fused, fmt.Sprintf("%s applied by %s to the weight or input tiles it loads (W (x * s) = (W s) x: no mul kernel, no scaled tensor): %s", eg.nodes[0], n.Name, reason))
 		return eg, xv, sv, true
 	}
 	return nil, View{}, View{}, false

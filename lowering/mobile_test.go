@@ -56,15 +56,15 @@ func TestMobileBlocksFused(t *testing.T) {
 						t.Errorf("%s is served by %v, want the 1x1 convolution reading it (conv_flat.py) alone\n%s", mul, served[mul], Explain(plan))
 					}
 				}
-				// at 3x2 pixels into 40 and 33 channels the input tile is the smaller: scaled
-				for _, mul := range []string{"mul_4", "mul_5"} {
+				// at 3x2 pixels into 40, 33 and 20 channels the input tile is the smaller: scaled
+				for _, mul := range []string{"mul_4", "mul_5", "mul_6"} {
 					if !slices.Equal(served[mul], []string{"conv_flat.py"}) {
 						t.Errorf("%s is served by %v, want the 1x1 convolution reading it (conv_flat.py) alone", mul, served[mul])
 					}
 				}
 				for _, ln := range plan.Launches {
 					scalesInput := strings.Contains(ln.Kernel.Source.Text, "b = b * tl.load(s_base")
-					if tiny := slices.Contains(ln.Nodes, "tiny_project") || slices.Contains(ln.Nodes, "tiny5_project"); tiny != scalesInput {
+					if tiny := slices.Contains(ln.Nodes, "tiny_project") || slices.Contains(ln.Nodes, "tiny5_project") || slices.Contains(ln.Nodes, "tiny12_project"); tiny != scalesInput {
 						t.Errorf("%s (%v) scales its input tile: %v; want the 3x2-pixel ones alone to", ln.Kernel.Source.Fn, ln.Nodes, scalesInput)
 					}
 				}

@@ -199,7 +199,10 @@ func lowerConcat(l *lowerer, n *graph.Node) error {
 	if len(parts) == 0 { // a shuffle whose groups the parts straddle: a plain cat
 		start = 0
 		for _, op := range n.Inputs[0].List {
-			v, _ := l.value(op)
+			v, err := l.value(op)
+			if err != nil {
+				return err
+			}
 			parts = append(parts, out.slice(d, start, v.Shape[d]))
 			start += v.Shape[d]
 		}
@@ -233,7 +236,7 @@ func lowerConcat(l *lowerer, n *graph.Node) error {
 // 1 and 2: a channel shuffle. Else 0.
 func (l *lowerer) shuffleGroups(n *graph.Node, d int) int {
 	shape := n.Output().Shape
-	if len(shape) != 4 || d != 1 || l.opts.NoFusion {
+	if n.Op != "cat" || len(shape) != 4 || d != 1 || l.opts.NoFusion {
 		return 0
 	}
 	view := l.soleReader(n)

@@ -223,6 +223,7 @@ class ConvsMobile(nn.Module):
         self.res_c, self.res_d = nn.Conv2d(12, 12, 3, padding=1), nn.Conv2d(12, 6, 5, padding=2)
         self.tiny, self.tiny_fc, self.tiny_project = nn.Conv2d(12, 16, 3, stride=4, padding=1), nn.Conv2d(16, 16, 1), nn.Conv2d(16, 40, 1)
         self.tiny5, self.tiny5_fc, self.tiny5_project = nn.Conv2d(12, 5, 3, stride=4, padding=1), nn.Conv2d(5, 5, 1), nn.Conv2d(5, 33, 1)
+        self.tiny12, self.tiny12_fc, self.tiny12_project = nn.Conv2d(12, 12, 3, stride=4, padding=1), nn.Conv2d(12, 12, 1), nn.Conv2d(12, 20, 1)
         _randomize_bn(self.project_bn)
 
     def forward(self, img):
@@ -249,13 +250,15 @@ class ConvsMobile(nn.Module):
         # add, then by a 5x5 (wider padded planes) and as a graph output
         r = torch.relu(self.res_b(torch.relu(self.res_a(img))) + img)
         r2 = torch.relu(self.res_c(r) + r)
-        # squeeze-excite at 3x2 pixels into 40 and 33 channels (the late stages of a mobile
-        # CNN: more output channels than pixels), over 16 and 5 channels
+        # squeeze-excite at 3x2 pixels into 40, 33 and 20 channels (the late stages of a mobile
+        # CNN: more output channels than pixels), over 16, 5 and 12 channels
         u = torch.relu(self.tiny(img))
         tp = self.tiny_project(u * torch.sigmoid(self.tiny_fc(F.adaptive_avg_pool2d(u, 1))))
         u5 = torch.relu(self.tiny5(img))
         tp5 = self.tiny5_project(torch.sigmoid(self.tiny5_fc(F.adaptive_avg_pool2d(u5, 1))) * u5)
-        return (a, g, b, self.other(m), m, self.after_shuffle(y), self.after_shuffle4(z)) + e + (self.res_d(r2), r2, tp, tp5)
+        u12 = torch.relu(self.tiny12(img))
+        tp12 = self.tiny12_project(u12 * torch.sigmoid(self.tiny12_fc(F.adaptive_avg_pool2d(u12, 1))))
+        return (a, g, b, self.other(m), m, self.after_shuffle(y), self.after_shuffle4(z)) + e + (self.res_d(r2), r2, tp, tp5, tp12)
 
 
 class ConvTransposes(nn.Module):
