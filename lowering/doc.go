@@ -71,7 +71,9 @@
 //     stored into their slices by those convolutions (convStoresInto); a channel cat read by
 //     a channel shuffle (view [B, G, C/G, H, W], transpose(1, 2)) is laid out shuffled, so
 //     the shuffle is a dense view (lowerConcat, shuffleGroups); a pointwise convolution reads
-//     a channel slice (a chunk) in place, whatever its sample stride.
+//     a channel slice (a chunk) in place, whatever its sample stride; a convolution whose
+//     output has several readers stores, besides it, the zero-padded copy a unit-stride
+//     convolution reads (takePaddedCopy), which residual adds then read too.
 //   - Other convolutions: conv_rows.py (row tiles) and conv.py (flat pixels) on GPUs;
 //     conv_nd.py for Conv3d and transposed convolutions (a gather over the taps that reach
 //     each output, stride holes masked, nothing materialized); conv_depthwise.py.
