@@ -52,6 +52,11 @@ var convFlatKernel = true
 // long enough to pay for their calls). Tests lower it to check both forms.
 var convTapMajorMinChannels = 8
 
+// convPaddedCopies lets a convolution whose output has several readers store the zero-padded
+// copy a unit-stride convolution reads (takePaddedCopy); tests turn it off to check the pad
+// kernel on the same problems.
+var convPaddedCopies = true
+
 const convRowMinWidth = 8
 
 // convFlatMaxBlockP bounds conv_flat.py's pixel tile, whose last one reads up to that far past
@@ -76,6 +81,8 @@ type convGroup struct {
 	tapMajor               bool     // conv_flat.py: tap by tap, the weight relaid as [tap, OC, CG]
 	direct                 bool     // conv_flat.py pointwise: the input's own dense planes, no pad copy
 	chanBlock              int      // conv_dw_blocks.py: channels per block of its input (xCStride: a block's stride), else 0
+	scale                  *View    // conv_flat.py pointwise: a per-(sample, channel) input scale [B or 1, C, 1, 1] (channelScaleFor)
+	padCopy                *padCopy // conv_flat.py: a zero-padded copy of the output stored too, for a convolution reading it (takePaddedCopy)
 }
 
 // convInput is a convolution node's input, refused unless float32, float16 or bfloat16 (as its
@@ -147,6 +154,14 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	if l.opts.Device.Caps.HostThreads && g.pointwise() && groups == 1 && g.h*g.wd == 1 {
 		return lowerConvAsMatmul(l, n, x, batched, batch, inC, outC, k)
 	}
+	// conv_flat.py reads a pointwise convolution's input planes in place (g.direct)
+	pointwiseFlat := l.opts.Device.Caps.HostThreads && convFlatKernel && g.pointwise() && !(groups == inC && groups > 1)
+	var scaled group // the squeeze-excite mul this convolution applies itself (channelScaleFor)
+	if n.Op == "conv2d" && pointwiseFlat {
+		if mul, xs, s, ok := l.channelScaleFor(n, x); ok {
+			scaled, x, g.scale = mul, xs, &s
+		}
+	}
 	g.w = l.values[n.Param("weight").Name]
 	if l.opts.Device.Caps.HostThreads && g.patchEmbedding() {
 		if w, ok := g.w.reshape(append([]int{outC, inC * g.kh * g.kw}, make1s(k)...)); ok {
@@ -155,9 +170,15 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 			l.notes[g] = append(l.notes[g], "patch embedding (kernel == stride): patches copied as channels, then a pointwise GEMM")
 		}
 	}
-	g.x = l.contiguous(x, n)
-	g.xCStride = g.h * g.wd
-	g.xBStride = inC * g.xCStride
+	if pointwiseFlat && batched && k == 2 && densePlanes(x) {
+		// any channel and sample strides (a channel slice of a wider tensor: ShuffleNet's
+		// chunk), no copy
+		g.x, g.xCStride, g.xBStride = x, x.Strides[1], x.Strides[0]
+	} else {
+		g.x = l.contiguous(x, n)
+		g.xCStride = g.h * g.wd
+		g.xBStride = inC * g.xCStride
+	}
 	out := l.newOutput(n.Name, outShape, n.Output().DType)
 	g.groupBase = groupBase{nodes: []string{n.Name}, ops: []string{n.Op}, out: out}
 	g.depthwise = convDirectDepthwise && groups == inC && groups > 1
@@ -185,7 +206,8 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 			// may store the next convolution's padded planes
 			g.direct = true
 			g.hp, g.wp, g.phh, g.phw = g.h, g.wd, 1, 1
-		case !g.takePaddedInput(l, n.Inputs[0].Name, inC):
+		case g.takePaddedInput(l, n.Inputs[0].Name, inC), g.takePaddedCopy(l, n.Inputs[0].Name, inC):
+		default:
 			g.padInput(l, n.Name, inC)
 		}
 	}
@@ -218,8 +240,80 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	if err := fuseConvBias(l, n, g.epi, out, outC, k); err != nil {
 		return err
 	}
+	if scaled != nil {
+		if !g.direct {
+			return fmt.Errorf("internal error: the channel scale of %s went to a convolution that does not read its input directly", scaled.base().nodes[0])
+		}
+		l.takePlace(scaled, g, n.Name)
+		return nil
+	}
 	l.addGroup(g, n.Name)
 	return nil
+}
+
+// channelScaleFor finds a squeeze-excite scale in front of pointwise convolution n: its input
+// v is the value of a pending element-wise group that is one mul of a dense [B, C, H, W]
+// tensor x by a per-(sample, channel) s [B or 1, C, 1, 1], read by n alone. The convolution
+// then reads x and scales its weight tiles' input channels (or its input tiles' rows) by s
+// instead, taking the mul's place in the launch order (x and s are ready there); the mul
+// kernel and the scaled tensor disappear. Where the scaled tensor has other readers the mul
+// stays a kernel.
+func (l *lowerer) channelScaleFor(n *graph.Node, v View) (mul group, x, s View, ok bool) {
+	if n.Inputs[0].Kind != graph.TensorOperand {
+		return nil, View{}, View{}, false
+	}
+	eg, isEW := l.fusable(n.Inputs[0].Name).(*ewGroup)
+	if !isEW || len(eg.ops) != 1 || eg.ops[0] != "mul" || eg.out.Buf != v.Buf || eg.out.Offset != v.Offset || !v.Contiguous() {
+		return nil, View{}, View{}, false
+	}
+	e := eg.epi
+	if e.root == nil || e.root.op != "mul" || len(e.root.args) != 2 || len(e.leaves) != 2 || len(v.Shape) < 3 {
+		return nil, View{}, View{}, false
+	}
+	// the scale: 1 past the channel dim (dim -3: [.., C, H, W]), the channel dim C; the
+	// scaled tensor: v's own shape, dense
+	scaleOf := func(t View) bool {
+		r, c := len(t.Shape), len(v.Shape)-3
+		if r != len(v.Shape) || t.Shape[c] != v.Shape[c] || t.DType != graph.Float32 {
+			return false
+		}
+		for d := range t.Shape {
+			if d != c && t.Shape[d] != 1 && (d > c || t.Shape[d] != v.Shape[d]) {
+				return false
+			}
+		}
+		return true
+	}
+	for i, a := range e.root.args {
+		b := e.root.args[1-i]
+		if a.op != exprLeaf || b.op != exprLeaf {
+			return nil, View{}, View{}, false
+		}
+		xv, sv := e.leaves[a.leaf].view, e.leaves[b.leaf].view
+		if !slices.Equal(xv.Shape, v.Shape) || !xv.Contiguous() || xv.DType != graph.Float32 || !scaleOf(sv) {
+			continue
+		}
+		fused, reason := l.decideFusion([]string{"mul", n.Op}, eg.out, eg.ops, n.Op)
+		if !fused {
+			l.notes[eg] = append(l.notes[eg], fmt.Sprintf("%s not applied by %s: %s", eg.nodes[0], n.Name, reason))
+			return nil, View{}, View{}, false
+		}
+		eg.fused = append(eg.fused, fmt.Sprintf("%s applied by %s to the weight or input tiles it loads (W (x * s) = (W s) x: no mul kernel, no scaled tensor): %s", eg.nodes[0], n.Name, reason))
+		return eg, xv, sv, true
+	}
+	return nil, View{}, View{}, false
+}
+
+// scaleArgs address the channel scale s [B or 1, C, 1, 1] (or unbatched [C, 1, 1]) by
+// model, sample and input channel.
+func (g *convGroup) scaleArgs() []LaunchArg {
+	s := *g.scale
+	c := len(s.Shape) - 3
+	bs := 0
+	if c > 0 && s.Shape[0] > 1 {
+		bs = s.Strides[0]
+	}
+	return append(ptrArgs("s", s), intArg("s_bstride", bs), intArg("s_cstride", s.Strides[c]))
 }
 
 // patchEmbedding reports a convolution whose windows tile the image without overlap or
@@ -323,22 +417,26 @@ func (g *convGroup) rowStepsPayOff() bool {
 }
 
 type convData struct {
-	Fn           string
-	Header       []string
-	Epilogue     []loadLine
-	EpilogueArgs []string
-	ExtraArgs    []string
-	Body         []string
-	TapMajor     bool // conv_flat.py: reduce tap by tap over the weight as [tap, OC, CG]
-	PaddedStore  bool // conv_flat.py: the output's padded planes are as wide as the input's, or the output is dense and q its pixel (Wp == OW)
-	EvenK        bool // conv_flat.py tap-major: BLOCK_K divides the channels (no k mask)
-	Strided      bool // conv_flat.py: the input comes as phase planes
-	Depthwise    bool // conv_flat.py: per-tap multiply-adds of one input plane per channel, no dot
-	QMask        bool // conv_flat.py: mask the last pixel tile's dead columns (flatQMask)
-	HalfProducts bool // conv_flat.py and conv_dw_blocks.py depthwise: fp16/bf16 tiles, multiplied in fp32
-	Phases       bool // conv_pad.py: write phase planes for a strided convolution
-	Blocks       bool // conv_pad.py: write channel blocks, channels last (conv_dw_blocks.py)
-	Mult         bool // conv_pad.py Blocks: output channels read input channel c // MULT
+	Fn              string
+	Header          []string
+	Epilogue        []loadLine
+	EpilogueArgs    []string
+	ExtraArgs       []string
+	Body            []string
+	TapMajor        bool // conv_flat.py: reduce tap by tap over the weight as [tap, OC, CG]
+	PaddedStore     bool // conv_flat.py: the output's padded planes are as wide as the input's, or the output is dense and q its pixel (Wp == OW)
+	EvenK           bool // conv_flat.py tap-major: BLOCK_K divides the channels (no k mask)
+	Strided         bool // conv_flat.py: the input comes as phase planes
+	Depthwise       bool // conv_flat.py: per-tap multiply-adds of one input plane per channel, no dot
+	QMask           bool // conv_flat.py: mask the last pixel tile's dead columns (flatQMask)
+	Scale           bool // conv_flat.py: scale the weight tile's input channels by s (channelScaleFor)
+	ScaleInput      bool // ... by scaling the input tile's rows instead (it is the smaller tile)
+	CopyStore       bool // conv_flat.py: store a zero-padded copy of the output too (takePaddedCopy)
+	CopyPaddedStore bool // ... whose planes are as wide as this convolution's padded input
+	HalfProducts    bool // conv_flat.py and conv_dw_blocks.py depthwise: fp16/bf16 tiles, multiplied in fp32
+	Phases          bool // conv_pad.py: write phase planes for a strided convolution
+	Blocks          bool // conv_pad.py: write channel blocks, channels last (conv_dw_blocks.py)
+	Mult            bool // conv_pad.py Blocks: output channels read input channel c // MULT
 }
 
 // heuristicBlocks is the built-in tile choice of the implicit GEMM (the default tunables
@@ -441,15 +539,27 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 	args = append(args, ptrArgs("x", g.x)...)
 	args = append(args, intArg("x_bstride", g.xBStride), intArg("x_cstride", g.xCStride))
 	args = append(args, ptrArgs("w", g.w)...)
+	if g.scale != nil {
+		args = append(args, g.scaleArgs()...)
+	}
 	args = append(args, ptrArgs("c", g.out)...)
 	strided := tmpl == "conv_flat.py" && g.strided()
 	if tmpl == "conv_flat.py" {
 		// the output's planes, rows and first pixel (dense, or padded for the next convolution)
 		cs, rs := p, g.ow
-		if o := g.outPad; o.hp > 0 {
-			cs, rs = o.hp*o.wp, o.wp
+		bs := g.ocg * g.groups * cs
+		switch o := g.outPad; {
+		case o.hp > 0:
+			cs, rs, bs = o.hp*o.wp, o.wp, g.ocg*g.groups*o.hp*o.wp
+		case len(g.out.Shape) == 4: // [B, C, H, W], dense planes, maybe a slice of a cat (convStoresInto)
+			bs, cs, rs = g.out.Strides[0], g.out.Strides[1], g.out.Strides[2]
 		}
-		args = append(args, intArg("c_bstride", g.ocg*g.groups*cs), intArg("c_cstride", cs), intArg("c_rstride", rs), intArg("c_off", g.outPad.off))
+		args = append(args, intArg("c_bstride", bs), intArg("c_cstride", cs), intArg("c_rstride", rs), intArg("c_off", g.outPad.off))
+		if pc := g.padCopy; pc != nil {
+			plane := pc.pad.hp * pc.pad.wp
+			args = append(args, ptrArgs("p", pc.out)...)
+			args = append(args, intArg("p_bstride", g.ocg*g.groups*plane), intArg("p_cstride", plane), intArg("p_rstride", pc.pad.wp), intArg("p_off", pc.pad.off))
+		}
 	} else {
 		args = append(args, intArg("c_bstride", g.ocg*g.groups*p))
 	}
@@ -459,7 +569,8 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads,
 		EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body, TapMajor: g.tapMajor,
 		PaddedStore: g.outPad.hp > 0 && g.outPad.wp == g.wp || g.outPad.hp == 0 && g.wp == g.ow, EvenK: g.tapMajor && g.cg%bk == 0, Strided: strided,
-		Depthwise: tmpl == "conv_flat.py" && g.depthwise, QMask: tmpl == "conv_flat.py" && (g.direct || flatQMask(g.oh*g.wp, bp)),
+		Depthwise: tmpl == "conv_flat.py" && g.depthwise, Scale: g.scale != nil, ScaleInput: g.scale != nil && bn > bp, CopyStore: g.padCopy != nil,
+		CopyPaddedStore: g.padCopy != nil && g.padCopy.pad.wp == g.wp, QMask: tmpl == "conv_flat.py" && (g.direct || flatQMask(g.oh*g.wp, bp)),
 		HalfProducts: g.depthwise && g.x.DType != graph.Float32}
 	text, err := templates.Render(tmpl, d)
 	if err != nil {
@@ -645,18 +756,19 @@ func (g *convGroup) padInput(l *lowerer, node string, inC int) {
 	pg.groupBase = groupBase{nodes: []string{node + what}, ops: []string{"pad"}, out: out}
 	l.addGroup(pg, name)
 	if pg.phases == nil { // (a residual is read from plain padded planes only)
-		l.padCopies = append(l.padCopies, padCopy{src: g.x, out: pg.out, pad: pad, padGroup: pg})
+		l.padCopies = append(l.padCopies, padCopy{src: g.x, out: pg.out, pad: pad, h: g.h, w: g.wd, planes: planes, by: pg.nodes[0]})
 	}
 	g.x = pg.out
 }
 
-// padCopy is a zero-padded copy of a convolution input: src's planes [H, W] lie at pad.off
-// of out's planes [pad.hp, pad.wp]. Its buffer is never shared (Buffer.Sparse), so the copy
-// stays valid for the rest of the run.
+// padCopy is a zero-padded copy of a convolution input: src's planes [h, w] (planes of them)
+// lie at pad.off of out's planes [pad.hp, pad.wp]; by names the kernel writing it. Its
+// buffer is never shared (Buffer.Sparse), so the copy stays valid for the rest of the run.
 type padCopy struct {
-	src, out View
-	pad      planePad
-	padGroup *convPadGroup
+	src, out     View
+	pad          planePad
+	h, w, planes int
+	by           string
 }
 
 // readPaddedLeaves makes the epilogue read a leaf that is the whole dense output-shaped
@@ -675,15 +787,15 @@ func (g *convGroup) readPaddedLeaves(l *lowerer) {
 		}
 		for _, pc := range l.padCopies {
 			if pc.src.Buf != v.Buf || pc.src.Offset != v.Offset || pc.src.ModelStride != v.ModelStride ||
-				!slices.Equal(pc.src.Shape, v.Shape) || pc.pad.wp != g.wp || pc.padGroup.h != g.oh || pc.padGroup.w != g.ow ||
-				pc.padGroup.planes != g.batch*outC {
+				!slices.Equal(pc.src.Shape, v.Shape) || pc.pad.wp != g.wp || pc.h != g.oh || pc.w != g.ow ||
+				pc.planes != g.batch*outC {
 				continue
 			}
 			plane := pc.pad.hp * pc.pad.wp
 			lf.view = pc.out
 			lf.offset = fmt.Sprintf("bidx * %d + oc_g[:, None] * %d + %d + q[None, :]", outC*plane, plane, pc.pad.off)
 			lf.mask = "ocmask & (q[None, :] < Q)"
-			l.notes[g] = append(l.notes[g], fmt.Sprintf("reads its residual %s from the zero-padded copy made for %s", shapeStr(v.Shape), pc.padGroup.nodes[0]))
+			l.notes[g] = append(l.notes[g], fmt.Sprintf("reads its residual %s from the zero-padded copy made for %s", shapeStr(v.Shape), pc.by))
 			break
 		}
 	}
@@ -751,6 +863,58 @@ func (g *convGroup) takePaddedInput(l *lowerer, value string, inC int) bool {
 	l.writer[out.Buf] = prod.index
 	delete(l.owner, value) // nothing more fuses into its epilogue
 	l.notes[prod] = append(l.notes[prod], fmt.Sprintf("stores its output zero-padded to [%d, %d] planes for %s", pad.hp, pad.wp, g.nodes[0]))
+	g.x = out
+	return true
+}
+
+// densePlanes reports a [.., H, W] view whose planes are dense (rows contiguous, W apart),
+// whatever its other strides.
+func densePlanes(v View) bool {
+	r := len(v.Shape)
+	return r >= 2 && (v.Shape[r-1] == 1 || v.Strides[r-1] == 1) && (v.Shape[r-2] == 1 || v.Strides[r-2] == v.Shape[r-1])
+}
+
+// convStoresInto makes the pending conv_flat.py group producing value x (its one reader
+// being cat) store its output straight into dst, the value's slice of the cat's buffer
+// (channels maybe strided: a shuffled cat), so no copy moves it there. It reports false when
+// value has another producer or use, or an output layout that cannot move.
+func (l *lowerer) convStoresInto(value string, x, dst View, cat string) bool {
+	prod, ok := l.fusable(value).(*convGroup)
+	// (Monte Carlo dropout in its epilogue numbers elements by the dense layout: not moved)
+	if !ok || !prod.flat || prod.outPad.hp > 0 || contains(prod.ops, "dropout") || len(dst.Shape) != 4 ||
+		!prod.out.Contiguous() || prod.out.ModelStride == 0 || x.Buf != prod.out.Buf || x.Offset != prod.out.Offset ||
+		!slices.Equal(x.Shape, prod.out.Shape) || !slices.Equal(dst.Shape, prod.out.Shape) || dst.DType != prod.out.DType || !densePlanes(dst) {
+		return false
+	}
+	prod.out = dst
+	if w, ok := l.writer[dst.Buf]; !ok || w < prod.index {
+		l.writer[dst.Buf] = prod.index
+	}
+	delete(l.owner, value) // nothing more fuses into its epilogue
+	l.notes[prod] = append(l.notes[prod], fmt.Sprintf("stores its output into its slice of %s (channels %d apart): no copy", cat, dst.Strides[1]))
+	return true
+}
+
+// takePaddedCopy is takePaddedInput for a value with other readers: the pending conv_flat.py
+// group producing it stores its output as it is and, from the same registers, the
+// zero-padded planes this (unit-stride) convolution reads, in place of a pad kernel's pass
+// over the activation. A later convolution's epilogue may read its residual from that copy
+// (readPaddedLeaves). It reports false when value has another producer.
+func (g *convGroup) takePaddedCopy(l *lowerer, value string, inC int) bool {
+	prod, ok := l.owner[value].(*convGroup)
+	v, defined := l.values[value]
+	if !convPaddedCopies || l.opts.NoFusion || !ok || prod.value != value || !defined || g.strided() || !prod.flat || prod.outPad.hp > 0 || prod.padCopy != nil ||
+		contains(prod.ops, "dropout") || !prod.out.Contiguous() || prod.out.ModelStride == 0 || len(prod.out.Shape) != len(g.x.Shape) ||
+		v.Buf != prod.out.Buf || v.Offset != prod.out.Offset || g.x.Buf != prod.out.Buf || g.x.Offset != prod.out.Offset ||
+		prod.batch != g.batch || prod.ocg*prod.groups != inC || prod.oh != g.h || prod.ow != g.wd {
+		return false
+	}
+	pad := g.padGeometry()
+	out := g.paddedBuffer(l, value+".padded", l.n, g.batch*inC)
+	prod.padCopy = &padCopy{src: prod.out, out: out, pad: pad, h: g.h, w: g.wd, planes: g.batch * inC, by: g.nodes[0]}
+	l.padCopies = append(l.padCopies, *prod.padCopy)
+	l.writer[out.Buf] = prod.index
+	l.notes[prod] = append(l.notes[prod], fmt.Sprintf("stores a copy of its output zero-padded to [%d, %d] planes for %s", pad.hp, pad.wp, g.nodes[0]))
 	g.x = out
 	return true
 }

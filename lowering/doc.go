@@ -66,6 +66,16 @@
 //     and relu a NaN-propagating tl.maximum (propagate_nan=ALL): one pass each over a tile.
 //   - CPU pooling: max/avg row by row (pool_rows.py), a global average pool as a row mean
 //     (reduce_rows.py); a pointwise convolution of 1x1 images (squeeze-excite) as a matmul.
+//   - CPU mobile blocks: a squeeze-excite scale x * s (s [B, C, 1, 1]) whose only reader is a
+//     pointwise convolution is applied by that convolution to its weight tiles as it loads
+//     them (W (x * s) = (W s) x; conv_flat.py Scale), which takes the mul's place in the
+//     launch order (channelScaleFor); a cat's parts that pending convolutions produce are
+//     stored into their slices by those convolutions (convStoresInto); a channel cat read by
+//     a channel shuffle (view [B, G, C/G, H, W], transpose(1, 2)) is laid out shuffled, so
+//     the shuffle is a dense view (lowerConcat, shuffleGroups); a pointwise convolution reads
+//     a channel slice (a chunk) in place, whatever its sample stride; a convolution whose
+//     output has several readers stores, besides it, the zero-padded copy a unit-stride
+//     convolution reads (takePaddedCopy), which residual adds then read too.
 //   - Other convolutions: conv_rows.py (row tiles) and conv.py (flat pixels) on GPUs;
 //     conv_nd.py for Conv3d and transposed convolutions (a gather over the taps that reach
 //     each output, stride holes masked, nothing materialized); conv_depthwise.py.

@@ -146,6 +146,9 @@ type lowerer struct {
 	// zero-padded copies of convolution inputs (conv_pad.py), which a later convolution's
 	// epilogue may read its residual from (convGroup.readPaddedLeaves)
 	padCopies []padCopy
+	// cats laid out as the channel shuffle reading them (lowerConcat): the cat as the
+	// shuffle's view [B, G, C/G, H, W] reads it
+	shuffledCats map[string]View
 	// decisions made while grouping (fusion choices), reported by explain
 	notes map[group][]string
 }
@@ -174,7 +177,7 @@ func Lower(g *graph.Graph, opts Options) (*Plan, error) {
 	}
 	l := &lowerer{g: g, opts: opts, n: g.N, chooser: opts.Chooser,
 		values: map[string]View{}, owner: map[string]group{}, uses: map[string]int{},
-		writer: map[*Buffer]int{}, notes: map[group][]string{}}
+		writer: map[*Buffer]int{}, notes: map[group][]string{}, shuffledCats: map[string]View{}}
 	if l.chooser == nil {
 		l.chooser = HeuristicChooser{}
 	}

@@ -213,20 +213,22 @@ func (l *lowerer) fusableReadBy(n *graph.Node, value string) group {
 	return l.fusable(value)
 }
 
-// takePlace puts g where norm was in the launch order, as the producer of value: norm's
-// output is no longer written, its only reader now normalising norm's input itself.
-func (l *lowerer) takePlace(norm *normGroup, g group, value string) {
-	delete(l.owner, norm.value)
+// takePlace puts g where prev (a row head's norm, a convolution's channel scale) was in the
+// launch order, as the producer of value: prev's output is no longer written, its only reader
+// now computing it from prev's inputs itself.
+func (l *lowerer) takePlace(prev group, g group, value string) {
+	p := prev.base()
+	delete(l.owner, p.value)
 	b := g.base()
-	b.index, b.value = norm.index, value
-	b.nodes = append(append([]string(nil), norm.nodes...), b.nodes...)
-	b.ops = append(append([]string(nil), norm.ops...), b.ops...)
-	b.fused = append(append([]string(nil), norm.fused...), b.fused...)
-	l.groups[norm.index] = g
+	b.index, b.value = p.index, value
+	b.nodes = append(append([]string(nil), p.nodes...), b.nodes...)
+	b.ops = append(append([]string(nil), p.ops...), b.ops...)
+	b.fused = append(append([]string(nil), p.fused...), b.fused...)
+	l.groups[p.index] = g
 	l.writer[b.out.Buf] = b.index
 	l.values[value] = b.out
 	l.owner[value] = g
-	l.notes[g] = append(l.notes[g], l.notes[norm]...)
+	l.notes[g] = append(l.notes[g], l.notes[prev]...)
 }
 
 // headedRows is a rendered row head: parameter loads (before the K loop), their arguments,

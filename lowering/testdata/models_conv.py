@@ -214,6 +214,83 @@ class ConvsCNN(nn.Module):
                 self.max_seq(seq))
 
 
+class ConvsMobile(nn.Module):
+    """The blocks of mobile CNNs at odd sizes. Squeeze-excite scales read by a 1x1 convolution:
+    `scale * input` as torchvision writes it over 32 channels (MobileNetV3: hardsigmoid, then
+    a 1x1 without bias and eval BatchNorm), `x * s` over 5 channels with a bias (fewer than a
+    tap-major reduction takes), the same scaled tensor read by a 1x1 in 4 groups (8 channels each), and a scaled
+    tensor with another reader (a graph output) besides its 1x1. ShuffleNetV2's unit: chunk,
+    a 1x1 branch, cat and the channel shuffle (view, transpose, flatten), read by a 1x1; a
+    shuffle in groups that the cat's parts straddle (view, transpose, contiguous, view).
+    Strided convolutions whose input a convolution produces (MobileNet's and RegNet's
+    downsampling blocks). ResNet's basic blocks, whose outputs have several readers.
+    Squeeze-excite at 3x2 pixels into more output channels than pixels."""
+
+    def __init__(self):
+        super().__init__()
+        self.expand = nn.Conv2d(12, 32, 1)
+        self.dw = nn.Conv2d(32, 32, 3, padding=1, groups=32)
+        self.se_reduce = nn.Conv2d(32, 6, 1)
+        self.se_expand = nn.Conv2d(6, 32, 1)
+        self.project = nn.Conv2d(32, 10, 1, bias=False)
+        self.project_bn = nn.BatchNorm2d(10)
+        self.grouped = nn.Conv2d(32, 8, 1, groups=4)
+        self.other = nn.Conv2d(32, 6, 1)
+        self.small = nn.Conv2d(12, 5, 3, padding=1)
+        self.small_reduce = nn.Conv2d(5, 3, 1)
+        self.small_expand = nn.Conv2d(3, 5, 1)
+        self.small_project = nn.Conv2d(5, 7, 1)
+        self.branch = nn.Conv2d(16, 16, 1)
+        self.after_shuffle = nn.Conv2d(32, 9, 1)
+        self.after_shuffle4 = nn.Conv2d(32, 3, 1)
+        self.pw_a, self.dw3_s2 = nn.Conv2d(12, 16, 1), nn.Conv2d(16, 16, 3, stride=2, padding=1, groups=16)
+        self.pw_b, self.g_s2 = nn.Conv2d(12, 16, 1), nn.Conv2d(16, 16, 3, stride=2, padding=1, groups=2)
+        self.pw_c, self.dw5_s2 = nn.Conv2d(12, 8, 1), nn.Conv2d(8, 8, 5, stride=2, padding=2, groups=8)
+        self.pw_d, self.down_1x1 = nn.Conv2d(12, 6, 1), nn.Conv2d(6, 4, 1, stride=2)
+        self.c3, self.c3_s2 = nn.Conv2d(12, 8, 3, padding=1), nn.Conv2d(8, 8, 3, stride=2, padding=1)
+        self.s2a, self.s2b = nn.Conv2d(12, 8, 3, stride=2, padding=1), nn.Conv2d(8, 8, 3, stride=2, padding=1)
+        self.res_a, self.res_b = nn.Conv2d(12, 12, 3, padding=1), nn.Conv2d(12, 12, 3, padding=1)
+        self.res_c, self.res_d = nn.Conv2d(12, 12, 3, padding=1), nn.Conv2d(12, 6, 5, padding=2)
+        self.tiny, self.tiny_fc, self.tiny_project = nn.Conv2d(12, 16, 3, stride=4, padding=1), nn.Conv2d(16, 16, 1), nn.Conv2d(16, 40, 1)
+        self.tiny5, self.tiny5_fc, self.tiny5_project = nn.Conv2d(12, 5, 3, stride=4, padding=1), nn.Conv2d(5, 5, 1), nn.Conv2d(5, 33, 1)
+        self.tiny12, self.tiny12_fc, self.tiny12_project = nn.Conv2d(12, 12, 3, stride=4, padding=1), nn.Conv2d(12, 12, 1), nn.Conv2d(12, 20, 1)
+        _randomize_bn(self.project_bn)
+
+    def forward(self, img):
+        d = torch.relu(self.dw(torch.relu(self.expand(img))))
+        s = F.hardsigmoid(self.se_expand(torch.relu(self.se_reduce(F.adaptive_avg_pool2d(d, 1)))))
+        a = self.project_bn(self.project(s * d))
+        g = self.grouped(d * s)
+        m = d * s
+        t = torch.relu(self.small(img))
+        s2 = torch.sigmoid(self.small_expand(torch.relu(self.small_reduce(F.adaptive_avg_pool2d(t, 1)))))
+        b = self.small_project(t * s2)
+        x1, x2 = d.chunk(2, dim=1)
+        y = torch.cat((x1, torch.relu(self.branch(x2))), dim=1)
+        n, c, h, w = y.shape
+        y = y.view(n, 2, c // 2, h, w).transpose(1, 2).flatten(1, 2)
+        # groups of 8 channels: the cat's 16-channel parts straddle them
+        z = torch.cat((x1, x2), dim=1).view(n, 4, c // 4, h, w).transpose(1, 2).contiguous().view(n, -1, h, w)
+        # strided convolutions reading a convolution's output: 1x1 -> depthwise 3x3 and 5x5
+        # stride 2, a grouped 3x3 stride 2 and a 1x1 stride 2 (one phase read); 3x3 -> 3x3
+        # stride 2 and 3x3 stride 2 -> 3x3 stride 2
+        e = (self.dw3_s2(F.hardswish(self.pw_a(img))), self.g_s2(torch.relu(self.pw_b(img))), self.dw5_s2(self.pw_c(img)),
+             self.down_1x1(torch.relu(self.pw_d(img))), self.c3_s2(torch.relu(self.c3(img))), self.s2b(self.s2a(img)))
+        # ResNet's basic blocks: a block output read by the next block's 3x3 and its residual
+        # add, then by a 5x5 (wider padded planes) and as a graph output
+        r = torch.relu(self.res_b(torch.relu(self.res_a(img))) + img)
+        r2 = torch.relu(self.res_c(r) + r)
+        # squeeze-excite at 3x2 pixels into 40, 33 and 20 channels (the late stages of a mobile
+        # CNN: more output channels than pixels), over 16, 5 and 12 channels
+        u = torch.relu(self.tiny(img))
+        tp = self.tiny_project(u * torch.sigmoid(self.tiny_fc(F.adaptive_avg_pool2d(u, 1))))
+        u5 = torch.relu(self.tiny5(img))
+        tp5 = self.tiny5_project(torch.sigmoid(self.tiny5_fc(F.adaptive_avg_pool2d(u5, 1))) * u5)
+        u12 = torch.relu(self.tiny12(img))
+        tp12 = self.tiny12_project(u12 * torch.sigmoid(self.tiny12_fc(F.adaptive_avg_pool2d(u12, 1))))
+        return (a, g, b, self.other(m), m, self.after_shuffle(y), self.after_shuffle4(z)) + e + (self.res_d(r2), r2, tp, tp5, tp12)
+
+
 class ConvTransposes(nn.Module):
     """ConvTranspose2d: stride 2 with output_padding 1 (+ReLU), dilated and strided unevenly
     in groups of 2, depthwise without bias, + eval BatchNorm, called with output_size;

@@ -23,7 +23,10 @@ Program (pixel tile x channel tile, sample x group, model); the fused epilogue
 [BLOCK_OC, BLOCK_P] before the single store.
 Data: Fn, Header, Epilogue []{Name, Load string} (loads addressed by bidx, oc_g, rp),
 EpilogueArgs, ExtraArgs []string, Body []string (statements from `acc` to `y`), TapMajor, PaddedStore,
-EvenK, Strided, Depthwise, QMask, HalfProducts (depthwise on fp16/bf16 data).
+EvenK, Strided, Depthwise, QMask, HalfProducts (depthwise on fp16/bf16 data), CopyStore and
+CopyPaddedStore (with p_ptr...: a zero-padded copy stored too, as PaddedStore or row by row), Scale,
+ScaleInput (with s_ptr...: scale input channel c of sample bidx by s[bidx, c], applied to the
+weight tile's column c).
 */ -}}
 import triton
 import triton.language as tl
@@ -36,8 +39,8 @@ import triton.language as tl
 @triton.jit
 def {{.Fn}}(
     x_ptr, x_mstride, x_bstride, x_cstride,
-    w_ptr, w_mstride,
-    c_ptr, c_mstride, c_bstride, c_cstride, c_rstride, c_off,
+    w_ptr, w_mstride,{{if .Scale}} s_ptr, s_mstride, s_bstride, s_cstride,{{end}}
+    c_ptr, c_mstride, c_bstride, c_cstride, c_rstride, c_off,{{if .CopyStore}} p_ptr, p_mstride, p_bstride, p_cstride, p_rstride, p_off,{{end}}
     {{pyargs .EpilogueArgs}}
     Wp, OW, OH, Q, P, OCG, KTOT, KW, KHW, CG, GROUPS, dil_h, dil_w, w_tstride, tiles_oc,{{if .Strided}} stride_h, stride_w, PHW, PLANE,{{end}}{{if .Depthwise}} MULT,{{end}} {{pyargs .ExtraArgs}}
     BLOCK_P: tl.constexpr, BLOCK_OC: tl.constexpr, BLOCK_K: tl.constexpr,
@@ -56,6 +59,12 @@ def {{.Fn}}(
     x_base = x_ptr + model * x_mstride + bidx * x_bstride + grp * CG * x_cstride
     ocmask = rn[:, None] < OCG
     acc = tl.zeros((BLOCK_OC, BLOCK_P), dtype=tl.float32)
+{{- if .Scale}}
+    # the input channels' scale (squeeze-excite's x * s, s per sample and channel): as
+    # sum_c W[o, c] (x[c, p] s[c]) = sum_c (W[o, c] s[c]) x[c, p], it scales the weight
+    # tile's columns, or with ScaleInput the input tile's rows: whichever tile is smaller
+    s_base = s_ptr + model * s_mstride + bidx * s_bstride + grp * CG * s_cstride
+{{- end}}
 {{- if .Depthwise}}
     # depthwise (run with GROUPS = 1, OCG = every output channel, CG = 1): output channel rn
     # reads input plane rn // MULT alone, so per tap the tile is one shift of those planes
@@ -100,10 +109,20 @@ def {{.Fn}}(
 {{- if .EvenK}}
             a = tl.load(a_ptrs + (tap * w_tstride + c0), mask=ocmask, other=0.0)
             b = tl.load(b_ptrs + (toff + c0 * x_cstride){{if .QMask}}, mask=q[None, :] < Q, other=0.0{{end}})
+{{- if .ScaleInput}}
+            b = b * tl.load(s_base + (c0 + rk) * s_cstride)[:, None]
+{{- else if .Scale}}
+            a = a * tl.load(s_base + (c0 + rk) * s_cstride)[None, :]
+{{- end}}
 {{- else}}
             cs = c0 + rk
             a = tl.load(w_base + tap * w_tstride + rn[:, None] * CG + cs[None, :], mask=ocmask & (cs[None, :] < CG), other=0.0)
             b = tl.load(x_base + toff + cs[:, None] * x_cstride + q[None, :], mask=(cs[:, None] < CG){{if .QMask}} & (q[None, :] < Q){{end}}, other=0.0)
+{{- if .ScaleInput}}
+            b = b * tl.load(s_base + cs * s_cstride, mask=cs < CG, other=0.0)[:, None]
+{{- else if .Scale}}
+            a = a * tl.load(s_base + cs * s_cstride, mask=cs < CG, other=0.0)[None, :]
+{{- end}}
 {{- end}}
             acc += tl.dot(a, b, input_precision=INPUT_PRECISION)
 {{- else}}
@@ -123,6 +142,11 @@ def {{.Fn}}(
         koff = (ks // KHW) * x_cstride + (tap // KW) * (dil_h * Wp) + (tap % KW) * dil_w
 {{- end}}
         b = tl.load(x_base + (koff[:, None] + q[None, :]), mask=bmask, other=0.0)
+{{- if .ScaleInput}}
+        b = b * tl.load(s_base + (ks // KHW) * s_cstride, mask=ks < KTOT, other=0.0)[:, None]
+{{- else if .Scale}}
+        a = a * tl.load(s_base + (ks // KHW) * s_cstride, mask=ks < KTOT, other=0.0)[None, :]
+{{- end}}
         acc += tl.dot(a, b, input_precision=INPUT_PRECISION)
 {{- end}}
     ow = q % Wp
@@ -153,4 +177,17 @@ def {{.Fn}}(
         lo = oh * Wp
         tl.store(c_base + (oh * c_rstride - lo) + qs[None, :], y,
                  mask=ocmask & (qs[None, :] >= lo) & (qs[None, :] < lo + OW))
+{{- end}}
+{{- if .CopyStore}}
+    # the output has other readers: a zero-padded copy for the convolution reading it, from the
+    # same registers (planes p_cstride apart, rows p_rstride, the interior at p_off)
+    p_base = p_ptr + model * p_mstride + p_off + bidx * p_bstride + oc_g[:, None] * p_cstride
+{{- if .CopyPaddedStore}}
+    tl.store(p_base + qs[None, :], tl.where(ow[None, :] < OW, y, 0.0), mask=ocmask & (qs[None, :] < Q))
+{{- else}}
+    for oh in range(q0 // Wp, min((q0 + BLOCK_P - 1) // Wp + 1, OH)):
+        lo = oh * Wp
+        tl.store(p_base + (oh * p_rstride - lo) + qs[None, :], y,
+                 mask=ocmask & (qs[None, :] >= lo) & (qs[None, :] < lo + OW))
+{{- end}}
 {{- end}}
