@@ -31,7 +31,7 @@ func fakeDevice(t *testing.T) *Device {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := openWith(drv, 0)
+	d, err := openWith(drv, 0, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
