@@ -130,6 +130,7 @@ func (l *lowerer) decideFusion(chain []string, out View, ops []string, op string
 func (l *lowerer) chooseStrategy(gr group) (strategy, reason string, err error) {
 	b := gr.base()
 	b.cpu, b.cores, b.models = l.opts.Device.Caps.HostThreads, max(l.opts.Device.Cores, 1), l.n
+	b.wgmma = l.opts.Device.Caps.WarpgroupMMA
 	b.precision = l.opts.inputPrecision()
 	if l.opts.ModelMajor {
 		b.models = 1

@@ -42,6 +42,9 @@ type matmulGroup struct {
 	head            *rowHead   // a norm of the rows of a as they load (rowops.go): BLOCK_K covers K
 }
 
+// bRowsAlongK: B's rows run along K (a Linear's weight [N, K]), so the kernel reads B^T.
+func (g *matmulGroup) bRowsAlongK() bool { return g.bSK == 1 && g.bSN != 1 }
+
 func newMatmulEpilogue(out View, nb, nm int) *epilogue {
 	r := len(out.Shape)
 	return &epilogue{shape: out.Shape,
@@ -415,7 +418,7 @@ func (g *matmulGroup) emit(l *lowerer) (*Launch, error) {
 	args = append(args, head.args...)
 	args = append(args, intArg("M", g.m), intArg("N", g.nn), intArg("K", g.k), intArg("tiles_n", tilesN))
 	args = append(args, re.extra...)
-	d := matmulData{BRowsAlongK: g.bSK == 1 && g.bSN != 1, Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads, EpilogueArgs: argNames(append(re.args, head.args...)),
+	d := matmulData{BRowsAlongK: g.bRowsAlongK(), Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads, EpilogueArgs: argNames(append(re.args, head.args...)),
 		ExtraArgs: argNames(re.extra), Body: re.body, HeadLoads: head.loads, Head: head.body}
 	text, err := templates.Render("matmul.py", d)
 	if err != nil {

@@ -128,6 +128,7 @@ func openWith(drv *driver, ordinal int, o Options) (*Device, error) {
 	d.target = ptx.Target{Arch: arch}
 	d.info = jit.DeviceInfo{Kind: "cuda", Name: cString(&name[0]), ComputeCapability: cc, MemoryBytes: int64(mem),
 		Cores: sms, DriverVersion: fmt.Sprintf("%d.%d", ver/1000, ver%1000/10), Caps: Capabilities(cc, d.smemMax)}
+	d.info.Caps.WarpgroupMMA = arch == "sm_90a"
 
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -169,7 +170,9 @@ func (d *Device) Info() jit.DeviceInfo { return d.info }
 // populate --arch`, `kernel dump`): its capabilities, size unknown.
 func GenericDevice(arch string) jit.DeviceInfo {
 	cc := ptx.GenericCapability(arch)
-	return jit.DeviceInfo{Kind: "cuda", Name: "generic " + arch, ComputeCapability: cc, Caps: Capabilities(cc, 0)}
+	info := jit.DeviceInfo{Kind: "cuda", Name: "generic " + arch, ComputeCapability: cc, Caps: Capabilities(cc, 0)}
+	info.Caps.WarpgroupMMA = arch == "sm_90a"
+	return info
 }
 
 // Capabilities are those of an NVIDIA GPU of compute capability cc ("9.0") whose programs may

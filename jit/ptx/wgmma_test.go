@@ -399,3 +399,96 @@ func TestEmulatedWGMMAGroups(t *testing.T) {
 		}
 	}
 }
+
+// hopperDevice is a generic cc 9.0 GPU whose kernels are generated for sm_90a (as jit/cuda's
+// GenericDevice("sm_90a") describes it): lowering offers it the Hopper tiles.
+var hopperDevice = jit.DeviceInfo{Kind: "cuda", Name: "generic sm_90a", ComputeCapability: "9.0",
+	Caps: jit.Capabilities{WarpSize: 32, TensorCores: true, DiscreteMemory: true, WarpgroupMMA: true}}
+
+// Lowering's Hopper tiles (128 rows over two warpgroups, 128 columns or, for a row-major B,
+// 64, K slices of 64, 3 or 4 stages, rings past 48 KiB), each forced on a Linear and a matmul of odd sizes (edge
+// tiles in M and N, K not a multiple of 64), run on wgmma in the emulator and match the CPU
+// backend; ptxas 12.4 assembles them without spills.
+func TestHopperTilesOnEmulatedPTX(t *testing.T) {
+	if testing.Short() {
+		t.Skip("emulates 256-thread CTAs")
+	}
+	for _, c := range []struct{ name, graph, trans string }{
+		{"linear", `{"format": "widejit.graph/v1", "n": 1,
+  "inputs": [{"name": "x", "shape": [136, 80], "dtype": "float16", "per_model": true}],
+  "params": [{"name": "w", "shape": [264, 80], "dtype": "float16"}, {"name": "b", "shape": [264], "dtype": "float16"}],
+  "nodes": [{"name": "fc", "op": "linear", "inputs": ["x"], "params": {"weight": "w", "bias": "b"}, "attrs": {"in_features": 80, "out_features": 264, "bias": true}}],
+  "outputs": ["fc"], "init": {"seed": 4}}`, "1, 1, 0, 0;"},
+		{"matmul", `{"format": "widejit.graph/v1", "n": 1,
+  "inputs": [{"name": "x", "shape": [136, 80], "dtype": "bfloat16", "per_model": true}, {"name": "y", "shape": [80, 144], "dtype": "bfloat16", "per_model": true}],
+  "params": [],
+  "nodes": [{"name": "mm", "op": "matmul", "inputs": ["x", "y"]}],
+  "outputs": ["mm"], "init": {"seed": 4}}`, "1, 1, 0, 1;"},
+	} {
+		g, err := graph.Parse(c.name+".json", []byte(c.graph), graph.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := lowering.Options{Device: hopperDevice}
+		_, points, err := lowering.LowerWithDecisions(g, opts, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var forced []map[int]string
+		for _, p := range points {
+			for _, cand := range p.Candidates {
+				if cand.Params["BLOCK_M"] == 128 && cand.Params["BLOCK_K"] == 64 && cand.Params["num_warps"] == 8 && cand.Strategy == lowering.Batched {
+					forced = append(forced, map[int]string{p.Index: cand.ID})
+				}
+			}
+		}
+		if len(forced) != 2 {
+			t.Fatalf("%s: %d Hopper candidates (%v), want 2 (3 and 4 stages)", c.name, len(forced), forced)
+		}
+		ins, err := g.GenerateInputs(5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range forced {
+			t.Run(c.name+"/"+fmt.Sprint(f), func(t *testing.T) {
+				plan, _, err := lowering.LowerWithDecisions(g, opts, nil, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				comp := jit.NewCompiler(jit.CompilerOptions{})
+				l := plan.Launches[0]
+				a, err := comp.Compile(l.Kernel.Source, l.Spec(), Target{Arch: "sm_90a"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				text := string(a.Payload)
+				if !strings.Contains(text, "wgmma.mma_async") || !strings.Contains(text, c.trans) || a.Meta["threads"] != "256" {
+					t.Fatalf("the %s kernel (%s, %s threads) does not run on wgmma with two warpgroups and imm-trans %q", l.Kernel.Source.Fn, l.TunablesID, a.Meta["threads"], c.trans)
+				}
+				if ptxas, err := FindCUDA12Tool(".", "ptxas"); err == nil {
+					rep, err := Assemble(ptxas, "sm_90a", text)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if rep.SpillStores+rep.SpillLoads != 0 {
+						t.Errorf("%s spills: %d bytes stored, %d loaded", l.TunablesID, rep.SpillStores, rep.SpillLoads)
+					}
+				}
+				run := func(dev jit.Device) map[string]*safetensors.Tensor {
+					r, err := runner.New(plan, dev, comp, g)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer r.Close()
+					outs, err := r.Run(ins)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return outs
+				}
+				testkit.CheckOutputs(t, run(ptxemu.NewDevice(Target{Arch: "sm_90a"}, ParamTypes)), run(cpu.NewDevice(2)))
+				t.Logf("%s: %s, %s bytes of shared memory", l.TunablesID, plan.Launches[0].Kernel.Source.Fn, a.Meta["shared_bytes"])
+			})
+		}
+	}
+}
