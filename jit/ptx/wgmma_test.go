@@ -320,21 +320,28 @@ func TestHopperPlansOnEmulatedPTX(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			run := func(dev jit.Device) map[string]*safetensors.Tensor {
-				r, err := runner.New(plan, dev, comp, g)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer r.Close()
-				outs, err := r.Run(ins)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return outs
-			}
-			testkit.CheckOutputs(t, run(ptxemu.NewDevice(Target{Arch: "sm_90a"}, ParamTypes)), run(cpu.NewDevice(2)))
+			checkOnEmulatedSM90a(t, plan, comp, g, ins)
 		})
 	}
+}
+
+// checkOnEmulatedSM90a runs plan on the emulator (sm_90a PTX) and on the CPU backend and
+// compares the outputs.
+func checkOnEmulatedSM90a(t *testing.T, plan *lowering.Plan, comp *jit.Compiler, g *graph.Graph, ins map[string]*safetensors.Tensor) {
+	t.Helper()
+	run := func(dev jit.Device) map[string]*safetensors.Tensor {
+		r, err := runner.New(plan, dev, comp, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		outs, err := r.Run(ins)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return outs
+	}
+	testkit.CheckOutputs(t, run(ptxemu.NewDevice(Target{Arch: "sm_90a"}, ParamTypes)), run(cpu.NewDevice(2)))
 }
 
 // twoGroupKernel is wgmmaKernel with n = 16 split into two m64n8k16 wgmmas, each its own
@@ -474,19 +481,7 @@ func TestHopperTilesOnEmulatedPTX(t *testing.T) {
 						t.Errorf("%s spills: %d bytes stored, %d loaded", l.TunablesID, rep.SpillStores, rep.SpillLoads)
 					}
 				}
-				run := func(dev jit.Device) map[string]*safetensors.Tensor {
-					r, err := runner.New(plan, dev, comp, g)
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer r.Close()
-					outs, err := r.Run(ins)
-					if err != nil {
-						t.Fatal(err)
-					}
-					return outs
-				}
-				testkit.CheckOutputs(t, run(ptxemu.NewDevice(Target{Arch: "sm_90a"}, ParamTypes)), run(cpu.NewDevice(2)))
+				checkOnEmulatedSM90a(t, plan, comp, g, ins)
 				t.Logf("%s: %s, %s bytes of shared memory", l.TunablesID, plan.Launches[0].Kernel.Source.Fn, a.Meta["shared_bytes"])
 			})
 		}
