@@ -34,7 +34,8 @@ const gemmSize = 4096
 const gemmSamples = 512
 
 // benchGEMM times the 4096^3 Linear of every gemmCase as widejit compiles it for each of
-// archs on dev, and checks its output against a float64 reference computed on the host.
+// archs on dev (on sm_90a also with each Hopper tile), and checks its output against a
+// float64 reference computed on the host.
 func benchGEMM(dev *cuda.Device, comp *jit.Compiler, reps int, archs []string) ([]gemmResult, error) {
 	var out []gemmResult
 	var failed []string
@@ -48,18 +49,28 @@ func benchGEMM(dev *cuda.Device, comp *jit.Compiler, reps int, archs []string) (
 			return nil, err
 		}
 		for _, arch := range archs {
-			r, err := timeGEMM(dev, comp, l, in, ptx.Target{Arch: arch}, reps)
-			if err != nil {
-				return nil, fmt.Errorf("GEMM %s on %s: %w", c, arch, err)
+			launches := []*lowering.Launch{l}
+			if arch == "sm_90a" { // and the Hopper tiles that lowering offers it
+				hopper, err := hopperGEMMLaunches(c)
+				if err != nil {
+					return nil, err
+				}
+				launches = append(launches, hopper...)
 			}
-			r.Case, r.Arch = c.String(), arch
-			verdict := "ok"
-			if !(r.MaxErr <= 1) {
-				verdict = "WRONG"
-				failed = append(failed, r.Case+" "+arch)
+			for _, l := range launches {
+				r, err := timeGEMM(dev, comp, l, in, ptx.Target{Arch: arch}, reps)
+				if err != nil {
+					return nil, fmt.Errorf("GEMM %s (%s) on %s: %w", c, l.TunablesID, arch, err)
+				}
+				r.Case, r.Arch = c.String(), arch
+				verdict := "ok"
+				if !(r.MaxErr <= 1) {
+					verdict = "WRONG"
+					failed = append(failed, r.Case+" "+arch+" "+r.Tunables)
+				}
+				fmt.Printf("GEMM 4096^3 %-16s %-7s %-22s %8.3f ms  %7.1f TFLOP/s  err/tol %.3f %s\n", r.Case, arch, r.Tunables, r.MedianMS, r.TFLOPs, r.MaxErr, verdict)
+				out = append(out, r)
 			}
-			fmt.Printf("GEMM 4096^3 %-16s %-7s %-18s %8.3f ms  %7.1f TFLOP/s  err/tol %.3f %s\n", r.Case, arch, r.Tunables, r.MedianMS, r.TFLOPs, r.MaxErr, verdict)
-			out = append(out, r)
 		}
 	}
 	if len(failed) > 0 {

@@ -87,9 +87,9 @@
 // (async.go) instead of through registers. A K loop whose accumulator stays in registers and
 // whose dot operands are both such copies (fp16, bf16 or TF32) is software-pipelined num_stages
 // deep (jit.Spec.NumStages, a tunable of the lowering's GEMM kernels; else the kernel's
-// num_stages constexpr; else 3, Triton's default; fewer where the ring would pass 48 KiB of shared
-// memory; pipeline.go): a ring of staging buffers, cp.async.commit_group per step and
-// cp.async.wait_group, one barrier per step. On sm_90a such a loop runs on wgmma.mma_async
+// num_stages constexpr; else 3, Triton's default; fewer where the ring would pass 48 KiB of
+// shared memory, 195 KiB on sm_90a, whose launches opt into more; pipeline.go): a ring of
+// staging buffers, cp.async.commit_group per step and cp.async.wait_group, one barrier per step. On sm_90a such a loop runs on wgmma.mma_async
 // instead (wgmma.go) when its tile has a multiple of 64 rows per warpgroup and its staged
 // rows (A's K; B^T's K, as a Linear's weight, or B's N) are 32, 64 or 128 bytes: each
 // warpgroup's 64xN blocks of fp32 accumulators in registers, A and B read from the ring
