@@ -228,3 +228,14 @@ func TestStreamsAgainstFakeDriver(t *testing.T) {
 		t.Errorf("record of another device's event: %v", err)
 	}
 }
+
+// A generic device of each arch (`cache populate --arch`) has that arch's compute capability;
+// only sm_90a's kernels use Hopper's warpgroup MMA.
+func TestGenericDevice(t *testing.T) {
+	for arch, cc := range map[string]string{"sm_80": "8.0", "sm_90": "9.0", "sm_90a": "9.0"} {
+		d := GenericDevice(arch)
+		if d.ComputeCapability != cc || d.Caps.WarpgroupMMA != (arch == "sm_90a") || !d.Caps.TensorCores {
+			t.Errorf("GenericDevice(%s) = %+v, want compute capability %s", arch, d, cc)
+		}
+	}
+}

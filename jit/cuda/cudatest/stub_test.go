@@ -307,8 +307,8 @@ func TestStubOrders(t *testing.T) {
 // wgmma target), and runs it; a device of another capability refuses the option by name.
 func TestStubHopperArch(t *testing.T) {
 	stub, d, k := stubWithAdd(t, StubConfig{Options: cuda.Options{Arch: "sm_90a"}})
-	if key := d.Target().Key(); key != "ptx8.0/sm_90a+stub" {
-		t.Fatalf("target %s, want ptx8.0/sm_90a+stub", key)
+	if key := d.Target().Key(); key != "ptx8.0/sm_90a+stub" || !d.Info().Caps.WarpgroupMMA {
+		t.Fatalf("target %s, capabilities %+v: want ptx8.0/sm_90a+stub with warpgroup MMA", key, d.Info().Caps)
 	}
 	x, _ := d.Alloc(ir.F32, 4)
 	out, _ := d.Alloc(ir.F32, 4)
@@ -338,7 +338,7 @@ func TestStubHopperArch(t *testing.T) {
 		t.Fatal(err)
 	}
 	def.Close()
-	if key := def.Target().Key(); key != "ptx7.8/sm_90+stub" {
+	if key := def.Target().Key(); key != "ptx7.8/sm_90+stub" || def.Info().Caps.WarpgroupMMA {
 		t.Fatalf("the default target of a cc 9.0 device: %s (sm_90a has not run on a GPU yet)", key)
 	}
 	_, err = NewStub(StubConfig{Capability: [2]int32{8, 9}, Options: cuda.Options{Arch: "sm_90a"}}).Open(0)
