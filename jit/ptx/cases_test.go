@@ -145,6 +145,8 @@ var languageCases = []kernelCase{
 		map[string]any{"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32, "ACC_FROM_C": true}, 8},
 	{"ptx_kloop_t_bf16", "testdata/kloop_t.py", "kloop_t", withElem(matmulSig32, "*fp32", "*bf16"),
 		map[string]any{"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 64, "ACC_FROM_C": false}, 8},
+	{"ptx_kloop_t_tf32", "testdata/kloop_t.py", "kloop_t", matmulSig32,
+		map[string]any{"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32, "ACC_FROM_C": false}, 8},
 	{"ptx_kloop_f16_acc", "testdata/kloop.py", "kloop", withElem(matmulSig32, "*fp32", "*fp16"),
 		map[string]any{"BLOCK_M": 32, "BLOCK_N": 64, "BLOCK_K": 32, "ACC_FROM_C": true}, 4},
 	// The CPU backend's own test kernels (jit/cpu/testdata; its tutorial kernels are the shared

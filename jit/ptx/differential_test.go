@@ -179,6 +179,12 @@ var runCases = []runCase{
 	{kc: caseNamed("ptx_kloop_t_bf16"), grid: [3]int{2, 2, 1}, lens: map[string]int{"a_ptr": 200 * 144, "b_ptr": 120 * 144, "c_ptr": 200 * 120},
 		scalars: btScalars(200, 120, 144), align16: btAligned, ones: btOnes, arch: "sm_90a", stages: 2,
 		wantPTX: []string{"wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", "cp.async.wait_group 0"}, notPTX: []string{"mma.sync"}},
+	// TF32 (fp32 operands at Triton's default precision) on wgmma.mma_async m64nNk8 .tf32:
+	// K-major operands only (A, and B^T as a Linear's weight), 128-byte rows of 32 fp32
+	// values, the operands truncated to TF32 as mma.sync's are
+	{kc: caseNamed("ptx_kloop_t_tf32"), grid: [3]int{2, 2, 1}, lens: map[string]int{"a_ptr": 200 * 80, "b_ptr": 120 * 80, "c_ptr": 200 * 120},
+		scalars: btScalars(200, 120, 80), align16: btAligned, ones: btOnes, arch: "sm_90a", rtol: 1e-2, atol: 1e-2,
+		wantPTX: []string{"wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32", "fence.proxy.async"}, notPTX: []string{"mma.sync", "ldmatrix"}},
 	// the accumulator starts from C, converted into the two warpgroups' fragments before the
 	// loop through shared memory, which the ring then overwrites
 	{kc: caseNamed("ptx_kloop_t_f16_acc"), grid: [3]int{1, 2, 1}, lens: map[string]int{"a_ptr": 72 * 48, "b_ptr": 100 * 48, "c_ptr": 72 * 100},

@@ -266,6 +266,9 @@ func TestEmulatedWGMMAErrors(t *testing.T) {
 		{"no wgmma.fence", wgmmaKernel("f16", 8, 3, true, false, "", 0, 0), "without a wgmma.fence"},
 		{"read in flight", wgmmaKernel("f16", 8, 3, true, true, "\tadd.f32 %f0, %f1, %f0;\n", 0, 0), "in flight"},
 		{"not waited for", wgmmaKernel("f16", 8, 3, true, true, "", 1, 0), "not waited for"},
+		// tf32 is K-major only: the ISA gives it no imm-trans arguments, and its K is 8
+		{"tf32 with trans", strings.Replace(wgmmaKernel("f16", 8, 3, true, true, "", 0, 0), "m64n8k16.f32.f16.f16", "m64n8k8.f32.tf32.tf32", 1), "takes 4 accumulator registers, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b"},
+		{"tf32 k16", strings.Replace(wgmmaKernel("f16", 8, 3, true, true, "", 0, 0), "m64n8k16.f32.f16.f16", "m64n8k16.f32.tf32.tf32", 1), "k8 for tf32"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := runWGMMA(t, "f16", 8, a, b, 0, true, c.src, one, one)
