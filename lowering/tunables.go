@@ -301,11 +301,14 @@ const hopperMaxRingBytes = 195 << 10
 // columns (the default 64x64 tile covers less) and K at least 64. Where B is staged [K, N]
 // (not a Linear's weight, read as B^T), 64 columns: wgmma reads such rows through a swizzle of
 // at most 128 bytes. (jit/ptx keeps mma.sync where cp.async cannot copy the operands: rows not
-// proven 16-byte aligned.)
+// proven 16-byte aligned.) TF32 (fp32 at `high`) gets them with BLOCK_K 32, for a Linear only:
+// wgmma reads tf32 operands K-major, so B must be B^T.
 func (g *matmulGroup) hopperConfigs() []Tunables {
 	dt := g.a.DType
+	tf32 := dt == graph.Float32 && g.precision == "tf32"
 	if !g.wgmma || g.cpu || len(g.tails) > 0 || g.head != nil || g.batch != 1 ||
-		(dt != graph.Float16 && dt != graph.BFloat16) || g.m <= 64 || g.nn <= 64 || g.k < 64 {
+		(dt != graph.Float16 && dt != graph.BFloat16 && !tf32) || g.m <= 64 || g.nn <= 64 || g.k < 64 ||
+		tf32 && !g.bRowsAlongK() {
 		return nil
 	}
 	var out []Tunables
@@ -313,6 +316,9 @@ func (g *matmulGroup) hopperConfigs() []Tunables {
 	for _, t := range hopperTiles {
 		if !g.bRowsAlongK() { // B staged [K, N]: its rows of bn elements must fit 128 bytes
 			t.bn = 64
+		}
+		if tf32 { // rows of 32 fp32 values are the 128 bytes of a swizzle row
+			t.bk = 32
 		}
 		stage := g.ringStage(dt, t.bm, t.bn, t.bk, g.k)
 		if stage == 0 || t.stages*stage > hopperMaxRingBytes || seen[[4]int{t.bm, t.bn, t.bk, t.stages}] {

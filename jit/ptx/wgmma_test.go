@@ -323,14 +323,15 @@ func TestHopperPlansOnEmulatedPTX(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkOnEmulatedSM90a(t, plan, comp, g, ins)
+			checkOnEmulatedSM90a(t, plan, comp, g, ins, false)
 		})
 	}
 }
 
 // checkOnEmulatedSM90a runs plan on the emulator (sm_90a PTX) and on the CPU backend and
-// compares the outputs.
-func checkOnEmulatedSM90a(t *testing.T, plan *lowering.Plan, comp *jit.Compiler, g *graph.Graph, ins map[string]*safetensors.Tensor) {
+// compares the outputs: at testkit's tolerance, or with tf32, at TF32's (1e-2 of the largest,
+// as this package's other TF32 tests: the CPU computes IEEE fp32).
+func checkOnEmulatedSM90a(t *testing.T, plan *lowering.Plan, comp *jit.Compiler, g *graph.Graph, ins map[string]*safetensors.Tensor, tf32 bool) {
 	t.Helper()
 	run := func(dev jit.Device) map[string]*safetensors.Tensor {
 		r, err := runner.New(plan, dev, comp, g)
@@ -344,7 +345,16 @@ func checkOnEmulatedSM90a(t *testing.T, plan *lowering.Plan, comp *jit.Compiler,
 		}
 		return outs
 	}
-	testkit.CheckOutputs(t, run(ptxemu.NewDevice(Target{Arch: "sm_90a"}, ParamTypes)), run(cpu.NewDevice(2)))
+	got, want := run(ptxemu.NewDevice(Target{Arch: "sm_90a"}, ParamTypes)), run(cpu.NewDevice(2))
+	if !tf32 {
+		testkit.CheckOutputs(t, got, want)
+		return
+	}
+	for name, w := range want {
+		if err := testkit.CompareTensorsRTol(got[name], w, 1e-2); err != nil {
+			t.Errorf("output %s: %v", name, err)
+		}
+	}
 }
 
 // twoGroupKernel is wgmmaKernel with n = 16 split into two m64n8k16 wgmmas, each its own
@@ -416,7 +426,7 @@ var hopperDevice = jit.DeviceInfo{Kind: "cuda", Name: "generic sm_90a", ComputeC
 	Caps: jit.Capabilities{WarpSize: 32, TensorCores: true, DiscreteMemory: true, WarpgroupMMA: true}}
 
 // Lowering's Hopper tiles (128 rows over two warpgroups, 128 columns or, for a row-major B,
-// 64, K slices of 64, 3 or 4 stages, rings past 48 KiB), each forced on a Linear and a matmul of odd sizes (edge
+// 64, K slices of 64 (TF32: 32), 3 or 4 stages, rings past 48 KiB), each forced on a Linear and a matmul of odd sizes (edge
 // tiles in M and N, K not a multiple of 64), run on wgmma in the emulator and match the CPU
 // backend; ptxas 12.4 assembles them without spills.
 func TestHopperTilesOnEmulatedPTX(t *testing.T) {
@@ -434,12 +444,21 @@ func TestHopperTilesOnEmulatedPTX(t *testing.T) {
   "params": [],
   "nodes": [{"name": "mm", "op": "matmul", "inputs": ["x", "y"]}],
   "outputs": ["mm"], "init": {"seed": 4}}`, "1, 1, 0, 1;"},
+		// fp32 at high: TF32, K-major (no imm-trans), BLOCK_K 32
+		{"linear_tf32", `{"format": "widejit.graph/v1", "n": 1,
+  "inputs": [{"name": "x", "shape": [136, 80], "dtype": "float32", "per_model": true}],
+  "params": [{"name": "w", "shape": [264, 80], "dtype": "float32"}],
+  "nodes": [{"name": "fc", "op": "linear", "inputs": ["x"], "params": {"weight": "w"}, "attrs": {"in_features": 80, "out_features": 264, "bias": false}}],
+  "outputs": ["fc"], "init": {"seed": 4}}`, ".tf32.tf32 {"},
 	} {
 		g, err := graph.Parse(c.name+".json", []byte(c.graph), graph.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		opts := lowering.Options{Device: hopperDevice}
+		if strings.HasSuffix(c.name, "_tf32") {
+			opts.Float32MatmulPrecision = lowering.PrecisionHigh
+		}
 		_, points, err := lowering.LowerWithDecisions(g, opts, nil, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -447,7 +466,7 @@ func TestHopperTilesOnEmulatedPTX(t *testing.T) {
 		var forced []map[int]string
 		for _, p := range points {
 			for _, cand := range p.Candidates {
-				if cand.Params["BLOCK_M"] == 128 && cand.Params["BLOCK_K"] == 64 && cand.Params["num_warps"] == 8 && cand.Strategy == lowering.Batched {
+				if cand.Params["BLOCK_M"] == 128 && cand.Params["num_warps"] == 8 && cand.Strategy == lowering.Batched {
 					forced = append(forced, map[int]string{p.Index: cand.ID})
 				}
 			}
@@ -484,7 +503,7 @@ func TestHopperTilesOnEmulatedPTX(t *testing.T) {
 						t.Errorf("%s spills: %d bytes stored, %d loaded", l.TunablesID, rep.SpillStores, rep.SpillLoads)
 					}
 				}
-				checkOnEmulatedSM90a(t, plan, comp, g, ins)
+				checkOnEmulatedSM90a(t, plan, comp, g, ins, opts.Float32MatmulPrecision == lowering.PrecisionHigh)
 				t.Logf("%s: %s, %s bytes of shared memory", l.TunablesID, plan.Launches[0].Kernel.Source.Fn, a.Meta["shared_bytes"])
 			})
 		}
