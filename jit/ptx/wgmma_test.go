@@ -285,16 +285,8 @@ func TestEmulatedWGMMAErrors(t *testing.T) {
 // assembled with CUDA 12.4's ptxas when present and run on the emulator against the CPU backend.
 func TestHopperPlansOnEmulatedPTX(t *testing.T) {
 	for _, c := range []struct{ name, graph, trans string }{
-		{"linear", `{"format": "widejit.graph/v1", "n": 2,
-  "inputs": [{"name": "x", "shape": [200, 144], "dtype": "float16", "per_model": true}],
-  "params": [{"name": "w", "shape": [120, 144], "dtype": "float16"}, {"name": "b", "shape": [120], "dtype": "float16"}],
-  "nodes": [{"name": "fc", "op": "linear", "inputs": ["x"], "params": {"weight": "w", "bias": "b"}, "attrs": {"in_features": 144, "out_features": 120, "bias": true}}],
-  "outputs": ["fc"], "init": {"seed": 3}}`, "1, 1, 0, 0;"},
-		{"matmul", `{"format": "widejit.graph/v1", "n": 2,
-  "inputs": [{"name": "x", "shape": [200, 80], "dtype": "float16", "per_model": true}, {"name": "y", "shape": [80, 144], "dtype": "float16", "per_model": true}],
-  "params": [],
-  "nodes": [{"name": "mm", "op": "matmul", "inputs": ["x", "y"]}],
-  "outputs": ["mm"], "init": {"seed": 3}}`, "1, 1, 0, 1;"},
+		{"linear", linearJSON("float16", 2, 200, 144, 120, true), "1, 1, 0, 0;"},
+		{"matmul", matmulJSON("float16", 2, 200, 80, 144), "1, 1, 0, 1;"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			g, err := graph.Parse(c.name+".json", []byte(c.graph), graph.Options{})
@@ -326,6 +318,29 @@ func TestHopperPlansOnEmulatedPTX(t *testing.T) {
 			checkOnEmulatedSM90a(t, plan, comp, g, ins, false)
 		})
 	}
+}
+
+// linearJSON is an ensemble of n Linear layers [rows, in] -> [rows, out] of dtype.
+func linearJSON(dtype string, n, rows, in, out int, bias bool) string {
+	params, binding := fmt.Sprintf(`{"name": "w", "shape": [%d, %d], "dtype": %q}`, out, in, dtype), `"weight": "w"`
+	if bias {
+		params += fmt.Sprintf(`, {"name": "b", "shape": [%d], "dtype": %q}`, out, dtype)
+		binding += `, "bias": "b"`
+	}
+	return fmt.Sprintf(`{"format": "widejit.graph/v1", "n": %d,
+  "inputs": [{"name": "x", "shape": [%d, %d], "dtype": %q, "per_model": true}],
+  "params": [%s],
+  "nodes": [{"name": "fc", "op": "linear", "inputs": ["x"], "params": {%s}, "attrs": {"in_features": %d, "out_features": %d, "bias": %t}}],
+  "outputs": ["fc"], "init": {"seed": 3}}`, n, rows, in, dtype, params, binding, in, out, bias)
+}
+
+// matmulJSON is an ensemble of n products of per-model x [m, k] and y [k, cols] of dtype.
+func matmulJSON(dtype string, n, m, k, cols int) string {
+	return fmt.Sprintf(`{"format": "widejit.graph/v1", "n": %[1]d,
+  "inputs": [{"name": "x", "shape": [%[2]d, %[3]d], "dtype": %[4]q, "per_model": true}, {"name": "y", "shape": [%[3]d, %[5]d], "dtype": %[4]q, "per_model": true}],
+  "params": [],
+  "nodes": [{"name": "mm", "op": "matmul", "inputs": ["x", "y"]}],
+  "outputs": ["mm"], "init": {"seed": 3}}`, n, m, k, dtype, cols)
 }
 
 // checkOnEmulatedSM90a runs plan on the emulator (sm_90a PTX) and on the CPU backend and
@@ -434,22 +449,10 @@ func TestHopperTilesOnEmulatedPTX(t *testing.T) {
 		t.Skip("emulates 256-thread CTAs")
 	}
 	for _, c := range []struct{ name, graph, trans string }{
-		{"linear", `{"format": "widejit.graph/v1", "n": 1,
-  "inputs": [{"name": "x", "shape": [136, 80], "dtype": "float16", "per_model": true}],
-  "params": [{"name": "w", "shape": [264, 80], "dtype": "float16"}, {"name": "b", "shape": [264], "dtype": "float16"}],
-  "nodes": [{"name": "fc", "op": "linear", "inputs": ["x"], "params": {"weight": "w", "bias": "b"}, "attrs": {"in_features": 80, "out_features": 264, "bias": true}}],
-  "outputs": ["fc"], "init": {"seed": 4}}`, "1, 1, 0, 0;"},
-		{"matmul", `{"format": "widejit.graph/v1", "n": 1,
-  "inputs": [{"name": "x", "shape": [136, 80], "dtype": "bfloat16", "per_model": true}, {"name": "y", "shape": [80, 144], "dtype": "bfloat16", "per_model": true}],
-  "params": [],
-  "nodes": [{"name": "mm", "op": "matmul", "inputs": ["x", "y"]}],
-  "outputs": ["mm"], "init": {"seed": 4}}`, "1, 1, 0, 1;"},
+		{"linear", linearJSON("float16", 1, 136, 80, 264, true), "1, 1, 0, 0;"},
+		{"matmul", matmulJSON("bfloat16", 1, 136, 80, 144), "1, 1, 0, 1;"},
 		// fp32 at high: TF32, K-major (no imm-trans), BLOCK_K 32
-		{"linear_tf32", `{"format": "widejit.graph/v1", "n": 1,
-  "inputs": [{"name": "x", "shape": [136, 80], "dtype": "float32", "per_model": true}],
-  "params": [{"name": "w", "shape": [264, 80], "dtype": "float32"}],
-  "nodes": [{"name": "fc", "op": "linear", "inputs": ["x"], "params": {"weight": "w"}, "attrs": {"in_features": 80, "out_features": 264, "bias": false}}],
-  "outputs": ["fc"], "init": {"seed": 4}}`, ".tf32.tf32 {"},
+		{"linear_tf32", linearJSON("float32", 1, 136, 80, 264, false), ".tf32.tf32 {"},
 	} {
 		g, err := graph.Parse(c.name+".json", []byte(c.graph), graph.Options{})
 		if err != nil {
