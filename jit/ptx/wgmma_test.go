@@ -297,12 +297,7 @@ func TestHopperPlansOnEmulatedPTX(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			comp := jit.NewCompiler(jit.CompilerOptions{})
-			l := plan.Launches[0]
-			a, err := comp.Compile(l.Kernel.Source, l.Spec(), Target{Arch: "sm_90a"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			comp, l, a := compileFirstSM90a(t, plan)
 			if !strings.Contains(string(a.Payload), "wgmma.mma_async") || !strings.Contains(string(a.Payload), c.trans) {
 				t.Fatalf("the %s kernel (%s) does not run on wgmma with imm-scale and imm-trans %q", l.Kernel.Source.Fn, l.TunablesID, c.trans)
 			}
@@ -318,6 +313,18 @@ func TestHopperPlansOnEmulatedPTX(t *testing.T) {
 			checkOnEmulatedSM90a(t, plan, comp, g, ins, false)
 		})
 	}
+}
+
+// compileFirstSM90a compiles plan's first launch for sm_90a with a fresh compiler.
+func compileFirstSM90a(t *testing.T, plan *lowering.Plan) (*jit.Compiler, *lowering.Launch, *jit.Artifact) {
+	t.Helper()
+	comp := jit.NewCompiler(jit.CompilerOptions{})
+	l := plan.Launches[0]
+	a, err := comp.Compile(l.Kernel.Source, l.Spec(), Target{Arch: "sm_90a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return comp, l, a
 }
 
 // linearJSON is an ensemble of n Linear layers [rows, in] -> [rows, out] of dtype.
@@ -487,12 +494,7 @@ func TestHopperTilesOnEmulatedPTX(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				comp := jit.NewCompiler(jit.CompilerOptions{})
-				l := plan.Launches[0]
-				a, err := comp.Compile(l.Kernel.Source, l.Spec(), Target{Arch: "sm_90a"})
-				if err != nil {
-					t.Fatal(err)
-				}
+				comp, l, a := compileFirstSM90a(t, plan)
 				text := string(a.Payload)
 				if !strings.Contains(text, "wgmma.mma_async") || !strings.Contains(text, c.trans) || a.Meta["threads"] != "256" {
 					t.Fatalf("the %s kernel (%s, %s threads) does not run on wgmma with two warpgroups and imm-trans %q", l.Kernel.Source.Fn, l.TunablesID, a.Meta["threads"], c.trans)
