@@ -111,7 +111,7 @@ func PluginDevice(info jit.DeviceInfo, backendOptions map[string]string) autotun
 		MemoryBytes: info.MemoryBytes, Cores: info.Cores, BackendOptions: backendOptions,
 		Capabilities: abi.Capabilities{Version: abi.CapabilitiesVersion, HostThreads: c.HostThreads,
 			SIMDWidth: c.SIMDWidth, WarpSize: c.WarpSize, SharedMemoryBytes: c.SharedMemoryBytes,
-			TensorCores: c.TensorCores, DiscreteMemory: c.DiscreteMemory}}
+			TensorCores: c.TensorCores, DiscreteMemory: c.DiscreteMemory, WarpgroupMMA: c.WarpgroupMMA}}
 }
 
 // decideFusion asks the Chooser whether to fuse op into a group computing ops.
