@@ -17,6 +17,9 @@ type Capabilities struct {
 	SharedMemoryBytes int `json:"shared_memory_bytes,omitempty"`
 	// TensorCores: dots with eligible dtypes and shapes run on matrix units.
 	TensorCores bool `json:"tensor_cores,omitempty"`
+	// WarpgroupMMA: the kernels are generated for Hopper's warpgroup MMA (sm_90a's wgmma),
+	// which pays with larger tiles (128 rows over two warpgroups, K slices of 64).
+	WarpgroupMMA bool `json:"warpgroup_mma,omitempty"`
 	// DiscreteMemory: the device has memory of its own (Info.MemoryBytes) that buffers live
 	// in, reached by copies; false: buffers are host memory and count against the host's.
 	DiscreteMemory bool `json:"discrete_memory,omitempty"`

@@ -111,7 +111,7 @@ func PluginDevice(info jit.DeviceInfo, backendOptions map[string]string) autotun
 		MemoryBytes: info.MemoryBytes, Cores: info.Cores, BackendOptions: backendOptions,
 		Capabilities: abi.Capabilities{Version: abi.CapabilitiesVersion, HostThreads: c.HostThreads,
 			SIMDWidth: c.SIMDWidth, WarpSize: c.WarpSize, SharedMemoryBytes: c.SharedMemoryBytes,
-			TensorCores: c.TensorCores, DiscreteMemory: c.DiscreteMemory}}
+			TensorCores: c.TensorCores, DiscreteMemory: c.DiscreteMemory, WarpgroupMMA: c.WarpgroupMMA}}
 }
 
 // decideFusion asks the Chooser whether to fuse op into a group computing ops.
@@ -130,6 +130,7 @@ func (l *lowerer) decideFusion(chain []string, out View, ops []string, op string
 func (l *lowerer) chooseStrategy(gr group) (strategy, reason string, err error) {
 	b := gr.base()
 	b.cpu, b.cores, b.models = l.opts.Device.Caps.HostThreads, max(l.opts.Device.Cores, 1), l.n
+	b.wgmma = l.opts.Device.Caps.WarpgroupMMA
 	b.precision = l.opts.inputPrecision()
 	if l.opts.ModelMajor {
 		b.models = 1

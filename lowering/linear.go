@@ -47,6 +47,9 @@ type matmulGroup struct {
 	head                  *rowHead   // a norm of the rows of a as they load (rowops.go): BLOCK_K covers K
 }
 
+// bRowsAlongK: B's rows run along K (a Linear's weight [N, K]), so the kernel reads B^T.
+func (g *matmulGroup) bRowsAlongK() bool { return g.bSK == 1 && g.bSN != 1 }
+
 func newMatmulEpilogue(out View, nb, nm int) *epilogue {
 	r := len(out.Shape)
 	return &epilogue{shape: out.Shape,
@@ -543,7 +546,7 @@ func (g *matmulGroup) emit(l *lowerer) (*Launch, error) {
 		args = append(args, intArg("batch_in", g.batchIn), intArg("a_bstride_in", g.aSBIn), intArg("b_bstride_in", g.bSBIn), intArg("c_bstride_in", cSBIn))
 	}
 	args = append(args, re.extra...)
-	d := matmulData{SplitBatch: splitBatch, BRowsAlongK: g.bSK == 1 && g.bSN != 1, Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads, EpilogueArgs: argNames(append(re.args, head.args...)),
+	d := matmulData{SplitBatch: splitBatch, BRowsAlongK: g.bRowsAlongK(), Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads, EpilogueArgs: argNames(append(re.args, head.args...)),
 		ExtraArgs: argNames(re.extra), Body: re.body, HeadLoads: head.loads, Head: head.body}
 	text, err := templates.Render("matmul.py", d)
 	if err != nil {

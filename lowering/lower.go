@@ -119,6 +119,9 @@ type groupBase struct {
 	// cpu: the plan runs on the CPU executor, whose tiles are sized for caches and a few
 	// large dots per program rather than for a GPU's registers and shared memory.
 	cpu bool
+	// wgmma: the device's dots run on Hopper's warpgroup MMA (Caps.WarpgroupMMA), which
+	// larger tiles feed (hopperConfigs).
+	wgmma bool
 	// precision is the fp32 dots' input_precision (Options.inputPrecision).
 	precision string
 	// models is the number of models one launch serves (N, or 1 in sequential mode) and

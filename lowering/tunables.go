@@ -70,6 +70,8 @@ func blockAxis(name, short string, def, lo, maxBlock, dim int) tunableAxis {
 type tunableSpace struct {
 	axes       []tunableAxis
 	stageBytes int
+	// hopper are whole configurations offered on a GPU besides the axes' (hopperConfigs)
+	hopper []Tunables
 }
 
 // maxRingBytes is what jit/ptx lets a pipeline's ring use (48 KiB, the shared memory a CTA
@@ -141,7 +143,7 @@ func (s tunableSpace) configs(gpu bool) []Tunables {
 	for _, d := range s.stageDepths() {
 		out = append(out, def.with(NumStagesParam, d))
 	}
-	return out
+	return append(out, s.hopper...)
 }
 
 // offersGPUTunables reports whether num_warps and num_stages are worth candidates on dev: not
@@ -280,7 +282,52 @@ func (g *matmulGroup) tunables() (tunableSpace, bool) {
 		blockAxis("BLOCK_M", "bm", bm, dotMinBlock, 128, g.m),
 		bnAxis,
 		headKAxis(g.head, bk, g.maxBlock(64, 2*cpuMaxBlockK), g.k),
-	}, stageBytes: g.ringStage(g.a.DType, bm, bn, bk, g.k)}, true
+	}, stageBytes: g.ringStage(g.a.DType, bm, bn, bk, g.k), hopper: g.hopperConfigs()}, true
+}
+
+// Hopper's tiles, as Triton's for sm_90: a 128-row tile over two warpgroups (8 warps, each
+// warpgroup's 64 rows on wgmma), 128 columns, K slices of 64 (128-byte swizzled fp16/bf16
+// rows), 3 or 4 stages in a ring of up to hopperMaxRingBytes of shared memory (jit/ptx's limit
+// on sm_90a, where the launch opts into more than 48 KiB). Not yet 256 columns: their 128
+// accumulator registers per thread make jit/ptx's kernel spill.
+var hopperTiles = []struct{ bm, bn, bk, stages int }{{128, 128, 64, 3}, {128, 128, 64, 4}}
+
+// hopperMaxRingBytes is what jit/ptx lets a pipeline's ring use on sm_90a: its 227 KiB of
+// shared memory per CTA less 32 KiB for the kernel's other staging.
+const hopperMaxRingBytes = 195 << 10
+
+// hopperConfigs are the Hopper tiles a wgmma device is offered for a 2-D fp16/bf16 matmul
+// whose K loop jit/ptx pipelines (onto wgmma): where the output has more than 64 rows and
+// columns (the default 64x64 tile covers less) and K at least 64. Where B is staged [K, N]
+// (not a Linear's weight, read as B^T), 64 columns: wgmma reads such rows through a swizzle of
+// at most 128 bytes. (jit/ptx keeps mma.sync where cp.async cannot copy the operands: rows not
+// proven 16-byte aligned.) TF32 (fp32 at `high`) gets them with BLOCK_K 32, for a Linear only:
+// wgmma reads tf32 operands K-major, so B must be B^T.
+func (g *matmulGroup) hopperConfigs() []Tunables {
+	dt := g.a.DType
+	tf32 := dt == graph.Float32 && g.precision == "tf32"
+	if !g.wgmma || g.cpu || len(g.tails) > 0 || g.head != nil || g.batch != 1 ||
+		(dt != graph.Float16 && dt != graph.BFloat16 && !tf32) || g.m <= 64 || g.nn <= 64 || g.k < 64 ||
+		tf32 && !g.bRowsAlongK() {
+		return nil
+	}
+	var out []Tunables
+	seen := map[[4]int]bool{}
+	for _, t := range hopperTiles {
+		if !g.bRowsAlongK() { // B staged [K, N]: its rows of bn elements must fit 128 bytes
+			t.bn = 64
+		}
+		if tf32 { // rows of 32 fp32 values are the 128 bytes of a swizzle row
+			t.bk = 32
+		}
+		stage := g.ringStage(dt, t.bm, t.bn, t.bk, g.k)
+		if stage == 0 || t.stages*stage > hopperMaxRingBytes || seen[[4]int{t.bm, t.bn, t.bk, t.stages}] {
+			continue
+		}
+		seen[[4]int{t.bm, t.bn, t.bk, t.stages}] = true
+		out = append(out, Tunables{"BLOCK_M": t.bm, "BLOCK_N": t.bn, "BLOCK_K": t.bk, NumWarpsParam: wideNumWarps, NumStagesParam: t.stages})
+	}
+	return out
 }
 
 // headKAxis is a dot's BLOCK_K axis: with a row head, never under K (the head normalises

@@ -379,3 +379,25 @@ func TestNumStagesTunable(t *testing.T) {
 		}
 	}
 }
+
+// Plugins and decision keys see a wgmma device as such (warpgroup_mma), while every other
+// device's description, and so its decision keys, stays as it was (the field is omitted).
+func TestPluginDeviceWarpgroupMMA(t *testing.T) {
+	gpu := jit.DeviceInfo{Kind: "cuda", Name: "H100", ComputeCapability: "9.0",
+		Caps: jit.Capabilities{WarpSize: 32, TensorCores: true, DiscreteMemory: true}}
+	plain, err := json.Marshal(PluginDevice(gpu, nil).Capabilities)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(plain), "warpgroup") {
+		t.Fatalf("a device without wgmma describes it: %s", plain)
+	}
+	gpu.Caps.WarpgroupMMA = true
+	hopper, err := json.Marshal(PluginDevice(gpu, map[string]string{"arch": "sm_90a"}).Capabilities)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(hopper), `"warpgroup_mma":true`) {
+		t.Fatalf("a wgmma device's capabilities: %s", hopper)
+	}
+}

@@ -7,27 +7,38 @@
 #
 #   CGO_ENABLED=0 go build -o widejit ./cmd/widejit      # on any machine with Go
 #   bash bench/gpu/check.sh ./widejit                       # on the GPU machine, repo root
+#   ARCH=sm_90a bash bench/gpu/check.sh ./widejit           # the cuda runs with --backend-opt arch=sm_90a
+#
+# ARCH picks the PTX arch of every cuda run (the cuda backend's option; default: the device's)
+# and checks what the arch changes: the kernel-language kernels and the fp16/bf16 fixtures
+# (sm_90a's wgmma serves fp16/bf16 K loops only; fp32 kernels differ in the PTX ISA alone),
+# leaving out the fp32 examples, the fp32 fixtures and the streams-and-devices part.
 #
 # Tolerances: examples vs PyTorch and vs the CPU: |got - want| <= atol + rtol * max|want| with
 # rtol 1e-3, atol 1e-5 (ex2/lg2/rsqrt.approx and a different summation order; widejit's
 # tl.dot is full fp32 on both backends). Kernels: see bench/gpu/check_kernels.py.
 set -u
 WJ=${1:-./widejit}
-WORK=${WORK:-/tmp/wj-gpu-check}
+ARCH=${ARCH:-}
+WORK=${WORK:-/tmp/wj-gpu-check${ARCH:+-$ARCH}}
 mkdir -p "$WORK"
 fail=0
+CO=() # the cuda runs' backend options
+[ -n "$ARCH" ] && CO=(--backend-opt "arch=$ARCH")
 
-echo "== widejit info"
-"$WJ" info || fail=1
-if ! "$WJ" info | grep -q "cuda: available"; then
+echo "== widejit info${ARCH:+ (cuda with arch=$ARCH)}"
+"$WJ" info ${CO[@]+"${CO[@]}"} || fail=1
+if ! "$WJ" info ${CO[@]+"${CO[@]}"} | grep -q "cuda: available"; then
   echo "no usable GPU: see the cuda line above"; exit 1
 fi
 
 echo "== kernel-language test kernels: cuda vs cpu"
-python3 bench/gpu/check_kernels.py --widejit "$WJ" --work "$WORK/kernels" || fail=1
+python3 bench/gpu/check_kernels.py --widejit "$WJ" --work "$WORK/kernels" ${ARCH:+--arch "$ARCH"} || fail=1
 
 echo "== examples: cuda vs PyTorch (expected.safetensors) and vs the CPU backend"
+[ -n "$ARCH" ] && echo "(left out with ARCH)"
 for dir in examples/*/; do
+  [ -n "$ARCH" ] && break
   name=$(basename "$dir")
   [ -f "$dir/graph.json" ] || continue
   for mode in wide sequential; do
@@ -36,9 +47,9 @@ for dir in examples/*/; do
       echo "skip $name ($mode): the CPU backend cannot run it: $(tail -1 "$WORK/$name.$mode.cpu.err")"
       continue
     fi
-    if "$WJ" run "$dir/graph.json" --inputs "$dir/inputs.safetensors" --device cuda --mode "$mode" \
+    if "$WJ" run "$dir/graph.json" --inputs "$dir/inputs.safetensors" --device cuda ${CO[@]+"${CO[@]}"} --mode "$mode" \
          --check "$dir/expected.safetensors" --rtol 1e-3 --atol 1e-5 >"$WORK/$name.$mode.cuda.log" 2>&1 &&
-       "$WJ" run "$dir/graph.json" --inputs "$dir/inputs.safetensors" --device cuda --mode "$mode" \
+       "$WJ" run "$dir/graph.json" --inputs "$dir/inputs.safetensors" --device cuda ${CO[@]+"${CO[@]}"} --mode "$mode" \
          --check "$cpu_out" --rtol 1e-3 --atol 1e-5 >>"$WORK/$name.$mode.cuda.log" 2>&1; then
       echo "ok   $name ($mode)"
     else
@@ -60,15 +71,21 @@ for dir in lowering/testdata/*/*/; do
   case $name in
     *bf16* | *bfloat16*) rtol=1.6e-2 ;;
     *float16*) rtol=2e-3 ;;
+    *) [ -n "$ARCH" ] && continue ;;
   esac
   log="$WORK/fixture.${name//\//.}.log"
-  if "$WJ" run "$dir/graph.json" --inputs "$dir/inputs.safetensors" --device cuda \
+  if "$WJ" run "$dir/graph.json" --inputs "$dir/inputs.safetensors" --device cuda ${CO[@]+"${CO[@]}"} \
        --check "$dir/expected.safetensors" --rtol "$rtol" --atol 1e-5 >"$log" 2>&1; then
     echo "ok   $name"
   else
     echo "BAD  $name:"; tail -5 "$log"; fail=1
   fi
 done
+
+if [ -n "$ARCH" ]; then
+  [ $fail = 0 ] && echo "GPU check passed (arch=$ARCH)" || echo "GPU check FAILED (arch=$ARCH)"
+  exit $fail
+fi
 
 echo "== streams and devices: --streams 2 and 3, and --device cuda:all, write the bytes of --streams 1"
 # The models of a run split over streams (and devices) run the same kernels on the same data:

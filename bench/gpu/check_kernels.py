@@ -4,7 +4,7 @@
 
 Needs only Python 3 and numpy (no Go, no torch). Run from the repository root:
 
-    python3 bench/gpu/check_kernels.py --widejit ./widejit [--work /tmp/wj-check] [--only NAME]
+    python3 bench/gpu/check_kernels.py --widejit ./widejit [--work /tmp/wj-check] [--only NAME] [--arch sm_90a]
 
 --device DEV picks the device checked against the CPU backend (default cuda). --device cpu runs
 the CPU backend on both sides: a self-test of this harness (case table, kernel signatures,
@@ -167,6 +167,7 @@ def main():
     ap.add_argument("--work", default="/tmp/wj-check")
     ap.add_argument("--only", default="", help="run only the cases whose name contains this")
     ap.add_argument("--device", default="cuda", help="device compared with the CPU backend (cpu: self-test without a GPU)")
+    ap.add_argument("--arch", default="", help="PTX arch of the --device cuda runs (--backend-opt arch=ARCH; default: the device's)")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     rng = np.random.default_rng(7)
@@ -185,6 +186,8 @@ def main():
                    "--device", dev, "--num-warps", str(warps)]
             cmd += sum((["--const", f"{k}={fmt(v)}"] for k, v in consts.items()), [])
             cmd += sum((["--arg", f"{k}={fmt(v)}"] for k, v in scalars.items()), [])
+            if args.arch and dev != "cpu":
+                cmd += ["--backend-opt", f"arch={args.arch}"]
             p = subprocess.run(cmd, capture_output=True, text=True)
             if p.returncode != 0:
                 print(f"FAIL {name} ({dev}): exit {p.returncode}\n{p.stderr.strip()}")

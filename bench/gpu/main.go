@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/jit/cuda"
+	"github.com/widejit/widejit/jit/ptx"
 	"github.com/widejit/widejit/triton/ir"
 )
 
@@ -87,6 +89,7 @@ type result struct {
 func main() {
 	reps := flag.Int("reps", 50, "timed launches per kernel (median of single-launch event timings)")
 	jsonOut := flag.String("json", "", "also write the results as JSON here")
+	archList := flag.String("archs", "", "comma-separated PTX archs to run the GEMM for (default: the device's, and sm_90a too on a compute capability 9.0 GPU that loads sm_90 by default)")
 	sass := flag.String("sass", "", "no GPU needed: write the SASS report (Markdown) of the GEMM and the benchmark's kernels here (\"-\": stdout only)")
 	flag.Parse()
 	if *sass != "" {
@@ -96,7 +99,7 @@ func main() {
 		}
 		return
 	}
-	if err := run(*reps, *jsonOut); err != nil {
+	if err := run(*reps, *jsonOut, *archList); err != nil {
 		fmt.Fprintln(os.Stderr, "widejit-gpubench:", err)
 		os.Exit(1)
 	}
@@ -107,7 +110,7 @@ func median(ds []time.Duration) time.Duration {
 	return ds[len(ds)/2]
 }
 
-func run(reps int, jsonOut string) error {
+func run(reps int, jsonOut, archList string) error {
 	dev, err := cuda.Open(0)
 	if err != nil {
 		return err
@@ -116,9 +119,14 @@ func run(reps int, jsonOut string) error {
 	info := dev.Info()
 	fmt.Printf("device: %s (cc %s, %d SMs, driver %s)\n", info.Name, info.ComputeCapability, info.Cores, info.DriverVersion)
 	comp := jit.NewCompiler(jit.CompilerOptions{})
-	gemms, err := benchGEMM(dev, comp, reps)
+	archs, err := gemmArchs(info, archList)
 	if err != nil {
 		return err
+	}
+	// a wrong GEMM is reported after the other kernels' timings, which do not depend on it
+	gemms, gemmErr := benchGEMM(dev, comp, reps, archs)
+	if gemms == nil && gemmErr != nil {
+		return gemmErr
 	}
 	var results []result
 	for _, b := range benches {
@@ -198,9 +206,41 @@ func run(reps int, jsonOut string) error {
 	}
 	if jsonOut != "" {
 		js, _ := json.MarshalIndent(map[string]any{"device": info, "results": results, "gemm": gemms}, "", "  ")
-		return os.WriteFile(jsonOut, append(js, '\n'), 0o644)
+		if err := os.WriteFile(jsonOut, append(js, '\n'), 0o644); err != nil {
+			return err
+		}
 	}
-	return nil
+	return gemmErr
+}
+
+// gemmArchs are the PTX archs of archList, each checked against the device, or by default
+// the device's own and, on a cc 9.0 GPU that loads sm_90 by default, sm_90a as well: the
+// wgmma K loops, timed next to mma.sync's and checked like them.
+func gemmArchs(info jit.DeviceInfo, archList string) ([]string, error) {
+	cudaVersion := 0
+	if major, minor, ok := strings.Cut(info.DriverVersion, "."); ok {
+		a, _ := strconv.Atoi(major)
+		b, _ := strconv.Atoi(minor)
+		cudaVersion = a*1000 + b*10
+	}
+	if archList != "" {
+		archs := strings.Split(archList, ",")
+		for _, a := range archs {
+			if err := ptx.CheckArch(a, info.ComputeCapability, cudaVersion); err != nil {
+				return nil, fmt.Errorf("--archs: %w", err)
+			}
+		}
+		return archs, nil
+	}
+	def, err := ptx.ArchForCapability(info.ComputeCapability)
+	if err != nil {
+		return nil, err
+	}
+	archs := []string{def}
+	if def != "sm_90a" && ptx.CheckArch("sm_90a", info.ComputeCapability, cudaVersion) == nil {
+		archs = append(archs, "sm_90a")
+	}
+	return archs, nil
 }
 
 type param struct {

@@ -7,7 +7,10 @@
 #   bash bench/gpu/run_all.sh [./widejit] [./widejit-gpubench]     # repository root, GPU machine
 #
 # Each step runs under its own time limit (the sum is 470 s) and a step that fails or runs out
-# of time is reported and the next one runs. Raw outputs go to bench/gpu/results/<card>/ (card =
+# of time is reported and the next one runs. On a compute capability 9.0 card (H100, H200) the
+# sm_90a PTX (wgmma), which such a card loads only with --backend-opt arch=sm_90a until this
+# run has verified it, is checked too: widejit-gpubench times and checks the GEMM for both archs,
+# and check_sm90a runs check.sh's kernels and fp16/bf16 fixtures with it. Raw outputs go to bench/gpu/results/<card>/ (card =
 # nvidia-smi's name, spaces as '_'): nvidia-smi clocks and state before and after, the logs of
 # every step and the JSON each one writes.
 set -u
@@ -41,12 +44,19 @@ step() {
   [ $rc -eq 0 ] || failed+=("$name (exit $rc)")
 }
 
+cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)
+
 smi before
-step gpubench 60 "$BENCH" --reps 30 --json "$out/kernels_gpu.json"
-step gemm_peers 90 "$PY" bench/gpu/gemm_peers.py --widejit-json "$out/kernels_gpu.json" --reps 30 --out "$out/gemm_peers.json"
-step ensembles_highest 130 "$PY" bench/gpu/ensembles.py --widejit "$WJ" --precision highest --reps 10 --compile-cap 12 --out "$out/ensembles_highest.json"
-step ensembles_high 70 "$PY" bench/gpu/ensembles.py --widejit "$WJ" --precision high --reps 10 --compile-cap 0 --out "$out/ensembles_high.json"
-step check 120 bash bench/gpu/check.sh "$WJ"
+step gpubench 75 "$BENCH" --reps 30 --json "$out/kernels_gpu.json"
+step gemm_peers 80 "$PY" bench/gpu/gemm_peers.py --widejit-json "$out/kernels_gpu.json" --reps 30 --out "$out/gemm_peers.json"
+step ensembles_highest 115 "$PY" bench/gpu/ensembles.py --widejit "$WJ" --precision highest --reps 10 --compile-cap 12 --out "$out/ensembles_highest.json"
+step ensembles_high 60 "$PY" bench/gpu/ensembles.py --widejit "$WJ" --precision high --reps 10 --compile-cap 0 --out "$out/ensembles_high.json"
+if [ "$cc" = "9.0" ]; then
+  step check 100 bash bench/gpu/check.sh "$WJ"
+  step check_sm90a 40 env ARCH=sm_90a bash bench/gpu/check.sh "$WJ"
+else
+  step check 140 bash bench/gpu/check.sh "$WJ"
+fi
 smi after
 if [ ${#failed[@]} -gt 0 ]; then
   echo "run_all: failed or out of time: ${failed[*]}"

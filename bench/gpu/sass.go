@@ -3,10 +3,12 @@ package main
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/jit"
+	"github.com/widejit/widejit/jit/cuda"
 	"github.com/widejit/widejit/jit/ptx"
 	"github.com/widejit/widejit/lowering"
 )
@@ -30,9 +32,10 @@ func gemmGraph(dtype string) string {
 }
 
 type sassKernel struct {
-	name string
-	src  jit.Source
-	spec jit.Spec
+	name  string
+	src   jit.Source
+	spec  jit.Spec
+	archs []string // the SASS archs it is reported for (nil: all of sassArchs)
 }
 
 // gemmCase is one GEMM of the report and of --gemm: a dtype and, for float32, the precision.
@@ -69,7 +72,36 @@ func gemmKernel(c gemmCase) (sassKernel, error) {
 	if err != nil {
 		return sassKernel{}, err
 	}
-	return sassKernel{fmt.Sprintf("GEMM 4096^3 %s (Linear, %s)", c, l.TunablesID), l.Kernel.Source, l.Spec()}, nil
+	return sassKernel{fmt.Sprintf("GEMM 4096^3 %s (Linear, %s)", c, l.TunablesID), l.Kernel.Source, l.Spec(), nil}, nil
+}
+
+// hopperGEMMLaunches are the launches of the 4096^3 Linear of c with each Hopper tile that
+// lowering offers a GPU running sm_90a (none for fp32).
+func hopperGEMMLaunches(c gemmCase) ([]*lowering.Launch, error) {
+	g, err := graph.Parse("linear_"+c.dtype+".json", []byte(gemmGraph(c.dtype)), graph.Options{})
+	if err != nil {
+		return nil, err
+	}
+	opts := lowering.Options{Device: cuda.GenericDevice("sm_90a"), BackendOptions: map[string]string{"arch": "sm_90a"},
+		Float32MatmulPrecision: c.precision}
+	_, points, err := lowering.LowerWithDecisions(g, opts, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	var out []*lowering.Launch
+	for _, p := range points {
+		for _, cand := range p.Candidates {
+			if cand.Strategy != lowering.Batched || cand.Params["BLOCK_M"] != 128 || cand.Params[lowering.NumWarpsParam] != 8 {
+				continue
+			}
+			plan, _, err := lowering.LowerWithDecisions(g, opts, nil, map[int]string{p.Index: cand.ID})
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, plan.Launches[0])
+		}
+	}
+	return out, nil
 }
 
 func sassReport(out string) error {
@@ -88,13 +120,20 @@ func sassReport(out string) error {
 			return err
 		}
 		kernels = append(kernels, k)
+		hopper, err := hopperGEMMLaunches(c)
+		if err != nil {
+			return err
+		}
+		for _, l := range hopper {
+			kernels = append(kernels, sassKernel{fmt.Sprintf("GEMM 4096^3 %s (Linear, Hopper tile %s)", c, l.TunablesID), l.Kernel.Source, l.Spec(), []string{"sm_90a"}})
+		}
 	}
 	for _, b := range benches {
 		text, err := os.ReadFile(b.file)
 		if err != nil {
 			return fmt.Errorf("%v (run from the repository root)", err)
 		}
-		kernels = append(kernels, sassKernel{b.name, jit.Source{File: b.file, Text: string(text), Fn: b.fn}, b.spec()})
+		kernels = append(kernels, sassKernel{b.name, jit.Source{File: b.file, Text: string(text), Fn: b.fn}, b.spec(), nil})
 	}
 	comp := jit.NewCompiler(jit.CompilerOptions{})
 	var md strings.Builder
@@ -102,6 +141,9 @@ func sassReport(out string) error {
 	md.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, k := range kernels {
 		for _, a := range sassArchs {
+			if k.archs != nil && !slices.Contains(k.archs, a.sass) {
+				continue
+			}
 			art, err := comp.Compile(k.src, k.spec, ptx.Target{Arch: a.ptx})
 			if err != nil {
 				return fmt.Errorf("%s: %w", k.name, err)

@@ -23,15 +23,17 @@ func newCachePopulateCmd(a *app) *cobra.Command {
 		Use:   "populate GRAPH.json",
 		Short: "Compile every kernel a graph needs into the cache, ahead of time (no GPU needed)",
 		Long: `Lower GRAPH.json for each N of --n and compile every kernel of the plan into the kernel cache
-for each target: PTX for each --arch (sm_80, sm_90; no GPU needed), else the CPU. A later
+for each target: PTX for each --arch (sm_80, sm_90, sm_90a; no GPU needed), else the CPU. A later
 'widejit run' on that target then only loads them. The plan is the one a run would make:
 strategy decisions recorded by 'widejit tune' for this machine's CPU (GPU archs: decisions are
 device-specific, so the plugins and the heuristic decide for a generic GPU of that arch), then
 --plugin / config plugins, then the heuristic. --all-strategies also compiles every kernel of
 every alternative a run could choose instead (each decision flipped to each other candidate,
 and the unfused plan), so any recorded or plugin decision on the target finds its kernels.
---cubin also assembles each PTX kernel with ptxas (found on PATH or in .tools/bin) and stores
-the cubin (kind "cubin", the ptxas version in its key and target).
+sm_90a, which a compute capability 9.0 GPU loads only with --backend-opt arch=sm_90a, is
+compiled under that option's keys. --cubin also assembles each PTX kernel with ptxas (found on
+PATH or in .tools/bin; for sm_90a's PTX ISA 8.0, CUDA 12's: on PATH or in .tools/cuda12/bin)
+and stores the cubin (kind "cubin", the ptxas version in its key and target).
 Init graphs take any N; a graph with a weights file only its own n.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runPopulate(cmd, a, args[0], f) },

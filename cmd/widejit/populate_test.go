@@ -92,8 +92,15 @@ func TestPopulatePTXThenLsAndRunKeys(t *testing.T) {
 		t.Fatalf("cache ls names %v, want the plan's kernels %v", got, want)
 	}
 
-	// What `run --device cuda` on an H100 looks up: the keys of the plan it lowers (fresh
-	// cache: the heuristic decides) for the device's target. Every one must be there.
+	// What `run --device cuda` on an H100 looks up: every key must be there.
+	runKeysAllHit(t, dir, nil)
+}
+
+// runKeysAllHit checks that the cache at dir holds every key that `run --device cuda
+// [--backend-opt K=V...]` on an H100 looks up: the keys of the plan it lowers (fresh cache:
+// the heuristic decides) for the target the device opens with those options.
+func runKeysAllHit(t *testing.T, dir string, backendOpts map[string]string) {
+	t.Helper()
 	store, err := cache.Open(dir, cache.Options{Warn: func(m string) { t.Errorf("cache: %s", m) }})
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +112,7 @@ func TestPopulatePTXThenLsAndRunKeys(t *testing.T) {
 	}
 	h100 := jit.DeviceInfo{Kind: "cuda", Name: "NVIDIA H100 80GB HBM3", ComputeCapability: "9.0", Cores: 132, Caps: cuda.Capabilities("9.0", 227<<10)}
 	tuner := &autotune.Tuner{Store: engine.DecisionStore{Store: store}, Heuristic: lowering.Heuristic}
-	plan, _, err := lowering.LowerWithDecisions(g, lowering.Options{Device: h100}, tuner, nil)
+	plan, _, err := lowering.LowerWithDecisions(g, lowering.Options{Device: h100, BackendOptions: backendOpts}, tuner, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,14 +120,38 @@ func TestPopulatePTXThenLsAndRunKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	comp := jit.NewCompiler(jit.CompilerOptions{Store: store, Version: buildVersion()})
+	if a := backendOpts["arch"]; a != "" {
+		arch = a
+	}
+	comp := jit.NewCompiler(jit.CompilerOptions{Store: store, Version: buildVersion(), BackendOptions: backendOpts})
 	for _, l := range plan.Launches {
 		if _, err := comp.Compile(l.Kernel.Source, l.Spec(), ptx.Target{Arch: arch}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if st := comp.Stats(); st.Misses != 0 || st.Hits != len(plan.Launches) {
-		t.Fatalf("a cuda run's lookups: %+v, want %d hits", st, len(plan.Launches))
+		t.Fatalf("a cuda run's lookups (options %v): %+v, want %d hits", backendOpts, st, len(plan.Launches))
+	}
+}
+
+// sm_90a, which a cc 9.0 device loads only with the cuda backend's arch=sm_90a, is populated
+// under that option's keys: `run --backend-opt arch=sm_90a` finds every kernel; an explicit
+// --backend-opt naming another arch is refused.
+func TestPopulateHopper(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "kc")
+	p := populate(t, dir, mlpGraph, "--arch", "sm_90,sm_90a")
+	if len(p.Targets) != 2 || p.Targets[1].Target != "ptx8.0/sm_90a" || p.Failed != 0 || p.Targets[1].Misses == 0 {
+		t.Fatalf("populate sm_90,sm_90a: %+v", p)
+	}
+	runKeysAllHit(t, dir, map[string]string{"arch": "sm_90a"})
+	runKeysAllHit(t, dir, nil) // sm_90, the default
+	again := populate(t, dir, mlpGraph, "--arch", "sm_90a", "--backend-opt", "arch=sm_90a")
+	if again.Misses != 0 || again.Hits != p.Targets[1].Kernels {
+		t.Fatalf("populate sm_90a with the option given: %+v, want only hits", again)
+	}
+	code, _, errOut := runCLI(t, "--cache-dir", dir, "--backend-opt", "arch=sm_90", "cache", "populate", mlpGraph, "--arch", "sm_90a")
+	if code != 2 || !strings.Contains(errOut, "--arch sm_90a with --backend-opt arch=sm_90") {
+		t.Fatalf("conflicting arch option: exit %d: %s", code, errOut)
 	}
 }
 
@@ -162,7 +193,7 @@ func TestPopulateNsAndStrategies(t *testing.T) {
 		t.Fatalf("weights graph with another n: exit %d: %s", code, errOut)
 	}
 	code, _, errOut = runCLI(t, "--cache-dir", dir, "cache", "populate", mlpGraph, "--arch", "sm_70")
-	if code != 2 || !strings.Contains(errOut, "sm_80, sm_90") {
+	if code != 2 || !strings.Contains(errOut, "sm_80, sm_90, sm_90a") {
 		t.Fatalf("--arch sm_70: exit %d: %s", code, errOut)
 	}
 	code, _, errOut = runCLI(t, "--cache-dir", dir, "cache", "populate", mlpGraph, "--n", "0")
@@ -185,6 +216,12 @@ func TestPopulateCubin(t *testing.T) {
 	if c := p.Targets[0]; c.CubinHits != c.Kernels || c.CubinMisses != 0 {
 		t.Fatalf("second --cubin: %+v", c)
 	}
+	checkCubins(t, dir, "ptx7.8/sm_80+ptxas", c.Kernels)
+}
+
+// checkCubins checks that the cache at dir holds n cubins, each of a target starting with prefix.
+func checkCubins(t *testing.T, dir, prefix string, n int) {
+	t.Helper()
 	code, out, _ := runCLI(t, "--cache-dir", dir, "cache", "ls", "--json")
 	var ls struct{ Entries []cache.Entry }
 	if code != 0 || json.Unmarshal([]byte(out), &ls) != nil {
@@ -194,12 +231,36 @@ func TestPopulateCubin(t *testing.T) {
 	for _, e := range ls.Entries {
 		if e.Backend == "cubin" {
 			cubins++
-			if !strings.HasPrefix(e.Target, "ptx7.8/sm_80+ptxas") || e.Size < 100 {
-				t.Errorf("cubin entry %+v", e)
+			if !strings.HasPrefix(e.Target, prefix) || e.Size < 100 {
+				t.Errorf("cubin entry %+v: want a target %s...", e, prefix)
 			}
 		}
 	}
-	if cubins != c.Kernels {
-		t.Fatalf("%d cubin entries, want %d", cubins, c.Kernels)
+	if cubins != n {
+		t.Fatalf("%d cubin entries, want %d", cubins, n)
+	}
+}
+
+// --cubin assembles sm_90a (PTX ISA 8.0) with CUDA 12's ptxas, found in .tools/cuda12/bin;
+// where there is none, it says so and how to get it instead of storing what 11.8 refuses.
+func TestPopulateCubinHopper(t *testing.T) {
+	if _, err := ptx.FindCUDA12Tool(".", "ptxas"); err != nil {
+		t.Skipf("needs CUDA 12's ptxas: %v", err)
+	}
+	dir := filepath.Join(t.TempDir(), "kc")
+	p := populate(t, dir, mlpGraph, "--arch", "sm_90a", "--cubin")
+	if c := p.Targets[0]; c.Failed != 0 || c.Kernels == 0 || c.CubinMisses != c.Kernels {
+		t.Fatalf("--cubin sm_90a: %+v", c)
+	}
+	checkCubins(t, dir, "ptx8.0/sm_90a+ptxas12.", p.Targets[0].Kernels) // CUDA 12's ptxas
+
+	graph, err := filepath.Abs(mlpGraph)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir()) // no .tools above: CUDA 12's ptxas is not found
+	code, _, errOut := runCLI(t, "--cache-dir", filepath.Join(t.TempDir(), "kc"), "cache", "populate", graph, "--arch", "sm_90a", "--cubin")
+	if code == 0 || !strings.Contains(errOut, "--cubin for sm_90a: PTX ISA 8.0 needs CUDA 12's ptxas") || !strings.Contains(errOut, ".ci/setup") {
+		t.Fatalf("--cubin sm_90a without CUDA 12's ptxas: exit %d: %s", code, errOut)
 	}
 }

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,6 +50,9 @@ type PopulateTarget struct {
 	target jit.Target
 	arch   string // "" for the CPU
 	device jit.DeviceInfo
+	// archOption is the cuda backend's arch option a run needs to load this arch's PTX
+	// (sm_90a while a cc 9.0 device loads sm_90 by default); "" when the device's default
+	archOption string
 }
 
 // AddShardSizes adds to graphs one model range of each shard size of each K of ks
@@ -82,6 +87,7 @@ func AddShardSizes(graphs []*graph.Graph, ks []int) ([]*graph.Graph, error) {
 // populateItem is one kernel to compile for one target.
 type populateItem struct {
 	t    PopulateTarget
+	comp *jit.Compiler // with the backend options of a run on t's device
 	n    int
 	src  jit.Source
 	spec jit.Spec
@@ -100,11 +106,13 @@ type PopulateCount struct {
 }
 
 // PTXArchs are the GPU archs that populate (and kernel dump) generate PTX for.
-var PTXArchs = ptx.Archs
+var PTXArchs = ptx.AllArchs
 
 // PopulateTargets are the targets of `cache populate --arch`: each GPU arch of the
 // comma-separated list (a generic GPU of that arch chooses the plan), or, for "", the CPU
-// with threads workers.
+// with threads workers. An arch that its GPUs load only when told (sm_90a, the cuda
+// backend's arch option) is populated under that option's keys, those of
+// `run --backend-opt arch=sm_90a`.
 func PopulateTargets(archList string, threads int) ([]PopulateTarget, error) {
 	if strings.TrimSpace(archList) == "" {
 		info := cpu.NewDevice(threads).Info()
@@ -113,12 +121,33 @@ func PopulateTargets(archList string, threads int) ([]PopulateTarget, error) {
 	var out []PopulateTarget
 	for _, arch := range strings.Split(archList, ",") {
 		arch = strings.TrimSpace(arch)
-		if !slices.Contains(ptx.Archs, arch) {
-			return nil, errkind.Usagef("--arch: %q is not one of %s", arch, strings.Join(ptx.Archs, ", "))
+		if !slices.Contains(ptx.AllArchs, arch) {
+			return nil, errkind.Usagef("--arch: %q is not one of %s", arch, strings.Join(ptx.AllArchs, ", "))
 		}
-		out = append(out, PopulateTarget{target: ptx.Target{Arch: arch}, arch: arch, device: cuda.GenericDevice(arch)})
+		t := PopulateTarget{target: ptx.Target{Arch: arch}, arch: arch, device: cuda.GenericDevice(arch)}
+		if def, err := ptx.ArchForCapability(t.device.ComputeCapability); err != nil || def != arch {
+			t.archOption = arch
+		}
+		out = append(out, t)
 	}
 	return out, nil
+}
+
+// forTarget is c as a run on t's device sees it: with the backend's arch option t needs.
+func (c Config) forTarget(t PopulateTarget) (Config, error) {
+	if t.archOption == "" {
+		return c, nil
+	}
+	if a, ok := c.BackendOptions["arch"]; ok && a != t.archOption {
+		return c, errkind.Usagef("--arch %s with --backend-opt arch=%s: the backend option picks the PTX a device loads, so it must name the populated arch (or be left out: populate sets it for %s)", t.arch, a, t.arch)
+	}
+	opts := maps.Clone(c.BackendOptions)
+	if opts == nil {
+		opts = map[string]string{}
+	}
+	opts["arch"] = t.archOption
+	c.BackendOptions = opts
+	return c, nil
 }
 
 // Populate compiles every kernel of the plans a run of each graph would make on each target
@@ -133,13 +162,13 @@ func (c Config) Populate(ctx context.Context, graphs []*graph.Graph, targets []P
 		progress = func(int, int, string) {}
 	}
 	var err error
-	var ptxas, ptxasVersion string
+	assemblers := map[string]assembler{} // by arch; none when --cubin is not given
 	if o.Cubin {
 		if len(targets) == 1 && targets[0].arch == "" {
 			return nil, errkind.Usagef("--cubin needs --arch (cubins are GPU code)")
 		}
-		if ptxas, ptxasVersion, err = FindPtxas(); err != nil {
-			c.Warning(fmt.Sprintf("--cubin: %v; storing PTX only", err))
+		if assemblers, err = findAssemblers(targets, c.Warning); err != nil {
+			return nil, err
 		}
 	}
 	store := c.OpenCache()
@@ -155,13 +184,16 @@ func (c Config) Populate(ctx context.Context, graphs []*graph.Graph, targets []P
 	}()
 	tuning := c.NewTuning(ctx, store)
 	defer tuning.Close()
-	// the same compiler options as `run`, so that run finds these entries (same keys)
-	comp := c.Compiler(store)
-
 	var items []populateItem
 	for _, t := range targets {
+		// the same options as `run` on t's device, so that run finds these entries (same keys)
+		tc, err := c.forTarget(t)
+		if err != nil {
+			return nil, err
+		}
+		comp := tc.Compiler(store)
 		for _, g := range graphs {
-			plans, err := populatePlans(g, t, c.loweringOptions(t.device), tuning.Tuner, o.AllStrategies)
+			plans, err := populatePlans(g, t, tc.loweringOptions(t.device), tuning.Tuner, o.AllStrategies)
 			if err != nil {
 				return nil, err
 			}
@@ -175,7 +207,7 @@ func (c Config) Populate(ctx context.Context, graphs []*graph.Graph, targets []P
 					}
 					if !seen[key.String()] {
 						seen[key.String()] = true
-						items = append(items, populateItem{t: t, n: g.N, src: src, spec: spec})
+						items = append(items, populateItem{t: t, comp: comp, n: g.N, src: src, spec: spec})
 					}
 				}
 			}
@@ -200,7 +232,7 @@ func (c Config) Populate(ctx context.Context, graphs []*graph.Graph, targets []P
 		}
 		progress(i, len(items), fmt.Sprintf("%s n=%d %s", tk, it.n, it.src.Fn))
 		before := store.Counters()
-		art, err := comp.Compile(it.src, it.spec, it.t.target)
+		art, err := it.comp.Compile(it.src, it.spec, it.t.target)
 		count.Kernels++
 		if err != nil {
 			count.Failed++
@@ -212,8 +244,8 @@ func (c Config) Populate(ctx context.Context, graphs []*graph.Graph, targets []P
 		} else {
 			count.Misses++
 		}
-		if ptxas != "" && art.Kind == ptx.ArtifactKind {
-			hit, err := populateCubin(ctx, store, comp, it, art, ptxas, ptxasVersion)
+		if as, ok := assemblers[it.t.arch]; ok && art.Kind == ptx.ArtifactKind {
+			hit, err := populateCubin(ctx, store, it, art, as)
 			switch {
 			case err != nil:
 				count.Failed++
@@ -227,7 +259,7 @@ func (c Config) Populate(ctx context.Context, graphs []*graph.Graph, targets []P
 	}
 	progress(len(items), len(items), "done")
 	rep := &PopulateReport{CacheDir: store.Dir(), Failures: append([]string{}, failures...), Total: PopulateCount{Target: "all"},
-		PtxasVersion: ptxasVersion}
+		PtxasVersion: assemblerVersions(assemblers)}
 	closed = true
 	c.closeCache(store)
 	rep.Targets = make([]PopulateCount, 0, len(order))
@@ -273,6 +305,77 @@ func populatePlans(gr *graph.Graph, t PopulateTarget, opts lowering.Options, tun
 	return append(plans, unfused), nil
 }
 
+// assembler is a ptxas and its version.
+type assembler struct{ path, version string }
+
+// findAssemblers finds the ptxas that assembles each GPU target's arch: the one FindPtxas
+// finds, or for PTX ISA 8.0 (sm_90a), which 11.8's refuses, one of CUDA 12. Without any
+// ptxas the cubins are skipped with a warning; without CUDA 12's for sm_90a it is an error.
+func findAssemblers(targets []PopulateTarget, warn func(string)) (map[string]assembler, error) {
+	out := map[string]assembler{}
+	path, version, findErr := FindPtxas()
+	for _, t := range targets {
+		switch {
+		case t.arch == "":
+		case ptx.ISAFor(t.arch) == ptx.ISAHopper:
+			as, err := findCUDA12Ptxas(path, version)
+			if err != nil {
+				return nil, fmt.Errorf("--cubin for %s: %w", t.arch, err)
+			}
+			out[t.arch] = as
+		case findErr == nil:
+			out[t.arch] = assembler{path, version}
+		default:
+			warn(fmt.Sprintf("--cubin: %v; storing %s's PTX only", findErr, t.arch))
+		}
+	}
+	return out, nil
+}
+
+// findCUDA12Ptxas is the ptxas found (path, version) when it is CUDA 12's or newer, else
+// the one .ci/setup puts in .tools/cuda12/bin above the working directory or the executable.
+func findCUDA12Ptxas(path, version string) (assembler, error) {
+	if major, _, _ := strings.Cut(version, "."); path != "" && atoi(major) >= 12 {
+		return assembler{path, version}, nil
+	}
+	p, err := ptx.FindCUDA12Tool(".", "ptxas")
+	if err != nil {
+		exe, exeErr := os.Executable()
+		if exeErr != nil {
+			return assembler{}, err
+		}
+		if p, err = ptx.FindCUDA12Tool(filepath.Dir(exe), "ptxas"); err != nil {
+			found := "no ptxas"
+			if path != "" {
+				found = fmt.Sprintf("only ptxas %s (%s)", version, path)
+			}
+			return assembler{}, fmt.Errorf("PTX ISA %s needs CUDA 12's ptxas, and there is %s: put a CUDA 12 ptxas on PATH, or %v", ptx.ISAHopper, found, err)
+		}
+	}
+	v, err := ptxasVersion(p)
+	if err != nil {
+		return assembler{}, err
+	}
+	return assembler{p, v}, nil
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// assemblerVersions lists the versions of the ptxas used, sorted, comma-separated.
+func assemblerVersions(as map[string]assembler) string {
+	var vs []string
+	for _, a := range as {
+		if !slices.Contains(vs, a.version) {
+			vs = append(vs, a.version)
+		}
+	}
+	slices.Sort(vs)
+	return strings.Join(vs, ", ")
+}
+
 // FindPtxas finds ptxas (PATH, then .tools/bin above the working directory or the
 // executable) and its version.
 func FindPtxas() (path, version string, err error) {
@@ -287,26 +390,32 @@ func FindPtxas() (path, version string, err error) {
 			return "", "", err
 		}
 	}
+	version, err = ptxasVersion(path)
+	return path, version, err
+}
+
+func ptxasVersion(path string) (string, error) {
 	out, err := exec.Command(path, "--version").CombinedOutput()
 	if err != nil {
-		return "", "", fmt.Errorf("%s --version: %v", path, err)
+		return "", fmt.Errorf("%s --version: %v", path, err)
 	}
 	m := regexp.MustCompile(`V(\d+\.\d+\.\d+)`).FindSubmatch(out)
 	if m == nil {
-		return "", "", fmt.Errorf("%s --version: no version in %q", path, strings.TrimSpace(string(out)))
+		return "", fmt.Errorf("%s --version: no version in %q", path, strings.TrimSpace(string(out)))
 	}
-	return path, string(m[1]), nil
+	return string(m[1]), nil
 }
 
-// populateCubin assembles art (PTX) into a cubin for its arch and stores it under a key made
-// of the PTX entry's key, the arch and the ptxas version. It reports whether it was a hit.
-func populateCubin(ctx context.Context, store *cache.Store, comp *jit.Compiler, it populateItem, art *jit.Artifact, ptxas, version string) (bool, error) {
-	ptxKey, err := comp.Key(it.src, it.spec, it.t.target)
+// populateCubin assembles art (PTX) into a cubin for its arch with as and stores it under a
+// key made of the PTX entry's key, the arch and the ptxas version. It reports whether it
+// was a hit.
+func populateCubin(ctx context.Context, store *cache.Store, it populateItem, art *jit.Artifact, as assembler) (bool, error) {
+	ptxKey, err := it.comp.Key(it.src, it.spec, it.t.target)
 	if err != nil {
 		return false, err
 	}
 	key, err := cache.NewKey(cache.KindKernel).String("ptx_key", ptxKey.String()).String("artifact_kind", "cubin").
-		String("arch", it.t.arch).String("ptxas_version", version).Key()
+		String("arch", it.t.arch).String("ptxas_version", as.version).Key()
 	if err != nil {
 		return false, err
 	}
@@ -314,14 +423,14 @@ func populateCubin(ctx context.Context, store *cache.Store, comp *jit.Compiler, 
 		return true, nil
 	}
 	start := time.Now()
-	cubin, err := assembleCubin(ctx, ptxas, it.t.arch, art.Payload)
+	cubin, err := assembleCubin(ctx, as.path, it.t.arch, art.Payload)
 	if err != nil {
 		return false, err
 	}
 	store.RecordCompile(time.Since(start))
-	target := it.t.target.Key() + "+ptxas" + version
+	target := it.t.target.Key() + "+ptxas" + as.version
 	rec := &cache.Record{Name: art.Name, Backend: "cubin", Target: target,
-		Meta: map[string]string{"artifact_kind": "cubin", "entry": art.Name, "ptxas_version": version}, Payload: cubin}
+		Meta: map[string]string{"artifact_kind": "cubin", "entry": art.Name, "ptxas_version": as.version}, Payload: cubin}
 	return false, store.Put(key, rec)
 }
 

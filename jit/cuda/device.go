@@ -34,21 +34,32 @@ type Device struct {
 	closed bool
 }
 
+// Options are how a device is opened (the cuda backend's --backend-opt NAME=VALUE).
+type Options struct {
+	// Arch is the PTX arch its kernels are generated for ("": ptx.ArchForCapability's for
+	// the device); sm_90a (wgmma) only on a compute capability 9.0 device with a CUDA 12
+	// driver (ptx.CheckArch).
+	Arch string
+}
+
 // Open binds the driver (once per process), retains device ordinal's primary context and
 // creates a stream. Without a driver or a GPU it returns a clear error.
-func Open(ordinal int) (*Device, error) {
+func Open(ordinal int) (*Device, error) { return OpenWith(ordinal, Options{}) }
+
+// OpenWith is Open with options.
+func OpenWith(ordinal int, o Options) (*Device, error) {
 	drv, err := load()
 	if err != nil {
 		return nil, err
 	}
-	return openWith(drv, ordinal)
+	return openWith(drv, ordinal, o)
 }
 
 // OpenDriver opens device ordinal through api, a driver other than libcuda (the test driver
 // of jit/cuda/cudatest; drv is internal to jit/cuda), its kernels compiled for target(the
 // GPU's PTX target).
-func OpenDriver(api *drv.API, ordinal int, target func(jit.Target) jit.Target) (*Device, error) {
-	d, err := openWith(&driver{api}, ordinal)
+func OpenDriver(api *drv.API, ordinal int, o Options, target func(jit.Target) jit.Target) (*Device, error) {
+	d, err := openWith(&driver{api}, ordinal, o)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +67,7 @@ func OpenDriver(api *drv.API, ordinal int, target func(jit.Target) jit.Target) (
 	return d, nil
 }
 
-func openWith(drv *driver, ordinal int) (*Device, error) {
+func openWith(drv *driver, ordinal int, o Options) (*Device, error) {
 	var n int32
 	if err := drv.check("cuDeviceGetCount", drv.CuDeviceGetCount(&n)); err != nil {
 		return nil, err
@@ -108,9 +119,16 @@ func openWith(drv *driver, ordinal int) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Arch != "" {
+		if err := ptx.CheckArch(o.Arch, cc, int(ver)); err != nil {
+			return nil, fmt.Errorf("cuda: device %d (%s) with arch=%s: %w", ordinal, cString(&name[0]), o.Arch, err)
+		}
+		arch = o.Arch
+	}
 	d.target = ptx.Target{Arch: arch}
 	d.info = jit.DeviceInfo{Kind: "cuda", Name: cString(&name[0]), ComputeCapability: cc, MemoryBytes: int64(mem),
 		Cores: sms, DriverVersion: fmt.Sprintf("%d.%d", ver/1000, ver%1000/10), Caps: Capabilities(cc, d.smemMax)}
+	d.info.Caps.WarpgroupMMA = arch == "sm_90a"
 
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -151,11 +169,10 @@ func (d *Device) Info() jit.DeviceInfo { return d.info }
 // GenericDevice describes a GPU of arch ("sm_90") for plans made without one (`cache
 // populate --arch`, `kernel dump`): its capabilities, size unknown.
 func GenericDevice(arch string) jit.DeviceInfo {
-	cc := strings.TrimPrefix(arch, "sm_")
-	if len(cc) > 1 {
-		cc = cc[:len(cc)-1] + "." + cc[len(cc)-1:]
-	}
-	return jit.DeviceInfo{Kind: "cuda", Name: "generic " + arch, ComputeCapability: cc, Caps: Capabilities(cc, 0)}
+	cc := ptx.GenericCapability(arch)
+	info := jit.DeviceInfo{Kind: "cuda", Name: "generic " + arch, ComputeCapability: cc, Caps: Capabilities(cc, 0)}
+	info.Caps.WarpgroupMMA = arch == "sm_90a"
+	return info
 }
 
 // Capabilities are those of an NVIDIA GPU of compute capability cc ("9.0") whose programs may

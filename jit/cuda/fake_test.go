@@ -31,7 +31,7 @@ func fakeDevice(t *testing.T) *Device {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := openWith(drv, 0)
+	d, err := openWith(drv, 0, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,5 +226,16 @@ func TestStreamsAgainstFakeDriver(t *testing.T) {
 	}
 	if err := os2.Record(ready); err == nil || !strings.Contains(err.Error(), "not an event of the stream's device") {
 		t.Errorf("record of another device's event: %v", err)
+	}
+}
+
+// A generic device of each arch (`cache populate --arch`) has that arch's compute capability;
+// only sm_90a's kernels use Hopper's warpgroup MMA.
+func TestGenericDevice(t *testing.T) {
+	for arch, cc := range map[string]string{"sm_80": "8.0", "sm_90": "9.0", "sm_90a": "9.0"} {
+		d := GenericDevice(arch)
+		if d.ComputeCapability != cc || d.Caps.WarpgroupMMA != (arch == "sm_90a") || !d.Caps.TensorCores {
+			t.Errorf("GenericDevice(%s) = %+v, want compute capability %s", arch, d, cc)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/jit/cpu"
 	"github.com/widejit/widejit/jit/cuda"
+	"github.com/widejit/widejit/jit/ptx"
 )
 
 // The built-in backends, registered through Register like any other.
@@ -36,16 +37,31 @@ func (cpuBackend) Open(_ int, o Options) (jit.Device, error) {
 func (cpuBackend) Count() (int, error) { return 1, nil }
 
 // openCUDA is swapped by tests.
-var openCUDA = func(ordinal int) (jit.Device, error) { return cuda.Open(ordinal) }
+var openCUDA = func(ordinal int, o cuda.Options) (jit.Device, error) { return cuda.OpenWith(ordinal, o) }
 
-// cudaBackend is NVIDIA GPUs through the run-time-bound driver.
+// cudaBackend is NVIDIA GPUs through the run-time-bound driver. Its one option, arch=ARCH,
+// picks the PTX arch (sm_90a: wgmma on a compute capability 9.0 device, which otherwise loads
+// sm_90 PTX until sm_90a has been verified on a GPU).
 type cudaBackend struct{}
 
 func (cudaBackend) Open(ordinal int, o Options) (jit.Device, error) {
-	if err := noOptions("cuda", o.Backend); err != nil {
-		return nil, err
+	var co cuda.Options
+	var unknown []string
+	for k, v := range o.Backend {
+		if k == "arch" {
+			co.Arch = v
+		} else {
+			unknown = append(unknown, k)
+		}
 	}
-	return openCUDA(ordinal)
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return nil, fmt.Errorf("backend cuda: unknown option %s (expected arch=%s)", strings.Join(unknown, ", "), strings.Join(ptx.AllArchs, "|"))
+	}
+	if co.Arch != "" && !ptx.ValidArch(co.Arch) {
+		return nil, fmt.Errorf("backend cuda: option arch=%s: expected one of %s", co.Arch, strings.Join(ptx.AllArchs, ", "))
+	}
+	return openCUDA(ordinal, co)
 }
 
 func (cudaBackend) Count() (int, error) { return cuda.Count() }

@@ -161,6 +161,9 @@ func Describe(d jit.Device) string {
 	if c.TensorCores {
 		parts = append(parts, "tensor cores")
 	}
+	if c.WarpgroupMMA {
+		parts = append(parts, "warpgroup MMA (wgmma)")
+	}
 	if c.DiscreteMemory {
 		parts = append(parts, fmt.Sprintf("%.1f GiB device memory", float64(i.MemoryBytes)/(1<<30)))
 	} else {

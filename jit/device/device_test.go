@@ -6,11 +6,12 @@ import (
 	"testing"
 
 	"github.com/widejit/widejit/jit"
+	"github.com/widejit/widejit/jit/cuda"
 )
 
 func withCUDA(t *testing.T, open func(int) (jit.Device, error)) {
 	saved := openCUDA
-	openCUDA = open
+	openCUDA = func(ordinal int, _ cuda.Options) (jit.Device, error) { return open(ordinal) }
 	t.Cleanup(func() { openCUDA = saved })
 }
 
@@ -77,5 +78,34 @@ func TestRegister(t *testing.T) {
 	}
 	if _, err := Count("null_test"); err == nil {
 		t.Fatal("null counted devices")
+	}
+}
+
+// The cuda backend takes one option, arch, validated before any driver is loaded and handed
+// to the device it opens; anything else is refused by name.
+func TestCUDAArchOption(t *testing.T) {
+	var got []cuda.Options
+	saved := openCUDA
+	openCUDA = func(_ int, o cuda.Options) (jit.Device, error) {
+		got = append(got, o)
+		return nil, errors.New("no GPU here")
+	}
+	t.Cleanup(func() { openCUDA = saved })
+	if _, err := Open("cuda", 0, Options{Backend: map[string]string{"arch": "sm_90a"}}); err == nil || err.Error() != "no GPU here" {
+		t.Fatalf("arch=sm_90a: %v", err)
+	}
+	if len(got) != 1 || got[0].Arch != "sm_90a" {
+		t.Fatalf("the device was opened with %+v, want arch sm_90a", got)
+	}
+	for opts, want := range map[string]map[string]string{
+		"backend cuda: option arch=sm_75: expected one of sm_80, sm_90, sm_90a":         {"arch": "sm_75"},
+		"backend cuda: unknown option streams, tf32 (expected arch=sm_80|sm_90|sm_90a)": {"arch": "sm_90", "tf32": "1", "streams": "2"},
+	} {
+		if _, err := Open("cuda", 0, Options{Backend: want}); err == nil || err.Error() != opts {
+			t.Errorf("%v: %v, want %q", want, err, opts)
+		}
+	}
+	if len(got) != 1 {
+		t.Fatalf("a refused option still opened the device: %+v", got)
 	}
 }

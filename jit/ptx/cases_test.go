@@ -145,6 +145,8 @@ var languageCases = []kernelCase{
 		map[string]any{"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32, "ACC_FROM_C": true}, 8},
 	{"ptx_kloop_t_bf16", "testdata/kloop_t.py", "kloop_t", withElem(matmulSig32, "*fp32", "*bf16"),
 		map[string]any{"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 64, "ACC_FROM_C": false}, 8},
+	{"ptx_kloop_t_tf32", "testdata/kloop_t.py", "kloop_t", matmulSig32,
+		map[string]any{"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32, "ACC_FROM_C": false}, 8},
 	{"ptx_kloop_f16_acc", "testdata/kloop.py", "kloop", withElem(matmulSig32, "*fp32", "*fp16"),
 		map[string]any{"BLOCK_M": 32, "BLOCK_N": 64, "BLOCK_K": 32, "ACC_FROM_C": true}, 4},
 	// The CPU backend's own test kernels (jit/cpu/testdata; its tutorial kernels are the shared
@@ -275,8 +277,43 @@ func TestArchForCapability(t *testing.T) {
 			t.Errorf("%s: %s, %v; want %s", cc, got, err, want)
 		}
 	}
-	if _, err := ArchForCapability("7.5"); err == nil {
-		t.Error("7.5 accepted")
+	for _, cc := range []string{"7.5", "9", "x.0"} {
+		if _, err := ArchForCapability(cc); err == nil {
+			t.Errorf("%s accepted", cc)
+		}
+	}
+}
+
+// Which devices may load which arch's PTX: sm_90a (arch-specific wgmma) on cc 9.0 only, and
+// its PTX ISA 8.0 needs a CUDA 12 driver's JIT.
+func TestCheckArch(t *testing.T) {
+	for _, c := range []struct {
+		arch, cc string
+		cuda     int
+		err      string // "" = may load
+	}{
+		{"sm_90a", "9.0", 12040, ""},
+		{"sm_90a", "9.0", 12000, ""},
+		{"sm_90", "9.0", 11080, ""},
+		{"sm_80", "9.0", 11080, ""},
+		{"sm_80", "8.6", 11080, ""},
+		{"sm_90", "10.0", 12080, ""},
+		{"sm_90a", "9.0", 11080, "arch sm_90a is PTX ISA 8.0, which needs a CUDA 12.0 driver or newer to load; this driver supports CUDA 11.8"},
+		{"sm_90a", "8.9", 12040, "arch sm_90a (wgmma, Hopper only) needs a compute capability 9.0 device; this one is 8.9"},
+		{"sm_90a", "10.0", 12080, "needs a compute capability 9.0 device; this one is 10.0"},
+		{"sm_90", "8.0", 12040, "arch sm_90 needs compute capability 9.0 or newer; this device is 8.0"},
+		{"sm_75", "9.0", 12040, `unknown arch "sm_75"`},
+		{"sm_80", "nine", 12040, `bad compute capability "nine"`},
+	} {
+		err := CheckArch(c.arch, c.cc, c.cuda)
+		if (err == nil) != (c.err == "") || err != nil && !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%s on cc %s, CUDA %d: %v, want %q", c.arch, c.cc, c.cuda, err, c.err)
+		}
+	}
+	for arch, cc := range map[string]string{"sm_80": "8.0", "sm_90": "9.0", "sm_90a": "9.0"} {
+		if got := GenericCapability(arch); got != cc {
+			t.Errorf("GenericCapability(%s) = %s, want %s", arch, got, cc)
+		}
 	}
 }
 

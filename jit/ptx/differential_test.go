@@ -171,14 +171,20 @@ var runCases = []runCase{
 	// Hopper (wgmma.go): the pipelined K loop on wgmma.mma_async, A and B^T read through
 	// swizzled matrix descriptors (64-byte rows: the 64B swizzle; 128-byte: 128B), at sizes
 	// that leave every edge masked (M, N, K not multiples of the tile). 8 warps: two
-	// warpgroups, each with one 64x64 block of a 128x64 tile; its 24 KiB stages fit the
-	// 48 KiB ring twice (cp.async.wait_group 0).
+	// warpgroups, each with one 64x64 block of a 128x64 tile; 24 KiB stages, three by default
+	// (a 72 KiB ring: sm_90a's may pass 48 KiB), two in the bf16 case (cp.async.wait_group 0).
 	{kc: caseNamed("ptx_kloop_t_f16"), grid: [3]int{2, 2, 1}, lens: map[string]int{"a_ptr": 100 * 80, "b_ptr": 72 * 80, "c_ptr": 100 * 72},
 		scalars: btScalars(100, 72, 80), align16: btAligned, ones: btOnes, arch: "sm_90a",
 		wantPTX: []string{"wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", "fence.proxy.async", "cp.async.wait_group 1"}, notPTX: []string{"mma.sync", "ldmatrix"}},
 	{kc: caseNamed("ptx_kloop_t_bf16"), grid: [3]int{2, 2, 1}, lens: map[string]int{"a_ptr": 200 * 144, "b_ptr": 120 * 144, "c_ptr": 200 * 120},
-		scalars: btScalars(200, 120, 144), align16: btAligned, ones: btOnes, arch: "sm_90a",
+		scalars: btScalars(200, 120, 144), align16: btAligned, ones: btOnes, arch: "sm_90a", stages: 2,
 		wantPTX: []string{"wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", "cp.async.wait_group 0"}, notPTX: []string{"mma.sync"}},
+	// TF32 (fp32 operands at Triton's default precision) on wgmma.mma_async m64nNk8 .tf32:
+	// K-major operands only (A, and B^T as a Linear's weight), 128-byte rows of 32 fp32
+	// values, the operands truncated to TF32 as mma.sync's are
+	{kc: caseNamed("ptx_kloop_t_tf32"), grid: [3]int{2, 2, 1}, lens: map[string]int{"a_ptr": 200 * 80, "b_ptr": 120 * 80, "c_ptr": 200 * 120},
+		scalars: btScalars(200, 120, 80), align16: btAligned, ones: btOnes, arch: "sm_90a", rtol: 1e-2, atol: 1e-2,
+		wantPTX: []string{"wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32", "fence.proxy.async"}, notPTX: []string{"mma.sync", "ldmatrix"}},
 	// the accumulator starts from C, converted into the two warpgroups' fragments before the
 	// loop through shared memory, which the ring then overwrites
 	{kc: caseNamed("ptx_kloop_t_f16_acc"), grid: [3]int{1, 2, 1}, lens: map[string]int{"a_ptr": 72 * 48, "b_ptr": 100 * 48, "c_ptr": 72 * 100},

@@ -87,11 +87,12 @@
 // (async.go) instead of through registers. A K loop whose accumulator stays in registers and
 // whose dot operands are both such copies (fp16, bf16 or TF32) is software-pipelined num_stages
 // deep (jit.Spec.NumStages, a tunable of the lowering's GEMM kernels; else the kernel's
-// num_stages constexpr; else 3, Triton's default; fewer where the ring would pass 48 KiB of shared
-// memory; pipeline.go): a ring of staging buffers, cp.async.commit_group per step and
-// cp.async.wait_group, one barrier per step. On sm_90a such a loop runs on wgmma.mma_async
-// instead (wgmma.go) when its tile has a multiple of 64 rows per warpgroup and its staged
-// rows (A's K; B^T's K, as a Linear's weight, or B's N) are 32, 64 or 128 bytes: each
+// num_stages constexpr; else 3, Triton's default; fewer where the ring would pass 48 KiB of
+// shared memory, 195 KiB on sm_90a, whose launches opt into more; pipeline.go): a ring of
+// staging buffers, cp.async.commit_group per step and cp.async.wait_group, one barrier per
+// step. On sm_90a such a loop runs on wgmma.mma_async instead (wgmma.go) when its tile has a
+// multiple of 64 rows per warpgroup and its staged rows (A's K; B^T's K, as a Linear's
+// weight, or B's N; TF32: K-major only, A and B^T) are 32, 64 or 128 bytes: each
 // warpgroup's 64xN blocks of fp32 accumulators in registers, A and B read from the ring
 // through matrix descriptors (B^T K-major, B MN-major), the ring written by cp.async in the
 // swizzled layout its rows' length gives, fence.proxy.async before the barrier.
@@ -100,8 +101,8 @@
 // the wgmma ring's; layouts as Triton has them (rematerialization covers index-only
 // broadcasts; docs/gpu-layouts.md says which layout each tile value gets); wgmma for dots
 // outside pipelined K loops, for tiles under 64 rows, for rows of other lengths and for TF32
-// (they keep mma.sync on sm_90a); TMA; a cc 9.0 device loads sm_90 PTX (ArchForCapability)
-// until sm_90a has been checked on a GPU.
+// with B staged [K, N] (they keep mma.sync on sm_90a); TMA; a cc 9.0 device loads sm_90 PTX (ArchForCapability;
+// sm_90a only when asked, CheckArch) until sm_90a has been checked on a GPU.
 //
 // Tests: every test kernel and every kernel of the examples' plans is assembled with ptxas
 // for sm_80 and sm_90; golden PTX for three small kernels; and a PTX emulator (package

@@ -313,7 +313,7 @@ func (g *gen) run() (text string, err error) {
 	if cs := g.f.ConstString(); cs != "" {
 		fmt.Fprintf(&out, "; %s", cs)
 	}
-	fmt.Fprintf(&out, ")\n//\n.version %s\n.target %s\n.address_size 64\n\n", isaFor(g.arch), g.arch)
+	fmt.Fprintf(&out, ")\n//\n.version %s\n.target %s\n.address_size 64\n\n", ISAFor(g.arch), g.arch)
 	if g.smemBytes > 0 {
 		align := 16
 		if g.swizzled1024 {

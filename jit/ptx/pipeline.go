@@ -23,8 +23,13 @@ import (
 // defaultStages is Triton's num_stages when a launch does not give one.
 const defaultStages = 3
 
-// maxStageSmem bounds the ring: the 48 KiB a CTA may use without an opt-in.
-const maxStageSmem = 48 << 10
+// maxStageSmem bounds the ring: the 48 KiB a CTA may use without an opt-in; on sm_90a, whose
+// wgmma tiles need deeper rings (lowering's Hopper tiles), hopperStageSmem: 227 KiB less 32
+// KiB for the kernel's other staging (jit/cuda opts a launch into more than 48 KiB).
+const (
+	maxStageSmem    = 48 << 10
+	hopperStageSmem = 195 << 10
+)
 
 // pipeline is the state of one pipelined loop.
 type pipeline struct {
@@ -89,10 +94,14 @@ func (g *gen) pipelineFor(in *ir.Instr, accs []*fragAcc) *pipeline {
 	sh := g.mmaShapeOf(fa.dot, fa.typ, fa.kstep)
 	p := &pipeline{loop: in, fa: fa, stages: g.stages, ity: intType(in.Args[0].Type.Elem),
 		stageBytes: align16(sh.offB + fa.dot.Args[1].Type.NumElems()*sh.sz)}
-	for p.stages > 2 && p.stages*p.stageBytes > maxStageSmem {
+	limit := maxStageSmem
+	if g.arch == "sm_90a" {
+		limit = hopperStageSmem
+	}
+	for p.stages > 2 && p.stages*p.stageBytes > limit {
 		p.stages--
 	}
-	if p.stages*p.stageBytes > maxStageSmem {
+	if p.stages*p.stageBytes > limit {
 		return nil
 	}
 	return p

@@ -16,7 +16,8 @@ const (
 	ISAHopper = "8.0"
 )
 
-func isaFor(arch string) string {
+// ISAFor is the PTX ISA version of arch's kernels.
+func ISAFor(arch string) string {
 	if arch == "sm_90a" {
 		return ISAHopper
 	}
@@ -45,28 +46,80 @@ type Target struct {
 
 // Key names the ISA and the arch, e.g. "ptx7.8/sm_90" ("ptx7.8/sm_90/fma" with FMADots).
 func (t Target) Key() string {
-	k := "ptx" + isaFor(t.Arch) + "/" + t.Arch
+	k := "ptx" + ISAFor(t.Arch) + "/" + t.Arch
 	if t.FMADots {
 		k += "/fma"
 	}
 	return k
 }
 
+// hopperDefault is the arch a compute capability 9.0 device loads unless told otherwise
+// (the cuda backend's option arch=sm_90a). sm_90a's wgmma kernels are checked by ptxas, SASS
+// and the emulator but have not yet run on a GPU: once bench/gpu/run_all.sh has verified
+// them on an H100/H200 against PyTorch, this line becomes "sm_90a".
+const hopperDefault = "sm_90"
+
 // ArchForCapability maps a compute capability ("9.0", "8.6") to the arch whose PTX the
-// device should load: sm_90 for 9.x and newer, sm_80 for 8.x.
+// device should load: hopperDefault for 9.0, sm_90 for newer (sm_90a code runs on 9.0
+// only), sm_80 for 8.x.
 func ArchForCapability(cc string) (string, error) {
-	major, _, _ := strings.Cut(cc, ".")
-	m, err := strconv.Atoi(major)
+	m, minor, err := parseCapability(cc)
 	if err != nil {
-		return "", fmt.Errorf("ptx: bad compute capability %q", cc)
+		return "", err
 	}
 	switch {
+	case m == 9 && minor == 0:
+		return hopperDefault, nil
 	case m >= 9:
 		return "sm_90", nil
 	case m == 8:
 		return "sm_80", nil
 	}
 	return "", fmt.Errorf("ptx: compute capability %s is older than 8.0 (sm_80), which widejit needs", cc)
+}
+
+func parseCapability(cc string) (major, minor int, err error) {
+	a, b, _ := strings.Cut(cc, ".")
+	major, err1 := strconv.Atoi(a)
+	minor, err2 := strconv.Atoi(b)
+	if err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("ptx: bad compute capability %q (expected MAJOR.MINOR, e.g. 9.0)", cc)
+	}
+	return major, minor, nil
+}
+
+// CheckArch says why a device of compute capability cc, whose driver supports CUDA
+// cudaVersion (12040 for 12.4), cannot load arch's PTX, or returns nil: sm_80 PTX runs from
+// cc 8.0 on, sm_90 from 9.0 on, sm_90a (arch-specific features) on cc 9.0 only and needs a
+// CUDA 12 driver to JIT PTX ISA 8.0.
+func CheckArch(arch, cc string, cudaVersion int) error {
+	if !ValidArch(arch) {
+		return fmt.Errorf("ptx: unknown arch %q (expected one of %s)", arch, strings.Join(AllArchs, ", "))
+	}
+	m, minor, err := parseCapability(cc)
+	if err != nil {
+		return err
+	}
+	need, _, _ := parseCapability(GenericCapability(arch))
+	switch {
+	case arch == "sm_90a" && (m != 9 || minor != 0):
+		return fmt.Errorf("ptx: arch sm_90a (wgmma, Hopper only) needs a compute capability 9.0 device; this one is %s (use sm_90 or sm_80)", cc)
+	case m < need:
+		return fmt.Errorf("ptx: arch %s needs compute capability %d.0 or newer; this device is %s", arch, need, cc)
+	case ISAFor(arch) == ISAHopper && cudaVersion < 12000:
+		return fmt.Errorf("ptx: arch %s is PTX ISA %s, which needs a CUDA 12.0 driver or newer to load; this driver supports CUDA %d.%d", arch, ISAHopper, cudaVersion/1000, cudaVersion%1000/10)
+	}
+	return nil
+}
+
+// GenericCapability is the compute capability arch is for: "9.0" for sm_90 and sm_90a, "8.0"
+// for sm_80.
+func GenericCapability(arch string) string {
+	cc := strings.TrimSuffix(strings.TrimPrefix(arch, "sm_"), "a")
+	if len(cc) < 2 {
+		return cc
+	}
+	return cc[:len(cc)-1] + "." + cc[len(cc)-1:]
 }
 
 // maxSharedBytes is the dynamic shared memory a CTA may opt into on each arch.

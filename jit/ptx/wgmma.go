@@ -8,8 +8,10 @@ import (
 )
 
 // The Hopper K loop (sm_90a, PTX ISA 8.0): a pipelined loop (pipeline.go) of a 2-D fp16/bf16
-// dot runs on wgmma.mma_async instead of mma.sync, as Triton's does on Hopper. A warpgroup
-// (4 warps) owns 64xN blocks of the output (m64nNk16, N <= 256), their fp32 accumulators in
+// dot, or a TF32 one with K-major operands (A, and B^T: the ISA gives .tf32 no imm-trans),
+// runs on wgmma.mma_async instead of mma.sync, as Triton's does on Hopper. A warpgroup
+// (4 warps) owns 64xN blocks of the output (m64nNk16; k8 for tf32, whose 8 fp32 values are
+// the same 32 bytes of a K-major row; N <= 256), their fp32 accumulators in
 // registers; A and B are read straight from the cp.async ring through matrix descriptors,
 // no ldmatrix. A is staged row-major, K-major; B either as B^T (a Linear's weight, tl.trans
 // of a [N, K] tile: K-major, any N) or as it stands ([K, N]: MN-major, imm-trans-b 1, N one
@@ -26,7 +28,7 @@ import (
 // proxy writes, wgmma reads through the async proxy), wgmma.wait_group 0 for the previous
 // step's wgmmas (which so run while this step's copies land; they must be done before the
 // barrier lets any warp overwrite their buffer), the step's barrier, the copies of the step
-// ahead, then wgmma.fence, one wgmma.mma_async per block and k16, and commit_group; after
+// ahead, then wgmma.fence, one wgmma.mma_async per block and K slice, and commit_group; after
 // the loop, wait_group 0 again. The accumulators are never touched between a wgmma and its
 // wait (the loop carries them in place). TMA is not used: cp.async already overlaps the
 // loads with the MMAs here, and the descriptors' swizzle is the one TMA would write.
@@ -40,7 +42,7 @@ type wgmmaPlan struct {
 	nBlocks  int    // 64xN blocks per row of blocks
 	groups   int    // warpgroups
 	per      int    // blocks per warpgroup
-	typ      string // f16 or bf16
+	typ      string // f16, bf16 or tf32
 	kk       int    // K of a step
 	offB     int    // B's offset in a stage
 	scale    string // the predicate true: D = A*B + D
@@ -57,7 +59,7 @@ type wgmmaBlock struct {
 // wgmmaFor returns the wgmma plan of pipeline p, or nil where the dot keeps mma.sync.
 func (g *gen) wgmmaFor(p *pipeline) *wgmmaPlan {
 	fa := p.fa
-	if g.arch != "sm_90a" || (fa.typ != "f16" && fa.typ != "bf16") {
+	if g.arch != "sm_90a" || (fa.typ != "f16" && fa.typ != "bf16" && fa.typ != "tf32") {
 		return nil
 	}
 	// A is a load (pipelineFor). B is either a load, staged [K, N], or tl.trans of a tile
@@ -79,7 +81,8 @@ func (g *gen) wgmmaFor(p *pipeline) *wgmmaPlan {
 	if transB {
 		w.swB = sh.n * sh.sz
 	}
-	if !swizzles(w.swA) || !swizzles(w.swB) || g.threads%128 != 0 || sh.m%64 != 0 {
+	// tf32 operands must be K-major (the ISA has no imm-trans for them): B^T
+	if !swizzles(w.swA) || !swizzles(w.swB) || g.threads%128 != 0 || sh.m%64 != 0 || fa.typ == "tf32" && transB {
 		return nil
 	}
 	w.nBlocks = sh.n / w.n
@@ -145,17 +148,27 @@ func (g *gen) wgmmaStep(p *pipeline, acc []string) {
 	g.emit("wgmma.fence.sync.aligned")
 	regs := w.n / 2
 	for i, bl := range w.blocks {
-		for kk := 0; kk < w.kk; kk += 16 {
-			// the ring buffer and the k16 slice: 32 bytes into K-major rows, 16 MN-major rows on
-			offA, offB, trans := (p.rd+kk*2)>>4, (p.rd+kk*2)>>4, 0
+		// an instruction's K: 16 16-bit elements, 8 tf32 ones; 32 bytes of a K-major row either way
+		ik, sz := 16, 2
+		if w.typ == "tf32" {
+			ik, sz = 8, 4
+		}
+		for kk := 0; kk < w.kk; kk += ik {
+			// the ring buffer and the K slice: 32 bytes into K-major rows, 16 MN-major rows on
+			offA, offB, trans := (p.rd+kk*sz)>>4, (p.rd+kk*sz)>>4, 0
 			if w.transB {
 				offB, trans = (p.rd+kk*w.swB)>>4, 1
 			}
 			a, b := g.newReg(rcB64), g.newReg(rcB64)
 			g.emit("add.s64 %s, %s, %d", a, bl.descA, bl.offA+offA)
 			g.emit("add.s64 %s, %s, %d", b, bl.descB, bl.offB+offB)
+			regsList := strings.Join(acc[i*regs:(i+1)*regs], ", ")
+			if w.typ == "tf32" {
+				g.emit("wgmma.mma_async.sync.aligned.m64n%dk8.f32.tf32.tf32 {%s}, %s, %s, %s, 1, 1", w.n, regsList, a, b, w.scale)
+				continue
+			}
 			g.emit("wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {%s}, %s, %s, %s, 1, 1, 0, %d",
-				w.n, w.typ, w.typ, strings.Join(acc[i*regs:(i+1)*regs], ", "), a, b, w.scale, trans)
+				w.n, w.typ, w.typ, regsList, a, b, w.scale, trans)
 		}
 	}
 	g.emit("wgmma.commit_group.sync.aligned")

@@ -266,6 +266,9 @@ func TestEmulatedWGMMAErrors(t *testing.T) {
 		{"no wgmma.fence", wgmmaKernel("f16", 8, 3, true, false, "", 0, 0), "without a wgmma.fence"},
 		{"read in flight", wgmmaKernel("f16", 8, 3, true, true, "\tadd.f32 %f0, %f1, %f0;\n", 0, 0), "in flight"},
 		{"not waited for", wgmmaKernel("f16", 8, 3, true, true, "", 1, 0), "not waited for"},
+		// tf32 is K-major only: the ISA gives it no imm-trans arguments, and its K is 8
+		{"tf32 with trans", strings.Replace(wgmmaKernel("f16", 8, 3, true, true, "", 0, 0), "m64n8k16.f32.f16.f16", "m64n8k8.f32.tf32.tf32", 1), "takes 4 accumulator registers, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b"},
+		{"tf32 k16", strings.Replace(wgmmaKernel("f16", 8, 3, true, true, "", 0, 0), "m64n8k16.f32.f16.f16", "m64n8k16.f32.tf32.tf32", 1), "k8 for tf32"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := runWGMMA(t, "f16", 8, a, b, 0, true, c.src, one, one)
@@ -282,16 +285,8 @@ func TestEmulatedWGMMAErrors(t *testing.T) {
 // assembled with CUDA 12.4's ptxas when present and run on the emulator against the CPU backend.
 func TestHopperPlansOnEmulatedPTX(t *testing.T) {
 	for _, c := range []struct{ name, graph, trans string }{
-		{"linear", `{"format": "widejit.graph/v1", "n": 2,
-  "inputs": [{"name": "x", "shape": [200, 144], "dtype": "float16", "per_model": true}],
-  "params": [{"name": "w", "shape": [120, 144], "dtype": "float16"}, {"name": "b", "shape": [120], "dtype": "float16"}],
-  "nodes": [{"name": "fc", "op": "linear", "inputs": ["x"], "params": {"weight": "w", "bias": "b"}, "attrs": {"in_features": 144, "out_features": 120, "bias": true}}],
-  "outputs": ["fc"], "init": {"seed": 3}}`, "1, 1, 0, 0;"},
-		{"matmul", `{"format": "widejit.graph/v1", "n": 2,
-  "inputs": [{"name": "x", "shape": [200, 80], "dtype": "float16", "per_model": true}, {"name": "y", "shape": [80, 144], "dtype": "float16", "per_model": true}],
-  "params": [],
-  "nodes": [{"name": "mm", "op": "matmul", "inputs": ["x", "y"]}],
-  "outputs": ["mm"], "init": {"seed": 3}}`, "1, 1, 0, 1;"},
+		{"linear", linearJSON("float16", 2, 200, 144, 120, true), "1, 1, 0, 0;"},
+		{"matmul", matmulJSON("float16", 2, 200, 80, 144), "1, 1, 0, 1;"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			g, err := graph.Parse(c.name+".json", []byte(c.graph), graph.Options{})
@@ -302,12 +297,7 @@ func TestHopperPlansOnEmulatedPTX(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			comp := jit.NewCompiler(jit.CompilerOptions{})
-			l := plan.Launches[0]
-			a, err := comp.Compile(l.Kernel.Source, l.Spec(), Target{Arch: "sm_90a"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			comp, l, a := compileFirstSM90a(t, plan)
 			if !strings.Contains(string(a.Payload), "wgmma.mma_async") || !strings.Contains(string(a.Payload), c.trans) {
 				t.Fatalf("the %s kernel (%s) does not run on wgmma with imm-scale and imm-trans %q", l.Kernel.Source.Fn, l.TunablesID, c.trans)
 			}
@@ -320,20 +310,72 @@ func TestHopperPlansOnEmulatedPTX(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			run := func(dev jit.Device) map[string]*safetensors.Tensor {
-				r, err := runner.New(plan, dev, comp, g)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer r.Close()
-				outs, err := r.Run(ins)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return outs
-			}
-			testkit.CheckOutputs(t, run(ptxemu.NewDevice(Target{Arch: "sm_90a"}, ParamTypes)), run(cpu.NewDevice(2)))
+			checkOnEmulatedSM90a(t, plan, comp, g, ins, false)
 		})
+	}
+}
+
+// compileFirstSM90a compiles plan's first launch for sm_90a with a fresh compiler.
+func compileFirstSM90a(t *testing.T, plan *lowering.Plan) (*jit.Compiler, *lowering.Launch, *jit.Artifact) {
+	t.Helper()
+	comp := jit.NewCompiler(jit.CompilerOptions{})
+	l := plan.Launches[0]
+	a, err := comp.Compile(l.Kernel.Source, l.Spec(), Target{Arch: "sm_90a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return comp, l, a
+}
+
+// linearJSON is an ensemble of n Linear layers [rows, in] -> [rows, out] of dtype.
+func linearJSON(dtype string, n, rows, in, out int, bias bool) string {
+	params, binding := fmt.Sprintf(`{"name": "w", "shape": [%d, %d], "dtype": %q}`, out, in, dtype), `"weight": "w"`
+	if bias {
+		params += fmt.Sprintf(`, {"name": "b", "shape": [%d], "dtype": %q}`, out, dtype)
+		binding += `, "bias": "b"`
+	}
+	return fmt.Sprintf(`{"format": "widejit.graph/v1", "n": %d,
+  "inputs": [{"name": "x", "shape": [%d, %d], "dtype": %q, "per_model": true}],
+  "params": [%s],
+  "nodes": [{"name": "fc", "op": "linear", "inputs": ["x"], "params": {%s}, "attrs": {"in_features": %d, "out_features": %d, "bias": %t}}],
+  "outputs": ["fc"], "init": {"seed": 3}}`, n, rows, in, dtype, params, binding, in, out, bias)
+}
+
+// matmulJSON is an ensemble of n products of per-model x [m, k] and y [k, cols] of dtype.
+func matmulJSON(dtype string, n, m, k, cols int) string {
+	return fmt.Sprintf(`{"format": "widejit.graph/v1", "n": %[1]d,
+  "inputs": [{"name": "x", "shape": [%[2]d, %[3]d], "dtype": %[4]q, "per_model": true}, {"name": "y", "shape": [%[3]d, %[5]d], "dtype": %[4]q, "per_model": true}],
+  "params": [],
+  "nodes": [{"name": "mm", "op": "matmul", "inputs": ["x", "y"]}],
+  "outputs": ["mm"], "init": {"seed": 3}}`, n, m, k, dtype, cols)
+}
+
+// checkOnEmulatedSM90a runs plan on the emulator (sm_90a PTX) and on the CPU backend and
+// compares the outputs: at testkit's tolerance, or with tf32, at TF32's (1e-2 of the largest,
+// as this package's other TF32 tests: the CPU computes IEEE fp32).
+func checkOnEmulatedSM90a(t *testing.T, plan *lowering.Plan, comp *jit.Compiler, g *graph.Graph, ins map[string]*safetensors.Tensor, tf32 bool) {
+	t.Helper()
+	run := func(dev jit.Device) map[string]*safetensors.Tensor {
+		r, err := runner.New(plan, dev, comp, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		outs, err := r.Run(ins)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return outs
+	}
+	got, want := run(ptxemu.NewDevice(Target{Arch: "sm_90a"}, ParamTypes)), run(cpu.NewDevice(2))
+	if !tf32 {
+		testkit.CheckOutputs(t, got, want)
+		return
+	}
+	for name, w := range want {
+		if err := testkit.CompareTensorsRTol(got[name], w, 1e-2); err != nil {
+			t.Errorf("output %s: %v", name, err)
+		}
 	}
 }
 
@@ -396,6 +438,79 @@ func TestEmulatedWGMMAGroups(t *testing.T) {
 	if ptxas, err := FindCUDA12Tool(".", "ptxas"); err == nil {
 		if _, err := Assemble(ptxas, "sm_90a", twoGroupKernel(b.sbo, false)); err != nil {
 			t.Errorf("the hand-written kernel does not assemble: %v", err)
+		}
+	}
+}
+
+// hopperDevice is a generic cc 9.0 GPU whose kernels are generated for sm_90a (as jit/cuda's
+// GenericDevice("sm_90a") describes it): lowering offers it the Hopper tiles.
+var hopperDevice = jit.DeviceInfo{Kind: "cuda", Name: "generic sm_90a", ComputeCapability: "9.0",
+	Caps: jit.Capabilities{WarpSize: 32, TensorCores: true, DiscreteMemory: true, WarpgroupMMA: true}}
+
+// Lowering's Hopper tiles (128 rows over two warpgroups, 128 columns or, for a row-major B,
+// 64, K slices of 64 (TF32: 32), 3 or 4 stages, rings past 48 KiB), each forced on a Linear and a matmul of odd sizes (edge
+// tiles in M and N, K not a multiple of 64), run on wgmma in the emulator and match the CPU
+// backend; ptxas 12.4 assembles them without spills.
+func TestHopperTilesOnEmulatedPTX(t *testing.T) {
+	if testing.Short() {
+		t.Skip("emulates 256-thread CTAs")
+	}
+	for _, c := range []struct{ name, graph, trans string }{
+		{"linear", linearJSON("float16", 1, 136, 80, 264, true), "1, 1, 0, 0;"},
+		{"matmul", matmulJSON("bfloat16", 1, 136, 80, 144), "1, 1, 0, 1;"},
+		// fp32 at high: TF32, K-major (no imm-trans), BLOCK_K 32
+		{"linear_tf32", linearJSON("float32", 1, 136, 80, 264, false), ".tf32.tf32 {"},
+	} {
+		g, err := graph.Parse(c.name+".json", []byte(c.graph), graph.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := lowering.Options{Device: hopperDevice}
+		if strings.HasSuffix(c.name, "_tf32") {
+			opts.Float32MatmulPrecision = lowering.PrecisionHigh
+		}
+		_, points, err := lowering.LowerWithDecisions(g, opts, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var forced []map[int]string
+		for _, p := range points {
+			for _, cand := range p.Candidates {
+				if cand.Params["BLOCK_M"] == 128 && cand.Params["num_warps"] == 8 && cand.Strategy == lowering.Batched {
+					forced = append(forced, map[int]string{p.Index: cand.ID})
+				}
+			}
+		}
+		if len(forced) != 2 {
+			t.Fatalf("%s: %d Hopper candidates (%v), want 2 (3 and 4 stages)", c.name, len(forced), forced)
+		}
+		ins, err := g.GenerateInputs(5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range forced {
+			t.Run(c.name+"/"+fmt.Sprint(f), func(t *testing.T) {
+				plan, _, err := lowering.LowerWithDecisions(g, opts, nil, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				comp, l, a := compileFirstSM90a(t, plan)
+				text := string(a.Payload)
+				if !strings.Contains(text, "wgmma.mma_async") || !strings.Contains(text, c.trans) || a.Meta["threads"] != "256" {
+					t.Fatalf("the %s kernel (%s, %s threads) does not run on wgmma with two warpgroups and imm-trans %q", l.Kernel.Source.Fn, l.TunablesID, a.Meta["threads"], c.trans)
+				}
+				if ptxas, err := FindCUDA12Tool(".", "ptxas"); err == nil {
+					rep, err := Assemble(ptxas, "sm_90a", text)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if rep.SpillStores+rep.SpillLoads != 0 {
+						t.Errorf("%s spills: %d bytes stored, %d loaded", l.TunablesID, rep.SpillStores, rep.SpillLoads)
+					}
+				}
+				checkOnEmulatedSM90a(t, plan, comp, g, ins, opts.Float32MatmulPrecision == lowering.PrecisionHigh)
+				t.Logf("%s: %s, %s bytes of shared memory", l.TunablesID, plan.Launches[0].Kernel.Source.Fn, a.Meta["shared_bytes"])
+			})
 		}
 	}
 }

@@ -96,6 +96,9 @@ type Capabilities struct {
 	// DiscreteMemory: the device has memory of its own, reached by copies (a GPU); false:
 	// kernels work in host memory.
 	DiscreteMemory bool `json:"discrete_memory"`
+	// WarpgroupMMA: dots run on Hopper's warpgroup MMA (sm_90a's wgmma), which larger tiles
+	// feed (128 rows over two warpgroups). Omitted when false, so other devices' keys stay.
+	WarpgroupMMA bool `json:"warpgroup_mma,omitempty"`
 }
 
 // Candidate is one way to compute the group: a strategy and its tunables (block sizes,

@@ -62,6 +62,10 @@ type StubConfig struct {
 	Seed  int64
 	// MemoryBytes is the device memory (0: 80 GiB).
 	MemoryBytes int64
+	// Capability is the device's compute capability (zero: 9.0, an H100's).
+	Capability [2]int32
+	// Options are what the device is opened with (Arch: the PTX arch).
+	Options cuda.Options
 }
 
 // StubOp is one operation the stub recorded, in issue order.
@@ -117,6 +121,9 @@ func NewStub(cfg StubConfig) *Stub {
 	if cfg.MemoryBytes <= 0 {
 		cfg.MemoryBytes = 80 << 30
 	}
+	if cfg.Capability == [2]int32{} {
+		cfg.Capability = [2]int32{9, 0}
+	}
 	s := &Stub{cfg: cfg, rnd: rand.New(rand.NewSource(cfg.Seed)), next: 1 << 36, pinned: map[uintptr][]byte{},
 		handles: map[uintptr]int{0: 0}, kernels: map[string]*stubKernel{}, funcs: map[uintptr]*stubKernel{},
 		modules: map[uintptr]*stubKernel{}, engines: map[string]time.Duration{}, cstr: map[result][]byte{}}
@@ -127,7 +134,7 @@ func NewStub(cfg StubConfig) *Stub {
 // Open opens the stub's device as a *cuda.Device whose kernels are compiled for the device's
 // PTX target and for the host's target.
 func (s *Stub) Open(ordinal int) (*cuda.Device, error) {
-	return cuda.OpenDriver(s.driver(), ordinal, func(t jit.Target) jit.Target { return stubTarget{ptx: t, stub: s} })
+	return cuda.OpenDriver(s.driver(), ordinal, s.cfg.Options, func(t jit.Target) jit.Target { return stubTarget{ptx: t, stub: s} })
 }
 
 // result is a CUresult.
@@ -595,7 +602,7 @@ func (s *Stub) driver() *drv.API {
 			return 0
 		},
 		CuDeviceGetAttribute: func(v *int32, attr int32, _ int32) result {
-			vals := map[int32]int32{drv.AttrComputeCapabilityMajor: 9, drv.AttrComputeCapabilityMinor: 0, drv.AttrMultiprocessorCount: 132,
+			vals := map[int32]int32{drv.AttrComputeCapabilityMajor: s.cfg.Capability[0], drv.AttrComputeCapabilityMinor: s.cfg.Capability[1], drv.AttrMultiprocessorCount: 132,
 				drv.AttrMaxSharedPerBlockOptin: 232448, drv.AttrMaxThreadsPerBlock: 1024}
 			x, ok := vals[attr]
 			if !ok {

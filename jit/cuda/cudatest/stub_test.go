@@ -302,3 +302,47 @@ func TestStubOrders(t *testing.T) {
 		}
 	}
 }
+
+// A cc 9.0 device opened with arch=sm_90a generates and loads PTX ISA 8.0 for sm_90a (the
+// wgmma target), and runs it; a device of another capability refuses the option by name.
+func TestStubHopperArch(t *testing.T) {
+	stub, d, k := stubWithAdd(t, StubConfig{Options: cuda.Options{Arch: "sm_90a"}})
+	if key := d.Target().Key(); key != "ptx8.0/sm_90a+stub" || !d.Info().Caps.WarpgroupMMA {
+		t.Fatalf("target %s, capabilities %+v: want ptx8.0/sm_90a+stub with warpgroup MMA", key, d.Info().Caps)
+	}
+	x, _ := d.Alloc(ir.F32, 4)
+	out, _ := d.Alloc(ir.F32, 4)
+	if err := d.Upload(x, streamtest.F32s(1, 2, 3, 4)); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Launch([3]int{1, 1, 1}, []jit.Arg{{Buf: x}, {Buf: x}, {Buf: out}, {Scalar: int64(4)}}); err != nil {
+		t.Fatal(err)
+	}
+	host := make([]byte, 16)
+	if err := d.Download(out, host); err != nil {
+		t.Fatal(err)
+	}
+	if got := streamtest.ReadF32s(host); got[0] != 2 || got[3] != 8 {
+		t.Errorf("sm_90a launch: %v, want 2x the input", got)
+	}
+	stub.mu.Lock()
+	for text := range stub.kernels {
+		if !strings.Contains(text, ".version 8.0\n.target sm_90a\n") {
+			t.Errorf("loaded PTX is not ISA 8.0 for sm_90a:\n%.200s", text)
+		}
+	}
+	stub.mu.Unlock()
+
+	def, err := NewStub(StubConfig{}).Open(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def.Close()
+	if key := def.Target().Key(); key != "ptx7.8/sm_90+stub" || def.Info().Caps.WarpgroupMMA {
+		t.Fatalf("the default target of a cc 9.0 device: %s (sm_90a has not run on a GPU yet)", key)
+	}
+	_, err = NewStub(StubConfig{Capability: [2]int32{8, 9}, Options: cuda.Options{Arch: "sm_90a"}}).Open(0)
+	if err == nil || !strings.Contains(err.Error(), "cuda: device 0 (widejit stub GPU) with arch=sm_90a: ptx: arch sm_90a (wgmma, Hopper only) needs a compute capability 9.0 device; this one is 8.9") {
+		t.Fatalf("sm_90a on a cc 8.9 device: %v", err)
+	}
+}

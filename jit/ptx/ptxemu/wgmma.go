@@ -11,6 +11,7 @@ import (
 //
 //	wgmma.fence.sync.aligned
 //	wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16} {d...}, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b, 0, imm-trans-b
+//	wgmma.mma_async.sync.aligned.m64nNk8.f32.tf32.tf32 {d...}, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b
 //	wgmma.commit_group.sync.aligned
 //	wgmma.wait_group.sync.aligned N
 //	fence.proxy.async[.shared::cta]
@@ -53,7 +54,7 @@ type wgOp struct {
 	lanes        []*emuThread
 }
 
-var wgShapeRe = regexp.MustCompile(`^m64n(\d+)k16$`)
+var wgShapeRe = regexp.MustCompile(`^m64n(\d+)k(16|8)$`)
 
 // wgmma runs one warpgroup-collective wgmma instruction for every warpgroup of the CTA.
 func (r *emuRun) wgmma(in *emuInstr, ts []*emuThread) error {
@@ -129,22 +130,29 @@ func (r *emuRun) wgmma(in *emuInstr, ts []*emuThread) error {
 // wgIssue checks one warpgroup's mma_async and records it.
 func (r *emuRun) wgIssue(in *emuInstr, lanes, cta []*emuThread) (wgOp, error) {
 	op, a := in.op, in.args
-	if len(op) != 8 || op[5] != "f32" || op[6] != op[7] || (op[6] != "f16" && op[6] != "bf16") {
-		return wgOp{}, fmt.Errorf("unsupported wgmma.mma_async form (f32 accumulators of f16 or bf16 products only)")
+	if len(op) != 8 || op[5] != "f32" || op[6] != op[7] || (op[6] != "f16" && op[6] != "bf16" && op[6] != "tf32") {
+		return wgOp{}, fmt.Errorf("unsupported wgmma.mma_async form (f32 accumulators of f16, bf16 or tf32 products only)")
 	}
 	m := wgShapeRe.FindStringSubmatch(op[4])
-	if m == nil {
-		return wgOp{}, fmt.Errorf("unsupported wgmma shape %s", op[4])
+	if m == nil || (m[2] == "8") != (op[6] == "tf32") {
+		return wgOp{}, fmt.Errorf("unsupported wgmma shape %s for %s (k16 for f16 and bf16, k8 for tf32)", op[4], op[6])
 	}
 	n, _ := strconv.Atoi(m[1])
 	if n < 8 || n > 256 || n%8 != 0 {
 		return wgOp{}, fmt.Errorf("wgmma shape %s: N must be a multiple of 8 from 8 to 256", op[4])
 	}
-	if len(a) != 8 || a[0].kind != 7 || len(a[0].regs) != n/2 {
-		return wgOp{}, fmt.Errorf("wgmma m64n%dk16 takes %d accumulator registers, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b", n, n/2)
-	}
-	if a[6].kind != 1 || a[7].kind != 1 || a[6].imm != 0 || a[7].imm > 1 {
-		return wgOp{}, fmt.Errorf("imm-trans-a must be 0 (an MN-major A is not supported), imm-trans-b 0 or 1")
+	if op[6] == "tf32" {
+		// K-major operands only: the ISA gives tf32 no imm-trans arguments
+		if len(a) != 6 || a[0].kind != 7 || len(a[0].regs) != n/2 {
+			return wgOp{}, fmt.Errorf("wgmma m64n%dk8 .tf32 takes %d accumulator registers, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b", n, n/2)
+		}
+	} else {
+		if len(a) != 8 || a[0].kind != 7 || len(a[0].regs) != n/2 {
+			return wgOp{}, fmt.Errorf("wgmma m64n%dk16 takes %d accumulator registers, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b", n, n/2)
+		}
+		if a[6].kind != 1 || a[7].kind != 1 || a[6].imm != 0 || a[7].imm > 1 {
+			return wgOp{}, fmt.Errorf("imm-trans-a must be 0 (an MN-major A is not supported), imm-trans-b 0 or 1")
+		}
 	}
 	scale := func(o emuOperand) (float64, error) {
 		switch {
@@ -155,7 +163,7 @@ func (r *emuRun) wgIssue(in *emuInstr, lanes, cta []*emuThread) (wgOp, error) {
 		}
 		return 0, fmt.Errorf("imm-scale must be 1 or -1")
 	}
-	o := wgOp{in: in, n: n, typ: op[6], lanes: lanes, transB: a[7].imm == 1}
+	o := wgOp{in: in, n: n, typ: op[6], lanes: lanes, transB: op[6] != "tf32" && a[7].imm == 1}
 	var err error
 	if o.scaleA, err = scale(a[4]); err != nil {
 		return o, err
@@ -216,20 +224,28 @@ func descAddr(desc uint64, row, k, size int, mnMajor bool) (uint64, error) {
 
 // wgRun executes a landed mma_async: D = scale-a*A * scale-b*B (+ D if scale-d).
 func (r *emuRun) wgRun(o wgOp) error {
+	size, kDim := 2, 16
+	if o.typ == "tf32" {
+		size, kDim = 4, 8
+	}
 	load := func(desc uint64, row, k int, mnMajor bool) (float64, error) {
-		addr, err := descAddr(desc, row, k, 2, mnMajor)
+		addr, err := descAddr(desc, row, k, size, mnMajor)
 		if err != nil {
 			return 0, err
 		}
-		raw, err := r.mem2("shared", addr, 2)
+		raw, err := r.mem2("shared", addr, size)
 		if err != nil {
 			return 0, fmt.Errorf("%s: %w", o.in.text, err)
+		}
+		if size == 4 {
+			// the tensor cores read an fp32 value's upper 19 bits: truncation to TF32
+			return f32of((uint64(raw[0]) | uint64(raw[1])<<8 | uint64(raw[2])<<16 | uint64(raw[3])<<24) &^ 0x1fff), nil
 		}
 		return fval(uint64(raw[0])|uint64(raw[1])<<8, o.typ), nil
 	}
 	var A [64][16]float64
 	B := make([][16]float64, o.n) // B^T: [n][k]
-	for k := range 16 {
+	for k := range kDim {
 		for i := range 64 {
 			v, err := load(o.descA, i, k, false)
 			if err != nil {
@@ -255,7 +271,7 @@ func (r *emuRun) wgRun(o wgOp) error {
 			if o.scaleD {
 				sum = f32of(t.regs[reg])
 			}
-			for k := range 16 {
+			for k := range kDim {
 				sum += A[row][k] * B[col][k]
 			}
 			t.regs[reg] = f32bits(sum)
