@@ -121,3 +121,39 @@ func TestGemmF32Large(t *testing.T) {
 		gemmCheck(t, r, s[0], s[1], s[2], gemmGo)
 	}
 }
+
+// Few rows and many columns (a Linear on a handful of rows) take k in gemmStreamKC chunks:
+// checked against the float64 reference, and bit for bit against the same product in one
+// pass over k (the chunks keep the order of the sums), at odd k, n and leading dimensions.
+func TestGemmF32StreamsFewRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	var scratch []float32
+	run := func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+		gemmF32(m, n, k, a, lda, b, ldb, c, ldc, &scratch)
+	}
+	defer func(kc int) { gemmStreamKC = kc }(gemmStreamKC)
+	eachMicroKernel(func() {
+		for _, m := range []int{1, 2, 3, 7, 16} {
+			for _, s := range [][2]int{{65, 17}, {131, 37}, {301, 70}, {1000, 600}} {
+				n, k := s[0], s[1]
+				gemmStreamKC = 16
+				gemmCheck(t, r, m, n, k, run)
+				a, b := make([]float32, m*k), make([]float32, k*(n+3))
+				for _, x := range [][]float32{a, b} {
+					for i := range x {
+						x[i] = float32(r.NormFloat64())
+					}
+				}
+				streamed, whole := make([]float32, m*n), make([]float32, m*n)
+				gemmF32(m, n, k, a, k, b, n+3, streamed, n, &scratch)
+				gemmStreamKC = 1 << 30
+				gemmF32(m, n, k, a, k, b, n+3, whole, n, &scratch)
+				for i := range streamed {
+					if math.Float32bits(streamed[i]) != math.Float32bits(whole[i]) {
+						t.Fatalf("%s %dx%dx%d: c[%d] = %g in chunks of k, %g in one pass", dotKernelName(), m, n, k, i, streamed[i], whole[i])
+					}
+				}
+			}
+		}
+	})
+}
