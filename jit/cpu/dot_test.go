@@ -46,6 +46,38 @@ func BenchmarkGemmF32(b *testing.B) {
 	}
 }
 
+// BenchmarkGemmF32FewRows times a classifier-like product (m = 2 or 8 rows, a 512 x 1000
+// weight panel with rows 1008 apart, the CPU plans' transposed weight) streamed in
+// gemmStreamKC chunks and in one pass over k, on weights not in cache (the panel rotates
+// through 256 MiB), and reports the weight read in GB/s.
+func BenchmarkGemmF32FewRows(b *testing.B) {
+	defer func(kc int) { gemmStreamKC = kc }(gemmStreamKC)
+	const k, n, ldb = 512, 1000, 1008
+	copies := (256 << 20) / (k * ldb * 4)
+	w := make([]float32, copies*k*ldb)
+	for i := range w {
+		w[i] = 1
+	}
+	for _, m := range []int{2, 8} {
+		for _, order := range []struct {
+			name string
+			kc   int
+		}{{"streamed", gemmStreamKC}, {"one-pass", 1 << 30}} {
+			b.Run(fmt.Sprintf("m=%d/%s", m, order.name), func(b *testing.B) {
+				gemmStreamKC = order.kc
+				a, c := make([]float32, m*k), make([]float32, m*n)
+				var scratch []float32
+				i := 0
+				for b.Loop() {
+					gemmF32(m, n, k, a, k, w[(i%copies)*k*ldb:], ldb, c, n, &scratch)
+					i++
+				}
+				b.ReportMetric(float64(k*n*4)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+			})
+		}
+	}
+}
+
 // gemmCheck runs gemmF32 on random operands with leading dimensions wider than the rows and
 // checks c against a float64 reference within fp32 rounding of the sum (the kernels may
 // contract each multiply-add): columns past n and the row past m stay untouched.
