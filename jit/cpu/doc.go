@@ -33,7 +33,10 @@
 //     k-masked kernels (a right edge of 16 or less shares the broadcasts of the last strip, 8x48)
 //     or under AVX2 on an 8- or 16-wide kernel through a B panel zero-padded once per call;
 //     odd sizes cost about their flops. Rows of B (and of A) 4 KB or more apart are packed
-//     closer once per call, 128 columns of B at a time, and k runs in chunks of 512. A
+//     closer once per call, 128 columns of B at a time, and k runs in chunks of 512. With
+//     16 rows or fewer (a Linear on a few rows: memory-bound on its weight) k runs in chunks
+//     of 16 instead, each chunk's rows of B read left to right across every strip, so B
+//     streams in order rather than strip by strip down all of k (same sums, same order). A
 //     loop-carried accumulator is updated in place. A loop nest that only carries its
 //     accumulator and stores nothing (a convolution's taps) queues its shallow dots over
 //     buffer views and, when it ends, sums all of them per register block on the panels

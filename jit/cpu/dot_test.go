@@ -46,6 +46,38 @@ func BenchmarkGemmF32(b *testing.B) {
 	}
 }
 
+// BenchmarkGemmF32FewRows times a classifier-like product (m = 2 or 8 rows, a 512 x 1000
+// weight panel with rows 1008 apart, the CPU plans' transposed weight) streamed in
+// gemmStreamKC chunks and in one pass over k, on weights not in cache (the panel rotates
+// through 256 MiB), and reports the weight read in GB/s.
+func BenchmarkGemmF32FewRows(b *testing.B) {
+	defer func(kc int) { gemmStreamKC = kc }(gemmStreamKC)
+	const k, n, ldb = 512, 1000, 1008
+	copies := (256 << 20) / (k * ldb * 4)
+	w := make([]float32, copies*k*ldb)
+	for i := range w {
+		w[i] = 1
+	}
+	for _, m := range []int{2, 8} {
+		for _, order := range []struct {
+			name string
+			kc   int
+		}{{"streamed", gemmStreamKC}, {"one-pass", 1 << 30}} {
+			b.Run(fmt.Sprintf("m=%d/%s", m, order.name), func(b *testing.B) {
+				gemmStreamKC = order.kc
+				a, c := make([]float32, m*k), make([]float32, m*n)
+				var scratch []float32
+				i := 0
+				for b.Loop() {
+					gemmF32(m, n, k, a, k, w[(i%copies)*k*ldb:], ldb, c, n, &scratch)
+					i++
+				}
+				b.ReportMetric(float64(k*n*4)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+			})
+		}
+	}
+}
+
 // gemmCheck runs gemmF32 on random operands with leading dimensions wider than the rows and
 // checks c against a float64 reference within fp32 rounding of the sum (the kernels may
 // contract each multiply-add): columns past n and the row past m stay untouched.
@@ -120,4 +152,40 @@ func TestGemmF32Large(t *testing.T) {
 	for _, s := range [][3]int{{5, 7, 3}, {17, 33, 65}} {
 		gemmCheck(t, r, s[0], s[1], s[2], gemmGo)
 	}
+}
+
+// Few rows and many columns (a Linear on a handful of rows) take k in gemmStreamKC chunks:
+// checked against the float64 reference, and bit for bit against the same product in one
+// pass over k (the chunks keep the order of the sums), at odd k, n and leading dimensions.
+func TestGemmF32StreamsFewRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	var scratch []float32
+	run := func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+		gemmF32(m, n, k, a, lda, b, ldb, c, ldc, &scratch)
+	}
+	defer func(kc int) { gemmStreamKC = kc }(gemmStreamKC)
+	eachMicroKernel(func() {
+		for _, m := range []int{1, 2, 3, 7, 16} {
+			for _, s := range [][2]int{{65, 17}, {131, 37}, {301, 70}, {1000, 600}} {
+				n, k := s[0], s[1]
+				gemmStreamKC = 16
+				gemmCheck(t, r, m, n, k, run)
+				a, b := make([]float32, m*k), make([]float32, k*(n+3))
+				for _, x := range [][]float32{a, b} {
+					for i := range x {
+						x[i] = float32(r.NormFloat64())
+					}
+				}
+				streamed, whole := make([]float32, m*n), make([]float32, m*n)
+				gemmF32(m, n, k, a, k, b, n+3, streamed, n, &scratch)
+				gemmStreamKC = 1 << 30
+				gemmF32(m, n, k, a, k, b, n+3, whole, n, &scratch)
+				for i := range streamed {
+					if math.Float32bits(streamed[i]) != math.Float32bits(whole[i]) {
+						t.Fatalf("%s %dx%dx%d: c[%d] = %g in chunks of k, %g in one pass", dotKernelName(), m, n, k, i, streamed[i], whole[i])
+					}
+				}
+			}
+		}
+	})
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerates lowering/testdata/{conv,pool,attention}/<model>_n<N>/ with
+"""Regenerates lowering/testdata/{conv,pool,attention,linear}/<model>_n<N>/ with
 exporters/torch/export.py:
 
     /usr/bin/python3 lowering/testdata/make_conv_fixtures.py [NAME ...]   (from the repository root)
@@ -42,11 +42,13 @@ FIXTURES = {
     "attention/long": ["--module", MODELS + ":AttentionLong", "--input", "x=70,2,8", "--input", "q=2,5,8"],
     "attention/shared": ["--module", MODELS + ":AttentionA", "--input", "x=7,3,12", "--shared-input"],
     "attention/unbatched": ["--module", MODELS + ":AttentionUnbatched", "--input", "x=7,12"],
+    "linear/small_rows": ["--module", MODELS + ":SmallRowLinears", "--input", "one=1,37", "--input", "two=2,70",
+                          "--input", "three=3,37", "--input", "seven=7,70", "--input", "se=2,40,1,1"],
 }
 
 # N per fixture (default 1, 3, 8): the shared-input ones at 3; the 3-d and transposed ones, whose
 # volumes make larger files, at 1 and 3
-NS = {"conv/cnn": (1, 3), "conv/depthwise": (1, 3), "conv/mobile": (1, 3), "conv/shared": (3,), "attention/shared": (3,), "conv/transposed": (1, 3), "conv/convs_3d": (1, 3),
+NS = {"conv/cnn": (1, 3), "linear/small_rows": (1, 3), "conv/depthwise": (1, 3), "conv/mobile": (1, 3), "conv/shared": (3,), "attention/shared": (3,), "conv/transposed": (1, 3), "conv/convs_3d": (1, 3),
       "conv/nd_unbatched": (1, 3), "pool/pools_3d": (1, 3)}
 
 

@@ -481,3 +481,23 @@ class AttentionLong(nn.Module):
         xb = x.transpose(0, 1)
         b, bw = self.cross(q, xb, xb, key_padding_mask=self.pad)
         return a, b, bw
+
+
+class SmallRowLinears(nn.Module):
+    """Linears on a few rows (M = 1, 2, 3, 7: a classifier or a squeeze-excite block, memory-bound
+    on its weight) with N and K not multiples of 16: bias and GELU, hardswish, a chain of two, no
+    bias and a wide N; squeeze-excite 1x1 convolutions on 1x1 maps with ReLU and hardsigmoid."""
+
+    def __init__(self):
+        super().__init__()
+        self.one = nn.Linear(37, 131)
+        self.two_a = nn.Linear(70, 131)
+        self.two_b = nn.Linear(131, 45)
+        self.three = nn.Linear(37, 200, bias=False)
+        self.seven = nn.Linear(70, 150)
+        self.se_reduce = nn.Conv2d(40, 67, 1)
+        self.se_expand = nn.Conv2d(67, 40, 1)
+
+    def forward(self, one, two, three, seven, se):
+        return (F.gelu(self.one(one)), self.two_b(F.hardswish(self.two_a(two))), self.three(three),
+                F.gelu(self.seven(seven)), se * F.hardsigmoid(self.se_expand(torch.relu(self.se_reduce(se)))))

@@ -1,0 +1,39 @@
+package lowering
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestLinearFixtures runs the small-row Linear fixtures (M = 1, 2, 3, 7; N and K not multiples
+// of 16; bias, GELU and hardswish epilogues; squeeze-excite 1x1 convolutions) against PyTorch:
+// the dots whose few rows stream the weight in chunks of k (jit/cpu's gemmStreamKC).
+func TestLinearFixtures(t *testing.T) { checkFamilyFixtures(t, "linear") }
+
+// TestLinearFixturesAVX2 runs them again with AVX-512 off (GODEBUG=cpu.avx512f=off, read when
+// a process starts: a child test process), so the AVX2/FMA kernels are checked too.
+func TestLinearFixturesAVX2(t *testing.T) {
+	if os.Getenv("WIDEJIT_TEST_AVX2_CHILD") != "" {
+		if name := cpuKernels(); strings.Contains(name, "AVX-512") {
+			t.Fatalf("child test process: GODEBUG=cpu.avx512f=off, yet the CPU device chose %s", name)
+		}
+		return
+	}
+	if name := cpuKernels(); !strings.Contains(name, "AVX-512") {
+		t.Skipf("no AVX-512 kernels here (%s): TestLinearFixtures already runs the AVX2 ones", name)
+	}
+	cmd := exec.Command(os.Args[0], "-test.count=1", "-test.v", "-test.run", "^(TestLinearFixturesAVX2|TestLinearFixtures)$")
+	cmd.Env = append(os.Environ(), "GODEBUG=cpu.avx512f=off", "WIDEJIT_TEST_AVX2_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the fixtures under GODEBUG=cpu.avx512f=off: %v\n%s", err, out)
+	}
+	for _, want := range []string{"--- PASS: TestLinearFixturesAVX2", "--- PASS: TestLinearFixtures/small_rows_n3/cpu",
+		"--- PASS: TestLinearFixtures/small_rows_n1/fused-batched"} {
+		if !strings.Contains(string(out), want) {
+			t.Fatalf("the child test process did not report %q:\n%s", want, out)
+		}
+	}
+}
