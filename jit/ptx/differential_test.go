@@ -3,6 +3,7 @@ package ptx
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand"
 	"strconv"
@@ -34,6 +35,9 @@ type runCase struct {
 	fmaDots bool              // Target.FMADots
 	stages  int               // num_stages given to the code generator (0: its default)
 	arch    string            // the Target's arch (default sm_90)
+	// ldmatrixBanks, when set, is how many of the run's ldmatrix phases have each bank
+	// conflict degree (ptxemu.RunBanks)
+	ldmatrixBanks map[int]int
 }
 
 var runCases = []runCase{
@@ -150,7 +154,11 @@ var runCases = []runCase{
 	// step that read its buffer too early would read the previous step's operands.
 	{kc: caseNamed("ptx_kloop_f16"), grid: [3]int{2, 1, 1}, lens: map[string]int{"a_ptr": 64 * 176, "b_ptr": 176 * 64, "c_ptr": 64 * 64},
 		scalars: matmulScalars(64, 64, 176), align16: matmulAligned, ones: matmulOnes,
-		wantPTX: []string{"cp.async.commit_group", "cp.async.wait_group 1", "m16n8k16.row.col.f32.f16"}},
+		wantPTX: []string{"cp.async.commit_group", "cp.async.wait_group 1", "m16n8k16.row.col.f32.f16"},
+		// per CTA, 6 K steps x 16 tiles x 2 k16 slices: 192 ldmatrix.x4 of A, 4 phases each,
+		// whose 8 rows of 64 bytes (BK = 32) hit the same banks 4 ways, and 192 .x2.trans of
+		// B, 2 phases each, whose rows of 128 bytes (N = 64) all hit the same 4 banks
+		ldmatrixBanks: map[int]int{4: 2 * 192 * 4, 8: 2 * 192 * 2}},
 	{kc: caseNamed("ptx_kloop_f16"), grid: [3]int{2, 1, 1}, lens: map[string]int{"a_ptr": 64 * 176, "b_ptr": 176 * 64, "c_ptr": 64 * 64},
 		scalars: matmulScalars(64, 64, 176), align16: matmulAligned, ones: matmulOnes, stages: 2,
 		wantPTX: []string{"cp.async.wait_group 0"}},
@@ -434,7 +442,16 @@ func runEmulated(t *testing.T, rc runCase, init [][]byte) [][]byte {
 		}
 	}
 	smem, _ := strconv.Atoi(a.Meta["shared_bytes"])
-	if err := ptxemu.Run(prog, mem, rc.grid, params, smem); err != nil {
+	if rc.ldmatrixBanks == nil {
+		err = ptxemu.Run(prog, mem, rc.grid, params, smem)
+	} else {
+		var banks *ptxemu.Banks
+		banks, err = ptxemu.RunBanks(prog, mem, rc.grid, params, smem)
+		if err == nil && !maps.Equal(banks.Ldmatrix, rc.ldmatrixBanks) {
+			t.Errorf("ldmatrix phases by bank conflict degree: %v, want %v", banks.Ldmatrix, rc.ldmatrixBanks)
+		}
+	}
+	if err != nil {
 		t.Fatalf("emulated PTX: %v", err)
 	}
 	out := make([][]byte, len(f.Params))

@@ -252,15 +252,20 @@ type emuRun struct {
 	grid   [3]int
 	steps  int
 	wgs    []wgState // per warpgroup (wgmma.go)
+	banks  *Banks    // where RunBanks measures conflicts (nil: not measured)
 }
 
 // Run runs p over grid with params (raw 64-bit values: pointers are Memory addresses) and
 // sharedBytes of dynamic shared memory, one CTA after another.
 func Run(p *Program, mem *Memory, grid [3]int, params []uint64, sharedBytes int) error {
+	return run(p, mem, grid, params, sharedBytes, nil)
+}
+
+func run(p *Program, mem *Memory, grid [3]int, params []uint64, sharedBytes int, banks *Banks) error {
 	for z := range grid[2] {
 		for y := range grid[1] {
 			for x := range grid[0] {
-				r := &emuRun{p: p, mem: mem, params: params, shared: make([]byte, sharedBytes), ctaid: [3]int{x, y, z}, grid: grid}
+				r := &emuRun{p: p, mem: mem, params: params, shared: make([]byte, sharedBytes), ctaid: [3]int{x, y, z}, grid: grid, banks: banks}
 				if err := r.cta(); err != nil {
 					return fmt.Errorf("program (%d, %d, %d): %w", x, y, z, err)
 				}
@@ -1133,6 +1138,13 @@ func (r *emuRun) ldmatrix(in *emuInstr, lanes []*emuThread) error {
 	}
 	var m [4][8][8]uint64
 	for i := range count {
+		if r.banks != nil {
+			var phase []uint64
+			for row := range 8 {
+				phase = append(phase, lanes[8*i+row].regs[a.reg]+uint64(a.off))
+			}
+			r.banks.Ldmatrix[ConflictDegree(phase, 16)]++
+		}
 		for row := range 8 {
 			addr := lanes[8*i+row].regs[a.reg] + uint64(a.off)
 			if addr%16 != 0 {
