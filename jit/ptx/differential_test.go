@@ -38,6 +38,7 @@ type runCase struct {
 	// ldmatrixBanks, when set, is how many of the run's ldmatrix phases have each bank
 	// conflict degree (ptxemu.RunBanks)
 	ldmatrixBanks map[int]int
+	rowMajor      bool // Target.rowMajorStaging
 }
 
 var runCases = []runCase{
@@ -156,8 +157,12 @@ var runCases = []runCase{
 		scalars: matmulScalars(64, 64, 176), align16: matmulAligned, ones: matmulOnes,
 		wantPTX: []string{"cp.async.commit_group", "cp.async.wait_group 1", "m16n8k16.row.col.f32.f16"},
 		// per CTA, 6 K steps x 16 tiles x 2 k16 slices: 192 ldmatrix.x4 of A, 4 phases each,
-		// whose 8 rows of 64 bytes (BK = 32) hit the same banks 4 ways, and 192 .x2.trans of
-		// B, 2 phases each, whose rows of 128 bytes (N = 64) all hit the same 4 banks
+		// and 192 .x2.trans of B, 2 phases each, all conflict-free with the swizzle
+		ldmatrixBanks: map[int]int{1: 2 * 192 * (4 + 2)}},
+	// the same staged row-major: A's 8 rows of 64 bytes (BK = 32) per phase hit the same
+	// banks 4 ways, B's rows of 128 bytes (N = 64) all 8 ways
+	{kc: caseNamed("ptx_kloop_f16"), grid: [3]int{2, 1, 1}, lens: map[string]int{"a_ptr": 64 * 176, "b_ptr": 176 * 64, "c_ptr": 64 * 64},
+		scalars: matmulScalars(64, 64, 176), align16: matmulAligned, ones: matmulOnes, rowMajor: true,
 		ldmatrixBanks: map[int]int{4: 2 * 192 * 4, 8: 2 * 192 * 2}},
 	{kc: caseNamed("ptx_kloop_f16"), grid: [3]int{2, 1, 1}, lens: map[string]int{"a_ptr": 64 * 176, "b_ptr": 176 * 64, "c_ptr": 64 * 64},
 		scalars: matmulScalars(64, 64, 176), align16: matmulAligned, ones: matmulOnes, stages: 2,
@@ -398,7 +403,7 @@ func runEmulated(t *testing.T, rc runCase, init [][]byte) [][]byte {
 	if arch == "" {
 		arch = "sm_90"
 	}
-	a, err := Target{Arch: arch, FMADots: rc.fmaDots}.Codegen(f, spec)
+	a, err := Target{Arch: arch, FMADots: rc.fmaDots, rowMajorStaging: rc.rowMajor}.Codegen(f, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
