@@ -124,7 +124,8 @@ type mmaTile struct {
 	valid        string // the tile exists (a warp past the last one recomputes tile mod count)
 	cAddr, aAddr string
 	bAddr        string
-	bAddr2       string // TF32's B: the element 4 rows (k) below bAddr's
+	bAddr2       string   // TF32's B: the element 4 rows (k) below bAddr's
+	aK, bK       []string // a swizzled A's (B^T's) k-slices' addresses (kSlices), or nil
 	cOffs        []int
 }
 
@@ -203,6 +204,12 @@ func (g *gen) mmaTileAt(sh mmaShape, l mmaLanes, tileIn string, offC int) mmaTil
 		g.emit("add.u32 %s, %s, %s", mt.bAddr2, g.swizzledIf(mt.bAddr2, sh.swB), g.smem())
 	}
 	g.emit("add.u32 %s, %s, %s", bAddr, g.swizzledIf(bAddr, sh.swB), g.smem())
+	if sh.swA != 0 {
+		mt.aK = g.kSlices(aAddr, sh.swA)
+	}
+	if sh.bT && sh.swB != 0 {
+		mt.bK = g.kSlices(bAddr, sh.swB)
+	}
 	return mt
 }
 
@@ -214,44 +221,73 @@ func (g *gen) swizzledIf(rel string, s int) string {
 	return g.swizzled(rel, s)
 }
 
-// mmaKLoop walks K for one tile, accumulating into the fragment registers cs in place. It
-// advances copies of the tile's A and B addresses. Along a swizzled row of S bytes (A, B^T)
-// the k-th slice's chunks are the first slice's XORed with k's byte offset: the lane's own
-// chunk (0 or 1) and the offset (a multiple of 32 below S) share no bits, and the base is
-// S-aligned (a 1024-aligned area, a ring of 128-byte multiples); down swizzled rows (B) a
-// slice is 16 or 8 rows, whole periods of the pattern, added as they stand.
+// kSlices is the addresses of the k-slices along one swizzled row (of S bytes: the whole of
+// K) from the first slice's: each XORed with the slice's byte offset, a multiple of 32 below
+// S, which shares no bits with the lane's own chunk (0 or 16 bytes) nor with the row's
+// S-aligned start (the area is 1024-aligned, a ring's buffers are 128-byte multiples).
+func (g *gen) kSlices(first string, s int) []string {
+	out := []string{first}
+	for off := 32; off < s; off += 32 {
+		r := g.newReg(rcB32)
+		g.emit("xor.b32 %s, %s, %d", r, first, off)
+		out = append(out, r)
+	}
+	return out
+}
+
+// mmaKLoop walks K for one tile, accumulating into the fragment registers cs in place. With
+// a swizzled A or B^T, K is one row of at most 4 slices, unrolled, each at its own address
+// computed with the tile's (mmaTileAt); otherwise a loop advances copies of the addresses.
 func (g *gen) mmaKLoop(sh mmaShape, mt mmaTile, cs []string) {
-	n, kk, sz, kstep, typ := sh.n, sh.kk, sh.sz, sh.kstep, sh.typ
-	xorA, xorB := sh.swA != 0, sh.bT && sh.swB != 0
-	// advancing copies of the addresses that are not XORed; koff: the slice's byte offset
-	// along a row of A (and of B^T)
+	n, kk, sz, kstep := sh.n, sh.kk, sh.sz, sh.kstep
+	bStep := kstep * n * sz // down B's rows (k); B^T's: along them
+	if sh.bT {
+		bStep = kstep * sz
+	}
+	if mt.aK != nil || mt.bK != nil {
+		for j := range kk / kstep {
+			a, b, b2 := offsetAddr(mt.aAddr, j*kstep*sz), offsetAddr(mt.bAddr, j*bStep), ""
+			if mt.aK != nil {
+				a = mt.aK[j]
+			}
+			if mt.bK != nil {
+				b = mt.bK[j]
+			}
+			if mt.bAddr2 != "" {
+				b2 = offsetAddr(mt.bAddr2, j*bStep)
+			}
+			g.mmaSlice(sh, a, b, b2, cs)
+		}
+		return
+	}
 	walk := func(base string) string {
 		r := g.newReg(rcB32)
 		g.emit("mov.u32 %s, %s", r, base)
 		return r
 	}
-	var aAddr, bAddr, bAddr2 string
-	if !xorA {
-		aAddr = walk(mt.aAddr)
-	}
-	if !xorB {
-		bAddr = walk(mt.bAddr)
-	}
+	aAddr, bAddr, bAddr2 := walk(mt.aAddr), walk(mt.bAddr), ""
 	if mt.bAddr2 != "" {
 		bAddr2 = walk(mt.bAddr2)
 	}
-	koff := g.newReg(rcB32)
-	g.emit("mov.u32 %s, 0", koff)
+	kr := g.newReg(rcB32)
+	g.emit("mov.u32 %s, 0", kr)
 	kLoop := g.label()
 	g.placeLabel(kLoop)
-	if xorA {
-		aAddr = g.newReg(rcB32)
-		g.emit("xor.b32 %s, %s, %s", aAddr, mt.aAddr, koff)
+	g.mmaSlice(sh, aAddr, bAddr, bAddr2, cs)
+	g.emit("add.u32 %s, %s, %d", aAddr, aAddr, kstep*sz)
+	g.emit("add.u32 %s, %s, %d", bAddr, bAddr, bStep)
+	if bAddr2 != "" {
+		g.emit("add.u32 %s, %s, %d", bAddr2, bAddr2, bStep)
 	}
-	if xorB {
-		bAddr = g.newReg(rcB32)
-		g.emit("xor.b32 %s, %s, %s", bAddr, mt.bAddr, koff)
-	}
+	g.emit("add.u32 %s, %s, %d", kr, kr, kstep)
+	more := g.newReg(rcPred)
+	g.emit("setp.lt.u32 %s, %s, %d", more, kr, kk)
+	g.emit("@%s bra %s", more, kLoop)
+}
+
+// mmaSlice loads one k-slice's A and B fragments (b2: TF32 B's second row) and accumulates
+// their product into cs.
+func (g *gen) mmaSlice(sh mmaShape, a, b, b2 string, cs []string) {
 	var as, bs [4]string
 	// a0: (grp, 2tig..+1), a1: (grp+8, ...), a2: (grp, 2tig+8..+9), a3: (grp+8, 2tig+8..+9);
 	// b0: rows 2tig, 2tig+1 of column grp, b1: rows 2tig+8, 2tig+9 (TF32: one element each,
@@ -261,38 +297,22 @@ func (g *gen) mmaKLoop(sh mmaShape, mt mmaTile, cs []string) {
 		as[i] = g.newReg(rcB32)
 	}
 	bs[0], bs[1] = g.newReg(rcB32), g.newReg(rcB32)
-	g.emit("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%s, %s, %s, %s}, [%s]", as[0], as[1], as[2], as[3], aAddr)
+	g.emit("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%s, %s, %s, %s}, [%s]", as[0], as[1], as[2], as[3], a)
 	switch {
 	case sh.bT:
-		g.emit("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%s, %s}, [%s]", bs[0], bs[1], bAddr)
-	case kstep == 16:
-		g.emit("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%s, %s}, [%s]", bs[0], bs[1], bAddr)
+		g.emit("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%s, %s}, [%s]", bs[0], bs[1], b)
+	case sh.kstep == 16:
+		g.emit("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%s, %s}, [%s]", bs[0], bs[1], b)
 	default:
-		g.emit("ld.shared.b32 %s, [%s]", bs[0], bAddr)
-		g.emit("ld.shared.b32 %s, [%s]", bs[1], bAddr2)
+		g.emit("ld.shared.b32 %s, [%s]", bs[0], b)
+		g.emit("ld.shared.b32 %s, [%s]", bs[1], b2)
 	}
 	shape := "m16n8k16"
-	if kstep == 8 {
+	if sh.kstep == 8 {
 		shape = "m16n8k8"
 	}
 	g.emit("mma.sync.aligned.%s.row.col.f32.%s.%s.f32 {%s, %s, %s, %s}, {%s, %s, %s, %s}, {%s, %s}, {%s, %s, %s, %s}",
-		shape, typ, typ, cs[0], cs[1], cs[2], cs[3], as[0], as[1], as[2], as[3], bs[0], bs[1], cs[0], cs[1], cs[2], cs[3])
-	if !xorA {
-		g.emit("add.u32 %s, %s, %d", aAddr, aAddr, kstep*sz)
-	}
-	switch {
-	case !sh.bT:
-		g.emit("add.u32 %s, %s, %d", bAddr, bAddr, kstep*n*sz)
-		if bAddr2 != "" {
-			g.emit("add.u32 %s, %s, %d", bAddr2, bAddr2, kstep*n*sz)
-		}
-	case !xorB:
-		g.emit("add.u32 %s, %s, %d", bAddr, bAddr, kstep*sz)
-	}
-	g.emit("add.u32 %s, %s, %d", koff, koff, kstep*sz)
-	more := g.newReg(rcPred)
-	g.emit("setp.lt.u32 %s, %s, %d", more, koff, kk*sz)
-	g.emit("@%s bra %s", more, kLoop)
+		shape, sh.typ, sh.typ, cs[0], cs[1], cs[2], cs[3], as[0], as[1], as[2], as[3], bs[0], bs[1], cs[0], cs[1], cs[2], cs[3])
 }
 
 // mmaDot computes a dot with mma.sync. A, B and the accumulator (as fp32) are staged in

@@ -163,6 +163,7 @@ func (g *gen) pipeStep(p *pipeline, acc []string) {
 			at.bAddr2 = g.newReg(rcB32)
 			g.emit("add.u32 %s, %s, %d", at.bAddr2, mt.bAddr2, p.rd)
 		}
+		at.aK, at.bK = g.atOffset(mt.aK, p.rd), g.atOffset(mt.bK, p.rd)
 		g.mmaKLoop(sh, at, acc[4*it:4*it+4])
 	}
 	p.rd = p.next(p.rd)
@@ -249,6 +250,17 @@ func (g *gen) atStage(off int) string {
 	g.smemBase = g.newReg(rcB32)
 	g.emit("add.u32 %s, %s, %d", g.smemBase, base, off)
 	return base
+}
+
+// atOffset is addrs, each plus off (nil for nil).
+func (g *gen) atOffset(addrs []string, off int) []string {
+	var out []string
+	for _, a := range addrs {
+		r := g.newReg(rcB32)
+		g.emit("add.u32 %s, %s, %d", r, a, off)
+		out = append(out, r)
+	}
+	return out
 }
 
 // next is the byte offset of the buffer after the one at off in the ring.
