@@ -211,10 +211,25 @@ var runCases = []runCase{
 	{kc: caseNamed("ptx_kloop_bf16_w8"), grid: [3]int{2, 2, 1}, lens: map[string]int{"a_ptr": 256 * 112, "b_ptr": 112 * 64, "c_ptr": 256 * 64},
 		scalars: matmulScalars(256, 64, 112), align16: matmulAligned, ones: matmulOnes, arch: "sm_90a",
 		wantPTX: []string{"wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16"}, notPTX: []string{"mma.sync"}},
-	// the same kernel for sm_90 keeps mma.sync
+	// the same kernel for sm_90 keeps mma.sync; per CTA, 3 K steps x 32 tiles x 2 k16 slices:
+	// 192 ldmatrix.x4 of A (4 phases each) and 192 .x2 of B^T (2 phases), whose 8 rows of 64
+	// bytes (BK = 32) hit the same banks 4 ways staged row-major, none swizzled
 	{kc: caseNamed("ptx_kloop_t_f16"), grid: [3]int{2, 2, 1}, lens: map[string]int{"a_ptr": 100 * 80, "b_ptr": 72 * 80, "c_ptr": 100 * 72},
 		scalars: btScalars(100, 72, 80), align16: btAligned, ones: btOnes,
-		wantPTX: []string{"mma.sync.aligned.m16n8k16"}, notPTX: []string{"wgmma"}},
+		wantPTX: []string{"mma.sync.aligned.m16n8k16"}, notPTX: []string{"wgmma"},
+		ldmatrixBanks: map[int]int{1: 4 * 192 * (4 + 2)}},
+	{kc: caseNamed("ptx_kloop_t_f16"), grid: [3]int{2, 2, 1}, lens: map[string]int{"a_ptr": 100 * 80, "b_ptr": 72 * 80, "c_ptr": 100 * 72},
+		scalars: btScalars(100, 72, 80), align16: btAligned, ones: btOnes, rowMajor: true,
+		ldmatrixBanks: map[int]int{4: 4 * 192 * (4 + 2)}},
+	// TF32 with B^T on mma.sync: 32-bit fragments through ldmatrix, rows of 128 bytes (BK =
+	// 32 fp32), 4 k8 slices per step: 8 ways row-major, none swizzled
+	{kc: caseNamed("ptx_kloop_t_tf32"), grid: [3]int{2, 2, 1}, lens: map[string]int{"a_ptr": 200 * 80, "b_ptr": 120 * 80, "c_ptr": 200 * 120},
+		scalars: btScalars(200, 120, 80), align16: btAligned, ones: btOnes, rtol: 1e-2, atol: 1e-2,
+		wantPTX: []string{"mma.sync.aligned.m16n8k8.row.col.f32.tf32"},
+		ldmatrixBanks: map[int]int{1: 4 * 3 * 64 * 4 * (4 + 2)}},
+	{kc: caseNamed("ptx_kloop_t_tf32"), grid: [3]int{2, 2, 1}, lens: map[string]int{"a_ptr": 200 * 80, "b_ptr": 120 * 80, "c_ptr": 200 * 120},
+		scalars: btScalars(200, 120, 80), align16: btAligned, ones: btOnes, rtol: 1e-2, atol: 1e-2, rowMajor: true,
+		ldmatrixBanks: map[int]int{8: 4 * 3 * 64 * 4 * (4 + 2)}},
 }
 
 // kloop_t's specialization: K (and so A's and B^T's row strides) divisible by 16, unit
