@@ -225,7 +225,7 @@ var runCases = []runCase{
 	// 32 fp32), 4 k8 slices per step: 8 ways row-major, none swizzled
 	{kc: caseNamed("ptx_kloop_t_tf32"), grid: [3]int{2, 2, 1}, lens: map[string]int{"a_ptr": 200 * 80, "b_ptr": 120 * 80, "c_ptr": 200 * 120},
 		scalars: btScalars(200, 120, 80), align16: btAligned, ones: btOnes, rtol: 1e-2, atol: 1e-2,
-		wantPTX: []string{"mma.sync.aligned.m16n8k8.row.col.f32.tf32"},
+		wantPTX:       []string{"mma.sync.aligned.m16n8k8.row.col.f32.tf32"},
 		ldmatrixBanks: map[int]int{1: 4 * 3 * 64 * 4 * (4 + 2)}},
 	{kc: caseNamed("ptx_kloop_t_tf32"), grid: [3]int{2, 2, 1}, lens: map[string]int{"a_ptr": 200 * 80, "b_ptr": 120 * 80, "c_ptr": 200 * 120},
 		scalars: btScalars(200, 120, 80), align16: btAligned, ones: btOnes, rtol: 1e-2, atol: 1e-2, rowMajor: true,
