@@ -24,6 +24,8 @@ func TestConflictDegree(t *testing.T) {
 		{"one row read by every lane: a broadcast", make([]uint64, 8), 16, 1},
 		{"words 0 and 32: the same bank", []uint64{0, 128}, 4, 2},
 		{"words 0 and 1: two banks", []uint64{0, 4}, 4, 1},
+		{"two halves of word 0", []uint64{0, 2}, 2, 1},
+		{"halves of words 0 and 32", []uint64{2, 130}, 2, 2},
 		{"rows 64 bytes apart, the 16-byte chunk XORed with (row/2)%4", []uint64{0, 64, 128 + 16, 192 + 16, 256 + 32, 320 + 32, 384 + 48, 448 + 48}, 16, 1},
 	} {
 		if got := ConflictDegree(tc.addrs, tc.width); got != tc.want {

@@ -269,6 +269,7 @@ func run(p *Program, mem *Memory, grid [3]int, params []uint64, sharedBytes int,
 				if err := r.cta(); err != nil {
 					return fmt.Errorf("program (%d, %d, %d): %w", x, y, z, err)
 				}
+				banks.countWrites()
 			}
 		}
 	}
@@ -852,6 +853,7 @@ func (r *emuRun) exec(t *emuThread, in *emuInstr) error {
 		}
 		if space == "shared" {
 			t.generic = true
+			r.banks.write(t, in, addr, size*len(vals))
 		}
 		for k, v := range vals {
 			raw, err := r.mem2(space, addr+uint64(k*size), size)
@@ -1093,6 +1095,7 @@ func (r *emuRun) cpAsync(t *emuThread, in *emuInstr) error {
 	if _, err := r.mem2("shared", c.dst, int(c.size)); err != nil {
 		return err
 	}
+	r.banks.write(t, in, c.dst, int(c.size))
 	t.pending = append(t.pending, c)
 	return nil
 }
