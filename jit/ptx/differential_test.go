@@ -3,6 +3,7 @@ package ptx
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand"
 	"strconv"
@@ -34,6 +35,11 @@ type runCase struct {
 	fmaDots bool              // Target.FMADots
 	stages  int               // num_stages given to the code generator (0: its default)
 	arch    string            // the Target's arch (default sm_90)
+	// ldmatrixBanks, when set, is how many of the run's ldmatrix phases have each bank
+	// conflict degree (ptxemu.RunBanks)
+	ldmatrixBanks map[int]int
+	cpAsyncBanks  map[int]int // and of its cp.async copies (8 lanes of 16 bytes per phase)
+	rowMajor      bool        // Target.rowMajorStaging
 }
 
 var runCases = []runCase{
@@ -150,7 +156,18 @@ var runCases = []runCase{
 	// step that read its buffer too early would read the previous step's operands.
 	{kc: caseNamed("ptx_kloop_f16"), grid: [3]int{2, 1, 1}, lens: map[string]int{"a_ptr": 64 * 176, "b_ptr": 176 * 64, "c_ptr": 64 * 64},
 		scalars: matmulScalars(64, 64, 176), align16: matmulAligned, ones: matmulOnes,
-		wantPTX: []string{"cp.async.commit_group", "cp.async.wait_group 1", "m16n8k16.row.col.f32.f16"}},
+		wantPTX: []string{"cp.async.commit_group", "cp.async.wait_group 1", "m16n8k16.row.col.f32.f16"},
+		// per CTA, 6 K steps x 16 tiles x 2 k16 slices: 192 ldmatrix.x4 of A, 4 phases each,
+		// and 192 .x2.trans of B, 2 phases each, all conflict-free with the swizzle
+		ldmatrixBanks: map[int]int{1: 2 * 192 * (4 + 2)},
+		// 8 issues (6 steps, 2 ahead) of 128 + 256 16-byte copies, 8 lanes a phase: the
+		// swizzle permutes 16-byte chunks within 128-byte lines, so they stay conflict-free
+		cpAsyncBanks: map[int]int{1: 2 * 8 * (128 + 256) / 8}},
+	// the same staged row-major: A's 8 rows of 64 bytes (BK = 32) per phase hit the same
+	// banks 4 ways, B's rows of 128 bytes (N = 64) all 8 ways
+	{kc: caseNamed("ptx_kloop_f16"), grid: [3]int{2, 1, 1}, lens: map[string]int{"a_ptr": 64 * 176, "b_ptr": 176 * 64, "c_ptr": 64 * 64},
+		scalars: matmulScalars(64, 64, 176), align16: matmulAligned, ones: matmulOnes, rowMajor: true,
+		ldmatrixBanks: map[int]int{4: 2 * 192 * 4, 8: 2 * 192 * 2}, cpAsyncBanks: map[int]int{1: 2 * 8 * (128 + 256) / 8}},
 	{kc: caseNamed("ptx_kloop_f16"), grid: [3]int{2, 1, 1}, lens: map[string]int{"a_ptr": 64 * 176, "b_ptr": 176 * 64, "c_ptr": 64 * 64},
 		scalars: matmulScalars(64, 64, 176), align16: matmulAligned, ones: matmulOnes, stages: 2,
 		wantPTX: []string{"cp.async.wait_group 0"}},
@@ -198,10 +215,27 @@ var runCases = []runCase{
 	{kc: caseNamed("ptx_kloop_bf16_w8"), grid: [3]int{2, 2, 1}, lens: map[string]int{"a_ptr": 256 * 112, "b_ptr": 112 * 64, "c_ptr": 256 * 64},
 		scalars: matmulScalars(256, 64, 112), align16: matmulAligned, ones: matmulOnes, arch: "sm_90a",
 		wantPTX: []string{"wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16"}, notPTX: []string{"mma.sync"}},
-	// the same kernel for sm_90 keeps mma.sync
+	// the same kernel for sm_90 keeps mma.sync; per CTA, 3 K steps x 32 tiles x 2 k16 slices:
+	// 192 ldmatrix.x4 of A (4 phases each) and 192 .x2 of B^T (2 phases), whose 8 rows of 64
+	// bytes (BK = 32) hit the same banks 4 ways staged row-major, none swizzled
 	{kc: caseNamed("ptx_kloop_t_f16"), grid: [3]int{2, 2, 1}, lens: map[string]int{"a_ptr": 100 * 80, "b_ptr": 72 * 80, "c_ptr": 100 * 72},
 		scalars: btScalars(100, 72, 80), align16: btAligned, ones: btOnes,
-		wantPTX: []string{"mma.sync.aligned.m16n8k16"}, notPTX: []string{"wgmma"}},
+		wantPTX: []string{"mma.sync.aligned.m16n8k16"}, notPTX: []string{"wgmma"},
+		ldmatrixBanks: map[int]int{1: 4 * 192 * (4 + 2)}, cpAsyncBanks: map[int]int{1: 4 * 5 * (256 + 256) / 8}},
+	{kc: caseNamed("ptx_kloop_t_f16"), grid: [3]int{2, 2, 1}, lens: map[string]int{"a_ptr": 100 * 80, "b_ptr": 72 * 80, "c_ptr": 100 * 72},
+		scalars: btScalars(100, 72, 80), align16: btAligned, ones: btOnes, rowMajor: true,
+		ldmatrixBanks: map[int]int{4: 4 * 192 * (4 + 2)}, cpAsyncBanks: map[int]int{1: 4 * 5 * (256 + 256) / 8}},
+	// TF32 with B^T on mma.sync: 32-bit fragments through ldmatrix, rows of 128 bytes (BK =
+	// 32 fp32), 4 k8 slices per step: 8 ways row-major, none swizzled
+	{kc: caseNamed("ptx_kloop_t_tf32"), grid: [3]int{2, 2, 1}, lens: map[string]int{"a_ptr": 200 * 80, "b_ptr": 120 * 80, "c_ptr": 200 * 120},
+		scalars: btScalars(200, 120, 80), align16: btAligned, ones: btOnes, rtol: 1e-2, atol: 1e-2,
+		wantPTX:       []string{"mma.sync.aligned.m16n8k8.row.col.f32.tf32"},
+		ldmatrixBanks: map[int]int{1: 4 * 3 * 64 * 4 * (4 + 2)},
+		// 2 stages (3 would pass 48 KiB): 4 issues of 1024 + 512 copies
+		cpAsyncBanks: map[int]int{1: 4 * 4 * (1024 + 512) / 8}},
+	{kc: caseNamed("ptx_kloop_t_tf32"), grid: [3]int{2, 2, 1}, lens: map[string]int{"a_ptr": 200 * 80, "b_ptr": 120 * 80, "c_ptr": 200 * 120},
+		scalars: btScalars(200, 120, 80), align16: btAligned, ones: btOnes, rtol: 1e-2, atol: 1e-2, rowMajor: true,
+		ldmatrixBanks: map[int]int{8: 4 * 3 * 64 * 4 * (4 + 2)}, cpAsyncBanks: map[int]int{1: 4 * 4 * (1024 + 512) / 8}},
 }
 
 // kloop_t's specialization: K (and so A's and B^T's row strides) divisible by 16, unit
@@ -390,7 +424,7 @@ func runEmulated(t *testing.T, rc runCase, init [][]byte) [][]byte {
 	if arch == "" {
 		arch = "sm_90"
 	}
-	a, err := Target{Arch: arch, FMADots: rc.fmaDots}.Codegen(f, spec)
+	a, err := Target{Arch: arch, FMADots: rc.fmaDots, rowMajorStaging: rc.rowMajor}.Codegen(f, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +468,19 @@ func runEmulated(t *testing.T, rc runCase, init [][]byte) [][]byte {
 		}
 	}
 	smem, _ := strconv.Atoi(a.Meta["shared_bytes"])
-	if err := ptxemu.Run(prog, mem, rc.grid, params, smem); err != nil {
+	if rc.ldmatrixBanks == nil {
+		err = ptxemu.Run(prog, mem, rc.grid, params, smem)
+	} else {
+		var banks *ptxemu.Banks
+		banks, err = ptxemu.RunBanks(prog, mem, rc.grid, params, smem)
+		if err == nil && !maps.Equal(banks.Ldmatrix, rc.ldmatrixBanks) {
+			t.Errorf("ldmatrix phases by bank conflict degree: %v, want %v", banks.Ldmatrix, rc.ldmatrixBanks)
+		}
+		if err == nil && !maps.Equal(banks.CpAsync, rc.cpAsyncBanks) {
+			t.Errorf("cp.async phases by bank conflict degree: %v, want %v", banks.CpAsync, rc.cpAsyncBanks)
+		}
+	}
+	if err != nil {
 		t.Fatalf("emulated PTX: %v", err)
 	}
 	out := make([][]byte, len(f.Params))

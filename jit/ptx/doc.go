@@ -97,8 +97,12 @@
 // through matrix descriptors (B^T K-major, B MN-major), the ring written by cp.async in the
 // swizzled layout its rows' length gives, fence.proxy.async before the barrier.
 //
-// Not yet done: tl.device_print (rejected with a clear error); swizzled shared layouts but
-// the wgmma ring's; layouts as Triton has them (rematerialization covers index-only
+// The mma.sync staging areas are swizzled as Triton's shared layouts where their rows are
+// 32, 64 or 128 bytes (mma.go's mmaShape.swA; docs/gpu-layouts.md), so ldmatrix's phases are
+// free of bank conflicts (the emulator measures them: ptxemu.RunBanks).
+//
+// Not yet done: tl.device_print (rejected with a clear error); swizzles for rows of other
+// lengths; layouts as Triton has them (rematerialization covers index-only
 // broadcasts; docs/gpu-layouts.md says which layout each tile value gets); wgmma for dots
 // outside pipelined K loops, for tiles under 64 rows, for rows of other lengths and for TF32
 // with B staged [K, N] (they keep mma.sync on sm_90a); TMA; a cc 9.0 device loads sm_90 PTX (ArchForCapability;

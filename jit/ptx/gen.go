@@ -83,7 +83,8 @@ type gen struct {
 	contig *contiguity // facts for vectorizing global accesses
 	vec    int         // the kernel's run length V (see runLen)
 
-	fmaDots bool // Target.FMADots
+	fmaDots         bool // Target.FMADots
+	rowMajorStaging bool // Target.rowMajorStaging
 
 	// accumulators held as mma fragments across loops (mmaloop.go)
 	fragFor map[*ir.Instr][]*fragAcc

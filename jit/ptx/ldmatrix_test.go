@@ -2,6 +2,7 @@ package ptx
 
 import (
 	"encoding/binary"
+	"maps"
 	"testing"
 
 	"github.com/widejit/widejit/jit/ptx/ptxemu"
@@ -79,6 +80,18 @@ func TestEmulatedLdmatrix(t *testing.T) {
 				t.Errorf("lane %d register %d: %#08x, want %#08x", l, j, got, w)
 			}
 		}
+	}
+	// every phase reads (the st.shared.v4: 4 phases of 8 lanes, writes) 8 consecutive rows of
+	// 16 bytes: 128 contiguous bytes over all 32 banks
+	banks, err := ptxemu.RunBanks(prog, mem, [3]int{1, 1, 1}, []uint64{in, out}, 512)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[int]int{1: 4 + 2}; !maps.Equal(banks.Ldmatrix, want) {
+		t.Errorf("ldmatrix phases by bank conflict degree: %v, want %v", banks.Ldmatrix, want)
+	}
+	if want := map[int]int{1: 4}; !maps.Equal(banks.Stores, want) {
+		t.Errorf("st.shared phases by bank conflict degree: %v, want %v", banks.Stores, want)
 	}
 	if ptxas, err := FindPtxas("."); err == nil {
 		if _, err := Assemble(ptxas, "sm_80", ldmatrixPTX); err != nil {

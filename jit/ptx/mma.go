@@ -55,6 +55,14 @@ type mmaShape struct {
 	// bT: B is tl.trans of a tile read only by this dot (a lazy permute, remat.go), staged
 	// as that tile, B^T row-major [batch, n, kk], and read with ldmatrix without .trans.
 	bT bool
+	// swA, swB: A's and B's staged rows are swizzled as Triton's shared layouts for mma
+	// (vec 8 fp16), so that ldmatrix's 8 rows of a phase reach 8 different 16-byte bank
+	// groups: the 16-byte chunk index within a row XORed with (row / perPhase) % maxPhase.
+	// For rows of S = 32, 64 or 128 bytes (perPhase = 128/S, maxPhase = S/16) that is the
+	// S-byte swizzle of wgmma.go, address bits [4, 4+log2(S/16)) XORed with bits [7, ...) of
+	// the offset within the staging area. 0: not swizzled (other row lengths, or an operand
+	// written element by element at permuted positions).
+	swA, swB int
 }
 
 func (g *gen) mmaShapeOf(in *ir.Instr, typ string, kstep int) mmaShape {
@@ -70,6 +78,27 @@ func (g *gen) mmaShapeOf(in *ir.Instr, typ string, kstep int) mmaShape {
 		sh.bT = p.Ints[0] == 1 && p.Ints[1] == 0
 	}
 	g.need(sh.offB + b.Type.NumElems()*sh.sz)
+	rowSwizzle := func(elems int) int {
+		if s := elems * sh.sz; s == 32 || s == 64 || s == 128 {
+			return s
+		}
+		return 0
+	}
+	if g.lazy[a] == nil {
+		sh.swA = rowSwizzle(sh.kk)
+	}
+	switch {
+	case sh.bT:
+		sh.swB = rowSwizzle(sh.kk)
+	case g.lazy[b] == nil:
+		sh.swB = rowSwizzle(sh.n)
+	}
+	if g.rowMajorStaging {
+		sh.swA, sh.swB = 0, 0
+	}
+	if sh.swA != 0 || sh.swB != 0 {
+		g.swizzled1024 = true
+	}
 	sh.tilesN = sh.n / 8
 	sh.tiles = sh.batch * (sh.m / 16) * sh.tilesN
 	warps := g.threads / 32
@@ -95,6 +124,8 @@ type mmaTile struct {
 	valid        string // the tile exists (a warp past the last one recomputes tile mod count)
 	cAddr, aAddr string
 	bAddr        string
+	bAddr2       string   // TF32's B: the element 4 rows (k) below bAddr's
+	aK, bK       []string // a swizzled A's (B^T's) k-slices' addresses (kSlices), or nil
 	cOffs        []int
 }
 
@@ -139,7 +170,8 @@ func (g *gen) mmaTileAt(sh mmaShape, l mmaLanes, tileIn string, offC int) mmaTil
 	g.emit("shr.u32 %s, %s, 4", aAddr, l.lane)
 	g.emit("shl.b32 %s, %s, %d", aAddr, aAddr, colShift)
 	g.emit("mad.lo.u32 %s, %s, %d, %s", aAddr, r, kk, aAddr)
-	g.emit("mad.lo.u32 %s, %s, %d, %s", aAddr, aAddr, sz, g.smem())
+	g.emit("mul.lo.u32 %s, %s, %d", aAddr, aAddr, sz)
+	g.emit("add.u32 %s, %s, %s", aAddr, g.swizzledIf(aAddr, sh.swA), g.smem())
 	switch {
 	case sh.bT:
 		// B^T (x2): lane l < 16 gives row batch*n + tn*8 + l%8 (n), columns ((l/8)%2)<<colShift
@@ -165,22 +197,97 @@ func (g *gen) mmaTileAt(sh mmaShape, l mmaLanes, tileIn string, offC int) mmaTil
 		g.emit("add.u32 %s, %s, %s", bAddr, bk, l.tig)
 		g.emit("mad.lo.u32 %s, %s, %d, %s", bAddr, bAddr, n, col)
 	}
-	g.emit("mad.lo.u32 %s, %s, %d, %s", bAddr, bAddr, sz, g.smem())
-	g.emit("add.u32 %s, %s, %d", bAddr, bAddr, sh.offB)
+	g.emit("mad.lo.u32 %s, %s, %d, %d", bAddr, bAddr, sz, sh.offB)
+	if !sh.bT && sh.kstep == 8 {
+		mt.bAddr2 = g.newReg(rcB32)
+		g.emit("add.u32 %s, %s, %d", mt.bAddr2, bAddr, 4*n*sz)
+		g.emit("add.u32 %s, %s, %s", mt.bAddr2, g.swizzledIf(mt.bAddr2, sh.swB), g.smem())
+	}
+	g.emit("add.u32 %s, %s, %s", bAddr, g.swizzledIf(bAddr, sh.swB), g.smem())
+	if sh.swA != 0 {
+		mt.aK = g.kSlices(aAddr, sh.swA)
+	}
+	if sh.bT && sh.swB != 0 {
+		mt.bK = g.kSlices(bAddr, sh.swB)
+	}
 	return mt
 }
 
-// mmaKLoop walks K for one tile, accumulating into the fragment registers cs in place. It
-// advances copies of the tile's A and B addresses.
+// swizzledIf is rel swizzled with the S-byte swizzle (wgmma.go), or rel when s is 0.
+func (g *gen) swizzledIf(rel string, s int) string {
+	if s == 0 {
+		return rel
+	}
+	return g.swizzled(rel, s)
+}
+
+// kSlices is the addresses of the k-slices along one swizzled row (of S bytes: the whole of
+// K) from the first slice's: each XORed with the slice's byte offset, a multiple of 32 below
+// S, which shares no bits with the lane's own chunk (0 or 16 bytes) nor with the row's
+// S-aligned start (the area is 1024-aligned, a ring's buffers are 128-byte multiples).
+func (g *gen) kSlices(first string, s int) []string {
+	out := []string{first}
+	for off := 32; off < s; off += 32 {
+		r := g.newReg(rcB32)
+		g.emit("xor.b32 %s, %s, %d", r, first, off)
+		out = append(out, r)
+	}
+	return out
+}
+
+// mmaKLoop walks K for one tile, accumulating into the fragment registers cs in place. With
+// a swizzled A or B^T, K is one row of at most 4 slices, unrolled, each at its own address
+// computed with the tile's (mmaTileAt); otherwise a loop advances copies of the addresses.
 func (g *gen) mmaKLoop(sh mmaShape, mt mmaTile, cs []string) {
-	n, kk, sz, kstep, typ := sh.n, sh.kk, sh.sz, sh.kstep, sh.typ
-	aAddr, bAddr := g.newReg(rcB32), g.newReg(rcB32)
-	g.emit("mov.u32 %s, %s", aAddr, mt.aAddr)
-	g.emit("mov.u32 %s, %s", bAddr, mt.bAddr)
+	n, kk, sz, kstep := sh.n, sh.kk, sh.sz, sh.kstep
+	bStep := kstep * n * sz // down B's rows (k); B^T's: along them
+	if sh.bT {
+		bStep = kstep * sz
+	}
+	if mt.aK != nil || mt.bK != nil {
+		for j := range kk / kstep {
+			a, b, b2 := offsetAddr(mt.aAddr, j*kstep*sz), offsetAddr(mt.bAddr, j*bStep), ""
+			if mt.aK != nil {
+				a = mt.aK[j]
+			}
+			if mt.bK != nil {
+				b = mt.bK[j]
+			}
+			if mt.bAddr2 != "" {
+				b2 = offsetAddr(mt.bAddr2, j*bStep)
+			}
+			g.mmaSlice(sh, a, b, b2, cs)
+		}
+		return
+	}
+	walk := func(base string) string {
+		r := g.newReg(rcB32)
+		g.emit("mov.u32 %s, %s", r, base)
+		return r
+	}
+	aAddr, bAddr, bAddr2 := walk(mt.aAddr), walk(mt.bAddr), ""
+	if mt.bAddr2 != "" {
+		bAddr2 = walk(mt.bAddr2)
+	}
 	kr := g.newReg(rcB32)
 	g.emit("mov.u32 %s, 0", kr)
 	kLoop := g.label()
 	g.placeLabel(kLoop)
+	g.mmaSlice(sh, aAddr, bAddr, bAddr2, cs)
+	g.emit("add.u32 %s, %s, %d", aAddr, aAddr, kstep*sz)
+	g.emit("add.u32 %s, %s, %d", bAddr, bAddr, bStep)
+	if bAddr2 != "" {
+		g.emit("add.u32 %s, %s, %d", bAddr2, bAddr2, bStep)
+	}
+	g.emit("add.u32 %s, %s, %d", kr, kr, kstep)
+	more := g.newReg(rcPred)
+	g.emit("setp.lt.u32 %s, %s, %d", more, kr, kk)
+	g.emit("@%s bra %s", more, kLoop)
+}
+
+// mmaSlice loads one k-slice's A and B fragments (b2: TF32 B's second row) and accumulates
+// their product into cs.
+func (g *gen) mmaSlice(sh mmaShape, a, b, b2 string, cs []string) {
 	var as, bs [4]string
 	// a0: (grp, 2tig..+1), a1: (grp+8, ...), a2: (grp, 2tig+8..+9), a3: (grp+8, 2tig+8..+9);
 	// b0: rows 2tig, 2tig+1 of column grp, b1: rows 2tig+8, 2tig+9 (TF32: one element each,
@@ -190,32 +297,22 @@ func (g *gen) mmaKLoop(sh mmaShape, mt mmaTile, cs []string) {
 		as[i] = g.newReg(rcB32)
 	}
 	bs[0], bs[1] = g.newReg(rcB32), g.newReg(rcB32)
-	g.emit("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%s, %s, %s, %s}, [%s]", as[0], as[1], as[2], as[3], aAddr)
+	g.emit("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%s, %s, %s, %s}, [%s]", as[0], as[1], as[2], as[3], a)
 	switch {
 	case sh.bT:
-		g.emit("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%s, %s}, [%s]", bs[0], bs[1], bAddr)
-	case kstep == 16:
-		g.emit("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%s, %s}, [%s]", bs[0], bs[1], bAddr)
+		g.emit("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%s, %s}, [%s]", bs[0], bs[1], b)
+	case sh.kstep == 16:
+		g.emit("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%s, %s}, [%s]", bs[0], bs[1], b)
 	default:
-		g.emit("ld.shared.b32 %s, [%s]", bs[0], bAddr)
-		g.emit("ld.shared.b32 %s, [%s]", bs[1], offsetAddr(bAddr, 4*n*4))
+		g.emit("ld.shared.b32 %s, [%s]", bs[0], b)
+		g.emit("ld.shared.b32 %s, [%s]", bs[1], b2)
 	}
 	shape := "m16n8k16"
-	if kstep == 8 {
+	if sh.kstep == 8 {
 		shape = "m16n8k8"
 	}
 	g.emit("mma.sync.aligned.%s.row.col.f32.%s.%s.f32 {%s, %s, %s, %s}, {%s, %s, %s, %s}, {%s, %s}, {%s, %s, %s, %s}",
-		shape, typ, typ, cs[0], cs[1], cs[2], cs[3], as[0], as[1], as[2], as[3], bs[0], bs[1], cs[0], cs[1], cs[2], cs[3])
-	g.emit("add.u32 %s, %s, %d", aAddr, aAddr, kstep*sz)
-	if sh.bT {
-		g.emit("add.u32 %s, %s, %d", bAddr, bAddr, kstep*sz)
-	} else {
-		g.emit("add.u32 %s, %s, %d", bAddr, bAddr, kstep*n*sz)
-	}
-	g.emit("add.u32 %s, %s, %d", kr, kr, kstep)
-	more := g.newReg(rcPred)
-	g.emit("setp.lt.u32 %s, %s, %d", more, kr, kk)
-	g.emit("@%s bra %s", more, kLoop)
+		shape, sh.typ, sh.typ, cs[0], cs[1], cs[2], cs[3], as[0], as[1], as[2], as[3], bs[0], bs[1], cs[0], cs[1], cs[2], cs[3])
 }
 
 // mmaDot computes a dot with mma.sync. A, B and the accumulator (as fp32) are staged in
@@ -226,7 +323,7 @@ func (g *gen) mmaKLoop(sh mmaShape, mt mmaTile, cs []string) {
 // past the last tile recomputes tile t mod count and does not store it. After a barrier
 // every thread reads its own elements of the result.
 func (g *gen) mmaDot(in *ir.Instr, typ string, kstep int) {
-	a, b, acc := in.Args[0], in.Args[1], in.Args[2]
+	b, acc := in.Args[1], in.Args[2]
 	res := in.Result()
 	rs := res.Type.Shape
 	cd := res.Type.Elem
@@ -235,8 +332,7 @@ func (g *gen) mmaDot(in *ir.Instr, typ string, kstep int) {
 	outN := res.Type.NumElems()
 	g.need(offC + outN*4)
 	g.emit("bar.sync 0")
-	g.stageOperand(a, 0)
-	g.stageB(b, sh)
+	g.stageDotOperands(in, sh)
 	g.stageF32(acc, offC)
 	g.stagedBarrier()
 

@@ -201,8 +201,7 @@ func (g *gen) fragDotStep(fa *fragAcc, acc []string) {
 	in := fa.dot
 	sh := g.mmaShapeOf(in, fa.typ, fa.kstep)
 	g.emit("bar.sync 0")
-	g.stageOperand(in.Args[0], 0)
-	g.stageB(in.Args[1], sh)
+	g.stageDotOperands(in, sh)
 	g.stagedBarrier()
 	g.mmaFrags(sh, acc)
 }

@@ -94,6 +94,10 @@ func (g *gen) pipelineFor(in *ir.Instr, accs []*fragAcc) *pipeline {
 	sh := g.mmaShapeOf(fa.dot, fa.typ, fa.kstep)
 	p := &pipeline{loop: in, fa: fa, stages: g.stages, ity: intType(in.Args[0].Type.Elem),
 		stageBytes: align16(sh.offB + fa.dot.Args[1].Type.NumElems()*sh.sz)}
+	if sh.swA != 0 || sh.swB != 0 {
+		// a swizzled row's XORed addresses need its buffer 128-byte aligned (mmaKLoop)
+		p.stageBytes = (p.stageBytes + 127) &^ 127
+	}
 	limit := maxStageSmem
 	if g.arch == "sm_90a" {
 		limit = hopperStageSmem
@@ -155,6 +159,11 @@ func (g *gen) pipeStep(p *pipeline, acc []string) {
 		at.aAddr, at.bAddr = g.newReg(rcB32), g.newReg(rcB32)
 		g.emit("add.u32 %s, %s, %d", at.aAddr, mt.aAddr, p.rd)
 		g.emit("add.u32 %s, %s, %d", at.bAddr, mt.bAddr, p.rd)
+		if mt.bAddr2 != "" {
+			at.bAddr2 = g.newReg(rcB32)
+			g.emit("add.u32 %s, %s, %d", at.bAddr2, mt.bAddr2, p.rd)
+		}
+		at.aK, at.bK = g.atOffset(mt.aK, p.rd), g.atOffset(mt.bK, p.rd)
 		g.mmaKLoop(sh, at, acc[4*it:4*it+4])
 	}
 	p.rd = p.next(p.rd)
@@ -200,15 +209,11 @@ func (g *gen) pipeIssue(p *pipeline) {
 	base := g.atStage(p.wr)
 	g.asyncGuard = in
 	sh := g.mmaShapeOf(p.fa.dot, p.fa.typ, p.fa.kstep)
-	if p.fa.wg != nil {
-		g.swizzle, g.swizzled1024 = p.fa.wg.swA, true
+	if w := p.fa.wg; w != nil {
+		sh.swA, sh.swB, g.swizzled1024 = w.swA, w.swB, true
 	}
-	g.stageOperand(p.fa.dot.Args[0], 0)
-	if p.fa.wg != nil {
-		g.swizzle = p.fa.wg.swB
-	}
-	g.stageB(p.fa.dot.Args[1], sh)
-	g.asyncGuard, g.smemBase, g.asyncPending, g.swizzle = "", base, false, 0
+	g.stageDotOperands(p.fa.dot, sh)
+	g.asyncGuard, g.smemBase, g.asyncPending = "", base, false
 	g.emit("cp.async.commit_group")
 
 	var dsts [][]string
@@ -245,6 +250,17 @@ func (g *gen) atStage(off int) string {
 	g.smemBase = g.newReg(rcB32)
 	g.emit("add.u32 %s, %s, %d", g.smemBase, base, off)
 	return base
+}
+
+// atOffset is addrs, each plus off (nil for nil).
+func (g *gen) atOffset(addrs []string, off int) []string {
+	var out []string
+	for _, a := range addrs {
+		r := g.newReg(rcB32)
+		g.emit("add.u32 %s, %s, %d", r, a, off)
+		out = append(out, r)
+	}
+	return out
 }
 
 // next is the byte offset of the buffer after the one at off in the ring.

@@ -178,6 +178,15 @@ func (g *gen) lazyPermute(in *ir.Instr) bool {
 	return true
 }
 
+// stageDotOperands writes a tensor-core dot's A and B, each with its swizzle (sh.swA, swB).
+func (g *gen) stageDotOperands(dot *ir.Instr, sh mmaShape) {
+	g.swizzle = sh.swA
+	g.stageOperand(dot.Args[0], 0)
+	g.swizzle = sh.swB
+	g.stageB(dot.Args[1], sh)
+	g.swizzle = 0
+}
+
 // stageB writes a tensor-core dot's B operand: as B^T, its permute's source, when sh.bT.
 func (g *gen) stageB(b *ir.Value, sh mmaShape) {
 	if sh.bT {

@@ -42,6 +42,9 @@ type Target struct {
 	// FMADots keeps every tl.dot on fp32 FMAs instead of tensor cores (mma.sync), so fp16,
 	// bf16 and TF32 dots compute at full fp32 precision, as the CPU backend does.
 	FMADots bool
+	// rowMajorStaging leaves the mma.sync staging areas unswizzled (mmaShape.swA), so tests
+	// can measure the bank conflicts the swizzle removes.
+	rowMajorStaging bool
 }
 
 // Key names the ISA and the arch, e.g. "ptx7.8/sm_90" ("ptx7.8/sm_90/fma" with FMADots).
@@ -154,7 +157,7 @@ func (t Target) Codegen(f *ir.Func, spec jit.Spec) (*jit.Artifact, error) {
 		return nil, fmt.Errorf("ptx: num_stages %d: expected 0 (the default) or more", spec.NumStages)
 	}
 	g := newGen(f, t.Arch, warps*32, spec)
-	g.fmaDots = t.FMADots
+	g.fmaDots, g.rowMajorStaging = t.FMADots, t.rowMajorStaging
 	text, err := g.run()
 	if err != nil {
 		return nil, err

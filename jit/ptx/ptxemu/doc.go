@@ -10,7 +10,8 @@
 // swizzles decoded as the PTX ISA specifies them, independently of the code generator, the
 // result landing only at the wgmma.wait_group that covers it, and reading an accumulator in
 // flight, a missing wgmma.fence or fence.proxy.async, or a kernel ending with wgmmas in flight
-// are errors. It is a test oracle for the code
+// are errors. RunBanks also measures the shared-memory bank conflicts of each ldmatrix,
+// st.shared and cp.async phase (banks.go). It is a test oracle for the code
 // generator's logic (layouts, staging through shared memory, control flow, casts), not a
 // model of GPU timing or of races between CTAs. Device runs PTX artifacts as a jit.Device.
 package ptxemu

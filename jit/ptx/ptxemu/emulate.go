@@ -252,18 +252,24 @@ type emuRun struct {
 	grid   [3]int
 	steps  int
 	wgs    []wgState // per warpgroup (wgmma.go)
+	banks  *Banks    // where RunBanks measures conflicts (nil: not measured)
 }
 
 // Run runs p over grid with params (raw 64-bit values: pointers are Memory addresses) and
 // sharedBytes of dynamic shared memory, one CTA after another.
 func Run(p *Program, mem *Memory, grid [3]int, params []uint64, sharedBytes int) error {
+	return run(p, mem, grid, params, sharedBytes, nil)
+}
+
+func run(p *Program, mem *Memory, grid [3]int, params []uint64, sharedBytes int, banks *Banks) error {
 	for z := range grid[2] {
 		for y := range grid[1] {
 			for x := range grid[0] {
-				r := &emuRun{p: p, mem: mem, params: params, shared: make([]byte, sharedBytes), ctaid: [3]int{x, y, z}, grid: grid}
+				r := &emuRun{p: p, mem: mem, params: params, shared: make([]byte, sharedBytes), ctaid: [3]int{x, y, z}, grid: grid, banks: banks}
 				if err := r.cta(); err != nil {
 					return fmt.Errorf("program (%d, %d, %d): %w", x, y, z, err)
 				}
+				banks.countWrites()
 			}
 		}
 	}
@@ -847,6 +853,7 @@ func (r *emuRun) exec(t *emuThread, in *emuInstr) error {
 		}
 		if space == "shared" {
 			t.generic = true
+			r.banks.write(t, in, addr, size*len(vals))
 		}
 		for k, v := range vals {
 			raw, err := r.mem2(space, addr+uint64(k*size), size)
@@ -1088,6 +1095,7 @@ func (r *emuRun) cpAsync(t *emuThread, in *emuInstr) error {
 	if _, err := r.mem2("shared", c.dst, int(c.size)); err != nil {
 		return err
 	}
+	r.banks.write(t, in, c.dst, int(c.size))
 	t.pending = append(t.pending, c)
 	return nil
 }
@@ -1133,6 +1141,13 @@ func (r *emuRun) ldmatrix(in *emuInstr, lanes []*emuThread) error {
 	}
 	var m [4][8][8]uint64
 	for i := range count {
+		if r.banks != nil {
+			var phase []uint64
+			for row := range 8 {
+				phase = append(phase, lanes[8*i+row].regs[a.reg]+uint64(a.off))
+			}
+			r.banks.Ldmatrix[ConflictDegree(phase, 16)]++
+		}
 		for row := range 8 {
 			addr := lanes[8*i+row].regs[a.reg] + uint64(a.off)
 			if addr%16 != 0 {
