@@ -452,9 +452,9 @@ func (g *convGroup) heuristicBlocks() (bp, boc, bk int) {
 		ocg, groups := g.flatChannels()
 		// few pixels (the 3x3 images of a ResNet's last stage): more output channels a tile,
 		// so that each dot step is large enough to pay for itself
-		bp0 := clamp(nextPow2(g.oh*g.wp), 16, convFlatMaxBlockP)
+		bp0 := clamp(nextPow2(g.flatPixels()), 16, convFlatMaxBlockP)
 		bp, boc := g.spreadOverCores(bp0, clamp(nextPow2(ocg), 16, max(64, 4096/bp0)),
-			g.oh*g.wp, ocg, g.batch*groups, g.cg*g.kh*g.kw)
+			g.flatPixels(), ocg, g.batch*groups, g.cg*g.kh*g.kw)
 		// an input tile of at most 16K elements (64 KB, within a core's L2 share, and within
 		// a GPU's shared memory with the weight tile: the kernel must assemble there too)
 		return bp, boc, clamp(nextPow2(g.kExtent()), 16, max(16, min(256, 16384/bp)))
@@ -463,6 +463,13 @@ func (g *convGroup) heuristicBlocks() (bp, boc, bk int) {
 		return clamp(nextPow2(g.rowWidth()), 16, 64), clamp(nextPow2(g.ocg), 16, 64), clamp(nextPow2(g.cg), 16, 64)
 	}
 	return clamp(nextPow2(g.oh*g.ow), 16, 64), clamp(nextPow2(g.ocg), 16, 64), clamp(nextPow2(g.cg*g.kh*g.kw), 16, 64)
+}
+
+// flatPixels is Q, the flat padded pixels conv_flat.py computes: every output row Wp wide
+// but the last, whose columns past OW would only be dropped (a 1-d convolution's 256 outputs
+// padded to 258 were a 512-pixel tile, half of it dead).
+func (g *convGroup) flatPixels() int {
+	return (g.oh-1)*g.wp + g.ow
 }
 
 // flatQMask reports whether conv_flat.py masks the pixels past Q (q of them, in tiles of bp):
@@ -570,7 +577,7 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 		EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body, TapMajor: g.tapMajor,
 		PaddedStore: g.outPad.hp > 0 && g.outPad.wp == g.wp || g.outPad.hp == 0 && g.wp == g.ow, EvenK: g.tapMajor && g.cg%bk == 0, Strided: strided,
 		Depthwise: tmpl == "conv_flat.py" && g.depthwise, Scale: g.scale != nil, ScaleInput: g.scale != nil && bn > bp, CopyStore: g.padCopy != nil,
-		CopyPaddedStore: g.padCopy != nil && g.padCopy.pad.wp == g.wp, QMask: tmpl == "conv_flat.py" && (g.direct || flatQMask(g.oh*g.wp, bp)),
+		CopyPaddedStore: g.padCopy != nil && g.padCopy.pad.wp == g.wp, QMask: tmpl == "conv_flat.py" && (g.direct || flatQMask(g.flatPixels(), bp)),
 		HalfProducts: g.depthwise && g.x.DType != graph.Float32}
 	text, err := templates.Render(tmpl, d)
 	if err != nil {
@@ -977,7 +984,7 @@ func (g *convPadGroup) emit(l *lowerer) (*Launch, error) {
 
 func (g *convGroup) emitFlat(l *lowerer) (*Launch, error) {
 	g.readPaddedLeaves(l)
-	p, q := g.oh*g.ow, g.oh*g.wp
+	p, q := g.oh*g.ow, g.flatPixels()
 	return g.implicitGEMM(l, "conv_flat.py", "oc_g[:, None] * P + rp[None, :]", p, func(bp, tilesOC int) ([]LaunchArg, int) {
 		ocg, groups := g.flatChannels()
 		args := []LaunchArg{intArg("Wp", g.wp), intArg("OW", g.ow), intArg("OH", g.oh), intArg("Q", q), intArg("P", p),

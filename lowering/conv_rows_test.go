@@ -300,6 +300,39 @@ func TestConvFlatPixelMasks(t *testing.T) {
 	}
 }
 
+// A 1-d convolution's padded row has no next row to wrap into: conv_flat.py computes its OW
+// outputs and not the row's pad columns (the bench TCN's 256-long rows, padded to 258 up to
+// 272 by dilations 1 to 8, were a 512-pixel tile half dead). The fixture's rows are 37 long,
+// padded to 39 up to 53: each convolution computes 37 pixels in one 64 tile.
+// TestModelFixtures/bench_tcn checks the numbers against PyTorch.
+func TestConv1dTilesSkipThePadColumns(t *testing.T) {
+	g, err := graph.Load(filepath.Join("testdata", "models", "bench_tcn_n3", "graph.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Lower(g, Options{Device: testDevice("cpu")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	convs := 0
+	for _, ln := range plan.Launches {
+		if ln.Kernel.Template != "conv_flat.py" {
+			continue
+		}
+		convs++
+		arg := map[string]int{}
+		for _, a := range ln.Args {
+			arg[a.Name] = int(a.Int)
+		}
+		if bp := ln.Kernel.Consts["BLOCK_P"]; arg["Q"] != 37 || arg["OW"] != 37 || bp != int64(64) || ln.Grid[0] != 1 {
+			t.Errorf("%s: Q %d pixels of rows %d long in %d tiles of %v, want 37 of 37 in one 64 tile", ln.Kernel.Source.Fn, arg["Q"], arg["OW"], ln.Grid[0], bp)
+		}
+	}
+	if convs != 8 {
+		t.Errorf("%d conv_flat.py launches, want the TCN's 8 convolutions", convs)
+	}
+}
+
 // Patch embeddings (kernel == stride, no padding, one group) run in CPU plans as a copy of
 // each patch's pixels into channels and a pointwise conv_flat.py GEMM, whatever the image's
 // rest past the last patch, the patch's shape, the input's strides or the batch dim; a
