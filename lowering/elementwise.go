@@ -618,12 +618,13 @@ leaves:
 // residual add does): walking that dim as the lanes loads the leaf's rows contiguously
 // instead of gathering it element by element. The output is then stored through its strides.
 // Not for groups that read coordinates or draw random numbers (their values follow the
-// element order).
+// element order), nor for copies (one side of a transposition is strided whichever dim walks
+// the lanes).
 func (g *ewGroup) rowsOrder() (View, *epilogue, bool) {
 	shape := g.out.Shape
 	last := len(shape) - 1
-	if last < 1 || shape[last] >= minRowsLast ||
-		g.epi.root == nil || g.epi.root.usesCoords() || g.epi.root.usesRandom() {
+	if last < 1 || shape[last] >= minRowsLast || g.epi.root == nil || g.epi.root.op == exprLeaf ||
+		g.epi.root.usesCoords() || g.epi.root.usesRandom() {
 		return View{}, nil, false
 	}
 	for p := last - 1; p >= 0; p-- {
