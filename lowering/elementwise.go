@@ -478,14 +478,17 @@ type ewOperand struct {
 }
 
 func (g *ewGroup) emit(l *lowerer) (*Launch, error) {
-	out := g.out
+	out, src := g.out, g.epi
+	if o, e, ok := g.rowsOrder(); ok {
+		out, src = o, e
+	}
 	shape := out.Shape
 	contig := contiguousStrides(shape)
 	// a leaf laid out exactly like a dense output is addressed by the flat index
 	flat := 0
 leaves:
-	for k := range g.epi.leaves {
-		lf := &g.epi.leaves[k]
+	for k := range src.leaves {
+		lf := &src.leaves[k]
 		st, _ := lf.view.broadcastStrides(shape)
 		for d := range shape {
 			if shape[d] != 1 && st[d] != contig[d] {
@@ -495,8 +498,8 @@ leaves:
 		lf.offset, lf.mask = "idx", "mask"
 		flat++
 	}
-	rows := flat < len(g.epi.leaves) && rowsCovered(g.epi, shape)
-	epi := *g.epi
+	rows := flat < len(src.leaves) && rowsCovered(src, shape)
+	epi := *src
 	last := len(shape) - 1
 	coord := func(d int) string { return fmt.Sprintf("c%d", d) }
 	if rows {
@@ -607,6 +610,62 @@ leaves:
 		ModelAxis: 1,
 		Args:      args,
 	}, nil
+}
+
+// rowsOrder returns the output and epilogue with a dim moved last, for a group whose own
+// last dim is too short for the rows form but that reads some leaf along another dim at unit
+// stride (a channels-last tensor added into a channels-first one, as a permute before a
+// residual add does): walking that dim as the lanes loads the leaf's rows contiguously
+// instead of gathering it element by element. The output is then stored through its strides.
+// Not for groups that read coordinates or draw random numbers (their values follow the
+// element order), nor for copies (one side of a transposition is strided whichever dim walks
+// the lanes).
+func (g *ewGroup) rowsOrder() (View, *epilogue, bool) {
+	shape := g.out.Shape
+	last := len(shape) - 1
+	if last < 1 || shape[last] >= minRowsLast || g.epi.root == nil || g.epi.root.op == exprLeaf ||
+		g.epi.root.usesCoords() || g.epi.root.usesRandom() {
+		return View{}, nil, false
+	}
+	for p := last - 1; p >= 0; p-- {
+		if shape[p] < minRowsLast || shape[p] > maxRowsLast {
+			continue
+		}
+		unit := false
+		for _, lf := range g.epi.leaves {
+			st, _ := lf.view.broadcastStrides(shape)
+			unit = unit || st[p] == 1
+		}
+		if !unit {
+			continue
+		}
+		perm := make([]int, 0, len(shape))
+		for d := range shape {
+			if d != p {
+				perm = append(perm, d)
+			}
+		}
+		perm = append(perm, p)
+		e := newElementwise(g.out.permute(perm), nil, nil).epi
+		e.root = g.epi.root
+		for _, lf := range g.epi.leaves {
+			// a leaf broadcast to the output is expanded first so that its dims follow the output's
+			st, err := lf.view.broadcastStrides(shape)
+			if err != nil {
+				return View{}, nil, false
+			}
+			v := lf.view
+			v.Shape, v.Strides = shape, st
+			if _, err := e.addLeaf(v.permute(perm)); err != nil {
+				return View{}, nil, false
+			}
+		}
+		if !rowsCovered(e, e.shape) {
+			return View{}, nil, false
+		}
+		return g.out.permute(perm), e, true
+	}
+	return View{}, nil, false
 }
 
 // Rows of the last dim shorter than this stay on the flat form: a 2-D tile of them would be

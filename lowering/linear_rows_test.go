@@ -3,14 +3,39 @@ package lowering
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestLinearFixtures runs the small-row Linear fixtures (M = 1, 2, 3, 7; N and K not multiples
 // of 16; bias, GELU and hardswish epilogues; squeeze-excite 1x1 convolutions) against PyTorch:
 // the dots whose few rows stream the weight in chunks of k (jit/cpu's gemmStreamKC).
 func TestLinearFixtures(t *testing.T) { checkFamilyFixtures(t, "linear") }
+
+// TestLayerScaleRowsOverChannels: in the ConvNeXt fixture the layer scale and residual add
+// (channels first, width 5) read the second Linear's channels-last output; their kernel walks
+// channels as its rows (the output stored through its strides), so that output's rows load
+// contiguously. TestLinearFixtures checks the values against PyTorch.
+func TestLayerScaleRowsOverChannels(t *testing.T) {
+	g := loadFixtureGraph(t, filepath.Join("testdata", "linear", "convnext_n3"))
+	plan, err := Lower(g, Options{Device: testDevice("cpu")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, l := range plan.Launches {
+		if !strings.Contains(l.Kernel.Source.Fn, "mul_add") {
+			continue
+		}
+		found++
+		require.Contains(t, l.Kernel.Consts, "BLOCK_R", "%s walks rows", l.Kernel.Source.Fn)
+		require.Equal(t, int64(32), l.Kernel.Consts["BLOCK_C"], "%s: rows of the 24 channels", l.Kernel.Source.Fn)
+	}
+	require.Equal(t, 2, found, "one layer scale and residual add kernel per block:\n%s", plan)
+}
 
 // TestLinearFixturesAVX2 runs them again with AVX-512 off (GODEBUG=cpu.avx512f=off, read when
 // a process starts: a child test process), so the AVX2/FMA kernels are checked too.
@@ -31,7 +56,8 @@ func TestLinearFixturesAVX2(t *testing.T) {
 		t.Fatalf("the fixtures under GODEBUG=cpu.avx512f=off: %v\n%s", err, out)
 	}
 	for _, want := range []string{"--- PASS: TestLinearFixturesAVX2", "--- PASS: TestLinearFixtures/small_rows_n3/cpu",
-		"--- PASS: TestLinearFixtures/small_rows_n1/fused-batched"} {
+		"--- PASS: TestLinearFixtures/small_rows_n1/fused-batched",
+		"--- PASS: TestLinearFixtures/convnext_n3/cpu"} {
 		if !strings.Contains(string(out), want) {
 			t.Fatalf("the child test process did not report %q:\n%s", want, out)
 		}

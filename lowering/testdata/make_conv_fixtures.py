@@ -44,11 +44,12 @@ FIXTURES = {
     "attention/unbatched": ["--module", MODELS + ":AttentionUnbatched", "--input", "x=7,12"],
     "linear/small_rows": ["--module", MODELS + ":SmallRowLinears", "--input", "one=1,37", "--input", "two=2,70",
                           "--input", "three=3,37", "--input", "seven=7,70", "--input", "se=2,40,1,1"],
+    "linear/convnext": ["--module", MODELS + ":ConvNextBlocks", "--input", "img=2,24,3,5"],
 }
 
 # N per fixture (default 1, 3, 8): the shared-input ones at 3; the 3-d and transposed ones, whose
 # volumes make larger files, at 1 and 3
-NS = {"conv/cnn": (1, 3), "linear/small_rows": (1, 3), "conv/depthwise": (1, 3), "conv/mobile": (1, 3), "conv/shared": (3,), "attention/shared": (3,), "conv/transposed": (1, 3), "conv/convs_3d": (1, 3),
+NS = {"conv/cnn": (1, 3), "linear/small_rows": (1, 3), "linear/convnext": (1, 3), "conv/depthwise": (1, 3), "conv/mobile": (1, 3), "conv/shared": (3,), "attention/shared": (3,), "conv/transposed": (1, 3), "conv/convs_3d": (1, 3),
       "conv/nd_unbatched": (1, 3), "pool/pools_3d": (1, 3)}
 
 

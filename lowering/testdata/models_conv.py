@@ -501,3 +501,34 @@ class SmallRowLinears(nn.Module):
     def forward(self, one, two, three, seven, se):
         return (F.gelu(self.one(one)), self.two_b(F.hardswish(self.two_a(two))), self.three(three),
                 F.gelu(self.seven(seven)), se * F.hardsigmoid(self.se_expand(torch.relu(self.se_reduce(se)))))
+
+
+class ConvNextBlocks(nn.Module):
+    """ConvNeXt blocks (torchvision's CNBlock): depthwise 7x7 conv, permute to channels last,
+    LayerNorm -> Linear(4C) -> GELU -> Linear(C), permute back, layer scale and the residual add,
+    on maps whose width is shorter than their channel count (the element-wise layer scale and add
+    then walk channels as their rows), once with a stochastic-depth-free second block."""
+
+    def __init__(self, c=24):
+        super().__init__()
+        self.blocks = nn.ModuleList()
+        self.scales = nn.ParameterList()
+        for _ in range(2):
+            self.blocks.append(nn.Sequential(
+                nn.Conv2d(c, c, 7, padding=3, groups=c), Permute(0, 2, 3, 1), nn.LayerNorm(c, eps=1e-6),
+                nn.Linear(c, 4 * c), nn.GELU(), nn.Linear(4 * c, c), Permute(0, 3, 1, 2)))
+            self.scales.append(nn.Parameter(torch.rand(c, 1, 1) + 0.5))
+
+    def forward(self, img):
+        for block, scale in zip(self.blocks, self.scales):
+            img = scale * block(img) + img
+        return img
+
+
+class Permute(nn.Module):
+    def __init__(self, *dims):
+        super().__init__()
+        self.dims = dims
+
+    def forward(self, x):
+        return x.permute(*self.dims)
