@@ -9,7 +9,7 @@ import (
 
 // CodegenFormat changes whenever generated code changes for the same inputs without a change
 // of the compiler version (a development build); it is part of every key.
-const CodegenFormat = 1
+const CodegenFormat = 2
 
 // Key is the cache key of src specialized by spec for t: every input that changes the
 // artifact, encoded canonically by cache.KeyBuilder.
