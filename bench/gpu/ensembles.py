@@ -37,6 +37,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from cudatime import event_median  # this script's directory is on sys.path
+
 CASES = ["linear1024", "mlp512", "conv64", "transformer512"]
 
 
@@ -100,21 +102,6 @@ def make(case):
              {"name": "act", "op": "gelu", "inputs": ["linear1"], "attrs": {"approximate": "none"}}, lin("linear2", "act", ffn, d),
              {"name": "add_1", "op": "add", "inputs": ["add", "linear2"]}]
     return Block, (8, 256, d), graph(x(8, 256, d), params, nodes)
-
-
-def event_median(fn, reps):
-    fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        ts.append(s.elapsed_time(e))
-    ts.sort()
-    return ts[len(ts) // 2]
 
 
 class CompileTimeout(Exception):
