@@ -9,7 +9,7 @@ import (
 )
 
 // removeDeadCode deletes instructions whose results are never used and that have no effect:
-// everything but stores, atomics, prints, barriers and terminators, and control flow whose
+// everything but stores, atomics, prints, barriers, asserts that can fail and terminators, and control flow whose
 // regions hold such effects. Unrolled helpers (Box-Muller's unused sine, a tuple element
 // dropped with `_`) otherwise leave work for every backend.
 func removeDeadCode(f *ir.Func) {
@@ -37,6 +37,13 @@ func hasEffects(in *ir.Instr) bool {
 	switch in.Op {
 	case ir.Store, ir.AtomicRMW, ir.AtomicCAS, ir.Print, ir.Barrier, ir.Yield, ir.Condition:
 		return true
+	case ir.Assert:
+		// An assert of a constant true (tl.full(..., True), a splat of one) cannot fail.
+		c := in.Args[0].Def
+		for c != nil && (c.Op == ir.Splat || c.Op == ir.Broadcast) {
+			c = c.Args[0].Def
+		}
+		return c == nil || c.Op != ir.Const || c.Int == 0
 	}
 	for _, r := range in.Regions {
 		for _, x := range r.Instrs {

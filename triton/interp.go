@@ -106,17 +106,27 @@ func (s *spec) exec(st syntax.Stmt) {
 		s.fail("continue is not supported (Triton rejects it); use an if around the rest of the body")
 	case *syntax.Assert:
 		c := s.eval(n.Cond)
+		msg := ""
+		if n.Msg != nil {
+			m := s.eval(n.Msg)
+			if str, ok := m.(cStr); ok {
+				msg = string(str)
+			} else {
+				msg = constString(m)
+			}
+		}
 		if b, ok := truthy(c); ok && isConst(c) {
 			if !b {
-				msg := "assertion failed"
-				if n.Msg != nil {
-					msg += ": " + fmt.Sprint(constString(s.eval(n.Msg)))
+				if msg != "" {
+					msg = ": " + msg
 				}
-				s.fail("%s", msg)
+				s.fail("assertion failed%s", msg)
 			}
 			return
 		}
-		// A runtime assert is tl.device_assert, which Triton compiles only in debug mode.
+		// A runtime condition is checked on the device, as tl.device_assert.
+		s.at(n)
+		s.deviceAssert(c, msg, nil)
 	case *syntax.FuncDef:
 		s.fail("nested function definitions are not supported")
 	case *syntax.Import:

@@ -555,14 +555,15 @@ func registerTL() {
 	}
 	t["tl.device_assert"] = func(s *spec, ca callArgs) value {
 		a := s.bind("tl.device_assert", ca, []string{"cond", "msg", "mask"})
-		if isConst(a[0]) {
-			if b, ok := truthy(a[0]); ok && !b {
-				m, _ := a[1].(cStr)
-				s.fail("device_assert on a compile-time false condition: %s", string(m))
+		msg := ""
+		if !isNone(a[1]) {
+			m, ok := a[1].(cStr)
+			if !ok {
+				s.fail("tl.device_assert: msg must be a string, got %s", typeName(a[1]))
 			}
+			msg = string(m)
 		}
-		// Runtime device asserts compile to nothing unless Triton's debug mode is on; widejit
-		// has no debug mode, so they are accepted and dropped.
+		s.deviceAssert(a[0], msg, a[2])
 		return cNone{}
 	}
 	t["tl.static_range"] = func(s *spec, ca callArgs) value {
@@ -635,4 +636,42 @@ func (s *spec) elementwiseMinMax(fn string, op ir.Op, a, b value) *ir.Value {
 		s.fail("%s on pointers", fn)
 	}
 	return s.emit(op, x.Type, x, y)
+}
+
+// deviceAssert is tl.device_assert (and a Python assert on a runtime condition, as Triton
+// compiles it): an Assert that fails the run wherever cond is false and mask is true. A
+// condition true at compile time, or a mask false at compile time, emits nothing; a condition
+// false at compile time with no mask fails specialization here.
+func (s *spec) deviceAssert(cond value, msg string, mask value) {
+	if isNone(mask) {
+		mask = nil
+	}
+	if m, ok := mask.(cBool); ok {
+		if !m {
+			return
+		}
+		mask = nil
+	}
+	if b, ok := truthy(cond); ok && isConst(cond) {
+		if b {
+			return
+		}
+		if mask == nil {
+			s.fail("device_assert on a compile-time false condition: %s", msg)
+		}
+	}
+	c := s.toBool(s.tensorArg("tl.device_assert", "cond", cond))
+	if mask != nil {
+		m := s.tensorArg("tl.device_assert", "mask", mask)
+		if m.Type.Ptr || m.Type.Elem != ir.I1 {
+			s.fail("tl.device_assert: mask must be a boolean (int1) tensor, got %s", m.Type)
+		}
+		shape := s.commonShape("tl.device_assert", c, m)
+		c = s.broadcastTo(c, shape)
+		m = s.broadcastTo(m, shape)
+		// Lanes the mask turns off hold: the condition checked is cond | ~mask.
+		c = s.emit(ir.Or, c.Type, c, s.emit(ir.Not, m.Type, m))
+	}
+	in := s.emitInstr(ir.Assert, nil, c)
+	in.Str = msg
 }

@@ -647,6 +647,8 @@ func (c *compiler) eagerInstr(in *ir.Instr) (step, error) {
 		return nil, nil
 	case ir.Print:
 		return c.compilePrint(in, args)
+	case ir.Assert:
+		return c.compileAssert(in, args)
 	case ir.Store:
 		return c.compileStore(in, args)
 	case ir.Reduce:

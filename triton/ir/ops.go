@@ -97,6 +97,11 @@ const (
 	Yield     // (values...) terminator of a region block.
 	Condition // (cond) terminator of a While condition block.
 
+	// Assert: (cond i1, scalar or tile) -> (). Str = message. tl.device_assert: the run fails
+	// where cond is false (the specializer folds a mask into cond). Last, so that the
+	// numbers of the ops above, which encoded kernels hold, stay as they were.
+	Assert
+
 	numOps
 )
 
@@ -148,7 +153,7 @@ var opNames = [...]string{
 	Erf: "erf", Floor: "floor", Ceil: "ceil", FMA: "fma",
 	Cmp: "cmp", Select: "select", Cast: "cast",
 	PtrAdd: "ptr_add", Load: "load", Store: "store", AtomicRMW: "atomic_rmw", AtomicCAS: "atomic_cas",
-	Dot: "dot", Reduce: "reduce", Print: "print", Barrier: "barrier",
+	Dot: "dot", Reduce: "reduce", Print: "print", Barrier: "barrier", Assert: "assert",
 	For: "for", If: "if", While: "while", Yield: "yield", Condition: "condition",
 }
 

@@ -154,7 +154,7 @@ func instrAttrs(in *Instr) string {
 		case PrecisionTF32x3:
 			return "tf32x3"
 		}
-	case Print:
+	case Print, Assert:
 		return strconv.Quote(in.Str)
 	case Load:
 		if in.Int&1 != 0 {

@@ -46,6 +46,7 @@ var opSigs = [numOps]opSig{
 	Reduce:  {results: -1, regions: -1}, // checked by ReduceResult: one result per input, a region for custom reductions
 	Print:   {results: 0},
 	Barrier: {args: []int{0}, results: 0},
+	Assert:  {args: []int{1}, results: 0},
 	For:     {results: -1, regions: 1},
 	If:      {args: []int{1}, results: -1, regions: 2},
 	While:   {results: -1, regions: 2},
@@ -515,6 +516,11 @@ func CheckInstr(in *Instr) error {
 			return fail("%v", err)
 		}
 		return checked(regionEnd(body, Yield, inits))
+	case op == Assert:
+		if args[0].Ptr || args[0].Elem != I1 {
+			return fail("condition must be i1, got %s", args[0])
+		}
+		return nil
 	case op == If:
 		if !args[0].Equal(Scalar(I1)) {
 			return fail("condition must be an i1 scalar, got %s", args[0])
