@@ -17,8 +17,8 @@ func init() {
 
 type embeddingGroup struct {
 	groupBase
-	idx, w View
-	t, d   int
+	idx, w  View
+	t, v, d int
 }
 
 func lowerEmbedding(l *lowerer, n *graph.Node) error {
@@ -31,13 +31,15 @@ func lowerEmbedding(l *lowerer, n *graph.Node) error {
 	}
 	w := l.values[n.Param("weight").Name]
 	if idx.Buf.Kind == InputBuffer {
-		// an index out of range would read another model's table: check inputs on the host
+		// an index out of range would read another model's table: inputs are checked on the
+		// host before any launch (the error names the index and where it is); computed
+		// indices by the kernel's device_assert
 		l.indexChecks = append(l.indexChecks, IndexCheck{Input: idx.Buf.Name, Node: n.Name, Limit: w.Shape[0]})
 	}
 	idx = l.contiguous(idx, n)
 	out := l.newOutput(n.Name, n.Output().Shape, n.Output().DType)
 	g := &embeddingGroup{groupBase: groupBase{nodes: []string{n.Name}, ops: []string{n.Op}, out: out},
-		idx: idx, w: w, t: idx.Numel(), d: w.Shape[1]}
+		idx: idx, w: w, t: idx.Numel(), v: w.Shape[0], d: w.Shape[1]}
 	l.addGroup(g, n.Name)
 	return nil
 }
@@ -55,7 +57,7 @@ func (g *embeddingGroup) emit(l *lowerer) (*Launch, error) {
 	args = append(args, ptrArgs("idx", g.idx)...)
 	args = append(args, ptrArgs("w", g.w)...)
 	args = append(args, ptrArgs("out", g.out)...)
-	args = append(args, intArg("T", g.t), intArg("D", g.d))
+	args = append(args, intArg("T", g.t), intArg("V", g.v), intArg("D", g.d))
 	text, err := templates.Render("embedding.py", embeddingData{Fn: fn, Header: header(g.nodes, g.ops)})
 	if err != nil {
 		return nil, err

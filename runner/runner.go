@@ -362,7 +362,7 @@ func (r *Runner) RunContext(ctx context.Context, inputs, reuse map[string]*safet
 		return nil, err
 	}
 	if err := r.dev.Sync(); err != nil {
-		return nil, err
+		return nil, r.syncErr(err)
 	}
 	if r.writtenInPlace(reuse, direct) {
 		return reuse, nil
@@ -540,6 +540,21 @@ func (r *Runner) launch(i int, l *lowering.Launch, grid [3]int, model int) error
 		return fmt.Errorf("launch %d (%s, nodes %v, %s): %w", i, l.Kernel.Source.Fn, l.Nodes, who, err)
 	}
 	return nil
+}
+
+// syncErr names the launch behind a device assert reported when the device synchronises (a
+// GPU reports its kernels' asserts only then), as the error of a launch that fails does.
+func (r *Runner) syncErr(err error) error {
+	var ae *jit.AssertError
+	if !errors.As(err, &ae) {
+		return err
+	}
+	for i, l := range r.plan.Launches {
+		if l.Kernel.Source.Fn == ae.Kernel {
+			return fmt.Errorf("launch %d (%s, nodes %v): %w", i, l.Kernel.Source.Fn, l.Nodes, err)
+		}
+	}
+	return err
 }
 
 // launchArgs are launch i's arguments for model (all models: -1), built at their first use.

@@ -397,6 +397,11 @@ func (r *Runner) runStreams(inputs, reuse map[string]*safetensors.Tensor) (_ map
 	if err := s0.Sync(); err != nil {
 		return nil, err
 	}
+	// The device reports its kernels' asserts when it synchronises as a whole; the streams
+	// have joined s0, so this waits for nothing more.
+	if err := r.dev.Sync(); err != nil {
+		return nil, r.syncErr(err)
+	}
 	if err := tm.report(); err != nil {
 		return nil, err
 	}

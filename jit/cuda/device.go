@@ -30,8 +30,9 @@ type Device struct {
 	target  jit.Target // ptx.Target; the test driver's wraps it (OpenDriver)
 	smemMax int
 
-	mu     sync.Mutex
-	closed bool
+	mu      sync.Mutex
+	closed  bool
+	pending map[*Kernel]bool // kernels with device asserts launched since the last check (checkAsserts)
 }
 
 // Options are how a device is opened (the cuda backend's --backend-opt NAME=VALUE).
@@ -354,7 +355,36 @@ func (d *Device) Sync() error {
 	if err := d.drv.check("cuStreamSynchronize", d.drv.CuStreamSynchronize(d.stream)); err != nil {
 		return err
 	}
-	return d.drv.check("cuCtxSynchronize", d.drv.CuCtxSynchronize())
+	if err := d.drv.check("cuCtxSynchronize", d.drv.CuCtxSynchronize()); err != nil {
+		return err
+	}
+	return d.checkAsserts()
+}
+
+// checkAsserts reads the assert flags of the kernels launched since the last check, once
+// every launch has finished (Sync), and clears those set: the first failure found is the
+// error. The context is bound.
+func (d *Device) checkAsserts() error {
+	d.mu.Lock()
+	pending := d.pending
+	d.pending = nil
+	d.mu.Unlock()
+	var first error
+	var flag [jit.AssertFlagBytes]byte
+	for k := range pending {
+		if err := d.drv.check("cuMemcpyDtoH_v2", d.drv.CuMemcpyDtoH(unsafe.Pointer(&flag[0]), k.flag, jit.AssertFlagBytes)); err != nil {
+			return err
+		}
+		if err := jit.FlagError(k.name, k.asserts, flag[:]); err != nil {
+			if err := d.drv.check("cuMemsetD8_v2", d.drv.CuMemsetD8(k.flag, 0, jit.AssertFlagBytes)); err != nil {
+				return err
+			}
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	return first
 }
 
 // Time runs fn (which issues work on the device) between two events on the stream and
@@ -438,6 +468,9 @@ type Kernel struct {
 	params  []ir.Type
 	threads int
 	smem    int
+
+	asserts []jit.DeviceAssert // and their flag buffer (jit.AssertsMeta), if any
+	flag    uint64
 }
 
 func (k *Kernel) Name() string { return k.name }
@@ -455,6 +488,10 @@ func (d *Device) Load(a *jit.Artifact) (jit.Kernel, error) {
 	if err != nil || threads <= 0 {
 		return nil, fmt.Errorf("cuda: artifact %s has no thread count in its meta", a.Name)
 	}
+	asserts, err := jit.KernelAsserts(a)
+	if err != nil {
+		return nil, err
+	}
 	smem, _ := strconv.Atoi(a.Meta["shared_bytes"])
 	if smem > d.smemMax {
 		return nil, fmt.Errorf("cuda: kernel %s needs %d bytes of shared memory; %s allows %d", a.Name, smem, d.info.Name, d.smemMax)
@@ -469,7 +506,7 @@ func (d *Device) Load(a *jit.Artifact) (jit.Kernel, error) {
 	errLog := make([]byte, 16<<10)
 	opts := []int32{jitInfoLogBuffer, jitInfoLogBufferSize, jitErrorLogBuffer, jitErrorLogBufferSize, jitLogVerbose}
 	vals := []uintptr{uintptr(unsafe.Pointer(&infoLog[0])), uintptr(len(infoLog)), uintptr(unsafe.Pointer(&errLog[0])), uintptr(len(errLog)), 1}
-	k := &Kernel{dev: d, name: a.Name, params: params, threads: threads, smem: smem}
+	k := &Kernel{dev: d, name: a.Name, params: params, threads: threads, smem: smem, asserts: asserts}
 	r := d.drv.CuModuleLoadDataEx(&k.module, unsafe.Pointer(&image[0]), uint32(len(opts)), &opts[0], &vals[0])
 	runtime.KeepAlive(image)
 	runtime.KeepAlive(infoLog)
@@ -484,6 +521,16 @@ func (d *Device) Load(a *jit.Artifact) (jit.Kernel, error) {
 	}
 	if smem > 48<<10 {
 		if err := d.drv.check("cuFuncSetAttribute", d.drv.CuFuncSetAttribute(k.fn, funcAttrMaxDynamicSmem, int32(smem))); err != nil {
+			d.drv.CuModuleUnload(k.module)
+			return nil, err
+		}
+	}
+	if len(asserts) > 0 {
+		if err := d.drv.check("cuMemAlloc_v2", d.drv.CuMemAlloc(&k.flag, jit.AssertFlagBytes)); err != nil {
+			d.drv.CuModuleUnload(k.module)
+			return nil, err
+		}
+		if err := d.drv.check("cuMemsetD8_v2", d.drv.CuMemsetD8(k.flag, 0, jit.AssertFlagBytes)); err != nil {
 			d.drv.CuModuleUnload(k.module)
 			return nil, err
 		}
@@ -515,9 +562,9 @@ func (k *Kernel) launchOn(stream uintptr, grid [3]int, args []jit.Arg) error {
 	if len(args) != len(k.params) {
 		return fmt.Errorf("kernel %s: %d arguments for %d parameters", k.name, len(args), len(k.params))
 	}
-	// One 8-byte cell per parameter; kernelParams points at each.
-	cells := make([]uint64, len(args))
-	ptrs := make([]unsafe.Pointer, len(args)+1)
+	// One 8-byte cell per parameter, and one for the assert flag; kernelParams points at each.
+	cells := make([]uint64, len(args)+1)
+	ptrs := make([]unsafe.Pointer, len(args)+2)
 	for i, t := range k.params {
 		v, err := packArg(t, args[i])
 		if err != nil {
@@ -526,13 +573,23 @@ func (k *Kernel) launchOn(stream uintptr, grid [3]int, args []jit.Arg) error {
 		cells[i] = v
 		ptrs[i] = unsafe.Pointer(&cells[i])
 	}
+	if k.flag != 0 {
+		cells[len(args)] = k.flag
+		ptrs[len(args)] = unsafe.Pointer(&cells[len(args)])
+		k.dev.mu.Lock()
+		if k.dev.pending == nil {
+			k.dev.pending = map[*Kernel]bool{}
+		}
+		k.dev.pending[k] = true
+		k.dev.mu.Unlock()
+	}
 	done, err := k.dev.bind()
 	if err != nil {
 		return err
 	}
 	defer done()
 	var pp *unsafe.Pointer
-	if len(args) > 0 {
+	if ptrs[0] != nil {
 		pp = &ptrs[0]
 	}
 	r := k.dev.drv.CuLaunchKernel(k.fn, uint32(grid[0]), uint32(grid[1]), uint32(grid[2]), uint32(k.threads), 1, 1, uint32(k.smem), stream, pp, nil)

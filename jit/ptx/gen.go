@@ -106,6 +106,9 @@ type gen struct {
 
 	swizzle      int  // while staging wgmma operands: the swizzle's bytes per row (wgmma.go)
 	swizzled1024 bool // some tile is swizzled: wj_smem is 1024-byte aligned
+
+	asserts    []jit.DeviceAssert // in the order of their numbers (assert.go)
+	assertFlag string             // the flag buffer's address, when the kernel has asserts
 }
 
 func newGen(f *ir.Func, arch string, threads int, spec jit.Spec) *gen {
@@ -307,6 +310,12 @@ func (g *gen) run() (text string, err error) {
 		}
 		g.set(p, []string{r})
 	}
+	if hasAsserts(g.f.Body) {
+		if len(g.f.Params) > 0 {
+			params.WriteString(",\n")
+		}
+		params.WriteString(g.assertParam(g.f.Name + "_param_assert"))
+	}
 	g.block(g.f.Body)
 
 	var out strings.Builder
@@ -412,6 +421,8 @@ func (g *gen) instr(in *ir.Instr) {
 		g.emit("bar.sync 0")
 	case op == ir.Print:
 		g.failf(in.Pos, "ptx: tl.device_print is not supported by the PTX backend; run the kernel with --device cpu to print")
+	case op == ir.Assert:
+		g.deviceAssert(in)
 	case op == ir.For:
 		g.forLoop(in)
 	case op == ir.If:

@@ -68,7 +68,7 @@ func (g *gen) pipelineFor(in *ir.Instr, accs []*fragAcc) *pipeline {
 		switch x.Op {
 		case ir.Yield:
 			continue
-		case ir.Store, ir.AtomicRMW, ir.AtomicCAS, ir.Barrier, ir.Print, ir.For, ir.If, ir.While, ir.Dot:
+		case ir.Store, ir.AtomicRMW, ir.AtomicCAS, ir.Barrier, ir.Print, ir.Assert, ir.For, ir.If, ir.While, ir.Dot:
 			if x != fa.dot {
 				return nil
 			}

@@ -169,7 +169,7 @@ func (t Target) Codegen(f *ir.Func, spec jit.Spec) (*jit.Artifact, error) {
 	for i, p := range f.Params {
 		types[i] = p.Type.String()
 	}
-	return &jit.Artifact{
+	a := &jit.Artifact{
 		Kind:    ArtifactKind,
 		Name:    f.Name,
 		Target:  t.Key(),
@@ -181,7 +181,11 @@ func (t Target) Codegen(f *ir.Func, spec jit.Spec) (*jit.Artifact, error) {
 			"param_types":    strings.Join(types, ","),
 			"tile_registers": strconv.Itoa(g.maxTileRegs),
 		},
-	}, nil
+	}
+	if len(g.asserts) > 0 {
+		a.Meta[jit.AssertsMeta] = jit.EncodeAsserts(g.asserts)
+	}
+	return a, nil
 }
 
 // ParamTypes parses an artifact's "param_types" meta back into types.

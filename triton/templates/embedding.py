@@ -1,6 +1,8 @@
 {{- /*
 Embedding lookup: program (token block, model) gathers BLOCK_T rows of model `model`'s table
-(its own weights, indexed by its own, or the shared, indices) in BLOCK_D column slices.
+(its own weights, indexed by its own, or the shared, indices) in BLOCK_D column slices. An
+index outside the model's V rows fails the run, as PyTorch's IndexError does: rows V and
+beyond are the next model's table, which no bounds check on the wide buffer would catch.
 Data: Fn, Header.
 */ -}}
 import triton
@@ -16,7 +18,7 @@ def {{.Fn}}(
     idx_ptr, idx_mstride,
     w_ptr, w_mstride,
     out_ptr, out_mstride,
-    T, D,
+    T, V, D,
     BLOCK_T: tl.constexpr, BLOCK_D: tl.constexpr,
 ):
     pid = tl.program_id(0)
@@ -24,6 +26,7 @@ def {{.Fn}}(
     rt = pid * BLOCK_T + tl.arange(0, BLOCK_T)
     tmask = rt < T
     ids = tl.load(idx_ptr + model * idx_mstride + rt, mask=tmask, other=0)
+    tl.device_assert((ids >= 0) & (ids < V), "embedding index out of range", mask=tmask)
     rd0 = tl.arange(0, BLOCK_D)
     for d0 in range(0, D, BLOCK_D):
         rd = d0 + rd0

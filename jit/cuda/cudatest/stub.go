@@ -1,9 +1,12 @@
 package cudatest
 
 import (
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -230,6 +233,8 @@ type stubKernel struct {
 	params []ir.Type
 	host   *jit.Artifact
 	loaded jit.Kernel
+
+	asserts []jit.DeviceAssert // the PTX's, whose flag buffer follows params
 }
 
 // touch is memory an operation reads or writes: a byte range of a device allocation or of
@@ -883,8 +888,12 @@ func (t stubTarget) Codegen(f *ir.Func, spec jit.Spec) (*jit.Artifact, error) {
 	if err != nil {
 		return nil, err
 	}
+	asserts, err := jit.KernelAsserts(a)
+	if err != nil {
+		return nil, err
+	}
 	t.stub.mu.Lock()
-	t.stub.kernels[string(a.Payload)] = &stubKernel{ptx: string(a.Payload), name: a.Name, params: params, host: host}
+	t.stub.kernels[string(a.Payload)] = &stubKernel{ptx: string(a.Payload), name: a.Name, params: params, host: host, asserts: asserts}
 	t.stub.mu.Unlock()
 	return a, nil
 }
@@ -936,8 +945,12 @@ func (s *Stub) launchKernel(f uintptr, gx, gy, gz, bx, by, bz, smem uint32, h ui
 		return errInvalidValue
 	}
 	var cells []uint64
-	if len(k.params) > 0 {
-		for _, p := range unsafe.Slice(params, len(k.params)) {
+	nparams := len(k.params)
+	if k.asserts != nil {
+		nparams++ // the assert flag buffer
+	}
+	if nparams > 0 {
+		for _, p := range unsafe.Slice(params, nparams) {
 			cells = append(cells, *(*uint64)(p))
 		}
 	}
@@ -953,6 +966,14 @@ func (s *Stub) launchKernel(f uintptr, gx, gy, gz, bx, by, bz, smem uint32, h ui
 			return s.fail(errInvalidValue, fmt.Sprintf("stub: launch of %s: parameter %d points at %#x, in no device allocation", k.name, i, cells[i]))
 		}
 		op.touches = append(op.touches, touch{alloc: a, lo: cells[i], hi: cells[i] + 1, ptr: true})
+	}
+	if k.asserts != nil {
+		p := cells[len(k.params)]
+		a, off := s.find(p)
+		if a == nil || off+jit.AssertFlagBytes > uint64(len(a.data)) {
+			return s.fail(errInvalidValue, fmt.Sprintf("stub: launch of %s: the assert flag %#x is not %d bytes of a device allocation", k.name, p, jit.AssertFlagBytes))
+		}
+		op.touches = append(op.touches, touch{alloc: a, lo: p, hi: p + 1, ptr: true})
 	}
 	if k.loaded != nil {
 		op.run = func(op *stubOp) error { return s.runOnHost(op, k, grid, cells) }
@@ -1003,7 +1024,14 @@ func (s *Stub) runOnHost(op *stubOp, k *stubKernel, grid [3]int, cells []uint64)
 		args[i] = jit.Arg{Buf: c.buf, Offset: int(off / size)}
 	}
 	if err := k.loaded.Launch(grid, args); err != nil {
-		return fmt.Errorf("launch of %s on the stub's host: %w", k.name, err)
+		var ae *jit.AssertError
+		if k.asserts == nil || !errors.As(err, &ae) {
+			return fmt.Errorf("launch of %s on the stub's host: %w", k.name, err)
+		}
+		// An assert failed on the host: write the flag words as the PTX does.
+		if err := s.raiseFlag(k, cells[len(k.params)], ae); err != nil {
+			return err
+		}
 	}
 	written := map[*stubAlloc][][2]uint64{}
 	for _, a := range order {
@@ -1029,6 +1057,27 @@ func (s *Stub) runOnHost(op *stubOp, k *stubKernel, grid [3]int, cells []uint64)
 		copy(a.data, after)
 	}
 	return s.checkWrites(op, written)
+}
+
+// raiseFlag writes the failure of assert ae, which the host reported, to the flag buffer at
+// p (jit.AssertsMeta) unless an earlier failure holds it, as the PTX's atomic CAS does.
+func (s *Stub) raiseFlag(k *stubKernel, p uint64, ae *jit.AssertError) error {
+	id := slices.Index(k.asserts, jit.DeviceAssert{Pos: ae.Pos, Msg: ae.Msg}) + 1
+	if id == 0 {
+		return fmt.Errorf("stub: %s failed an assert its PTX does not list: %w", k.name, ae)
+	}
+	a, off := s.find(p)
+	flag := a.data[off : off+jit.AssertFlagBytes]
+	if binary.LittleEndian.Uint32(flag) != 0 {
+		return nil
+	}
+	binary.LittleEndian.PutUint32(flag, uint32(id))
+	for i, v := range ae.Program {
+		binary.LittleEndian.PutUint32(flag[4*(i+1):], uint32(v))
+	}
+	// Not recorded as a write: launches on unordered streams race for the flag by design
+	// (an atomic CAS decides), which is no ordering error.
+	return nil
 }
 
 // checkWrites checks what launch op wrote (sorted byte ranges per allocation) against the

@@ -42,6 +42,10 @@ type emuKernel struct {
 	prog   *Program
 	params []ir.Type
 	smem   int
+
+	asserts []jit.DeviceAssert // with the flag buffer at flag (jit.AssertsMeta), if any
+	flag    uint64
+	flagBuf []byte
 }
 
 func (d *Device) Info() jit.DeviceInfo {
@@ -58,7 +62,16 @@ func (d *Device) Load(a *jit.Artifact) (jit.Kernel, error) {
 		return nil, err
 	}
 	smem, _ := strconv.Atoi(a.Meta["shared_bytes"])
-	return &emuKernel{dev: d, prog: prog, params: params, smem: smem}, nil
+	k := &emuKernel{dev: d, prog: prog, params: params, smem: smem}
+	if k.asserts, err = jit.KernelAsserts(a); err != nil {
+		return nil, err
+	}
+	if len(k.asserts) > 0 {
+		d.mu.Lock()
+		k.flag, k.flagBuf = d.mem.Alloc(jit.AssertFlagBytes)
+		d.mu.Unlock()
+	}
+	return k, nil
 }
 func (d *Device) Alloc(dt ir.DType, n int) (jit.Buffer, error) {
 	d.mu.Lock()
@@ -109,7 +122,20 @@ func (k *emuKernel) Launch(grid [3]int, args []jit.Arg) error {
 			}
 		}
 	}
+	if k.asserts != nil {
+		params = append(params, k.flag)
+	}
 	k.dev.mu.Lock()
 	defer k.dev.mu.Unlock()
-	return Run(k.prog, &k.dev.mem, grid, params, k.smem)
+	if err := Run(k.prog, &k.dev.mem, grid, params, k.smem); err != nil {
+		return err
+	}
+	if k.asserts == nil {
+		return nil
+	}
+	// The emulator runs a launch to its end, so the flag is read at once, as a GPU device
+	// reads it when it synchronizes; then cleared for the next launch.
+	err := jit.FlagError(k.prog.name, k.asserts, k.flagBuf)
+	clear(k.flagBuf)
+	return err
 }
