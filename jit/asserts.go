@@ -18,6 +18,15 @@ const (
 	AssertFlagBytes = 16
 )
 
+// AssertReader is a StreamDevice whose kernels' asserts are read back after they have run (a
+// GPU). Its Sync reports them; a run over streams that ends with one stream's Sync instead
+// calls ReadAsserts first: it queues on s, after the work queued there (which must have
+// waited for the other streams' launches), the reads of the flags of the launches since the
+// last check, and returns what reports the first failure once s has synchronised.
+type AssertReader interface {
+	ReadAsserts(s Stream) (check func() error, err error)
+}
+
 // DeviceAssert is one assert of a kernel: its source position and message.
 type DeviceAssert struct {
 	Pos string `json:"pos"`

@@ -73,3 +73,48 @@ func TestEmbeddingComputedIndexChecked(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkEmbedding is one embedding launch for 4 models of Embedding(1000, 256) over
+// [32, 128] token indices computed in the graph (so the kernel checks them: device_assert):
+//
+//	go test ./lowering -run '^$' -bench Embedding
+func BenchmarkEmbedding(b *testing.B) {
+	g, err := graph.Parse("bench.json", []byte(`{"format": "widejit.graph/v1", "n": 4,
+  "inputs": [{"name": "a", "shape": [32, 64], "dtype": "int64", "per_model": true},
+             {"name": "b", "shape": [32, 64], "dtype": "int64", "per_model": true}],
+  "params": [{"name": "w", "shape": [1000, 256], "dtype": "float32"}],
+  "nodes": [
+    {"name": "ids", "op": "cat", "inputs": [["a", "b"]], "attrs": {"dim": 1}},
+    {"name": "emb", "op": "embedding", "inputs": ["ids"], "params": {"weight": "w"}, "attrs": {"num_embeddings": 1000, "embedding_dim": 256}}
+  ],
+  "outputs": ["emb"], "init": {"seed": 1}}`), graph.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	dev := cpu.NewDevice(benchThreads)
+	plan, err := Lower(g, Options{Device: dev.Info()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := NewTestRunner(plan, dev, testCompiler, g)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	ids := make([]int64, 4*32*64)
+	for i := range ids {
+		ids[i] = int64(i*37) % 1000
+	}
+	in := map[string]*safetensors.Tensor{}
+	for _, name := range []string{"a", "b"} {
+		if in[name], err = safetensors.FromInt64s(name, safetensors.I64, []int{4, 32, 64}, ids); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		if _, err := r.Run(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -394,12 +394,18 @@ func (r *Runner) runStreams(inputs, reuse map[string]*safetensors.Tensor) (_ map
 			return nil, err
 		}
 	}
+	// The streams have joined s0: reads of the launches' assert flags queued there follow
+	// every launch, and the one synchronisation of the run covers them.
+	checkAsserts := func() error { return nil }
+	if c, ok := r.dev.(jit.AssertReader); ok {
+		if checkAsserts, err = c.ReadAsserts(s0); err != nil {
+			return nil, err
+		}
+	}
 	if err := s0.Sync(); err != nil {
 		return nil, err
 	}
-	// The device reports its kernels' asserts when it synchronises as a whole; the streams
-	// have joined s0, so this waits for nothing more.
-	if err := r.dev.Sync(); err != nil {
+	if err := checkAsserts(); err != nil {
 		return nil, r.syncErr(err)
 	}
 	if err := tm.report(); err != nil {

@@ -19,7 +19,8 @@
 // unmasked lane of every load, store and atomic is bounds-checked (including
 // jit.Arg.Offset); a violation stops the launch with an error naming the kernel, the source
 // position, the program id, the element offset and the buffer length. Masked lanes are never
-// touched. Integer division by zero is an error too. fp16/bf16 results round to nearest even
+// touched. Integer division by zero is an error too, and so is a false lane of a
+// tl.device_assert (a *jit.AssertError naming the lane). fp16/bf16 results round to nearest even
 // after every operation, as on the GPU; float math is IEEE (transcendentals through float64).
 //
 // Speed, in the order it matters:

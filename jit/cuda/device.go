@@ -33,6 +33,7 @@ type Device struct {
 	mu      sync.Mutex
 	closed  bool
 	pending map[*Kernel]bool // kernels with device asserts launched since the last check (checkAsserts)
+	pinned  []jit.Pinned     // the kernels' flagHost, freed by Close
 }
 
 // Options are how a device is opened (the cuda backend's --backend-opt NAME=VALUE).
@@ -372,19 +373,28 @@ func (d *Device) checkAsserts() error {
 	var first error
 	var flag [jit.AssertFlagBytes]byte
 	for k := range pending {
-		if err := d.drv.check("cuMemcpyDtoH_v2", d.drv.CuMemcpyDtoH(unsafe.Pointer(&flag[0]), k.flag, jit.AssertFlagBytes)); err != nil {
+		if err := d.drv.check("cuMemcpyDtoH_v2", d.drv.CuMemcpyDtoH(unsafe.Pointer(&flag[0]), k.flag.ptr, jit.AssertFlagBytes)); err != nil {
 			return err
 		}
-		if err := jit.FlagError(k.name, k.asserts, flag[:]); err != nil {
-			if err := d.drv.check("cuMemsetD8_v2", d.drv.CuMemsetD8(k.flag, 0, jit.AssertFlagBytes)); err != nil {
-				return err
-			}
-			if first == nil {
-				first = err
-			}
+		if err := d.flagError(k, flag[:]); err != nil && first == nil {
+			first = err
 		}
 	}
 	return first
+}
+
+// flagError is the failure kernel k's flag words (read back) record, if any; the device's
+// flag is then cleared for the next launches. The context is bound.
+func (d *Device) flagError(k *Kernel, flag []byte) error {
+	err := jit.FlagError(k.name, k.asserts, flag)
+	if err == nil {
+		return nil
+	}
+	clear(flag)
+	if cerr := d.drv.check("cuMemsetD8_v2", d.drv.CuMemsetD8(k.flag.ptr, 0, jit.AssertFlagBytes)); cerr != nil {
+		return cerr
+	}
+	return err
 }
 
 // Time runs fn (which issues work on the device) between two events on the stream and
@@ -454,6 +464,13 @@ func (d *Device) Close() error {
 	d.drv.CuStreamDestroy(d.stream)
 	done()
 	d.mu.Lock()
+	pinned := d.pinned
+	d.pinned = nil
+	d.mu.Unlock()
+	for _, p := range pinned {
+		p.Free()
+	}
+	d.mu.Lock()
 	d.closed = true
 	d.mu.Unlock()
 	return d.drv.check("cuDevicePrimaryCtxRelease_v2", d.drv.CuDevicePrimaryCtxRelease(d.ordinal))
@@ -469,8 +486,9 @@ type Kernel struct {
 	threads int
 	smem    int
 
-	asserts []jit.DeviceAssert // and their flag buffer (jit.AssertsMeta), if any
-	flag    uint64
+	asserts  []jit.DeviceAssert // and their flag buffer (jit.AssertsMeta), if any
+	flag     *Buffer
+	flagHost jit.Pinned // where ReadAsserts copies the flag (streams.go), made at its first use
 }
 
 func (k *Kernel) Name() string { return k.name }
@@ -526,11 +544,12 @@ func (d *Device) Load(a *jit.Artifact) (jit.Kernel, error) {
 		}
 	}
 	if len(asserts) > 0 {
-		if err := d.drv.check("cuMemAlloc_v2", d.drv.CuMemAlloc(&k.flag, jit.AssertFlagBytes)); err != nil {
-			d.drv.CuModuleUnload(k.module)
-			return nil, err
+		k.flag = &Buffer{dt: ir.U8, n: jit.AssertFlagBytes}
+		err := d.drv.check("cuMemAlloc_v2", d.drv.CuMemAlloc(&k.flag.ptr, jit.AssertFlagBytes))
+		if err == nil {
+			err = d.drv.check("cuMemsetD8_v2", d.drv.CuMemsetD8(k.flag.ptr, 0, jit.AssertFlagBytes))
 		}
-		if err := d.drv.check("cuMemsetD8_v2", d.drv.CuMemsetD8(k.flag, 0, jit.AssertFlagBytes)); err != nil {
+		if err != nil {
 			d.drv.CuModuleUnload(k.module)
 			return nil, err
 		}
@@ -573,8 +592,8 @@ func (k *Kernel) launchOn(stream uintptr, grid [3]int, args []jit.Arg) error {
 		cells[i] = v
 		ptrs[i] = unsafe.Pointer(&cells[i])
 	}
-	if k.flag != 0 {
-		cells[len(args)] = k.flag
+	if k.flag != nil {
+		cells[len(args)] = k.flag.ptr
 		ptrs[len(args)] = unsafe.Pointer(&cells[len(args)])
 		k.dev.mu.Lock()
 		if k.dev.pending == nil {

@@ -224,3 +224,48 @@ func (m *Pinned) Free() error {
 	m.p = nil
 	return m.dev.call("cuMemFreeHost", func() result { return m.dev.drv.CuMemFreeHost(p) })
 }
+
+// ReadAsserts is jit.AssertReader's: each kernel with asserts launched since the last check
+// has its flag copied to pinned memory on js; check reads the copies once js has synchronised.
+func (d *Device) ReadAsserts(js jit.Stream) (check func() error, err error) {
+	s, ok := js.(*Stream)
+	if !ok || s.dev != d {
+		return nil, fmt.Errorf("cuda: reading asserts on a %T that is not a stream of the device", js)
+	}
+	d.mu.Lock()
+	pending := d.pending
+	d.pending = nil
+	d.mu.Unlock()
+	var queued []*Kernel
+	for k := range pending {
+		if k.flagHost == nil {
+			if k.flagHost, err = d.AllocPinned(jit.AssertFlagBytes); err != nil {
+				return nil, err
+			}
+			d.mu.Lock()
+			d.pinned = append(d.pinned, k.flagHost)
+			d.mu.Unlock()
+		}
+		if err := s.Download(k.flag, 0, k.flagHost.Bytes()); err != nil {
+			return nil, err
+		}
+		queued = append(queued, k)
+	}
+	return func() error {
+		if len(queued) == 0 {
+			return nil
+		}
+		done, err := d.bind()
+		if err != nil {
+			return err
+		}
+		defer done()
+		var first error
+		for _, k := range queued {
+			if err := d.flagError(k, k.flagHost.Bytes()); err != nil && first == nil {
+				first = err
+			}
+		}
+		return first
+	}, nil
+}

@@ -101,6 +101,9 @@
 // 32, 64 or 128 bytes (mma.go's mmaShape.swA; docs/gpu-layouts.md), so ldmatrix's phases are
 // free of bank conflicts (the emulator measures them: ptxemu.RunBanks).
 //
+// Device asserts (assert.go) write their failure to a flag buffer passed after the kernel's
+// parameters (jit.AssertsMeta), which the GPU device reads back when it synchronises.
+//
 // Not yet done: tl.device_print (rejected with a clear error); swizzles for rows of other
 // lengths; layouts as Triton has them (rematerialization covers index-only
 // broadcasts; docs/gpu-layouts.md says which layout each tile value gets); wgmma for dots

@@ -13,5 +13,6 @@
 // are errors. RunBanks also measures the shared-memory bank conflicts of each ldmatrix,
 // st.shared and cp.async phase (banks.go). It is a test oracle for the code
 // generator's logic (layouts, staging through shared memory, control flow, casts), not a
-// model of GPU timing or of races between CTAs. Device runs PTX artifacts as a jit.Device.
+// model of GPU timing or of races between CTAs. Device runs PTX artifacts as a jit.Device,
+// passing a kernel with device asserts its flag buffer and reading it after each launch.
 package ptxemu
