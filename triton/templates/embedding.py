@@ -26,7 +26,8 @@ def {{.Fn}}(
     rt = pid * BLOCK_T + tl.arange(0, BLOCK_T)
     tmask = rt < T
     ids = tl.load(idx_ptr + model * idx_mstride + rt, mask=tmask, other=0)
-    tl.device_assert((ids >= 0) & (ids < V), "embedding index out of range", mask=tmask)
+    # 0 <= ids < V in one unsigned compare (a negative id wraps past V); masked lanes hold 0
+    tl.device_assert(ids.to(tl.uint64) < V, "embedding index out of range")
     rd0 = tl.arange(0, BLOCK_D)
     for d0 in range(0, D, BLOCK_D):
         rd = d0 + rd0
