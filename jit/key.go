@@ -8,8 +8,9 @@ import (
 )
 
 // CodegenFormat changes whenever generated code changes for the same inputs without a change
-// of the compiler version (a development build); it is part of every key.
-const CodegenFormat = 2
+// of the compiler version (a development build); it is part of every key. 3: device asserts
+// are compiled (they were dropped), so a cached kernel with one must be compiled again.
+const CodegenFormat = 3
 
 // Key is the cache key of src specialized by spec for t: every input that changes the
 // artifact, encoded canonically by cache.KeyBuilder.
