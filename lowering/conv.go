@@ -645,9 +645,12 @@ func (g *convGroup) emitDepthwise(l *lowerer) (*Launch, error) {
 }
 
 // emitDepthwiseBlocks runs conv_dw_blocks.py over the channel blocks blockInput laid out:
-// tiles of up to 4096 elements (16 KB, within a core's L1 share with the accumulator).
+// tiles of up to 4096 elements (16 KB, within a core's L1 share with the accumulator). The
+// pixels computed end at the last output pixel, not at the last row's pad columns: on the
+// small maps of a network's last stages those are a large share (a 2x2 map under a 5x5
+// kernel: 8 pixels of the flat numbering, not 12, so a tile of 8, not 16).
 func (g *convGroup) emitDepthwiseBlocks(l *lowerer) (*Launch, error) {
-	p, q := g.oh*g.ow, g.oh*g.wp
+	p, q := g.oh*g.ow, (g.oh-1)*g.wp+g.ow
 	outC := g.ocg * g.groups
 	bc := g.chanBlock
 	bp := clamp(nextPow2(q), 1, min(4096/bc, convFlatMaxBlockP))

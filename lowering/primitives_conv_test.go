@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -183,6 +184,8 @@ func TestDepthwiseGEMMAndDirect(t *testing.T) {
 // dilated, a multiplier, 24, 40, 48 and 128 channels, maps smaller than the kernel, BatchNorm,
 // activation and residual epilogues, a 1-d one) over channel blocks (conv_dw_blocks.py) under
 // every plan variant, against PyTorch; with the blocks off, conv_flat.py's depthwise form.
+// The 5x5 on the 3x2 map computes 14 pixels of its flat numbering (up to the last output
+// pixel), so a tile of 16, not the 3 padded rows' 18 (a tile of 32).
 func TestDepthwiseChannelBlocks(t *testing.T) {
 	dir := "testdata/conv/depthwise_n3"
 	g, err := graph.Load(filepath.Join(dir, "graph.json"))
@@ -198,8 +201,8 @@ func TestDepthwiseChannelBlocks(t *testing.T) {
 			depthwise = append(depthwise, n.Name)
 		}
 	}
-	if len(depthwise) != 10 {
-		t.Fatalf("%s: %d depthwise convolutions, want 10", dir, len(depthwise))
+	if len(depthwise) != 11 {
+		t.Fatalf("%s: %d depthwise convolutions, want 11", dir, len(depthwise))
 	}
 	checkTemplates := func(o Options, want string) {
 		t.Helper()
@@ -216,6 +219,13 @@ func TestDepthwiseChannelBlocks(t *testing.T) {
 		for _, n := range depthwise {
 			if got[n] != want {
 				t.Errorf("%+v: depthwise conv %s uses %q, want %s", o, n, got[n], want)
+			}
+		}
+		for _, ln := range plan.Launches {
+			if want == "conv_dw_blocks.py" && slices.Contains(ln.Nodes, "tiny5") {
+				if bp := ln.Kernel.Consts["BLOCK_P"]; bp != int64(16) || launchIntArg(ln, "Q") != 14 {
+					t.Errorf("%+v: tiny5 computes Q = %d pixels in tiles of %v, want 14 in 16", o, launchIntArg(ln, "Q"), bp)
+				}
 			}
 		}
 	}
