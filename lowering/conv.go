@@ -698,14 +698,16 @@ func (g *convGroup) depthwiseLaunch(l *lowerer, tmpl, xStride, cOffs string, bp,
 }
 
 // depthwiseChannelBlock is the channels per block of conv_dw_blocks.py's input for c channels:
-// the widest of 64, 32 and 16 that pads c by at most an eighth (the padding lanes compute
-// zeros), fewer for fewer channels.
+// the widest of 64, 32 and 16 that pads c by at most a half (the padding lanes compute zeros,
+// but each block is a program row of both the convolution and its input copy, whose fixed
+// steps cost more than the lanes on mobile networks' maps: ShuffleNet's 24 and 48 channels
+// run as one block of 32 or 64), fewer for fewer channels.
 func depthwiseChannelBlock(c int) int {
 	if c <= 16 {
 		return nextPow2(c)
 	}
 	for _, b := range []int{64, 32} {
-		if (cdiv(c, b)*b-c)*8 <= c {
+		if (cdiv(c, b)*b-c)*2 <= c {
 			return b
 		}
 	}

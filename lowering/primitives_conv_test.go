@@ -180,6 +180,15 @@ func TestDepthwiseGEMMAndDirect(t *testing.T) {
 	checkFixtureCPU(t, "testdata/conv/convs_b_n3", Options{})
 }
 
+// depthwiseChannelBlock takes the widest block that pads the channels by at most a half.
+func TestDepthwiseChannelBlockWidth(t *testing.T) {
+	for c, want := range map[int]int{3: 4, 12: 16, 16: 16, 24: 32, 40: 16, 48: 64, 96: 64, 100: 64, 144: 64, 160: 64, 20: 16, 1152: 64} {
+		if got := depthwiseChannelBlock(c); got != want {
+			t.Errorf("%d channels: blocks of %d, want %d", c, got, want)
+		}
+	}
+}
+
 // CPU plans run every depthwise convolution of the depthwise fixture (3x3, 5x5, 7x7, strided,
 // dilated, a multiplier, 24, 40, 48 and 128 channels, maps smaller than the kernel, BatchNorm,
 // activation and residual epilogues, a 1-d one) over channel blocks (conv_dw_blocks.py) under
