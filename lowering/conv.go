@@ -222,11 +222,11 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	// Many channels per group: conv_flat.py reduces tap by tap, so that its input tile is
 	// channel planes at one shift (affine, read in place) rather than rows gathered per k.
 	g.tapMajor = g.flat && !g.depthwise && g.cg >= convTapMajorMinChannels
-	if (g.rows || g.tapMajor) && g.kh*g.kw > 1 {
+	if (g.rows || g.tapMajor || g.chanBlock > 0) && g.kh*g.kw > 1 {
 		// conv_rows.py and tap-major conv_flat.py read one tap's [out, in] weight tile per step: laid out as
 		// [tap, out, in], the tile is one contiguous block when it spans the group, which the
 		// CPU backend reads in place (a copy of O(weights) per run, against a strided gather
-		// per program and tap).
+		// per program and tap); conv_dw_blocks.py's per-tap channel row likewise.
 		if !g.w.Contiguous() {
 			return fmt.Errorf("weight %s is not contiguous", shapeStr(g.w.Shape))
 		}

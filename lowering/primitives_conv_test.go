@@ -193,6 +193,7 @@ func TestDepthwiseChannelBlockWidth(t *testing.T) {
 // dilated, a multiplier, 24, 40, 48 and 128 channels, maps smaller than the kernel, BatchNorm,
 // activation and residual epilogues, a 1-d one) over channel blocks (conv_dw_blocks.py) under
 // every plan variant, against PyTorch; with the blocks off, conv_flat.py's depthwise form.
+// Their weights are relaid once as [tap, channel] (conv_weight.py, a prepare launch).
 // The 5x5 on the 3x2 map computes 14 pixels of its flat numbering (up to the last output
 // pixel), so a tile of 16, not the 3 padded rows' 18 (a tile of 32).
 func TestDepthwiseChannelBlocks(t *testing.T) {
@@ -228,6 +229,10 @@ func TestDepthwiseChannelBlocks(t *testing.T) {
 		for _, n := range depthwise {
 			if got[n] != want {
 				t.Errorf("%+v: depthwise conv %s uses %q, want %s", o, n, got[n], want)
+			}
+			// conv_dw_blocks.py reads each tap's weights as a contiguous row: relaid once
+			if relaid := got[n+" (weight as [tap, out, in])"]; want == "conv_dw_blocks.py" && relaid != "conv_weight.py" {
+				t.Errorf("%+v: the weight of %s is relaid by %q, want conv_weight.py", o, n, relaid)
 			}
 		}
 		for _, ln := range plan.Launches {
