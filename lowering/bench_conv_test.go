@@ -171,6 +171,34 @@ func BenchmarkResnet18Convs(b *testing.B) { benchmarkConvs(b, resnet18Convs) }
 // convolutions (regnetGroupedConvs).
 func BenchmarkRegnetGroupedConvs(b *testing.B) { benchmarkConvs(b, regnetGroupedConvs) }
 
+// mobileDepthwiseConvs are the depthwise convolutions of torchvision's efficientnet_b0 on 64x64
+// images and shufflenet_v2_x0_5 on 96x96 (bench/peers/real_models.py): 3x3 and 5x5, each
+// stage's first at stride 2, from 24 channels on 24x24 maps to 1152 on 2x2 (smaller than the
+// 5x5 kernel).
+var mobileDepthwiseConvs = []convShape{
+	{"effnet/dw3/32/32x32", 32, 32, 3, 1, 32, 32},
+	{"effnet/dw3s2/96/32x32", 96, 96, 3, 2, 32, 96},
+	{"effnet/dw3/144/16x16", 144, 144, 3, 1, 16, 144},
+	{"effnet/dw5s2/144/16x16", 144, 144, 5, 2, 16, 144},
+	{"effnet/dw5/240/8x8", 240, 240, 5, 1, 8, 240},
+	{"effnet/dw3s2/240/8x8", 240, 240, 3, 2, 8, 240},
+	{"effnet/dw3/480/4x4", 480, 480, 3, 1, 4, 480},
+	{"effnet/dw5/672/4x4", 672, 672, 5, 1, 4, 672},
+	{"effnet/dw5s2/672/4x4", 672, 672, 5, 2, 4, 672},
+	{"effnet/dw5/1152/2x2", 1152, 1152, 5, 1, 2, 1152},
+	{"effnet/dw3/1152/2x2", 1152, 1152, 3, 1, 2, 1152},
+	{"shufflenet/dw3s2/24/24x24", 24, 24, 3, 2, 24, 24},
+	{"shufflenet/dw3/24/12x12", 24, 24, 3, 1, 12, 24},
+	{"shufflenet/dw3s2/48/12x12", 48, 48, 3, 2, 12, 48},
+	{"shufflenet/dw3/48/6x6", 48, 48, 3, 1, 6, 48},
+	{"shufflenet/dw3s2/96/6x6", 96, 96, 3, 2, 6, 96},
+	{"shufflenet/dw3/96/3x3", 96, 96, 3, 1, 3, 96},
+}
+
+// BenchmarkMobileDepthwiseConvs is BenchmarkResnet18Convs for the depthwise convolutions of
+// mobileDepthwiseConvs; "node" adds the input's copy into channel blocks.
+func BenchmarkMobileDepthwiseConvs(b *testing.B) { benchmarkConvs(b, mobileDepthwiseConvs) }
+
 func benchmarkConvs(b *testing.B, convs []convShape) {
 	const n, batch = 3, 2
 	for _, c := range convs {

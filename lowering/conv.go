@@ -222,11 +222,11 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	// Many channels per group: conv_flat.py reduces tap by tap, so that its input tile is
 	// channel planes at one shift (affine, read in place) rather than rows gathered per k.
 	g.tapMajor = g.flat && !g.depthwise && g.cg >= convTapMajorMinChannels
-	if (g.rows || g.tapMajor) && g.kh*g.kw > 1 {
+	if (g.rows || g.tapMajor || g.chanBlock > 0) && g.kh*g.kw > 1 {
 		// conv_rows.py and tap-major conv_flat.py read one tap's [out, in] weight tile per step: laid out as
 		// [tap, out, in], the tile is one contiguous block when it spans the group, which the
 		// CPU backend reads in place (a copy of O(weights) per run, against a strided gather
-		// per program and tap).
+		// per program and tap); conv_dw_blocks.py's per-tap channel row likewise.
 		if !g.w.Contiguous() {
 			return fmt.Errorf("weight %s is not contiguous", shapeStr(g.w.Shape))
 		}
@@ -645,9 +645,12 @@ func (g *convGroup) emitDepthwise(l *lowerer) (*Launch, error) {
 }
 
 // emitDepthwiseBlocks runs conv_dw_blocks.py over the channel blocks blockInput laid out:
-// tiles of up to 4096 elements (16 KB, within a core's L1 share with the accumulator).
+// tiles of up to 4096 elements (16 KB, within a core's L1 share with the accumulator). The
+// pixels computed end at the last output pixel, not at the last row's pad columns: on the
+// small maps of a network's last stages those are a large share (a 2x2 map under a 5x5
+// kernel: 8 pixels of the flat numbering, not 12, so a tile of 8, not 16).
 func (g *convGroup) emitDepthwiseBlocks(l *lowerer) (*Launch, error) {
-	p, q := g.oh*g.ow, g.oh*g.wp
+	p, q := g.oh*g.ow, (g.oh-1)*g.wp+g.ow
 	outC := g.ocg * g.groups
 	bc := g.chanBlock
 	bp := clamp(nextPow2(q), 1, min(4096/bc, convFlatMaxBlockP))
@@ -695,14 +698,16 @@ func (g *convGroup) depthwiseLaunch(l *lowerer, tmpl, xStride, cOffs string, bp,
 }
 
 // depthwiseChannelBlock is the channels per block of conv_dw_blocks.py's input for c channels:
-// the widest of 64, 32 and 16 that pads c by at most an eighth (the padding lanes compute
-// zeros), fewer for fewer channels.
+// the widest of 64, 32 and 16 that pads c by at most a half (the padding lanes compute zeros,
+// but each block is a program row of both the convolution and its input copy, whose fixed
+// steps cost more than the lanes on mobile networks' maps: ShuffleNet's 24 and 48 channels
+// run as one block of 32 or 64), fewer for fewer channels.
 func depthwiseChannelBlock(c int) int {
 	if c <= 16 {
 		return nextPow2(c)
 	}
 	for _, b := range []int{64, 32} {
-		if (cdiv(c, b)*b-c)*8 <= c {
+		if (cdiv(c, b)*b-c)*2 <= c {
 			return b
 		}
 	}

@@ -482,6 +482,9 @@ func (g *ewGroup) emit(l *lowerer) (*Launch, error) {
 	if o, e, ok := g.rowsOrder(); ok {
 		out, src = o, e
 	}
+	if o, e, ok := collapseDims(out, src); ok {
+		out, src = o, e
+	}
 	shape := out.Shape
 	contig := contiguousStrides(shape)
 	// a leaf laid out exactly like a dense output is addressed by the flat index
@@ -666,6 +669,72 @@ func (g *ewGroup) rowsOrder() (View, *epilogue, bool) {
 		return g.out.permute(perm), e, true
 	}
 	return View{}, nil, false
+}
+
+// collapseDims returns the output and epilogue with adjacent dims merged wherever the output
+// and every leaf step through them as one dim (a channel slice of image planes: each plane is
+// then one row of the rows form instead of one row per image row, so a copy into a
+// channel-strided slice, as ShuffleNet's concatenations, moves whole planes per row). The last
+// dim grows only up to maxRowsLast, the longest row of the rows form. Element order is
+// unchanged; not for groups that read coordinates (their values follow the dims).
+func collapseDims(out View, e *epilogue) (View, *epilogue, bool) {
+	shape := out.Shape
+	if len(shape) < 2 || e.root == nil || e.root.usesCoords() || e.root.usesRandom() {
+		return View{}, nil, false
+	}
+	views := []View{out}
+	strides := [][]int{out.Strides}
+	for _, lf := range e.leaves {
+		st, err := lf.view.broadcastStrides(shape)
+		if err != nil {
+			return View{}, nil, false
+		}
+		views = append(views, lf.view)
+		strides = append(strides, st)
+	}
+	mergeable := func(lo, hi int) bool {
+		for _, st := range strides {
+			if _, ok := mergeStrides(shape, st, lo, hi); !ok {
+				return false
+			}
+		}
+		return true
+	}
+	// runs [lo, hi) of dims, from the last
+	var runs [][2]int
+	for hi := len(shape); hi > 0; {
+		lo := hi - 1
+		for lo > 0 && mergeable(lo-1, hi) && (len(runs) > 0 || numel(shape[lo-1:hi]) <= maxRowsLast) {
+			lo--
+		}
+		runs = append(runs, [2]int{lo, hi})
+		hi = lo
+	}
+	if len(runs) == len(shape) {
+		return View{}, nil, false
+	}
+	slices.Reverse(runs)
+	merged := make([]int, len(runs))
+	for i, r := range runs {
+		merged[i] = numel(shape[r[0]:r[1]])
+	}
+	collapse := func(v View, st []int) View {
+		c := v
+		c.Shape, c.Strides = merged, make([]int, len(runs))
+		for i, r := range runs {
+			c.Strides[i], _ = mergeStrides(shape, st, r[0], r[1])
+		}
+		return c
+	}
+	o := collapse(out, out.Strides)
+	c := newElementwise(o, nil, nil).epi
+	c.root = e.root
+	for i := range e.leaves {
+		if _, err := c.addLeaf(collapse(views[i+1], strides[i+1])); err != nil {
+			return View{}, nil, false
+		}
+	}
+	return o, c, true
 }
 
 // Rows of the last dim shorter than this stay on the flat form: a 2-D tile of them would be

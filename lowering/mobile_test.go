@@ -21,6 +21,16 @@ func launchesOf(plan *Plan) map[string][]string {
 	return m
 }
 
+// launchIntArg is the value of ln's integer argument name, -1 when it has none.
+func launchIntArg(ln *Launch, name string) int {
+	for _, a := range ln.Args {
+		if a.Name == name && a.Kind == IntArg {
+			return int(a.Int)
+		}
+	}
+	return -1
+}
+
 // TestMobileBlocksFused checks the CPU plans of the mobile blocks (testdata/conv/mobile:
 // squeeze-excite scales read by 1x1 convolutions, ShuffleNet's unit) against PyTorch under
 // the CPU plan's strategies, and that explain shows no mul kernel where the 1x1 convolution
@@ -80,6 +90,15 @@ func TestMobileBlocksFused(t *testing.T) {
 				// copies as a plain cat, then shuffles.
 				if !slices.Equal(served["branch"], []string{"conv_flat.py"}) || !slices.Equal(served["cat"], []string{"elementwise.py"}) {
 					t.Errorf("branch is served by %v and cat by %v, want the branch's conv_flat.py and one copy of the chunk\n%s", served["branch"], served["cat"], Explain(plan))
+				}
+				// the copy into the cat's channel-strided slice moves whole 9x7 planes a row
+				// (collapseDims), not image rows of 7 gathered element by element
+				for _, ln := range plan.Launches {
+					if slices.Equal(ln.Nodes, []string{"cat"}) {
+						if got := launchIntArg(ln, "size_last"); got != 9*7 {
+							t.Errorf("%s copies rows of %d elements, want whole planes of 63\n%s", ln.Kernel.Source.Fn, got, ln.Kernel.Source.Text)
+						}
+					}
 				}
 				for _, ln := range plan.Launches {
 					for _, node := range ln.Nodes {

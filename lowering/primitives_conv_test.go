@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -179,10 +180,22 @@ func TestDepthwiseGEMMAndDirect(t *testing.T) {
 	checkFixtureCPU(t, "testdata/conv/convs_b_n3", Options{})
 }
 
+// depthwiseChannelBlock takes the widest block that pads the channels by at most a half.
+func TestDepthwiseChannelBlockWidth(t *testing.T) {
+	for c, want := range map[int]int{3: 4, 12: 16, 16: 16, 24: 32, 40: 16, 48: 64, 96: 64, 100: 64, 144: 64, 160: 64, 20: 16, 1152: 64} {
+		if got := depthwiseChannelBlock(c); got != want {
+			t.Errorf("%d channels: blocks of %d, want %d", c, got, want)
+		}
+	}
+}
+
 // CPU plans run every depthwise convolution of the depthwise fixture (3x3, 5x5, 7x7, strided,
 // dilated, a multiplier, 24, 40, 48 and 128 channels, maps smaller than the kernel, BatchNorm,
 // activation and residual epilogues, a 1-d one) over channel blocks (conv_dw_blocks.py) under
 // every plan variant, against PyTorch; with the blocks off, conv_flat.py's depthwise form.
+// Their weights are relaid once as [tap, channel] (conv_weight.py, a prepare launch).
+// The 5x5 on the 3x2 map computes 14 pixels of its flat numbering (up to the last output
+// pixel), so a tile of 16, not the 3 padded rows' 18 (a tile of 32).
 func TestDepthwiseChannelBlocks(t *testing.T) {
 	dir := "testdata/conv/depthwise_n3"
 	g, err := graph.Load(filepath.Join(dir, "graph.json"))
@@ -198,8 +211,8 @@ func TestDepthwiseChannelBlocks(t *testing.T) {
 			depthwise = append(depthwise, n.Name)
 		}
 	}
-	if len(depthwise) != 10 {
-		t.Fatalf("%s: %d depthwise convolutions, want 10", dir, len(depthwise))
+	if len(depthwise) != 11 {
+		t.Fatalf("%s: %d depthwise convolutions, want 11", dir, len(depthwise))
 	}
 	checkTemplates := func(o Options, want string) {
 		t.Helper()
@@ -216,6 +229,17 @@ func TestDepthwiseChannelBlocks(t *testing.T) {
 		for _, n := range depthwise {
 			if got[n] != want {
 				t.Errorf("%+v: depthwise conv %s uses %q, want %s", o, n, got[n], want)
+			}
+			// conv_dw_blocks.py reads each tap's weights as a contiguous row: relaid once
+			if relaid := got[n+" (weight as [tap, out, in])"]; want == "conv_dw_blocks.py" && relaid != "conv_weight.py" {
+				t.Errorf("%+v: the weight of %s is relaid by %q, want conv_weight.py", o, n, relaid)
+			}
+		}
+		for _, ln := range plan.Launches {
+			if want == "conv_dw_blocks.py" && slices.Contains(ln.Nodes, "tiny5") {
+				if bp := ln.Kernel.Consts["BLOCK_P"]; bp != int64(16) || launchIntArg(ln, "Q") != 14 {
+					t.Errorf("%+v: tiny5 computes Q = %d pixels in tiles of %v, want 14 in 16", o, launchIntArg(ln, "Q"), bp)
+				}
 			}
 		}
 	}

@@ -141,7 +141,8 @@ class ConvsDepthwise(nn.Module):
     """Depthwise convolutions at odd sizes (MobileNet, EfficientNet, ConvNeXt): 3x3, 5x5 and 7x7,
     stride 1 and 2, dilated, a multiplier of 2, 24 and 40 channels (not multiples of 16) and 128,
     maps from 11x9 down to 3x2 (smaller than the 7x7 kernel), with eval BatchNorm + ReLU,
-    hardswish and SiLU epilogues, a bias, a residual add; a 1-d one."""
+    hardswish and SiLU epilogues, a bias, a residual add; a 1-d one; a 5x5 on the 3x2 map with
+    SiLU (EfficientNet's last stages: the map smaller than the kernel)."""
 
     def __init__(self):
         super().__init__()
@@ -158,13 +159,14 @@ class ConvsDepthwise(nn.Module):
         self.big7 = nn.Conv2d(128, 128, 7, padding=3, groups=128)
         self.big3_s2 = nn.Conv2d(128, 128, 3, stride=2, padding=1, groups=128, bias=False)
         self.c1 = nn.Conv1d(24, 24, 5, padding=2, groups=24)
+        self.tiny5 = nn.Conv2d(128, 128, 5, padding=2, groups=128)
         for bn in (self.bn3, self.bn5, self.bn_wide):
             _randomize_bn(bn)
 
     def forward(self, img, wide, big, seq):
         return (torch.relu(self.bn3(self.dw3(img))), F.hardswish(self.bn5(self.dw5_s2(img))), self.dw7(img) + img,
                 F.silu(self.dw3_s2(img)), self.dilated(img), self.mult(img), F.silu(self.bn_wide(self.wide5(wide))),
-                self.big7(big), self.big3_s2(big), self.c1(seq))
+                self.big7(big), self.big3_s2(big), self.c1(seq), F.silu(self.tiny5(big)))
 
 
 class ConvsCNN(nn.Module):

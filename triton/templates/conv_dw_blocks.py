@@ -6,7 +6,8 @@ block c // BLOCK_C, so a multiplier costs nothing here). Numbering pixels q = oh
 the padded width as conv_flat.py does, tap (kh, kw) is one flat shift of q, and the tile
 [BLOCK_P pixels, BLOCK_C channels] at that shift is one contiguous block of the input, which
 the CPU backend reads in place: per tap, that block times the tap's weight per channel
-(broadcast over the pixels), accumulated; no per-channel row is copied and every lane is a
+(broadcast over the pixels, the weight relaid once as [tap, channel] so that a tap's weights
+are one contiguous row), accumulated; no per-channel row is copied and every lane is a
 channel. The accumulator is transposed once for the epilogue and the stores. Strided: the input comes as conv_pad.py's phase planes, as for conv_flat.py. Pixels
 past Q in the last tile read the buffer's slack into accumulator rows that are never stored,
 as do the Wp - OW columns past each output row.
@@ -43,7 +44,8 @@ def {{.Fn}}(
     rn = cb * BLOCK_C + rc
     oc_g = rn
     x_tile = x_ptr + model * x_mstride + bidx * x_bstride + cb * x_kstride + q[:, None] * BLOCK_C + rc[None, :]
-    w_row = w_ptr + model * w_mstride + rn * KHW
+    # the weight comes as [tap, channel] (conv_weight.py): a tap's channels are one contiguous row
+    w_row = w_ptr + model * w_mstride + rn
     acc = tl.zeros((BLOCK_P, BLOCK_C), dtype=tl.float32)
     for kt in range(0, KHW):
 {{- if .Strided}}
@@ -53,7 +55,7 @@ def {{.Fn}}(
 {{- else}}
         toff = (kt // KW) * (dil_h * Wp) + (kt % KW) * dil_w
 {{- end}}
-        wv = tl.load(w_row + kt, mask=rn < OC, other=0.0)
+        wv = tl.load(w_row + kt * OC, mask=rn < OC, other=0.0)
         xv = tl.load(x_tile + toff * BLOCK_C)
 {{- if .HalfProducts}}
         # fp16/bf16 data: a product of two half values would be rounded to their dtype
