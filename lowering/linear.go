@@ -47,6 +47,15 @@ type matmulGroup struct {
 	head                  *rowHead   // a norm of the rows of a as they load (rowops.go): BLOCK_K covers K
 }
 
+// cpuGemvMaxRows is the most rows per model of a CPU Linear that reads its weight [out, in]
+// in place, as rows of B^T (jit/cpu's gemvMaxRows: with more, the transposed weight's
+// register blocks reuse each loaded weight element over more rows).
+const cpuGemvMaxRows = 32
+
+// gemv: on the CPU, a matmul on few rows that reads B^T's rows (a weight [out, in]) in
+// place, bound by the weight's bytes rather than its multiply-adds.
+func (g *matmulGroup) gemv() bool { return g.bRowsAlongK() && g.batch == 1 && g.m <= cpuGemvMaxRows }
+
 // bRowsAlongK: B's rows run along K (a Linear's weight [N, K]), so the kernel reads B^T.
 func (g *matmulGroup) bRowsAlongK() bool { return g.bSK == 1 && g.bSN != 1 }
 
@@ -695,7 +704,9 @@ func newKernel(template, fn, text string, consts map[string]any) *KernelSource {
 // Linear's [out, in]) the weight transposed to [in, out], computed once by a prepare launch
 // (Plan.markPrepare) placed before every other: each program then reads its weight tile as
 // plain rows, in place when they are fully live, instead of transposing it per tile and K
-// step. A weight shared by several matmuls is transposed once.
+// step. A weight shared by several matmuls is transposed once. A Linear on cpuGemvMaxRows
+// rows or fewer keeps its weight as it is: jit/cpu multiplies a few rows by a transposed
+// tile without transposing it, reading the weight rows in place, in order (its gemv path).
 func (l *lowerer) pretransposeWeights() {
 	var pre []group
 	done := map[string]View{}
@@ -717,6 +728,10 @@ func (l *lowerer) pretransposeWeights() {
 		switch g := gr.(type) {
 		case *matmulGroup:
 			if g.b.Buf.Kind != ParamBuffer || len(g.b.Shape) != 2 || g.batch != 1 || g.bSK != 1 || g.bSN == 1 {
+				continue
+			}
+			if g.gemv() {
+				l.notes[g] = append(l.notes[g], fmt.Sprintf("%d rows a model: the weight's rows are read in place, each once, in order (the CPU's gemv path)", g.m))
 				continue
 			}
 			// transposed takes a weight as a Linear holds it, [N, K] with K contiguous; a

@@ -1,6 +1,7 @@
 package lowering
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/widejit/widejit/graph"
 )
 
 // TestLinearFixtures runs the small-row Linear fixtures (M = 1, 2, 3, 7; N and K not multiples
@@ -61,5 +64,40 @@ func TestLinearFixturesAVX2(t *testing.T) {
 		if !strings.Contains(string(out), want) {
 			t.Fatalf("the child test process did not report %q:\n%s", want, out)
 		}
+	}
+}
+
+// A CPU Linear on cpuGemvMaxRows rows a model or fewer reads its weight [out, in] as it is
+// stored (matmul.py's tl.trans form, which jit/cpu multiplies in place: its gemv path), with
+// no prepare launch transposing it; one row more and the weight is transposed once at load.
+// The fixtures (TestLinearFixtures, both kernel variants) check the values against PyTorch.
+func TestFewRowLinearsReadWeightsInPlace(t *testing.T) {
+	for _, rows := range []int{1, cpuGemvMaxRows, cpuGemvMaxRows + 1} {
+		g, err := graph.Parse("linear.json", []byte(fmt.Sprintf(`{"format": "widejit.graph/v1", "n": 3,
+  "inputs": [{"name": "x", "shape": [%d, 70], "dtype": "float32", "per_model": true}],
+  "params": [{"name": "w", "shape": [130, 70], "dtype": "float32"}, {"name": "b", "shape": [130], "dtype": "float32"}],
+  "nodes": [{"name": "fc", "op": "linear", "inputs": ["x"], "params": {"weight": "w", "bias": "b"}, "attrs": {"in_features": 70, "out_features": 130, "bias": true}},
+    {"name": "act", "op": "sigmoid", "inputs": ["fc"]}],
+  "outputs": ["act"], "init": {"seed": 1}}`, rows)), graph.Options{})
+		require.NoError(t, err)
+		plan, err := Lower(g, Options{Device: testDevice("cpu")})
+		require.NoError(t, err)
+		gemv := rows <= cpuGemvMaxRows
+		var mm *Launch
+		for _, l := range plan.Launches {
+			if l.Kernel.Template == "matmul.py" {
+				mm = l
+			}
+			require.False(t, gemv && l.Prepare, "%d rows: a prepare launch %s:\n%s", rows, l.Kernel.Source.Fn, Explain(plan))
+		}
+		require.NotNil(t, mm, Explain(plan))
+		require.Equal(t, gemv, strings.Contains(mm.Kernel.Source.Text, "tl.trans(bt)"), "%d rows:\n%s", rows, mm.Kernel.Source.Text)
+		for _, a := range mm.Args {
+			if a.Name == "b_ptr" {
+				require.Equal(t, gemv, a.Buf.Kind == ParamBuffer, "%d rows: B is %s", rows, a.Buf.Name)
+			}
+		}
+		require.Equal(t, gemv, strings.Contains(Explain(plan), "the CPU's gemv path"), Explain(plan))
+		require.Contains(t, mm.Kernel.Source.Text, "1.0 / (1.0 + tl.exp(-", "the sigmoid stays fused")
 	}
 }
