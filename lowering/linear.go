@@ -49,8 +49,9 @@ type matmulGroup struct {
 
 // cpuGemvMaxRows is the most rows per model of a CPU Linear that reads its weight [out, in]
 // in place, as rows of B^T (jit/cpu's gemvMaxRows: with more, the transposed weight's
-// register blocks reuse each loaded weight element over more rows).
-const cpuGemvMaxRows = 32
+// register blocks reuse each loaded weight element over more rows). A variable so that
+// BenchmarkFewRowLinears can compare with the transposed weight (0) in one process.
+var cpuGemvMaxRows = 32
 
 // gemv: on the CPU, a matmul on few rows that reads B^T's rows (a weight [out, in]) in
 // place, bound by the weight's bytes rather than its multiply-adds.
@@ -422,6 +423,16 @@ func intArg(name string, v int) LaunchArg { return LaunchArg{Name: name, Kind: I
 // multiply-adds, and edge tiles cost only their live part (jit/cpu's live extents). A tile
 // that is exactly a whole operand block (BLOCK_K = K) is read in place, without a copy.
 func (g *matmulGroup) heuristicBlocks() (bm, bn, bk int) {
+	if g.cpu && g.gemv() && len(g.tails) == 0 {
+		// Few rows reading the weight rows in place: a program takes whole rows, all of K at
+		// once, so it reads one contiguous block of the weight, which the hardware prefetches
+		// as a stream (in K slices of 512, rows 12 KB long were read in 2 KB pieces far apart:
+		// convnext_tiny's 3072 -> 768 Linear ran slower than on the transposed weight).
+		bk = clamp(nextPow2(g.k), 16, cpuGemvMaxBlockK)
+		bm, bn = clamp(nextPow2(g.m), 16, cpuMaxBlockMN), clamp(min(cpuGemvTile/bk, nextPow2(g.nn)), 16, 2*cpuMaxBlockMN)
+		bm, bn = g.spreadOverCores(bm, bn, g.m, g.nn, g.batch, g.k)
+		return bm, bn, bk
+	}
 	if g.cpu {
 		bm, bn = clamp(nextPow2(g.m), 16, cpuMaxBlockMN), clamp(nextPow2(g.nn), 16, 2*cpuMaxBlockMN)
 		if len(g.tails) > 0 {
@@ -434,6 +445,13 @@ func (g *matmulGroup) heuristicBlocks() (bm, bn, bk int) {
 	}
 	return clamp(nextPow2(g.m), 16, 64), clamp(nextPow2(g.nn), 16, 64), clamp(nextPow2(g.k), 16, 32)
 }
+
+// A few-row CPU Linear's weight tile (gemv): up to cpuGemvTile elements (256 KiB, a core's
+// L2 holds it with room to spare), K up to cpuGemvMaxBlockK at once.
+const (
+	cpuGemvTile      = 64 << 10
+	cpuGemvMaxBlockK = 4096
+)
 
 // The largest CPU dot tiles: a 128 x 512 activation tile and a 512 x 128 weight tile (256 KiB
 // each) stay within a core's L2.
