@@ -47,15 +47,24 @@ type matmulGroup struct {
 	head                  *rowHead   // a norm of the rows of a as they load (rowops.go): BLOCK_K covers K
 }
 
-// cpuGemvMaxRows is the most rows per model of a CPU Linear that reads its weight [out, in]
-// in place, as rows of B^T (jit/cpu's gemvMaxRows: with more, the transposed weight's
-// register blocks reuse each loaded weight element over more rows). A variable so that
+// A CPU Linear on up to cpuGemvAnyKRows rows a model, or up to cpuGemvMaxRows over K of
+// cpuGemvMinK or more, reads its weight [out, in] in place, as rows of B^T: jit/cpu's gemv
+// path (gemvFits, the same rule) multiplies those rows without transposing them. With more
+// rows, or fewer over a short K, the transposed weight's register blocks, which reuse each
+// loaded weight element over more rows, are faster. A variable so that
 // BenchmarkFewRowLinears can compare with the transposed weight (0) in one process.
 var cpuGemvMaxRows = 32
 
+const (
+	cpuGemvAnyKRows = 3
+	cpuGemvMinK     = 256
+)
+
 // gemv: on the CPU, a matmul on few rows that reads B^T's rows (a weight [out, in]) in
 // place, bound by the weight's bytes rather than its multiply-adds.
-func (g *matmulGroup) gemv() bool { return g.bRowsAlongK() && g.batch == 1 && g.m <= cpuGemvMaxRows }
+func (g *matmulGroup) gemv() bool {
+	return g.bRowsAlongK() && g.batch == 1 && g.m <= cpuGemvMaxRows && (g.m <= cpuGemvAnyKRows || g.k >= cpuGemvMinK)
+}
 
 // bRowsAlongK: B's rows run along K (a Linear's weight [N, K]), so the kernel reads B^T.
 func (g *matmulGroup) bRowsAlongK() bool { return g.bSK == 1 && g.bSN != 1 }

@@ -67,22 +67,26 @@ func TestLinearFixturesAVX2(t *testing.T) {
 	}
 }
 
-// A CPU Linear on cpuGemvMaxRows rows a model or fewer reads its weight [out, in] as it is
-// stored (matmul.py's tl.trans form, which jit/cpu multiplies in place: its gemv path), with
-// no prepare launch transposing it; one row more and the weight is transposed once at load.
-// The fixtures (TestLinearFixtures, both kernel variants) check the values against PyTorch.
+// A CPU Linear on 3 rows a model or fewer, or on up to 32 rows over K >= 256, reads its
+// weight [out, in] as it is stored (matmul.py's tl.trans form, which jit/cpu multiplies in
+// place: its gemv path), with no prepare launch transposing it; otherwise the weight is
+// transposed once at load. The fixtures (TestLinearFixtures, both kernel variants) check the
+// values against PyTorch.
 func TestFewRowLinearsReadWeightsInPlace(t *testing.T) {
-	for _, rows := range []int{1, cpuGemvMaxRows, cpuGemvMaxRows + 1} {
+	for _, c := range []struct {
+		rows, k int
+		gemv    bool
+	}{{1, 70, true}, {3, 70, true}, {4, 70, false}, {32, 70, false}, {4, 256, true}, {32, 300, true}, {33, 300, false}} {
+		rows, k, gemv := c.rows, c.k, c.gemv
 		g, err := graph.Parse("linear.json", []byte(fmt.Sprintf(`{"format": "widejit.graph/v1", "n": 3,
-  "inputs": [{"name": "x", "shape": [%d, 70], "dtype": "float32", "per_model": true}],
-  "params": [{"name": "w", "shape": [130, 70], "dtype": "float32"}, {"name": "b", "shape": [130], "dtype": "float32"}],
-  "nodes": [{"name": "fc", "op": "linear", "inputs": ["x"], "params": {"weight": "w", "bias": "b"}, "attrs": {"in_features": 70, "out_features": 130, "bias": true}},
+  "inputs": [{"name": "x", "shape": [%d, %d], "dtype": "float32", "per_model": true}],
+  "params": [{"name": "w", "shape": [130, %d], "dtype": "float32"}, {"name": "b", "shape": [130], "dtype": "float32"}],
+  "nodes": [{"name": "fc", "op": "linear", "inputs": ["x"], "params": {"weight": "w", "bias": "b"}, "attrs": {"in_features": %d, "out_features": 130, "bias": true}},
     {"name": "act", "op": "sigmoid", "inputs": ["fc"]}],
-  "outputs": ["act"], "init": {"seed": 1}}`, rows)), graph.Options{})
+  "outputs": ["act"], "init": {"seed": 1}}`, rows, k, k, k)), graph.Options{})
 		require.NoError(t, err)
 		plan, err := Lower(g, Options{Device: testDevice("cpu")})
 		require.NoError(t, err)
-		gemv := rows <= cpuGemvMaxRows
 		var mm *Launch
 		for _, l := range plan.Launches {
 			if l.Kernel.Template == "matmul.py" {
@@ -91,7 +95,7 @@ func TestFewRowLinearsReadWeightsInPlace(t *testing.T) {
 			require.False(t, gemv && l.Prepare, "%d rows: a prepare launch %s:\n%s", rows, l.Kernel.Source.Fn, Explain(plan))
 		}
 		require.NotNil(t, mm, Explain(plan))
-		require.Equal(t, gemv, strings.Contains(mm.Kernel.Source.Text, "tl.trans(bt)"), "%d rows:\n%s", rows, mm.Kernel.Source.Text)
+		require.Equal(t, gemv, strings.Contains(mm.Kernel.Source.Text, "tl.trans(bt)"), "%d rows, K = %d:\n%s", rows, k, mm.Kernel.Source.Text)
 		for _, a := range mm.Args {
 			if a.Name == "b_ptr" {
 				require.Equal(t, gemv, a.Buf.Kind == ParamBuffer, "%d rows: B is %s", rows, a.Buf.Name)

@@ -143,7 +143,7 @@ func transposeLive(dst, src []float32, rows, cols, lds int, e extent) {
 // rows of a multiply in place; otherwise b is transposed here first.
 func (fr *frame) dotF32Live(a, b, z, m, n, k int, trackA, trackB bool, observed []int, deferOK bool, bt int) {
 	ea := fr.operandExtent(a, trackA, m, k)
-	inPlace := bt >= 0 && ea.rows <= gemvMaxRows
+	inPlace := bt >= 0 && gemvFits(ea.rows, min(ea.cols, fr.operandExtent(bt, trackB, n, k).cols))
 	if bt >= 0 && !inPlace {
 		fr.transpose2D(b, bt, n, k, trackB, true)
 	}

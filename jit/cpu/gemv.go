@@ -17,9 +17,21 @@ import (
 
 //go:generate go run gemv_asm_gen.go
 
-// gemvMaxRows: a dot with this many live rows of a or fewer reads a transposed operand in
-// place (with more, the gemm kernels' register blocks reuse each loaded element of B more).
-const gemvMaxRows = 32
+// gemvFits reports whether a dot of rows live rows of a over kk steps of k reads a transposed
+// operand in place: up to gemvAnyKRows rows always (each element of b is used by every row
+// as it streams by), up to gemvMaxRows when k is at least gemvMinK. Otherwise the gemm
+// kernels' register blocks, which reuse each loaded element of B over more rows, win: an
+// attention's q @ k^T on 32 rows and a 16-64 deep head is small, in cache and compute-bound,
+// and each gemv kernel call ends with a horizontal sum per output.
+func gemvFits(rows, kk int) bool {
+	return rows <= gemvAnyKRows || rows <= gemvMaxRows && kk >= gemvMinK
+}
+
+const (
+	gemvAnyKRows = 3
+	gemvMaxRows  = 32
+	gemvMinK     = 256
+)
 
 // gemvDots counts the dots that read a transposed operand in place (tests read it).
 var gemvDots atomic.Int64

@@ -93,17 +93,21 @@ func BenchmarkGemvF32FewRows(b *testing.B) {
 }
 
 // A dot of a few live rows times tl.trans of a masked tile (a Linear's weight rows, as
-// matmul.py reads them) reads the tile in place through gemvF32; with more live rows than
-// gemvMaxRows it transposes the tile and runs the gemm kernels. Both against a float64
+// matmul.py reads them) reads the tile in place through gemvF32 (gemvFits); otherwise it
+// transposes the tile and runs the gemm kernels. Both against a float64
 // reference, on both kernel variants, at odd sizes and a K loop with a short last step.
 func TestDotReadsTransposedTileInPlace(t *testing.T) {
-	const bm, bn, bk = 64, 64, 32
+	const bm, bn, bk = 64, 64, 256
 	kn := compileKernel(t, "masked_dot.py", maskedDotKernel, "masked_dot", map[string]string{
 		"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "bias_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32", "s": "fp32"},
 		map[string]any{"BM": int64(bm), "BN": int64(bn), "BK": int64(bk)})
 	rng := mrand.New(mrand.NewSource(9))
 	eachMicroKernel(func() {
-		for _, tc := range []struct{ m, n, k int }{{1, 63, 70}, {2, 64, 64}, {7, 37, 33}, {32, 5, 96}, {40, 50, 70}} {
+		// in place: 3 rows or fewer at any k, up to 32 rows on k steps of 256 or more
+		for _, tc := range []struct {
+			m, n, k int
+			inPlace int64 // of the k steps of 256
+		}{{1, 63, 70, 1}, {2, 64, 64, 1}, {3, 37, 33, 1}, {7, 37, 33, 0}, {7, 37, 600, 2}, {32, 5, 300, 1}, {40, 50, 300, 0}} {
 			a, b, bias := randF32(rng, tc.m*tc.k, 1), randF32(rng, tc.n*tc.k, 1), randF32(rng, tc.n, 1)
 			out := f32Buf(t, make([]float32, bm*bn))
 			before := gemvDots.Load()
@@ -111,10 +115,7 @@ func TestDotReadsTransposedTileInPlace(t *testing.T) {
 				scalar(int64(tc.m)), scalar(int64(tc.n)), scalar(int64(tc.k)), scalar(1.0)}); err != nil {
 				t.Fatal(err)
 			}
-			steps, wantSteps := gemvDots.Load()-before, int64((tc.k+bk-1)/bk)
-			if tc.m > gemvMaxRows {
-				wantSteps = 0
-			}
+			steps, wantSteps := gemvDots.Load()-before, tc.inPlace
 			if steps != wantSteps {
 				t.Errorf("%s m%d_n%d_k%d: %d dots read the transposed tile in place, want %d", dotKernelName(), tc.m, tc.n, tc.k, steps, wantSteps)
 			}
