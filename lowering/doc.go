@@ -40,7 +40,9 @@
 //     and enough work for several workers, the tile's activation rows, then its columns, are
 //     halved to the split whose programs end first on the cores (spreadOverCores: a
 //     simulated schedule with a fixed cost per program, so odd sizes balance); Linear weights transposed once (a prepare launch), rows padded to 64 bytes,
-//     so weight tiles are read in place with aligned vector loads; convolutions as an implicit
+//     so weight tiles are read in place with aligned vector loads (a Linear on a few rows,
+//     memory-bound on its weight, keeps it as it is: whole rows in place, jit/cpu's gemv path,
+//     linear.go's gemv); convolutions as an implicit
 //     GEMM over flat zero-padded pixels (conv_flat.py; strided ones over stride phase planes,
 //     where every tap is again one flat shift; unit-stride pointwise ones over their input as it is; patch embeddings, kernel =
 //     stride over few channels, as a patch copy and a pointwise GEMM): tap-major over a [tap, OC, CG] weight when groups have many channels,

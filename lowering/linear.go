@@ -47,6 +47,25 @@ type matmulGroup struct {
 	head                  *rowHead   // a norm of the rows of a as they load (rowops.go): BLOCK_K covers K
 }
 
+// A CPU Linear on up to cpuGemvAnyKRows rows a model, or up to cpuGemvMaxRows over K of
+// cpuGemvMinK or more, reads its weight [out, in] in place, as rows of B^T: jit/cpu's gemv
+// path (gemvFits, the same rule) multiplies those rows without transposing them. With more
+// rows, or fewer over a short K, the transposed weight's register blocks, which reuse each
+// loaded weight element over more rows, are faster. A variable so that
+// BenchmarkFewRowLinears can compare with the transposed weight (0) in one process.
+var cpuGemvMaxRows = 32
+
+const (
+	cpuGemvAnyKRows = 3
+	cpuGemvMinK     = 256
+)
+
+// gemv: on the CPU, a matmul on few rows that reads B^T's rows (a weight [out, in]) in
+// place, bound by the weight's bytes rather than its multiply-adds.
+func (g *matmulGroup) gemv() bool {
+	return g.bRowsAlongK() && g.batch == 1 && g.m <= cpuGemvMaxRows && (g.m <= cpuGemvAnyKRows || g.k >= cpuGemvMinK)
+}
+
 // bRowsAlongK: B's rows run along K (a Linear's weight [N, K]), so the kernel reads B^T.
 func (g *matmulGroup) bRowsAlongK() bool { return g.bSK == 1 && g.bSN != 1 }
 
@@ -413,6 +432,16 @@ func intArg(name string, v int) LaunchArg { return LaunchArg{Name: name, Kind: I
 // multiply-adds, and edge tiles cost only their live part (jit/cpu's live extents). A tile
 // that is exactly a whole operand block (BLOCK_K = K) is read in place, without a copy.
 func (g *matmulGroup) heuristicBlocks() (bm, bn, bk int) {
+	if g.cpu && g.gemv() && len(g.tails) == 0 {
+		// Few rows reading the weight rows in place: a program takes whole rows, all of K at
+		// once, so it reads one contiguous block of the weight, which the hardware prefetches
+		// as a stream (in K slices of 512, rows 12 KB long were read in 2 KB pieces far apart:
+		// convnext_tiny's 3072 -> 768 Linear ran slower than on the transposed weight).
+		bk = clamp(nextPow2(g.k), 16, cpuGemvMaxBlockK)
+		bm, bn = clamp(nextPow2(g.m), 16, cpuMaxBlockMN), clamp(min(cpuGemvTile/bk, nextPow2(g.nn)), 16, 2*cpuMaxBlockMN)
+		bm, bn = g.spreadOverCores(bm, bn, g.m, g.nn, g.batch, g.k)
+		return bm, bn, bk
+	}
 	if g.cpu {
 		bm, bn = clamp(nextPow2(g.m), 16, cpuMaxBlockMN), clamp(nextPow2(g.nn), 16, 2*cpuMaxBlockMN)
 		if len(g.tails) > 0 {
@@ -425,6 +454,13 @@ func (g *matmulGroup) heuristicBlocks() (bm, bn, bk int) {
 	}
 	return clamp(nextPow2(g.m), 16, 64), clamp(nextPow2(g.nn), 16, 64), clamp(nextPow2(g.k), 16, 32)
 }
+
+// A few-row CPU Linear's weight tile (gemv): up to cpuGemvTile elements (256 KiB, a core's
+// L2 holds it with room to spare), K up to cpuGemvMaxBlockK at once.
+const (
+	cpuGemvTile      = 64 << 10
+	cpuGemvMaxBlockK = 4096
+)
 
 // The largest CPU dot tiles: a 128 x 512 activation tile and a 512 x 128 weight tile (256 KiB
 // each) stay within a core's L2.
@@ -695,7 +731,9 @@ func newKernel(template, fn, text string, consts map[string]any) *KernelSource {
 // Linear's [out, in]) the weight transposed to [in, out], computed once by a prepare launch
 // (Plan.markPrepare) placed before every other: each program then reads its weight tile as
 // plain rows, in place when they are fully live, instead of transposing it per tile and K
-// step. A weight shared by several matmuls is transposed once.
+// step. A weight shared by several matmuls is transposed once. A Linear on cpuGemvMaxRows
+// rows or fewer keeps its weight as it is: jit/cpu multiplies a few rows by a transposed
+// tile without transposing it, reading the weight rows in place, in order (its gemv path).
 func (l *lowerer) pretransposeWeights() {
 	var pre []group
 	done := map[string]View{}
@@ -717,6 +755,10 @@ func (l *lowerer) pretransposeWeights() {
 		switch g := gr.(type) {
 		case *matmulGroup:
 			if g.b.Buf.Kind != ParamBuffer || len(g.b.Shape) != 2 || g.batch != 1 || g.bSK != 1 || g.bSN == 1 {
+				continue
+			}
+			if g.gemv() {
+				l.notes[g] = append(l.notes[g], fmt.Sprintf("%d rows a model: the weight's rows are read in place, each once, in order (the CPU's gemv path)", g.m))
 				continue
 			}
 			// transposed takes a weight as a Linear holds it, [N, K] with K contiguous; a

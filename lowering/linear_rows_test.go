@@ -1,6 +1,7 @@
 package lowering
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/widejit/widejit/graph"
 )
 
 // TestLinearFixtures runs the small-row Linear fixtures (M = 1, 2, 3, 7; N and K not multiples
@@ -61,5 +64,44 @@ func TestLinearFixturesAVX2(t *testing.T) {
 		if !strings.Contains(string(out), want) {
 			t.Fatalf("the child test process did not report %q:\n%s", want, out)
 		}
+	}
+}
+
+// A CPU Linear on 3 rows a model or fewer, or on up to 32 rows over K >= 256, reads its
+// weight [out, in] as it is stored (matmul.py's tl.trans form, which jit/cpu multiplies in
+// place: its gemv path), with no prepare launch transposing it; otherwise the weight is
+// transposed once at load. The fixtures (TestLinearFixtures, both kernel variants) check the
+// values against PyTorch.
+func TestFewRowLinearsReadWeightsInPlace(t *testing.T) {
+	for _, c := range []struct {
+		rows, k int
+		gemv    bool
+	}{{1, 70, true}, {3, 70, true}, {4, 70, false}, {32, 70, false}, {4, 256, true}, {32, 300, true}, {33, 300, false}} {
+		rows, k, gemv := c.rows, c.k, c.gemv
+		g, err := graph.Parse("linear.json", []byte(fmt.Sprintf(`{"format": "widejit.graph/v1", "n": 3,
+  "inputs": [{"name": "x", "shape": [%d, %d], "dtype": "float32", "per_model": true}],
+  "params": [{"name": "w", "shape": [130, %d], "dtype": "float32"}, {"name": "b", "shape": [130], "dtype": "float32"}],
+  "nodes": [{"name": "fc", "op": "linear", "inputs": ["x"], "params": {"weight": "w", "bias": "b"}, "attrs": {"in_features": %d, "out_features": 130, "bias": true}},
+    {"name": "act", "op": "sigmoid", "inputs": ["fc"]}],
+  "outputs": ["act"], "init": {"seed": 1}}`, rows, k, k, k)), graph.Options{})
+		require.NoError(t, err)
+		plan, err := Lower(g, Options{Device: testDevice("cpu")})
+		require.NoError(t, err)
+		var mm *Launch
+		for _, l := range plan.Launches {
+			if l.Kernel.Template == "matmul.py" {
+				mm = l
+			}
+			require.False(t, gemv && l.Prepare, "%d rows: a prepare launch %s:\n%s", rows, l.Kernel.Source.Fn, Explain(plan))
+		}
+		require.NotNil(t, mm, Explain(plan))
+		require.Equal(t, gemv, strings.Contains(mm.Kernel.Source.Text, "tl.trans(bt)"), "%d rows, K = %d:\n%s", rows, k, mm.Kernel.Source.Text)
+		for _, a := range mm.Args {
+			if a.Name == "b_ptr" {
+				require.Equal(t, gemv, a.Buf.Kind == ParamBuffer, "%d rows: B is %s", rows, a.Buf.Name)
+			}
+		}
+		require.Equal(t, gemv, strings.Contains(Explain(plan), "the CPU's gemv path"), Explain(plan))
+		require.Contains(t, mm.Kernel.Source.Text, "1.0 / (1.0 + tl.exp(-", "the sigmoid stays fused")
 	}
 }

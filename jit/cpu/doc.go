@@ -43,7 +43,10 @@
 //     buffer views and, when it ends, sums all of them per register block on the panels
 //     kernels, bit for bit the dots in turn (panels.go). tl.trans of a
 //     2-D fp32 tile (the weight operand of a Linear) is an AVX2 8x8-block transpose
-//     (shape.go, vec_amd64.s).
+//     (shape.go, vec_amd64.s), left to the dot when the dot is its only user: a dot of a few
+//     live rows (3, or 32 over k >= 256) then reads the untransposed tile in place, each
+//     row of it once, in order, on the gemv kernels (gemv.go: four rows of B against up to
+//     three of A, vector partial sums folded at the end), and transposes it otherwise.
 //   - tl.dot multiplies only what is live (extent.go): a masked fp32 load with other=0 records
 //     the live extent of its tile (rows < M, k < K), tl.trans carries it over, and the dot
 //     runs on the live block, so an edge tile of a 257 x 131 matmul costs its live part; when

@@ -20,6 +20,10 @@ func (c *compiler) compileDot(in *ir.Instr, args []int, z int) (step, error) {
 		// A loop-carried accumulator used only here is updated in place instead of copied.
 		inPlace := c.deadAfter(in.Args[2], in)
 		trackA, trackB := r == 2 && c.tracked(in.Args[0]), r == 2 && c.tracked(in.Args[1])
+		bt := -1
+		if r == 2 {
+			bt = c.lazySource(in.Args[1])
+		}
 		return func(fr *frame) error {
 			if inPlace {
 				fr.swapSlot(clsF32, z, acc)
@@ -29,7 +33,7 @@ func (c *compiler) compileDot(in *ir.Instr, args []int, z int) (step, error) {
 			x, y, zz := fr.f32[a], fr.f32[b], fr.f32[z]
 			if r == 2 {
 				// Operands may view buffers in place (alias.go) and be zero-padded (extent.go).
-				fr.dotF32Live(a, b, z, m, n, k, trackA, trackB, nil, false)
+				fr.dotF32Live(a, b, z, m, n, k, trackA, trackB, nil, false, bt)
 				roundTo(out, zz)
 				return nil
 			}
@@ -419,6 +423,7 @@ func (c *compiler) dotAddStep(in *ir.Instr, da dotAdd, z int) (step, error) {
 	inPlace := c.deadAfter(da.acc, in)      // a loop-carried accumulator: take its storage over
 	observed := c.observedMasks(in, da.acc) // observed.go
 	deferOK := c.deferDots[in]              // panels.go
+	bt := c.lazySource(da.dot.Args[1])      // gemv.go
 	return func(fr *frame) error {
 		if inPlace && !fr.viewing(acc) { // never a buffer view's
 			fr.swapSlot(clsF32, z, acc)
@@ -426,7 +431,7 @@ func (c *compiler) dotAddStep(in *ir.Instr, da dotAdd, z int) (step, error) {
 			fr.settle(acc)
 			copy(fr.f32[z], fr.f32[acc])
 		}
-		fr.dotF32Live(a, b, z, m, n, k, trackA, trackB, observed, deferOK)
+		fr.dotF32Live(a, b, z, m, n, k, trackA, trackB, observed, deferOK, bt)
 		return nil
 	}, nil
 }

@@ -39,6 +39,7 @@ func selectMicroKernel(allowAVX512 bool) {
 		gemmNarrow = gemmStrip{w: 16, mr: 16, kern: kernelsAVX512_16[:], masked: kernelsAVX512_16masked[:]}
 		gemmWideEdge = gemmStrip{w: 48, mr: 8, masked: kernelsAVX512_48masked[:]}
 		gemmShort = gemmStrip{w: 64, mr: 4, kern: kernelsAVX512_64[:]}
+		gemvKern, gemvLanes = gemvKernelsAVX512[:], 16
 		gemmSIMD, microName = true, fmt.Sprintf("AVX-512 dot, %dx32 tiles", gemmWide.mr)
 	case cpu.X86.HasAVX2 && cpu.X86.HasFMA:
 		gemmWide = gemmStrip{w: 16, mr: 6, kern: kernelsAVX2_16[:]}
@@ -46,8 +47,10 @@ func selectMicroKernel(allowAVX512 bool) {
 		gemmWideEdge = gemmStrip{}
 		gemmShort = gemmStrip{w: 24, mr: 4, kern: kernelsAVX2_24[:]}
 		panelKernels, panelCols = []panelKernel{{6, sgemmAVX2_6x16panels}}, 16
+		gemvKern, gemvLanes = gemvKernelsAVX2[:], 8
 		gemmSIMD, microName = true, "AVX2/FMA dot, 6x16 tiles"
 	default:
+		gemvKern = nil
 		gemmSIMD, microName = false, "pure Go dot"
 		panelKernels = nil
 	}

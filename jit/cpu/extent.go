@@ -139,10 +139,23 @@ func transposeLive(dst, src []float32, rows, cols, lds int, e extent) {
 // views or not, alias.go) on their live blocks when the dropped products are all exactly
 // zero, or fall where no one looks (observed: the slots of the only masks z is stored
 // through, observed.go), else on the whole tiles, zero-padded as the kernel wrote them.
-func (fr *frame) dotF32Live(a, b, z, m, n, k int, trackA, trackB bool, observed []int, deferOK bool) {
-	ea, eb := fr.operandExtent(a, trackA, m, k), fr.operandExtent(b, trackB, k, n)
-	x, y := fr.f32[a], fr.f32[b]
-	lda, ldb := fr.leading(a, k), fr.leading(b, n)
+// bt >= 0: b is the lazy transpose of the n x k tile in slot bt (gemv.go), which a few live
+// rows of a multiply in place; otherwise b is transposed here first.
+func (fr *frame) dotF32Live(a, b, z, m, n, k int, trackA, trackB bool, observed []int, deferOK bool, bt int) {
+	ea := fr.operandExtent(a, trackA, m, k)
+	inPlace := bt >= 0 && gemvFits(ea.rows, min(ea.cols, fr.operandExtent(bt, trackB, n, k).cols))
+	if bt >= 0 && !inPlace {
+		fr.transpose2D(b, bt, n, k, trackB, true)
+	}
+	var eb extent
+	var y []float32
+	var ldb int
+	if inPlace {
+		eb, y, ldb = fr.operandExtent(bt, trackB, n, k).transposed(), fr.f32[bt], fr.leading(bt, k)
+	} else {
+		eb, y, ldb = fr.operandExtent(b, trackB, k, n), fr.f32[b], fr.leading(b, n)
+	}
+	x, lda := fr.f32[a], fr.leading(a, k)
 	// The dropped products pair zeros of one operand with the other's live block: rows of A
 	// past its extent (or B's K rows past A's columns) meet B's, and vice versa. Those of
 	// A's zero rows and B's zero columns land outside the live product only.
@@ -155,14 +168,29 @@ func (fr *frame) dotF32Live(a, b, z, m, n, k int, trackA, trackB bool, observed 
 	if needA || needB {
 		finiteChecks.Add(1)
 	}
-	if needA && !allFinite(x, ea.rows, ea.cols, lda) || needB && !allFinite(y, eb.rows, eb.cols, ldb) {
+	finiteB := func() bool {
+		if inPlace {
+			return allFinite(y, eb.cols, eb.rows, ldb)
+		}
+		return allFinite(y, eb.rows, eb.cols, ldb)
+	}
+	if needA && !allFinite(x, ea.rows, ea.cols, lda) || needB && !finiteB() {
 		// A dropped product may be 0*inf: compute everything, as written.
 		fr.settle(z)
+		if inPlace {
+			fr.transpose2D(b, bt, n, k, trackB, true)
+		}
 		x, y = fr.zeroPadded(a, trackA, m, k, ea), fr.zeroPadded(b, trackB, k, n, eb)
 		gemmF32(m, n, k, x, k, y, n, fr.f32[z], n, &fr.gemmScratch)
 		return
 	}
 	if kk := min(ea.cols, eb.rows); ea.rows > 0 && eb.cols > 0 && kk > 0 {
+		if inPlace {
+			fr.settle(z)
+			gemvDots.Add(1)
+			gemvF32(ea.rows, eb.cols, kk, x, lda, y, ldb, fr.f32[z], n)
+			return
+		}
 		// operands that view buffer memory stay valid until the nest ends (panels.go)
 		if deferOK && queueDots && kk <= panelMaxK && fr.viewing(a) && fr.viewing(b) {
 			fr.deferDot(dotPanel{a: x, lda: lda, b: y, ldb: ldb, m: ea.rows, n: eb.cols, k: kk}, fr.f32[z], n)

@@ -42,27 +42,15 @@ func (c *compiler) compileShape(in *ir.Instr, a, z int) (step, error) {
 		}
 		if cls == clsF32 && tz.Rank() == 2 && in.Ints[0] == 1 {
 			// tl.trans of a loaded weight tile feeding tl.dot: the hot permute
-			rows, cols := ts.Shape[0], ts.Shape[1]
-			if !c.tracked(in.Args[0]) {
-				return func(fr *frame) error {
-					if lds := fr.ld[a]; lds != 0 { // a strided buffer view (alias.go)
-						transposeLive(fr.f32[z], fr.f32[a], rows, cols, lds, extent{rows, cols})
-					} else {
-						transposeF32(fr.f32[z], fr.f32[a], rows, cols)
-					}
-					return nil
-				}, nil
+			if c.lazyTranspose(in) {
+				return func(*frame) error { return nil }, nil // the dot transposes it if it must (gemv.go)
 			}
-			// A zero-padded tile: carry its live extent over (extent.go).
-			live := c.feedsOneDot(in.Results[0], false)
+			rows, cols := ts.Shape[0], ts.Shape[1]
+			tracked := c.tracked(in.Args[0])
+			// a zero-padded tile carries its live extent over (extent.go)
+			live := tracked && c.feedsOneDot(in.Results[0], false)
 			return func(fr *frame) error {
-				e, lds := fr.ext[a], fr.leading(a, cols)
-				if live || fr.partial[a] || lds != cols {
-					transposeLive(fr.f32[z], fr.f32[a], rows, cols, lds, e)
-				} else {
-					transposeF32(fr.f32[z], fr.f32[a], rows, cols)
-				}
-				fr.ext[z], fr.partial[z] = e.transposed(), live || fr.partial[a]
+				fr.transpose2D(z, a, rows, cols, tracked, live)
 				return nil
 			}, nil
 		}

@@ -62,7 +62,7 @@ def {{.Fn}}(
 {{- end}}
 {{- if .BRowsAlongK}}
         # B^T's rows (a Linear's weight rows) are contiguous along K: load them as rows and
-        # transpose in registers
+        # transpose in registers (the CPU, on a few rows of a, reads them in place instead)
         bt = tl.load(b_base + rn[:, None] * b_sn + ks[None, :] * b_sk,
                      mask=(rn[:, None] < N) & (ks[None, :] < K), other=0.0)
         acc += tl.dot(a, tl.trans(bt), input_precision=INPUT_PRECISION)
