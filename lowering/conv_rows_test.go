@@ -257,7 +257,7 @@ func TestSqueezeExciteFCsAreMatmuls(t *testing.T) {
 	}
 }
 
-// conv_flat.py masks the last pixel tile's dead columns only when they are most of it; the
+// conv_flat.py masks the last pixel tile's dead columns when there are enough (flatQMask); the
 // fixtures and examples (checked against PyTorch by TestConvFixtures' "cpu" variant and
 // TestConvFlatTapMajorAndPaddedStores) have both forms, and depthwise convolutions run on it
 // too, over their zero-padded planes, with the channel blocks off (conv_dw_blocks.py).
