@@ -257,7 +257,7 @@ func TestSqueezeExciteFCsAreMatmuls(t *testing.T) {
 	}
 }
 
-// conv_flat.py masks the last pixel tile's dead columns only when they are most of it; the
+// conv_flat.py masks the last pixel tile's dead columns when there are enough (flatQMask); the
 // fixtures and examples (checked against PyTorch by TestConvFixtures' "cpu" variant and
 // TestConvFlatTapMajorAndPaddedStores) have both forms, and depthwise convolutions run on it
 // too, over their zero-padded planes, with the channel blocks off (conv_dw_blocks.py).
@@ -295,8 +295,36 @@ func TestConvFlatPixelMasks(t *testing.T) {
 	if masked == 0 || whole == 0 || depthwise == 0 {
 		t.Errorf("conv_flat.py kernels: %d with masked pixel tiles, %d whole, %d depthwise; want each > 0", masked, whole, depthwise)
 	}
-	if flatQMask(12, 16) || !flatQMask(1088, 512) || flatQMask(1024, 512) {
-		t.Error("flatQMask: want whole tiles for 12 of 16 and full tiles, masks for a 64-pixel rest of 512")
+	if flatQMask(12, 16, true) || !flatQMask(1088, 512, true) || flatQMask(1024, 512, true) || !flatQMask(286, 512, true) {
+		t.Error("flatQMask: want whole tiles for 12 of 16 and full tiles, masks for a 64-pixel rest of 512 and 286 of 512")
+	}
+	if !flatQMask(1088, 512, false) || flatQMask(286, 512, false) {
+		t.Error("flatQMask, depthwise: want masks for a 64-pixel rest of 512, not for 286 of 512")
+	}
+}
+
+// The zoo's ResBlock (bench/zoo/resblock.json: 64 channels on 16x16 images, padded to 18x18,
+// Q = 286 pixels in one 512 tile) computes only its live pixels: both convolutions mask the
+// 226 dead columns, which computed whole made them 1.6x slower per CPU-second
+// (bench/results/zoo_conv.md). The masked tile's numbers are checked against PyTorch by
+// TestConvFixtures (cnn's asym: 40 of 64, patches' many: 72 of 128, both kernel variants).
+func TestZooResblockMasksDeadPixels(t *testing.T) {
+	plan := lowerGraphFile(t, filepath.Join("..", "bench", "zoo", "resblock.json"), "cpu")
+	convs := 0
+	for _, ln := range plan.Launches {
+		if ln.Kernel.Template != "conv_flat.py" {
+			continue
+		}
+		convs++
+		if bp := ln.Kernel.Consts["BLOCK_P"]; bp != int64(512) {
+			t.Errorf("%v: BLOCK_P %v, want 512 (Q = 286 in one tile)", ln.Nodes, bp)
+		}
+		if !strings.Contains(ln.Kernel.Source.Text, "mask=q[None, :] < Q, other=0.0") {
+			t.Errorf("%v: the input tile is loaded whole, want the pixels past Q masked:\n%s", ln.Nodes, ln.Kernel.Source.Text)
+		}
+	}
+	if convs != 2 {
+		t.Errorf("%d conv_flat.py launches, want the ResBlock's 2:\n%s", convs, plan)
 	}
 }
 

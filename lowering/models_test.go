@@ -179,13 +179,19 @@ func TestTokenMixingTransposed(t *testing.T) {
 // lowerModelFixture is the plan of a model fixture for a device kind.
 func lowerModelFixture(t *testing.T, fixture, kind string) *Plan {
 	t.Helper()
-	g, err := graph.Load(filepath.Join("testdata", "models", fixture, "graph.json"))
+	return lowerGraphFile(t, filepath.Join("testdata", "models", fixture, "graph.json"), kind)
+}
+
+// lowerGraphFile is the plan of a graph file for a device kind.
+func lowerGraphFile(t *testing.T, path, kind string) *Plan {
+	t.Helper()
+	g, err := graph.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	plan, err := Lower(g, Options{Device: testDevice(kind)})
 	if err != nil {
-		t.Fatalf("%s (%s): %v", fixture, kind, err)
+		t.Fatalf("%s (%s): %v", path, kind, err)
 	}
 	return plan
 }

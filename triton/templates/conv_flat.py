@@ -8,7 +8,7 @@ BLOCK_P] has contiguous rows BLOCK_P long at per-row offsets, with no masks but 
 unless QMask: the pixels of the last tile past Q read the next planes or the buffer's slack,
 finite or not, into accumulator columns that are never stored, so the tile stays whole (a
 partial one makes tl.dot check the weight tile for infinities at every step, which costs more
-than the few dead columns); QMask masks them when they are most of the last tile. The Wp - OW columns past each output row but the last (Q = (OH-1)*Wp +
+than a few dead columns); QMask masks them when they are more (lowering's flatQMask). The Wp - OW columns past each output row but the last (Q = (OH-1)*Wp +
 OW ends at the last output pixel) are computed from the next row's border and dropped at the
 store. The weight [OC, CG*KH*KW] is read as it lies, rows
 contiguous; with TapMajor (groups of many channels) the reduction runs tap by tap over the
