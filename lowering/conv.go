@@ -57,6 +57,10 @@ var convTapMajorMinChannels = 8
 // kernel on the same problems.
 var convPaddedCopies = true
 
+// convSharedPhases lets a 1x1 strided convolution read the stride phase planes copied for
+// another convolution of its input (sharePhases); tests turn it off to check its own copy.
+var convSharedPhases = true
+
 const convRowMinWidth = 8
 
 // convFlatMaxBlockP bounds conv_flat.py's pixel tile, whose last one reads up to that far past
@@ -206,7 +210,7 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 			// may store the next convolution's padded planes
 			g.direct = true
 			g.hp, g.wp, g.phh, g.phw = g.h, g.wd, 1, 1
-		case g.takePaddedInput(l, n.Inputs[0].Name, inC), g.takePaddedCopy(l, n.Inputs[0].Name, inC):
+		case g.takePaddedInput(l, n.Inputs[0].Name, inC), g.takePaddedCopy(l, n.Inputs[0].Name, inC), g.sharePhases(l, inC):
 		default:
 			g.padInput(l, n.Name, inC)
 		}
@@ -773,10 +777,47 @@ func (g *convGroup) padInput(l *lowerer, node string, inC int) {
 	}
 	pg.groupBase = groupBase{nodes: []string{node + what}, ops: []string{"pad"}, out: out}
 	l.addGroup(pg, name)
-	if pg.phases == nil { // (a residual is read from plain padded planes only)
-		l.padCopies = append(l.padCopies, padCopy{src: g.x, out: pg.out, pad: pad, h: g.h, w: g.wd, planes: planes, by: pg.nodes[0]})
-	}
+	l.padCopies = append(l.padCopies, padCopy{src: g.x, out: pg.out, pad: pad, h: g.h, w: g.wd, planes: planes, by: pg.nodes[0], phases: pg.phases})
 	g.x = pg.out
+}
+
+// sharePhases makes a 1x1 strided convolution read its input from the stride phase planes
+// already copied for another convolution of the same input and strides (ResNet's and
+// ConvNeXt's downsampling shortcut next to its block's 3x3 stride-2 convolution): its output
+// pixel (oh, ow) reads padded pixel (stride*oh + d) of that copy, d = the other's padding
+// minus its own, which lies at (oh + d // stride) of phase d % stride. So it runs as the
+// strided kernel's single tap over that phase plane (a flat shift of q, the phase plane's
+// border columns computed and dropped), and its own phase copy disappears. It reports false
+// when no such copy holds every pixel it reads.
+func (g *convGroup) sharePhases(l *lowerer, inC int) bool {
+	if !convSharedPhases || !g.strided() || g.kh != 1 || g.kw != 1 {
+		return false
+	}
+	for _, pc := range l.padCopies {
+		p := pc.phases
+		if p == nil || p.sh != g.sh || p.sw != g.sw || pc.src.Buf != g.x.Buf || pc.src.Offset != g.x.Offset ||
+			pc.src.ModelStride != g.x.ModelStride || !slices.Equal(pc.src.Shape, g.x.Shape) || pc.src.DType != g.x.DType ||
+			pc.planes != g.batch*inC || pc.h != g.h || pc.w != g.wd {
+			continue
+		}
+		dh, dw := p.padH-g.ph, p.padW-g.pw
+		// every pixel read is in the copy: the phase is copied, and the last output row and
+		// column land inside the phase plane (where the border holds the zeros of this
+		// convolution's own padding)
+		if dh < 0 || dw < 0 || dh%g.sh >= p.phh || dw%g.sw >= p.phw ||
+			g.oh-1+dh/g.sh >= pc.pad.hp || g.ow-1+dw/g.sw >= pc.pad.wp {
+			continue
+		}
+		plane := pc.pad.hp * pc.pad.wp
+		g.hp, g.wp, g.phh, g.phw = pc.pad.hp, pc.pad.wp, p.phh, p.phw
+		g.xCStride = p.phh * p.phw * plane
+		g.xBStride = inC * g.xCStride
+		g.x = pc.out
+		g.x.Offset += ((dh%g.sh)*p.phw+dw%g.sw)*plane + (dh/g.sh)*pc.pad.wp + dw/g.sw
+		l.notes[g] = append(l.notes[g], fmt.Sprintf("reads phase (%d, %d) of the stride phase planes copied for %s: no copy of its own", dh%g.sh, dw%g.sw, pc.by))
+		return true
+	}
+	return false
 }
 
 // padCopy is a zero-padded copy of a convolution input: src's planes [h, w] (planes of them)
@@ -787,6 +828,7 @@ type padCopy struct {
 	pad          planePad
 	h, w, planes int
 	by           string
+	phases       *padPhases // stride phase planes, each a pad plane (pad.off unused), else nil
 }
 
 // readPaddedLeaves makes the epilogue read a leaf that is the whole dense output-shaped
@@ -804,7 +846,7 @@ func (g *convGroup) readPaddedLeaves(l *lowerer) {
 			continue
 		}
 		for _, pc := range l.padCopies {
-			if pc.src.Buf != v.Buf || pc.src.Offset != v.Offset || pc.src.ModelStride != v.ModelStride ||
+			if pc.phases != nil || pc.src.Buf != v.Buf || pc.src.Offset != v.Offset || pc.src.ModelStride != v.ModelStride ||
 				!slices.Equal(pc.src.Shape, v.Shape) || pc.pad.wp != g.wp || pc.h != g.oh || pc.w != g.ow ||
 				pc.planes != g.batch*outC {
 				continue

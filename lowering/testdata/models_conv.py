@@ -216,6 +216,31 @@ class ConvsCNN(nn.Module):
                 self.max_seq(seq))
 
 
+class ConvsStridedShared(nn.Module):
+    """1x1 strided convolutions next to a wider strided one of the same input (ResNet's
+    downsampling shortcut beside its block's 3x3 stride-2 conv), at odd sizes: unpadded (phase
+    (1, 1) of the 3x3's copy), padded like it (phase (0, 0)), beside a 5x5 padded by 2 (phase
+    (0, 0) one row and column in), an asymmetric stride (2, 1), and padded beyond the other
+    (no phase holds its border: it needs its own copy); the shortcut added to the 3x3's
+    output as a residual."""
+
+    def __init__(self):
+        super().__init__()
+        self.down = nn.Conv2d(6, 8, 3, stride=2, padding=1, bias=False)
+        self.short = nn.Conv2d(6, 8, 1, stride=2)
+        self.short_p = nn.Conv2d(6, 4, 1, stride=2, padding=1)
+        self.short_far = nn.Conv2d(6, 3, 1, stride=2, padding=2)
+        self.big = nn.Conv2d(5, 6, 5, stride=2, padding=2)
+        self.short2 = nn.Conv2d(5, 6, 1, stride=2, groups=1)
+        self.asym = nn.Conv2d(4, 6, 3, stride=(2, 1), padding=1)
+        self.short3 = nn.Conv2d(4, 6, 1, stride=(2, 1))
+
+    def forward(self, img, img2, img3):
+        y = torch.relu(self.down(img) + self.short(img))
+        return (y, self.short_p(img), self.short_far(img), self.big(img2), self.short2(img2), self.asym(img3),
+                self.short3(img3))
+
+
 class ConvsMobile(nn.Module):
     """The blocks of mobile CNNs at odd sizes. Squeeze-excite scales read by a 1x1 convolution:
     `scale * input` as torchvision writes it over 32 channels (MobileNetV3: hardsigmoid, then

@@ -1,0 +1,70 @@
+package lowering
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/widejit/widejit/graph"
+)
+
+// stridedSharedDir is the fixture of 1x1 strided convolutions beside a wider strided one of
+// the same input (models_conv.py's ConvsStridedShared).
+var stridedSharedDir = filepath.Join("testdata", "conv", "strided_shared_n3")
+
+// padLaunches lists, for each convolution of dir's CPU plan that reads a copy of its input
+// made by a conv_pad.py launch of its own, that launch's node.
+func padLaunches(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	g, err := graph.Load(filepath.Join(dir, "graph.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Lower(g, Options{Device: testDevice("cpu")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	padded := map[string]bool{}
+	for _, ln := range plan.Launches {
+		if ln.Kernel.Template != "conv_pad.py" {
+			continue
+		}
+		for _, n := range ln.Nodes {
+			padded[strings.Fields(n)[0]] = true
+		}
+	}
+	return padded
+}
+
+// A 1x1 strided convolution reads the stride phase planes copied for a wider strided
+// convolution of the same input (sharePhases) wherever a phase holds every pixel it reads
+// (unpadded, padded alike, inside a wider padding, an asymmetric stride), and copies its own
+// where it does not (padded beyond the other); both give PyTorch's numbers, as with the
+// sharing off.
+func TestSharedStridePhases(t *testing.T) {
+	padded := padLaunches(t, stridedSharedDir)
+	for _, n := range []string{"down", "big", "asym", "short_far"} {
+		if !padded[n] {
+			t.Errorf("%s: no phase copy of its own, want one (CPU plan pads %v)", n, padded)
+		}
+	}
+	for _, n := range []string{"short", "short_p", "short2", "short3"} {
+		if padded[n] {
+			t.Errorf("%s: copies its own stride phases, want it to read those of the wider convolution beside it", n)
+		}
+	}
+	cpuPlan := Options{Device: testDevice("cpu")}
+	checkFixtureCPU(t, stridedSharedDir, cpuPlan)
+	convSharedPhases = false
+	defer func() { convSharedPhases = true }()
+	if padded := padLaunches(t, stridedSharedDir); !padded["short"] || !padded["short3"] {
+		t.Errorf("with the sharing off, the shortcuts still read another convolution's phases (pads: %v)", padded)
+	}
+	checkFixtureCPU(t, stridedSharedDir, cpuPlan)
+}
+
+// TestSharedStridePhasesAVX2 is TestSharedStridePhases with AVX-512 off (checkFixturesAVX2).
+func TestSharedStridePhasesAVX2(t *testing.T) {
+	checkFixturesAVX2(t, "TestSharedStridePhasesAVX2", "^(TestSharedStridePhasesAVX2|TestSharedStridePhases|TestConvFixtures)$/^(strided_shared_n3)?$/^(cpu)?$",
+		"--- PASS: TestSharedStridePhases", "--- PASS: TestConvFixtures/strided_shared_n3/cpu")
+}
