@@ -139,6 +139,7 @@ var regnetGroupedConvs = []convShape{
 	{"g13/104/s2/24x24", 104, 104, 3, 2, 24, 13},
 	{"g13/104/12x12", 104, 104, 3, 1, 12, 13},
 	{"g26/208/6x6", 208, 208, 3, 1, 6, 26},
+	{"g55/440/s2/6x6", 440, 440, 3, 2, 6, 55},
 	{"g55/440/3x3", 440, 440, 3, 1, 3, 55},
 }
 
@@ -170,6 +171,15 @@ func BenchmarkResnet18Convs(b *testing.B) { benchmarkConvs(b, resnet18Convs) }
 // BenchmarkRegnetGroupedConvs is BenchmarkResnet18Convs for regnet_y_400mf's grouped
 // convolutions (regnetGroupedConvs).
 func BenchmarkRegnetGroupedConvs(b *testing.B) { benchmarkConvs(b, regnetGroupedConvs) }
+
+// BenchmarkRegnetGroupedConvsAll is BenchmarkRegnetGroupedConvs with conv_grouped.py on
+// every map (convGroupedAlways), for A/B runs against conv_flat.py, which
+// BenchmarkRegnetGroupedConvs runs on the maps above convGroupedMaxPixels.
+func BenchmarkRegnetGroupedConvsAll(b *testing.B) {
+	convGroupedAlways = true
+	defer func() { convGroupedAlways = false }()
+	benchmarkConvs(b, regnetGroupedConvs)
+}
 
 func benchmarkConvs(b *testing.B, convs []convShape) {
 	const n, batch = 3, 2
