@@ -1006,9 +1006,9 @@ func (g *convPadGroup) emit(l *lowerer) (*Launch, error) {
 	programs := cdiv(g.planes, bpl)
 	if b := g.blocks; b != nil {
 		bpl, programs = b.size, g.planes // a program moves one block
-		cb := cdiv(b.oc, b.size) // blocks a sample
+		cb := cdiv(b.oc, b.size)
 		if b.cg > 0 {
-			cb *= b.cg
+			cb *= b.cg // blocks a sample: (group block, in-group channel)
 		}
 		args = append(args, intArg("x_bstride", b.xBStride), intArg("OC", b.oc), intArg("CB", cb), intArg("BLOCK_STRIDE", b.stride))
 		if b.cg > 0 {
