@@ -172,12 +172,18 @@ func BenchmarkResnet18Convs(b *testing.B) { benchmarkConvs(b, resnet18Convs) }
 // convolutions (regnetGroupedConvs).
 func BenchmarkRegnetGroupedConvs(b *testing.B) { benchmarkConvs(b, regnetGroupedConvs) }
 
-// BenchmarkRegnetGroupedConvsAll is BenchmarkRegnetGroupedConvs with conv_grouped.py on
-// every map (convGroupedAlways), for A/B runs against conv_flat.py, which
-// BenchmarkRegnetGroupedConvs runs on the maps above convGroupedMaxPixels.
+// BenchmarkRegnetGroupedConvsAll and BenchmarkRegnetGroupedConvsFlat are
+// BenchmarkRegnetGroupedConvs with every map on conv_grouped.py (convGroupedAlways) or on
+// conv_flat.py (convGroupedBlocks off), for A/B runs of the two kernels.
 func BenchmarkRegnetGroupedConvsAll(b *testing.B) {
 	convGroupedAlways = true
 	defer func() { convGroupedAlways = false }()
+	benchmarkConvs(b, regnetGroupedConvs)
+}
+
+func BenchmarkRegnetGroupedConvsFlat(b *testing.B) {
+	convGroupedBlocks = false
+	defer func() { convGroupedBlocks = true }()
 	benchmarkConvs(b, regnetGroupedConvs)
 }
 

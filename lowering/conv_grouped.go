@@ -9,11 +9,12 @@ import (
 // conv_flat.py's dots.
 const convGroupedMaxWidth = 16
 
-// convGroupedMaxPixels is the largest output map (pixels) conv_grouped.py takes by default:
-// on RegNet's 3x3 maps it measured faster than conv_flat.py's program per group and sample,
-// on its 6x6 to 24x24 maps slower (bench/results/dense_conv.md), where its multiply-adds
-// stream accumulators and input tiles through memory that conv_flat.py's dots keep in
-// registers, and the block copy of its input moves short rows.
+// convGroupedMaxPixels is the largest output map (pixels) conv_grouped.py takes by default,
+// at unit stride: on RegNet's 3x3 maps it measured faster than conv_flat.py's program per
+// group and sample, on its 6x6 to 24x24 maps and its stride-2 convolution to a 3x3 map slower
+// (bench/results/dense_conv.md): its multiply-adds stream accumulators and input tiles
+// through memory where conv_flat.py's dots keep them in registers, and its input's block copy
+// moves short rows (phase planes of them when strided).
 const convGroupedMaxPixels = 16
 
 // convGroupedAlways makes conv_grouped.py take every grouped convolution it can run,
@@ -21,10 +22,11 @@ const convGroupedMaxPixels = 16
 var convGroupedAlways = false
 
 // groupedBlocksPayOff reports a grouped convolution (not depthwise, not a pointwise GEMM) with
-// groups narrow enough for conv_grouped.py, on a map small enough for it to pay off.
+// groups narrow enough for conv_grouped.py, at unit stride on a map small enough for it to
+// pay off.
 func (g *convGroup) groupedBlocksPayOff() bool {
 	return g.groups > 1 && g.cg > 1 && g.cg <= convGroupedMaxWidth && g.ocg <= convGroupedMaxWidth && !g.pointwise() &&
-		(convGroupedAlways || g.oh*g.ow <= convGroupedMaxPixels)
+		(convGroupedAlways || !g.strided() && g.oh*g.ow <= convGroupedMaxPixels)
 }
 
 // groupedOuts numbers the output channels of a group for conv_grouped.py, which unrolls them
