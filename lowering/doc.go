@@ -51,7 +51,8 @@
 //     epilogue reads its residual from when the widths agree (readPaddedLeaves); depthwise
 //     convolutions over a copy of their input in zero-padded blocks of channels, channels
 //     last (conv_pad.py's Blocks), as per-tap multiply-adds of one contiguous [pixels,
-//     channels] tile read in place (conv_dw_blocks.py), no dot; norms and
+//     channels] tile read in place (conv_dw_blocks.py), no dot, and so grouped ones with
+//     narrow groups on small maps, a lane per group (conv_grouped.py); norms and
 //     last-dim reductions a block of rows per program (norm_rows.py, reduce_rows.py); a
 //     softmax, log_softmax or LayerNorm over the last dim of a matmul or fused MLP whose
 //     programs hold whole rows runs in that kernel after its epilogue (rowops.go's row
