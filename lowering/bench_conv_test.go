@@ -225,6 +225,7 @@ var regnetGroupedConvs = []convShape{
 	{"g13/104/s2/24x24", 104, 104, 3, 2, 24, 13},
 	{"g13/104/12x12", 104, 104, 3, 1, 12, 13},
 	{"g26/208/6x6", 208, 208, 3, 1, 6, 26},
+	{"g55/440/s2/6x6", 440, 440, 3, 2, 6, 55},
 	{"g55/440/3x3", 440, 440, 3, 1, 3, 55},
 }
 
@@ -284,6 +285,21 @@ var mobileDepthwiseConvs = []convShape{
 // BenchmarkMobileDepthwiseConvs is BenchmarkResnet18Convs for the depthwise convolutions of
 // mobileDepthwiseConvs; "node" adds the input's copy into channel blocks.
 func BenchmarkMobileDepthwiseConvs(b *testing.B) { benchmarkConvs(b, mobileDepthwiseConvs) }
+
+// BenchmarkRegnetGroupedConvsAll and BenchmarkRegnetGroupedConvsFlat are
+// BenchmarkRegnetGroupedConvs with every map on conv_grouped.py (convGroupedAlways) or on
+// conv_flat.py (convGroupedBlocks off), for A/B runs of the two kernels.
+func BenchmarkRegnetGroupedConvsAll(b *testing.B) {
+	convGroupedAlways = true
+	defer func() { convGroupedAlways = false }()
+	benchmarkConvs(b, regnetGroupedConvs)
+}
+
+func BenchmarkRegnetGroupedConvsFlat(b *testing.B) {
+	convGroupedBlocks = false
+	defer func() { convGroupedBlocks = true }()
+	benchmarkConvs(b, regnetGroupedConvs)
+}
 
 func benchmarkConvs(b *testing.B, convs []convShape) {
 	const n, batch = 3, 2

@@ -16,7 +16,9 @@ import (
 // instead: a GEMM tile over one group's 1 or 2 output channels would be mostly padding. On the
 // CPU they run over channel blocks (conv_dw_blocks.py): the input copied once, zero-padded, in
 // blocks of channels laid out channels last, so that each tap is one contiguous tile whose lanes
-// are all channels.
+// are all channels. Grouped convolutions with narrow groups (RegNet's 8 channels a group) run
+// there the same way (conv_grouped.py), a lane per group: a block holds one in-group channel of
+// many groups.
 // Convolutions with wide enough output rows use the row-tiled implicit GEMM (conv_rows.py:
 // taps and channel blocks as loops, loads affine along the row, which the CPU backend copies
 // row by row instead of gathering), fed by a weight relayout (conv_weight.py) that runs once
@@ -33,6 +35,11 @@ var convDirectDepthwise = true
 // convDepthwiseBlocks selects conv_dw_blocks.py (channel blocks, channels last) for the CPU
 // plans of depthwise convolutions; tests turn it off to check conv_flat.py's depthwise form.
 var convDepthwiseBlocks = true
+
+// convGroupedBlocks selects conv_grouped.py (one in-group channel of many groups a block,
+// channels last) for the CPU plans of grouped convolutions with narrow groups on small maps
+// (groupedBlocksPayOff); tests turn it off to check conv_flat.py on the same problems.
+var convGroupedBlocks = true
 
 // convRowKernel selects the row-tiled implicit GEMM (conv_rows.py) for the convolutions whose
 // output rows are at least convRowMinWidth wide and whose steps pay off (rowStepsPayOff);
@@ -85,6 +92,7 @@ type convGroup struct {
 	tapMajor               bool     // conv_flat.py: tap by tap, the weight relaid as [tap, OC, CG]
 	direct                 bool     // conv_flat.py pointwise: the input's own dense planes, no pad copy
 	chanBlock              int      // conv_dw_blocks.py: channels per block of its input (xCStride: a block's stride), else 0
+	groupBlock             int      // conv_grouped.py: groups per block of its input (xCStride: a block's stride), else 0
 	scale                  *View    // conv_flat.py pointwise: a per-(sample, channel) input scale [B or 1, C, 1, 1] (channelScaleFor)
 	padCopy                *padCopy // conv_flat.py: a zero-padded copy of the output stored too, for a convolution reading it (takePaddedCopy)
 }
@@ -190,6 +198,9 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	if g.depthwise && g.flat && convDepthwiseBlocks {
 		g.flat, g.chanBlock = false, depthwiseChannelBlock(outC)
 	}
+	if g.flat && !g.depthwise && convGroupedBlocks && g.groupedBlocksPayOff() {
+		g.flat, g.groupBlock = false, depthwiseChannelBlock(groups)
+	}
 	chBound := "OCG"
 	switch {
 	case g.depthwise && g.flat:
@@ -200,8 +211,11 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	case g.depthwise:
 		chBound = "OC"
 		l.notes[g] = append(l.notes[g], "depthwise: direct kernel, no GEMM over 1-channel groups")
+	case g.groupBlock > 0:
+		chBound = "GROUPS"
+		l.notes[g] = append(l.notes[g], fmt.Sprintf("%d groups of %d channels: per-tap multiply-adds of contiguous [pixels, %d groups] tiles of the input copied in group blocks, a lane per group (conv_grouped.py)", groups, g.cg, g.groupBlock))
 	}
-	g.rows = !g.depthwise && convRowKernel && (convRowAlways || g.rowWidth() >= convRowMinWidth && g.rowStepsPayOff())
+	g.rows = !g.depthwise && g.groupBlock == 0 && convRowKernel && (convRowAlways || g.rowWidth() >= convRowMinWidth && g.rowStepsPayOff())
 	if g.flat {
 		g.rows = false
 		switch {
@@ -215,10 +229,15 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 			g.padInput(l, n.Name, inC)
 		}
 	}
-	if g.chanBlock > 0 {
+	if g.chanBlock > 0 || g.groupBlock > 0 {
 		g.blockInput(l, n.Name, inC, outC)
 	}
-	if g.rows || g.flat || g.chanBlock > 0 { // [channel, pixel] accumulators
+	if g.groupBlock > 0 {
+		if err := g.groupedWeight(l, n.Name); err != nil {
+			return err
+		}
+	}
+	if g.rows || g.flat || g.chanBlock > 0 || g.groupBlock > 0 { // [channel, pixel] accumulators
 		g.epi = newConvRowsEpilogue(out, batched, chBound)
 	} else {
 		g.epi = newConvEpilogue(out, batched, chBound)
@@ -441,6 +460,9 @@ type convData struct {
 	Phases          bool // conv_pad.py: write phase planes for a strided convolution
 	Blocks          bool // conv_pad.py: write channel blocks, channels last (conv_dw_blocks.py)
 	Mult            bool // conv_pad.py Blocks: output channels read input channel c // MULT
+	Grouped         bool // conv_pad.py Blocks: a block holds one in-group channel of BLOCK_PL groups (conv_grouped.py)
+
+	Outs []int // conv_grouped.py: the output channels of a group, 0 .. OCG-1 (an accumulator each)
 }
 
 // heuristicBlocks is the built-in tile choice of the implicit GEMM (the default tunables
@@ -513,6 +535,9 @@ func (g *convGroup) kExtent() int {
 func (g *convGroup) emit(l *lowerer) (*Launch, error) {
 	if g.chanBlock > 0 {
 		return g.emitDepthwiseBlocks(l)
+	}
+	if g.groupBlock > 0 {
+		return g.emitGrouped(l)
 	}
 	if g.depthwise && !g.flat {
 		return g.emitDepthwise(l)
@@ -620,6 +645,7 @@ type convWeightGroup struct {
 	groupBase
 	w            View
 	oc, cg, taps int
+	tstride      int // the output's tap stride: oc * cg, or more (padded)
 }
 
 func (g *convWeightGroup) emit(l *lowerer) (*Launch, error) {
@@ -627,7 +653,7 @@ func (g *convWeightGroup) emit(l *lowerer) (*Launch, error) {
 	var args []LaunchArg
 	args = append(args, ptrArgs("w", g.w)...)
 	args = append(args, ptrArgs("o", g.out)...)
-	args = append(args, intArg("OC", g.oc), intArg("CG", g.cg), intArg("KHW", g.taps))
+	args = append(args, intArg("OC", g.oc), intArg("CG", g.cg), intArg("KHW", g.taps), intArg("o_tstride", max(g.tstride, g.oc*g.cg)))
 	text, err := templates.Render("conv_weight.py", convData{Fn: fn, Header: header(g.nodes, g.ops)})
 	if err != nil {
 		return nil, err
@@ -673,7 +699,7 @@ func (g *convGroup) emitDepthwiseBlocks(l *lowerer) (*Launch, error) {
 	return g.depthwiseLaunch(l, "conv_dw_blocks.py", "x_kstride", "oc_g[:, None] * P + rp[None, :]", bp, bc, cdiv(q, bp)*tilesC, geo)
 }
 
-// depthwiseLaunch renders a depthwise template (stored to the dense output, element cOffs of a
+// depthwiseLaunch renders a depthwise or conv_grouped.py template (stored to the dense output, element cOffs of a
 // model's sample) with the arguments both take (input with its sample stride and channel or
 // block stride xStride, weight, output, epilogue) around its own geometry, over programs pixel
 // x channel tiles per sample and model.
@@ -694,7 +720,7 @@ func (g *convGroup) depthwiseLaunch(l *lowerer, tmpl, xStride, cOffs string, bp,
 	args = append(args, geometry...)
 	args = append(args, re.extra...)
 	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads, EpilogueArgs: argNames(re.args),
-		ExtraArgs: argNames(re.extra), Body: re.body, Strided: g.strided(), HalfProducts: g.x.DType != graph.Float32}
+		ExtraArgs: argNames(re.extra), Body: re.body, Strided: g.strided(), HalfProducts: g.x.DType != graph.Float32, Outs: g.groupedOuts()}
 	text, err := templates.Render(tmpl, d)
 	if err != nil {
 		return nil, err
@@ -727,17 +753,32 @@ func depthwiseChannelBlock(c int) int {
 // blockInput makes the depthwise convolution read its input as conv_dw_blocks.py does: copied
 // (conv_pad.py's Blocks) into the zero-padded planes of padGeometry (phase planes when
 // strided), chanBlock output channels a block side by side, each output channel's input
-// channel copied to it. The buffer has conv_flat.py's slack, in pixels of a block.
+// channel copied to it. A grouped one (groupBlock) reads it as conv_grouped.py does: the blocks
+// run (group block, in-group channel ci), a block holding channel ci of groupBlock groups side
+// by side. The buffer has conv_flat.py's slack, in pixels of a block.
 func (g *convGroup) blockInput(l *lowerer, node string, inC, outC int) {
 	pad := g.padGeometry()
 	models := l.n
 	if g.x.ModelStride == 0 {
 		models = 1 // a shared input is copied once
 	}
-	bc, blocks, phases := g.chanBlock, cdiv(outC, g.chanBlock), g.phh*g.phw
 	xBStride := inC * g.h * g.wd
+	bc, phases := g.chanBlock, g.phh*g.phw
+	var blocks int
+	var pb *padBlocks
+	var layout string
+	if g.groupBlock > 0 {
+		bc, blocks = g.groupBlock, cdiv(g.groups, g.groupBlock)*g.cg
+		pb = &padBlocks{size: bc, oc: g.groups, cg: g.cg, xBStride: xBStride}
+		layout = fmt.Sprintf("in blocks of one channel of %d groups, groups last", bc)
+	} else {
+		blocks = cdiv(outC, bc)
+		pb = &padBlocks{size: bc, oc: outC, mult: g.ocg, xBStride: xBStride}
+		layout = fmt.Sprintf("in blocks of %d channels, channels last", bc)
+	}
 	g.xCStride = phases * g.hp * g.wp * bc
 	g.xBStride = blocks * g.xCStride
+	pb.stride = g.xCStride
 	per, ms := g.batch*g.xBStride, 0
 	if models > 1 {
 		ms = per
@@ -745,12 +786,11 @@ func (g *convGroup) blockInput(l *lowerer, node string, inC, outC int) {
 	name := node + ".blocked"
 	b := l.newBuffer(TempBuffer, name, g.x.DType, models*per+(convFlatMaxBlockP+(g.kw-1)*g.dw)*bc)
 	b.Sparse = true // only the interior is written: the border and channels past outC stay zero
-	pg := &convPadGroup{x: g.x, planes: g.batch * blocks, h: g.h, w: g.wd, pad: pad, models: models,
-		blocks: &padBlocks{size: bc, oc: outC, mult: g.ocg, xBStride: xBStride, stride: g.xCStride}}
-	what := fmt.Sprintf(" (input zero-padded in blocks of %d channels, channels last)", bc)
+	pg := &convPadGroup{x: g.x, planes: g.batch * blocks, h: g.h, w: g.wd, pad: pad, models: models, blocks: pb}
+	what := fmt.Sprintf(" (input zero-padded %s)", layout)
 	if g.strided() {
 		pg.phases = &padPhases{padH: g.ph, padW: g.pw, sh: g.sh, sw: g.sw, phh: g.phh, phw: g.phw}
-		what = fmt.Sprintf(" (input zero-padded in blocks of %d channels, channels last, as %dx%d stride phases)", bc, g.phh, g.phw)
+		what = fmt.Sprintf(" (input zero-padded %s, as %dx%d stride phases)", layout, g.phh, g.phw)
 	}
 	pg.groupBase = groupBase{nodes: []string{node + what}, ops: []string{"pad"},
 		out: fullView(b, []int{g.batch * blocks, phases, g.hp, g.wp, bc}, ms)}
@@ -992,7 +1032,9 @@ type convPadGroup struct {
 // padBlocks is the channel-block layout conv_pad.py writes for conv_dw_blocks.py: size output
 // channels a block, oc of them, each reading input channel c / mult; the input's sample stride
 // and the output's block stride.
-type padBlocks struct{ size, oc, mult, xBStride, stride int }
+// Grouped (cg > 0: conv_grouped.py), a block holds in-group channel ci of size groups, oc of
+// them, and the blocks run (group block, ci).
+type padBlocks struct{ size, oc, mult, cg, xBStride, stride int }
 
 // padPhases is the phase layout conv_pad.py writes for a strided convolution: the input's
 // paddings and strides, and the phases per channel (rows x columns), each a planePad's plane.
@@ -1017,13 +1059,19 @@ func (g *convPadGroup) emit(l *lowerer) (*Launch, error) {
 	programs := cdiv(g.planes, bpl)
 	if b := g.blocks; b != nil {
 		bpl, programs = b.size, g.planes // a program moves one block
-		args = append(args, intArg("x_bstride", b.xBStride), intArg("OC", b.oc), intArg("CB", cdiv(b.oc, b.size)), intArg("BLOCK_STRIDE", b.stride))
-		if b.mult > 1 {
+		cb := cdiv(b.oc, b.size)
+		if b.cg > 0 {
+			cb *= b.cg // blocks a sample: (group block, in-group channel)
+		}
+		args = append(args, intArg("x_bstride", b.xBStride), intArg("OC", b.oc), intArg("CB", cb), intArg("BLOCK_STRIDE", b.stride))
+		if b.cg > 0 {
+			args = append(args, intArg("CG", b.cg))
+		} else if b.mult > 1 {
 			args = append(args, intArg("MULT", b.mult))
 		}
 	}
 	text, err := templates.Render("conv_pad.py", convData{Fn: fn, Header: header(g.nodes, g.ops), Phases: g.phases != nil,
-		Blocks: g.blocks != nil, Mult: g.blocks != nil && g.blocks.mult > 1})
+		Blocks: g.blocks != nil, Mult: g.blocks != nil && g.blocks.cg == 0 && g.blocks.mult > 1, Grouped: g.blocks != nil && g.blocks.cg > 0})
 	if err != nil {
 		return nil, err
 	}

@@ -258,6 +258,83 @@ func TestDepthwiseChannelBlocks(t *testing.T) {
 	checkFixtureCPU(t, dir, cpu)
 }
 
+// CPU plans run the grouped convolutions of the grouped fixture (group widths 2-16, stride 1
+// and 2, padded and not, dilated, more output than input channels a group, 37 groups, 3x3 and
+// 2x2 maps, BatchNorm, activation and residual epilogues, a 1-d one) on conv_grouped.py, a lane
+// per group, at unit stride where their output maps are small (convGroupedMaxPixels), and on
+// conv_flat.py otherwise; all of them on conv_grouped.py (convGroupedAlways) under every plan variant, and
+// all on conv_flat.py with it off: each against PyTorch.
+func TestGroupedChannelBlocks(t *testing.T) {
+	dir := "testdata/conv/grouped_n3"
+	g, err := graph.Load(filepath.Join(dir, "graph.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := map[string]bool{} // grouped convolution -> whether unit-stride with a small output map
+	for _, n := range g.Nodes {
+		if (n.Op == "conv2d" || n.Op == "conv1d") && n.Attrs.Int("groups") > 1 && n.Attrs.Int("groups") != n.Attrs.Int("in_channels") {
+			shape, k := n.Output().Shape, 2
+			if n.Op == "conv1d" {
+				k = 1
+			}
+			pixels := 1
+			for _, d := range shape[len(shape)-k:] {
+				pixels *= d
+			}
+			small[n.Name] = pixels <= convGroupedMaxPixels && slices.Max(n.Attrs.Ints("stride")) == 1
+		}
+	}
+	nSmall := 0
+	for _, s := range small {
+		if s {
+			nSmall++
+		}
+	}
+	if len(small) != 11 || nSmall != 2 {
+		t.Fatalf("%s: %d grouped convolutions, %d at unit stride on small maps; want 11 and 2", dir, len(small), nSmall)
+	}
+	checkTemplates := func(o Options, want func(small bool) string) {
+		t.Helper()
+		plan, err := Lower(g, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, ln := range plan.Launches {
+			for _, n := range ln.Nodes {
+				got[n] = ln.Kernel.Template
+			}
+		}
+		for n, s := range small {
+			if got[n] != want(s) {
+				t.Errorf("%+v: grouped conv %s uses %q, want %s", o, n, got[n], want(s))
+			}
+		}
+	}
+	cpu := Options{Device: testDevice("cpu")}
+	checkTemplates(cpu, func(small bool) string {
+		if small {
+			return "conv_grouped.py"
+		}
+		return "conv_flat.py"
+	})
+	checkFixtureCPU(t, dir, cpu)
+	convGroupedAlways = true
+	for _, v := range exampleVariants {
+		o := v.opts
+		o.Device = testDevice("cpu")
+		t.Run(v.name, func(t *testing.T) {
+			checkTemplates(o, func(bool) string { return "conv_grouped.py" })
+			checkFixtureCPU(t, dir, o)
+		})
+	}
+	convGroupedAlways = false
+	convGroupedBlocks = false
+	defer func() { convGroupedBlocks = true }()
+	checkTemplates(cpu, func(bool) string { return "conv_flat.py" })
+	checkFixtureCPU(t, dir, cpu)
+}
+
 // Monte Carlo attention dropout: every per-head probability is either dropped (0) or the eval
 // probability scaled by 1/(1-p); about 1-p are kept; masks differ between models and seeds,
 // repeat for a seed, and do not depend on the strategy.
@@ -441,16 +518,16 @@ func TestPoolFloat64AgainstLoop(t *testing.T) {
 }
 
 // TestCNNFixturesAVX2 runs the CPU plans of the conv fixtures (the CNN shapes; strided, dilated,
-// grouped, depthwise, pointwise and patch-embedding convolutions, the mobile blocks) and the pool fixtures again
+// grouped (conv_grouped.py), depthwise, pointwise and patch-embedding convolutions, the mobile blocks) and the pool fixtures again
 // with AVX-512 off (GODEBUG=cpu.avx512f=off, read when a process starts: a child test process), so on a
 // machine with AVX-512 the AVX2/FMA kernels are checked against PyTorch too. Without
 // AVX-512 the fixture tests themselves run the AVX2 kernels, and this one skips.
 func TestCNNFixturesAVX2(t *testing.T) {
-	checkFixturesAVX2(t, "TestCNNFixturesAVX2", "^(TestCNNFixturesAVX2|TestConvFixtures|TestPoolFixtures|TestDepthwiseChannelBlocks)$/^((cnn|pools|convs_a|convs_b|unbatched|patches|depthwise|mobile)_n3|cpu)?$/^(cpu)?$",
+	checkFixturesAVX2(t, "TestCNNFixturesAVX2", "^(TestCNNFixturesAVX2|TestConvFixtures|TestPoolFixtures|TestDepthwiseChannelBlocks|TestGroupedChannelBlocks)$/^((cnn|pools|convs_a|convs_b|unbatched|patches|depthwise|grouped|mobile)_n3|cpu)?$/^(cpu)?$",
 		"--- PASS: TestConvFixtures/cnn_n3/cpu", "--- PASS: TestConvFixtures/convs_a_n3/cpu", "--- PASS: TestConvFixtures/convs_b_n3/cpu",
 		"--- PASS: TestConvFixtures/unbatched_n3/cpu", "--- PASS: TestConvFixtures/patches_n3/cpu", "--- PASS: TestPoolFixtures/pools_n3/cpu",
 		"--- PASS: TestConvFixtures/depthwise_n3/cpu", "--- PASS: TestDepthwiseChannelBlocks/cpu",
-		"--- PASS: TestConvFixtures/mobile_n3/cpu")
+		"--- PASS: TestConvFixtures/mobile_n3/cpu", "--- PASS: TestConvFixtures/grouped_n3/cpu", "--- PASS: TestGroupedChannelBlocks/cpu")
 }
 
 // checkFixturesAVX2 runs the tests matching run (which must include test, the caller) in a

@@ -373,9 +373,9 @@ func (g *mlpGroup) blocks() (bm, bk, bh int) {
 }
 
 // The implicit-GEMM convolutions (and conv_flat.py's depthwise form) have tile sizes here; the direct
-// depthwise kernel keeps its own.
+// depthwise and grouped kernels keep their own.
 func (g *convGroup) tunables() (tunableSpace, bool) {
-	if g.depthwise && !g.flat {
+	if g.depthwise && !g.flat || g.groupBlock > 0 {
 		return tunableSpace{}, false
 	}
 	bp, boc, bk := g.heuristicBlocks()

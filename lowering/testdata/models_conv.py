@@ -169,6 +169,38 @@ class ConvsDepthwise(nn.Module):
                 self.big7(big), self.big3_s2(big), self.c1(seq), F.silu(self.tiny5(big)))
 
 
+class ConvsGrouped(nn.Module):
+    """Grouped convolutions with narrow groups (RegNet's group width 8) at odd sizes: group widths
+    2, 3, 4, 8, 12 and 16, stride 1 and 2, padded and not, dilated, an asymmetric kernel, more
+    output than input channels a group, 37 groups (blocks of 16 groups, the last one partial),
+    a 3x3 map (RegNet's last stage) at stride 1 and 2, with eval BatchNorm + ReLU, SiLU, bias and
+    residual epilogues; a 1-d one."""
+
+    def __init__(self):
+        super().__init__()
+        self.g16_s2 = nn.Conv2d(48, 48, 3, stride=2, padding=1, groups=3)
+        self.g8 = nn.Conv2d(48, 48, 3, padding=1, groups=6, bias=False)
+        self.bn8 = nn.BatchNorm2d(48)
+        self.g8_s2 = nn.Conv2d(48, 48, 3, stride=2, padding=1, groups=6, bias=False)
+        self.bn8_s2 = nn.BatchNorm2d(48)
+        self.g4_s2 = nn.Conv2d(48, 60, 3, stride=2, padding=1, groups=12)
+        self.g2 = nn.Conv2d(48, 48, 5, padding=2, groups=24)
+        self.g12_dil = nn.Conv2d(48, 20, 3, padding=2, dilation=2, groups=4)
+        self.g3_nopad = nn.Conv2d(48, 32, (2, 3), groups=16, bias=False)
+        self.g2_37 = nn.Conv2d(74, 74, 3, padding=1, groups=37)
+        self.g8_small = nn.Conv2d(80, 80, 3, padding=1, groups=10, bias=False)
+        self.bn_small = nn.BatchNorm2d(80)
+        self.g8_small_s2 = nn.Conv2d(80, 80, 3, stride=2, padding=1, groups=10)
+        self.c1 = nn.Conv1d(16, 16, 3, padding=1, groups=2)
+        for bn in (self.bn8, self.bn8_s2, self.bn_small):
+            _randomize_bn(bn)
+
+    def forward(self, img, wide, small, seq):
+        return (F.silu(self.g16_s2(img)), torch.relu(self.bn8(self.g8(img))), torch.relu(self.bn8_s2(self.g8_s2(img))),
+                self.g4_s2(img), self.g2(img) + img, self.g12_dil(img), self.g3_nopad(img), self.g2_37(wide),
+                torch.relu(self.bn_small(self.g8_small(small)) + small), self.g8_small_s2(small), self.c1(seq))
+
+
 class ConvsCNN(nn.Module):
     """The convolution and pooling shapes of torchvision's CNNs at odd sizes: the 7x7 stride-2
     stem (+BN+ReLU) and a 3x3 stride-2 padded max pool; stride-2 3x3 with many channels feeding

@@ -12,7 +12,11 @@ BLOCK_PL channels of one block (output channel c reads input channel c // MULT w
 o[sample, block, (phases,) Hp, Wp, BLOCK_PL], BLOCK_STRIDE elements a block: the same planes,
 each pixel's BLOCK_PL channels side by side, so the tile is stored transposed, [column,
 channel], one contiguous run per row (channels past OC load and store the zeros they hold).
-Data: Fn, Header, Phases, Blocks, Mult.
+Grouped (conv_grouped.py's blocks): lane rc of block pid % CB = (group block, in-group channel
+ci) holds group (pid % CB) // CG * BLOCK_PL + rc, of OC groups, its input channel group * CG + ci;
+the tile is stored as loaded, [channel, column], each channel's row one run BLOCK_PL apart
+(blocks of 8 or 16 channels made the transposed tile's stores a short row per column).
+Data: Fn, Header, Phases, Blocks, Mult, Grouped.
 */ -}}
 import triton
 import triton.language as tl
@@ -24,7 +28,7 @@ import triton.language as tl
 {{- end}}
 @triton.jit
 def {{.Fn}}(
-    x_ptr, x_mstride, o_ptr, o_mstride, H, W, Hp, Wp, pad_off, PLANES,{{if .Phases}} pad_h, pad_w, stride_h, stride_w, PHH, PHW, PLANE,{{end}}{{if .Blocks}} x_bstride, OC, CB, BLOCK_STRIDE,{{if .Mult}} MULT,{{end}}{{end}}
+    x_ptr, x_mstride, o_ptr, o_mstride, H, W, Hp, Wp, pad_off, PLANES,{{if .Phases}} pad_h, pad_w, stride_h, stride_w, PHH, PHW, PLANE,{{end}}{{if .Blocks}} x_bstride, OC, CB, BLOCK_STRIDE,{{if .Mult}} MULT,{{end}}{{if .Grouped}} CG,{{end}}{{end}}
     BLOCK_PL: tl.constexpr, BLOCK_W: tl.constexpr,
 ):
     # one image row i of BLOCK_PL planes at a time: both tiles [plane, column] are affine
@@ -34,10 +38,17 @@ def {{.Fn}}(
     rw = tl.arange(0, BLOCK_W)
 {{- if .Blocks}}
     rc = tl.arange(0, BLOCK_PL)
+{{- if .Grouped}}
+    oc = ((pid % CB) // CG) * BLOCK_PL + rc
+    live = oc[:, None] < OC
+    x_base = x_ptr + model * x_mstride + (pid // CB) * x_bstride + (oc * CG + (pid % CB) % CG)[:, None] * (H * W)
+    o_base = o_ptr + model * o_mstride + pid * BLOCK_STRIDE + rc[:, None]
+{{- else}}
     oc = (pid % CB) * BLOCK_PL + rc
     live = oc[:, None] < OC
     x_base = x_ptr + model * x_mstride + (pid // CB) * x_bstride + {{if .Mult}}(oc // MULT){{else}}oc{{end}}[:, None] * (H * W)
     o_base = o_ptr + model * o_mstride + pid * BLOCK_STRIDE
+{{- end}}
 {{- else}}
     pl = pid * BLOCK_PL + tl.arange(0, BLOCK_PL)
     live = pl[:, None] < PLANES
@@ -66,7 +77,10 @@ def {{.Fn}}(
                 # (a row no tap reads is not even loaded: half the rows of a 1x1 stride-2 input)
                 inside = live & (j[None, :] < W) & (cc[None, :] < w_live)
                 v = tl.load(x_base + i * W + j[None, :], mask=inside, other=0.0)
-{{- if .Blocks}}
+{{- if .Grouped}}
+                tl.store(o_base + (r_off + pc * PLANE + cc[None, :]) * BLOCK_PL, v,
+                         mask=(j[None, :] < W) & (cc[None, :] < w_live))
+{{- else if .Blocks}}
                 tl.store(o_base + (r_off + pc * PLANE + cc[:, None]) * BLOCK_PL + rc[None, :], tl.trans(v),
                          mask=(j[:, None] < W) & (cc[:, None] < w_live))
 {{- else}}
@@ -78,7 +92,9 @@ def {{.Fn}}(
             j = j0 + rw
             inside = live & (j[None, :] < W)
             v = tl.load(x_base + i * W + j[None, :], mask=inside, other=0.0)
-{{- if .Blocks}}
+{{- if .Grouped}}
+            tl.store(o_base + (pad_off + i * Wp + j[None, :]) * BLOCK_PL, v, mask=j[None, :] < W)
+{{- else if .Blocks}}
             tl.store(o_base + (pad_off + i * Wp + j[:, None]) * BLOCK_PL + rc[None, :], tl.trans(v), mask=j[:, None] < W)
 {{- else}}
             tl.store(o_base + pad_off + i * Wp + j[None, :], v, mask=inside)

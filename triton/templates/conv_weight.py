@@ -1,6 +1,7 @@
 {{- /*
 Weight relayout for conv_rows.py: w[oc, c, tap] (a convolution weight [OC, CG, KH, KW], per
-model) to o[tap, oc, c], so that each tap's [out, in] tile has contiguous rows. Program
+model) to o[tap, oc, c], so that each tap's [out, in] tile has contiguous rows; o's taps are
+o_tstride apart (OC * CG, or more: conv_grouped.py's groups padded to its blocks). Program
 (oc, -, model) moves one output channel: [BLOCK_C, BLOCK_T] tiles read along the taps,
 transposed, written along the channels.
 Data: Fn, Header.
@@ -15,7 +16,7 @@ import triton.language as tl
 {{- end}}
 @triton.jit
 def {{.Fn}}(
-    w_ptr, w_mstride, o_ptr, o_mstride, OC, CG, KHW,
+    w_ptr, w_mstride, o_ptr, o_mstride, OC, CG, KHW, o_tstride,
     BLOCK_C: tl.constexpr, BLOCK_T: tl.constexpr,
 ):
     oc = tl.program_id(0)
@@ -28,5 +29,5 @@ def {{.Fn}}(
         cs = c0 + rc
         t = tl.load(w_base + cs[:, None] * KHW + rt[None, :],
                     mask=(cs[:, None] < CG) & (rt[None, :] < KHW), other=0.0)
-        tl.store(o_base + rt[:, None] * (OC * CG) + cs[None, :], tl.trans(t),
+        tl.store(o_base + rt[:, None] * o_tstride + cs[None, :], tl.trans(t),
                  mask=(rt[:, None] < KHW) & (cs[None, :] < CG))

@@ -1,0 +1,98 @@
+package lowering
+
+import (
+	"fmt"
+)
+
+// convGroupedMaxWidth is the widest group (input or output channels) conv_grouped.py runs:
+// its steps are taps x CG x OCG multiply-adds, OCG of them unrolled, so wide groups belong to
+// conv_flat.py's dots.
+const convGroupedMaxWidth = 16
+
+// convGroupedMaxPixels is the largest output map (pixels) conv_grouped.py takes by default,
+// at unit stride: on RegNet's 3x3 maps it measured faster than conv_flat.py's program per
+// group and sample, on its 6x6 to 24x24 maps and its stride-2 convolution to a 3x3 map slower
+// (bench/results/dense_conv.md): its multiply-adds stream accumulators and input tiles
+// through memory where conv_flat.py's dots keep them in registers, and its input's block copy
+// moves short rows (phase planes of them when strided).
+const convGroupedMaxPixels = 16
+
+// convGroupedAlways makes conv_grouped.py take every grouped convolution it can run,
+// whatever its map; tests turn it on to check it at every size.
+var convGroupedAlways = false
+
+// groupedBlocksPayOff reports a grouped convolution (not depthwise, not a pointwise GEMM) with
+// groups narrow enough for conv_grouped.py, at unit stride on a map small enough for it to
+// pay off.
+func (g *convGroup) groupedBlocksPayOff() bool {
+	return g.groups > 1 && g.cg > 1 && g.cg <= convGroupedMaxWidth && g.ocg <= convGroupedMaxWidth && !g.pointwise() &&
+		(convGroupedAlways || !g.strided() && g.oh*g.ow <= convGroupedMaxPixels)
+}
+
+// groupedOuts numbers the output channels of a group for conv_grouped.py, which unrolls them
+// (an accumulator each); nil for the other templates.
+func (g *convGroup) groupedOuts() []int {
+	if g.groupBlock == 0 {
+		return nil
+	}
+	outs := make([]int, g.ocg)
+	for i := range outs {
+		outs[i] = i
+	}
+	return outs
+}
+
+// groupedWeight makes conv_grouped.py read the weight [GROUPS*OCG, CG, taps] relaid once
+// (conv_weight.py, a prepare launch) as [OCG, CG, taps, groups padded to whole blocks]: one
+// (co, ci, tap)'s weights of a block's groups one contiguous row, loaded unmasked (the padding
+// stays zero). Seen as [GROUPS, OCG*CG*taps] that is a transpose, which conv_weight.py's
+// [OC, CG, taps] -> [taps, OC, CG] is with OC = GROUPS, CG = 1.
+func (g *convGroup) groupedWeight(l *lowerer, node string) error {
+	if !g.w.Contiguous() {
+		return fmt.Errorf("weight %s is not contiguous", shapeStr(g.w.Shape))
+	}
+	name := node + ".weight"
+	per, padded := g.ocg*g.cg*g.kh*g.kw, g.groupedLanes()
+	wg := &convWeightGroup{w: g.w, oc: g.groups, cg: 1, taps: per, tstride: padded}
+	wg.groupBase = groupBase{nodes: []string{node + " (weight as [out in group, in, tap, group])"}, ops: []string{"relayout"},
+		out: l.newOutput(name, []int{g.ocg, g.cg, g.kh * g.kw, padded}, g.w.DType)}
+	l.addGroup(wg, name)
+	g.w = wg.out
+	return nil
+}
+
+// groupedLanes is the groups padded to whole blocks of conv_grouped.py.
+func (g *convGroup) groupedLanes() int { return cdiv(g.groups, g.groupBlock) * g.groupBlock }
+
+// emitGrouped runs conv_grouped.py over the group blocks blockInput laid out.
+func (g *convGroup) emitGrouped(l *lowerer) (*Launch, error) {
+	p, q := g.oh*g.ow, g.oh*g.wp
+	bg := g.groupBlock
+	bp := groupedPixelBlock(q, bg, g.ocg)
+	tilesG := cdiv(g.groups, bg)
+	geo := []LaunchArg{intArg("Wp", g.wp), intArg("OW", g.ow), intArg("OH", g.oh), intArg("Q", q), intArg("P", p),
+		intArg("GROUPS", g.groups), intArg("GP", g.groupedLanes()), intArg("CG", g.cg), intArg("OCG", g.ocg), intArg("KH", g.kh), intArg("KW", g.kw),
+		intArg("dil_h", g.dh), intArg("dil_w", g.dw), intArg("tiles_g", tilesG)}
+	if g.strided() {
+		geo = append(geo, intArg("stride_h", g.sh), intArg("stride_w", g.sw), intArg("PHW", g.phw), intArg("PLANE", g.hp*g.wp))
+	}
+	programs := cdiv(q, bp) * tilesG
+	return g.depthwiseLaunch(l, "conv_grouped.py", "x_kstride", "oc_g[:, None] * P + rp[None, :]", bp, bg, programs, geo)
+}
+
+// groupedStepLanes is what a step of conv_grouped.py costs besides its lanes (its pointer and
+// load steps), in lanes of a multiply-add.
+const groupedStepLanes = 1024
+
+// groupedPixelBlock is conv_grouped.py's pixel tile for q flat pixels, bg lanes and ocg
+// accumulators: the accumulators within 32 KB (a core's L1 share: each step streams one), the
+// tile whose steps cost least, their lanes past q included.
+func groupedPixelBlock(q, bg, ocg int) int {
+	best, cost := 0, 0
+	for bp := 1; bp <= max(1, min(8192/(bg*ocg), convFlatMaxBlockP)) && bp < 2*q; bp *= 2 {
+		if c := cdiv(q, bp) * (bp*bg + groupedStepLanes); best == 0 || c <= cost {
+			best, cost = bp, c
+		}
+	}
+	return best
+}
