@@ -11,8 +11,8 @@ import (
 // live rows. Transposing bt into [k, n] first and running the gemm micro-kernels on it reads
 // bt once, writes it, and reads the copy in strips; gemvF32 reads bt in place instead, each
 // row once from start to end, four rows at a time (gemv_kernels_amd64.s). The transpose is
-// lazy: a tl.trans whose only user is such a dot does nothing (compiler.lazyTrans), and the
-// dot transposes it only when it takes the gemm path after all (more live rows, or an
+// lazy: a tl.trans whose only user is such a dot does nothing (compiler.lazyTranspose), and the
+// dot transposes it only when it takes the gemm path after all (gemvFits says no, or an
 // operand with infinities that must multiply the zero padding as written).
 
 //go:generate go run gemv_asm_gen.go
