@@ -295,16 +295,7 @@ func TestGroupedChannelBlocks(t *testing.T) {
 	}
 	checkTemplates := func(o Options, want func(small bool) string) {
 		t.Helper()
-		plan, err := Lower(g, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := map[string]string{}
-		for _, ln := range plan.Launches {
-			for _, n := range ln.Nodes {
-				got[n] = ln.Kernel.Template
-			}
-		}
+		got := convTemplatesFor(t, dir, o)
 		for n, s := range small {
 			if got[n] != want(s) {
 				t.Errorf("%+v: grouped conv %s uses %q, want %s", o, n, got[n], want(s))
