@@ -142,6 +142,20 @@ var regnetGroupedConvs = []convShape{
 	{"g55/440/3x3", 440, 440, 3, 1, 3, 55},
 }
 
+// regnetPointwiseConvs are the 1x1 convolutions of torchvision's regnet_y_400mf on 96x96
+// images: each stage's first f.a (in -> width on the stage's input map) and its f.c (width ->
+// width on the stride-2 output map), then a later block's f.a (width -> width).
+var regnetPointwiseConvs = []convShape{
+	{"1x1/32-48/48x48", 32, 48, 1, 1, 48, 1},
+	{"1x1/48/24x24", 48, 48, 1, 1, 24, 1},
+	{"1x1/48-104/24x24", 48, 104, 1, 1, 24, 1},
+	{"1x1/104/12x12", 104, 104, 1, 1, 12, 1},
+	{"1x1/104-208/12x12", 104, 208, 1, 1, 12, 1},
+	{"1x1/208/6x6", 208, 208, 1, 1, 6, 1},
+	{"1x1/208-440/6x6", 208, 440, 1, 1, 6, 1},
+	{"1x1/440/3x3", 440, 440, 1, 1, 3, 1},
+}
+
 // convBNReLUGraph is c at n models, each model its own batch of images.
 func convBNReLUGraph(n, batch int, c convShape) string {
 	return fmt.Sprintf(`{"format": "widejit.graph/v1", "n": %d,
@@ -170,6 +184,10 @@ func BenchmarkResnet18Convs(b *testing.B) { benchmarkConvs(b, resnet18Convs) }
 // BenchmarkRegnetGroupedConvs is BenchmarkResnet18Convs for regnet_y_400mf's grouped
 // convolutions (regnetGroupedConvs).
 func BenchmarkRegnetGroupedConvs(b *testing.B) { benchmarkConvs(b, regnetGroupedConvs) }
+
+// BenchmarkRegnetPointwiseConvs is BenchmarkResnet18Convs for regnet_y_400mf's pointwise
+// convolutions (regnetPointwiseConvs).
+func BenchmarkRegnetPointwiseConvs(b *testing.B) { benchmarkConvs(b, regnetPointwiseConvs) }
 
 func benchmarkConvs(b *testing.B, convs []convShape) {
 	const n, batch = 3, 2
