@@ -176,9 +176,16 @@ def {{.Fn}}(
 {{- end}}
         acc += tl.dot(a, b, input_precision=INPUT_PRECISION)
 {{- end}}
+{{- if .DenseStore}}
+    # every column is an output pixel (Wp == OW): the epilogue's dense operands (a residual)
+    # are read at q itself, an affine tile
+    rp = q
+    cmask = smask
+{{- else}}
     ow = q % Wp
     rp = (q // Wp) * OW + ow
     cmask = ocmask & (ow[None, :] < OW) & (q[None, :] < Q)
+{{- end}}
 {{- range .Epilogue}}
     {{.Name}} = {{.Load}}
 {{- end}}
