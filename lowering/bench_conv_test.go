@@ -229,6 +229,20 @@ var regnetGroupedConvs = []convShape{
 	{"g55/440/3x3", 440, 440, 3, 1, 3, 55},
 }
 
+// regnetPointwiseConvs are the 1x1 convolutions of torchvision's regnet_y_400mf on 96x96
+// images: each stage's first f.a (in -> width on the stage's input map) and its f.c (width ->
+// width on the stride-2 output map), then a later block's f.a (width -> width).
+var regnetPointwiseConvs = []convShape{
+	{"1x1/32-48/48x48", 32, 48, 1, 1, 48, 1},
+	{"1x1/48/24x24", 48, 48, 1, 1, 24, 1},
+	{"1x1/48-104/24x24", 48, 104, 1, 1, 24, 1},
+	{"1x1/104/12x12", 104, 104, 1, 1, 12, 1},
+	{"1x1/104-208/12x12", 104, 208, 1, 1, 12, 1},
+	{"1x1/208/6x6", 208, 208, 1, 1, 6, 1},
+	{"1x1/208-440/6x6", 208, 440, 1, 1, 6, 1},
+	{"1x1/440/3x3", 440, 440, 1, 1, 3, 1},
+}
+
 // convBNReLUGraph is c at n models, each model its own batch of images.
 func convBNReLUGraph(n, batch int, c convShape) string {
 	return fmt.Sprintf(`{"format": "widejit.graph/v1", "n": %d,
@@ -242,6 +256,26 @@ func convBNReLUGraph(n, batch int, c convShape) string {
  "outputs": ["relu"], "init": {"seed": 1}}`,
 		n, batch, c.in, c.hw, c.hw, c.out, c.in/c.groups, c.k, c.k, c.out, c.out, c.out, c.out,
 		c.in, c.out, c.k, c.k, c.stride, c.stride, c.k/2, c.k/2, c.groups, c.out)
+}
+
+// scaledConvGraph is the pointwise convolution c of an input scaled per sample and channel
+// (squeeze-excite's x * s), then BatchNorm, a residual add and ReLU: a RegNet block's f.c.
+func scaledConvGraph(n, batch int, c convShape) string {
+	return fmt.Sprintf(`{"format": "widejit.graph/v1", "n": %d,
+ "inputs": [{"name": "x", "shape": [%d, %d, %d, %d], "dtype": "float32", "per_model": true},
+  {"name": "s", "shape": [%d, %d, 1, 1], "dtype": "float32", "per_model": true},
+  {"name": "r", "shape": [%d, %d, %d, %d], "dtype": "float32", "per_model": true}],
+ "params": [{"name": "w", "shape": [%d, %d, 1, 1], "dtype": "float32"},
+  {"name": "g", "shape": [%d], "dtype": "float32"}, {"name": "b", "shape": [%d], "dtype": "float32"},
+  {"name": "m", "shape": [%d], "dtype": "float32"}, {"name": "v", "shape": [%d], "dtype": "float32"}],
+ "nodes": [{"name": "mul", "op": "mul", "inputs": ["x", "s"]},
+  {"name": "conv", "op": "conv2d", "inputs": ["mul"], "params": {"weight": "w"}, "attrs": {"in_channels": %d, "out_channels": %d, "kernel_size": [1, 1], "stride": [1, 1], "padding": [0, 0], "dilation": [1, 1], "groups": 1, "bias": false, "padding_mode": "zeros"}},
+  {"name": "bn", "op": "batch_norm2d", "inputs": ["conv"], "params": {"weight": "g", "bias": "b", "running_mean": "m", "running_var": "v"}, "attrs": {"num_features": %d, "eps": 1e-05, "momentum": 0.1, "affine": true, "track_running_stats": true, "training": false}},
+  {"name": "add", "op": "add", "inputs": ["bn", "r"]},
+  {"name": "relu", "op": "relu", "inputs": ["add"]}],
+ "outputs": ["relu"], "init": {"seed": 1}}`,
+		n, batch, c.in, c.hw, c.hw, batch, c.in, batch, c.out, c.hw, c.hw, c.out, c.in, c.out, c.out, c.out, c.out,
+		c.in, c.out, c.out)
 }
 
 // BenchmarkResnet18Convs times resnet18's convolutions (resnet18Convs) wide at N = 3, batch
@@ -301,11 +335,30 @@ func BenchmarkRegnetGroupedConvsFlat(b *testing.B) {
 	benchmarkConvs(b, regnetGroupedConvs)
 }
 
-func benchmarkConvs(b *testing.B, convs []convShape) {
+// BenchmarkRegnetPointwiseConvs is BenchmarkResnet18Convs for regnet_y_400mf's pointwise
+// convolutions (regnetPointwiseConvs).
+func BenchmarkRegnetPointwiseConvs(b *testing.B) { benchmarkConvs(b, regnetPointwiseConvs) }
+
+// BenchmarkRegnetPointwiseSE is BenchmarkRegnetPointwiseConvs for the f.c convolutions as the
+// model runs them: the squeeze-excite scale of their input, BatchNorm, the residual add and
+// ReLU fused (scaledConvGraph).
+func BenchmarkRegnetPointwiseSE(b *testing.B) {
+	var fc []convShape
+	for _, c := range regnetPointwiseConvs {
+		if c.in == c.out {
+			fc = append(fc, c)
+		}
+	}
+	benchmarkGraphs(b, fc, scaledConvGraph)
+}
+
+func benchmarkConvs(b *testing.B, convs []convShape) { benchmarkGraphs(b, convs, convBNReLUGraph) }
+
+func benchmarkGraphs(b *testing.B, convs []convShape, graphOf func(n, batch int, c convShape) string) {
 	const n, batch = 3, 2
 	for _, c := range convs {
 		b.Run(c.name, func(b *testing.B) {
-			g, err := graph.Parse("conv.json", []byte(convBNReLUGraph(n, batch, c)), graph.Options{})
+			g, err := graph.Parse("conv.json", []byte(graphOf(n, batch, c)), graph.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}

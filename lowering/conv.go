@@ -451,6 +451,8 @@ type convData struct {
 	EvenK           bool // conv_flat.py tap-major: BLOCK_K divides the channels (no k mask)
 	Strided         bool // conv_flat.py: the input comes as phase planes
 	Depthwise       bool // conv_flat.py: per-tap multiply-adds of one input plane per channel, no dot
+	Pointwise       bool // conv_flat.py: a 1x1 convolution over the input's own planes (g.direct): one loop over the channels
+	DenseStore      bool // conv_flat.py PaddedStore: every column of the tile is an output pixel (Wp == OW): no border zeros to write, q is the pixel
 	QMask           bool // conv_flat.py: mask the last pixel tile's dead columns (flatQMask)
 	Scale           bool // conv_flat.py: scale the weight tile's input channels by s (channelScaleFor)
 	ScaleInput      bool // ... by scaling the input tile's rows instead (it is the smaller tile)
@@ -610,8 +612,9 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 	args = append(args, re.extra...)
 	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads,
 		EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body, TapMajor: g.tapMajor,
-		PaddedStore: g.outPad.hp > 0 && g.outPad.wp == g.wp || g.outPad.hp == 0 && g.wp == g.ow, EvenK: g.tapMajor && g.cg%bk == 0, Strided: strided,
-		Depthwise: tmpl == "conv_flat.py" && g.depthwise, Scale: g.scale != nil, ScaleInput: g.scale != nil && bn > bp, CopyStore: g.padCopy != nil,
+		PaddedStore: g.outPad.hp > 0 && g.outPad.wp == g.wp || g.outPad.hp == 0 && g.wp == g.ow, EvenK: (g.tapMajor || g.direct) && g.cg%bk == 0, Strided: strided,
+		Depthwise: tmpl == "conv_flat.py" && g.depthwise, Pointwise: tmpl == "conv_flat.py" && g.direct,
+		DenseStore: tmpl == "conv_flat.py" && g.outPad.hp == 0 && g.wp == g.ow && g.padCopy == nil, Scale: g.scale != nil, ScaleInput: g.scale != nil && bn > bp, CopyStore: g.padCopy != nil,
 		CopyPaddedStore: g.padCopy != nil && g.padCopy.pad.wp == g.wp, QMask: tmpl == "conv_flat.py" && (g.direct || flatQMask(g.flatPixels(), bp, !g.depthwise)),
 		HalfProducts: g.depthwise && g.x.DType != graph.Float32}
 	text, err := templates.Render(tmpl, d)

@@ -410,3 +410,39 @@ func TestPatchEmbeddingAsPointwiseGEMM(t *testing.T) {
 		}
 	}
 }
+
+// A pointwise convolution runs conv_flat.py's one loop over the channels (no tap loop) with
+// its store's mask computed before that loop, so that the CPU backend sees the accumulator
+// only through that mask (jit/cpu observed.go: no infinity scan in the dots, no fill); with a
+// dense output its residual is read at the pixel itself. Both regnet_y_400mf shapes of the
+// benchmarks: an f.a (BatchNorm, ReLU) and an f.c (squeeze-excite scale, BatchNorm, residual
+// add, ReLU). Their numbers are checked against PyTorch by the conv fixtures (mobile, cnn).
+func TestPointwiseConvOneChannelLoop(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		graph string
+	}{
+		{"f.a", convBNReLUGraph(3, 2, convShape{"", 32, 48, 1, 1, 48, 1})},
+		{"f.c", scaledConvGraph(3, 2, convShape{"", 48, 48, 1, 1, 24, 1})},
+	} {
+		g, err := graph.Parse(tc.name+".json", []byte(tc.graph), graph.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := Lower(g, Options{Device: testDevice("cpu")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(plan.Launches) != 1 || plan.Launches[0].Kernel.Template != "conv_flat.py" {
+			t.Fatalf("%s: want one conv_flat.py launch\n%s", tc.name, Explain(plan))
+		}
+		text := plan.Launches[0].Kernel.Source.Text
+		loop, mask := strings.Index(text, "for c0 in range(0, CG, BLOCK_K):"), strings.Index(text, "smask = ")
+		if strings.Contains(text, "for tap in range") || loop < 0 || mask < 0 || mask > loop {
+			t.Errorf("%s: want one loop over the channels after the store's mask (smask):\n%s", tc.name, text)
+		}
+		if !strings.Contains(text, "tl.store(c_base + qs[None, :], y, mask=smask)") || !strings.Contains(text, "    rp = q\n") {
+			t.Errorf("%s: want the dense store and the residual read at q:\n%s", tc.name, text)
+		}
+	}
+}

@@ -24,7 +24,7 @@ Program (pixel tile x channel tile, sample x group, model); the fused epilogue
 [BLOCK_OC, BLOCK_P] before the single store.
 Data: Fn, Header, Epilogue []{Name, Load string} (loads addressed by bidx, oc_g, rp),
 EpilogueArgs, ExtraArgs []string, Body []string (statements from `acc` to `y`), TapMajor, PaddedStore,
-EvenK, Strided, Depthwise, QMask, HalfProducts (depthwise on fp16/bf16 data), CopyStore and
+EvenK, Strided, Depthwise, Pointwise, DenseStore, QMask, HalfProducts (depthwise on fp16/bf16 data), CopyStore and
 CopyPaddedStore (with p_ptr...: a zero-padded copy stored too, as PaddedStore or row by row), Scale,
 ScaleInput (with s_ptr...: scale input channel c of sample bidx by s[bidx, c], applied to the
 weight tile's column c).
@@ -60,6 +60,12 @@ def {{.Fn}}(
     x_base = x_ptr + model * x_mstride + bidx * x_bstride + grp * CG * x_cstride
     ocmask = rn[:, None] < OCG
     acc = tl.zeros((BLOCK_OC, BLOCK_P), dtype=tl.float32)
+{{- if .PaddedStore}}
+    # the store's mask before the loop: the CPU backend then knows that the accumulator's
+    # columns past Q are never seen, so its dots skip the operands' infinity scan and the
+    # epilogue covers the live columns alone (jit/cpu observed.go)
+    smask = ocmask & (q[None, :] < Q)
+{{- end}}
 {{- if .Scale}}
     # the input channels' scale (squeeze-excite's x * s, s per sample and channel): as
     # sum_c W[o, c] (x[c, p] s[c]) = sum_c (W[o, c] s[c]) x[c, p], it scales the weight
@@ -88,6 +94,26 @@ def {{.Fn}}(
 {{- else}}
         acc += a * b
 {{- end}}
+{{- else if .Pointwise}}
+    # pointwise (1x1, unit stride, no padding, the input's own planes): one loop over the
+    # channels, no taps, so that the dot's accumulator is carried by that loop alone and the
+    # CPU backend sees that the store's mask (smask, before the loop) bounds what is seen of it
+    w_base = w_ptr + model * w_mstride + grp * OCG * CG
+    for c0 in range(0, CG, BLOCK_K):
+        cs = c0 + rk
+{{- if .EvenK}}
+        a = tl.load(w_base + rn[:, None] * CG + cs[None, :], mask=ocmask, other=0.0)
+        b = tl.load(x_base + cs[:, None] * x_cstride + q[None, :], mask=q[None, :] < Q, other=0.0)
+{{- else}}
+        a = tl.load(w_base + rn[:, None] * CG + cs[None, :], mask=ocmask & (cs[None, :] < CG), other=0.0)
+        b = tl.load(x_base + cs[:, None] * x_cstride + q[None, :], mask=(cs[:, None] < CG) & (q[None, :] < Q), other=0.0)
+{{- end}}
+{{- if .ScaleInput}}
+        b = b * tl.load(s_base + cs * s_cstride, mask=cs < CG, other=0.0)[:, None]
+{{- else if .Scale}}
+        a = a * tl.load(s_base + cs * s_cstride, mask=cs < CG, other=0.0)[None, :]
+{{- end}}
+        acc += tl.dot(a, b, input_precision=INPUT_PRECISION)
 {{- else if .TapMajor}}
     # tap-major reduction: per tap one shift of the whole tile, channels along k; both tiles
     # are affine (weight [tap, OC, CG] rows, input planes x_cstride apart), read in place
@@ -150,9 +176,16 @@ def {{.Fn}}(
 {{- end}}
         acc += tl.dot(a, b, input_precision=INPUT_PRECISION)
 {{- end}}
+{{- if .DenseStore}}
+    # every column is an output pixel (Wp == OW): the epilogue's dense operands (a residual)
+    # are read at q itself, an affine tile
+    rp = q
+    cmask = smask
+{{- else}}
     ow = q % Wp
     rp = (q // Wp) * OW + ow
     cmask = ocmask & (ow[None, :] < OW) & (q[None, :] < Q)
+{{- end}}
 {{- range .Epilogue}}
     {{.Name}} = {{.Load}}
 {{- end}}
@@ -169,7 +202,11 @@ def {{.Fn}}(
     # output is dense and Wp == OW (a pointwise convolution): pixel q lies at q past the
     # first, and the dropped columns fall on the border, written as the zeros it holds, so
     # the whole tile is one store of contiguous rows
-    tl.store(c_base + qs[None, :], tl.where(ow[None, :] < OW, y, 0.0), mask=ocmask & (qs[None, :] < Q))
+{{- if .DenseStore}}
+    tl.store(c_base + qs[None, :], y, mask=smask)
+{{- else}}
+    tl.store(c_base + qs[None, :], tl.where(ow[None, :] < OW, y, 0.0), mask=smask)
+{{- end}}
 {{- else}}
     # one output row at a time: pixels oh*Wp .. oh*Wp + OW - 1 of q are output row oh,
     # contiguous in memory (its planes c_cstride apart, rows c_rstride), so each store is rows
