@@ -52,6 +52,18 @@ var convFlatKernel = true
 // long enough to pay for their calls). Tests lower it to check both forms.
 var convTapMajorMinChannels = 8
 
+// convColsKernel selects, for CPU plans of the dense convolutions over small maps (at most
+// convColsMaxPixels output pixels a sample, not a unit-stride 1x1), their columns
+// (conv_cols.py) and one GEMM over every sample's pixels (conv_flat.py's Folded form): each
+// weight is then read once a launch instead of once a sample, and a strided one needs no
+// phase planes. Tests turn it off to check the padded-planes path on the same problems.
+var convColsKernel = true
+
+// convColsMaxPixels: the output pixels a sample up to which convColsKernel applies (the 6x6
+// and 3x3 maps of a ResNet's last two stages on 96x96 images), where the weight outweighs
+// the columns, which take K x B x OH x OW elements.
+const convColsMaxPixels = 64
+
 // convPaddedCopies lets a convolution whose output has several readers store the zero-padded
 // copy a unit-stride convolution reads (takePaddedCopy); tests turn it off to check the pad
 // kernel on the same problems.
@@ -80,6 +92,7 @@ type convGroup struct {
 	outPad                 planePad // conv_flat.py: the output is written zero-padded for the next one
 	tapMajor               bool     // conv_flat.py: tap by tap, the weight relaid as [tap, OC, CG]
 	direct                 bool     // conv_flat.py pointwise: the input's own dense planes, no pad copy
+	cols                   bool     // conv_flat.py Folded: over the input's columns (conv_cols.py), the samples in the pixels
 	chanBlock              int      // conv_dw_blocks.py: channels per block of its input (xCStride: a block's stride), else 0
 	scale                  *View    // conv_flat.py pointwise: a per-(sample, channel) input scale [B or 1, C, 1, 1] (channelScaleFor)
 	padCopy                *padCopy // conv_flat.py: a zero-padded copy of the output stored too, for a convolution reading it (takePaddedCopy)
@@ -198,9 +211,13 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 		l.notes[g] = append(l.notes[g], "depthwise: direct kernel, no GEMM over 1-channel groups")
 	}
 	g.rows = !g.depthwise && convRowKernel && (convRowAlways || g.rowWidth() >= convRowMinWidth && g.rowStepsPayOff())
+	g.cols = g.flat && convColsKernel && n.Op == "conv2d" && !g.depthwise && groups == 1 && !g.pointwise() &&
+		g.oh*g.ow <= convColsMaxPixels && g.scale == nil
 	if g.flat {
 		g.rows = false
 		switch {
+		case g.cols:
+			g.colsInput(l, n.Name, inC)
 		case g.pointwise():
 			// a pointwise GEMM reads its input planes as they are (no border to pad), and
 			// may store the next convolution's padded planes
@@ -216,13 +233,20 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	}
 	if g.rows || g.flat || g.chanBlock > 0 { // [channel, pixel] accumulators
 		g.epi = newConvRowsEpilogue(out, batched, chBound)
+		if g.cols { // the sample is a column's: q // P
+			g.epi.vars[0], g.epi.masks[0] = "qb[None, :]", "(q[None, :] < Q)"
+		}
 	} else {
 		g.epi = newConvEpilogue(out, batched, chBound)
 	}
 	// Many channels per group: conv_flat.py reduces tap by tap, so that its input tile is
 	// channel planes at one shift (affine, read in place) rather than rows gathered per k.
-	g.tapMajor = g.flat && !g.depthwise && g.cg >= convTapMajorMinChannels
-	if (g.rows || g.tapMajor) && g.kh*g.kw > 1 {
+	// (Folded: one "tap" of every channel x tap, the weight [OC, C*KH*KW] as it lies)
+	g.tapMajor = g.flat && !g.depthwise && (g.cg >= convTapMajorMinChannels || g.cols)
+	if g.cols && !g.w.Contiguous() {
+		return fmt.Errorf("weight %s is not contiguous", shapeStr(g.w.Shape))
+	}
+	if (g.rows || g.tapMajor) && g.kh*g.kw > 1 && !g.cols {
 		// conv_rows.py and tap-major conv_flat.py read one tap's [out, in] weight tile per step: laid out as
 		// [tap, out, in], the tile is one contiguous block when it spans the group, which the
 		// CPU backend reads in place (a copy of O(weights) per run, against a strided gather
@@ -437,6 +461,7 @@ type convData struct {
 	Phases          bool // conv_pad.py: write phase planes for a strided convolution
 	Blocks          bool // conv_pad.py: write channel blocks, channels last (conv_dw_blocks.py)
 	Mult            bool // conv_pad.py Blocks: output channels read input channel c // MULT
+	Folded          bool // conv_flat.py: over the columns of conv_cols.py, the samples folded into the pixels
 }
 
 // heuristicBlocks is the built-in tile choice of the implicit GEMM (the default tunables
@@ -449,12 +474,12 @@ func (g *convGroup) heuristicBlocks() (bp, boc, bk int) {
 		// pixels a tile, as the taps' products are summed in registers (jit/cpu's panels)
 		// whatever the tile, and a program's fixed costs (epilogue steps, its partial last
 		// tile: 286 pixels of a 16x16 image were a 256 and a 30 tile) count per tile
-		ocg, groups := g.flatChannels()
+		ocg, _ := g.flatChannels()
 		// few pixels (the 3x3 images of a ResNet's last stage): more output channels a tile,
 		// so that each dot step is large enough to pay for itself
 		bp0 := clamp(nextPow2(g.flatPixels()), 16, convFlatMaxBlockP)
 		bp, boc := g.spreadOverCores(bp0, clamp(nextPow2(ocg), 16, max(64, 4096/bp0)),
-			g.flatPixels(), ocg, g.batch*groups, g.cg*g.kh*g.kw)
+			g.flatPixels(), ocg, g.flatSamples(), g.cg*g.kh*g.kw)
 		// an input tile of at most 16K elements (64 KB, within a core's L2 share, and within
 		// a GPU's shared memory with the weight tile: the kernel must assemble there too)
 		return bp, boc, clamp(nextPow2(g.kExtent()), 16, max(16, min(256, 16384/bp)))
@@ -469,7 +494,19 @@ func (g *convGroup) heuristicBlocks() (bp, boc, bk int) {
 // but the last, whose columns past OW would only be dropped (a 1-d convolution's 256 outputs
 // padded to 258 were a 512-pixel tile, half of it dead).
 func (g *convGroup) flatPixels() int {
+	if g.cols {
+		return g.batch * g.oh * g.ow
+	}
 	return (g.oh-1)*g.wp + g.ow
+}
+
+// flatSamples is the grid's (sample x group) axis of conv_flat.py: 1 when Folded.
+func (g *convGroup) flatSamples() int {
+	if g.cols {
+		return 1
+	}
+	_, groups := g.flatChannels()
+	return g.batch * groups
 }
 
 // flatQMask reports whether conv_flat.py masks the pixels past Q (q of them, in tiles of bp):
@@ -494,7 +531,7 @@ func (g *convGroup) flatChannels() (ocg, groups int) {
 // kExtent is the reduction length of one tl.dot step sequence: the channels of a group when
 // tap-major, else channels x taps.
 func (g *convGroup) kExtent() int {
-	if g.tapMajor {
+	if g.tapMajor && !g.cols {
 		return g.cg
 	}
 	return g.cg * g.kh * g.kw
@@ -531,14 +568,19 @@ func (g *convGroup) emit(l *lowerer) (*Launch, error) {
 // BLOCK_P and the number of channel tiles, then the epilogue's extras.
 func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry func(bp, tilesOC int) ([]LaunchArg, int)) (*Launch, error) {
 	fn := kernelName(g.index, g.ops)
-	re, err := g.epi.render("acc", "cmask", "tl.float32", "(model + model_base) * c_mstride + bidx * c_bstride + "+cOffs, "e")
+	sample := "bidx"
+	if g.cols {
+		sample = "qb[None, :]"
+	}
+	re, err := g.epi.render("acc", "cmask", "tl.float32", "(model + model_base) * c_mstride + "+sample+" * c_bstride + "+cOffs, "e")
 	if err != nil {
 		return nil, err
 	}
 	bp, bn, bk := g.blocks() // the chosen tunables, else heuristicBlocks
-	ocg, groups := g.ocg, g.groups
+	ocg, samples := g.ocg, g.batch*g.groups
 	if tmpl == "conv_flat.py" {
-		ocg, groups = g.flatChannels()
+		ocg, _ = g.flatChannels()
+		samples = g.flatSamples()
 	}
 	tilesOC := cdiv(ocg, bn)
 	geo, programs := geometry(bp, tilesOC)
@@ -550,7 +592,7 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 		args = append(args, g.scaleArgs()...)
 	}
 	args = append(args, ptrArgs("c", g.out)...)
-	strided := tmpl == "conv_flat.py" && g.strided()
+	strided := tmpl == "conv_flat.py" && g.strided() && !g.cols
 	if tmpl == "conv_flat.py" {
 		// the output's planes, rows and first pixel (dense, or padded for the next convolution)
 		cs, rs := p, g.ow
@@ -575,17 +617,17 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 	args = append(args, re.extra...)
 	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads,
 		EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body, TapMajor: g.tapMajor,
-		PaddedStore: g.outPad.hp > 0 && g.outPad.wp == g.wp || g.outPad.hp == 0 && g.wp == g.ow, EvenK: g.tapMajor && g.cg%bk == 0, Strided: strided,
+		PaddedStore: !g.cols && (g.outPad.hp > 0 && g.outPad.wp == g.wp || g.outPad.hp == 0 && g.wp == g.ow), EvenK: g.tapMajor && g.kExtent()%bk == 0, Strided: strided,
 		Depthwise: tmpl == "conv_flat.py" && g.depthwise, Scale: g.scale != nil, ScaleInput: g.scale != nil && bn > bp, CopyStore: g.padCopy != nil,
-		CopyPaddedStore: g.padCopy != nil && g.padCopy.pad.wp == g.wp, QMask: tmpl == "conv_flat.py" && (g.direct || flatQMask(g.flatPixels(), bp)),
-		HalfProducts: g.depthwise && g.x.DType != graph.Float32}
+		CopyPaddedStore: !g.cols && g.padCopy != nil && g.padCopy.pad.wp == g.wp, QMask: tmpl == "conv_flat.py" && (g.direct || flatQMask(g.flatPixels(), bp)),
+		HalfProducts: g.depthwise && g.x.DType != graph.Float32, Folded: g.cols}
 	text, err := templates.Render(tmpl, d)
 	if err != nil {
 		return nil, err
 	}
 	return &Launch{
 		Kernel:    l.dotKernel(tmpl, fn, text, map[string]any{"BLOCK_P": int64(bp), "BLOCK_OC": int64(bn), "BLOCK_K": int64(bk)}),
-		Grid:      [3]int{programs, g.batch * groups, l.n},
+		Grid:      [3]int{programs, samples, l.n},
 		ModelAxis: 2,
 		Args:      args,
 	}, nil
@@ -983,6 +1025,9 @@ func (g *convPadGroup) emit(l *lowerer) (*Launch, error) {
 }
 
 func (g *convGroup) emitFlat(l *lowerer) (*Launch, error) {
+	if g.cols {
+		return g.emitCols(l)
+	}
 	g.readPaddedLeaves(l)
 	p, q := g.oh*g.ow, g.flatPixels()
 	return g.implicitGEMM(l, "conv_flat.py", "oc_g[:, None] * P + rp[None, :]", p, func(bp, tilesOC int) ([]LaunchArg, int) {
@@ -999,6 +1044,75 @@ func (g *convGroup) emitFlat(l *lowerer) (*Launch, error) {
 		}
 		return args, cdiv(q, bp) * tilesOC
 	})
+}
+
+// emitCols is emitFlat's Folded form: a pointwise GEMM over the columns (colsInput), its
+// pixels every sample's (Q = B x P, rows OW wide, OH = B x OHS of them), its reduction every
+// channel x tap at once (KHW = 1, CG = KTOT).
+func (g *convGroup) emitCols(l *lowerer) (*Launch, error) {
+	p, q, k := g.oh*g.ow, g.flatPixels(), g.cg*g.kh*g.kw
+	return g.implicitGEMM(l, "conv_flat.py", "oc_g[:, None] * P + rp[None, :]", p, func(bp, tilesOC int) ([]LaunchArg, int) {
+		return []LaunchArg{intArg("Wp", g.ow), intArg("OW", g.ow), intArg("OH", g.batch*g.oh), intArg("Q", q), intArg("P", p),
+			intArg("OCG", g.ocg), intArg("KTOT", k), intArg("KW", 1), intArg("KHW", 1),
+			intArg("CG", k), intArg("GROUPS", 1), intArg("dil_h", 1), intArg("dil_w", 1),
+			intArg("w_tstride", 0), intArg("tiles_oc", tilesOC), intArg("OHS", g.oh)}, cdiv(q, bp) * tilesOC
+	})
+}
+
+// colsInput makes the convolution read its input's columns (conv_cols.py): [C*KH*KW, B*OH*OW]
+// per model, rows B*OH*OW apart, with a tile's slack at the end (the last pixel tile's dead
+// columns read past the last row, into accumulator columns never stored).
+func (g *convGroup) colsInput(l *lowerer, node string, inC int) {
+	models := l.n
+	if g.x.ModelStride == 0 {
+		models = 1 // a shared input is gathered once
+	}
+	k, q := inC*g.kh*g.kw, g.flatPixels()
+	name := node + ".cols"
+	b := l.newBuffer(TempBuffer, name, g.x.DType, models*k*q+convFlatMaxBlockP)
+	ms := k * q
+	if models == 1 && g.x.ModelStride == 0 {
+		ms = 0
+	}
+	cg := &convColsGroup{x: g.x, conv: g, c: inC, models: models}
+	cg.groupBase = groupBase{nodes: []string{fmt.Sprintf("%s (input as columns [%d, %d])", node, k, q)}, ops: []string{"im2col"},
+		out: fullView(b, []int{k, q}, ms)}
+	l.addGroup(cg, name)
+	g.x, g.xCStride, g.xBStride = cg.out, q, 0
+	l.notes[g] = append(l.notes[g], fmt.Sprintf("small maps: one GEMM over the columns of all %d samples (conv_cols.py), each weight read once", g.batch))
+}
+
+// convColsGroup gathers a convolution's input columns (conv_cols.py) for conv_flat.py's Folded
+// form; conv is the convolution (its geometry), x its dense input [B, C, H, W].
+type convColsGroup struct {
+	groupBase
+	x         View
+	conv      *convGroup
+	c, models int
+}
+
+func (g *convColsGroup) emit(l *lowerer) (*Launch, error) {
+	fn := kernelName(g.index, g.ops)
+	c := g.conv
+	var args []LaunchArg
+	args = append(args, ptrArgs("x", g.x)...)
+	args = append(args, ptrArgs("o", g.out)...)
+	args = append(args, intArg("C", g.c), intArg("H", c.h), intArg("W", c.wd), intArg("OH", c.oh), intArg("OW", c.ow),
+		intArg("KW", c.kw), intArg("KHW", c.kh*c.kw), intArg("QC", c.flatPixels()),
+		intArg("stride_h", c.sh), intArg("stride_w", c.sw), intArg("pad_h", c.ph), intArg("pad_w", c.pw),
+		intArg("dil_h", c.dh), intArg("dil_w", c.dw))
+	bw := nextPow2(c.ow)
+	bc := clamp(nextPow2(g.c), 1, max(1, 4096/bw))
+	text, err := templates.Render("conv_cols.py", convData{Fn: fn, Header: header(g.nodes, g.ops)})
+	if err != nil {
+		return nil, err
+	}
+	return &Launch{
+		Kernel:    newKernel("conv_cols.py", fn, text, map[string]any{"BLOCK_C": int64(bc), "BLOCK_W": int64(bw)}),
+		Grid:      [3]int{cdiv(g.c, bc), c.batch, g.models},
+		ModelAxis: 2,
+		Args:      args,
+	}, nil
 }
 
 // lowerConvAsMatmul lowers a pointwise convolution of 1x1 images (the FCs of a squeeze-excite

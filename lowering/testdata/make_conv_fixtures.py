@@ -30,6 +30,7 @@ FIXTURES = {
     "conv/depthwise": ["--module", MODELS + ":ConvsDepthwise", "--input", "img=2,24,11,9", "--input", "wide=2,40,6,7",
                        "--input", "big=2,128,3,2", "--input", "seq=2,24,13"],
     "conv/mobile": ["--module", MODELS + ":ConvsMobile", "--input", "img=2,12,9,7"],
+    "conv/smallmaps": ["--module", MODELS + ":ConvsSmallMaps", "--input", "img=3,24,13,11"],
     "pool/pools": ["--module", MODELS + ":Pools", "--input", "img=2,5,11,9", "--input", "seq=2,5,13"],
     "conv/transposed": ["--module", MODELS + ":ConvTransposes", "--input", "img=2,6,5,7", "--input", "seq=2,6,9"],
     "conv/convs_3d": ["--module", MODELS + ":Convs3d", "--input", "vol=2,6,3,5,5"],
@@ -49,7 +50,7 @@ FIXTURES = {
 
 # N per fixture (default 1, 3, 8): the shared-input ones at 3; the 3-d and transposed ones, whose
 # volumes make larger files, at 1 and 3
-NS = {"conv/cnn": (1, 3), "linear/small_rows": (1, 3), "linear/convnext": (1, 3), "conv/depthwise": (1, 3), "conv/mobile": (1, 3), "conv/shared": (3,), "attention/shared": (3,), "conv/transposed": (1, 3), "conv/convs_3d": (1, 3),
+NS = {"conv/cnn": (1, 3), "linear/small_rows": (1, 3), "linear/convnext": (1, 3), "conv/depthwise": (1, 3), "conv/mobile": (1, 3), "conv/smallmaps": (1, 3), "conv/shared": (3,), "attention/shared": (3,), "conv/transposed": (1, 3), "conv/convs_3d": (1, 3),
       "conv/nd_unbatched": (1, 3), "pool/pools_3d": (1, 3)}
 
 
