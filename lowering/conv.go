@@ -53,15 +53,17 @@ var convFlatKernel = true
 var convTapMajorMinChannels = 8
 
 // convColsKernel selects, for CPU plans of the dense convolutions over small maps (at most
-// convColsMaxPixels output pixels a sample, not a unit-stride 1x1), their columns
-// (conv_cols.py) and one GEMM over every sample's pixels (conv_flat.py's Folded form): each
-// weight is then read once a launch instead of once a sample, and a strided one needs no
-// phase planes. Tests turn it off to check the padded-planes path on the same problems.
+// convColsMaxPixels output pixels a sample, more than one tap), a copy of the padded
+// planes' tap shifts as columns of every sample side by side (conv_cols.py) and one GEMM over
+// them (conv_flat.py's Folded form): each weight tile is read once a launch instead of once a
+// sample, and the pixel tile spans the samples (a 3x3 map's 2 x 13 pixels fill the 32-wide
+// dot tile where one sample's 13 left a 16-wide one). Tests turn it off to check the
+// per-sample path on the same problems.
 var convColsKernel = true
 
 // convColsMaxPixels: the output pixels a sample up to which convColsKernel applies (the 6x6
 // and 3x3 maps of a ResNet's last two stages on 96x96 images), where the weight outweighs
-// the columns, which take K x B x OH x OW elements.
+// the columns (K x B x QS elements a model).
 const convColsMaxPixels = 64
 
 // convPaddedCopies lets a convolution whose output has several readers store the zero-padded
@@ -211,13 +213,13 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 		l.notes[g] = append(l.notes[g], "depthwise: direct kernel, no GEMM over 1-channel groups")
 	}
 	g.rows = !g.depthwise && convRowKernel && (convRowAlways || g.rowWidth() >= convRowMinWidth && g.rowStepsPayOff())
-	g.cols = g.flat && convColsKernel && n.Op == "conv2d" && !g.depthwise && groups == 1 && !g.pointwise() &&
+	// (one tap, as a 1x1 stride-2 shortcut: its columns would be a second copy of the phase
+	// plane it reads, costing more than the weight's second read saves; measured)
+	g.cols = g.flat && convColsKernel && n.Op == "conv2d" && !g.depthwise && groups == 1 && g.kh*g.kw > 1 &&
 		g.oh*g.ow <= convColsMaxPixels && g.scale == nil
 	if g.flat {
 		g.rows = false
 		switch {
-		case g.cols:
-			g.colsInput(l, n.Name, inC)
 		case g.pointwise():
 			// a pointwise GEMM reads its input planes as they are (no border to pad), and
 			// may store the next convolution's padded planes
@@ -227,13 +229,16 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 		default:
 			g.padInput(l, n.Name, inC)
 		}
+		if g.cols {
+			g.colsInput(l, n.Name, inC)
+		}
 	}
 	if g.chanBlock > 0 {
 		g.blockInput(l, n.Name, inC, outC)
 	}
 	if g.rows || g.flat || g.chanBlock > 0 { // [channel, pixel] accumulators
 		g.epi = newConvRowsEpilogue(out, batched, chBound)
-		if g.cols { // the sample is a column's: q // P
+		if g.cols { // the sample is a column's: q // QS
 			g.epi.vars[0], g.epi.masks[0] = "qb[None, :]", "(q[None, :] < Q)"
 		}
 	} else {
@@ -477,9 +482,9 @@ func (g *convGroup) heuristicBlocks() (bp, boc, bk int) {
 		ocg, _ := g.flatChannels()
 		// few pixels (the 3x3 images of a ResNet's last stage): more output channels a tile,
 		// so that each dot step is large enough to pay for itself
-		bp0 := clamp(nextPow2(g.flatPixels()), 16, convFlatMaxBlockP)
+		bp0 := clamp(nextPow2(g.gemmPixels()), 16, convFlatMaxBlockP)
 		bp, boc := g.spreadOverCores(bp0, clamp(nextPow2(ocg), 16, max(64, 4096/bp0)),
-			g.flatPixels(), ocg, g.flatSamples(), g.cg*g.kh*g.kw)
+			g.gemmPixels(), ocg, g.flatSamples(), g.cg*g.kh*g.kw)
 		// an input tile of at most 16K elements (64 KB, within a core's L2 share, and within
 		// a GPU's shared memory with the weight tile: the kernel must assemble there too)
 		return bp, boc, clamp(nextPow2(g.kExtent()), 16, max(16, min(256, 16384/bp)))
@@ -494,10 +499,15 @@ func (g *convGroup) heuristicBlocks() (bp, boc, bk int) {
 // but the last, whose columns past OW would only be dropped (a 1-d convolution's 256 outputs
 // padded to 258 were a 512-pixel tile, half of it dead).
 func (g *convGroup) flatPixels() int {
-	if g.cols {
-		return g.batch * g.oh * g.ow
-	}
 	return (g.oh-1)*g.wp + g.ow
+}
+
+// gemmPixels is the pixels of conv_flat.py's GEMM: Q, or every sample's when Folded.
+func (g *convGroup) gemmPixels() int {
+	if g.cols {
+		return g.batch * g.flatPixels()
+	}
+	return g.flatPixels()
 }
 
 // flatSamples is the grid's (sample x group) axis of conv_flat.py: 1 when Folded.
@@ -619,7 +629,7 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 		EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body, TapMajor: g.tapMajor,
 		PaddedStore: !g.cols && (g.outPad.hp > 0 && g.outPad.wp == g.wp || g.outPad.hp == 0 && g.wp == g.ow), EvenK: g.tapMajor && g.kExtent()%bk == 0, Strided: strided,
 		Depthwise: tmpl == "conv_flat.py" && g.depthwise, Scale: g.scale != nil, ScaleInput: g.scale != nil && bn > bp, CopyStore: g.padCopy != nil,
-		CopyPaddedStore: !g.cols && g.padCopy != nil && g.padCopy.pad.wp == g.wp, QMask: tmpl == "conv_flat.py" && (g.direct || flatQMask(g.flatPixels(), bp)),
+		CopyPaddedStore: !g.cols && g.padCopy != nil && g.padCopy.pad.wp == g.wp, QMask: tmpl == "conv_flat.py" && !g.cols && (g.direct || flatQMask(g.flatPixels(), bp)),
 		HalfProducts: g.depthwise && g.x.DType != graph.Float32, Folded: g.cols}
 	text, err := templates.Render(tmpl, d)
 	if err != nil {
@@ -1047,34 +1057,34 @@ func (g *convGroup) emitFlat(l *lowerer) (*Launch, error) {
 }
 
 // emitCols is emitFlat's Folded form: a pointwise GEMM over the columns (colsInput), its
-// pixels every sample's (Q = B x P, rows OW wide, OH = B x OHS of them), its reduction every
-// channel x tap at once (KHW = 1, CG = KTOT).
+// pixels every sample's flat padded ones (NB x QS), its reduction every channel x tap at once
+// (KHW = 1, CG = KTOT).
 func (g *convGroup) emitCols(l *lowerer) (*Launch, error) {
-	p, q, k := g.oh*g.ow, g.flatPixels(), g.cg*g.kh*g.kw
+	p, q, k := g.oh*g.ow, g.gemmPixels(), g.cg*g.kh*g.kw
 	return g.implicitGEMM(l, "conv_flat.py", "oc_g[:, None] * P + rp[None, :]", p, func(bp, tilesOC int) ([]LaunchArg, int) {
-		return []LaunchArg{intArg("Wp", g.ow), intArg("OW", g.ow), intArg("OH", g.batch*g.oh), intArg("Q", q), intArg("P", p),
+		return []LaunchArg{intArg("Wp", g.wp), intArg("OW", g.ow), intArg("OH", g.oh), intArg("Q", q), intArg("P", p),
 			intArg("OCG", g.ocg), intArg("KTOT", k), intArg("KW", 1), intArg("KHW", 1),
 			intArg("CG", k), intArg("GROUPS", 1), intArg("dil_h", 1), intArg("dil_w", 1),
-			intArg("w_tstride", 0), intArg("tiles_oc", tilesOC), intArg("OHS", g.oh)}, cdiv(q, bp) * tilesOC
+			intArg("w_tstride", 0), intArg("tiles_oc", tilesOC), intArg("QS", g.flatPixels()), intArg("NB", g.batch)}, cdiv(q, bp) * tilesOC
 	})
 }
 
-// colsInput makes the convolution read its input's columns (conv_cols.py): [C*KH*KW, B*OH*OW]
-// per model, rows B*OH*OW apart, with a tile's slack at the end (the last pixel tile's dead
-// columns read past the last row, into accumulator columns never stored).
+// colsInput makes the convolution read the columns (conv_cols.py) of the padded planes it
+// would read (g.x): [C*KH*KW, B*QS] per model, with a tile's slack at the end (the last pixel
+// tile's dead columns read past the last row, into accumulator columns never stored).
 func (g *convGroup) colsInput(l *lowerer, node string, inC int) {
 	models := l.n
 	if g.x.ModelStride == 0 {
 		models = 1 // a shared input is gathered once
 	}
-	k, q := inC*g.kh*g.kw, g.flatPixels()
+	k, q := inC*g.kh*g.kw, g.gemmPixels()
 	name := node + ".cols"
 	b := l.newBuffer(TempBuffer, name, g.x.DType, models*k*q+convFlatMaxBlockP)
 	ms := k * q
 	if models == 1 && g.x.ModelStride == 0 {
 		ms = 0
 	}
-	cg := &convColsGroup{x: g.x, conv: g, c: inC, models: models}
+	cg := &convColsGroup{x: g.x, conv: g, c: inC, models: models, xBStride: g.xBStride, xCStride: g.xCStride}
 	cg.groupBase = groupBase{nodes: []string{fmt.Sprintf("%s (input as columns [%d, %d])", node, k, q)}, ops: []string{"im2col"},
 		out: fullView(b, []int{k, q}, ms)}
 	l.addGroup(cg, name)
@@ -1082,13 +1092,15 @@ func (g *convGroup) colsInput(l *lowerer, node string, inC int) {
 	l.notes[g] = append(l.notes[g], fmt.Sprintf("small maps: one GEMM over the columns of all %d samples (conv_cols.py), each weight read once", g.batch))
 }
 
-// convColsGroup gathers a convolution's input columns (conv_cols.py) for conv_flat.py's Folded
-// form; conv is the convolution (its geometry), x its dense input [B, C, H, W].
+// convColsGroup copies a convolution's input columns (conv_cols.py) for conv_flat.py's Folded
+// form; conv is the convolution (its geometry), x the padded planes it reads (sample and
+// plane strides xBStride, xCStride).
 type convColsGroup struct {
 	groupBase
-	x         View
-	conv      *convGroup
-	c, models int
+	x                  View
+	conv               *convGroup
+	c, models          int
+	xBStride, xCStride int
 }
 
 func (g *convColsGroup) emit(l *lowerer) (*Launch, error) {
@@ -1096,19 +1108,22 @@ func (g *convColsGroup) emit(l *lowerer) (*Launch, error) {
 	c := g.conv
 	var args []LaunchArg
 	args = append(args, ptrArgs("x", g.x)...)
+	args = append(args, intArg("x_bstride", g.xBStride), intArg("x_cstride", g.xCStride))
 	args = append(args, ptrArgs("o", g.out)...)
-	args = append(args, intArg("C", g.c), intArg("H", c.h), intArg("W", c.wd), intArg("OH", c.oh), intArg("OW", c.ow),
-		intArg("KW", c.kw), intArg("KHW", c.kh*c.kw), intArg("QC", c.flatPixels()),
-		intArg("stride_h", c.sh), intArg("stride_w", c.sw), intArg("pad_h", c.ph), intArg("pad_w", c.pw),
-		intArg("dil_h", c.dh), intArg("dil_w", c.dw))
-	bw := nextPow2(c.ow)
-	bc := clamp(nextPow2(g.c), 1, max(1, 4096/bw))
-	text, err := templates.Render("conv_cols.py", convData{Fn: fn, Header: header(g.nodes, g.ops)})
+	args = append(args, intArg("Wp", c.wp), intArg("QS", c.flatPixels()), intArg("NQ", c.gemmPixels()),
+		intArg("KW", c.kw), intArg("KHW", c.kh*c.kw), intArg("dil_h", c.dh), intArg("dil_w", c.dw))
+	if c.strided() {
+		args = append(args, intArg("stride_h", c.sh), intArg("stride_w", c.sw), intArg("PHW", c.phw), intArg("PLANE", c.hp*c.wp))
+	}
+	bq := nextPow2(c.flatPixels())
+	// the largest power of two dividing the channels (no channel mask), up to 8K elements a tile
+	bc := min(g.c&-g.c, max(1, 8192/bq))
+	text, err := templates.Render("conv_cols.py", convData{Fn: fn, Header: header(g.nodes, g.ops), Strided: c.strided()})
 	if err != nil {
 		return nil, err
 	}
 	return &Launch{
-		Kernel:    newKernel("conv_cols.py", fn, text, map[string]any{"BLOCK_C": int64(bc), "BLOCK_W": int64(bw)}),
+		Kernel:    newKernel("conv_cols.py", fn, text, map[string]any{"BLOCK_C": int64(bc), "BLOCK_Q": int64(bq)}),
 		Grid:      [3]int{cdiv(g.c, bc), c.batch, g.models},
 		ModelAxis: 2,
 		Args:      args,

@@ -384,7 +384,7 @@ func (g *convGroup) tunables() (tunableSpace, bool) {
 		ocg, _ = g.flatChannels()
 	}
 	if g.cols {
-		pixels = g.flatPixels() // every sample's
+		pixels = g.gemmPixels() // every sample's
 	}
 	return tunableSpace{axes: []tunableAxis{
 		blockAxis("BLOCK_P", "bp", bp, dotMinBlock, 128, pixels),

@@ -237,8 +237,9 @@ class ConvsSmallMaps(nn.Module):
         self.conv3_bn = nn.BatchNorm2d(40)
         self.dilated = nn.Conv2d(40, 12, 3, dilation=2, padding=2)
         self.kernel23 = nn.Conv2d(40, 9, (2, 3))
-        self.grow = nn.Conv2d(9, 8, 3, padding=3)
-        self.grow2 = nn.Conv2d(12, 8, 3, padding=3)
+        self.pre = nn.Conv2d(40, 9, 3, padding=1)
+        self.grow = nn.Conv2d(9, 8, 3, padding=2)
+        self.grow2 = nn.Conv2d(12, 8, 3, padding=2)
         for bn in (self.down_bn, self.conv_bn, self.shortcut_bn, self.conv2_bn, self.conv3_bn):
             _randomize_bn(bn)
 
@@ -248,7 +249,7 @@ class ConvsSmallMaps(nn.Module):
         z = torch.relu(self.conv2_bn(self.conv2(y)))
         z = torch.relu(self.conv3_bn(self.conv3(z)) + y)
         d = torch.relu(self.dilated(z))
-        return z, d, self.kernel23(z), self.grow(torch.relu(self.kernel23(y))), self.grow2(d)
+        return z, d, self.kernel23(z), self.grow(torch.relu(self.pre(y))), self.grow2(d)
 
 
 class ConvsMobile(nn.Module):

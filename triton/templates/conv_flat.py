@@ -27,12 +27,12 @@ EpilogueArgs, ExtraArgs []string, Body []string (statements from `acc` to `y`), 
 EvenK, Strided, Depthwise, QMask, HalfProducts (depthwise on fp16/bf16 data), CopyStore and
 CopyPaddedStore (with p_ptr...: a zero-padded copy stored too, as PaddedStore or row by row), Scale,
 ScaleInput (with s_ptr...: scale input channel c of sample bidx by s[bidx, c], applied to the
-weight tile's column c), Folded (with OHS: the samples folded into the pixels).
+weight tile's column c), Folded (with QS, NB: the samples folded into the pixels).
 Folded (small maps): x is the convolution's columns (conv_cols.py: rows k = (channel, kh, kw),
-x_cstride apart; column q = pixel q % P of sample q // P), run as one pointwise GEMM
-(TapMajor, KHW = 1, CG = KTOT) with the grid's sample axis 1, so each weight tile is read
-once for every sample; output rows are OW wide (Wp = OW), row r being row r % OHS of sample
-r // OHS, and the epilogue addresses sample qb = q // P per column.
+x_cstride apart; column q = flat padded pixel q % QS of sample q // QS, QS = (OH-1)*Wp + OW),
+run as one pointwise GEMM (TapMajor, KHW = 1, CG = KTOT) with the grid's sample axis 1, so
+each weight tile is read once for every sample (NB of them, Q = NB*QS pixels); the epilogue
+addresses sample qb = q // QS per column, and the store goes row by row of each sample.
 */ -}}
 import triton
 import triton.language as tl
@@ -48,7 +48,7 @@ def {{.Fn}}(
     w_ptr, w_mstride,{{if .Scale}} s_ptr, s_mstride, s_bstride, s_cstride,{{end}}
     c_ptr, c_mstride, c_bstride, c_cstride, c_rstride, c_off,{{if .CopyStore}} p_ptr, p_mstride, p_bstride, p_cstride, p_rstride, p_off,{{end}}
     {{pyargs .EpilogueArgs}}
-    Wp, OW, OH, Q, P, OCG, KTOT, KW, KHW, CG, GROUPS, dil_h, dil_w, w_tstride, tiles_oc,{{if .Strided}} stride_h, stride_w, PHW, PLANE,{{end}}{{if .Depthwise}} MULT,{{end}}{{if .Folded}} OHS,{{end}} {{pyargs .ExtraArgs}}
+    Wp, OW, OH, Q, P, OCG, KTOT, KW, KHW, CG, GROUPS, dil_h, dil_w, w_tstride, tiles_oc,{{if .Strided}} stride_h, stride_w, PHW, PLANE,{{end}}{{if .Depthwise}} MULT,{{end}}{{if .Folded}} QS, NB,{{end}} {{pyargs .ExtraArgs}}
     BLOCK_P: tl.constexpr, BLOCK_OC: tl.constexpr, BLOCK_K: tl.constexpr,
     INPUT_PRECISION: tl.constexpr,
 ):
@@ -156,9 +156,11 @@ def {{.Fn}}(
         acc += tl.dot(a, b, input_precision=INPUT_PRECISION)
 {{- end}}
 {{- if .Folded}}
-    qb = q // P
-    rp = q % P
-    cmask = ocmask & (q[None, :] < Q)
+    qb = q // QS
+    qr = q % QS
+    ow = qr % Wp
+    rp = (qr // Wp) * OW + ow
+    cmask = ocmask & (ow[None, :] < OW) & (q[None, :] < Q)
 {{- else}}
     ow = q % Wp
     rp = (q // Wp) * OW + ow
@@ -176,11 +178,13 @@ def {{.Fn}}(
     q0 = (pid // tiles_oc) * BLOCK_P
     qs = q0 + tl.arange(0, BLOCK_P)
 {{- if .Folded}}
-    # one output row of one sample at a time (rows r = sample x OHS + oh, OW pixels each)
-    for r in range(q0 // OW, min((q0 + BLOCK_P - 1) // OW + 1, OH)):
-        lo = r * OW
-        tl.store(c_base + ((r // OHS) * c_bstride + (r % OHS) * c_rstride - lo) + qs[None, :], y,
-                 mask=ocmask & (qs[None, :] >= lo) & (qs[None, :] < lo + OW))
+    # one output row of one sample at a time: row oh of sample sb is pixels sb*QS + oh*Wp ..
+    # + OW - 1 of q (those of the tile's samples and rows only)
+    for sb in range(q0 // QS, min((q0 + BLOCK_P - 1) // QS + 1, NB)):
+        for oh in range(max(q0 - sb * QS, 0) // Wp, min((q0 + BLOCK_P - 1 - sb * QS) // Wp + 1, OH)):
+            lo = sb * QS + oh * Wp
+            tl.store(c_base + (sb * c_bstride + oh * c_rstride - lo) + qs[None, :], y,
+                     mask=ocmask & (qs[None, :] >= lo) & (qs[None, :] < lo + OW))
 {{- else if .PaddedStore}}
     # the next convolution's zero-padded planes are as wide as this one's input (Wp), or the
     # output is dense and Wp == OW (a pointwise convolution): pixel q lies at q past the
@@ -201,10 +205,11 @@ def {{.Fn}}(
     # same registers (planes p_cstride apart, rows p_rstride, the interior at p_off)
     p_base = p_ptr + model * p_mstride + p_off + bidx * p_bstride + oc_g[:, None] * p_cstride
 {{- if .Folded}}
-    for r in range(q0 // OW, min((q0 + BLOCK_P - 1) // OW + 1, OH)):
-        lo = r * OW
-        tl.store(p_base + ((r // OHS) * p_bstride + (r % OHS) * p_rstride - lo) + qs[None, :], y,
-                 mask=ocmask & (qs[None, :] >= lo) & (qs[None, :] < lo + OW))
+    for sb in range(q0 // QS, min((q0 + BLOCK_P - 1) // QS + 1, NB)):
+        for oh in range(max(q0 - sb * QS, 0) // Wp, min((q0 + BLOCK_P - 1 - sb * QS) // Wp + 1, OH)):
+            lo = sb * QS + oh * Wp
+            tl.store(p_base + (sb * p_bstride + oh * p_rstride - lo) + qs[None, :], y,
+                     mask=ocmask & (qs[None, :] >= lo) & (qs[None, :] < lo + OW))
 {{- else if .CopyPaddedStore}}
     tl.store(p_base + qs[None, :], tl.where(ow[None, :] < OW, y, 0.0), mask=ocmask & (qs[None, :] < Q))
 {{- else}}
