@@ -59,6 +59,20 @@ var convFlatKernel = true
 // long enough to pay for their calls). Tests lower it to check both forms.
 var convTapMajorMinChannels = 8
 
+// convColsKernel selects, for CPU plans of the dense convolutions over small maps (at most
+// convColsMaxPixels output pixels a sample, more than one tap), a copy of the padded
+// planes' tap shifts as columns of every sample side by side (conv_cols.py) and one GEMM over
+// them (conv_flat.py's Folded form): each weight tile is read once a launch instead of once a
+// sample, and the pixel tile spans the samples (a 3x3 map's 2 x 13 pixels fill the 32-wide
+// dot tile where one sample's 13 left a 16-wide one). Tests turn it off to check the
+// per-sample path on the same problems.
+var convColsKernel = true
+
+// convColsMaxPixels: the output pixels a sample up to which convColsKernel applies (the 6x6
+// and 3x3 maps of a ResNet's last two stages on 96x96 images), where the weight outweighs
+// the columns (K x B x QS elements a model).
+const convColsMaxPixels = 64
+
 // convPaddedCopies lets a convolution whose output has several readers store the zero-padded
 // copy a unit-stride convolution reads (takePaddedCopy); tests turn it off to check the pad
 // kernel on the same problems.
@@ -91,6 +105,7 @@ type convGroup struct {
 	outPad                 planePad // conv_flat.py: the output is written zero-padded for the next one
 	tapMajor               bool     // conv_flat.py: tap by tap, the weight relaid as [tap, OC, CG]
 	direct                 bool     // conv_flat.py pointwise: the input's own dense planes, no pad copy
+	cols                   bool     // conv_flat.py Folded: over the input's columns (conv_cols.py), the samples in the pixels
 	chanBlock              int      // conv_dw_blocks.py: channels per block of its input (xCStride: a block's stride), else 0
 	groupBlock             int      // conv_grouped.py: groups per block of its input (xCStride: a block's stride), else 0
 	scale                  *View    // conv_flat.py pointwise: a per-(sample, channel) input scale [B or 1, C, 1, 1] (channelScaleFor)
@@ -216,6 +231,10 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 		l.notes[g] = append(l.notes[g], fmt.Sprintf("%d groups of %d channels: per-tap multiply-adds of contiguous [pixels, %d groups] tiles of the input copied in group blocks, a lane per group (conv_grouped.py)", groups, g.cg, g.groupBlock))
 	}
 	g.rows = !g.depthwise && g.groupBlock == 0 && convRowKernel && (convRowAlways || g.rowWidth() >= convRowMinWidth && g.rowStepsPayOff())
+	// (one tap, as a 1x1 stride-2 shortcut: its columns would be a second copy of the phase
+	// plane it reads, costing more than the weight's second read saves; measured)
+	g.cols = g.flat && convColsKernel && n.Op == "conv2d" && !g.depthwise && groups == 1 && g.kh*g.kw > 1 &&
+		g.oh*g.ow <= convColsMaxPixels && g.scale == nil
 	if g.flat {
 		g.rows = false
 		switch {
@@ -228,6 +247,9 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 		default:
 			g.padInput(l, n.Name, inC)
 		}
+		if g.cols {
+			g.colsInput(l, n.Name, inC)
+		}
 	}
 	if g.chanBlock > 0 || g.groupBlock > 0 {
 		g.blockInput(l, n.Name, inC, outC)
@@ -239,13 +261,20 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	}
 	if g.rows || g.flat || g.chanBlock > 0 || g.groupBlock > 0 { // [channel, pixel] accumulators
 		g.epi = newConvRowsEpilogue(out, batched, chBound)
+		if g.cols { // the sample is a column's: q // QS
+			g.epi.vars[0], g.epi.masks[0] = "qb[None, :]", "(q[None, :] < Q)"
+		}
 	} else {
 		g.epi = newConvEpilogue(out, batched, chBound)
 	}
 	// Many channels per group: conv_flat.py reduces tap by tap, so that its input tile is
 	// channel planes at one shift (affine, read in place) rather than rows gathered per k.
-	g.tapMajor = g.flat && !g.depthwise && g.cg >= convTapMajorMinChannels
-	if (g.rows || g.tapMajor || g.chanBlock > 0) && g.kh*g.kw > 1 {
+	// (Folded: one "tap" of every channel x tap, the weight [OC, C*KH*KW] as it lies)
+	g.tapMajor = g.flat && !g.depthwise && (g.cg >= convTapMajorMinChannels || g.cols)
+	if g.cols && !g.w.Contiguous() {
+		return fmt.Errorf("weight %s is not contiguous", shapeStr(g.w.Shape))
+	}
+	if (g.rows || g.tapMajor || g.chanBlock > 0) && g.kh*g.kw > 1 && !g.cols {
 		// conv_rows.py and tap-major conv_flat.py read one tap's [out, in] weight tile per step: laid out as
 		// [tap, out, in], the tile is one contiguous block when it spans the group, which the
 		// CPU backend reads in place (a copy of O(weights) per run, against a strided gather
@@ -463,6 +492,7 @@ type convData struct {
 	Blocks          bool // conv_pad.py: write channel blocks, channels last (conv_dw_blocks.py)
 	Mult            bool // conv_pad.py Blocks: output channels read input channel c // MULT
 	Grouped         bool // conv_pad.py Blocks: a block holds one in-group channel of BLOCK_PL groups (conv_grouped.py)
+	Folded          bool // conv_flat.py: over the columns of conv_cols.py, the samples folded into the pixels
 
 	Outs []int // conv_grouped.py: the output channels of a group, 0 .. OCG-1 (an accumulator each)
 }
@@ -477,12 +507,12 @@ func (g *convGroup) heuristicBlocks() (bp, boc, bk int) {
 		// pixels a tile, as the taps' products are summed in registers (jit/cpu's panels)
 		// whatever the tile, and a program's fixed costs (epilogue steps, its partial last
 		// tile: 286 pixels of a 16x16 image were a 256 and a 30 tile) count per tile
-		ocg, groups := g.flatChannels()
+		ocg, _ := g.flatChannels()
 		// few pixels (the 3x3 images of a ResNet's last stage): more output channels a tile,
 		// so that each dot step is large enough to pay for itself
-		bp0 := clamp(nextPow2(g.flatPixels()), 16, convFlatMaxBlockP)
+		bp0 := clamp(nextPow2(g.gemmPixels()), 16, convFlatMaxBlockP)
 		bp, boc := g.spreadOverCores(bp0, clamp(nextPow2(ocg), 16, max(64, 4096/bp0)),
-			g.flatPixels(), ocg, g.batch*groups, g.cg*g.kh*g.kw)
+			g.gemmPixels(), ocg, g.flatSamples(), g.cg*g.kh*g.kw)
 		// an input tile of at most 16K elements (64 KB, within a core's L2 share, and within
 		// a GPU's shared memory with the weight tile: the kernel must assemble there too)
 		return bp, boc, clamp(nextPow2(g.kExtent()), 16, max(16, min(256, 16384/bp)))
@@ -498,6 +528,23 @@ func (g *convGroup) heuristicBlocks() (bp, boc, bk int) {
 // padded to 258 were a 512-pixel tile, half of it dead).
 func (g *convGroup) flatPixels() int {
 	return (g.oh-1)*g.wp + g.ow
+}
+
+// gemmPixels is the pixels of conv_flat.py's GEMM: Q, or every sample's when Folded.
+func (g *convGroup) gemmPixels() int {
+	if g.cols {
+		return g.batch * g.flatPixels()
+	}
+	return g.flatPixels()
+}
+
+// flatSamples is the grid's (sample x group) axis of conv_flat.py: 1 when Folded.
+func (g *convGroup) flatSamples() int {
+	if g.cols {
+		return 1
+	}
+	_, groups := g.flatChannels()
+	return g.batch * groups
 }
 
 // flatQMask reports whether conv_flat.py masks the pixels past Q (q of them, in tiles of bp).
@@ -528,7 +575,7 @@ func (g *convGroup) flatChannels() (ocg, groups int) {
 // kExtent is the reduction length of one tl.dot step sequence: the channels of a group when
 // tap-major, else channels x taps.
 func (g *convGroup) kExtent() int {
-	if g.tapMajor {
+	if g.tapMajor && !g.cols {
 		return g.cg
 	}
 	return g.cg * g.kh * g.kw
@@ -568,14 +615,19 @@ func (g *convGroup) emit(l *lowerer) (*Launch, error) {
 // BLOCK_P and the number of channel tiles, then the epilogue's extras.
 func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry func(bp, tilesOC int) ([]LaunchArg, int)) (*Launch, error) {
 	fn := kernelName(g.index, g.ops)
-	re, err := g.epi.render("acc", "cmask", "tl.float32", "(model + model_base) * c_mstride + bidx * c_bstride + "+cOffs, "e")
+	sample := "bidx"
+	if g.cols {
+		sample = "qb[None, :]"
+	}
+	re, err := g.epi.render("acc", "cmask", "tl.float32", "(model + model_base) * c_mstride + "+sample+" * c_bstride + "+cOffs, "e")
 	if err != nil {
 		return nil, err
 	}
 	bp, bn, bk := g.blocks() // the chosen tunables, else heuristicBlocks
-	ocg, groups := g.ocg, g.groups
+	ocg, samples := g.ocg, g.batch*g.groups
 	if tmpl == "conv_flat.py" {
-		ocg, groups = g.flatChannels()
+		ocg, _ = g.flatChannels()
+		samples = g.flatSamples()
 	}
 	tilesOC := cdiv(ocg, bn)
 	geo, programs := geometry(bp, tilesOC)
@@ -587,7 +639,7 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 		args = append(args, g.scaleArgs()...)
 	}
 	args = append(args, ptrArgs("c", g.out)...)
-	strided := tmpl == "conv_flat.py" && g.strided()
+	strided := tmpl == "conv_flat.py" && g.strided() && !g.cols
 	if tmpl == "conv_flat.py" {
 		// the output's planes, rows and first pixel (dense, or padded for the next convolution)
 		cs, rs := p, g.ow
@@ -612,18 +664,18 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 	args = append(args, re.extra...)
 	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads,
 		EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body, TapMajor: g.tapMajor,
-		PaddedStore: g.outPad.hp > 0 && g.outPad.wp == g.wp || g.outPad.hp == 0 && g.wp == g.ow, EvenK: (g.tapMajor || g.direct) && g.cg%bk == 0, Strided: strided,
+		PaddedStore: !g.cols && (g.outPad.hp > 0 && g.outPad.wp == g.wp || g.outPad.hp == 0 && g.wp == g.ow), EvenK: (g.tapMajor || g.direct) && g.kExtent()%bk == 0, Strided: strided,
 		Depthwise: tmpl == "conv_flat.py" && g.depthwise, Pointwise: tmpl == "conv_flat.py" && g.direct,
-		DenseStore: tmpl == "conv_flat.py" && g.outPad.hp == 0 && g.wp == g.ow && g.padCopy == nil, Scale: g.scale != nil, ScaleInput: g.scale != nil && bn > bp, CopyStore: g.padCopy != nil,
-		CopyPaddedStore: g.padCopy != nil && g.padCopy.pad.wp == g.wp, QMask: tmpl == "conv_flat.py" && (g.direct || flatQMask(g.flatPixels(), bp, !g.depthwise)),
-		HalfProducts: g.depthwise && g.x.DType != graph.Float32}
+		DenseStore: tmpl == "conv_flat.py" && !g.cols && g.outPad.hp == 0 && g.wp == g.ow && g.padCopy == nil, Scale: g.scale != nil, ScaleInput: g.scale != nil && bn > bp, CopyStore: g.padCopy != nil,
+		CopyPaddedStore: !g.cols && g.padCopy != nil && g.padCopy.pad.wp == g.wp, QMask: tmpl == "conv_flat.py" && !g.cols && (g.direct || flatQMask(g.flatPixels(), bp, !g.depthwise)),
+		HalfProducts: g.depthwise && g.x.DType != graph.Float32, Folded: g.cols}
 	text, err := templates.Render(tmpl, d)
 	if err != nil {
 		return nil, err
 	}
 	return &Launch{
 		Kernel:    l.dotKernel(tmpl, fn, text, map[string]any{"BLOCK_P": int64(bp), "BLOCK_OC": int64(bn), "BLOCK_K": int64(bk)}),
-		Grid:      [3]int{programs, g.batch * groups, l.n},
+		Grid:      [3]int{programs, samples, l.n},
 		ModelAxis: 2,
 		Args:      args,
 	}, nil
@@ -1087,6 +1139,9 @@ func (g *convPadGroup) emit(l *lowerer) (*Launch, error) {
 }
 
 func (g *convGroup) emitFlat(l *lowerer) (*Launch, error) {
+	if g.cols {
+		return g.emitCols(l)
+	}
 	g.readPaddedLeaves(l)
 	p, q := g.oh*g.ow, g.flatPixels()
 	return g.implicitGEMM(l, "conv_flat.py", "oc_g[:, None] * P + rp[None, :]", p, func(bp, tilesOC int) ([]LaunchArg, int) {
@@ -1103,6 +1158,80 @@ func (g *convGroup) emitFlat(l *lowerer) (*Launch, error) {
 		}
 		return args, cdiv(q, bp) * tilesOC
 	})
+}
+
+// emitCols is emitFlat's Folded form: a pointwise GEMM over the columns (colsInput), its
+// pixels every sample's flat padded ones (NB x QS), its reduction every channel x tap at once
+// (KHW = 1, CG = KTOT).
+func (g *convGroup) emitCols(l *lowerer) (*Launch, error) {
+	p, q, k := g.oh*g.ow, g.gemmPixels(), g.cg*g.kh*g.kw
+	return g.implicitGEMM(l, "conv_flat.py", "oc_g[:, None] * P + rp[None, :]", p, func(bp, tilesOC int) ([]LaunchArg, int) {
+		return []LaunchArg{intArg("Wp", g.wp), intArg("OW", g.ow), intArg("OH", g.oh), intArg("Q", q), intArg("P", p),
+			intArg("OCG", g.ocg), intArg("KTOT", k), intArg("KW", 1), intArg("KHW", 1),
+			intArg("CG", k), intArg("GROUPS", 1), intArg("dil_h", 1), intArg("dil_w", 1),
+			intArg("w_tstride", 0), intArg("tiles_oc", tilesOC), intArg("QS", g.flatPixels()), intArg("NB", g.batch)}, cdiv(q, bp) * tilesOC
+	})
+}
+
+// colsInput makes the convolution read the columns (conv_cols.py) of the padded planes it
+// would read (g.x): [C*KH*KW, B*QS] per model, with a tile's slack at the end (the last pixel
+// tile's dead columns read past the last row, into accumulator columns never stored).
+func (g *convGroup) colsInput(l *lowerer, node string, inC int) {
+	models := l.n
+	if g.x.ModelStride == 0 {
+		models = 1 // a shared input is gathered once
+	}
+	k, q := inC*g.kh*g.kw, g.gemmPixels()
+	name := node + ".cols"
+	b := l.newBuffer(TempBuffer, name, g.x.DType, models*k*q+convFlatMaxBlockP)
+	ms := k * q
+	if models == 1 && g.x.ModelStride == 0 {
+		ms = 0
+	}
+	cg := &convColsGroup{x: g.x, conv: g, c: inC, models: models, xBStride: g.xBStride, xCStride: g.xCStride}
+	cg.groupBase = groupBase{nodes: []string{fmt.Sprintf("%s (input as columns [%d, %d])", node, k, q)}, ops: []string{"im2col"},
+		out: fullView(b, []int{k, q}, ms)}
+	l.addGroup(cg, name)
+	g.x, g.xCStride, g.xBStride = cg.out, q, 0
+	l.notes[g] = append(l.notes[g], fmt.Sprintf("small maps: one GEMM over the columns of all %d samples (conv_cols.py), each weight read once", g.batch))
+}
+
+// convColsGroup copies a convolution's input columns (conv_cols.py) for conv_flat.py's Folded
+// form; conv is the convolution (its geometry), x the padded planes it reads (sample and
+// plane strides xBStride, xCStride).
+type convColsGroup struct {
+	groupBase
+	x                  View
+	conv               *convGroup
+	c, models          int
+	xBStride, xCStride int
+}
+
+func (g *convColsGroup) emit(l *lowerer) (*Launch, error) {
+	fn := kernelName(g.index, g.ops)
+	c := g.conv
+	var args []LaunchArg
+	args = append(args, ptrArgs("x", g.x)...)
+	args = append(args, intArg("x_bstride", g.xBStride), intArg("x_cstride", g.xCStride))
+	args = append(args, ptrArgs("o", g.out)...)
+	args = append(args, intArg("Wp", c.wp), intArg("QS", c.flatPixels()), intArg("NQ", c.gemmPixels()),
+		intArg("KW", c.kw), intArg("KHW", c.kh*c.kw), intArg("dil_h", c.dh), intArg("dil_w", c.dw))
+	if c.strided() {
+		args = append(args, intArg("stride_h", c.sh), intArg("stride_w", c.sw), intArg("PHW", c.phw), intArg("PLANE", c.hp*c.wp))
+	}
+	bq := nextPow2(c.flatPixels())
+	// the largest power of two dividing the channels (no channel mask), up to 8K elements a tile
+	bc := min(g.c&-g.c, max(1, 8192/bq))
+	text, err := templates.Render("conv_cols.py", convData{Fn: fn, Header: header(g.nodes, g.ops), Strided: c.strided()})
+	if err != nil {
+		return nil, err
+	}
+	return &Launch{
+		Kernel:    newKernel("conv_cols.py", fn, text, map[string]any{"BLOCK_C": int64(bc), "BLOCK_Q": int64(bq)}),
+		Grid:      [3]int{cdiv(g.c, bc), c.batch, g.models},
+		ModelAxis: 2,
+		Args:      args,
+	}, nil
 }
 
 // lowerConvAsMatmul lowers a pointwise convolution of 1x1 images (the FCs of a squeeze-excite

@@ -45,7 +45,10 @@
 //     linear.go's gemv); convolutions as an implicit
 //     GEMM over flat zero-padded pixels (conv_flat.py; strided ones over stride phase planes,
 //     where every tap is again one flat shift; unit-stride pointwise ones over their input as it is; patch embeddings, kernel =
-//     stride over few channels, as a patch copy and a pointwise GEMM): tap-major over a [tap, OC, CG] weight when groups have many channels,
+//     stride over few channels, as a patch copy and a pointwise GEMM; dense ones over small
+//     maps, at most 64 output pixels a sample, as every sample's tap shifts copied side by
+//     side as columns, conv_cols.py, and one GEMM over them, so each weight tile is read once
+//     a launch): tap-major over a [tap, OC, CG] weight when groups have many channels,
 //     so both dot operands are read in place, and a convolution feeding another stores its
 //     output straight into the next one's zero-padded planes (Buffer.Sparse: only the
 //     interior is written, the border keeps the zeros of allocation), so only graph inputs

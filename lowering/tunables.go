@@ -379,12 +379,15 @@ func (g *convGroup) tunables() (tunableSpace, bool) {
 		return tunableSpace{}, false
 	}
 	bp, boc, bk := g.heuristicBlocks()
-	ocg := g.ocg
+	ocg, pixels := g.ocg, g.oh*g.ow
 	if g.flat {
 		ocg, _ = g.flatChannels()
 	}
+	if g.cols {
+		pixels = g.gemmPixels() // every sample's
+	}
 	return tunableSpace{axes: []tunableAxis{
-		blockAxis("BLOCK_P", "bp", bp, dotMinBlock, 128, g.oh*g.ow),
+		blockAxis("BLOCK_P", "bp", bp, dotMinBlock, 128, pixels),
 		blockAxis("BLOCK_OC", "boc", boc, dotMinBlock, 64, ocg),
 		blockAxis("BLOCK_K", "bk", bk, dotMinBlock, 64, g.kExtent()),
 	}, stageBytes: g.ringStage(g.x.DType, bp, boc, bk, g.kExtent())}, true

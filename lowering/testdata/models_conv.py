@@ -273,6 +273,44 @@ class ConvsStridedShared(nn.Module):
                 self.short3(img3))
 
 
+class ConvsSmallMaps(nn.Module):
+    """The dense convolutions of a ResNet's last stages, on maps of at most 64 pixels (the CPU's
+    columns path, conv_cols.py): a stride-2 3x3 (+BN+ReLU) and a 1x1 stride-2 shortcut (+BN)
+    added to the unit-stride 3x3 after it (+ReLU), a second block reading the first's output
+    twice (its conv and its residual), a dilated 3x3 with a bias, a 2x3 kernel without padding;
+    at odd channel counts (K = channels x taps no multiple of a tile) and 3 samples of 7x6
+    pixels (several pixel tiles of all samples). Two convolutions over larger maps read a
+    small-map output zero-padded: one as its only reader, one beside another reader."""
+
+    def __init__(self):
+        super().__init__()
+        self.down = nn.Conv2d(24, 40, 3, stride=2, padding=1, bias=False)
+        self.down_bn = nn.BatchNorm2d(40)
+        self.conv = nn.Conv2d(40, 40, 3, padding=1, bias=False)
+        self.conv_bn = nn.BatchNorm2d(40)
+        self.shortcut = nn.Conv2d(24, 40, 1, stride=2, bias=False)
+        self.shortcut_bn = nn.BatchNorm2d(40)
+        self.conv2 = nn.Conv2d(40, 40, 3, padding=1, bias=False)
+        self.conv2_bn = nn.BatchNorm2d(40)
+        self.conv3 = nn.Conv2d(40, 40, 3, padding=1, bias=False)
+        self.conv3_bn = nn.BatchNorm2d(40)
+        self.dilated = nn.Conv2d(40, 12, 3, dilation=2, padding=2)
+        self.kernel23 = nn.Conv2d(40, 9, (2, 3))
+        self.pre = nn.Conv2d(40, 9, 3, padding=1)
+        self.grow = nn.Conv2d(9, 8, 3, padding=2)
+        self.grow2 = nn.Conv2d(12, 8, 3, padding=2)
+        for bn in (self.down_bn, self.conv_bn, self.shortcut_bn, self.conv2_bn, self.conv3_bn):
+            _randomize_bn(bn)
+
+    def forward(self, img):
+        y = torch.relu(self.down_bn(self.down(img)))
+        y = torch.relu(self.conv_bn(self.conv(y)) + self.shortcut_bn(self.shortcut(img)))
+        z = torch.relu(self.conv2_bn(self.conv2(y)))
+        z = torch.relu(self.conv3_bn(self.conv3(z)) + y)
+        d = torch.relu(self.dilated(z))
+        return z, d, self.kernel23(z), self.grow(torch.relu(self.pre(y))), self.grow2(d)
+
+
 class ConvsMobile(nn.Module):
     """The blocks of mobile CNNs at odd sizes. Squeeze-excite scales read by a 1x1 convolution:
     `scale * input` as torchvision writes it over 32 channels (MobileNetV3: hardsigmoid, then

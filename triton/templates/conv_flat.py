@@ -27,7 +27,12 @@ EpilogueArgs, ExtraArgs []string, Body []string (statements from `acc` to `y`), 
 EvenK, Strided, Depthwise, Pointwise, DenseStore, QMask, HalfProducts (depthwise on fp16/bf16 data), CopyStore and
 CopyPaddedStore (with p_ptr...: a zero-padded copy stored too, as PaddedStore or row by row), Scale,
 ScaleInput (with s_ptr...: scale input channel c of sample bidx by s[bidx, c], applied to the
-weight tile's column c).
+weight tile's column c), Folded (with QS, NB: the samples folded into the pixels).
+Folded (small maps): x is the convolution's columns (conv_cols.py: rows k = (channel, kh, kw),
+x_cstride apart; column q = flat padded pixel q % QS of sample q // QS, QS = (OH-1)*Wp + OW),
+run as one pointwise GEMM (TapMajor, KHW = 1, CG = KTOT) with the grid's sample axis 1, so
+each weight tile is read once for every sample (NB of them, Q = NB*QS pixels); the epilogue
+addresses sample qb = q // QS per column, and the store goes row by row of each sample.
 */ -}}
 import triton
 import triton.language as tl
@@ -43,7 +48,7 @@ def {{.Fn}}(
     w_ptr, w_mstride,{{if .Scale}} s_ptr, s_mstride, s_bstride, s_cstride,{{end}}
     c_ptr, c_mstride, c_bstride, c_cstride, c_rstride, c_off,{{if .CopyStore}} p_ptr, p_mstride, p_bstride, p_cstride, p_rstride, p_off,{{end}}
     {{pyargs .EpilogueArgs}}
-    Wp, OW, OH, Q, P, OCG, KTOT, KW, KHW, CG, GROUPS, dil_h, dil_w, w_tstride, tiles_oc,{{if .Strided}} stride_h, stride_w, PHW, PLANE,{{end}}{{if .Depthwise}} MULT,{{end}} {{pyargs .ExtraArgs}}
+    Wp, OW, OH, Q, P, OCG, KTOT, KW, KHW, CG, GROUPS, dil_h, dil_w, w_tstride, tiles_oc,{{if .Strided}} stride_h, stride_w, PHW, PLANE,{{end}}{{if .Depthwise}} MULT,{{end}}{{if .Folded}} QS, NB,{{end}} {{pyargs .ExtraArgs}}
     BLOCK_P: tl.constexpr, BLOCK_OC: tl.constexpr, BLOCK_K: tl.constexpr,
     INPUT_PRECISION: tl.constexpr,
 ):
@@ -176,7 +181,13 @@ def {{.Fn}}(
 {{- end}}
         acc += tl.dot(a, b, input_precision=INPUT_PRECISION)
 {{- end}}
-{{- if .DenseStore}}
+{{- if .Folded}}
+    qb = q // QS
+    qr = q % QS
+    ow = qr % Wp
+    rp = (qr // Wp) * OW + ow
+    cmask = ocmask & (ow[None, :] < OW) & (q[None, :] < Q)
+{{- else if .DenseStore}}
     # every column is an output pixel (Wp == OW): the epilogue's dense operands (a residual)
     # are read at q itself, an affine tile
     rp = q
@@ -197,7 +208,15 @@ def {{.Fn}}(
     c_base = c_ptr + model * c_mstride + c_off + bidx * c_bstride + oc_g[:, None] * c_cstride
     q0 = (pid // tiles_oc) * BLOCK_P
     qs = q0 + tl.arange(0, BLOCK_P)
-{{- if .PaddedStore}}
+{{- if .Folded}}
+    # one output row of one sample at a time: row oh of sample sb is pixels sb*QS + oh*Wp ..
+    # + OW - 1 of q (those of the tile's samples and rows only)
+    for sb in range(q0 // QS, min((q0 + BLOCK_P - 1) // QS + 1, NB)):
+        for oh in range(max(q0 - sb * QS, 0) // Wp, min((q0 + BLOCK_P - 1 - sb * QS) // Wp + 1, OH)):
+            lo = sb * QS + oh * Wp
+            tl.store(c_base + (sb * c_bstride + oh * c_rstride - lo) + qs[None, :], y,
+                     mask=ocmask & (qs[None, :] >= lo) & (qs[None, :] < lo + OW))
+{{- else if .PaddedStore}}
     # the next convolution's zero-padded planes are as wide as this one's input (Wp), or the
     # output is dense and Wp == OW (a pointwise convolution): pixel q lies at q past the
     # first, and the dropped columns fall on the border, written as the zeros it holds, so
@@ -220,7 +239,13 @@ def {{.Fn}}(
     # the output has other readers: a zero-padded copy for the convolution reading it, from the
     # same registers (planes p_cstride apart, rows p_rstride, the interior at p_off)
     p_base = p_ptr + model * p_mstride + p_off + bidx * p_bstride + oc_g[:, None] * p_cstride
-{{- if .CopyPaddedStore}}
+{{- if .Folded}}
+    for sb in range(q0 // QS, min((q0 + BLOCK_P - 1) // QS + 1, NB)):
+        for oh in range(max(q0 - sb * QS, 0) // Wp, min((q0 + BLOCK_P - 1 - sb * QS) // Wp + 1, OH)):
+            lo = sb * QS + oh * Wp
+            tl.store(p_base + (sb * p_bstride + oh * p_rstride - lo) + qs[None, :], y,
+                     mask=ocmask & (qs[None, :] >= lo) & (qs[None, :] < lo + OW))
+{{- else if .CopyPaddedStore}}
     tl.store(p_base + qs[None, :], tl.where(ow[None, :] < OW, y, 0.0), mask=ocmask & (qs[None, :] < Q))
 {{- else}}
     for oh in range(q0 // Wp, min((q0 + BLOCK_P - 1) // Wp + 1, OH)):
