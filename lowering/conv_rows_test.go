@@ -139,6 +139,9 @@ func TestConvFlatKernelOnCPUPlans(t *testing.T) {
 			if tmpl[n.Name] == "matmul.py" {
 				continue // a pointwise convolution of 1x1 images (TestSqueezeExciteFCsAreMatmuls)
 			}
+			if tmpl[n.Name] == "conv_grouped.py" {
+				continue // narrow groups on a small map (TestGroupedChannelBlocks)
+			}
 			want := !depthwise
 			if got := tmpl[n.Name] == "conv_flat.py"; got != want {
 				t.Errorf("%s: node %s (kernel %v, stride %v) uses %s on the CPU", dir, n.Name, k, s, tmpl[n.Name])
