@@ -551,7 +551,7 @@ func (g *convGroup) flatSamples() int {
 // Through tl.dot (dot), the micro-kernel then computes the live columns alone, at the cost of
 // a finiteness scan of the weight tile a step (extent.go: about one column's work), while a
 // whole tile computes every dead column at full cost (the 286 pixels of a 16x16 image in a
-// 512 tile were 1.8x the work, and the ResBlock's convolutions 1.6x slower per CPU-second):
+// 512 tile were 1.8x the work; bench/results/zoo_conv.md):
 // masked once a vector (16) of columns is dead. Depthwise (no dot) keeps the rule measured
 // for it: masked when the dead columns are most of the last tile (a 64-pixel rest of 512).
 func flatQMask(q, bp int, dot bool) bool {

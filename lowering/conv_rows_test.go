@@ -309,7 +309,7 @@ func TestConvFlatPixelMasks(t *testing.T) {
 
 // The zoo's ResBlock (bench/zoo/resblock.json: 64 channels on 16x16 images, padded to 18x18,
 // Q = 286 pixels in one 512 tile) computes only its live pixels: both convolutions mask the
-// 226 dead columns, which computed whole made them 1.6x slower per CPU-second
+// 226 dead columns, which computed whole were 1.8x the work
 // (bench/results/zoo_conv.md). The masked tile's numbers are checked against PyTorch by
 // TestConvFixtures (cnn's asym: 40 of 64, patches' many: 72 of 128, both kernel variants).
 func TestZooResblockMasksDeadPixels(t *testing.T) {
