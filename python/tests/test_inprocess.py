@@ -388,10 +388,10 @@ class InProcessTest(unittest.TestCase):
     def test_bad_indices_raise_and_the_interpreter_lives(self):
         """An embedding index out of range: of an input, refused by the host check before any
         kernel runs; computed (no host check sees it) and far beyond the table, stopped by the
-        CPU executor's bounds check inside the kernel. Both raise RunError, and the model goes
-        on working."""
+        embedding kernel's device assertion. Both raise RunError, and the model goes on
+        working."""
         cases = [(Embed, 10, 'input "tokens": index 10 at [1 2 3] is out of range for emb (10 rows)'),
-                 (CatEmbed, 1000, "load out of bounds: element offset 4040 of w_ptr, whose buffer holds 80 elements")]
+                 (CatEmbed, 1000, "device assertion failed: embedding index out of range")]
         for cls, index, want in cases:
             with self.subTest(cls.__name__):
                 models = build(cls, 2)
@@ -406,7 +406,7 @@ class InProcessTest(unittest.TestCase):
                 self.assertClose(wide(tokens), loop(models, tokens))
 
     def test_run_errors_carry_the_clis_text(self):
-        """A kernel's bounds error during a run: the same message and exit code from the library
+        """A kernel's device assertion during a run: the same message and exit code from the library
         as from the binary given the same inputs."""
         models = build(CatEmbed, 2)
         tokens = torch.randint(0, 10, (2, 3, 5))
@@ -419,7 +419,7 @@ class InProcessTest(unittest.TestCase):
         self.addCleanup(os.environ.pop, "WIDEJIT_CACHE_DIR", None)
         with self.assertRaises(widejit.RunError) as lib:
             widejit.run(out, {"tokens": bad}, device="cpu", in_process=True)
-        self.assertIn("load out of bounds", str(lib.exception))
+        self.assertIn("device assertion failed: embedding index out of range", str(lib.exception))
         try:
             widejit.find_binary()
         except widejit.BinaryNotFoundError as e:

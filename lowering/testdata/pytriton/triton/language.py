@@ -13,7 +13,7 @@ class constexpr:  # annotations only
 
 float16, bfloat16, float32, float64 = np.float16, np.float32, np.float32, np.float64
 int1, int8, int16, int32, int64 = np.bool_, np.int8, np.int16, np.int32, np.int64
-uint8 = np.uint8
+uint8, uint16, uint32, uint64 = np.uint8, np.uint16, np.uint32, np.uint64
 
 
 class T(np.ndarray):
@@ -164,6 +164,15 @@ def where(c, a, b):
 
 def sigmoid(x):
     return 1.0 / (1.0 + exp(-x))
+
+
+def device_assert(cond, msg="", mask=None):
+    """A failing lane (where mask holds) stops the replay, as widejit's backends stop a run."""
+    bad = ~np.asarray(cond, dtype=bool)
+    if mask is not None:
+        bad &= np.asarray(mask, dtype=bool)
+    if bad.any():
+        raise AssertionError("device assertion failed: %s" % msg)
 
 
 def debug_barrier():
