@@ -311,6 +311,25 @@ class ConvsSmallMaps(nn.Module):
         return z, d, self.kernel23(z), self.grow(torch.relu(self.pre(y))), self.grow2(d)
 
 
+class ConvsWidePadding(nn.Module):
+    """Paddings as wide as the kernel or wider on tiny maps, so that whole output rows and
+    columns see only padding: a 3x3 padded by 3 on a 6x4 map, a 5x5 padded by 4 (with a
+    ReLU between), a (3, 1) padded by (4, 0) and a 1-d kernel 3 padded by 3; the 3x3 runs a
+    second time (node wide3_1 reads the parameter "wide3.weight", the name of wide3's weight
+    copy in a GPU plan before that copy was named apart)."""
+
+    def __init__(self):
+        super().__init__()
+        self.wide3 = nn.Conv2d(5, 7, 3, padding=3)
+        self.wide5 = nn.Conv2d(7, 6, 5, padding=4)
+        self.tall = nn.Conv2d(5, 4, (3, 1), padding=(4, 0))
+        self.seq = nn.Conv1d(5, 3, 3, padding=3)
+
+    def forward(self, img, seq):
+        y = self.wide3(img)
+        return y, self.wide5(torch.relu(y)), self.tall(img), self.seq(seq), self.wide3(torch.relu(img))
+
+
 class ConvsMobile(nn.Module):
     """The blocks of mobile CNNs at odd sizes. Squeeze-excite scales read by a 1x1 convolution:
     `scale * input` as torchvision writes it over 32 channels (MobileNetV3: hardsigmoid, then
