@@ -314,9 +314,10 @@ class ConvsSmallMaps(nn.Module):
 class ConvsWidePadding(nn.Module):
     """Paddings as wide as the kernel or wider on tiny maps, so that whole output rows and
     columns see only padding: a 3x3 padded by 3 on a 6x4 map, a 5x5 padded by 4 (with a
-    ReLU between), a (3, 1) padded by (4, 0) and a 1-d kernel 3 padded by 3; the 3x3 runs a
-    second time (node wide3_1 reads the parameter "wide3.weight", the name of wide3's weight
-    copy in a GPU plan before that copy was named apart)."""
+    ReLU between), a (3, 1) padded by (4, 0) and a 1-d kernel 3 padded by 3. The 3x3 and a
+    grouped (5, 3) on the (3, 1)'s 16-pixel output run twice each: wide3_1 reads the parameter
+    "wide3.weight", which was also the name of wide3's relaid weight copy (and grouped_1 of
+    grouped's), so wide3_1 read that copy and relaid it again."""
 
     def __init__(self):
         super().__init__()
@@ -324,10 +325,13 @@ class ConvsWidePadding(nn.Module):
         self.wide5 = nn.Conv2d(7, 6, 5, padding=4)
         self.tall = nn.Conv2d(5, 4, (3, 1), padding=(4, 0))
         self.seq = nn.Conv1d(5, 3, 3, padding=3)
+        self.grouped = nn.Conv2d(4, 4, (5, 3), groups=2)
 
     def forward(self, img, seq):
         y = self.wide3(img)
-        return y, self.wide5(torch.relu(y)), self.tall(img), self.seq(seq), self.wide3(torch.relu(img))
+        t = self.tall(img)
+        return (y, self.wide5(torch.relu(y)), t, self.seq(seq), self.wide3(torch.relu(img)), self.grouped(t),
+                self.grouped(torch.relu(t)))
 
 
 class ConvsMobile(nn.Module):
