@@ -282,7 +282,9 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 		if !g.w.Contiguous() {
 			return fmt.Errorf("weight %s is not contiguous", shapeStr(g.w.Shape))
 		}
-		name := n.Name + ".weight"
+		// "#" like the other internal values (name#copy): "<node>.weight" may be a parameter,
+		// e.g. the weight of node k reused by node k_1, which would then read this copy as it
+		name := n.Name + "#weight"
 		wg := &convWeightGroup{w: g.w, oc: outC, cg: g.cg, taps: g.kh * g.kw}
 		wg.groupBase = groupBase{nodes: []string{n.Name + " (weight as [tap, out, in])"}, ops: []string{"relayout"},
 			out: l.newOutput(name, []int{g.kh * g.kw, outC, g.cg}, g.w.DType)}

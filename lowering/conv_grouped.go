@@ -51,7 +51,7 @@ func (g *convGroup) groupedWeight(l *lowerer, node string) error {
 	if !g.w.Contiguous() {
 		return fmt.Errorf("weight %s is not contiguous", shapeStr(g.w.Shape))
 	}
-	name := node + ".weight"
+	name := node + "#weight" // (not a graph name: see lowerConv's weight copy)
 	per, padded := g.ocg*g.cg*g.kh*g.kw, g.groupedLanes()
 	wg := &convWeightGroup{w: g.w, oc: g.groups, cg: 1, taps: per, tstride: padded}
 	wg.groupBase = groupBase{nodes: []string{node + " (weight as [out in group, in, tap, group])"}, ops: []string{"relayout"},

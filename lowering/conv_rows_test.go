@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/widejit/widejit/graph"
+	"github.com/widejit/widejit/internal/testkit"
 )
 
 // convTemplates maps each convolution node of a fixture's plan to its kernel template.
@@ -448,5 +449,28 @@ func TestPointwiseConvOneChannelLoop(t *testing.T) {
 		if !strings.Contains(text, "tl.store(c_base + qs[None, :], y, mask=smask)") || !strings.Contains(text, "    rp = q\n") {
 			t.Errorf("%s: want the dense store and the residual read at q:\n%s", tc.name, text)
 		}
+	}
+}
+
+// The GPU plans of conv/wide_padding (paddings as wide as the kernel or wider on tiny maps, a
+// 3x3 run twice with one weight) on the PTX emulator, through the row kernel (conv_rows.py)
+// and the implicit GEMM (conv.py): against PyTorch.
+func TestWidePaddingConvsOnEmulatedPTX(t *testing.T) {
+	dir := filepath.Join("testdata", "conv", "wide_padding_n3")
+	defer func() { convRowAlways, convRowKernel = false, true }()
+	for _, tc := range []struct {
+		name     string
+		rows     bool
+		template string
+	}{{"rows", true, "conv_rows.py"}, {"flat", false, "conv.py"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			convRowAlways, convRowKernel = tc.rows, tc.rows
+			for node, tmpl := range convTemplates(t, dir) {
+				if tmpl != tc.template {
+					t.Fatalf("node %s uses %s, want %s", node, tmpl, tc.template)
+				}
+			}
+			testkit.CheckOutputs(t, runOnEmulatedPTX(t, dir), testkit.ReadTensors(t, filepath.Join(dir, "expected.safetensors")))
+		})
 	}
 }

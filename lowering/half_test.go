@@ -91,7 +91,11 @@ func TestHalfFixturesOnEmulatedPTX(t *testing.T) {
 	}
 }
 
-func runHalfOnEmulator(t *testing.T, dir string) {
+func runHalfOnEmulator(t *testing.T, dir string) { checkHalfOutputs(t, dir, runOnEmulatedPTX(t, dir)) }
+
+// runOnEmulatedPTX runs the GPU plan of fixture dir on its inputs on the PTX emulator (sm_80).
+func runOnEmulatedPTX(t *testing.T, dir string) map[string]*safetensors.Tensor {
+	t.Helper()
 	g := loadFixtureGraph(t, dir)
 	plan, err := Lower(g, Options{})
 	if err != nil {
@@ -106,7 +110,7 @@ func runHalfOnEmulator(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatalf("run: %v\nplan:\n%s", err, plan)
 	}
-	checkHalfOutputs(t, dir, outs)
+	return outs
 }
 
 // The CPU runs the same graphs the same way (fp32 arithmetic on the rounded values, results

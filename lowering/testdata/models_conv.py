@@ -311,6 +311,29 @@ class ConvsSmallMaps(nn.Module):
         return z, d, self.kernel23(z), self.grow(torch.relu(self.pre(y))), self.grow2(d)
 
 
+class ConvsWidePadding(nn.Module):
+    """Paddings as wide as the kernel or wider on tiny maps, so that whole output rows and
+    columns see only padding: a 3x3 padded by 3 on a 6x4 map, a 5x5 padded by 4 (with a
+    ReLU between), a (3, 1) padded by (4, 0) and a 1-d kernel 3 padded by 3. The 3x3 and a
+    grouped (5, 3) on the (3, 1)'s 16-pixel output run twice each: wide3_1 reads the parameter
+    "wide3.weight", which was also the name of wide3's relaid weight copy (and grouped_1 of
+    grouped's), so wide3_1 read that copy and relaid it again."""
+
+    def __init__(self):
+        super().__init__()
+        self.wide3 = nn.Conv2d(5, 7, 3, padding=3)
+        self.wide5 = nn.Conv2d(7, 6, 5, padding=4)
+        self.tall = nn.Conv2d(5, 4, (3, 1), padding=(4, 0))
+        self.seq = nn.Conv1d(5, 3, 3, padding=3)
+        self.grouped = nn.Conv2d(4, 4, (5, 3), groups=2)
+
+    def forward(self, img, seq):
+        y = self.wide3(img)
+        t = self.tall(img)
+        return (y, self.wide5(torch.relu(y)), t, self.seq(seq), self.wide3(torch.relu(img)), self.grouped(t),
+                self.grouped(torch.relu(t)))
+
+
 class ConvsMobile(nn.Module):
     """The blocks of mobile CNNs at odd sizes. Squeeze-excite scales read by a 1x1 convolution:
     `scale * input` as torchvision writes it over 32 channels (MobileNetV3: hardsigmoid, then
