@@ -8,7 +8,6 @@ import (
 
 	"github.com/widejit/widejit/graph"
 	"github.com/widejit/widejit/internal/testkit"
-	"github.com/widejit/widejit/jit/cpu"
 )
 
 // fewRowLinears are the memory-bound Linears of the real models (bench/peers/real_models.py,
@@ -77,19 +76,7 @@ func BenchmarkFewRowLinears(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				inputs, err := g.GenerateInputs(1)
-				if err != nil {
-					b.Fatal(err)
-				}
-				dev := cpu.NewDevice(benchThreads)
-				plan, err := Lower(g, Options{Device: dev.Info()})
-				if err != nil {
-					b.Fatal(err)
-				}
-				r, err := NewTestRunner(plan, dev, testCompiler, g)
-				if err != nil {
-					b.Fatal(err)
-				}
+				r, inputs, plan := benchRunner(b, g, 1)
 				defer r.Close()
 				prof, ok := r.(interface {
 					Profile(bool)
