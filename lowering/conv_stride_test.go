@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/widejit/widejit/graph"
 )
 
 // stridedSharedDir is the fixture of 1x1 strided convolutions beside a wider strided one of
@@ -16,14 +15,7 @@ var stridedSharedDir = filepath.Join("testdata", "conv", "strided_shared_n3")
 // made by a conv_pad.py launch of its own, that launch's node.
 func padLaunches(t *testing.T, dir string) map[string]bool {
 	t.Helper()
-	g, err := graph.Load(filepath.Join(dir, "graph.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := Lower(g, Options{Device: testDevice("cpu")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := lowerGraphFile(t, filepath.Join(dir, "graph.json"), "cpu")
 	padded := map[string]bool{}
 	for _, ln := range plan.Launches {
 		if ln.Kernel.Template != "conv_pad.py" {
