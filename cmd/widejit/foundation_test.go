@@ -135,7 +135,7 @@ func TestCommandTree(t *testing.T) {
 		"merge":          {"out"},
 		"plugin check":   {"plugin-deadline", "plugin-memory-mib", "reps"},
 		"run": {"inputs", "out", "check", "rtol", "atol", "device", "mode", "json", "seed", "n", "batch",
-			"launch-timeout", "memory-limit-mib", "repeat", "compare", "dropout", "explain", "profile", "shard", "trace", "plugin"},
+			"launch-timeout", "memory-limit-mib", "repeat", "compare", "dropout", "explain", "profile", "shard", "trace", "cpuprofile", "plugin"},
 		"tune":    {"n", "device", "budget", "export", "reps", "warmup", "seed", "json", "plugin"},
 		"version": nil,
 	}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -54,5 +56,27 @@ func TestRunProfileTimesEveryKernel(t *testing.T) {
 			strings.Contains(out, "(mean per run, 0.000 ms in all)") {
 			t.Fatalf("--mode %s: exit %d, no kernel times in:\n%s", mode, code, out)
 		}
+	}
+}
+
+// run --cpuprofile writes a profile pprof reads (a gzipped protobuf naming the executor's
+// functions), and refuses to overwrite a file that is there.
+func TestRunCPUProfile(t *testing.T) {
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "cpu.prof")
+	code, out, errOut := runCLI(t, "--cache-dir", filepath.Join(dir, "kc"), "run", mlpGraph, "--device", "cpu",
+		"--inputs", mlpInputs, "--repeat", "20", "--cpuprofile", prof)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	data, err := os.ReadFile(prof)
+	if err != nil || len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
+		t.Fatalf("profile %s: %d bytes, %v (want a gzipped profile)", prof, len(data), err)
+	}
+	code, _, errOut = runCLI(t, "--cache-dir", filepath.Join(dir, "kc"), "run", mlpGraph, "--device", "cpu",
+		"--inputs", mlpInputs, "--cpuprofile", prof)
+	again, _ := os.ReadFile(prof)
+	if code == 0 || !strings.Contains(errOut, "--cpuprofile") || !strings.Contains(errOut, "exists") || !bytes.Equal(again, data) {
+		t.Fatalf("second run over an existing profile: exit %d, stderr %q, file changed %v", code, errOut, !bytes.Equal(again, data))
 	}
 }

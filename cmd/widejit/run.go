@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strings"
@@ -28,6 +30,7 @@ type runFlags struct {
 	device       string
 	asJSON       bool
 	streams      int
+	cpuProfile   string
 }
 
 func newRunCmd(a *app) *cobra.Command {
@@ -84,6 +87,7 @@ copies overlap each other's kernels (for copy-heavy runs); --explain shows that 
 	fl.StringVar(&f.Shard, "shard", "", "run shard `I/K` only, I of K: models [floor(I*N/K), floor((I+1)*N/K)), 0 <= I < K <= N (merge the parts with widejit merge)")
 	fl.StringVar(&f.Trace, "trace", "", "write every kernel launch and host-device copy as Chrome trace-event JSON (Perfetto, chrome://tracing) to this file")
 	fl.IntVar(&f.streams, "streams", 0, "split each run's models over this many streams per GPU, copies overlapping kernels (0 or 1: one stream; the CPU ignores it)")
+	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole command (compile and every run) to `FILE` (read it with go tool pprof)")
 	addPluginFlag(cmd)
 	return cmd
 }
@@ -104,6 +108,13 @@ func runGraph(cmd *cobra.Command, a *app, path string, f runFlags) error {
 	}
 	f.GraphFile, f.Options = path, append(config.ModelOptions(a.v, pluginFlag(cmd), cacheWarner(a)), widejit.WithStreams(f.streams))
 	f.Graph = engineConfig(a, nil).GraphOptions(0)
+	if f.cpuProfile != "" {
+		stop, err := startCPUProfile(f.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	job, err := runjob.Prepare(f.Request)
 	if err != nil {
 		return err
@@ -262,4 +273,18 @@ func writeKernelProfile(w io.Writer, kt []widejit.KernelTime) {
 		}
 		fmt.Fprintf(w, "  %8.3f ms %5.1f%%  %s (%s)\n", runjob.Millis(k.PerRun), share, k.Kernel, k.Template)
 	}
+}
+
+// startCPUProfile profiles the process into path (which must not exist: nothing a user has is
+// overwritten) until the returned stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(file); err != nil {
+		file.Close()
+		return nil, fmt.Errorf("--cpuprofile %s: %w", path, err)
+	}
+	return func() { pprof.StopCPUProfile(); file.Close() }, nil
 }
