@@ -11,9 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/widejit/widejit/bench/internal/openblas"
 	"github.com/widejit/widejit/jit"
@@ -88,13 +86,6 @@ func best(reps int, f func() error) (wall, cpuTime float64, err error) {
 		}
 	}
 	return wall, cpuTime, nil
-}
-
-func threadCPU() float64 {
-	var ts syscall.Timespec
-	// CLOCK_THREAD_CPUTIME_ID = 3
-	syscall.Syscall(syscall.SYS_CLOCK_GETTIME, 3, uintptr(unsafe.Pointer(&ts)), 0)
-	return float64(ts.Sec) + float64(ts.Nsec)/1e9
 }
 
 // numpyMatmul times numpy's float32 n x n matmul on one OpenBLAS thread. It reruns with

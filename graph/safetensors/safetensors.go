@@ -168,7 +168,7 @@ func OpenRegular(path string) (*os.File, os.FileInfo, error) {
 		f.Close()
 		return nil, nil, fmt.Errorf("%s is %s, not a regular file", path, fileKind(st.Mode()))
 	}
-	if err := syscall.SetNonblock(int(f.Fd()), false); err != nil {
+	if err := clearNonblock(f); err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("%s: %v", path, err)
 	}

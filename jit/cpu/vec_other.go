@@ -7,6 +7,7 @@ var (
 	haveVecFMA  = false
 	haveAVX512  = false
 	erfAVX512   = false
+	expAVX512   = false
 )
 
 func vecF32(op byte, x, y, z []float32) int { return 0 }

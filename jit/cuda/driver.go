@@ -64,7 +64,7 @@ func loadFrom(names []string) (d *driver, err error) {
 		// RTLD_LOCAL: every symbol is looked up through this handle, and a global libcuda
 		// would take over the calls of another library loaded later (the tests' fake driver
 		// called the real driver's functions on a GPU machine).
-		h, err := purego.Dlopen(n, purego.RTLD_NOW|purego.RTLD_LOCAL)
+		h, err := dlopenLocal(n)
 		if err == nil {
 			lib = h
 			break
