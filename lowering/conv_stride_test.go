@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
 )
 
 // stridedSharedDir is the fixture of 1x1 strided convolutions beside a wider strided one of

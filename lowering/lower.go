@@ -154,6 +154,11 @@ type lowerer struct {
 	shuffledCats map[string]View
 	// decisions made while grouping (fusion choices), reported by explain
 	notes map[group][]string
+	// the graph's own value names (inputs, params, nodes), the node being lowered, and the
+	// first internal value found named like one of them (addGroup)
+	graphNames map[string]bool
+	lowering   *graph.Node
+	clash      error
 }
 
 // Lower widens g, groups its nodes into kernels, chooses strategies, renders the kernels and
@@ -184,6 +189,7 @@ func Lower(g *graph.Graph, opts Options) (*Plan, error) {
 	if l.chooser == nil {
 		l.chooser = HeuristicChooser{}
 	}
+	l.graphNames = graphValueNames(g)
 	for _, in := range g.Inputs {
 		b := l.newBuffer(InputBuffer, in.Name, in.Type.DType, 0)
 		ms := 0
@@ -213,10 +219,15 @@ func Lower(g *graph.Graph, opts Options) (*Plan, error) {
 		if fn == nil {
 			return nil, fmt.Errorf("%s: nodes[%d] %q: %s is not lowered yet", g.File, n.Index, n.Name, n.Op)
 		}
+		l.lowering = n
 		if err := fn(l, n); err != nil {
 			return nil, fmt.Errorf("%s: nodes[%d] %q (%s): %w", g.File, n.Index, n.Name, n.Op, err)
 		}
+		if l.clash != nil {
+			return nil, fmt.Errorf("%s: nodes[%d] %q (%s): %w", g.File, n.Index, n.Name, n.Op, l.clash)
+		}
 	}
+	l.lowering = nil
 	if opts.Device.Caps.HostThreads {
 		l.pretransposeWeights()
 	}
@@ -230,6 +241,9 @@ func Lower(g *graph.Graph, opts Options) (*Plan, error) {
 		}
 		if !v.Dense() || v.Buf.Kind != TempBuffer {
 			v = l.materialize(v, o.Name, []string{"output " + o.Name})
+		}
+		if l.clash != nil {
+			return nil, fmt.Errorf("%s: output %q: %w", g.File, o.Name, l.clash)
 		}
 		keep[v.Buf] = true
 		plan.Outputs = append(plan.Outputs, Output{Name: o.Name, View: v, Shape: o.Type.Shape})
@@ -342,8 +356,13 @@ func (l *lowerer) input(n *graph.Node, i int) (View, error) {
 // define sets the node's (single) value.
 func (l *lowerer) define(name string, v View) { l.values[name] = v }
 
-// addGroup appends a group, records its output's writer and makes its value fusable.
+// addGroup appends a group, records its output's writer and makes its value fusable. A value
+// the lowering names itself (node.attn, x#copy, ...) that the graph also declares would shadow
+// the graph's value, or be shadowed by it: recorded in l.clash, which fails the lowering.
 func (l *lowerer) addGroup(g group, value string) {
+	if l.graphNames[value] && (l.lowering == nil || value != l.lowering.Name) && l.clash == nil {
+		l.clash = fmt.Errorf("the graph names a value %q, which widejit needs for one of its own: rename it in the graph", value)
+	}
 	b := g.base()
 	b.index = len(l.groups)
 	b.value = value
@@ -351,6 +370,21 @@ func (l *lowerer) addGroup(g group, value string) {
 	l.writer[b.out.Buf] = b.index
 	l.values[value] = b.out
 	l.owner[value] = g
+}
+
+// graphValueNames is the set of value names g declares: its inputs, params and nodes.
+func graphValueNames(g *graph.Graph) map[string]bool {
+	names := map[string]bool{}
+	for _, in := range g.Inputs {
+		names[in.Name] = true
+	}
+	for _, p := range g.Params {
+		names[p.Name] = true
+	}
+	for _, n := range g.Nodes {
+		names[n.Name] = true
+	}
+	return names
 }
 
 // fusable returns the pending group whose output is value, if value may be fused into it:
