@@ -13,7 +13,8 @@ OW ends at the last output pixel) are computed from the next row's border and dr
 store. The weight [OC, CG*KH*KW] is read as it lies, rows
 contiguous; with TapMajor (groups of many channels) the reduction runs tap by tap over the
 weight relaid as [KH*KW, OC, CG] (conv_weight.py), w_tstride = OC*CG apart, so that every
-operand tile of tl.dot is affine and the CPU backend reads it in place. Strided: the input
+operand tile of tl.dot is affine and the CPU backend reads it in place (without EvenK, channel
+blocks outside and taps inside: the index tiles are built once per block). Strided: the input
 comes as stride_h x stride_w phase planes [Hp, Wp] per channel (PHH x PHW of them, PLANE
 elements each, conv_pad.py's phases), padded pixel (r, c) at (r // stride_h, c // stride_w) of
 phase (r % stride_h, c % stride_w), so tap (kh, kw) is again one flat shift of q within one
