@@ -168,8 +168,9 @@ func TestConvFlatKernelOnCPUPlans(t *testing.T) {
 // PyTorch on the conv fixtures and the conv examples; the plans show that both forms and at
 // least one padded store (a conv writing the next one's zero-padded planes, no pad kernel)
 // were exercised, tap-major both with and without a k mask (BLOCK_K dividing the channels or
-// not), and that the residual of examples/resblock is read from the padded copy of the block
-// input (an affine tile instead of a gather).
+// not; with one, its pointer and mask tiles built once per channel block, outside the taps),
+// and that the residual of examples/resblock is read from the padded copy of the block input
+// (an affine tile instead of a gather).
 func TestConvFlatTapMajorAndPaddedStores(t *testing.T) {
 	cpuPlan := Options{Device: testDevice("cpu")}
 	dirs, _ := filepath.Glob(filepath.Join("testdata", "conv", "*_n3"))
@@ -197,10 +198,13 @@ func TestConvFlatTapMajorAndPaddedStores(t *testing.T) {
 				// (a folded small-map GEMM, over columns of every tap, is one tap-major step)
 				if src := ln.Kernel.Source.Text; strings.Contains(src, "for tap in range") && !strings.Contains(src, "qb = q // QS") {
 					tapMajor++
-					if strings.Contains(src, "a_ptrs + (tap * w_tstride + c0)") {
+					switch {
+					case strings.Contains(src, "a_ptrs + (tap * w_tstride + c0)"):
 						evenK++ // BLOCK_K divides the channels: no k mask
-					} else {
-						maskedK++
+					case strings.Contains(src, "a_ptrs + tap * w_tstride, mask=a_mask"):
+						maskedK++ // a k mask: the tiles built once per channel block, outside the taps
+					default:
+						t.Errorf("%s: a tap-major kernel builds its tiles inside the tap loop:\n%s", dir, src)
 					}
 				}
 				for _, a := range ln.Args {

@@ -76,6 +76,9 @@ type lazyState struct {
 	kind  []uint8
 	aff   []affine
 	conds [][]cond
+	// tmp holds a step's literal or scalar operands as forms (affineAt): only their base and
+	// tag are ever written.
+	tmp [2]affine
 }
 
 func newLazyState(n int) lazyState {
@@ -416,22 +419,27 @@ func (c *compiler) affineOperand(in *ir.Instr, args []int, i int) affineRef {
 	return affineRef{slot: args[i]}
 }
 
-// affineOf gives the operand as an affine form, if it is one.
-func (fr *frame) affineOf(r affineRef) (affine, bool) {
-	if r.lit {
-		return affine{base: r.val}, true
-	}
-	if r.scalar {
+// affineAt gives the operand's affine form in place, or nil if it has none: a literal or a
+// scalar is written into *tmp, whose strides and vector stay zero (lazyState.tmp). The
+// symbolic steps run for every program and loop iteration; copying their operands' forms
+// (over 100 bytes each) by value was most of their cost.
+func (fr *frame) affineAt(r affineRef, tmp *affine) *affine {
+	switch {
+	case r.lit:
+		tmp.tag, tmp.base = 0, r.val
+		return tmp
+	case r.scalar:
 		v := fr.ints[r.slot][0]
 		if r.ptr {
-			return affine{tag: int64(ptrTag(v)), base: ptrOffset(v)}, true
+			tmp.tag, tmp.base = int64(ptrTag(v)), ptrOffset(v)
+		} else {
+			tmp.tag, tmp.base = 0, v
 		}
-		return affine{base: v}, true
+		return tmp
+	case fr.lz.kind[r.slot] != lazyAffine:
+		return nil
 	}
-	if fr.lz.kind[r.slot] != lazyAffine {
-		return affine{}, false
-	}
-	return fr.lz.aff[r.slot], true
+	return &fr.lz.aff[r.slot]
 }
 
 // lazyStep wraps the eager step of in. Ops that can work on symbolic tiles try to; every
@@ -490,6 +498,9 @@ func (c *compiler) symbolicStep(in *ir.Instr, args, results []int, eager step) s
 			fr.lz.kind[s] = lazyNone
 		}
 		return eager(fr)
+	}
+	if len(tileArgs) == 0 && len(intResults) == 0 {
+		fallback = eager // nothing symbolic in or out (float ops): no wrapper per run
 	}
 	switch in.Op {
 	case ir.For, ir.If, ir.While:
@@ -659,9 +670,8 @@ func (c *compiler) symbolicStep(in *ir.Instr, args, results []int, eager step) s
 		op := in.Op
 		rank := tz.Rank()
 		return func(fr *frame) error {
-			a, okA := fr.affineOf(x)
-			b, okB := fr.affineOf(y)
-			if !okA || !okB {
+			a, b := fr.affineAt(x, &fr.lz.tmp[0]), fr.affineAt(y, &fr.lz.tmp[1])
+			if a == nil || b == nil {
 				return fallback(fr)
 			}
 			// At most one operand may carry a vector; the result gets its own copy.
@@ -677,7 +687,8 @@ func (c *compiler) symbolicStep(in *ir.Instr, args, results []int, eager step) s
 				}
 				vecFrom = y.slot
 			}
-			out := affine{}
+			out := &fr.lz.aff[z] // never an operand's: every value has its own slot
+			*out = affine{}
 			switch op {
 			case ir.Add:
 				out.base = a.base + b.base
@@ -690,10 +701,10 @@ func (c *compiler) symbolicStep(in *ir.Instr, args, results []int, eager step) s
 					out.strides[d] = a.strides[d] - b.strides[d]
 				}
 			default:
-				if !uniform(&a, rank) {
+				if !uniform(a, rank) {
 					a, b = b, a
 				}
-				if !uniform(&a, rank) {
+				if !uniform(a, rank) {
 					return fallback(fr)
 				}
 				u := a.base
@@ -704,16 +715,15 @@ func (c *compiler) symbolicStep(in *ir.Instr, args, results []int, eager step) s
 				scale = u
 			}
 			if vecFrom >= 0 {
-				src := &a
+				src := a
 				if b.vec != vecNone {
-					src = &b
+					src = b
 				}
-				if !fr.copyVec(z, vecFrom, src, scale, &out) {
+				if !fr.copyVec(z, vecFrom, src, scale, out) {
 					return fallback(fr)
 				}
 			}
 			fr.lz.kind[z] = lazyAffine
-			fr.lz.aff[z] = out
 			return nil
 		}
 	case ir.PtrAdd:
@@ -724,25 +734,24 @@ func (c *compiler) symbolicStep(in *ir.Instr, args, results []int, eager step) s
 		offType := in.Args[1].Type
 		rank := tz.Rank()
 		return func(fr *frame) error {
-			a, okA := fr.affineOf(p)
-			b, okB := fr.affineOf(off)
-			if !okA || !okB || !trueValued(&b, offType) {
+			a, b := fr.affineAt(p, &fr.lz.tmp[0]), fr.affineAt(off, &fr.lz.tmp[1])
+			if a == nil || b == nil || !trueValued(b, offType) {
 				return fallback(fr)
 			}
-			out := affine{tag: a.tag, base: a.base + b.base}
+			out := &fr.lz.aff[z] // never an operand's: every value has its own slot
+			*out = affine{tag: a.tag, base: a.base + b.base}
 			for d := range rank {
 				out.strides[d] = a.strides[d] + b.strides[d]
 			}
 			// Every offset of the tile must be small (not only the base): a large stride
 			// would otherwise wrap in the 48-bit encoding and alias a valid element.
-			if _, _, ok := affineRange(&out, tz.Shape); !ok || a.vec != vecNone && b.vec != vecNone {
+			if _, _, ok := affineRange(out, tz.Shape); !ok || a.vec != vecNone && b.vec != vecNone {
 				return fallback(fr)
 			}
-			if a.vec != vecNone && !fr.copyVec(z, p.slot, &a, 1, &out) || b.vec != vecNone && !fr.copyVec(z, off.slot, &b, 1, &out) {
+			if a.vec != vecNone && !fr.copyVec(z, p.slot, a, 1, out) || b.vec != vecNone && !fr.copyVec(z, off.slot, b, 1, out) {
 				return fallback(fr)
 			}
 			fr.lz.kind[z] = lazyAffine
-			fr.lz.aff[z] = out
 			return nil
 		}
 	case ir.Cmp:
@@ -757,13 +766,13 @@ func (c *compiler) symbolicStep(in *ir.Instr, args, results []int, eager step) s
 		x, y := c.affineOperand(in, args, 0), c.affineOperand(in, args, 1)
 		rank := tz.Rank()
 		return func(fr *frame) error {
-			a, okA := fr.affineOf(x)
-			b, okB := fr.affineOf(y)
-			if !okA || !okB || a.vec != vecNone || b.vec != vecNone || !trueValued(&a, t) || !trueValued(&b, t) {
+			a, b := fr.affineAt(x, &fr.lz.tmp[0]), fr.affineAt(y, &fr.lz.tmp[1])
+			if a == nil || b == nil || a.vec != vecNone || b.vec != vecNone || !trueValued(a, t) || !trueValued(b, t) {
 				return fallback(fr)
 			}
-			// Rewrite x pred y as d < 0 with d affine.
-			var d affine
+			// Rewrite x pred y as d < 0 with d affine, written in place.
+			cs := append(fr.lz.conds[z][:0], cond{})
+			d := &cs[0].a
 			sign, bias := int64(1), int64(0)
 			switch pred {
 			case ir.CmpLT: // x - y < 0
@@ -778,7 +787,7 @@ func (c *compiler) symbolicStep(in *ir.Instr, args, results []int, eager step) s
 			for k := range rank {
 				d.strides[k] = sign * (a.strides[k] - b.strides[k])
 			}
-			fr.lz.conds[z] = append(fr.lz.conds[z][:0], cond{d})
+			fr.lz.conds[z] = cs
 			fr.lz.kind[z] = lazyMask
 			return nil
 		}

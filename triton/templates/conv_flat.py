@@ -13,7 +13,8 @@ OW ends at the last output pixel) are computed from the next row's border and dr
 store. The weight [OC, CG*KH*KW] is read as it lies, rows
 contiguous; with TapMajor (groups of many channels) the reduction runs tap by tap over the
 weight relaid as [KH*KW, OC, CG] (conv_weight.py), w_tstride = OC*CG apart, so that every
-operand tile of tl.dot is affine and the CPU backend reads it in place. Strided: the input
+operand tile of tl.dot is affine and the CPU backend reads it in place (without EvenK, channel
+blocks outside and taps inside: the index tiles are built once per block). Strided: the input
 comes as stride_h x stride_w phase planes [Hp, Wp] per channel (PHH x PHW of them, PLANE
 elements each, conv_pad.py's phases), padded pixel (r, c) at (r // stride_h, c // stride_w) of
 phase (r % stride_h, c % stride_w), so tap (kh, kw) is again one flat shift of q within one
@@ -123,12 +124,44 @@ def {{.Fn}}(
     # tap-major reduction: per tap one shift of the whole tile, channels along k; both tiles
     # are affine (weight [tap, OC, CG] rows, input planes x_cstride apart), read in place
     w_base = w_ptr + model * w_mstride + grp * OCG * CG
-{{- if .EvenK}}
+{{- if not .EvenK}}
+    # a k mask (groups of fewer channels than BLOCK_K): channel blocks outside, taps inside,
+    # so that the tiles' pointers and masks (and the input scale) are built once per channel
+    # block and each tap moves the pointers by a scalar; the CPU backend then runs a few steps
+    # a tap around the dot instead of rebuilding every index tile (most of the time of a
+    # grouped convolution's small programs)
+    for c0 in range(0, CG, BLOCK_K):
+        cs = c0 + rk
+        a_ptrs = w_base + rn[:, None] * CG + cs[None, :]
+        a_mask = ocmask & (cs[None, :] < CG)
+        b_ptrs = x_base + cs[:, None] * x_cstride + q[None, :]
+        b_mask = (cs[:, None] < CG){{if .QMask}} & (q[None, :] < Q){{end}}
+{{- if .ScaleInput}}
+        scale = tl.load(s_base + cs * s_cstride, mask=cs < CG, other=0.0)[:, None]
+{{- else if .Scale}}
+        scale = tl.load(s_base + cs * s_cstride, mask=cs < CG, other=0.0)[None, :]
+{{- end}}
+        for tap in range(0, KHW):
+{{- if .Strided}}
+            th = (tap // KW) * dil_h
+            tw = (tap % KW) * dil_w
+            toff = ((th % stride_h) * PHW + tw % stride_w) * PLANE + (th // stride_h) * Wp + tw // stride_w
+{{- else}}
+            toff = (tap // KW) * (dil_h * Wp) + (tap % KW) * dil_w
+{{- end}}
+            a = tl.load(a_ptrs + tap * w_tstride, mask=a_mask, other=0.0)
+            b = tl.load(b_ptrs + toff, mask=b_mask, other=0.0)
+{{- if .ScaleInput}}
+            b = b * scale
+{{- else if .Scale}}
+            a = a * scale
+{{- end}}
+            acc += tl.dot(a, b, input_precision=INPUT_PRECISION)
+{{- else}}
     # BLOCK_K divides the channels: no k mask, and the pointer tiles are built once, each step
     # moving them by a scalar (the loop body is a few steps around the dot)
     a_ptrs = w_base + rn[:, None] * CG + rk[None, :]
     b_ptrs = x_base + rk[:, None] * x_cstride + q[None, :]
-{{- end}}
     for tap in range(0, KHW):
 {{- if .Strided}}
         th = (tap // KW) * dil_h
@@ -138,7 +171,6 @@ def {{.Fn}}(
         toff = (tap // KW) * (dil_h * Wp) + (tap % KW) * dil_w
 {{- end}}
         for c0 in range(0, CG, BLOCK_K):
-{{- if .EvenK}}
             a = tl.load(a_ptrs + (tap * w_tstride + c0), mask=ocmask, other=0.0)
             b = tl.load(b_ptrs + (toff + c0 * x_cstride){{if .QMask}}, mask=q[None, :] < Q, other=0.0{{end}})
 {{- if .ScaleInput}}
@@ -146,17 +178,8 @@ def {{.Fn}}(
 {{- else if .Scale}}
             a = a * tl.load(s_base + (c0 + rk) * s_cstride)[None, :]
 {{- end}}
-{{- else}}
-            cs = c0 + rk
-            a = tl.load(w_base + tap * w_tstride + rn[:, None] * CG + cs[None, :], mask=ocmask & (cs[None, :] < CG), other=0.0)
-            b = tl.load(x_base + toff + cs[:, None] * x_cstride + q[None, :], mask=(cs[:, None] < CG){{if .QMask}} & (q[None, :] < Q){{end}}, other=0.0)
-{{- if .ScaleInput}}
-            b = b * tl.load(s_base + cs * s_cstride, mask=cs < CG, other=0.0)[:, None]
-{{- else if .Scale}}
-            a = a * tl.load(s_base + cs * s_cstride, mask=cs < CG, other=0.0)[None, :]
-{{- end}}
-{{- end}}
             acc += tl.dot(a, b, input_precision=INPUT_PRECISION)
+{{- end}}
 {{- else}}
     w_base = w_ptr + model * w_mstride + grp * OCG * KTOT
     for k0 in range(0, KTOT, BLOCK_K):
