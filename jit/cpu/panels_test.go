@@ -24,6 +24,8 @@ func TestGemmPanelsMatchDotsInTurn(t *testing.T) {
 		{"extents", []int{32, 27, 32, 9}, []int{64, 64, 50, 64}, []int{8, 1, 64, 17}},
 		{"one", []int{16}, []int{48}, []int{5}},
 		{"thin", []int{3, 3}, []int{200, 200}, []int{16, 16}},
+		{"strips", []int{17, 17, 17}, []int{100, 100, 100}, []int{7, 64, 33}}, // 2 x 48 wide, 4 left
+		{"mixed", []int{8, 8}, []int{125, 125}, []int{9, 2}},                  // 48 + 2 x 32 + 13
 	}
 	eachMicroKernel(func() {
 		if !gemmSIMD || len(panelKernels) == 0 {
@@ -138,6 +140,33 @@ func TestTapLoopQueuesItsDots(t *testing.T) {
 			}
 		}
 	})
+}
+
+// panelStrips covers columns with as few left over as the strip widths allow, wide ones
+// first; without a wide kernel, every strip is panelCols wide.
+func TestPanelStrips(t *testing.T) {
+	defer func(cols, wide int, run func(*gemmPanel, int, int, int, *float32, int)) {
+		panelCols, panelWide.cols, panelWide.run = cols, wide, run
+	}(panelCols, panelWide.cols, panelWide.run)
+	panelCols, panelWide.cols, panelWide.run = 32, 48, func(*gemmPanel, int, int, int, *float32, int) {}
+	for _, c := range []struct{ cols, wide, full int }{
+		{512, 10, 512}, // 10 x 48 + 32
+		{110, 2, 96},   // 14 left either way: wide strips
+		{64, 0, 64},    // not 48 and 16 left
+		{256, 4, 256},  // 4 x 48 + 2 x 32
+		{47, 0, 32},
+		{31, 0, 0},
+		{96, 2, 96},
+		{125, 1, 112}, // 48 + 2 x 32, 13 left
+	} {
+		if w, f := panelStrips(c.cols); w != c.wide || f != c.full {
+			t.Errorf("%d columns: %d wide strips covering %d, want %d covering %d", c.cols, w, f, c.wide, c.full)
+		}
+	}
+	panelWide.cols, panelWide.run = 0, nil
+	if w, f := panelStrips(110); w != 0 || f != 96 {
+		t.Errorf("no wide kernel, 110 columns: %d wide strips covering %d, want 0 covering 96", w, f)
+	}
 }
 
 // panelBlocks covers rows with as few left over as the kernel heights allow, tall ones first.
