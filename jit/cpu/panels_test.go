@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -90,10 +91,17 @@ def taps(x_ptr, w_ptr, c_ptr, Q, XS, T, C, BP: tl.constexpr, BOC: tl.constexpr, 
 
 // TestTapLoopQueuesItsDots: the tap loop's dots are queued and run per register block over
 // all taps; the result is bit for bit that of the dots one at a time (the queue off), on the
-// AVX-512 and the AVX2 kernels, and matches the float64 sum.
+// AVX-512 and the AVX2 kernels, and matches the float64 sum; 64-pixel tiles (two 32-wide
+// strips) and 128 (on AVX-512 Intel, 100 live columns: two 48-wide strips and 4 left).
 func TestTapLoopQueuesItsDots(t *testing.T) {
+	for _, bp := range []int{64, 128} {
+		t.Run(fmt.Sprintf("bp=%d", bp), func(t *testing.T) { testTapLoopQueuesItsDots(t, bp) })
+	}
+}
+
+func testTapLoopQueuesItsDots(t *testing.T, bp int) {
 	defer func() { queueDots = true }()
-	const bp, boc, bk, q, xs, taps, ch = 64, 32, 16, 100, 128, 9, 32
+	const boc, bk, q, xs, taps, ch = 32, 16, 100, 128, 9, 32
 	kn := compileKernel(t, "taps.py", tapsKernel, "taps",
 		map[string]string{"x_ptr": "*fp32", "w_ptr": "*fp32", "c_ptr": "*fp32", "Q": "i32", "XS": "i32", "T": "i32", "C": "i32"},
 		map[string]any{"BP": int64(bp), "BOC": int64(boc), "BK": int64(bk)})
@@ -128,8 +136,8 @@ func TestTapLoopQueuesItsDots(t *testing.T) {
 		queueDots = true
 		before := queuedDots.Load()
 		got := launch()
-		if n := queuedDots.Load() - before; n != 2*taps*ch/bk {
-			t.Fatalf("%s: %d products queued, want all %d", dotKernelName(), n, 2*taps*ch/bk)
+		if n := queuedDots.Load() - before; n != int64((q+bp-1)/bp*taps*ch/bk) {
+			t.Fatalf("%s: %d products queued, want all %d", dotKernelName(), n, (q+bp-1)/bp*taps*ch/bk)
 		}
 		for i := range got {
 			if got[i] != inTurn[i] {
@@ -148,6 +156,9 @@ func TestPanelStrips(t *testing.T) {
 	defer func(cols, wide int, run func(*gemmPanel, int, int, int, *float32, int)) {
 		panelCols, panelWide.cols, panelWide.run = cols, wide, run
 	}(panelCols, panelWide.cols, panelWide.run)
+	if haveAVX512 && !tallRows && panelWide.cols != 48 {
+		t.Fatalf("%s on an Intel AVX-512 CPU: %d-column wide panel strips, want 48", dotKernelName(), panelWide.cols)
+	}
 	panelCols, panelWide.cols, panelWide.run = 32, 48, func(*gemmPanel, int, int, int, *float32, int) {}
 	for _, c := range []struct{ cols, wide, full int }{
 		{512, 10, 512}, // 10 x 48 + 32
