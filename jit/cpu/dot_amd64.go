@@ -32,9 +32,11 @@ func selectMicroKernel(allowAVX512 bool) {
 	case allowAVX512 && cpu.X86.HasAVX512F:
 		gemmWide = gemmStrip{w: 32, mr: 8, kern: kernelsAVX512_32[:], masked: kernelsAVX512_32masked[:]}
 		panelKernels, panelCols = []panelKernel{{8, sgemmAVX512_8x32panels}}, 32
+		panelWide.cols, panelWide.run = 48, sgemmAVX512_8x48panels
 		if tallRows {
 			gemmWide.mr = 12
 			panelKernels = []panelKernel{{12, sgemmAVX512_12x32panels}, {8, sgemmAVX512_8x32panels}}
+			panelWide.cols, panelWide.run = 0, nil
 		}
 		gemmNarrow = gemmStrip{w: 16, mr: 16, kern: kernelsAVX512_16[:], masked: kernelsAVX512_16masked[:]}
 		gemmWideEdge = gemmStrip{w: 48, mr: 8, masked: kernelsAVX512_48masked[:]}
@@ -47,11 +49,13 @@ func selectMicroKernel(allowAVX512 bool) {
 		gemmWideEdge = gemmStrip{}
 		gemmShort = gemmStrip{w: 24, mr: 4, kern: kernelsAVX2_24[:]}
 		panelKernels, panelCols = []panelKernel{{6, sgemmAVX2_6x16panels}}, 16
+		panelWide.cols, panelWide.run = 0, nil
 		gemvKern, gemvLanes = gemvKernelsAVX2[:], 8
 		gemmSIMD, microName = true, "AVX2/FMA dot, 6x16 tiles"
 	default:
 		gemvKern = nil
 		gemmSIMD, microName = false, "pure Go dot"
 		panelKernels = nil
+		panelWide.cols, panelWide.run = 0, nil
 	}
 }

@@ -34,6 +34,7 @@ var families = []family{
 	{"AVX2", 2, 8, 6, 16, false, false},     // 6x16 main tile: 12 accumulators, 2 B vectors, 2 broadcasts
 	{"AVX2", 1, 8, 12, 16, false, false},    // 8-wide strips and narrow edges
 	{"AVX512", 2, 16, 8, 32, false, true},   // 8x32 over panels: a convolution's taps
+	{"AVX512", 3, 16, 8, 32, false, true},   // 8x48 over panels: 24 accumulators, 3 B vectors a broadcast
 	{"AVX512", 2, 16, 12, 32, false, true},  // 12x32 over panels (AMD Zen)
 	{"AVX2", 2, 8, 6, 16, false, true},      // 6x16 over panels
 }

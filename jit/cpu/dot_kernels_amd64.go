@@ -304,6 +304,11 @@ var kernelsAVX2_8 = [...]gemmKernel{nil, sgemmAVX2_1x8, sgemmAVX2_2x8, sgemmAVX2
 //go:noescape
 func sgemmAVX512_8x32panels(p *gemmPanel, np int, row int, col int, c *float32, ldc int)
 
+// sgemmAVX512_8x48panels sums np panels into the 8x48 block of c at (row, col).
+//
+//go:noescape
+func sgemmAVX512_8x48panels(p *gemmPanel, np int, row int, col int, c *float32, ldc int)
+
 // sgemmAVX512_12x32panels sums np panels into the 12x32 block of c at (row, col).
 //
 //go:noescape

@@ -49,10 +49,16 @@ type panelKernel struct {
 }
 
 // The panels micro-kernels in use (selectMicroKernel), tallest first, all panelCols wide;
-// none: the panels run one at a time.
+// none: the panels run one at a time. panelWide, where set, is a wider kernel of the one
+// height (AVX-512 on Intel: 8x48, 24 accumulators, three B vectors a broadcast where 8x32
+// loads two), run on as many column strips as leave no more columns to the narrow ones.
 var (
 	panelKernels []panelKernel
 	panelCols    int
+	panelWide    struct {
+		cols int
+		run  func(p *gemmPanel, np, row, col int, c *float32, ldc int)
+	}
 )
 
 // pendingDots is a frame's queue: products to add into c (rows ldc apart).
@@ -104,8 +110,9 @@ func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]
 	}
 	fullR, fullC := 0, 0
 	var blocks [2]int // per panel kernel, how many row blocks it takes
+	wide := 0         // column strips on panelWide, left of the panelCols-wide ones
 	if len(panelKernels) > 0 && len(ps) > 1 {
-		fullC = cols - cols%panelCols
+		wide, fullC = panelStrips(cols)
 		blocks = panelBlocks(rows)
 		for i, pk := range panelKernels {
 			fullR += blocks[i] * pk.rows
@@ -120,7 +127,15 @@ func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]
 		}
 		*asm = g
 		// column strips outside: a strip's B panels stay in cache for every row block
-		for j := 0; j < fullC; j += panelCols {
+		for j := 0; j < fullC; {
+			if wide > 0 {
+				for i := 0; i < fullR; i += panelKernels[0].rows {
+					panelWide.run(&g[0], len(g), i, j, &c[i*ldc+j], ldc)
+				}
+				wide--
+				j += panelWide.cols
+				continue
+			}
 			i := 0
 			for b, pk := range panelKernels {
 				for range blocks[b] {
@@ -128,6 +143,7 @@ func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]
 					i += pk.rows
 				}
 			}
+			j += panelCols
 		}
 	}
 	for _, p := range ps {
@@ -138,6 +154,23 @@ func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]
 			gemmF32(fullR, p.n-fullC, p.k, p.a, p.lda, p.b[fullC:], p.ldb, c[fullC:], ldc, scratch)
 		}
 	}
+}
+
+// panelStrips splits cols into column strips: wide of them on panelWide (none without it),
+// then panelCols-wide ones, covering the first full columns: as many wide strips as leave
+// no more columns uncovered (64 columns are 2 x 32, not 48 and 16 left).
+func panelStrips(cols int) (wide, full int) {
+	full = cols - cols%panelCols
+	if panelWide.run == nil {
+		return 0, full
+	}
+	for a := cols / panelWide.cols; a > 0; a-- {
+		rest := cols - a*panelWide.cols
+		if f := a*panelWide.cols + rest - rest%panelCols; f > full || f == full && wide == 0 {
+			wide, full = a, f
+		}
+	}
+	return wide, full
 }
 
 // panelBlocks splits rows into row blocks of the panel kernels (one or two, tallest first):

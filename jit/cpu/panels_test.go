@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -24,6 +25,8 @@ func TestGemmPanelsMatchDotsInTurn(t *testing.T) {
 		{"extents", []int{32, 27, 32, 9}, []int{64, 64, 50, 64}, []int{8, 1, 64, 17}},
 		{"one", []int{16}, []int{48}, []int{5}},
 		{"thin", []int{3, 3}, []int{200, 200}, []int{16, 16}},
+		{"strips", []int{17, 17, 17}, []int{100, 100, 100}, []int{7, 64, 33}}, // 2 x 48 wide, 4 left
+		{"mixed", []int{8, 8}, []int{125, 125}, []int{9, 2}},                  // 48 + 2 x 32 + 13
 	}
 	eachMicroKernel(func() {
 		if !gemmSIMD || len(panelKernels) == 0 {
@@ -88,10 +91,17 @@ def taps(x_ptr, w_ptr, c_ptr, Q, XS, T, C, BP: tl.constexpr, BOC: tl.constexpr, 
 
 // TestTapLoopQueuesItsDots: the tap loop's dots are queued and run per register block over
 // all taps; the result is bit for bit that of the dots one at a time (the queue off), on the
-// AVX-512 and the AVX2 kernels, and matches the float64 sum.
+// AVX-512 and the AVX2 kernels, and matches the float64 sum; 64-pixel tiles (two 32-wide
+// strips) and 128 (on AVX-512 Intel, 100 live columns: two 48-wide strips and 4 left).
 func TestTapLoopQueuesItsDots(t *testing.T) {
+	for _, bp := range []int{64, 128} {
+		t.Run(fmt.Sprintf("bp=%d", bp), func(t *testing.T) { testTapLoopQueuesItsDots(t, bp) })
+	}
+}
+
+func testTapLoopQueuesItsDots(t *testing.T, bp int) {
 	defer func() { queueDots = true }()
-	const bp, boc, bk, q, xs, taps, ch = 64, 32, 16, 100, 128, 9, 32
+	const boc, bk, q, xs, taps, ch = 32, 16, 100, 128, 9, 32
 	kn := compileKernel(t, "taps.py", tapsKernel, "taps",
 		map[string]string{"x_ptr": "*fp32", "w_ptr": "*fp32", "c_ptr": "*fp32", "Q": "i32", "XS": "i32", "T": "i32", "C": "i32"},
 		map[string]any{"BP": int64(bp), "BOC": int64(boc), "BK": int64(bk)})
@@ -126,8 +136,8 @@ func TestTapLoopQueuesItsDots(t *testing.T) {
 		queueDots = true
 		before := queuedDots.Load()
 		got := launch()
-		if n := queuedDots.Load() - before; n != 2*taps*ch/bk {
-			t.Fatalf("%s: %d products queued, want all %d", dotKernelName(), n, 2*taps*ch/bk)
+		if n := queuedDots.Load() - before; n != int64((q+bp-1)/bp*taps*ch/bk) {
+			t.Fatalf("%s: %d products queued, want all %d", dotKernelName(), n, (q+bp-1)/bp*taps*ch/bk)
 		}
 		for i := range got {
 			if got[i] != inTurn[i] {
@@ -138,6 +148,36 @@ func TestTapLoopQueuesItsDots(t *testing.T) {
 			}
 		}
 	})
+}
+
+// panelStrips covers columns with as few left over as the strip widths allow, wide ones
+// first; without a wide kernel, every strip is panelCols wide.
+func TestPanelStrips(t *testing.T) {
+	defer func(cols, wide int, run func(*gemmPanel, int, int, int, *float32, int)) {
+		panelCols, panelWide.cols, panelWide.run = cols, wide, run
+	}(panelCols, panelWide.cols, panelWide.run)
+	if haveAVX512 && !tallRows && panelWide.cols != 48 {
+		t.Fatalf("%s on an Intel AVX-512 CPU: %d-column wide panel strips, want 48", dotKernelName(), panelWide.cols)
+	}
+	panelCols, panelWide.cols, panelWide.run = 32, 48, func(*gemmPanel, int, int, int, *float32, int) {}
+	for _, c := range []struct{ cols, wide, full int }{
+		{512, 10, 512}, // 10 x 48 + 32
+		{110, 2, 96},   // 14 left either way: wide strips
+		{64, 0, 64},    // not 48 and 16 left
+		{256, 4, 256},  // 4 x 48 + 2 x 32
+		{47, 0, 32},
+		{31, 0, 0},
+		{96, 2, 96},
+		{125, 1, 112}, // 48 + 2 x 32, 13 left
+	} {
+		if w, f := panelStrips(c.cols); w != c.wide || f != c.full {
+			t.Errorf("%d columns: %d wide strips covering %d, want %d covering %d", c.cols, w, f, c.wide, c.full)
+		}
+	}
+	panelWide.cols, panelWide.run = 0, nil
+	if w, f := panelStrips(110); w != 0 || f != 96 {
+		t.Errorf("no wide kernel, 110 columns: %d wide strips covering %d, want 0 covering 96", w, f)
+	}
 }
 
 // panelBlocks covers rows with as few left over as the kernel heights allow, tall ones first.
