@@ -23,7 +23,7 @@ func TestConvKernelsAssemblePTX(t *testing.T) {
 	if err != nil {
 		t.Skip(err.Error() + " (bash .ci/setup installs ptxas)")
 	}
-	// the CPU plan's kernels (conv_flat.py, conv_pad.py, se.py) are valid Triton too: they assemble
+	// the CPU plan's kernels (conv_flat.py, conv_pad.py) are valid Triton too: they assemble
 	variants := []Options{{}, {NoFusion: true}, {Strategy: Sequential}, {Dropout: "mc", Seed: 1},
 		{Device: testDevice("cpu")}}
 	kernels := ptxkit.NewKernels(jit.NewCompiler(jit.CompilerOptions{}))
@@ -43,7 +43,7 @@ func TestConvKernelsAssemblePTX(t *testing.T) {
 					for _, l := range plan.Launches {
 						switch l.Kernel.Template {
 						case "conv.py", "conv_rows.py", "conv_weight.py", "conv_depthwise.py", "conv_flat.py", "conv_pad.py", "conv_nd.py", "pool.py", "attention.py",
-							"norm_rows.py", "reduce_rows.py", "se.py":
+							"norm_rows.py", "reduce_rows.py":
 						default:
 							continue
 						}

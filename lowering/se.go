@@ -16,9 +16,17 @@ import (
 // The scale the kernel writes is then applied by the 1x1 convolution that reads it
 // (channelScaleFor), as before.
 
+// cpuSqueezeExcite turns se.py on; BenchmarkSqueezeExcite turns it off to compare with the
+// pool and matmul launches in one process.
+var cpuSqueezeExcite = true
+
 // seMaxHidden bounds the first FC's width: one program holds a whole hidden vector, and its
 // weight tiles are [BLOCK_S, BLOCK_C].
 const seMaxHidden = 512
+
+// seTile is the elements of se.py's weight and pool tiles (256 KiB, in a core's L2): fewer,
+// larger steps measured faster than cpuRowTile's (BenchmarkSqueezeExcite).
+const seTile = 8 * cpuRowTile
 
 // seGroup is a squeeze-excite block's squeeze and excitation: s = gate(W2 act(W1 mean(x) +
 // b1) + b2), per sample, for x [B, C, H, W] read as [B, C, R] rows.
@@ -36,7 +44,7 @@ type seGroup struct {
 // average pool that produced that FC's input, when both are pending with no other reader,
 // into one seGroup in the FC's place; the pool's launch goes. It reports whether it did.
 func (l *lowerer) trySqueezeExcite(n *graph.Node, fc2 *matmulGroup) bool {
-	if !l.opts.Device.Caps.HostThreads || n.Inputs[0].Kind != graph.TensorOperand {
+	if !cpuSqueezeExcite || !l.opts.Device.Caps.HostThreads || n.Inputs[0].Kind != graph.TensorOperand {
 		return false
 	}
 	fc1, ok := l.fusable(n.Inputs[0].Name).(*matmulGroup)
@@ -124,31 +132,31 @@ type seData struct {
 	Body         []string
 }
 
-// blocks: the hidden vector whole (BLOCK_S), channel blocks of about cpuRowTile elements for
-// the pool's [BLOCK_C, BLOCK_R] and the first FC's [BLOCK_S, BLOCK_C] tiles, output blocks
-// of about as many for the second FC's [BLOCK_N, BLOCK_S].
+// blocks: the hidden vector whole (BLOCK_S), channel blocks of about seTile elements for the
+// pool's [BLOCK_C, BLOCK_R] and the first FC's [BLOCK_S, BLOCK_C] tiles, output blocks of
+// about as many for the second FC's [BLOCK_N, BLOCK_S].
 func (g *seGroup) blocks() (bc, br, bs, bn int) {
 	bs = clamp(nextPow2(g.s), 4, seMaxHidden)
 	br = clamp(nextPow2(g.r), 4, 1024)
-	bc = clamp(min(cpuRowTile/bs, cpuRowTile/br), 8, max(nextPow2(g.c), 8))
-	bn = clamp(cpuRowTile/bs, 16, max(nextPow2(g.n), 16))
+	bc = clamp(min(seTile/bs, seTile/br), 8, max(nextPow2(g.c), 8))
+	bn = clamp(seTile/bs, 16, max(nextPow2(g.n), 16))
 	return bc, br, bs, bn
 }
 
 func (g *seGroup) emit(l *lowerer) (*Launch, error) {
 	fn := kernelName(g.index, g.ops)
 	hid := *g.hidden
-	hid.vars = []string{"0", "b", "rs"}
-	hid.masks = []string{"", "", "(rs < S)"}
-	hre, err := hid.render("h", "rs < S", "tl.float32", "", "hid")
+	hid.vars = []string{"0", "b", "rs[None, :]"}
+	hid.masks = []string{"", "", "(rs[None, :] < S)"}
+	hre, err := hid.render("h", "rs[None, :] < S", "tl.float32", "", "hid")
 	if err != nil {
 		return nil, err
 	}
 	hidden := hre.body[:len(hre.body)-1]
 	hidden = append(hidden, "h = "+hre.body[len(hre.body)-1][len("y = "):])
 	epi := *g.epi
-	epi.vars = []string{"0", "b", "rn"}
-	epi.masks = []string{"", "", "(rn < N)"}
+	epi.vars = []string{"0", "b", "rn[None, :]"}
+	epi.masks = []string{"", "", "(rn[None, :] < N)"}
 	re, err := epi.render("acc", "cmask", "tl.float32", "", "e")
 	if err != nil {
 		return nil, err

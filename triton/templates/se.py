@@ -4,11 +4,12 @@ model) pools x [C, R] (the sample's planes, R pixels each) to the channel means 
 h = act(W1 p + b1) (W1 [S, C], rows w1_ss apart), then s = gate(W2 h + b2) (W2 [N, S], rows
 w2_sn apart), and stores s [N]. The pool and the first FC walk the channels together in
 BLOCK_C blocks (each block's means go straight into its part of W1 p); the hidden vector is
-whole (BLOCK_S covers S); the second FC walks the outputs in BLOCK_N blocks. Both FCs read
-their weights' rows in place, as multiply-adds reduced along the rows. Grid: (samples, 1,
-models).
-The hidden statements see h as [BLOCK_S] (per-unit vectors index rs); the epilogue sees acc
-as [BLOCK_N] (per-channel vectors index rn).
+whole (BLOCK_S covers S); the second FC walks the outputs in BLOCK_N blocks. Every step is a
+one-row dot whose other operand is rows read in place (the CPU's gemv path): the planes
+against a row of ones (the sums), the weights' rows against the means and the hidden vector.
+Grid: (samples, 1, models). CPU plans only: NVIDIA's dots take 16 rows or more.
+The hidden statements see h as [1, BLOCK_S] (per-unit vectors index rs[None, :]); the
+epilogue sees acc as [1, BLOCK_N] (per-channel vectors index rn[None, :]).
 Data: Fn, Header, HiddenArgs []string, HiddenLoads []{Name, Load}, Hidden []string (from `h`
 to `h`: bias, activation), Epilogue []{Name, Load}, EpilogueArgs, ExtraArgs, Body []string
 (from `acc` to `y`).
@@ -35,21 +36,24 @@ def {{.Fn}}(
     model = tl.program_id(2)
     rs = tl.arange(0, BLOCK_S)
     rr0 = tl.arange(0, BLOCK_R)
+    ones = tl.full((1, BLOCK_R), 1.0, tl.float32)
     x_base = x_ptr + model * x_mstride + b * x_bstride
     w1_base = w1_ptr + model * w1_mstride
     w2_base = w2_ptr + model * w2_mstride
-    hacc = tl.zeros((BLOCK_S,), dtype=tl.float32)
+    hacc = tl.zeros((1, BLOCK_S), dtype=tl.float32)
     for c0 in range(0, C, BLOCK_C):
         rc = c0 + tl.arange(0, BLOCK_C)
-        pacc = tl.zeros((BLOCK_C, BLOCK_R), dtype=tl.float32)
+        # the channels' sums as a dot with a row of ones, which reads the planes in place
+        p = tl.zeros((1, BLOCK_C), dtype=tl.float32)
         for r0 in range(0, R, BLOCK_R):
             rr = r0 + rr0
-            pacc += tl.load(x_base + rc[:, None] * R + rr[None, :],
-                            mask=(rc[:, None] < C) & (rr[None, :] < R), other=0.0)
-        p = tl.sum(pacc, axis=1) / R
+            xt = tl.load(x_base + rc[:, None] * R + rr[None, :],
+                         mask=(rc[:, None] < C) & (rr[None, :] < R), other=0.0)
+            p += tl.dot(ones, tl.trans(xt))
+        p = p / R
         w1 = tl.load(w1_base + rs[:, None] * w1_ss + rc[None, :],
                      mask=(rs[:, None] < S) & (rc[None, :] < C), other=0.0)
-        hacc += tl.sum(w1 * p[None, :], axis=1)
+        hacc += tl.dot(p, tl.trans(w1))
     h = hacc
 {{- range .HiddenLoads}}
     {{.Name}} = {{.Load}}
@@ -60,14 +64,14 @@ def {{.Fn}}(
     # hidden units past S meet zero columns of W2, so they add nothing
     for n0 in range(0, N, BLOCK_N):
         rn = n0 + tl.arange(0, BLOCK_N)
-        cmask = rn < N
+        cmask = rn[None, :] < N
         w2 = tl.load(w2_base + rn[:, None] * w2_sn + rs[None, :],
                      mask=(rn[:, None] < N) & (rs[None, :] < S), other=0.0)
-        acc = tl.sum(w2 * h[None, :], axis=1)
+        acc = tl.dot(h, tl.trans(w2))
 {{- range .Epilogue}}
         {{.Name}} = {{.Load}}
 {{- end}}
 {{- range .Body}}
         {{.}}
 {{- end}}
-        tl.store(c_ptr + model * c_mstride + b * c_bstride + rn, y, mask=cmask)
+        tl.store(c_ptr + model * c_mstride + b * c_bstride + rn[None, :], y, mask=cmask)
