@@ -99,3 +99,28 @@ func TestSqueezeExciteOneKernel(t *testing.T) {
 		}
 	}
 }
+
+// The squeeze-excite fixtures' CPU plans replayed by testdata/run_plan.py (numpy executor of
+// the dumped kernels): se.py's text, independently of the CPU executor.
+func TestReplaySqueezeExcite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays the plans in Python; skipped with -short")
+	}
+	needPython(t)
+	var jobs []replayJob
+	for _, n := range []int{1, 3} {
+		dir := filepath.Join("testdata", "conv", fmt.Sprintf("se_n%d", n))
+		g, err := graph.Load(filepath.Join(dir, "graph.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := Lower(g, Options{Device: testDevice("cpu")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, replayJob{name: filepath.Base(dir) + "/cpu", plan: plan,
+			weights: filepath.Join(dir, "weights.safetensors"), inputs: filepath.Join(dir, "inputs.safetensors"),
+			expected: filepath.Join(dir, "expected.safetensors")})
+	}
+	replayAll(t, jobs)
+}
