@@ -248,15 +248,7 @@ func TestSqueezeExciteFCsAreMatmuls(t *testing.T) {
 	if cnn["shortcut"] == "matmul.py" || cnn["conv"] == "matmul.py" {
 		t.Errorf("convolutions of larger images became matmuls: %v", cnn)
 	}
-	g, err := graph.Load(filepath.Join(dir, "graph.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := Lower(g, Options{Device: testDevice("cpu")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ln := range plan.Launches {
+	for _, ln := range lowerGraphFile(t, filepath.Join(dir, "graph.json"), "cpu").Launches {
 		if slices.Contains(ln.Nodes, "adaptive_avg_pool2d") && ln.Kernel.Template != "reduce_rows.py" {
 			t.Errorf("adaptive_avg_pool2d (global average pool) runs %s on the CPU, want reduce_rows.py", ln.Kernel.Template)
 		}

@@ -119,19 +119,6 @@ func (l *lowerer) addedAt(g group, value string) {
 	l.owner[value] = g
 }
 
-// seData is what se.py reads.
-type seData struct {
-	Fn           string
-	Header       []string
-	HiddenArgs   []string
-	HiddenLoads  []loadLine
-	Hidden       []string
-	Epilogue     []loadLine
-	EpilogueArgs []string
-	ExtraArgs    []string
-	Body         []string
-}
-
 // blocks: the hidden vector whole (BLOCK_S), channel blocks of about seTile elements for the
 // pool's [BLOCK_C, BLOCK_R] and the first FC's [BLOCK_S, BLOCK_C] tiles, output blocks of
 // about as many for the second FC's [BLOCK_N, BLOCK_S].
@@ -152,8 +139,7 @@ func (g *seGroup) emit(l *lowerer) (*Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	hidden := hre.body[:len(hre.body)-1]
-	hidden = append(hidden, "h = "+hre.body[len(hre.body)-1][len("y = "):])
+	hidden := hiddenBody(hre.body)
 	epi := *g.epi
 	epi.vars = []string{"0", "b", "rn[None, :]"}
 	epi.masks = []string{"", "", "(rn[None, :] < N)"}
@@ -175,7 +161,8 @@ func (g *seGroup) emit(l *lowerer) (*Launch, error) {
 	args = append(args, re.args...)
 	args = append(args, intArg("C", g.c), intArg("R", g.r), intArg("S", g.s), intArg("N", g.n))
 	args = append(args, re.extra...)
-	d := seData{Fn: fn, Header: header(g.nodes, g.ops), HiddenArgs: argNames(hre.args), HiddenLoads: hre.loads, Hidden: hidden,
+	// se.py reads mlp.py's fields: the hidden layer's and the output's epilogues
+	d := mlpData{Fn: fn, Header: header(g.nodes, g.ops), HiddenArgs: argNames(hre.args), HiddenLoads: hre.loads, Hidden: hidden,
 		Epilogue: re.loads, EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body}
 	text, err := templates.Render("se.py", d)
 	if err != nil {

@@ -85,15 +85,7 @@ func TestSqueezeExciteOneKernel(t *testing.T) {
 		}
 	}
 	// GPU plans keep the pool and the matmuls
-	g, err := graph.Load(filepath.Join("testdata", "conv", "se_n3", "graph.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := Lower(g, Options{Device: testDevice("cuda")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ln := range plan.Launches {
+	for _, ln := range lowerGraphFile(t, filepath.Join("testdata", "conv", "se_n3", "graph.json"), "cuda").Launches {
 		if ln.Kernel.Template == "se.py" {
 			t.Errorf("the GPU plan runs %v on se.py", ln.Nodes)
 		}
@@ -110,14 +102,7 @@ func TestReplaySqueezeExcite(t *testing.T) {
 	var jobs []replayJob
 	for _, n := range []int{1, 3} {
 		dir := filepath.Join("testdata", "conv", fmt.Sprintf("se_n%d", n))
-		g, err := graph.Load(filepath.Join(dir, "graph.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		plan, err := Lower(g, Options{Device: testDevice("cpu")})
-		if err != nil {
-			t.Fatal(err)
-		}
+		plan := lowerGraphFile(t, filepath.Join(dir, "graph.json"), "cpu")
 		jobs = append(jobs, replayJob{name: filepath.Base(dir) + "/cpu", plan: plan,
 			weights: filepath.Join(dir, "weights.safetensors"), inputs: filepath.Join(dir, "inputs.safetensors"),
 			expected: filepath.Join(dir, "expected.safetensors")})
