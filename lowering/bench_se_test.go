@@ -16,9 +16,11 @@ var squeezeExcites = []struct {
 	act        string
 }{
 	{"regnet_block1", 48, 8, 24, "relu"},
-	{"regnet_block2", 104, 12, 12, "relu"},
-	{"regnet_block3", 208, 26, 6, "relu"},
-	{"regnet_block4", 440, 52, 3, "relu"},
+	{"regnet_block2", 104, 26, 12, "relu"},
+	{"regnet_block3", 208, 52, 6, "relu"},
+	{"regnet_block4", 440, 110, 3, "relu"},
+	{"mobilenet_first", 16, 8, 16, "relu"},
+	{"mobilenet_last", 576, 144, 2, "relu"},
 	{"effnet_stage2", 96, 4, 16, "silu"},
 	{"effnet_stage4", 240, 10, 4, "silu"},
 	{"effnet_stage6", 672, 28, 2, "silu"},

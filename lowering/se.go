@@ -12,7 +12,8 @@ import (
 // pooled 1x1 images, or a Linear over them), its activation, a second pointwise convolution
 // and its gate (sigmoid, hardsigmoid) run as one kernel (se.py), a program per sample and
 // model, instead of a pool and two matmul launches: each is almost no work (2 x C x C/4
-// multiply-adds a sample), so their launches and programs' fixed costs were what they cost.
+// multiply-adds a sample), so what they cost was their programs' fixed steps (copies of
+// masked tiles, element-wise passes) and launches.
 // The scale the kernel writes is then applied by the 1x1 convolution that reads it
 // (channelScaleFor), as before.
 
