@@ -1265,6 +1265,9 @@ func lowerConvAsMatmul(l *lowerer, n *graph.Node, x View, batched bool, batch, i
 		return err
 	}
 	l.notes[g] = append(l.notes[g], "pointwise convolution of 1x1 images: a matmul over the channels")
+	if l.trySqueezeExcite(n, g) {
+		return nil
+	}
 	l.addGroup(g, n.Name)
 	return nil
 }

@@ -137,8 +137,8 @@ func TestConvFlatKernelOnCPUPlans(t *testing.T) {
 				pointwise = pointwise && k[i] == 1 && s[i] == 1 && p[i] == 0
 			}
 			depthwise := n.Attrs.Int("groups") > 1 && n.Attrs.Int("groups") == n.Attrs.Int("in_channels")
-			if tmpl[n.Name] == "matmul.py" {
-				continue // a pointwise convolution of 1x1 images (TestSqueezeExciteFCsAreMatmuls)
+			if tmpl[n.Name] == "matmul.py" || tmpl[n.Name] == "se.py" {
+				continue // a pointwise convolution of 1x1 images (TestSqueezeExciteFCsAreMatmuls, TestSqueezeExciteOneKernel)
 			}
 			if tmpl[n.Name] == "conv_grouped.py" {
 				continue // narrow groups on a small map (TestGroupedChannelBlocks)
@@ -235,33 +235,26 @@ func TestConvFlatTapMajorAndPaddedStores(t *testing.T) {
 	}
 }
 
-// On the CPU the squeeze of a squeeze-excite block (its global pool) is a row mean, and its FCs
-// (pointwise convolutions of its 1x1 pooled images) run as one matmul over the channels
-// (matmul.py), not as a convolution tiling one pixel per sample; TestConvFixtures' "cpu"
-// variant checks their numbers against PyTorch.
+// On the CPU a pointwise convolution of 1x1 images outside a squeeze-excite block (its pooled
+// input has another reader) runs as one matmul over the channels (matmul.py), not as a
+// convolution tiling one pixel per sample, and the global pool as a row mean (reduce_rows.py);
+// in a squeeze-excite block all three are one se.py kernel (TestSqueezeExciteOneKernel).
+// TestConvFixtures' "cpu" variant checks their numbers against PyTorch.
 func TestSqueezeExciteFCsAreMatmuls(t *testing.T) {
-	dir := filepath.Join("testdata", "conv", "cnn_n3")
+	dir := filepath.Join("testdata", "conv", "se_n3")
 	tmpl := convTemplatesFor(t, dir, Options{Device: testDevice("cpu")})
-	for _, node := range []string{"se_reduce", "se_expand"} {
+	for _, node := range []string{"shared_fc1", "shared_fc2"} {
 		if tmpl[node] != "matmul.py" {
 			t.Errorf("%s: CPU plan runs %s, want matmul.py", node, tmpl[node])
 		}
 	}
-	if tmpl["shortcut"] == "matmul.py" || tmpl["conv"] == "matmul.py" {
-		t.Errorf("convolutions of larger images became matmuls: %v", tmpl)
+	cnn := convTemplatesFor(t, filepath.Join("testdata", "conv", "cnn_n3"), Options{Device: testDevice("cpu")})
+	if cnn["shortcut"] == "matmul.py" || cnn["conv"] == "matmul.py" {
+		t.Errorf("convolutions of larger images became matmuls: %v", cnn)
 	}
-	// the squeeze: a global average pool is the mean of each plane (reduce_rows.py)
-	g, err := graph.Load(filepath.Join(dir, "graph.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := Lower(g, Options{Device: testDevice("cpu")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ln := range plan.Launches {
-		if slices.Contains(ln.Nodes, "se_pool") && ln.Kernel.Template != "reduce_rows.py" {
-			t.Errorf("se_pool (global average pool) runs %s on the CPU, want reduce_rows.py", ln.Kernel.Template)
+	for _, ln := range lowerGraphFile(t, filepath.Join(dir, "graph.json"), "cpu").Launches {
+		if slices.Contains(ln.Nodes, "adaptive_avg_pool2d") && ln.Kernel.Template != "reduce_rows.py" {
+			t.Errorf("adaptive_avg_pool2d (global average pool) runs %s on the CPU, want reduce_rows.py", ln.Kernel.Template)
 		}
 	}
 }

@@ -19,7 +19,7 @@ import (
 // reductions, flat convolutions, weights transposed once, the MLP over them) and GPU plans
 // never do; the "cpu" variant of exampleVariants checks every such plan against PyTorch.
 func TestCPUPlansUseCPUKernels(t *testing.T) {
-	cpuOnly := map[string]bool{"norm_rows.py": true, "reduce_rows.py": true, "conv_flat.py": true, "conv_pad.py": true, "conv_cols.py": true}
+	cpuOnly := map[string]bool{"norm_rows.py": true, "reduce_rows.py": true, "conv_flat.py": true, "conv_pad.py": true, "conv_cols.py": true, "se.py": true}
 	seen := map[string]bool{}
 	transposed, padded := false, false
 	paths, _ := filepath.Glob(filepath.Join("testdata", "fixtures", "*_n3", "graph.json"))

@@ -74,7 +74,9 @@
 //   - Eval BatchNorm is x * alpha + beta with per-channel alpha and beta (PyTorch's CPU form),
 //     and relu a NaN-propagating tl.maximum (propagate_nan=ALL): one pass each over a tile.
 //   - CPU pooling: max/avg row by row (pool_rows.py), a global average pool as a row mean
-//     (reduce_rows.py); a pointwise convolution of 1x1 images (squeeze-excite) as a matmul.
+//     (reduce_rows.py); a pointwise convolution of 1x1 images as a matmul; a squeeze-excite
+//     block (global mean, FC, activation, FC, gate) as one kernel, a program per sample (se.go,
+//     se.py), the pool's launch dropped and the FCs' merged into it.
 //   - CPU mobile blocks: a squeeze-excite scale x * s (s [B, C, 1, 1]) whose only reader is a
 //     pointwise convolution is applied by that convolution to its weight tiles as it loads
 //     them (W (x * s) = (W s) x; conv_flat.py Scale), which takes the mul's place in the

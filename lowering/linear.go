@@ -640,8 +640,7 @@ func (g *mlpGroup) emit(l *lowerer) (*Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	hidden := hre.body[:len(hre.body)-1]
-	hidden = append(hidden, "h = "+hre.body[len(hre.body)-1][len("y = "):])
+	hidden := hiddenBody(hre.body)
 	if t := halfType(f.weight.DType); t != "" {
 		// PyTorch stores the hidden activation in the data's dtype, which the second dot takes
 		hidden = append(hidden, "h = h.to("+t+")")
@@ -700,6 +699,13 @@ func (g *mlpGroup) emit(l *lowerer) (*Launch, error) {
 		ModelAxis: 2,
 		Args:      args,
 	}, nil
+}
+
+// hiddenBody is a rendered epilogue body (statements ending in `y = ...`) as the statements of
+// a hidden layer, ending in `h = ...` instead.
+func hiddenBody(body []string) []string {
+	hidden := slices.Clone(body[:len(body)-1])
+	return append(hidden, "h = "+body[len(body)-1][len("y = "):])
 }
 
 // isParamMatrix reports whether v is a 2-D parameter view with unit column stride (a weight

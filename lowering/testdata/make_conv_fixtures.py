@@ -32,6 +32,8 @@ FIXTURES = {
     "conv/grouped": ["--module", MODELS + ":ConvsGrouped", "--input", "img=2,48,11,9", "--input", "wide=2,74,5,7",
                      "--input", "small=2,80,3,3", "--input", "seq=2,16,13"],
     "conv/mobile": ["--module", MODELS + ":ConvsMobile", "--input", "img=2,12,9,7"],
+    "conv/se": ["--module", MODELS + ":ConvsSqueezeExcite", "--input", "img=2,37,7,5", "--input", "eff=2,130,11,9",
+                "--input", "mob=2,69,4,3", "--input", "wide=2,300,3,3", "--input", "big=2,8,33,32"],
     "conv/strided_shared": ["--module", MODELS + ":ConvsStridedShared", "--input", "img=2,6,9,11",
                             "--input", "img2=2,5,11,7", "--input", "img3=2,4,7,9"],
     "conv/smallmaps": ["--module", MODELS + ":ConvsSmallMaps", "--input", "img=3,24,13,11"],
@@ -55,7 +57,7 @@ FIXTURES = {
 
 # N per fixture (default 1, 3, 8): the shared-input ones at 3; the 3-d and transposed ones, whose
 # volumes make larger files, at 1 and 3
-NS = {"conv/cnn": (1, 3), "linear/small_rows": (1, 3), "linear/convnext": (1, 3), "conv/depthwise": (1, 3), "conv/grouped": (1, 3), "conv/mobile": (1, 3), "conv/strided_shared": (1, 3), "conv/smallmaps": (1, 3), "conv/wide_padding": (1, 3), "conv/shared": (3,), "attention/shared": (3,), "conv/transposed": (1, 3), "conv/convs_3d": (1, 3),
+NS = {"conv/cnn": (1, 3), "conv/se": (1, 3), "linear/small_rows": (1, 3), "linear/convnext": (1, 3), "conv/depthwise": (1, 3), "conv/grouped": (1, 3), "conv/mobile": (1, 3), "conv/strided_shared": (1, 3), "conv/smallmaps": (1, 3), "conv/wide_padding": (1, 3), "conv/shared": (3,), "attention/shared": (3,), "conv/transposed": (1, 3), "conv/convs_3d": (1, 3),
       "conv/nd_unbatched": (1, 3), "pool/pools_3d": (1, 3)}
 
 

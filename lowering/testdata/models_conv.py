@@ -334,6 +334,56 @@ class ConvsWidePadding(nn.Module):
                 self.grouped(torch.relu(t)))
 
 
+class _SqueezeExcite(nn.Module):
+    """torchvision.ops.SqueezeExcitation's form: avgpool, fc1, activation, fc2, scale_activation,
+    then scale * input."""
+
+    def __init__(self, channels, squeeze, activation, scale_activation, bias2=True):
+        super().__init__()
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.fc1 = nn.Conv2d(channels, squeeze, 1)
+        self.fc2 = nn.Conv2d(squeeze, channels, 1, bias=bias2)
+        self.activation = activation()
+        self.scale_activation = scale_activation()
+
+    def forward(self, x):
+        s = self.scale_activation(self.fc2(self.activation(self.fc1(self.avgpool(x)))))
+        return s * x
+
+
+class ConvsSqueezeExcite(nn.Module):
+    """Squeeze-excite blocks at odd sizes, each scale read by a 1x1 convolution as in the
+    models: RegNet's (ReLU, sigmoid) over 37 channels on 7x5 maps, EfficientNet's (SiLU,
+    sigmoid) over 130 on 11x9, MobileNetV3's (ReLU, hardsigmoid) over 69 on 4x3; one over 300
+    channels into 75 (channel, hidden and output blocks walked); one over 8 channels of 33x32
+    pixels (pixel blocks walked), its second FC without bias; a pool written as
+    x.mean((2, 3), keepdim=True); and a pool that is also a graph output (its own kernel)."""
+
+    def __init__(self):
+        super().__init__()
+        self.regnet = _SqueezeExcite(37, 9, nn.ReLU, nn.Sigmoid)
+        self.regnet_project = nn.Conv2d(37, 11, 1)
+        self.effnet = _SqueezeExcite(130, 7, nn.SiLU, nn.Sigmoid)
+        self.effnet_project = nn.Conv2d(130, 21, 1)
+        self.mobile = _SqueezeExcite(69, 17, nn.ReLU, nn.Hardsigmoid)
+        self.mobile_project = nn.Conv2d(69, 13, 1)
+        self.wide = _SqueezeExcite(300, 75, nn.ReLU, nn.Sigmoid)
+        self.wide_project = nn.Conv2d(300, 5, 1)
+        self.big = _SqueezeExcite(8, 3, nn.SiLU, nn.Sigmoid, bias2=False)
+        self.big_project = nn.Conv2d(8, 3, 1)
+        self.mean_fc1, self.mean_fc2 = nn.Conv2d(37, 6, 1), nn.Conv2d(6, 37, 1)
+        self.shared_fc1, self.shared_fc2 = nn.Conv2d(37, 5, 1), nn.Conv2d(5, 37, 1)
+
+    def forward(self, img, eff, mob, wide, big):
+        m = img.mean((2, 3), keepdim=True)
+        sm = torch.sigmoid(self.mean_fc2(torch.relu(self.mean_fc1(m))))
+        p = F.adaptive_avg_pool2d(img, 1)
+        sp = torch.sigmoid(self.shared_fc2(torch.relu(self.shared_fc1(p))))
+        return (self.regnet_project(self.regnet(img)), self.effnet_project(self.effnet(eff)),
+                self.mobile_project(self.mobile(mob)), self.wide_project(self.wide(wide)),
+                self.big_project(self.big(big)), img * sm, img * sp, p)
+
+
 class ConvsMobile(nn.Module):
     """The blocks of mobile CNNs at odd sizes. Squeeze-excite scales read by a 1x1 convolution:
     `scale * input` as torchvision writes it over 32 channels (MobileNetV3: hardsigmoid, then
