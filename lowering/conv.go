@@ -78,6 +78,10 @@ const convColsMaxPixels = 64
 // kernel on the same problems.
 var convPaddedCopies = true
 
+// convPhaseStore lets a pointwise convolution store the stride phase planes its strided reader
+// reads (takePhasedInput); tests turn it off to check the pad kernel's copy.
+var convPhaseStore = true
+
 // convSharedPhases lets a 1x1 strided convolution read the stride phase planes copied for
 // another convolution of its input (sharePhases); tests turn it off to check its own copy.
 var convSharedPhases = true
@@ -97,19 +101,20 @@ type convGroup struct {
 	kh, kw                 int
 	sh, sw, ph, pw, dh, dw int
 	xBStride, xCStride     int
-	depthwise              bool     // direct kernel (conv_depthwise.py)
-	rows                   bool     // row-tiled implicit GEMM (conv_rows.py), else conv.py
-	flat                   bool     // flat padded-pixel implicit GEMM (conv_flat.py), the CPU's
-	hp, wp                 int      // conv_flat.py: the padded plane (strided: one phase plane)
-	phh, phw               int      // conv_flat.py strided: the phase planes per channel, rows x columns
-	outPad                 planePad // conv_flat.py: the output is written zero-padded for the next one
-	tapMajor               bool     // conv_flat.py: tap by tap, the weight relaid as [tap, OC, CG]
-	direct                 bool     // conv_flat.py pointwise: the input's own dense planes, no pad copy
-	cols                   bool     // conv_flat.py Folded: over the input's columns (conv_cols.py), the samples in the pixels
-	chanBlock              int      // conv_dw_blocks.py: channels per block of its input (xCStride: a block's stride), else 0
-	groupBlock             int      // conv_grouped.py: groups per block of its input (xCStride: a block's stride), else 0
-	scale                  *View    // conv_flat.py pointwise: a per-(sample, channel) input scale [B or 1, C, 1, 1] (channelScaleFor)
-	padCopy                *padCopy // conv_flat.py: a zero-padded copy of the output stored too, for a convolution reading it (takePaddedCopy)
+	depthwise              bool       // direct kernel (conv_depthwise.py)
+	rows                   bool       // row-tiled implicit GEMM (conv_rows.py), else conv.py
+	flat                   bool       // flat padded-pixel implicit GEMM (conv_flat.py), the CPU's
+	hp, wp                 int        // conv_flat.py: the padded plane (strided: one phase plane)
+	phh, phw               int        // conv_flat.py strided: the phase planes per channel, rows x columns
+	outPad                 planePad   // conv_flat.py: the output is written zero-padded for the next one
+	outPhases              *padPhases // conv_flat.py pointwise: ... as the stride phase planes of a strided next one (PhaseStore)
+	tapMajor               bool       // conv_flat.py: tap by tap, the weight relaid as [tap, OC, CG]
+	direct                 bool       // conv_flat.py pointwise: the input's own dense planes, no pad copy
+	cols                   bool       // conv_flat.py Folded: over the input's columns (conv_cols.py), the samples in the pixels
+	chanBlock              int        // conv_dw_blocks.py: channels per block of its input (xCStride: a block's stride), else 0
+	groupBlock             int        // conv_grouped.py: groups per block of its input (xCStride: a block's stride), else 0
+	scale                  *View      // conv_flat.py pointwise: a per-(sample, channel) input scale [B or 1, C, 1, 1] (channelScaleFor)
+	padCopy                *padCopy   // conv_flat.py: a zero-padded copy of the output stored too, for a convolution reading it (takePaddedCopy)
 }
 
 // convInput is a convolution node's input, refused unless float32, float16 or bfloat16 (as its
@@ -483,6 +488,7 @@ type convData struct {
 	Strided         bool // conv_flat.py: the input comes as phase planes
 	Depthwise       bool // conv_flat.py: per-tap multiply-adds of one input plane per channel, no dot
 	Pointwise       bool // conv_flat.py: a 1x1 convolution over the input's own planes (g.direct): one loop over the channels
+	PhaseStore      bool // conv_flat.py pointwise: store the output as the stride phase planes of the next, strided convolution (takePhasedInput)
 	DenseStore      bool // conv_flat.py PaddedStore: every column of the tile is an output pixel (Wp == OW): no border zeros to write, q is the pixel
 	QMask           bool // conv_flat.py: mask the last pixel tile's dead columns (flatQMask)
 	Scale           bool // conv_flat.py: scale the weight tile's input channels by s (channelScaleFor)
@@ -647,6 +653,9 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 		cs, rs := p, g.ow
 		bs := g.ocg * g.groups * cs
 		switch o := g.outPad; {
+		case g.outPhases != nil:
+			cs, rs = g.outPhases.phh*g.outPhases.phw*o.hp*o.wp, o.wp
+			bs = g.ocg * g.groups * cs
 		case o.hp > 0:
 			cs, rs, bs = o.hp*o.wp, o.wp, g.ocg*g.groups*o.hp*o.wp
 		case len(g.out.Shape) == 4: // [B, C, H, W], dense planes, maybe a slice of a cat (convStoresInto)
@@ -666,7 +675,8 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 	args = append(args, re.extra...)
 	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads,
 		EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body, TapMajor: g.tapMajor,
-		PaddedStore: !g.cols && (g.outPad.hp > 0 && g.outPad.wp == g.wp || g.outPad.hp == 0 && g.wp == g.ow), EvenK: (g.tapMajor || g.direct) && g.kExtent()%bk == 0, Strided: strided,
+		PhaseStore:  g.outPhases != nil,
+		PaddedStore: !g.cols && g.outPhases == nil && (g.outPad.hp > 0 && g.outPad.wp == g.wp || g.outPad.hp == 0 && g.wp == g.ow), EvenK: (g.tapMajor || g.direct) && g.kExtent()%bk == 0, Strided: strided,
 		Depthwise: tmpl == "conv_flat.py" && g.depthwise, Pointwise: tmpl == "conv_flat.py" && g.direct,
 		DenseStore: tmpl == "conv_flat.py" && !g.cols && g.outPad.hp == 0 && g.wp == g.ow && g.padCopy == nil, Scale: g.scale != nil, ScaleInput: g.scale != nil && bn > bp, CopyStore: g.padCopy != nil,
 		CopyPaddedStore: !g.cols && g.padCopy != nil && g.padCopy.pad.wp == g.wp, QMask: tmpl == "conv_flat.py" && !g.cols && (g.direct || flatQMask(g.flatPixels(), bp, !g.depthwise)),
@@ -1009,6 +1019,9 @@ func (g *convGroup) paddedBuffer(l *lowerer, name string, models, planes int) Vi
 // producer or use.
 func (g *convGroup) takePaddedInput(l *lowerer, value string, inC int) bool {
 	prod, ok := l.fusable(value).(*convGroup)
+	if ok && g.strided() {
+		return g.takePhasedInput(l, prod, value, inC)
+	}
 	// (Monte Carlo dropout in its epilogue numbers elements by the dense layout: not moved)
 	if !ok || g.strided() || !prod.flat || prod.outPad.hp > 0 || contains(prod.ops, "dropout") || !prod.out.Contiguous() || prod.out.ModelStride == 0 ||
 		prod.batch != g.batch || prod.ocg*prod.groups != inC || prod.oh != g.h || prod.ow != g.wd {
@@ -1020,6 +1033,36 @@ func (g *convGroup) takePaddedInput(l *lowerer, value string, inC int) bool {
 	l.writer[out.Buf] = prod.index
 	delete(l.owner, value) // nothing more fuses into its epilogue
 	l.notes[prod] = append(l.notes[prod], fmt.Sprintf("stores its output zero-padded to [%d, %d] planes for %s", pad.hp, pad.wp, g.nodes[0]))
+	g.x = out
+	return true
+}
+
+// takePhasedInput is takePaddedInput for a strided convolution: the pending pointwise
+// conv_flat.py group producing value (its one consumer is this convolution) stores its output
+// as this convolution's zero-padded stride phase planes (PhaseStore), each pixel where
+// conv_pad.py's phases would copy it. Its pixels then run by column residue (ow % stride_w),
+// each residue's an arithmetic progression of the dense input (W a multiple of the stride), so
+// that each output row's pixels of a residue land as one run of a phase plane's row: moved
+// row by row, where a store addressed per pixel would go element by element (bench/results/
+// conv_pads.md). It reports false for any other producer, a width the stride does not
+// divide, or phases some tap does not read (a 1x1 strided convolution: computed for nothing).
+func (g *convGroup) takePhasedInput(l *lowerer, prod *convGroup, value string, inC int) bool {
+	pad := g.padGeometry()
+	if !convPhaseStore || !prod.flat || !prod.direct || prod.cols || prod.outPad.hp > 0 || prod.padCopy != nil || contains(prod.ops, "dropout") ||
+		!prod.out.Contiguous() || prod.out.ModelStride == 0 || prod.batch != g.batch || prod.ocg*prod.groups != inC ||
+		prod.oh != g.h || prod.ow != g.wd || prod.ow%g.sw != 0 || g.phh != g.sh || g.phw != g.sw ||
+		// each residue's programs read the whole weight: more than the copy saves where the
+		// input channels outnumber the pixels (RegNet's 6x6 map, 208 channels; measured)
+		prod.oh*prod.ow < prod.cg {
+		return false
+	}
+	out := g.paddedBuffer(l, value+".phases", l.n, g.batch*inC)
+	prod.outPad, prod.out = pad, out
+	prod.outPhases = &padPhases{padH: g.ph, padW: g.pw, sh: g.sh, sw: g.sw, phh: g.phh, phw: g.phw}
+	l.writer[out.Buf] = prod.index
+	delete(l.owner, value) // nothing more fuses into its epilogue
+	l.notes[prod] = append(l.notes[prod], fmt.Sprintf("stores its output as the %dx%d stride phases of zero-padded [%d, %d] planes for %s",
+		g.phh, g.phw, pad.hp, pad.wp, g.nodes[0]))
 	g.x = out
 	return true
 }
@@ -1144,8 +1187,13 @@ func (g *convGroup) emitFlat(l *lowerer) (*Launch, error) {
 	if g.cols {
 		return g.emitCols(l)
 	}
-	g.readPaddedLeaves(l)
 	p, q := g.oh*g.ow, g.flatPixels()
+	residues := 1 // PhaseStore: the pixels run per column residue, Q of them each
+	if ph := g.outPhases; ph != nil {
+		residues, q = ph.sw, g.oh*(g.ow/ph.sw)
+	} else {
+		g.readPaddedLeaves(l) // (a leaf read at q: the pixels in their own order)
+	}
 	return g.implicitGEMM(l, "conv_flat.py", "oc_g[:, None] * P + rp[None, :]", p, func(bp, tilesOC int) ([]LaunchArg, int) {
 		ocg, groups := g.flatChannels()
 		args := []LaunchArg{intArg("Wp", g.wp), intArg("OW", g.ow), intArg("OH", g.oh), intArg("Q", q), intArg("P", p),
@@ -1158,7 +1206,12 @@ func (g *convGroup) emitFlat(l *lowerer) (*Launch, error) {
 		if g.depthwise {
 			args = append(args, intArg("MULT", g.ocg))
 		}
-		return args, cdiv(q, bp) * tilesOC
+		if ph := g.outPhases; ph != nil {
+			o := g.outPad
+			args = append(args, intArg("WS", g.ow/ph.sw), intArg("o_sh", ph.sh), intArg("o_sw", ph.sw), intArg("o_pad_h", ph.padH), intArg("o_pad_w", ph.padW),
+				intArg("o_phw", ph.phw), intArg("o_hp", o.hp), intArg("o_wp", o.wp), intArg("o_plane", o.hp*o.wp))
+		}
+		return args, residues * cdiv(q, bp) * tilesOC
 	})
 }
 
