@@ -406,21 +406,40 @@ func pointwiseThenStridedGraph(n, batch int, c convShape) string {
 		c.in, c.out, c.out, c.out, c.out, c.k, c.k, c.stride, c.stride, c.k/2, c.k/2, c.groups)
 }
 
+// effnetExpansions are efficientnet_b0's expansion 1x1 convolutions on 64x64 images, each
+// with the depthwise convolution reading it (k, stride; groups = channels).
+var effnetExpansions = []convShape{
+	{"16-96/32x32/dw3s2", 16, 96, 3, 2, 32, 96},
+	{"24-144/16x16/dw3", 24, 144, 3, 1, 16, 144},
+	{"24-144/16x16/dw5s2", 24, 144, 5, 2, 16, 144},
+	{"40-240/8x8/dw5", 40, 240, 5, 1, 8, 240},
+	{"40-240/8x8/dw3s2", 40, 240, 3, 2, 8, 240},
+	{"80-480/4x4/dw3", 80, 480, 3, 1, 4, 480},
+	{"192-1152/2x2/dw5", 192, 1152, 5, 1, 2, 1152},
+}
+
 // BenchmarkRegnetDownsampling times regnetDownsamplings (pointwiseThenStridedGraph) as
 // measureCPU does, the 1x1 storing the stride phase planes the strided convolution reads
 // ("phases", takePhasedInput) or a pad kernel copying them ("pad"), interleaved for A/B runs;
 // flops count the strided convolution alone.
 //
 //	go test ./lowering -run '^$' -bench RegnetDownsampling -benchtime 40x
-func BenchmarkRegnetDownsampling(b *testing.B) {
-	for _, c := range regnetDownsamplings {
+func BenchmarkRegnetDownsampling(b *testing.B) { benchmarkProducerStores(b, regnetDownsamplings) }
+
+// BenchmarkEffnetExpansions is BenchmarkRegnetDownsampling for effnetExpansions: the 1x1
+// storing the depthwise convolution's channel blocks ("phases": takeBlockedInput) or a pad
+// kernel copying them.
+func BenchmarkEffnetExpansions(b *testing.B) { benchmarkProducerStores(b, effnetExpansions) }
+
+func benchmarkProducerStores(b *testing.B, convs []convShape) {
+	for _, c := range convs {
 		for _, v := range []struct {
-			name   string
-			phases bool
+			name  string
+			store bool
 		}{{"phases", true}, {"pad", false}} {
 			b.Run(c.name+"/"+v.name, func(b *testing.B) {
-				convPhaseStore = v.phases
-				defer func() { convPhaseStore = true }()
+				convPhaseStore, convBlockStore = v.store, v.store
+				defer func() { convPhaseStore, convBlockStore = true, true }()
 				benchmarkGraph(b, c, pointwiseThenStridedGraph)
 			})
 		}

@@ -82,6 +82,10 @@ var convPaddedCopies = true
 // reads (takePhasedInput); tests turn it off to check the pad kernel's copy.
 var convPhaseStore = true
 
+// convBlockStore lets a pointwise convolution store the channel blocks its depthwise reader
+// reads (takeBlockedInput); tests turn it off to check the pad kernel's copy.
+var convBlockStore = true
+
 // convSharedPhases lets a 1x1 strided convolution read the stride phase planes copied for
 // another convolution of its input (sharePhases); tests turn it off to check its own copy.
 var convSharedPhases = true
@@ -108,6 +112,7 @@ type convGroup struct {
 	phh, phw               int        // conv_flat.py strided: the phase planes per channel, rows x columns
 	outPad                 planePad   // conv_flat.py: the output is written zero-padded for the next one
 	outPhases              *padPhases // conv_flat.py pointwise: ... as the stride phase planes of a strided next one (PhaseStore)
+	outBlock               int        // conv_flat.py pointwise: ... in channel blocks of this many, channels last, for conv_dw_blocks.py (BlockStore)
 	tapMajor               bool       // conv_flat.py: tap by tap, the weight relaid as [tap, OC, CG]
 	direct                 bool       // conv_flat.py pointwise: the input's own dense planes, no pad copy
 	cols                   bool       // conv_flat.py Folded: over the input's columns (conv_cols.py), the samples in the pixels
@@ -256,7 +261,8 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 			g.colsInput(l, n.Name, inC)
 		}
 	}
-	if g.chanBlock > 0 || g.groupBlock > 0 {
+	if g.chanBlock > 0 && g.takeBlockedInput(l, n.Inputs[0].Name, inC, outC) {
+	} else if g.chanBlock > 0 || g.groupBlock > 0 {
 		g.blockInput(l, n.Name, inC, outC)
 	}
 	if g.groupBlock > 0 {
@@ -489,6 +495,7 @@ type convData struct {
 	Depthwise       bool // conv_flat.py: per-tap multiply-adds of one input plane per channel, no dot
 	Pointwise       bool // conv_flat.py: a 1x1 convolution over the input's own planes (g.direct): one loop over the channels
 	PhaseStore      bool // conv_flat.py pointwise: store the output as the stride phase planes of the next, strided convolution (takePhasedInput)
+	BlockStore      bool // conv_flat.py pointwise: store the output in the channel blocks of the next, depthwise convolution (takeBlockedInput)
 	DenseStore      bool // conv_flat.py PaddedStore: every column of the tile is an output pixel (Wp == OW): no border zeros to write, q is the pixel
 	QMask           bool // conv_flat.py: mask the last pixel tile's dead columns (flatQMask)
 	Scale           bool // conv_flat.py: scale the weight tile's input channels by s (channelScaleFor)
@@ -653,6 +660,12 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 		cs, rs := p, g.ow
 		bs := g.ocg * g.groups * cs
 		switch o := g.outPad; {
+		case g.outBlock > 0: // blocks of channels last
+			cs, rs = o.hp*o.wp*g.outBlock, o.wp
+			if ph := g.outPhases; ph != nil {
+				cs *= ph.phh * ph.phw
+			}
+			bs = cdiv(g.ocg*g.groups, g.outBlock) * cs
 		case g.outPhases != nil:
 			cs, rs = g.outPhases.phh*g.outPhases.phw*o.hp*o.wp, o.wp
 			bs = g.ocg * g.groups * cs
@@ -675,8 +688,8 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 	args = append(args, re.extra...)
 	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads,
 		EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body, TapMajor: g.tapMajor,
-		PhaseStore:  g.outPhases != nil,
-		PaddedStore: !g.cols && g.outPhases == nil && (g.outPad.hp > 0 && g.outPad.wp == g.wp || g.outPad.hp == 0 && g.wp == g.ow), EvenK: (g.tapMajor || g.direct) && g.kExtent()%bk == 0, Strided: strided,
+		PhaseStore: g.outPhases != nil, BlockStore: g.outBlock > 0,
+		PaddedStore: !g.cols && g.outPhases == nil && g.outBlock == 0 && (g.outPad.hp > 0 && g.outPad.wp == g.wp || g.outPad.hp == 0 && g.wp == g.ow), EvenK: (g.tapMajor || g.direct) && g.kExtent()%bk == 0, Strided: strided,
 		Depthwise: tmpl == "conv_flat.py" && g.depthwise, Pointwise: tmpl == "conv_flat.py" && g.direct,
 		DenseStore: tmpl == "conv_flat.py" && !g.cols && g.outPad.hp == 0 && g.wp == g.ow && g.padCopy == nil, Scale: g.scale != nil, ScaleInput: g.scale != nil && bn > bp, CopyStore: g.padCopy != nil,
 		CopyPaddedStore: !g.cols && g.padCopy != nil && g.padCopy.pad.wp == g.wp, QMask: tmpl == "conv_flat.py" && !g.cols && (g.direct || flatQMask(g.flatPixels(), bp, !g.depthwise)),
@@ -830,7 +843,7 @@ func (g *convGroup) blockInput(l *lowerer, node string, inC, outC int) {
 		models = 1 // a shared input is copied once
 	}
 	xBStride := inC * g.h * g.wd
-	bc, phases := g.chanBlock, g.phh*g.phw
+	bc := g.chanBlock
 	var blocks int
 	var pb *padBlocks
 	var layout string
@@ -843,26 +856,65 @@ func (g *convGroup) blockInput(l *lowerer, node string, inC, outC int) {
 		pb = &padBlocks{size: bc, oc: outC, mult: g.ocg, xBStride: xBStride}
 		layout = fmt.Sprintf("in blocks of %d channels, channels last", bc)
 	}
-	g.xCStride = phases * g.hp * g.wp * bc
-	g.xBStride = blocks * g.xCStride
-	pb.stride = g.xCStride
-	per, ms := g.batch*g.xBStride, 0
-	if models > 1 {
-		ms = per
-	}
 	name := node + ".blocked"
-	b := l.newBuffer(TempBuffer, name, g.x.DType, models*per+(convFlatMaxBlockP+(g.kw-1)*g.dw)*bc)
-	b.Sparse = true // only the interior is written: the border and channels past outC stay zero
+	out := g.blockedBuffer(l, name, models, blocks, bc)
+	pb.stride = g.xCStride
 	pg := &convPadGroup{x: g.x, planes: g.batch * blocks, h: g.h, w: g.wd, pad: pad, models: models, blocks: pb}
 	what := fmt.Sprintf(" (input zero-padded %s)", layout)
 	if g.strided() {
 		pg.phases = &padPhases{padH: g.ph, padW: g.pw, sh: g.sh, sw: g.sw, phh: g.phh, phw: g.phw}
 		what = fmt.Sprintf(" (input zero-padded %s, as %dx%d stride phases)", layout, g.phh, g.phw)
 	}
-	pg.groupBase = groupBase{nodes: []string{node + what}, ops: []string{"pad"},
-		out: fullView(b, []int{g.batch * blocks, phases, g.hp, g.wp, bc}, ms)}
+	pg.groupBase = groupBase{nodes: []string{node + what}, ops: []string{"pad"}, out: out}
 	l.addGroup(pg, name)
 	g.x = pg.out
+}
+
+// blockedBuffer allocates the channel blocks of padGeometry's planes blockInput lays out
+// (blocks of bc channels a sample, models of them), with conv_flat.py's slack in pixels of a
+// block, and sets the strides the convolution reads them with.
+func (g *convGroup) blockedBuffer(l *lowerer, name string, models, blocks, bc int) View {
+	phases := g.phh * g.phw
+	g.xCStride = phases * g.hp * g.wp * bc
+	g.xBStride = blocks * g.xCStride
+	per, ms := g.batch*g.xBStride, 0
+	if models > 1 {
+		ms = per
+	}
+	b := l.newBuffer(TempBuffer, name, g.x.DType, models*per+(convFlatMaxBlockP+(g.kw-1)*g.dw)*bc)
+	b.Sparse = true // only the interior is written: the border and channels past outC stay zero
+	return fullView(b, []int{g.batch * blocks, phases, g.hp, g.wp, bc}, ms)
+}
+
+// takeBlockedInput is takePaddedInput (takePhasedInput when strided) for a depthwise
+// convolution over channel blocks (conv_dw_blocks.py, one input channel an output channel):
+// the pending pointwise conv_flat.py group producing value stores its output in those zero-
+// padded blocks itself (BlockStore), in place of conv_pad.py's Blocks copy (EfficientNet's
+// and MobileNet's expansion 1x1 in front of each depthwise convolution).
+func (g *convGroup) takeBlockedInput(l *lowerer, value string, inC, outC int) bool {
+	prod, ok := l.fusable(value).(*convGroup)
+	if !convBlockStore || !ok || g.ocg != 1 || g.groupBlock > 0 || !prod.flat || !prod.direct || prod.groups != 1 || prod.cols || prod.outPad.hp > 0 || prod.padCopy != nil ||
+		contains(prod.ops, "dropout") || !prod.out.Contiguous() || prod.out.ModelStride == 0 || prod.batch != g.batch ||
+		prod.ocg != inC || prod.oh != g.h || prod.ow != g.wd {
+		return false
+	}
+	pad := g.padGeometry()
+	if g.strided() && !g.phasesStorable(prod) {
+		return false
+	}
+	bc := g.chanBlock
+	out := g.blockedBuffer(l, value+".blocked", l.n, cdiv(outC, bc), bc)
+	prod.outPad, prod.out, prod.outBlock = pad, out, bc
+	what := fmt.Sprintf("zero-padded [%d, %d] planes", pad.hp, pad.wp)
+	if g.strided() {
+		prod.outPhases = &padPhases{padH: g.ph, padW: g.pw, sh: g.sh, sw: g.sw, phh: g.phh, phw: g.phw}
+		what = fmt.Sprintf("the %dx%d stride phases of zero-padded [%d, %d] planes", g.phh, g.phw, pad.hp, pad.wp)
+	}
+	l.writer[out.Buf] = prod.index
+	delete(l.owner, value) // nothing more fuses into its epilogue
+	l.notes[prod] = append(l.notes[prod], fmt.Sprintf("stores its output as %s in blocks of %d channels, channels last, for %s", what, bc, g.nodes[0]))
+	g.x = out
+	return true
 }
 
 // padInput makes the convolution read a zero-padded copy of its input (conv_pad.py) laid out
@@ -1048,12 +1100,9 @@ func (g *convGroup) takePaddedInput(l *lowerer, value string, inC int) bool {
 // divide, or phases some tap does not read (a 1x1 strided convolution: computed for nothing).
 func (g *convGroup) takePhasedInput(l *lowerer, prod *convGroup, value string, inC int) bool {
 	pad := g.padGeometry()
-	if !convPhaseStore || !prod.flat || !prod.direct || prod.cols || prod.outPad.hp > 0 || prod.padCopy != nil || contains(prod.ops, "dropout") ||
+	if !prod.flat || !prod.direct || prod.cols || prod.outPad.hp > 0 || prod.padCopy != nil || contains(prod.ops, "dropout") ||
 		!prod.out.Contiguous() || prod.out.ModelStride == 0 || prod.batch != g.batch || prod.ocg*prod.groups != inC ||
-		prod.oh != g.h || prod.ow != g.wd || prod.ow%g.sw != 0 || g.phh != g.sh || g.phw != g.sw ||
-		// each residue's programs read the whole weight: more than the copy saves where the
-		// input channels outnumber the pixels (RegNet's 6x6 map, 208 channels; measured)
-		prod.oh*prod.ow < prod.cg {
+		prod.oh != g.h || prod.ow != g.wd || !g.phasesStorable(prod) {
 		return false
 	}
 	out := g.paddedBuffer(l, value+".phases", l.n, g.batch*inC)
@@ -1065,6 +1114,15 @@ func (g *convGroup) takePhasedInput(l *lowerer, prod *convGroup, value string, i
 		g.phh, g.phw, pad.hp, pad.wp, g.nodes[0]))
 	g.x = out
 	return true
+}
+
+// phasesStorable reports whether pointwise prod may store this strided convolution's phase
+// planes (PhaseStore; padGeometry done): its width a multiple of the stride, every phase read
+// (no residue computed for nothing), and at least as many pixels as input channels, as each
+// residue's programs read the whole weight: more than the copy saves where the channels
+// outnumber the pixels (RegNet's 6x6 map, 208 channels; measured).
+func (g *convGroup) phasesStorable(prod *convGroup) bool {
+	return convPhaseStore && prod.ow%g.sw == 0 && g.phh == g.sh && g.phw == g.sw && prod.oh*prod.ow >= prod.cg
 }
 
 // densePlanes reports a [.., H, W] view whose planes are dense (rows contiguous, W apart),
@@ -1210,6 +1268,9 @@ func (g *convGroup) emitFlat(l *lowerer) (*Launch, error) {
 			o := g.outPad
 			args = append(args, intArg("WS", g.ow/ph.sw), intArg("o_sh", ph.sh), intArg("o_sw", ph.sw), intArg("o_pad_h", ph.padH), intArg("o_pad_w", ph.padW),
 				intArg("o_phw", ph.phw), intArg("o_hp", o.hp), intArg("o_wp", o.wp), intArg("o_plane", o.hp*o.wp))
+		}
+		if g.outBlock > 0 {
+			args = append(args, intArg("o_bc", g.outBlock))
 		}
 		return args, residues * cdiv(q, bp) * tilesOC
 	})
