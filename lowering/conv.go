@@ -527,7 +527,7 @@ func (g *convGroup) heuristicBlocks() (bp, boc, bk int) {
 		// so that each dot step is large enough to pay for itself
 		bp0 := clamp(nextPow2(g.gemmPixels()), 16, convFlatMaxBlockP)
 		bp, boc := g.spreadOverCores(bp0, clamp(nextPow2(ocg), 16, max(64, 4096/bp0)),
-			g.gemmPixels(), ocg, g.flatSamples(), g.cg*g.kh*g.kw)
+			g.gemmPixels(), ocg, g.flatSamples()*g.residues(), g.cg*g.kh*g.kw)
 		// an input tile of at most 16K elements (64 KB, within a core's L2 share, and within
 		// a GPU's shared memory with the weight tile: the kernel must assemble there too)
 		return bp, boc, clamp(nextPow2(g.kExtent()), 16, max(16, min(256, 16384/bp)))
@@ -545,12 +545,24 @@ func (g *convGroup) flatPixels() int {
 	return (g.oh-1)*g.wp + g.ow
 }
 
-// gemmPixels is the pixels of conv_flat.py's GEMM: Q, or every sample's when Folded.
+// gemmPixels is the pixels of conv_flat.py's GEMM: Q, or every sample's when Folded, or a
+// column residue's with PhaseStore.
 func (g *convGroup) gemmPixels() int {
 	if g.cols {
 		return g.batch * g.flatPixels()
 	}
+	if ph := g.outPhases; ph != nil {
+		return g.oh * (g.ow / ph.sw)
+	}
 	return g.flatPixels()
+}
+
+// residues is the column residues conv_flat.py's pixels run by (PhaseStore), else 1.
+func (g *convGroup) residues() int {
+	if ph := g.outPhases; ph != nil {
+		return ph.sw
+	}
+	return 1
 }
 
 // flatSamples is the grid's (sample x group) axis of conv_flat.py: 1 when Folded.
@@ -1212,7 +1224,11 @@ func (g *convPadGroup) emit(l *lowerer) (*Launch, error) {
 	// about two programs per core over every model's planes (the grid has a program row per
 	// model): a program's planes move together, image row by row, and each row step costs
 	// the same whatever its height, so fewer, taller tiles move the planes in fewer steps
-	bw := clamp(nextPow2(g.w), 16, 128)
+	w := g.w
+	if p := g.phases; p != nil && g.blocks == nil {
+		w = cdiv(g.w, p.sw) // a phase's columns: every stride_w-th of a row
+	}
+	bw := clamp(nextPow2(w), 16, 128)
 	bpl := clamp(nextPow2(cdiv(g.planes*g.models, 2*max(l.opts.Device.Cores, 1))), 1, max(8192/bw, 1))
 	programs := cdiv(g.planes, bpl)
 	if b := g.blocks; b != nil {
@@ -1245,11 +1261,8 @@ func (g *convGroup) emitFlat(l *lowerer) (*Launch, error) {
 	if g.cols {
 		return g.emitCols(l)
 	}
-	p, q := g.oh*g.ow, g.flatPixels()
-	residues := 1 // PhaseStore: the pixels run per column residue, Q of them each
-	if ph := g.outPhases; ph != nil {
-		residues, q = ph.sw, g.oh*(g.ow/ph.sw)
-	} else {
+	p, q := g.oh*g.ow, g.gemmPixels()
+	if g.outPhases == nil {
 		g.readPaddedLeaves(l) // (a leaf read at q: the pixels in their own order)
 	}
 	return g.implicitGEMM(l, "conv_flat.py", "oc_g[:, None] * P + rp[None, :]", p, func(bp, tilesOC int) ([]LaunchArg, int) {
@@ -1272,7 +1285,7 @@ func (g *convGroup) emitFlat(l *lowerer) (*Launch, error) {
 		if g.outBlock > 0 {
 			args = append(args, intArg("o_bc", g.outBlock))
 		}
-		return args, residues * cdiv(q, bp) * tilesOC
+		return args, g.residues() * cdiv(q, bp) * tilesOC
 	})
 }
 
