@@ -261,8 +261,9 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 			g.colsInput(l, n.Name, inC)
 		}
 	}
-	if g.chanBlock > 0 && g.takeBlockedInput(l, n.Inputs[0].Name, inC, outC) {
-	} else if g.chanBlock > 0 || g.groupBlock > 0 {
+	switch {
+	case g.chanBlock > 0 && g.takeBlockedInput(l, n.Inputs[0].Name, inC, outC):
+	case g.chanBlock > 0 || g.groupBlock > 0:
 		g.blockInput(l, n.Name, inC, outC)
 	}
 	if g.groupBlock > 0 {
@@ -905,9 +906,7 @@ func (g *convGroup) blockedBuffer(l *lowerer, name string, models, blocks, bc in
 // and MobileNet's expansion 1x1 in front of each depthwise convolution).
 func (g *convGroup) takeBlockedInput(l *lowerer, value string, inC, outC int) bool {
 	prod, ok := l.fusable(value).(*convGroup)
-	if !convBlockStore || !ok || g.ocg != 1 || g.groupBlock > 0 || !prod.flat || !prod.direct || prod.groups != 1 || prod.cols || prod.outPad.hp > 0 || prod.padCopy != nil ||
-		contains(prod.ops, "dropout") || !prod.out.Contiguous() || prod.out.ModelStride == 0 || prod.batch != g.batch ||
-		prod.ocg != inC || prod.oh != g.h || prod.ow != g.wd {
+	if !convBlockStore || !ok || g.ocg != 1 || g.groupBlock > 0 || prod.groups != 1 || !g.storingProducer(prod, inC) {
 		return false
 	}
 	pad := g.padGeometry()
@@ -1112,9 +1111,7 @@ func (g *convGroup) takePaddedInput(l *lowerer, value string, inC int) bool {
 // divide, or phases some tap does not read (a 1x1 strided convolution: computed for nothing).
 func (g *convGroup) takePhasedInput(l *lowerer, prod *convGroup, value string, inC int) bool {
 	pad := g.padGeometry()
-	if !prod.flat || !prod.direct || prod.cols || prod.outPad.hp > 0 || prod.padCopy != nil || contains(prod.ops, "dropout") ||
-		!prod.out.Contiguous() || prod.out.ModelStride == 0 || prod.batch != g.batch || prod.ocg*prod.groups != inC ||
-		prod.oh != g.h || prod.ow != g.wd || !g.phasesStorable(prod) {
+	if !g.storingProducer(prod, inC) || !g.phasesStorable(prod) {
 		return false
 	}
 	out := g.paddedBuffer(l, value+".phases", l.n, g.batch*inC)
@@ -1126,6 +1123,16 @@ func (g *convGroup) takePhasedInput(l *lowerer, prod *convGroup, value string, i
 		g.phh, g.phw, pad.hp, pad.wp, g.nodes[0]))
 	g.x = out
 	return true
+}
+
+// storingProducer reports whether prod, the pending group producing this convolution's input
+// (inC channels), is a pointwise conv_flat.py convolution whose store may take this one's
+// input layout: over its input's own planes, its output dense and per model, not yet moved
+// (Monte Carlo dropout in its epilogue numbers elements by the dense layout: not moved).
+func (g *convGroup) storingProducer(prod *convGroup, inC int) bool {
+	return prod.flat && prod.direct && !prod.cols && prod.outPad.hp == 0 && prod.padCopy == nil && !contains(prod.ops, "dropout") &&
+		prod.out.Contiguous() && prod.out.ModelStride != 0 && prod.batch == g.batch && prod.ocg*prod.groups == inC &&
+		prod.oh == g.h && prod.ow == g.wd
 }
 
 // phasesStorable reports whether pointwise prod may store this strided convolution's phase
