@@ -149,7 +149,8 @@ func BenchmarkZooConvCells(b *testing.B) {
 }
 
 // measureCPU runs r b.N times, each run into the previous one's outputs, and reports the GFLOP/s of its convolution kernels alone (the
-// runner's per-launch profile), of all its kernels, and per CPU-second of the process, and
+// runner's per-launch profile), of all its kernels, and per CPU-second of the process, the
+// time of its pad kernels (conv_pad.py) per run, and
 // the latter as % of one core's FMA peak measured in the same run (cpu.PeakGFLOPS, the faster
 // of before and after): on a shared machine the CPU-time figure is the one that other load
 // does not move. flops is one run's.
@@ -178,16 +179,20 @@ func measureCPU(b *testing.B, r TestRunner, inputs map[string]*safetensors.Tenso
 	cpuTime := testkit.CPUTime() - cpu0
 	b.StopTimer()
 	peak = max(peak, cpu.PeakGFLOPS(50*time.Millisecond))
-	var conv, node time.Duration
+	var conv, pad, node time.Duration
 	for i, t := range prof.KernelTimes() {
-		if slices.Contains(plan.Launches[i].Ops, "conv2d") {
+		switch ops := plan.Launches[i].Ops; {
+		case slices.Contains(ops, "conv2d"):
 			conv += t
+		case slices.Contains(ops, "pad"):
+			pad += t
 		}
 		node += t
 	}
 	flops *= float64(b.N)
 	b.ReportMetric(flops/conv.Seconds()/1e9, "conv-GFLOP/s")
 	b.ReportMetric(flops/node.Seconds()/1e9, "node-GFLOP/s")
+	b.ReportMetric(pad.Seconds()*1e6/float64(b.N), "pad-µs/op")
 	if cpuTime > 0 && peak > 0 {
 		b.ReportMetric(flops/cpuTime.Seconds()/1e9, "GFLOP/cpu-s")
 		b.ReportMetric(100*flops/cpuTime.Seconds()/1e9/peak, "%peak")
@@ -355,17 +360,88 @@ func BenchmarkRegnetPointwiseSE(b *testing.B) {
 func benchmarkConvs(b *testing.B, convs []convShape) { benchmarkGraphs(b, convs, convBNReLUGraph) }
 
 func benchmarkGraphs(b *testing.B, convs []convShape, graphOf func(n, batch int, c convShape) string) {
-	const n, batch = 3, 2
 	for _, c := range convs {
-		b.Run(c.name, func(b *testing.B) {
-			g, err := graph.Parse("conv.json", []byte(graphOf(n, batch, c)), graph.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			r, inputs, plan := benchRunner(b, g, 1)
-			defer r.Close()
-			oh := (c.hw+2*(c.k/2)-c.k)/c.stride + 1
-			measureCPU(b, r, inputs, plan, 2*float64(n*batch*c.out*c.in/c.groups*c.k*c.k*oh*oh))
-		})
+		b.Run(c.name, func(b *testing.B) { benchmarkGraph(b, c, graphOf) })
+	}
+}
+
+// benchmarkGraph runs graphOf(c) at N = 3, batch 2 under measureCPU, its flops those of c.
+func benchmarkGraph(b *testing.B, c convShape, graphOf func(n, batch int, c convShape) string) {
+	const n, batch = 3, 2
+	g, err := graph.Parse("conv.json", []byte(graphOf(n, batch, c)), graph.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, inputs, plan := benchRunner(b, g, 1)
+	defer r.Close()
+	oh := (c.hw+2*(c.k/2)-c.k)/c.stride + 1
+	measureCPU(b, r, inputs, plan, 2*float64(n*batch*c.out*c.in/c.groups*c.k*c.k*oh*oh))
+}
+
+// regnetDownsamplings are regnet_y_400mf's stride-2 entries on 96x96 images: each stage's
+// first f.a (1x1, in -> width) and the grouped 3x3 stride-2 f.b (group width 8) reading it.
+var regnetDownsamplings = []convShape{
+	{"32-48/48x48", 32, 48, 3, 2, 48, 6},
+	{"48-104/24x24", 48, 104, 3, 2, 24, 13},
+	{"104-208/12x12", 104, 208, 3, 2, 12, 26},
+	{"208-440/6x6", 208, 440, 3, 2, 6, 55},
+}
+
+// pointwiseThenStridedGraph is a 1x1 convolution (c.in -> c.out) + eval BatchNorm + ReLU read
+// by the c.k x c.k convolution c at c.stride (c.out channels in c.groups groups) + ReLU: a
+// RegNet block's f.a and f.b.
+func pointwiseThenStridedGraph(n, batch int, c convShape) string {
+	return fmt.Sprintf(`{"format": "widejit.graph/v1", "n": %d,
+ "inputs": [{"name": "x", "shape": [%d, %d, %d, %d], "dtype": "float32", "per_model": true}],
+ "params": [{"name": "wa", "shape": [%d, %d, 1, 1], "dtype": "float32"}, {"name": "wb", "shape": [%d, %d, %d, %d], "dtype": "float32"},
+  {"name": "g", "shape": [%d], "dtype": "float32"}, {"name": "b", "shape": [%d], "dtype": "float32"},
+  {"name": "m", "shape": [%d], "dtype": "float32"}, {"name": "v", "shape": [%d], "dtype": "float32"}],
+ "nodes": [{"name": "fa", "op": "conv2d", "inputs": ["x"], "params": {"weight": "wa"}, "attrs": {"in_channels": %d, "out_channels": %d, "kernel_size": [1, 1], "stride": [1, 1], "padding": [0, 0], "dilation": [1, 1], "groups": 1, "bias": false, "padding_mode": "zeros"}},
+  {"name": "bn", "op": "batch_norm2d", "inputs": ["fa"], "params": {"weight": "g", "bias": "b", "running_mean": "m", "running_var": "v"}, "attrs": {"num_features": %d, "eps": 1e-05, "momentum": 0.1, "affine": true, "track_running_stats": true, "training": false}},
+  {"name": "relu", "op": "relu", "inputs": ["bn"]},
+  {"name": "fb", "op": "conv2d", "inputs": ["relu"], "params": {"weight": "wb"}, "attrs": {"in_channels": %d, "out_channels": %d, "kernel_size": [%d, %d], "stride": [%d, %d], "padding": [%d, %d], "dilation": [1, 1], "groups": %d, "bias": false, "padding_mode": "zeros"}},
+  {"name": "relu2", "op": "relu", "inputs": ["fb"]}],
+ "outputs": ["relu2"], "init": {"seed": 1}}`,
+		n, batch, c.in, c.hw, c.hw, c.out, c.in, c.out, c.out/c.groups, c.k, c.k, c.out, c.out, c.out, c.out,
+		c.in, c.out, c.out, c.out, c.out, c.k, c.k, c.stride, c.stride, c.k/2, c.k/2, c.groups)
+}
+
+// effnetExpansions are efficientnet_b0's expansion 1x1 convolutions on 64x64 images, each
+// with the depthwise convolution reading it (k, stride; groups = channels).
+var effnetExpansions = []convShape{
+	{"16-96/32x32/dw3s2", 16, 96, 3, 2, 32, 96},
+	{"24-144/16x16/dw3", 24, 144, 3, 1, 16, 144},
+	{"24-144/16x16/dw5s2", 24, 144, 5, 2, 16, 144},
+	{"40-240/8x8/dw5", 40, 240, 5, 1, 8, 240},
+	{"40-240/8x8/dw3s2", 40, 240, 3, 2, 8, 240},
+	{"80-480/4x4/dw3", 80, 480, 3, 1, 4, 480},
+	{"192-1152/2x2/dw5", 192, 1152, 5, 1, 2, 1152},
+}
+
+// BenchmarkRegnetDownsampling times regnetDownsamplings (pointwiseThenStridedGraph) as
+// measureCPU does, the 1x1 storing the stride phase planes the strided convolution reads
+// ("phases", takePhasedInput) or a pad kernel copying them ("pad"), interleaved for A/B runs;
+// flops count the strided convolution alone.
+//
+//	go test ./lowering -run '^$' -bench RegnetDownsampling -benchtime 40x
+func BenchmarkRegnetDownsampling(b *testing.B) { benchmarkProducerStores(b, regnetDownsamplings) }
+
+// BenchmarkEffnetExpansions is BenchmarkRegnetDownsampling for effnetExpansions: the 1x1
+// storing the depthwise convolution's channel blocks ("phases": takeBlockedInput) or a pad
+// kernel copying them.
+func BenchmarkEffnetExpansions(b *testing.B) { benchmarkProducerStores(b, effnetExpansions) }
+
+func benchmarkProducerStores(b *testing.B, convs []convShape) {
+	for _, c := range convs {
+		for _, v := range []struct {
+			name  string
+			store bool
+		}{{"phases", true}, {"pad", false}} {
+			b.Run(c.name+"/"+v.name, func(b *testing.B) {
+				convPhaseStore, convBlockStore = v.store, v.store
+				defer func() { convPhaseStore, convBlockStore = true, true }()
+				benchmarkGraph(b, c, pointwiseThenStridedGraph)
+			})
+		}
 	}
 }

@@ -78,6 +78,14 @@ const convColsMaxPixels = 64
 // kernel on the same problems.
 var convPaddedCopies = true
 
+// convPhaseStore lets a pointwise convolution store the stride phase planes its strided reader
+// reads (takePhasedInput); tests turn it off to check the pad kernel's copy.
+var convPhaseStore = true
+
+// convBlockStore lets a pointwise convolution store the channel blocks its depthwise reader
+// reads (takeBlockedInput); tests turn it off to check the pad kernel's copy.
+var convBlockStore = true
+
 // convSharedPhases lets a 1x1 strided convolution read the stride phase planes copied for
 // another convolution of its input (sharePhases); tests turn it off to check its own copy.
 var convSharedPhases = true
@@ -97,19 +105,21 @@ type convGroup struct {
 	kh, kw                 int
 	sh, sw, ph, pw, dh, dw int
 	xBStride, xCStride     int
-	depthwise              bool     // direct kernel (conv_depthwise.py)
-	rows                   bool     // row-tiled implicit GEMM (conv_rows.py), else conv.py
-	flat                   bool     // flat padded-pixel implicit GEMM (conv_flat.py), the CPU's
-	hp, wp                 int      // conv_flat.py: the padded plane (strided: one phase plane)
-	phh, phw               int      // conv_flat.py strided: the phase planes per channel, rows x columns
-	outPad                 planePad // conv_flat.py: the output is written zero-padded for the next one
-	tapMajor               bool     // conv_flat.py: tap by tap, the weight relaid as [tap, OC, CG]
-	direct                 bool     // conv_flat.py pointwise: the input's own dense planes, no pad copy
-	cols                   bool     // conv_flat.py Folded: over the input's columns (conv_cols.py), the samples in the pixels
-	chanBlock              int      // conv_dw_blocks.py: channels per block of its input (xCStride: a block's stride), else 0
-	groupBlock             int      // conv_grouped.py: groups per block of its input (xCStride: a block's stride), else 0
-	scale                  *View    // conv_flat.py pointwise: a per-(sample, channel) input scale [B or 1, C, 1, 1] (channelScaleFor)
-	padCopy                *padCopy // conv_flat.py: a zero-padded copy of the output stored too, for a convolution reading it (takePaddedCopy)
+	depthwise              bool       // direct kernel (conv_depthwise.py)
+	rows                   bool       // row-tiled implicit GEMM (conv_rows.py), else conv.py
+	flat                   bool       // flat padded-pixel implicit GEMM (conv_flat.py), the CPU's
+	hp, wp                 int        // conv_flat.py: the padded plane (strided: one phase plane)
+	phh, phw               int        // conv_flat.py strided: the phase planes per channel, rows x columns
+	outPad                 planePad   // conv_flat.py: the output is written zero-padded for the next one
+	outPhases              *padPhases // conv_flat.py pointwise: ... as the stride phase planes of a strided next one (PhaseStore)
+	outBlock               int        // conv_flat.py pointwise: ... in channel blocks of this many, channels last, for conv_dw_blocks.py (BlockStore)
+	tapMajor               bool       // conv_flat.py: tap by tap, the weight relaid as [tap, OC, CG]
+	direct                 bool       // conv_flat.py pointwise: the input's own dense planes, no pad copy
+	cols                   bool       // conv_flat.py Folded: over the input's columns (conv_cols.py), the samples in the pixels
+	chanBlock              int        // conv_dw_blocks.py: channels per block of its input (xCStride: a block's stride), else 0
+	groupBlock             int        // conv_grouped.py: groups per block of its input (xCStride: a block's stride), else 0
+	scale                  *View      // conv_flat.py pointwise: a per-(sample, channel) input scale [B or 1, C, 1, 1] (channelScaleFor)
+	padCopy                *padCopy   // conv_flat.py: a zero-padded copy of the output stored too, for a convolution reading it (takePaddedCopy)
 }
 
 // convInput is a convolution node's input, refused unless float32, float16 or bfloat16 (as its
@@ -251,7 +261,9 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 			g.colsInput(l, n.Name, inC)
 		}
 	}
-	if g.chanBlock > 0 || g.groupBlock > 0 {
+	switch {
+	case g.chanBlock > 0 && g.takeBlockedInput(l, n.Inputs[0].Name, inC, outC):
+	case g.chanBlock > 0 || g.groupBlock > 0:
 		g.blockInput(l, n.Name, inC, outC)
 	}
 	if g.groupBlock > 0 {
@@ -483,6 +495,8 @@ type convData struct {
 	Strided         bool // conv_flat.py: the input comes as phase planes
 	Depthwise       bool // conv_flat.py: per-tap multiply-adds of one input plane per channel, no dot
 	Pointwise       bool // conv_flat.py: a 1x1 convolution over the input's own planes (g.direct): one loop over the channels
+	PhaseStore      bool // conv_flat.py pointwise: store the output as the stride phase planes of the next, strided convolution (takePhasedInput)
+	BlockStore      bool // conv_flat.py pointwise: store the output in the channel blocks of the next, depthwise convolution (takeBlockedInput)
 	DenseStore      bool // conv_flat.py PaddedStore: every column of the tile is an output pixel (Wp == OW): no border zeros to write, q is the pixel
 	QMask           bool // conv_flat.py: mask the last pixel tile's dead columns (flatQMask)
 	Scale           bool // conv_flat.py: scale the weight tile's input channels by s (channelScaleFor)
@@ -514,7 +528,7 @@ func (g *convGroup) heuristicBlocks() (bp, boc, bk int) {
 		// so that each dot step is large enough to pay for itself
 		bp0 := clamp(nextPow2(g.gemmPixels()), 16, convFlatMaxBlockP)
 		bp, boc := g.spreadOverCores(bp0, clamp(nextPow2(ocg), 16, max(64, 4096/bp0)),
-			g.gemmPixels(), ocg, g.flatSamples(), g.cg*g.kh*g.kw)
+			g.gemmPixels(), ocg, g.flatSamples()*g.residues(), g.cg*g.kh*g.kw)
 		// an input tile of at most 16K elements (64 KB, within a core's L2 share, and within
 		// a GPU's shared memory with the weight tile: the kernel must assemble there too)
 		return bp, boc, clamp(nextPow2(g.kExtent()), 16, max(16, min(256, 16384/bp)))
@@ -532,12 +546,24 @@ func (g *convGroup) flatPixels() int {
 	return (g.oh-1)*g.wp + g.ow
 }
 
-// gemmPixels is the pixels of conv_flat.py's GEMM: Q, or every sample's when Folded.
+// gemmPixels is the pixels of conv_flat.py's GEMM: Q, or every sample's when Folded, or a
+// column residue's with PhaseStore.
 func (g *convGroup) gemmPixels() int {
 	if g.cols {
 		return g.batch * g.flatPixels()
 	}
+	if ph := g.outPhases; ph != nil {
+		return g.oh * (g.ow / ph.sw)
+	}
 	return g.flatPixels()
+}
+
+// residues is the column residues conv_flat.py's pixels run by (PhaseStore), else 1.
+func (g *convGroup) residues() int {
+	if ph := g.outPhases; ph != nil {
+		return ph.sw
+	}
+	return 1
 }
 
 // flatSamples is the grid's (sample x group) axis of conv_flat.py: 1 when Folded.
@@ -647,6 +673,15 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 		cs, rs := p, g.ow
 		bs := g.ocg * g.groups * cs
 		switch o := g.outPad; {
+		case g.outBlock > 0: // blocks of channels last
+			cs, rs = o.hp*o.wp*g.outBlock, o.wp
+			if ph := g.outPhases; ph != nil {
+				cs *= ph.phh * ph.phw
+			}
+			bs = cdiv(g.ocg*g.groups, g.outBlock) * cs
+		case g.outPhases != nil:
+			cs, rs = g.outPhases.phh*g.outPhases.phw*o.hp*o.wp, o.wp
+			bs = g.ocg * g.groups * cs
 		case o.hp > 0:
 			cs, rs, bs = o.hp*o.wp, o.wp, g.ocg*g.groups*o.hp*o.wp
 		case len(g.out.Shape) == 4: // [B, C, H, W], dense planes, maybe a slice of a cat (convStoresInto)
@@ -666,7 +701,8 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 	args = append(args, re.extra...)
 	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads,
 		EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body, TapMajor: g.tapMajor,
-		PaddedStore: !g.cols && (g.outPad.hp > 0 && g.outPad.wp == g.wp || g.outPad.hp == 0 && g.wp == g.ow), EvenK: (g.tapMajor || g.direct) && g.kExtent()%bk == 0, Strided: strided,
+		PhaseStore: g.outPhases != nil, BlockStore: g.outBlock > 0,
+		PaddedStore: !g.cols && g.outPhases == nil && g.outBlock == 0 && (g.outPad.hp > 0 && g.outPad.wp == g.wp || g.outPad.hp == 0 && g.wp == g.ow), EvenK: (g.tapMajor || g.direct) && g.kExtent()%bk == 0, Strided: strided,
 		Depthwise: tmpl == "conv_flat.py" && g.depthwise, Pointwise: tmpl == "conv_flat.py" && g.direct,
 		DenseStore: tmpl == "conv_flat.py" && !g.cols && g.outPad.hp == 0 && g.wp == g.ow && g.padCopy == nil, Scale: g.scale != nil, ScaleInput: g.scale != nil && bn > bp, CopyStore: g.padCopy != nil,
 		CopyPaddedStore: !g.cols && g.padCopy != nil && g.padCopy.pad.wp == g.wp, QMask: tmpl == "conv_flat.py" && !g.cols && (g.direct || flatQMask(g.flatPixels(), bp, !g.depthwise)),
@@ -820,7 +856,7 @@ func (g *convGroup) blockInput(l *lowerer, node string, inC, outC int) {
 		models = 1 // a shared input is copied once
 	}
 	xBStride := inC * g.h * g.wd
-	bc, phases := g.chanBlock, g.phh*g.phw
+	bc := g.chanBlock
 	var blocks int
 	var pb *padBlocks
 	var layout string
@@ -833,26 +869,63 @@ func (g *convGroup) blockInput(l *lowerer, node string, inC, outC int) {
 		pb = &padBlocks{size: bc, oc: outC, mult: g.ocg, xBStride: xBStride}
 		layout = fmt.Sprintf("in blocks of %d channels, channels last", bc)
 	}
-	g.xCStride = phases * g.hp * g.wp * bc
-	g.xBStride = blocks * g.xCStride
-	pb.stride = g.xCStride
-	per, ms := g.batch*g.xBStride, 0
-	if models > 1 {
-		ms = per
-	}
 	name := node + ".blocked"
-	b := l.newBuffer(TempBuffer, name, g.x.DType, models*per+(convFlatMaxBlockP+(g.kw-1)*g.dw)*bc)
-	b.Sparse = true // only the interior is written: the border and channels past outC stay zero
+	out := g.blockedBuffer(l, name, models, blocks, bc)
+	pb.stride = g.xCStride
 	pg := &convPadGroup{x: g.x, planes: g.batch * blocks, h: g.h, w: g.wd, pad: pad, models: models, blocks: pb}
 	what := fmt.Sprintf(" (input zero-padded %s)", layout)
 	if g.strided() {
 		pg.phases = &padPhases{padH: g.ph, padW: g.pw, sh: g.sh, sw: g.sw, phh: g.phh, phw: g.phw}
 		what = fmt.Sprintf(" (input zero-padded %s, as %dx%d stride phases)", layout, g.phh, g.phw)
 	}
-	pg.groupBase = groupBase{nodes: []string{node + what}, ops: []string{"pad"},
-		out: fullView(b, []int{g.batch * blocks, phases, g.hp, g.wp, bc}, ms)}
+	pg.groupBase = groupBase{nodes: []string{node + what}, ops: []string{"pad"}, out: out}
 	l.addGroup(pg, name)
 	g.x = pg.out
+}
+
+// blockedBuffer allocates the channel blocks of padGeometry's planes blockInput lays out
+// (blocks of bc channels a sample, models of them), with conv_flat.py's slack in pixels of a
+// block, and sets the strides the convolution reads them with.
+func (g *convGroup) blockedBuffer(l *lowerer, name string, models, blocks, bc int) View {
+	phases := g.phh * g.phw
+	g.xCStride = phases * g.hp * g.wp * bc
+	g.xBStride = blocks * g.xCStride
+	per, ms := g.batch*g.xBStride, 0
+	if models > 1 {
+		ms = per
+	}
+	b := l.newBuffer(TempBuffer, name, g.x.DType, models*per+(convFlatMaxBlockP+(g.kw-1)*g.dw)*bc)
+	b.Sparse = true // only the interior is written: the border and channels past outC stay zero
+	return fullView(b, []int{g.batch * blocks, phases, g.hp, g.wp, bc}, ms)
+}
+
+// takeBlockedInput is takePaddedInput (takePhasedInput when strided) for a depthwise
+// convolution over channel blocks (conv_dw_blocks.py, one input channel an output channel):
+// the pending pointwise conv_flat.py group producing value stores its output in those zero-
+// padded blocks itself (BlockStore), in place of conv_pad.py's Blocks copy (EfficientNet's
+// and MobileNet's expansion 1x1 in front of each depthwise convolution).
+func (g *convGroup) takeBlockedInput(l *lowerer, value string, inC, outC int) bool {
+	prod, ok := l.fusable(value).(*convGroup)
+	if !convBlockStore || !ok || g.ocg != 1 || g.groupBlock > 0 || prod.groups != 1 || !g.storingProducer(prod, inC) {
+		return false
+	}
+	pad := g.padGeometry()
+	if g.strided() && !g.phasesStorable(prod) {
+		return false
+	}
+	bc := g.chanBlock
+	out := g.blockedBuffer(l, value+".blocked", l.n, cdiv(outC, bc), bc)
+	prod.outPad, prod.out, prod.outBlock = pad, out, bc
+	what := fmt.Sprintf("zero-padded [%d, %d] planes", pad.hp, pad.wp)
+	if g.strided() {
+		prod.outPhases = &padPhases{padH: g.ph, padW: g.pw, sh: g.sh, sw: g.sw, phh: g.phh, phw: g.phw}
+		what = fmt.Sprintf("the %dx%d stride phases of zero-padded [%d, %d] planes", g.phh, g.phw, pad.hp, pad.wp)
+	}
+	l.writer[out.Buf] = prod.index
+	delete(l.owner, value) // nothing more fuses into its epilogue
+	l.notes[prod] = append(l.notes[prod], fmt.Sprintf("stores its output as %s in blocks of %d channels, channels last, for %s", what, bc, g.nodes[0]))
+	g.x = out
+	return true
 }
 
 // padInput makes the convolution read a zero-padded copy of its input (conv_pad.py) laid out
@@ -1009,6 +1082,9 @@ func (g *convGroup) paddedBuffer(l *lowerer, name string, models, planes int) Vi
 // producer or use.
 func (g *convGroup) takePaddedInput(l *lowerer, value string, inC int) bool {
 	prod, ok := l.fusable(value).(*convGroup)
+	if ok && g.strided() {
+		return g.takePhasedInput(l, prod, value, inC)
+	}
 	// (Monte Carlo dropout in its epilogue numbers elements by the dense layout: not moved)
 	if !ok || g.strided() || !prod.flat || prod.outPad.hp > 0 || contains(prod.ops, "dropout") || !prod.out.Contiguous() || prod.out.ModelStride == 0 ||
 		prod.batch != g.batch || prod.ocg*prod.groups != inC || prod.oh != g.h || prod.ow != g.wd {
@@ -1022,6 +1098,50 @@ func (g *convGroup) takePaddedInput(l *lowerer, value string, inC int) bool {
 	l.notes[prod] = append(l.notes[prod], fmt.Sprintf("stores its output zero-padded to [%d, %d] planes for %s", pad.hp, pad.wp, g.nodes[0]))
 	g.x = out
 	return true
+}
+
+// takePhasedInput is takePaddedInput for a strided convolution: the pending pointwise
+// conv_flat.py group producing value (its one consumer is this convolution) stores its output
+// as this convolution's zero-padded stride phase planes (PhaseStore), each pixel where
+// conv_pad.py's phases would copy it. Its pixels then run by column residue (ow % stride_w),
+// each residue's an arithmetic progression of the dense input (W a multiple of the stride), so
+// that each output row's pixels of a residue land as one run of a phase plane's row: moved
+// row by row, where a store addressed per pixel would go element by element (bench/results/
+// conv_pads.md). It reports false for any other producer, a width the stride does not
+// divide, or phases some tap does not read (a 1x1 strided convolution: computed for nothing).
+func (g *convGroup) takePhasedInput(l *lowerer, prod *convGroup, value string, inC int) bool {
+	pad := g.padGeometry()
+	if !g.storingProducer(prod, inC) || !g.phasesStorable(prod) {
+		return false
+	}
+	out := g.paddedBuffer(l, value+".phases", l.n, g.batch*inC)
+	prod.outPad, prod.out = pad, out
+	prod.outPhases = &padPhases{padH: g.ph, padW: g.pw, sh: g.sh, sw: g.sw, phh: g.phh, phw: g.phw}
+	l.writer[out.Buf] = prod.index
+	delete(l.owner, value) // nothing more fuses into its epilogue
+	l.notes[prod] = append(l.notes[prod], fmt.Sprintf("stores its output as the %dx%d stride phases of zero-padded [%d, %d] planes for %s",
+		g.phh, g.phw, pad.hp, pad.wp, g.nodes[0]))
+	g.x = out
+	return true
+}
+
+// storingProducer reports whether prod, the pending group producing this convolution's input
+// (inC channels), is a pointwise conv_flat.py convolution whose store may take this one's
+// input layout: over its input's own planes, its output dense and per model, not yet moved
+// (Monte Carlo dropout in its epilogue numbers elements by the dense layout: not moved).
+func (g *convGroup) storingProducer(prod *convGroup, inC int) bool {
+	return prod.flat && prod.direct && !prod.cols && prod.outPad.hp == 0 && prod.padCopy == nil && !contains(prod.ops, "dropout") &&
+		prod.out.Contiguous() && prod.out.ModelStride != 0 && prod.batch == g.batch && prod.ocg*prod.groups == inC &&
+		prod.oh == g.h && prod.ow == g.wd
+}
+
+// phasesStorable reports whether pointwise prod may store this strided convolution's phase
+// planes (PhaseStore; padGeometry done): its width a multiple of the stride, every phase read
+// (no residue computed for nothing), and at least as many pixels as input channels, as each
+// residue's programs read the whole weight: more than the copy saves where the channels
+// outnumber the pixels (RegNet's 6x6 map, 208 channels; measured).
+func (g *convGroup) phasesStorable(prod *convGroup) bool {
+	return convPhaseStore && prod.ow%g.sw == 0 && g.phh == g.sh && g.phw == g.sw && prod.oh*prod.ow >= prod.cg
 }
 
 // densePlanes reports a [.., H, W] view whose planes are dense (rows contiguous, W apart),
@@ -1111,7 +1231,11 @@ func (g *convPadGroup) emit(l *lowerer) (*Launch, error) {
 	// about two programs per core over every model's planes (the grid has a program row per
 	// model): a program's planes move together, image row by row, and each row step costs
 	// the same whatever its height, so fewer, taller tiles move the planes in fewer steps
-	bw := clamp(nextPow2(g.w), 16, 128)
+	w := g.w
+	if p := g.phases; p != nil && g.blocks == nil {
+		w = cdiv(g.w, p.sw) // a phase's columns: every stride_w-th of a row
+	}
+	bw := clamp(nextPow2(w), 16, 128)
 	bpl := clamp(nextPow2(cdiv(g.planes*g.models, 2*max(l.opts.Device.Cores, 1))), 1, max(8192/bw, 1))
 	programs := cdiv(g.planes, bpl)
 	if b := g.blocks; b != nil {
@@ -1144,8 +1268,10 @@ func (g *convGroup) emitFlat(l *lowerer) (*Launch, error) {
 	if g.cols {
 		return g.emitCols(l)
 	}
-	g.readPaddedLeaves(l)
-	p, q := g.oh*g.ow, g.flatPixels()
+	p, q := g.oh*g.ow, g.gemmPixels()
+	if g.outPhases == nil {
+		g.readPaddedLeaves(l) // (a leaf read at q: the pixels in their own order)
+	}
 	return g.implicitGEMM(l, "conv_flat.py", "oc_g[:, None] * P + rp[None, :]", p, func(bp, tilesOC int) ([]LaunchArg, int) {
 		ocg, groups := g.flatChannels()
 		args := []LaunchArg{intArg("Wp", g.wp), intArg("OW", g.ow), intArg("OH", g.oh), intArg("Q", q), intArg("P", p),
@@ -1158,7 +1284,15 @@ func (g *convGroup) emitFlat(l *lowerer) (*Launch, error) {
 		if g.depthwise {
 			args = append(args, intArg("MULT", g.ocg))
 		}
-		return args, cdiv(q, bp) * tilesOC
+		if ph := g.outPhases; ph != nil {
+			o := g.outPad
+			args = append(args, intArg("WS", g.ow/ph.sw), intArg("o_sh", ph.sh), intArg("o_sw", ph.sw), intArg("o_pad_h", ph.padH), intArg("o_pad_w", ph.padW),
+				intArg("o_phw", ph.phw), intArg("o_hp", o.hp), intArg("o_wp", o.wp), intArg("o_plane", o.hp*o.wp))
+		}
+		if g.outBlock > 0 {
+			args = append(args, intArg("o_bc", g.outBlock))
+		}
+		return args, g.residues() * cdiv(q, bp) * tilesOC
 	})
 }
 

@@ -59,3 +59,43 @@ func TestSharedStridePhasesAVX2(t *testing.T) {
 	checkFixturesAVX2(t, "TestSharedStridePhasesAVX2", "^(TestSharedStridePhasesAVX2|TestSharedStridePhases|TestConvFixtures)$/^(strided_shared_n3)?$/^(cpu)?$",
 		"--- PASS: TestSharedStridePhases", "--- PASS: TestConvFixtures/strided_shared_n3/cpu")
 }
+
+// phaseStoreDirs are the fixtures of strided convolutions reading a 1x1 convolution's output
+// (models_conv.py's ConvsPhaseStore).
+var phaseStoreDirs = []string{filepath.Join("testdata", "conv", "phase_store_n1"), filepath.Join("testdata", "conv", "phase_store_n3")}
+
+// A strided convolution whose input a 1x1 convolution produces reads the stride phase planes
+// that convolution stores (takePhasedInput): no pad kernel (a grouped, a dense 3x3 and a 5x5
+// at stride 2, an asymmetric stride, stride 3, unpadded), but for a 1x1 stride-2 reader (one
+// phase read); a depthwise one reads the channel blocks the 1x1 stores (takeBlockedInput, at
+// stride 1 and 2), but for a channel multiplier of 2; PyTorch's numbers either way, as with
+// those stores off.
+func TestPhaseStore(t *testing.T) {
+	cpuPlan := Options{Device: testDevice("cpu")}
+	for _, dir := range phaseStoreDirs {
+		padded := padLaunches(t, dir)
+		for _, n := range []string{"ga", "cb", "c5", "asym", "s3", "unpadded", "dw3_s2", "dw5", "dw5_s2"} {
+			if padded[n] {
+				t.Errorf("%s: %s reads a pad kernel's phase copy, want the phases its 1x1 producer stores (pads: %v)", dir, n, padded)
+			}
+		}
+		if !padded["down_1x1"] || !padded["mult"] {
+			t.Errorf("%s: down_1x1 (one phase read) or mult (a channel multiplier) has no pad kernel's copy, want one each (pads: %v)", dir, padded)
+		}
+		checkFixtureCPU(t, dir, cpuPlan)
+	}
+	convPhaseStore, convBlockStore = false, false
+	defer func() { convPhaseStore, convBlockStore = true, true }()
+	for _, dir := range phaseStoreDirs {
+		if padded := padLaunches(t, dir); !padded["ga"] || !padded["unpadded"] || !padded["dw5"] || !padded["dw3_s2"] {
+			t.Errorf("%s: with the stores off, ga, unpadded, dw5 and dw3_s2 read no pad kernel's copy (pads: %v)", dir, padded)
+		}
+		checkFixtureCPU(t, dir, cpuPlan)
+	}
+}
+
+// TestPhaseStoreAVX2 is TestPhaseStore with AVX-512 off (checkFixturesAVX2).
+func TestPhaseStoreAVX2(t *testing.T) {
+	checkFixturesAVX2(t, "TestPhaseStoreAVX2", "^(TestPhaseStoreAVX2|TestPhaseStore|TestConvFixtures)$/^(phase_store_n1|phase_store_n3)?$/^(cpu)?$",
+		"--- PASS: TestPhaseStore", "--- PASS: TestConvFixtures/phase_store_n3/cpu")
+}

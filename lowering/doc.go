@@ -54,7 +54,10 @@
 //     interior is written, the border keeps the zeros of allocation), so only graph inputs
 //     go through a pad kernel (conv_pad.py), whose padded copy a later convolution's
 //     epilogue reads its residual from when the widths agree (readPaddedLeaves), and whose
-//     stride phases a 1x1 strided convolution of the same input reads (sharePhases); depthwise
+//     stride phases a 1x1 strided convolution of the same input reads (sharePhases); a
+//     pointwise convolution feeding a strided one stores its stride phase planes, its
+//     pixels run by column residue (takePhasedInput), and one feeding a depthwise one its
+//     channel blocks (takeBlockedInput); depthwise
 //     convolutions over a copy of their input in zero-padded blocks of channels, channels
 //     last (conv_pad.py's Blocks), as per-tap multiply-adds of one contiguous [pixels,
 //     channels] tile read in place times a row of the weight relaid once as [tap, channel]

@@ -908,9 +908,10 @@ func (m *memOp) run(fr *frame) error {
 		switch a.vec {
 		case vecNone, vecRows:
 			ptrLazy = m.n == 1 || a.strides[m.last] == 1
-			if !ptrLazy && m.isLoad && m.cls == clsF32 && m.d == ir.F32 && !m.rect && a.strides[m.last] > 1 {
-				// every stride-th element (a strided pooling window, a phase of a row):
-				// still a row of one interval of lanes, copied with one bounds check
+			if !ptrLazy && m.isLoad && m.cls == clsF32 && m.d == ir.F32 && a.strides[m.last] > 1 {
+				// every stride-th element (a strided pooling window, a phase of a row, a
+				// dot operand of a column residue's pixels): still a row of one interval
+				// of lanes, copied with one bounds check
 				ptrLazy, laneStride = true, a.strides[m.last]
 			}
 		case vecCols:

@@ -273,6 +273,41 @@ class ConvsStridedShared(nn.Module):
                 self.short3(img3))
 
 
+class ConvsPhaseStore(nn.Module):
+    """Strided convolutions whose input a 1x1 convolution produces, on an image whose width the
+    strides divide (the 1x1 then stores their stride phase planes itself): RegNet's f.a -> f.b
+    (BatchNorm + ReLU, a grouped 3x3 stride 2), a 1x1 with a bias and SiLU -> a dense 3x3
+    stride 2, -> a 5x5 stride 2 padded by 2, -> an asymmetric stride (2, 1), -> a 3x3 stride 3,
+    a 1x1 with a residual add -> an unpadded 3x3 stride 2 (phase (1, 0) columns first), and a
+    1x1 stride 2 (one phase read: the pad kernel's copy). Depthwise convolutions over channel
+    blocks (the 1x1 stores the blocks, channels last): 3x3 stride 2 (EfficientNet's expansion,
+    BatchNorm + SiLU), 5x5 stride 1 over 40 channels (a partial block), 5x5 stride 2, and one
+    with a channel multiplier of 2 (the pad kernel's copy)."""
+
+    def __init__(self):
+        super().__init__()
+        self.pa, self.bn_a, self.ga = nn.Conv2d(12, 16, 1, bias=False), nn.BatchNorm2d(16), nn.Conv2d(16, 16, 3, stride=2, padding=1, groups=2)
+        self.pb, self.cb = nn.Conv2d(12, 8, 1), nn.Conv2d(8, 7, 3, stride=2, padding=1)
+        self.pc, self.c5 = nn.Conv2d(12, 8, 1), nn.Conv2d(8, 5, 5, stride=2, padding=2, bias=False)
+        self.pd, self.asym = nn.Conv2d(12, 6, 1), nn.Conv2d(6, 4, 3, stride=(2, 1), padding=1)
+        self.pe, self.s3 = nn.Conv2d(12, 6, 1), nn.Conv2d(6, 5, 3, stride=3, padding=1)
+        self.pf, self.unpadded = nn.Conv2d(12, 12, 1), nn.Conv2d(12, 6, 3, stride=2)
+        self.pg, self.down_1x1 = nn.Conv2d(12, 6, 1), nn.Conv2d(6, 4, 1, stride=2)
+        self.ph, self.bn_h = nn.Conv2d(12, 24, 1, bias=False), nn.BatchNorm2d(24)
+        self.dw3_s2 = nn.Conv2d(24, 24, 3, stride=2, padding=1, groups=24, bias=False)
+        self.pi, self.dw5 = nn.Conv2d(12, 40, 1), nn.Conv2d(40, 40, 5, padding=2, groups=40)
+        self.pj, self.dw5_s2 = nn.Conv2d(12, 20, 1), nn.Conv2d(20, 20, 5, stride=2, padding=2, groups=20)
+        self.pk, self.mult = nn.Conv2d(12, 8, 1), nn.Conv2d(8, 16, 3, padding=1, groups=8)
+        _randomize_bn(self.bn_a)
+        _randomize_bn(self.bn_h)
+
+    def forward(self, img):
+        return (torch.relu(self.ga(torch.relu(self.bn_a(self.pa(img))))), self.cb(F.silu(self.pb(img))), self.c5(self.pc(img)),
+                self.asym(self.pd(img)), self.s3(self.pe(img)), self.unpadded(torch.relu(self.pf(img) + img)),
+                self.down_1x1(self.pg(img)), self.dw3_s2(F.silu(self.bn_h(self.ph(img)))), self.dw5(torch.relu(self.pi(img))),
+                self.dw5_s2(self.pj(img)), self.mult(self.pk(img)))
+
+
 class ConvsSmallMaps(nn.Module):
     """The dense convolutions of a ResNet's last stages, on maps of at most 64 pixels (the CPU's
     columns path, conv_cols.py): a stride-2 3x3 (+BN+ReLU) and a 1x1 stride-2 shortcut (+BN)

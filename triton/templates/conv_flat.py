@@ -29,6 +29,15 @@ EvenK, Strided, Depthwise, Pointwise, DenseStore, QMask, HalfProducts (depthwise
 CopyPaddedStore (with p_ptr...: a zero-padded copy stored too, as PaddedStore or row by row), Scale,
 ScaleInput (with s_ptr...: scale input channel c of sample bidx by s[bidx, c], applied to the
 weight tile's column c), Folded (with QS, NB: the samples folded into the pixels).
+PhaseStore (Pointwise, with o_sh...: the output stored as the zero-padded stride phase planes a
+strided next convolution reads, conv_pad.py's phases): the pixel axis runs (column residue pc,
+tile) over Q = OH*WS pixels a residue (W = o_sw*WS), pixel q of residue pc being input pixel
+o_sw*q + pc (lanes o_sw apart), so that each output row's pixels of a residue are one
+contiguous run of one phase plane's row.
+BlockStore (Pointwise, with o_bc): the output stored as a depthwise next convolution's channel
+blocks (conv_dw_blocks.py, conv_pad.py's Blocks: [sample, block, (phases,) Hp, Wp, o_bc], blocks
+c_cstride apart, rows c_rstride pixels, the interior at pixel c_off), zero-padded (as its phases
+with PhaseStore): the tile transposed, [pixel, channel], each output row of a block one run.
 Folded (small maps): x is the convolution's columns (conv_cols.py: rows k = (channel, kh, kw),
 x_cstride apart; column q = flat padded pixel q % QS of sample q // QS, QS = (OH-1)*Wp + OW),
 run as one pointwise GEMM (TapMajor, KHW = 1, CG = KTOT) with the grid's sample axis 1, so
@@ -49,7 +58,7 @@ def {{.Fn}}(
     w_ptr, w_mstride,{{if .Scale}} s_ptr, s_mstride, s_bstride, s_cstride,{{end}}
     c_ptr, c_mstride, c_bstride, c_cstride, c_rstride, c_off,{{if .CopyStore}} p_ptr, p_mstride, p_bstride, p_cstride, p_rstride, p_off,{{end}}
     {{pyargs .EpilogueArgs}}
-    Wp, OW, OH, Q, P, OCG, KTOT, KW, KHW, CG, GROUPS, dil_h, dil_w, w_tstride, tiles_oc,{{if .Strided}} stride_h, stride_w, PHW, PLANE,{{end}}{{if .Depthwise}} MULT,{{end}}{{if .Folded}} QS, NB,{{end}} {{pyargs .ExtraArgs}}
+    Wp, OW, OH, Q, P, OCG, KTOT, KW, KHW, CG, GROUPS, dil_h, dil_w, w_tstride, tiles_oc,{{if .Strided}} stride_h, stride_w, PHW, PLANE,{{end}}{{if .Depthwise}} MULT,{{end}}{{if .Folded}} QS, NB,{{end}}{{if .PhaseStore}} WS, o_sh, o_sw, o_pad_h, o_pad_w, o_phw, o_hp, o_wp, o_plane,{{end}}{{if .BlockStore}} o_bc,{{end}} {{pyargs .ExtraArgs}}
     BLOCK_P: tl.constexpr, BLOCK_OC: tl.constexpr, BLOCK_K: tl.constexpr,
     INPUT_PRECISION: tl.constexpr,
 ):
@@ -59,14 +68,21 @@ def {{.Fn}}(
     bidx = bg // GROUPS
     grp = bg % GROUPS
     pid_oc = pid % tiles_oc
-    q = (pid // tiles_oc) * BLOCK_P + tl.arange(0, BLOCK_P)
+{{- if .PhaseStore}}
+    tiles_q = (Q + BLOCK_P - 1) // BLOCK_P
+    pc = (pid // tiles_oc) // tiles_q
+    q0 = ((pid // tiles_oc) % tiles_q) * BLOCK_P
+{{- else}}
+    q0 = (pid // tiles_oc) * BLOCK_P
+{{- end}}
+    q = q0 + tl.arange(0, BLOCK_P)
     rn = pid_oc * BLOCK_OC + tl.arange(0, BLOCK_OC)
     rk = tl.arange(0, BLOCK_K)
     oc_g = grp * OCG + rn
-    x_base = x_ptr + model * x_mstride + bidx * x_bstride + grp * CG * x_cstride
+    x_base = x_ptr + model * x_mstride + bidx * x_bstride + grp * CG * x_cstride{{if .PhaseStore}} + pc{{end}}
     ocmask = rn[:, None] < OCG
     acc = tl.zeros((BLOCK_OC, BLOCK_P), dtype=tl.float32)
-{{- if .PaddedStore}}
+{{- if or .PaddedStore .PhaseStore}}
     # the store's mask before the loop: the CPU backend then knows that the accumulator's
     # columns past Q are never seen, so its dots skip the operands' infinity scan and the
     # epilogue covers the live columns alone (jit/cpu observed.go)
@@ -109,10 +125,10 @@ def {{.Fn}}(
         cs = c0 + rk
 {{- if .EvenK}}
         a = tl.load(w_base + rn[:, None] * CG + cs[None, :], mask=ocmask, other=0.0)
-        b = tl.load(x_base + cs[:, None] * x_cstride + q[None, :], mask=q[None, :] < Q, other=0.0)
+        b = tl.load(x_base + cs[:, None] * x_cstride + {{if .PhaseStore}}q[None, :] * o_sw{{else}}q[None, :]{{end}}, mask=q[None, :] < Q, other=0.0)
 {{- else}}
         a = tl.load(w_base + rn[:, None] * CG + cs[None, :], mask=ocmask & (cs[None, :] < CG), other=0.0)
-        b = tl.load(x_base + cs[:, None] * x_cstride + q[None, :], mask=(cs[:, None] < CG) & (q[None, :] < Q), other=0.0)
+        b = tl.load(x_base + cs[:, None] * x_cstride + {{if .PhaseStore}}q[None, :] * o_sw{{else}}q[None, :]{{end}}, mask=(cs[:, None] < CG) & (q[None, :] < Q), other=0.0)
 {{- end}}
 {{- if .ScaleInput}}
         b = b * tl.load(s_base + cs * s_cstride, mask=cs < CG, other=0.0)[:, None]
@@ -210,6 +226,10 @@ def {{.Fn}}(
     ow = qr % Wp
     rp = (qr // Wp) * OW + ow
     cmask = ocmask & (ow[None, :] < OW) & (q[None, :] < Q)
+{{- else if .PhaseStore}}
+    # pixel q of residue pc is output pixel o_sw * q + pc (dense operands: lanes o_sw apart)
+    rp = q * o_sw + pc
+    cmask = smask
 {{- else if .DenseStore}}
     # every column is an output pixel (Wp == OW): the epilogue's dense operands (a residual)
     # are read at q itself, an affine tile
@@ -228,8 +248,16 @@ def {{.Fn}}(
 {{- end}}
     # (qs is q afresh: the epilogue's // and % may have turned q into plain values, and the
     # CPU backend keeps only untouched index tiles symbolic)
+{{- if .BlockStore}}
+    # (rs, like qs, afresh; the channel blocks the tile spans, each block's pixels a row)
+    rs = pid_oc * BLOCK_OC + tl.arange(0, BLOCK_OC)
+    b_base = c_ptr + model * c_mstride + bidx * c_bstride
+    blk0 = (pid_oc * BLOCK_OC) // o_bc
+    blk1 = min((pid_oc * BLOCK_OC + BLOCK_OC - 1) // o_bc + 1, (OCG + o_bc - 1) // o_bc)
+    yt = tl.trans(y)
+{{- else}}
     c_base = c_ptr + model * c_mstride + c_off + bidx * c_bstride + oc_g[:, None] * c_cstride
-    q0 = (pid // tiles_oc) * BLOCK_P
+{{- end}}
     qs = q0 + tl.arange(0, BLOCK_P)
 {{- if .Folded}}
     # one output row of one sample at a time: row oh of sample sb is pixels sb*QS + oh*Wp ..
@@ -239,6 +267,35 @@ def {{.Fn}}(
             lo = sb * QS + oh * Wp
             tl.store(c_base + (sb * c_bstride + oh * c_rstride - lo) + qs[None, :], y,
                      mask=ocmask & (qs[None, :] >= lo) & (qs[None, :] < lo + OW))
+{{- else if .PhaseStore}}
+    # the next convolution is strided: output pixel (oh, ow) is its padded pixel (r, c) =
+    # (oh + o_pad_h, ow + o_pad_w), at (r // o_sh, c // o_sw) of phase (r % o_sh, c % o_sw)
+    # (c_cstride spans a channel's phases), where conv_pad.py would copy it; the tile's pixels
+    # share ow % o_sw = pc, so one output row's are one run of one phase plane's row: a store
+    # of contiguous rows per output row (rows and columns no tap reads are dropped)
+    cph = (pc + o_pad_w) % o_sw
+    col0 = (pc + o_pad_w) // o_sw
+    for oh in range(q0 // WS, min((q0 + BLOCK_P - 1) // WS + 1, OH)):
+        r = oh + o_pad_h
+        lo = oh * WS
+        n_live = tl.where((r // o_sh) < o_hp, min(WS, o_wp - col0), 0)
+        row = ((r % o_sh) * o_phw + cph) * o_plane + (r // o_sh) * o_wp + col0
+{{- if .BlockStore}}
+        for blk in range(blk0, blk1):
+            tl.store(b_base + blk * c_cstride + (row - lo + qs[:, None]) * o_bc + (rs[None, :] - blk * o_bc), yt,
+                     mask=(qs[:, None] >= lo) & (qs[:, None] < lo + n_live) & (rs[None, :] >= blk * o_bc) & (rs[None, :] < min(blk * o_bc + o_bc, OCG)))
+{{- else}}
+        tl.store(c_base + (row - lo) + qs[None, :], y,
+                 mask=ocmask & (qs[None, :] >= lo) & (qs[None, :] < lo + n_live))
+{{- end}}
+{{- else if .BlockStore}}
+    # one output row (pixels oh*Wp .. oh*Wp + OW - 1 of q) and channel block at a time: its
+    # pixels' channels, side by side, are one contiguous run of the padded block
+    for blk in range(blk0, blk1):
+        for oh in range(q0 // Wp, min((q0 + BLOCK_P - 1) // Wp + 1, OH)):
+            lo = oh * Wp
+            tl.store(b_base + blk * c_cstride + (c_off + oh * c_rstride - lo + qs[:, None]) * o_bc + (rs[None, :] - blk * o_bc), yt,
+                     mask=(qs[:, None] >= lo) & (qs[:, None] < lo + OW) & (rs[None, :] >= blk * o_bc) & (rs[None, :] < min(blk * o_bc + o_bc, OCG)))
 {{- else if .PaddedStore}}
     # the next convolution's zero-padded planes are as wide as this one's input (Wp), or the
     # output is dense and Wp == OW (a pointwise convolution): pixel q lies at q past the
