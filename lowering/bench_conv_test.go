@@ -143,7 +143,7 @@ func BenchmarkZooConvCells(b *testing.B) {
 		b.Run(fmt.Sprintf("%s/n=%d", c.model, c.n), func(b *testing.B) {
 			r, inputs, plan := zooRunner(b, c.model, c.n)
 			defer r.Close()
-			measureCPU(b, r, inputs, plan, 2*float64(c.macs*c.n))
+			measureCPU(b, r, inputs, plan, 2*float64(c.macs*c.n), 0)
 		})
 	}
 }
@@ -152,8 +152,9 @@ func BenchmarkZooConvCells(b *testing.B) {
 // runner's per-launch profile), of all its kernels, and per CPU-second of the process, and
 // the latter as % of one core's FMA peak measured in the same run (cpu.PeakGFLOPS, the faster
 // of before and after): on a shared machine the CPU-time figure is the one that other load
-// does not move. flops is one run's.
-func measureCPU(b *testing.B, r TestRunner, inputs map[string]*safetensors.Tensor, plan *Plan, flops float64) {
+// does not move. flops is one run's; weightBytes (0: none) the weights it reads, reported as
+// weight-GB/s of the convolution kernels.
+func measureCPU(b *testing.B, r TestRunner, inputs map[string]*safetensors.Tensor, plan *Plan, flops, weightBytes float64) {
 	prof, ok := r.(interface {
 		Profile(bool)
 		KernelTimes() []time.Duration
@@ -187,6 +188,9 @@ func measureCPU(b *testing.B, r TestRunner, inputs map[string]*safetensors.Tenso
 	}
 	flops *= float64(b.N)
 	b.ReportMetric(flops/conv.Seconds()/1e9, "conv-GFLOP/s")
+	if weightBytes > 0 {
+		b.ReportMetric(weightBytes*float64(b.N)/conv.Seconds()/1e9, "weight-GB/s")
+	}
 	b.ReportMetric(flops/node.Seconds()/1e9, "node-GFLOP/s")
 	if cpuTime > 0 && peak > 0 {
 		b.ReportMetric(flops/cpuTime.Seconds()/1e9, "GFLOP/cpu-s")
@@ -288,6 +292,18 @@ func scaledConvGraph(n, batch int, c convShape) string {
 //	go test ./lowering -run '^$' -bench 'Resnet18Convs|RegnetGroupedConvs'
 func BenchmarkResnet18Convs(b *testing.B) { benchmarkConvs(b, resnet18Convs) }
 
+// BenchmarkResnet18WeightConvs runs the convolutions of resnet18's layers 3 and 4 (the last
+// six of resnet18Convs) at N = 8 as well as 3: there their weights (up to 9.4 MB a model) come
+// from the L3 or memory, read once a launch, so the kernel streams them; "weight-GB/s" is
+// the weight bytes of a run per second of the convolution kernel's launches.
+func BenchmarkResnet18WeightConvs(b *testing.B) {
+	for _, n := range []int{3, 8} {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			benchmarkGraphsN(b, n, resnet18Convs[len(resnet18Convs)-6:], convBNReLUGraph)
+		})
+	}
+}
+
 // BenchmarkRegnetGroupedConvs is BenchmarkResnet18Convs for regnet_y_400mf's grouped
 // convolutions (regnetGroupedConvs).
 func BenchmarkRegnetGroupedConvs(b *testing.B) { benchmarkConvs(b, regnetGroupedConvs) }
@@ -355,7 +371,12 @@ func BenchmarkRegnetPointwiseSE(b *testing.B) {
 func benchmarkConvs(b *testing.B, convs []convShape) { benchmarkGraphs(b, convs, convBNReLUGraph) }
 
 func benchmarkGraphs(b *testing.B, convs []convShape, graphOf func(n, batch int, c convShape) string) {
-	const n, batch = 3, 2
+	benchmarkGraphsN(b, 3, convs, graphOf)
+}
+
+// benchmarkGraphsN is benchmarkGraphs for n models.
+func benchmarkGraphsN(b *testing.B, n int, convs []convShape, graphOf func(n, batch int, c convShape) string) {
+	const batch = 2
 	for _, c := range convs {
 		b.Run(c.name, func(b *testing.B) {
 			g, err := graph.Parse("conv.json", []byte(graphOf(n, batch, c)), graph.Options{})
@@ -365,7 +386,8 @@ func benchmarkGraphs(b *testing.B, convs []convShape, graphOf func(n, batch int,
 			r, inputs, plan := benchRunner(b, g, 1)
 			defer r.Close()
 			oh := (c.hw+2*(c.k/2)-c.k)/c.stride + 1
-			measureCPU(b, r, inputs, plan, 2*float64(n*batch*c.out*c.in/c.groups*c.k*c.k*oh*oh))
+			weights := 4 * float64(n*c.out*c.in/c.groups*c.k*c.k)
+			measureCPU(b, r, inputs, plan, 2*float64(n*batch*c.out*c.in/c.groups*c.k*c.k*oh*oh), weights)
 		})
 	}
 }

@@ -83,7 +83,13 @@ func BenchmarkGemmF32FewRows(b *testing.B) {
 // contract each multiply-add): columns past n and the row past m stay untouched.
 func gemmCheck(t *testing.T, r *rand.Rand, m, n, k int, run func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int)) {
 	t.Helper()
-	lda, ldb, ldc := k+3, n+5, n+2
+	gemmCheckLDA(t, r, m, n, k, k+3, run)
+}
+
+// gemmCheckLDA is gemmCheck with the rows of a lda apart.
+func gemmCheckLDA(t *testing.T, r *rand.Rand, m, n, k, lda int, run func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int)) {
+	t.Helper()
+	ldb, ldc := n+5, n+2
 	a, b, c := make([]float32, m*lda), make([]float32, k*ldb), make([]float32, (m+1)*ldc)
 	for _, x := range [][]float32{a, b, c} {
 		for i := range x {
@@ -152,6 +158,51 @@ func TestGemmF32Large(t *testing.T) {
 	for _, s := range [][3]int{{5, 7, 3}, {17, 33, 65}} {
 		gemmCheck(t, r, s[0], s[1], s[2], gemmGo)
 	}
+}
+
+// Rows of A 4 KB or more apart and too few columns to pack A (a convolution's row-major
+// weight against a narrow pixel tile) run the wide strips on the kernels that prefetch A
+// along its rows: checked against the float64 reference and bit for bit against the plain
+// kernels (a prefetch changes no sum), at every row count of a block and its edges, k below,
+// at and past the 16-step prefetch loop with odd tails, and columns with and without edges.
+func TestGemmF32StreamsFarRowsOfA(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	var scratch []float32
+	run := func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+		gemmF32(m, n, k, a, lda, b, ldb, c, ldc, &scratch)
+	}
+	defer func(on bool) { gemmStreamA = on }(gemmStreamA)
+	eachMicroKernel(func() {
+		for _, m := range []int{1, 5, 6, 8, 13, 17, 128} {
+			for _, n := range []int{16, 26, 32, 45, 64, 100} {
+				for _, k := range []int{1, 15, 16, 17, 33, 256, 301} {
+					lda := 1024 + 3*k
+					gemmStreamA = true
+					before := streamedDots.Load()
+					gemmCheckLDA(t, r, m, n, k, lda, run)
+					// whole strips and more rows than one block (narrower edges run on other kernels)
+					if n%gemmWide.w == 0 && m >= len(gemmWide.kern) && streamedDots.Load() == before {
+						t.Fatalf("%s %dx%dx%d, rows of a %d apart: no strip ran on the stream kernels", dotKernelName(), m, n, k, lda)
+					}
+					a, b := make([]float32, m*lda), make([]float32, k*n)
+					for _, x := range [][]float32{a, b} {
+						for i := range x {
+							x[i] = float32(r.NormFloat64())
+						}
+					}
+					streamed, plain := make([]float32, m*n), make([]float32, m*n)
+					gemmF32(m, n, k, a, lda, b, n, streamed, n, &scratch)
+					gemmStreamA = false
+					gemmF32(m, n, k, a, lda, b, n, plain, n, &scratch)
+					for i := range streamed {
+						if math.Float32bits(streamed[i]) != math.Float32bits(plain[i]) {
+							t.Fatalf("%s %dx%dx%d: c[%d] = %g on the stream kernels, %g on the plain ones", dotKernelName(), m, n, k, i, streamed[i], plain[i])
+						}
+					}
+				}
+			}
+		}
+	})
 }
 
 // Few rows and many columns (a Linear on a handful of rows) take k in gemmStreamKC chunks:
