@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -239,4 +240,58 @@ func TestGemmF32StreamsFewRows(t *testing.T) {
 			}
 		}
 	})
+}
+
+// BenchmarkGemmStreamedWeight runs the folded GEMM of resnet18's layer-4 3x3 convolution at
+// N = 8 (conv_flat.py's Folded form: per model and 128-row channel tile, 18 dots of k = 256
+// over a row-major weight [512, 4608], 9.4 MB a model, 75 MB in all, read once a pass,
+// against 32 pixel columns) on one thread: "plain" and "stream" run the dots one at a time
+// on the plain and the prefetching strip kernels, "queued" each tile's dots together per
+// register block (gemmPanels, as the executor queues them: each block walks its rows of
+// the weight from end to end). It reports the weight read per CPU-second of the thread and
+// GFLOP per CPU-second (the clock is no measure on a shared machine).
+func BenchmarkGemmStreamedWeight(b *testing.B) {
+	defer func() { gemmStreamA = true }()
+	const models, oc, k, boc, bk, nq = 8, 512, 4608, 128, 256, 26
+	w := make([]float32, models*oc*k)
+	for i := range w {
+		w[i] = float32(i%7) * 0.01
+	}
+	x := make([]float32, k*nq+32)
+	c := make([]float32, boc*32)
+	var scratch []float32
+	var asm []gemmPanel
+	ps := make([]dotPanel, k/bk)
+	for _, v := range []struct {
+		name           string
+		stream, queued bool
+	}{{"plain", false, false}, {"stream", true, false}, {"queued", true, true}} {
+		b.Run(v.name, func(b *testing.B) {
+			gemmStreamA = v.stream
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			t0 := threadCPUTime()
+			for b.Loop() {
+				for m := range models {
+					for ot := range oc / boc {
+						base := (m*oc + ot*boc) * k
+						for kt := range k / bk {
+							if v.queued {
+								ps[kt] = dotPanel{a: w[base+kt*bk:], lda: k, b: x[kt*bk*nq:], ldb: nq, m: boc, n: 32, k: bk}
+							} else {
+								gemmF32(boc, 32, bk, w[base+kt*bk:], k, x[kt*bk*nq:], nq, c, 32, &scratch)
+							}
+						}
+						if v.queued {
+							gemmPanels(ps, c, 32, &scratch, &asm)
+						}
+					}
+				}
+			}
+			if cpuTime := (threadCPUTime() - t0).Seconds(); cpuTime > 0 {
+				b.ReportMetric(float64(len(w)*4*b.N)/cpuTime/1e9, "weight-GB/cpu-s")
+				b.ReportMetric(float64(2*models*oc*k*32*b.N)/cpuTime/1e9, "GFLOP/cpu-s")
+			}
+		})
+	}
 }
