@@ -141,8 +141,9 @@ var (
 	// gemmStreamA: when the rows of A are 4 KB or more apart and A is not packed (a
 	// convolution's row-major weight [OC, C*KH*KW] against a narrow pixel tile: each weight
 	// element used by one strip, read once from the L3 or memory), the wide strips run on
-	// kernels that prefetch each row of A a few cache lines ahead. The hardware prefetcher
-	// does not follow 8 rows 1 KB long at once, so the plain kernels wait on every line.
+	// kernels that prefetch each row of A a few cache lines ahead, and a loop's deep dots
+	// over such an A queue (streamsA, panels.go). The hardware prefetcher does not follow 8
+	// rows 1 KB long at once, so the plain kernels wait on every line.
 	gemmStreamA = true
 )
 
