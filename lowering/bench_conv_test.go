@@ -143,7 +143,7 @@ func BenchmarkZooConvCells(b *testing.B) {
 		b.Run(fmt.Sprintf("%s/n=%d", c.model, c.n), func(b *testing.B) {
 			r, inputs, plan := zooRunner(b, c.model, c.n)
 			defer r.Close()
-			measureCPU(b, r, inputs, plan, 2*float64(c.macs*c.n))
+			measureCPU(b, r, inputs, plan, 2*float64(c.macs*c.n), 0)
 		})
 	}
 }
@@ -153,8 +153,9 @@ func BenchmarkZooConvCells(b *testing.B) {
 // time of its pad kernels (conv_pad.py) per run, and
 // the latter as % of one core's FMA peak measured in the same run (cpu.PeakGFLOPS, the faster
 // of before and after): on a shared machine the CPU-time figure is the one that other load
-// does not move. flops is one run's.
-func measureCPU(b *testing.B, r TestRunner, inputs map[string]*safetensors.Tensor, plan *Plan, flops float64) {
+// does not move. flops is one run's; weightBytes (0: none) the weights it reads, reported as
+// weight-GB/s of the convolution kernels.
+func measureCPU(b *testing.B, r TestRunner, inputs map[string]*safetensors.Tensor, plan *Plan, flops, weightBytes float64) {
 	prof, ok := r.(interface {
 		Profile(bool)
 		KernelTimes() []time.Duration
@@ -191,6 +192,9 @@ func measureCPU(b *testing.B, r TestRunner, inputs map[string]*safetensors.Tenso
 	}
 	flops *= float64(b.N)
 	b.ReportMetric(flops/conv.Seconds()/1e9, "conv-GFLOP/s")
+	if weightBytes > 0 {
+		b.ReportMetric(weightBytes*float64(b.N)/conv.Seconds()/1e9, "weight-GB/s")
+	}
 	b.ReportMetric(flops/node.Seconds()/1e9, "node-GFLOP/s")
 	b.ReportMetric(pad.Seconds()*1e6/float64(b.N), "pad-µs/op")
 	if cpuTime > 0 && peak > 0 {
@@ -293,6 +297,18 @@ func scaledConvGraph(n, batch int, c convShape) string {
 //	go test ./lowering -run '^$' -bench 'Resnet18Convs|RegnetGroupedConvs'
 func BenchmarkResnet18Convs(b *testing.B) { benchmarkConvs(b, resnet18Convs) }
 
+// BenchmarkResnet18WeightConvs runs the convolutions of resnet18's layers 3 and 4 (the last
+// six of resnet18Convs) at N = 8 as well as 3: there their weights (up to 9.4 MB a model) come
+// from the L3 or memory, read once a launch, so the kernel streams them; "weight-GB/s" is
+// the weight bytes of a run per second of the convolution kernel's launches.
+func BenchmarkResnet18WeightConvs(b *testing.B) {
+	for _, n := range []int{3, 8} {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			benchmarkGraphsN(b, n, resnet18Convs[len(resnet18Convs)-6:], convBNReLUGraph)
+		})
+	}
+}
+
 // BenchmarkRegnetGroupedConvs is BenchmarkResnet18Convs for regnet_y_400mf's grouped
 // convolutions (regnetGroupedConvs).
 func BenchmarkRegnetGroupedConvs(b *testing.B) { benchmarkConvs(b, regnetGroupedConvs) }
@@ -360,14 +376,20 @@ func BenchmarkRegnetPointwiseSE(b *testing.B) {
 func benchmarkConvs(b *testing.B, convs []convShape) { benchmarkGraphs(b, convs, convBNReLUGraph) }
 
 func benchmarkGraphs(b *testing.B, convs []convShape, graphOf func(n, batch int, c convShape) string) {
+	benchmarkGraphsN(b, 3, convs, graphOf)
+}
+
+// benchmarkGraphsN runs each of convs at n models (benchmarkGraph).
+func benchmarkGraphsN(b *testing.B, n int, convs []convShape, graphOf func(n, batch int, c convShape) string) {
 	for _, c := range convs {
-		b.Run(c.name, func(b *testing.B) { benchmarkGraph(b, c, graphOf) })
+		b.Run(c.name, func(b *testing.B) { benchmarkGraph(b, n, c, graphOf) })
 	}
 }
 
-// benchmarkGraph runs graphOf(c) at N = 3, batch 2 under measureCPU, its flops those of c.
-func benchmarkGraph(b *testing.B, c convShape, graphOf func(n, batch int, c convShape) string) {
-	const n, batch = 3, 2
+// benchmarkGraph runs graphOf(c) at n models, batch 2 under measureCPU, its flops and weight
+// bytes those of c.
+func benchmarkGraph(b *testing.B, n int, c convShape, graphOf func(n, batch int, c convShape) string) {
+	const batch = 2
 	g, err := graph.Parse("conv.json", []byte(graphOf(n, batch, c)), graph.Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -375,7 +397,8 @@ func benchmarkGraph(b *testing.B, c convShape, graphOf func(n, batch int, c conv
 	r, inputs, plan := benchRunner(b, g, 1)
 	defer r.Close()
 	oh := (c.hw+2*(c.k/2)-c.k)/c.stride + 1
-	measureCPU(b, r, inputs, plan, 2*float64(n*batch*c.out*c.in/c.groups*c.k*c.k*oh*oh))
+	weights := 4 * float64(n*c.out*c.in/c.groups*c.k*c.k)
+	measureCPU(b, r, inputs, plan, 2*float64(n*batch*c.out*c.in/c.groups*c.k*c.k*oh*oh), weights)
 }
 
 // regnetDownsamplings are regnet_y_400mf's stride-2 entries on 96x96 images: each stage's
@@ -440,7 +463,7 @@ func benchmarkProducerStores(b *testing.B, convs []convShape) {
 			b.Run(c.name+"/"+v.name, func(b *testing.B) {
 				convPhaseStore, convBlockStore = v.store, v.store
 				defer func() { convPhaseStore, convBlockStore = true, true }()
-				benchmarkGraph(b, c, pointwiseThenStridedGraph)
+				benchmarkGraph(b, 3, c, pointwiseThenStridedGraph)
 			})
 		}
 	}

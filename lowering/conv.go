@@ -566,6 +566,13 @@ func (g *convGroup) residues() int {
 	return 1
 }
 
+// colsStride is how far apart the rows of the Folded form's columns lie: every sample's
+// pixels rounded up to a power of two, so that no pixel tile (BLOCK_P <= nextPow2 of them) is
+// wider than a row and the GEMM's input tiles are strided views whose rows do not overlap,
+// which the CPU executor reads in place (and queues: jit/cpu's far-row dots); the columns past
+// the pixels are never written, read only into accumulator columns never stored.
+func (g *convGroup) colsStride() int { return nextPow2(g.gemmPixels()) }
+
 // flatSamples is the grid's (sample x group) axis of conv_flat.py: 1 when Folded.
 func (g *convGroup) flatSamples() int {
 	if g.cols {
@@ -1310,14 +1317,14 @@ func (g *convGroup) emitCols(l *lowerer) (*Launch, error) {
 }
 
 // colsInput makes the convolution read the columns (conv_cols.py) of the padded planes it
-// would read (g.x): [C*KH*KW, B*QS] per model, with a tile's slack at the end (the last pixel
+// would read (g.x): [C*KH*KW, B*QS] per model (rows colsStride apart), with a tile's slack at the end (the last pixel
 // tile's dead columns read past the last row, into accumulator columns never stored).
 func (g *convGroup) colsInput(l *lowerer, node string, inC int) {
 	models := l.n
 	if g.x.ModelStride == 0 {
 		models = 1 // a shared input is gathered once
 	}
-	k, q := inC*g.kh*g.kw, g.gemmPixels()
+	k, q := inC*g.kh*g.kw, g.colsStride()
 	name := node + ".cols"
 	b := l.newBuffer(TempBuffer, name, g.x.DType, models*k*q+convFlatMaxBlockP)
 	ms := k * q
@@ -1325,7 +1332,7 @@ func (g *convGroup) colsInput(l *lowerer, node string, inC int) {
 		ms = 0
 	}
 	cg := &convColsGroup{x: g.x, conv: g, c: inC, models: models, xBStride: g.xBStride, xCStride: g.xCStride}
-	cg.groupBase = groupBase{nodes: []string{fmt.Sprintf("%s (input as columns [%d, %d])", node, k, q)}, ops: []string{"im2col"},
+	cg.groupBase = groupBase{nodes: []string{fmt.Sprintf("%s (input as columns [%d, %d])", node, k, g.gemmPixels())}, ops: []string{"im2col"},
 		out: fullView(b, []int{k, q}, ms)}
 	l.addGroup(cg, name)
 	g.x, g.xCStride, g.xBStride = cg.out, q, 0
@@ -1350,7 +1357,7 @@ func (g *convColsGroup) emit(l *lowerer) (*Launch, error) {
 	args = append(args, ptrArgs("x", g.x)...)
 	args = append(args, intArg("x_bstride", g.xBStride), intArg("x_cstride", g.xCStride))
 	args = append(args, ptrArgs("o", g.out)...)
-	args = append(args, intArg("Wp", c.wp), intArg("QS", c.flatPixels()), intArg("NQ", c.gemmPixels()),
+	args = append(args, intArg("Wp", c.wp), intArg("QS", c.flatPixels()), intArg("NQ", c.colsStride()),
 		intArg("KW", c.kw), intArg("KHW", c.kh*c.kw), intArg("dil_h", c.dh), intArg("dil_w", c.dw))
 	if c.strided() {
 		args = append(args, intArg("stride_h", c.sh), intArg("stride_w", c.sw), intArg("PHW", c.phw), intArg("PLANE", c.hp*c.wp))

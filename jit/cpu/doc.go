@@ -34,7 +34,14 @@
 //     k-masked kernels (a right edge of 16 or less shares the broadcasts of the last strip, 8x48)
 //     or under AVX2 on an 8- or 16-wide kernel through a B panel zero-padded once per call;
 //     odd sizes cost about their flops. Rows of B (and of A) 4 KB or more apart are packed
-//     closer once per call, 128 columns of B at a time, and k runs in chunks of 512. With
+//     closer once per call, 128 columns of B at a time, and k runs in chunks of 512. Rows of
+//     A that far apart and too few columns to pack them (a convolution's row-major weight
+//     against a narrow pixel tile, each weight read once from the L3 or memory) run on
+//     kernels that prefetch each row of A 512 bytes ahead every 16 k steps (the hardware
+//     prefetcher does not follow 8 rows at once; past a row's end they fetch the next k
+//     block of the same rows, which the loop's next dot reads); a loop of such dots queues
+//     them as a tap loop's (below), however deep, so that each register block walks its
+//     rows of A from end to end. With
 //     16 rows or fewer (a Linear on a few rows: memory-bound on its weight) k runs in chunks
 //     of 16 instead, each chunk's rows of B read left to right across every strip, so B
 //     streams in order rather than strip by strip down all of k (same sums, same order). A

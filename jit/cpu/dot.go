@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"sync/atomic"
+
 	"github.com/widejit/widejit/triton/ir"
 )
 
@@ -99,6 +101,7 @@ type gemmStrip struct {
 	w, mr  int
 	kern   []gemmKernel
 	masked []gemmMaskedKernel // the same with the last 16 columns masked; nil without AVX-512
+	stream []gemmKernel       // kern prefetching a along its rows (gemmStreamA); nil: none
 }
 
 // tallRows selects 12-row AVX-512 tiles (12x32, 24 accumulators) over 8-row ones: set on AMD
@@ -135,7 +138,18 @@ var (
 	// is unchanged). 16 measured fastest of 16/32/64 on weights that are not in cache.
 	gemmStreamKC   = 16
 	gemmStreamRows = 16
+	// gemmStreamA: when the rows of A are 4 KB or more apart and A is not packed (a
+	// convolution's row-major weight [OC, C*KH*KW] against a narrow pixel tile: each weight
+	// element used by one strip, read once from the L3 or memory), the wide strips run on
+	// kernels that prefetch each row of A a few cache lines ahead, and a loop's deep dots
+	// over such an A queue (streamsA, panels.go). The hardware prefetcher does not follow 8
+	// rows 1 KB long at once, so the plain kernels wait on every line.
+	gemmStreamA = true
 )
+
+// streamedDots counts the gemmF32 calls whose wide strips ran on the kernels that prefetch
+// A (gemmStreamA; tests read it).
+var streamedDots atomic.Int64
 
 func dotKernelName() string { return microName }
 
@@ -238,6 +252,12 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 		need += (len(edge.kern) - 1) * edge.w
 	}
 	packA := gemmPackA && lda >= 1024 && n >= 256
+	if streamsA(lda) && !packA && wide.stream != nil && nFull > 0 {
+		streamed := *wide
+		streamed.kern = streamed.stream
+		wide = &streamed
+		streamedDots.Add(1)
+	}
 	aAt := need
 	if packA {
 		need += m * (k + 16)

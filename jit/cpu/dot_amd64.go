@@ -30,7 +30,7 @@ func vendor() string {
 func selectMicroKernel(allowAVX512 bool) {
 	switch {
 	case allowAVX512 && cpu.X86.HasAVX512F:
-		gemmWide = gemmStrip{w: 32, mr: 8, kern: kernelsAVX512_32[:], masked: kernelsAVX512_32masked[:]}
+		gemmWide = gemmStrip{w: 32, mr: 8, kern: kernelsAVX512_32[:], masked: kernelsAVX512_32masked[:], stream: kernelsAVX512_32stream[:]}
 		panelKernels, panelCols = []panelKernel{{8, sgemmAVX512_8x32panels}}, 32
 		panelWide.cols, panelWide.run = 48, sgemmAVX512_8x48panels
 		if tallRows {
@@ -44,7 +44,7 @@ func selectMicroKernel(allowAVX512 bool) {
 		gemvKern, gemvLanes = gemvKernelsAVX512[:], 16
 		gemmSIMD, microName = true, fmt.Sprintf("AVX-512 dot, %dx32 tiles", gemmWide.mr)
 	case cpu.X86.HasAVX2 && cpu.X86.HasFMA:
-		gemmWide = gemmStrip{w: 16, mr: 6, kern: kernelsAVX2_16[:]}
+		gemmWide = gemmStrip{w: 16, mr: 6, kern: kernelsAVX2_16[:], stream: kernelsAVX2_16stream[:]}
 		gemmNarrow = gemmStrip{w: 8, mr: 12, kern: kernelsAVX2_8[:]}
 		gemmWideEdge = gemmStrip{}
 		gemmShort = gemmStrip{w: 24, mr: 4, kern: kernelsAVX2_24[:]}

@@ -21,22 +21,31 @@ type family struct {
 	regs        int
 	masked      bool // the last vector of each row loads and stores through the mask K1
 	panels      bool // maxR rows only, summing a list of operand panels (gemmPanel) into c
+	stream      bool // every 16 k steps, prefetch each row of a streamAhead bytes ahead
 }
 
+// streamAhead is how far ahead along its row (bytes) a stream kernel prefetches a: 8 blocks
+// of 16 k steps, several hundred cycles of FMAs, more than a miss to the L3 or memory takes.
+// Past a row's end the prefetches reach its continuation, the next k block of a row-major
+// weight (what a tiled GEMM's next dot reads).
+const streamAhead = 512
+
 var families = []family{
-	{"AVX512", 2, 16, 12, 32, false, false}, // 8x32 main tile (12x32 measured too)
-	{"AVX512", 1, 16, 16, 32, false, false}, // 16-wide strips
-	{"AVX512", 2, 16, 12, 32, true, false},  // right edges of 17-31 columns
-	{"AVX512", 1, 16, 16, 32, true, false},  // right edges of 1-15 columns
-	{"AVX512", 3, 16, 8, 32, true, false},   // the last 32-wide strip and a right edge of 1-15 columns
-	{"AVX512", 4, 16, 4, 32, false, false},  // few rows: 64 wide, 4-16 accumulators
-	{"AVX2", 3, 8, 4, 16, false, false},     // few rows: 24 wide, 3-12 accumulators
-	{"AVX2", 2, 8, 6, 16, false, false},     // 6x16 main tile: 12 accumulators, 2 B vectors, 2 broadcasts
-	{"AVX2", 1, 8, 12, 16, false, false},    // 8-wide strips and narrow edges
-	{"AVX512", 2, 16, 8, 32, false, true},   // 8x32 over panels: a convolution's taps
-	{"AVX512", 3, 16, 8, 32, false, true},   // 8x48 over panels: 24 accumulators, 3 B vectors a broadcast
-	{"AVX512", 2, 16, 12, 32, false, true},  // 12x32 over panels (AMD Zen)
-	{"AVX2", 2, 8, 6, 16, false, true},      // 6x16 over panels
+	{"AVX512", 2, 16, 12, 32, false, false, false}, // 8x32 main tile (12x32 measured too)
+	{"AVX512", 2, 16, 12, 32, false, false, true},  // the same, a streamed from memory
+	{"AVX512", 1, 16, 16, 32, false, false, false}, // 16-wide strips
+	{"AVX512", 2, 16, 12, 32, true, false, false},  // right edges of 17-31 columns
+	{"AVX512", 1, 16, 16, 32, true, false, false},  // right edges of 1-15 columns
+	{"AVX512", 3, 16, 8, 32, true, false, false},   // the last 32-wide strip and a right edge of 1-15 columns
+	{"AVX512", 4, 16, 4, 32, false, false, false},  // few rows: 64 wide, 4-16 accumulators
+	{"AVX2", 3, 8, 4, 16, false, false, false},     // few rows: 24 wide, 3-12 accumulators
+	{"AVX2", 2, 8, 6, 16, false, false, false},     // 6x16 main tile: 12 accumulators, 2 B vectors, 2 broadcasts
+	{"AVX2", 2, 8, 6, 16, false, false, true},      // the same, a streamed from memory
+	{"AVX2", 1, 8, 12, 16, false, false, false},    // 8-wide strips and narrow edges
+	{"AVX512", 2, 16, 8, 32, false, true, false},   // 8x32 over panels: a convolution's taps
+	{"AVX512", 3, 16, 8, 32, false, true, false},   // 8x48 over panels: 24 accumulators, 3 B vectors a broadcast
+	{"AVX512", 2, 16, 12, 32, false, true, false},  // 12x32 over panels (AMD Zen)
+	{"AVX2", 2, 8, 6, 16, false, true, false},      // 6x16 over panels
 }
 
 func (f family) name(r int) string {
@@ -45,6 +54,9 @@ func (f family) name(r int) string {
 	}
 	if f.masked {
 		return fmt.Sprintf("sgemm%s_%dx%dmasked", f.isa, r, f.vecs*f.lanes)
+	}
+	if f.stream {
+		return fmt.Sprintf("sgemm%s_%dx%dstream", f.isa, r, f.vecs*f.lanes)
 	}
 	return fmt.Sprintf("sgemm%s_%dx%d", f.isa, r, f.vecs*f.lanes)
 }
@@ -92,6 +104,9 @@ func main() {
 		if f.masked {
 			typ, what = "gemmMaskedKernel", " (the last 16 columns through a mask)"
 		}
+		if f.stream {
+			what = " (a prefetched along its rows)"
+		}
 		fmt.Fprintf(&g, "\n// %s[r] is the %d-column kernel for r rows%s.\nvar %s = [...]%s{nil", tableName(f), f.vecs*f.lanes, what, tableName(f), typ)
 		for r := 1; r <= f.maxR; r++ {
 			fmt.Fprintf(&g, ", %s", f.name(r))
@@ -105,6 +120,9 @@ func main() {
 func tableName(f family) string {
 	if f.masked {
 		return fmt.Sprintf("kernels%s_%dmasked", f.isa, f.vecs*f.lanes)
+	}
+	if f.stream {
+		return fmt.Sprintf("kernels%s_%dstream", f.isa, f.vecs*f.lanes)
 	}
 	return fmt.Sprintf("kernels%s_%d", f.isa, f.vecs*f.lanes)
 }
@@ -253,6 +271,25 @@ func kernel(s *strings.Builder, f family, r int) {
 		p("MOVQ 24(R13), R10")
 		p("MOVQ 32(R13), CX")
 		aRows()
+	}
+	if f.stream {
+		// 16 k steps per iteration (64 bytes of each row of a: one cache line), each row's
+		// line streamAhead bytes on prefetched first; the steps left run below.
+		p("SUBQ $16, CX")
+		p("JLT rest")
+		fmt.Fprintf(s, "stream:\n")
+		for row := 0; row < r; row++ {
+			p("PREFETCHT0 %s", amem(row, streamAhead))
+		}
+		for range 8 {
+			body(0)
+			body(1)
+			advance(2)
+		}
+		p("SUBQ $16, CX")
+		p("JGE stream")
+		fmt.Fprintf(s, "rest:\n")
+		p("ADDQ $16, CX")
 	}
 	// Two k steps per iteration, then the odd one.
 	p("SUBQ $2, CX")

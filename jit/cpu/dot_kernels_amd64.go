@@ -42,6 +42,45 @@ func sgemmAVX512_12x32(k int, a *float32, lda int, b *float32, ldb int, c *float
 var kernelsAVX512_32 = [...]gemmKernel{nil, sgemmAVX512_1x32, sgemmAVX512_2x32, sgemmAVX512_3x32, sgemmAVX512_4x32, sgemmAVX512_5x32, sgemmAVX512_6x32, sgemmAVX512_7x32, sgemmAVX512_8x32, sgemmAVX512_9x32, sgemmAVX512_10x32, sgemmAVX512_11x32, sgemmAVX512_12x32}
 
 //go:noescape
+func sgemmAVX512_1x32stream(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sgemmAVX512_2x32stream(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sgemmAVX512_3x32stream(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sgemmAVX512_4x32stream(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sgemmAVX512_5x32stream(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sgemmAVX512_6x32stream(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sgemmAVX512_7x32stream(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sgemmAVX512_8x32stream(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sgemmAVX512_9x32stream(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sgemmAVX512_10x32stream(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sgemmAVX512_11x32stream(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sgemmAVX512_12x32stream(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+// kernelsAVX512_32stream[r] is the 32-column kernel for r rows (a prefetched along its rows).
+var kernelsAVX512_32stream = [...]gemmKernel{nil, sgemmAVX512_1x32stream, sgemmAVX512_2x32stream, sgemmAVX512_3x32stream, sgemmAVX512_4x32stream, sgemmAVX512_5x32stream, sgemmAVX512_6x32stream, sgemmAVX512_7x32stream, sgemmAVX512_8x32stream, sgemmAVX512_9x32stream, sgemmAVX512_10x32stream, sgemmAVX512_11x32stream, sgemmAVX512_12x32stream}
+
+//go:noescape
 func sgemmAVX512_1x16(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape
@@ -259,6 +298,27 @@ func sgemmAVX2_6x16(k int, a *float32, lda int, b *float32, ldb int, c *float32,
 
 // kernelsAVX2_16[r] is the 16-column kernel for r rows.
 var kernelsAVX2_16 = [...]gemmKernel{nil, sgemmAVX2_1x16, sgemmAVX2_2x16, sgemmAVX2_3x16, sgemmAVX2_4x16, sgemmAVX2_5x16, sgemmAVX2_6x16}
+
+//go:noescape
+func sgemmAVX2_1x16stream(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sgemmAVX2_2x16stream(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sgemmAVX2_3x16stream(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sgemmAVX2_4x16stream(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sgemmAVX2_5x16stream(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+//go:noescape
+func sgemmAVX2_6x16stream(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+// kernelsAVX2_16stream[r] is the 16-column kernel for r rows (a prefetched along its rows).
+var kernelsAVX2_16stream = [...]gemmKernel{nil, sgemmAVX2_1x16stream, sgemmAVX2_2x16stream, sgemmAVX2_3x16stream, sgemmAVX2_4x16stream, sgemmAVX2_5x16stream, sgemmAVX2_6x16stream}
 
 //go:noescape
 func sgemmAVX2_1x8(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)

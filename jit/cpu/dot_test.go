@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -83,7 +84,13 @@ func BenchmarkGemmF32FewRows(b *testing.B) {
 // contract each multiply-add): columns past n and the row past m stay untouched.
 func gemmCheck(t *testing.T, r *rand.Rand, m, n, k int, run func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int)) {
 	t.Helper()
-	lda, ldb, ldc := k+3, n+5, n+2
+	gemmCheckLDA(t, r, m, n, k, k+3, run)
+}
+
+// gemmCheckLDA is gemmCheck with the rows of a lda apart.
+func gemmCheckLDA(t *testing.T, r *rand.Rand, m, n, k, lda int, run func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int)) {
+	t.Helper()
+	ldb, ldc := n+5, n+2
 	a, b, c := make([]float32, m*lda), make([]float32, k*ldb), make([]float32, (m+1)*ldc)
 	for _, x := range [][]float32{a, b, c} {
 		for i := range x {
@@ -154,6 +161,51 @@ func TestGemmF32Large(t *testing.T) {
 	}
 }
 
+// Rows of A 4 KB or more apart and too few columns to pack A (a convolution's row-major
+// weight against a narrow pixel tile) run the wide strips on the kernels that prefetch A
+// along its rows: checked against the float64 reference and bit for bit against the plain
+// kernels (a prefetch changes no sum), at every row count of a block and its edges, k below,
+// at and past the 16-step prefetch loop with odd tails, and columns with and without edges.
+func TestGemmF32StreamsFarRowsOfA(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	var scratch []float32
+	run := func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+		gemmF32(m, n, k, a, lda, b, ldb, c, ldc, &scratch)
+	}
+	defer func(on bool) { gemmStreamA = on }(gemmStreamA)
+	eachMicroKernel(func() {
+		for _, m := range []int{1, 5, 6, 8, 13, 17, 128} {
+			for _, n := range []int{16, 26, 32, 45, 64, 100} {
+				for _, k := range []int{1, 15, 16, 17, 33, 256, 301} {
+					lda := 1024 + 3*k
+					gemmStreamA = true
+					before := streamedDots.Load()
+					gemmCheckLDA(t, r, m, n, k, lda, run)
+					// whole strips and more rows than one block (narrower edges run on other kernels)
+					if n%gemmWide.w == 0 && m >= len(gemmWide.kern) && streamedDots.Load() == before {
+						t.Fatalf("%s %dx%dx%d, rows of a %d apart: no strip ran on the stream kernels", dotKernelName(), m, n, k, lda)
+					}
+					a, b := make([]float32, m*lda), make([]float32, k*n)
+					for _, x := range [][]float32{a, b} {
+						for i := range x {
+							x[i] = float32(r.NormFloat64())
+						}
+					}
+					streamed, plain := make([]float32, m*n), make([]float32, m*n)
+					gemmF32(m, n, k, a, lda, b, n, streamed, n, &scratch)
+					gemmStreamA = false
+					gemmF32(m, n, k, a, lda, b, n, plain, n, &scratch)
+					for i := range streamed {
+						if math.Float32bits(streamed[i]) != math.Float32bits(plain[i]) {
+							t.Fatalf("%s %dx%dx%d: c[%d] = %g on the stream kernels, %g on the plain ones", dotKernelName(), m, n, k, i, streamed[i], plain[i])
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
 // Few rows and many columns (a Linear on a handful of rows) take k in gemmStreamKC chunks:
 // checked against the float64 reference, and bit for bit against the same product in one
 // pass over k (the chunks keep the order of the sums), at odd k, n and leading dimensions.
@@ -188,4 +240,58 @@ func TestGemmF32StreamsFewRows(t *testing.T) {
 			}
 		}
 	})
+}
+
+// BenchmarkGemmStreamedWeight runs the folded GEMM of resnet18's layer-4 3x3 convolution at
+// N = 8 (conv_flat.py's Folded form: per model and 128-row channel tile, 18 dots of k = 256
+// over a row-major weight [512, 4608], 9.4 MB a model, 75 MB in all, read once a pass,
+// against 32 pixel columns) on one thread: "plain" and "stream" run the dots one at a time
+// on the plain and the prefetching strip kernels, "queued" each tile's dots together per
+// register block (gemmPanels, as the executor queues them: each block walks its rows of
+// the weight from end to end). It reports the weight read per CPU-second of the thread and
+// GFLOP per CPU-second (the clock is no measure on a shared machine).
+func BenchmarkGemmStreamedWeight(b *testing.B) {
+	defer func() { gemmStreamA = true }()
+	const models, oc, k, boc, bk, nq = 8, 512, 4608, 128, 256, 26
+	w := make([]float32, models*oc*k)
+	for i := range w {
+		w[i] = float32(i%7) * 0.01
+	}
+	x := make([]float32, k*nq+32)
+	c := make([]float32, boc*32)
+	var scratch []float32
+	var asm []gemmPanel
+	ps := make([]dotPanel, k/bk)
+	for _, v := range []struct {
+		name           string
+		stream, queued bool
+	}{{"plain", false, false}, {"stream", true, false}, {"queued", true, true}} {
+		b.Run(v.name, func(b *testing.B) {
+			gemmStreamA = v.stream
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			t0 := threadCPUTime()
+			for b.Loop() {
+				for m := range models {
+					for ot := range oc / boc {
+						base := (m*oc + ot*boc) * k
+						for kt := range k / bk {
+							if v.queued {
+								ps[kt] = dotPanel{a: w[base+kt*bk:], lda: k, b: x[kt*bk*nq:], ldb: nq, m: boc, n: 32, k: bk}
+							} else {
+								gemmF32(boc, 32, bk, w[base+kt*bk:], k, x[kt*bk*nq:], nq, c, 32, &scratch)
+							}
+						}
+						if v.queued {
+							gemmPanels(ps, c, 32, &scratch, &asm)
+						}
+					}
+				}
+			}
+			if cpuTime := (threadCPUTime() - t0).Seconds(); cpuTime > 0 {
+				b.ReportMetric(float64(len(w)*4*b.N)/cpuTime/1e9, "weight-GB/cpu-s")
+				b.ReportMetric(float64(2*models*oc*k*32*b.N)/cpuTime/1e9, "GFLOP/cpu-s")
+			}
+		})
+	}
 }

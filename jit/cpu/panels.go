@@ -15,8 +15,15 @@ import (
 // stored (gemmPanels). Every element still sums the panels in order, each along its k in
 // order, so the result is bit for bit that of the dots one at a time.
 
-// panelMaxK: a deeper dot runs at once, through gemmF32, which packs and chunks long k.
+// panelMaxK: a deeper dot runs at once, through gemmF32, which packs and chunks long k;
+// unless its A streams (streamsA): queued, each register block sums every panel in turn, so
+// that it walks its rows of A from end to end, which the hardware prefetcher follows, rather
+// than a k block of every row at a time (rows 4 KB apart, 8 at once, it does not follow).
 const panelMaxK = 64
+
+// streamsA says whether a dot's A (rows lda elements apart) is a weight streamed from memory
+// (gemmStreamA): rows 4 KB or more apart.
+func streamsA(lda int) bool { return gemmStreamA && lda >= 1024 }
 
 var (
 	queueDots  = true       // tests turn the queue off to compare

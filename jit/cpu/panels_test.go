@@ -180,6 +180,84 @@ func TestPanelStrips(t *testing.T) {
 	}
 }
 
+// foldedKernel is a GEMM over a row-major weight [BOC, K] whose rows are far apart (a
+// convolution's weight [OC, C*KH*KW] as conv_flat.py's folded form reads it): deep k steps
+// (BK past panelMaxK) against a pixel tile, M of the BOC rows live, the last program's
+// pixels past Q.
+const foldedKernel = `import triton
+import triton.language as tl
+
+
+@triton.jit
+def folded(x_ptr, w_ptr, c_ptr, M, Q, K, BP: tl.constexpr, BOC: tl.constexpr, BK: tl.constexpr):
+    pid = tl.program_id(0)
+    q = pid * BP + tl.arange(0, BP)
+    rn = tl.arange(0, BOC)
+    rk = tl.arange(0, BK)
+    qmask = q[None, :] < Q
+    acc = tl.zeros((BOC, BP), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        ks = k0 + rk
+        a = tl.load(w_ptr + rn[:, None] * K + ks[None, :], mask=rn[:, None] < M, other=0.0)
+        b = tl.load(x_ptr + ks[:, None] * Q + q[None, :], mask=qmask, other=0.0)
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rn[:, None] * Q + q[None, :], acc, mask=(rn[:, None] < M) & qmask)
+`
+
+// TestFarWeightRowsQueueTheirDots: dots deeper than panelMaxK whose weight rows are 4 KB or
+// more apart are queued too and run per register block over all of k (each block walks its
+// rows from end to end; the rows below the blocks run panel by panel); the result is
+// bit for bit that of the dots one at a time with gemmStreamA off, on the AVX-512 and the
+// AVX2 kernels, and matches the float64 sum.
+func TestFarWeightRowsQueueTheirDots(t *testing.T) {
+	defer func() { queueDots, gemmStreamA = true, true }()
+	const bp, boc, m, bk, q, k = 64, 64, 40, 256, 100, 1280
+	kn := compileKernel(t, "folded.py", foldedKernel, "folded",
+		map[string]string{"x_ptr": "*fp32", "w_ptr": "*fp32", "c_ptr": "*fp32", "M": "i32", "Q": "i32", "K": "i32"},
+		map[string]any{"BP": int64(bp), "BOC": int64(boc), "BK": int64(bk)})
+	r := rand.New(rand.NewPCG(7, 8))
+	x, w := make([]float32, k*q), make([]float32, m*k)
+	for _, v := range [][]float32{x, w} {
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+	}
+	want := make([]float64, m*q)
+	for o := range m {
+		for p := range q {
+			for c := range k {
+				want[o*q+p] += float64(w[o*k+c]) * float64(x[c*q+p])
+			}
+		}
+	}
+	launch := func() []float32 {
+		out := f32Buf(t, make([]float32, m*q))
+		args := []jit.Arg{buf(f32Buf(t, x)), buf(f32Buf(t, w)), buf(out), scalar(int64(m)), scalar(int64(q)), scalar(int64(k))}
+		if err := kn.Launch(grid1((q+bp-1)/bp), args); err != nil {
+			t.Fatal(err)
+		}
+		return slices.Clone(out.f32())
+	}
+	eachMicroKernel(func() {
+		queueDots, gemmStreamA = false, false
+		inTurn := launch()
+		queueDots, gemmStreamA = true, true
+		queued := queuedDots.Load()
+		got := launch()
+		if n := queuedDots.Load() - queued; n != 2*k/bk {
+			t.Fatalf("%s: %d products queued, want all %d", dotKernelName(), n, 2*k/bk)
+		}
+		for i := range got {
+			if got[i] != inTurn[i] {
+				t.Fatalf("%s: c[%d] = %g queued, %g one at a time", dotKernelName(), i, got[i], inTurn[i])
+			}
+			if d := math.Abs(float64(got[i]) - want[i]); d > 1e-4*(1+math.Abs(want[i])) {
+				t.Fatalf("%s: c[%d] = %g, want %g", dotKernelName(), i, got[i], want[i])
+			}
+		}
+	})
+}
+
 // panelBlocks covers rows with as few left over as the kernel heights allow, tall ones first.
 func TestPanelBlocks(t *testing.T) {
 	defer func(ks []panelKernel) { panelKernels = ks }(panelKernels)

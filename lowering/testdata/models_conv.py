@@ -346,6 +346,24 @@ class ConvsSmallMaps(nn.Module):
         return z, d, self.kernel23(z), self.grow(torch.relu(self.pre(y))), self.grow2(d)
 
 
+class ConvsWideK(nn.Module):
+    """Convolutions whose reduction K = channels x taps passes 1024 (the weight's rows 4 KB or
+    more apart: the CPU's dots prefetch them along their rows) at odd channel counts: on small
+    maps (the folded GEMM over conv_cols.py's columns) a 3x3 from 115 channels to 21 (+BN+ReLU)
+    and a stride-2 3x3 from 115 to 37, and per sample a 3x3 from 120 to 19 on a 13x11 map."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(115, 21, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(21)
+        self.down = nn.Conv2d(115, 37, 3, stride=2, padding=1)
+        self.big = nn.Conv2d(120, 19, 3, padding=1)
+        _randomize_bn(self.bn)
+
+    def forward(self, img, big):
+        return torch.relu(self.bn(self.conv(img))), self.down(img), self.big(big)
+
+
 class ConvsWidePadding(nn.Module):
     """Paddings as wide as the kernel or wider on tiny maps, so that whole output rows and
     columns see only padding: a 3x3 padded by 3 on a 6x4 map, a 5x5 padded by 4 (with a

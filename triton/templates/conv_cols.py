@@ -2,7 +2,7 @@
 The columns of a convolution over small maps, for conv_flat.py's Folded form: the input comes
 as conv_flat.py reads it (zero-padded planes [Hp, Wp], or phase planes when Strided, x_cstride
 apart, a sample x_bstride), and each tap's flat shift of a sample's QS = (OH-1)*Wp + OW padded
-pixels is copied to row (channel, tap) of o[C*KH*KW, NQ] (rows NQ = B*QS apart, as the weight
+pixels is copied to row (channel, tap) of o[C*KH*KW, NQ] (rows NQ apart: B*QS rounded up to a power of two; as the weight
 [OC, C, KH, KW] orders its reduction), at column b*QS. One GEMM over every sample's pixels
 then reads each weight once a launch (a sample a program would stream the weight once per
 sample). Program (channel tile, sample, model): per tap one [BLOCK_C, BLOCK_Q] tile, affine
