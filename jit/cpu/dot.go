@@ -252,7 +252,7 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 		need += (len(edge.kern) - 1) * edge.w
 	}
 	packA := gemmPackA && lda >= 1024 && n >= 256
-	if streamsA(lda) && !packA && wide.stream != nil && nFull > 0 {
+	if streamsA(lda, n) && !packA && wide.stream != nil && nFull > 0 {
 		streamed := *wide
 		streamed.kern = streamed.stream
 		wide = &streamed

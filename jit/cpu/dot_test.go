@@ -295,3 +295,26 @@ func BenchmarkGemmStreamedWeight(b *testing.B) {
 		})
 	}
 }
+
+// A's rows far apart against a wide B (a Linear's activations against its weight panel) keep
+// gemmF32's k blocks: no stream kernels, no queueing over all of k (streamsA).
+func TestWideTilesDoNotStreamA(t *testing.T) {
+	if !streamsA(1024, streamMaxCols) || streamsA(1024, streamMaxCols+1) || streamsA(1023, 16) {
+		t.Fatalf("streamsA: rows 1024 apart against %d columns %v, %d columns %v; rows 1023 apart %v",
+			streamMaxCols, streamsA(1024, streamMaxCols), streamMaxCols+1, streamsA(1024, streamMaxCols+1), streamsA(1023, 16))
+	}
+	r := rand.New(rand.NewPCG(19, 20))
+	var scratch []float32
+	const m, n, k, lda = 32, 128, 256, 1024
+	a, b, c := make([]float32, m*lda), make([]float32, k*n), make([]float32, m*n)
+	for _, x := range [][]float32{a, b} {
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+	}
+	before := streamedDots.Load()
+	gemmF32(m, n, k, a, lda, b, n, c, n, &scratch)
+	if streamedDots.Load() != before {
+		t.Fatalf("%s %dx%dx%d, rows of a %d apart: a %d-column B ran on the stream kernels", dotKernelName(), m, n, k, lda, n)
+	}
+}

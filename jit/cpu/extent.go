@@ -192,7 +192,7 @@ func (fr *frame) dotF32Live(a, b, z, m, n, k int, trackA, trackB bool, observed 
 			return
 		}
 		// operands that view buffer memory stay valid until the nest ends (panels.go)
-		if deferOK && queueDots && (kk <= panelMaxK || streamsA(lda)) && fr.viewing(a) && fr.viewing(b) {
+		if deferOK && queueDots && (kk <= panelMaxK || streamsA(lda, eb.cols)) && fr.viewing(a) && fr.viewing(b) {
 			fr.deferDot(dotPanel{a: x, lda: lda, b: y, ldb: ldb, m: ea.rows, n: eb.cols, k: kk}, fr.f32[z], n)
 			return
 		}

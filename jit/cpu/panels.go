@@ -21,9 +21,16 @@ import (
 // than a k block of every row at a time (rows 4 KB apart, 8 at once, it does not follow).
 const panelMaxK = 64
 
-// streamsA says whether a dot's A (rows lda elements apart) is a weight streamed from memory
-// (gemmStreamA): rows 4 KB or more apart.
-func streamsA(lda int) bool { return gemmStreamA && lda >= 1024 }
+// streamsA says whether a dot's A (rows lda elements apart) against n columns of B is a
+// weight streamed from memory (gemmStreamA): rows 4 KB or more apart, each element used by
+// a narrow tile (a convolution's pixels) only. Against wider tiles A is reused enough for
+// gemmF32's k blocks to pay, and walking all of k per register block evicts B (a Linear's
+// weight panel) from the cache.
+func streamsA(lda, n int) bool { return gemmStreamA && lda >= 1024 && n <= streamMaxCols }
+
+// streamMaxCols is the widest B that streamsA streams A against: the pixel tiles of the
+// folded convolutions.
+const streamMaxCols = 64
 
 var (
 	queueDots  = true       // tests turn the queue off to compare
