@@ -139,14 +139,7 @@ func testTapLoopQueuesItsDots(t *testing.T, bp int) {
 		if n := queuedDots.Load() - before; n != int64((q+bp-1)/bp*taps*ch/bk) {
 			t.Fatalf("%s: %d products queued, want all %d", dotKernelName(), n, (q+bp-1)/bp*taps*ch/bk)
 		}
-		for i := range got {
-			if got[i] != inTurn[i] {
-				t.Fatalf("%s: c[%d] = %g queued, %g one at a time", dotKernelName(), i, got[i], inTurn[i])
-			}
-			if d := math.Abs(float64(got[i]) - want[i]); d > 1e-4*(1+math.Abs(want[i])) {
-				t.Fatalf("%s: c[%d] = %g, want %g", dotKernelName(), i, got[i], want[i])
-			}
-		}
+		checkQueuedDots(t, got, inTurn, want)
 	})
 }
 
@@ -247,14 +240,7 @@ func TestFarWeightRowsQueueTheirDots(t *testing.T) {
 		if n := queuedDots.Load() - queued; n != 2*k/bk {
 			t.Fatalf("%s: %d products queued, want all %d", dotKernelName(), n, 2*k/bk)
 		}
-		for i := range got {
-			if got[i] != inTurn[i] {
-				t.Fatalf("%s: c[%d] = %g queued, %g one at a time", dotKernelName(), i, got[i], inTurn[i])
-			}
-			if d := math.Abs(float64(got[i]) - want[i]); d > 1e-4*(1+math.Abs(want[i])) {
-				t.Fatalf("%s: c[%d] = %g, want %g", dotKernelName(), i, got[i], want[i])
-			}
-		}
+		checkQueuedDots(t, got, inTurn, want)
 	})
 }
 
@@ -280,6 +266,20 @@ func TestPanelBlocks(t *testing.T) {
 		}
 		if got := panelBlocks(c.rows); got != c.want {
 			t.Errorf("heights %v, %d rows: %v, want %v", c.heights, c.rows, got, c.want)
+		}
+	}
+}
+
+// checkQueuedDots wants the queued dots' result bit for bit the dots' one at a time, and
+// within 1e-4 of the float64 sums.
+func checkQueuedDots(t *testing.T, got, inTurn []float32, want []float64) {
+	t.Helper()
+	for i := range got {
+		if got[i] != inTurn[i] {
+			t.Fatalf("%s: c[%d] = %g queued, %g one at a time", dotKernelName(), i, got[i], inTurn[i])
+		}
+		if d := math.Abs(float64(got[i]) - want[i]); d > 1e-4*(1+math.Abs(want[i])) {
+			t.Fatalf("%s: c[%d] = %g, want %g", dotKernelName(), i, got[i], want[i])
 		}
 	}
 }
