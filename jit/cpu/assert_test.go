@@ -1,9 +1,12 @@
 package cpu
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/widejit/widejit/jit"
 	"github.com/widejit/widejit/triton/ir"
 )
 
@@ -68,5 +71,51 @@ def gather(ids_ptr, out_ptr, n, V, LIMIT: tl.constexpr, BLOCK: tl.constexpr):
 	_, err = launch(g, ids, 11, 8, 2)
 	if err == nil || !strings.Contains(err.Error(), "program (1, 0, 0): device assertion failed: offs below n (element 3 of [8])") {
 		t.Errorf("symbolic condition: err = %v", err)
+	}
+}
+
+// TestFailingProgramsReportTheLowest launches a grid in which several programs fail on a
+// device with more workers than cores, many times: the error always names the
+// lowest-numbered failing program, however the programs were spread over the workers, and
+// the programs before it still ran (their stores landed).
+func TestFailingProgramsReportTheLowest(t *testing.T) {
+	src := e2eHeader + `@triton.jit
+def check(ids_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    ids = tl.load(ids_ptr + offs)
+    tl.device_assert(ids >= 0, "negative id")
+    tl.store(out_ptr + offs, ids + 1)
+`
+	f := specialize(t, src, "check", map[string]string{"ids_ptr": "*i32", "out_ptr": "*i32"}, map[string]any{"BLOCK": 4})
+	a, err := Target{}.Codegen(f, jit.Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := NewDevice(8).Load(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const programs = 64
+	for _, bad := range [][]int{{0, 1, 2, 63}, {37, 5, 60}, {63}} {
+		ids := make([]int64, 4*programs)
+		for _, p := range bad {
+			ids[4*p+2] = -1
+		}
+		for try := range 50 {
+			in := intBuf(t, ir.I32, ids)
+			out := intBuf(t, ir.I32, make([]int64, len(ids)))
+			err := k.Launch(grid1(programs), []jit.Arg{buf(in), buf(out)})
+			lowest := slices.Min(bad)
+			want := fmt.Sprintf("program (%d, 0, 0): device assertion failed: negative id (element 2 of [4])", lowest)
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("failing programs %v, try %d: err = %v, want %q", bad, try, err, want)
+			}
+			got := ints(out)
+			for i := range 4 * lowest {
+				if got[i] != ids[i]+1 {
+					t.Fatalf("failing programs %v, try %d: out[%d] = %d: program %d, before the failure, did not run", bad, try, i, got[i], i/4)
+				}
+			}
+		}
 	}
 }

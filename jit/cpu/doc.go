@@ -18,7 +18,8 @@
 // triton/ir's alone and an artifact that breaks them is refused with the rule's error. Every
 // unmasked lane of every load, store and atomic is bounds-checked (including
 // jit.Arg.Offset); a violation stops the launch with an error naming the kernel, the source
-// position, the program id, the element offset and the buffer length. Masked lanes are never
+// position, the program id, the element offset and the buffer length; when several programs
+// fail, the lowest-numbered one is reported, whatever the workers' timing. Masked lanes are never
 // touched. Integer division by zero is an error too, and so is a false lane of a
 // tl.device_assert (a *jit.AssertError naming the lane). fp16/bf16 results round to nearest even
 // after every operation, as on the GPU; float math is IEEE (transcendentals through float64).

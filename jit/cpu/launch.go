@@ -48,7 +48,7 @@ func (k *Kernel) Name() string { return k.prog.fn.Name }
 func (k *Kernel) Func() *ir.Func { return k.prog.fn }
 
 // launch is one Launch's state: its bindings (buffers by pointer tag, scalar values), the
-// programs handed out, the workers' time, and the first error, which stops it. A kernel
+// programs handed out, the workers' time, and the error of the lowest failing program. A kernel
 // keeps its last launch for the next one, so a launch allocates nothing in the steady state
 // (small models made tens of allocations a run, and the garbage collector's work with
 // them); concurrent launches of one kernel make their own.
@@ -65,7 +65,11 @@ type launch struct {
 	stop     atomic.Bool
 	canceled atomic.Bool // the context ended the launch
 	errMu    sync.Mutex
-	err      error // the first error
+	err      error // the error of the lowest-numbered program that failed
+	// failedAt is that program's index (math.MaxInt64: none). Programs after it are not
+	// started; those before it still run, so a launch in which several programs fail
+	// reports the same one however its programs were spread over the workers.
+	failedAt atomic.Int64
 }
 
 // share is one worker's contiguous part of a grid: programs [begin, end), handed out from
@@ -108,6 +112,17 @@ func (l *launch) started() int64 {
 		n += min(atomic.LoadInt64(&s.next), s.end) - s.begin
 	}
 	return n
+}
+
+// failAt records program idx's error if no lower-numbered program has failed, and skips the
+// programs after idx. A program stopped with the launch (errStopped) replaces no other error.
+func (l *launch) failAt(idx int64, err error) {
+	l.errMu.Lock()
+	if idx < l.failedAt.Load() && (l.err == nil || !errors.Is(err, errStopped)) {
+		l.err = err
+		l.failedAt.Store(idx)
+	}
+	l.errMu.Unlock()
 }
 
 // fail records err if it is the launch's first, and stops the launch.
@@ -192,8 +207,9 @@ func (fr *frame) wildPtr(p, d int64) int64 {
 	return p | ptrWild
 }
 
-// Launch runs the grid's programs, in parallel on the device's workers. The first error
-// (out-of-bounds access, division by zero, ...) stops the launch and is returned.
+// Launch runs the grid's programs, in parallel on the device's workers. An error
+// (out-of-bounds access, division by zero, ...) skips the programs after the failing one and
+// is returned; when several fail, the lowest-numbered one's, as a serial run would report.
 func (k *Kernel) Launch(grid [3]int, args []jit.Arg) error {
 	return k.LaunchContext(context.Background(), grid, args)
 }
@@ -265,7 +281,7 @@ func (k *Kernel) LaunchContext(ctx context.Context, grid [3]int, args []jit.Arg)
 	if ctx.Err() != nil {
 		l.canceled.Store(true)
 	}
-	if total > 0 && !l.stop.Load() {
+	if total > 0 && !l.stop.Load() && l.err == nil {
 		per := l.busy.Load() / total
 		if old := k.programNs.Load(); old > 0 {
 			per = (3*old + per) / 4
@@ -321,15 +337,15 @@ func (l *launch) run(worker int) {
 		s := &l.shares[(worker+i)%n] // a helper's number may exceed this launch's workers
 		for !l.stop.Load() {
 			idx, ok := s.take()
-			if !ok {
-				break
+			if !ok || idx > l.failedAt.Load() {
+				break // a share's programs come in order: the rest are after it too
 			}
 			fr.pid[0] = idx % fr.grid[0]
 			fr.pid[1] = idx / fr.grid[0] % fr.grid[1]
 			fr.pid[2] = idx / (fr.grid[0] * fr.grid[1])
 			if err := runSteps(fr, k.prog.body); err != nil {
-				l.fail(err)
-				return
+				l.failAt(idx, err)
+				break
 			}
 		}
 	}
@@ -345,6 +361,7 @@ func (k *Kernel) takeLaunch() *launch {
 	for i, p := range k.prog.fn.Params {
 		l.names[i] = p.Name
 	}
+	l.failedAt.Store(math.MaxInt64)
 	return l
 }
 
@@ -355,6 +372,7 @@ func (k *Kernel) putLaunch(l *launch) {
 	l.stop.Store(false)
 	l.canceled.Store(false)
 	l.err = nil
+	l.failedAt.Store(math.MaxInt64)
 	k.idle.CompareAndSwap(nil, l)
 }
 
