@@ -120,12 +120,12 @@ var (
 	microName            = "pure Go dot"
 
 	// gemmPackB: copy the B panel of each full-width strip into a contiguous [k, w] panel
-	// (packStrips) when several row blocks reuse it and B's rows are 4 KB or more apart, or
-	// 1 KB or more apart and at least four row blocks reuse it (rows that far apart alias in
-	// the L1 cache: a strip read in place falls out of it between row blocks; below that,
-	// or with fewer row blocks, packing costs more than it saves), and k is over 64 (a
-	// panel of a few rows stays in cache anyway: a tap-major convolution's per-tap dots read
-	// channel planes in place, unpacked).
+	// (packStrips) when several row blocks reuse it and B's rows are 4 KB or more apart over
+	// k > 64, or 1 KB or more apart over k > 128 with at least four row blocks (rows that far
+	// apart alias in the L1 cache: a strip read in place falls out of it between row
+	// blocks; below that, or with fewer rows of either, packing costs more than it saves: a
+	// panel of a few rows stays in cache anyway, and a tap-major convolution's per-tap dots
+	// read channel planes in place, unpacked).
 	gemmPackB = true
 	// gemmPackA: copy the rows of A closer together (k+16 apart) when they are 4 KB or more
 	// apart and many strips reuse them.
@@ -186,7 +186,7 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 		return
 	}
 	chunk := gemmKC
-	if gemmPacksB(m, n, ldb) {
+	if gemmPacksB(m, n, k, ldb) {
 		chunk = gemmPackKC
 	}
 	if chunk > 0 && k > chunk {
@@ -251,7 +251,7 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 		maskedAt = nFull
 		nFull, rem = maskedAt, 0
 	}
-	pack := gemmPacksB(m, n, ldb) && nFull > 0 && k > 64
+	pack := gemmPacksB(m, n, k, ldb) && nFull > 0
 	padded := rem > 0 && rem < edge.w // the edge needs a padded B panel and a C tile
 	need := 0
 	if pack {
@@ -335,11 +335,11 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 	}
 }
 
-// gemmPacksB reports whether gemmF32 packs the B panels of an m x n product with rows of B
-// ldb apart (when k is over 64; gemmPackB).
-func gemmPacksB(m, n, ldb int) bool {
+// gemmPacksB reports whether gemmF32 packs the B panels of an m x n x k product with rows of
+// B ldb apart (gemmPackB).
+func gemmPacksB(m, n, k, ldb int) bool {
 	mr := gemmWide.mr
-	return gemmPackB && m > mr && n >= gemmWide.w && (ldb >= 1024 || ldb >= 256 && m >= 4*mr)
+	return gemmPackB && m > mr && n >= gemmWide.w && (ldb >= 1024 && k > 64 || ldb >= 256 && m >= 4*mr && k > 128)
 }
 
 // packStrips copies the [k, strips*w] block of b (rows ldb apart) into strips contiguous

@@ -420,8 +420,8 @@ func TestPackStrips(t *testing.T) {
 	})
 }
 
-// Rows of B 1 KB or more apart with four row blocks or more, or 4 KB or more apart with two,
-// run on packed strips (in chunks of gemmPackKC along k): checked against the float64
+// Rows of B 1 KB or more apart over k > 128 with four row blocks or more, or 4 KB or more
+// apart over k > 64 with two, run on packed strips (in chunks of gemmPackKC along k): checked against the float64
 // reference and bit for bit against the same product unpacked in gemmKC chunks (packing
 // and the chunks of k keep the order of the sums), at odd m, n, k and leading dimensions,
 // on every micro-kernel set. A product that should pack and did not fails.
@@ -436,10 +436,10 @@ func TestGemmF32PacksB(t *testing.T) {
 		mr := gemmWide.mr
 		for _, s := range []struct{ m, n, k, ldb int }{
 			{4*mr + 3, 131, 257, 261}, {4 * mr, 256, 512, 300}, {67, 77, 600, 517}, {gemmStreamRows + 1, 100, 65, 1030},
-			{2*mr + 5, 1000, 301, 1024}, {128, 109, 777, 1031}, {4*mr + 1, 2*gemmWide.w + 16, 100, 256},
+			{2*mr + 5, 1000, 301, 1024}, {128, 109, 777, 1031}, {4*mr + 1, 2*gemmWide.w + 16, 129, 256},
 		} {
 			gemmPackB = true
-			if !gemmPacksB(s.m, s.n, s.ldb) {
+			if !gemmPacksB(s.m, s.n, s.k, s.ldb) {
 				t.Fatalf("%s %dx%dx%d, rows of b %d apart: gemmPacksB says no", dotKernelName(), s.m, s.n, s.k, s.ldb)
 			}
 			before := packedDots.Load()
@@ -461,6 +461,15 @@ func TestGemmF32PacksB(t *testing.T) {
 				if math.Float32bits(packed[i]) != math.Float32bits(plain[i]) {
 					t.Fatalf("%s %dx%dx%d: c[%d] = %g on packed strips, %g unpacked", dotKernelName(), s.m, s.n, s.k, i, packed[i], plain[i])
 				}
+			}
+		}
+		// rows 1 KB apart over k <= 128 or under four row blocks, and rows closer: in place
+		gemmPackB = true
+		for _, s := range []struct{ m, n, k, ldb int }{{4 * mr, 256, 128, 300}, {4*mr - 1, 256, 500, 1000}, {128, 200, 500, 255}} {
+			before := packedDots.Load()
+			gemmCheckLDB(t, r, s.m, s.n, s.k, s.ldb, run)
+			if packedDots.Load() != before {
+				t.Fatalf("%s %dx%dx%d, rows of b %d apart: B was packed", dotKernelName(), s.m, s.n, s.k, s.ldb)
 			}
 		}
 	})
