@@ -34,8 +34,8 @@
 //     strips (4x64, 4x24), a 16-wide strip on 16-wide kernels, leftover columns on AVX-512
 //     k-masked kernels (a right edge of 16 or less shares the broadcasts of the last strip, 8x48)
 //     or under AVX2 on an 8- or 16-wide kernel through a B panel zero-padded once per call;
-//     odd sizes cost about their flops. Rows of B 4 KB or more apart (1 KB with four row
-//     blocks or more) are packed once per call, 128 columns at a time, into one contiguous
+//     odd sizes cost about their flops. Rows of B 4 KB or more apart (1 KB over k > 128 with
+//     four row blocks or more) are packed once per call, 128 columns at a time, into one contiguous
 //     [k, w] panel per strip (the copy prefetching rows of B a few ahead: a page apart, the
 //     hardware prefetcher follows none), k then running in chunks of 256 so that a strip's
 //     panel stays in the L1 cache across its row blocks; rows of A 4 KB or more apart are
