@@ -34,8 +34,12 @@
 //     strips (4x64, 4x24), a 16-wide strip on 16-wide kernels, leftover columns on AVX-512
 //     k-masked kernels (a right edge of 16 or less shares the broadcasts of the last strip, 8x48)
 //     or under AVX2 on an 8- or 16-wide kernel through a B panel zero-padded once per call;
-//     odd sizes cost about their flops. Rows of B (and of A) 4 KB or more apart are packed
-//     closer once per call, 128 columns of B at a time, and k runs in chunks of 512. Rows of
+//     odd sizes cost about their flops. Rows of B 4 KB or more apart (1 KB over k > 128 with
+//     four row blocks or more) are packed once per call, 128 columns at a time, into one contiguous
+//     [k, w] panel per strip (the copy prefetching rows of B a few ahead: a page apart, the
+//     hardware prefetcher follows none), k then running in chunks of 256 so that a strip's
+//     panel stays in the L1 cache across its row blocks; rows of A 4 KB or more apart are
+//     packed closer; k runs in chunks of 512 otherwise. Rows of
 //     A that far apart and too few columns to pack them (a convolution's row-major weight
 //     against a narrow pixel tile, each weight read once from the L3 or memory) run on
 //     kernels that prefetch each row of A 512 bytes ahead every 16 k steps (the hardware

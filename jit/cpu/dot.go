@@ -120,10 +120,12 @@ var (
 	microName            = "pure Go dot"
 
 	// gemmPackB: copy the B panel of each full-width strip into a contiguous [k, w] panel
-	// when several row blocks reuse it, B's rows are 4 KB or more apart (rows
-	// that far apart alias in the L1 cache; below that, packing costs more than it saves)
-	// and k is over 64 (a panel of a few rows stays in cache anyway: a tap-major
-	// convolution's per-tap dots read channel planes in place, unpacked).
+	// (packStrips) when several row blocks reuse it and B's rows are 4 KB or more apart over
+	// k > 64, or 1 KB or more apart over k > 128 with at least four row blocks (rows that far
+	// apart alias in the L1 cache: a strip read in place falls out of it between row
+	// blocks; below that, or with fewer rows of either, packing costs more than it saves: a
+	// panel of a few rows stays in cache anyway, and a tap-major convolution's per-tap dots
+	// read channel planes in place, unpacked).
 	gemmPackB = true
 	// gemmPackA: copy the rows of A closer together (k+16 apart) when they are 4 KB or more
 	// apart and many strips reuse them.
@@ -131,6 +133,11 @@ var (
 	// gemmKC: k runs in chunks of at most gemmKC (the B panel of a chunk stays in cache; the
 	// order of the sums along k is unchanged). 0: one chunk.
 	gemmKC = 512
+	// gemmPackKC: gemmKC where B is packed: a packed strip of 32 columns over 256 rows of k
+	// (32 KB) stays in the L1 cache while every row block runs on it.
+	gemmPackKC = 256
+	// gemmPackAhead: rows of B prefetched ahead of the one packStrips copies.
+	gemmPackAhead = 4
 	// gemmNC: columns packed at once (a multiple of every strip width).
 	gemmNC = 128
 	// gemmStreamKC: with gemmStreamRows rows or fewer and more columns than one short strip,
@@ -150,6 +157,9 @@ var (
 // streamedDots counts the gemmF32 calls whose wide strips ran on the kernels that prefetch
 // A (gemmStreamA; tests read it).
 var streamedDots atomic.Int64
+
+// packedDots counts the gemmF32 calls that packed B (gemmPackB; tests read it).
+var packedDots atomic.Int64
 
 func dotKernelName() string { return microName }
 
@@ -175,9 +185,13 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 		gemmGo(m, n, k, a, lda, b, ldb, c, ldc)
 		return
 	}
-	if gemmKC > 0 && k > gemmKC {
-		for p := 0; p < k; p += gemmKC {
-			kc := min(gemmKC, k-p)
+	chunk := gemmKC
+	if gemmPacksB(m, n, k, ldb) {
+		chunk = gemmPackKC
+	}
+	if chunk > 0 && k > chunk {
+		for p := 0; p < k; p += chunk {
+			kc := min(chunk, k-p)
 			gemmF32(m, n, kc, a[p:], lda, b[p*ldb:], ldb, c, ldc, scratch)
 		}
 		return
@@ -237,7 +251,7 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 		maskedAt = nFull
 		nFull, rem = maskedAt, 0
 	}
-	pack := gemmPackB && m > wide.mr && nFull > 0 && ldb >= 1024 && k > 64
+	pack := gemmPacksB(m, n, k, ldb) && nFull > 0
 	padded := rem > 0 && rem < edge.w // the edge needs a padded B panel and a C tile
 	need := 0
 	if pack {
@@ -246,6 +260,9 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 	panelAt := need
 	if rem > 0 && (pack || padded) {
 		need += k * edge.w
+	}
+	if pack {
+		packedDots.Add(1)
 	}
 	tileAt := need
 	if padded {
@@ -278,14 +295,11 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 	for jb := 0; jb < nFull; jb += gemmNC {
 		nc := min(gemmNC, nFull-jb)
 		if pack {
-			// A [k, nc] block, rows 512 B apart: one copy per row.
-			for p := range k {
-				copy(buf[p*nc:p*nc+nc], b[p*ldb+jb:p*ldb+jb+nc])
-			}
+			packStrips(buf, b[jb:], ldb, k, nc/wide.w, wide.w)
 		}
 		for s := 0; s < nc; s += wide.w {
 			if pack {
-				gemmStripRun(wide, m, k, a, lda, &buf[s], nc, c[jb+s:], ldc)
+				gemmStripRun(wide, m, k, a, lda, &buf[s*k], wide.w, c[jb+s:], ldc)
 			} else {
 				gemmStripRun(wide, m, k, a, lda, &b[jb+s], ldb, c[jb+s:], ldc)
 			}
@@ -318,6 +332,41 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 	}
 	if maskedAt >= 0 {
 		gemmMaskedRun(masked, m, k, a, lda, b[maskedAt:], ldb, c[maskedAt:], ldc, n-maskedAt)
+	}
+}
+
+// gemmPacksB reports whether gemmF32 packs the B panels of an m x n x k product with rows of
+// B ldb apart (gemmPackB).
+func gemmPacksB(m, n, k, ldb int) bool {
+	mr := gemmWide.mr
+	return gemmPackB && m > mr && n >= gemmWide.w && (ldb >= 1024 && k > 64 || ldb >= 256 && m >= 4*mr && k > 128)
+}
+
+// packStrips copies the [k, strips*w] block of b (rows ldb apart) into strips contiguous
+// [k, w] panels, one after the other in dst, so that a micro-kernel walks its B panel
+// sequentially (rows w apart: no two alias in the L1 cache) and the next strip's panel
+// follows it. On SIMD paths with w a multiple of 16 it prefetches the rows of b
+// gemmPackAhead further down as it copies.
+func packStrips(dst []float32, b []float32, ldb, k, strips, w int) {
+	if k <= 0 || strips <= 0 {
+		return
+	}
+	_ = dst[strips*k*w-1]
+	_ = b[(k-1)*ldb+strips*w-1]
+	if packStripsAsm && gemmSIMD && w%16 == 0 {
+		ahead := min(gemmPackAhead, k)
+		if k > ahead {
+			packStripsAVX(&dst[0], k*w, &b[0], ldb, k-ahead, strips, w, ahead)
+		}
+		if ahead > 0 {
+			packStripsAVX(&dst[(k-ahead)*w], k*w, &b[(k-ahead)*ldb], ldb, ahead, strips, w, 0)
+		}
+		return
+	}
+	for p := range k {
+		for s := range strips {
+			copy(dst[(s*k+p)*w:(s*k+p+1)*w], b[p*ldb+s*w:p*ldb+s*w+w])
+		}
 	}
 }
 

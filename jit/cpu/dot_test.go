@@ -90,7 +90,19 @@ func gemmCheck(t *testing.T, r *rand.Rand, m, n, k int, run func(m, n, k int, a 
 // gemmCheckLDA is gemmCheck with the rows of a lda apart.
 func gemmCheckLDA(t *testing.T, r *rand.Rand, m, n, k, lda int, run func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int)) {
 	t.Helper()
-	ldb, ldc := n+5, n+2
+	gemmCheckLD(t, r, m, n, k, lda, n+5, run)
+}
+
+// gemmCheckLDB is gemmCheck with the rows of b ldb apart.
+func gemmCheckLDB(t *testing.T, r *rand.Rand, m, n, k, ldb int, run func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int)) {
+	t.Helper()
+	gemmCheckLD(t, r, m, n, k, k+3, ldb, run)
+}
+
+// gemmCheckLD is gemmCheck with the rows of a lda and those of b ldb apart.
+func gemmCheckLD(t *testing.T, r *rand.Rand, m, n, k, lda, ldb int, run func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int)) {
+	t.Helper()
+	ldc := n + 2
 	a, b, c := make([]float32, m*lda), make([]float32, k*ldb), make([]float32, (m+1)*ldc)
 	for _, x := range [][]float32{a, b, c} {
 		for i := range x {
@@ -317,4 +329,148 @@ func TestWideTilesDoNotStreamA(t *testing.T) {
 	if streamedDots.Load() != before {
 		t.Fatalf("%s %dx%dx%d, rows of a %d apart: a %d-column B ran on the stream kernels", dotKernelName(), m, n, k, lda, n)
 	}
+}
+
+// BenchmarkGemmLinearTiles runs gemmF32 as the CPU plans' Linear tiles do (matmul.py): one
+// BLOCK_M x BLOCK_N accumulator tile against A and B read in place in their buffers (rows K
+// and N apart), one call per BLOCK_K step, every column tile of B in turn, B's weight panel
+// rotating through as many copies as the zoo's widest run has models (so that it comes
+// from the L3 cache or memory, as in a wide run), one goroutine per core; GFLOP per
+// CPU-second and % of PeakGFLOPS.
+//
+//	go test ./jit/cpu -run '^$' -bench GemmLinearTiles
+func BenchmarkGemmLinearTiles(b *testing.B) {
+	for _, s := range []struct {
+		name                string
+		m, n, k, bm, bn, bk int
+		models              int
+	}{
+		{"linear1024", 64, 1024, 1024, 64, 256, 512, 8},
+		{"mlp1024.fc1", 128, 1024, 512, 128, 256, 512, 16},
+		{"mlp1024.fc2", 128, 512, 1024, 128, 256, 512, 16},
+		{"linear256", 64, 128, 256, 64, 128, 256, 33},
+	} {
+		b.Run(s.name, func(b *testing.B) {
+			benchmarkPerCore(b, 2*s.m*s.n*s.k, func() func() {
+				r := rand.New(rand.NewPCG(1, 2))
+				a, w := make([]float32, s.m*s.k), make([]float32, s.models*s.k*s.n)
+				for _, x := range [][]float32{a, w} {
+					for i := range x {
+						x[i] = float32(r.Float64()*2 - 1)
+					}
+				}
+				acc := make([]float32, s.bm*s.bn)
+				var scratch []float32
+				model := 0
+				return func() {
+					bw := w[model*s.k*s.n:]
+					model = (model + 1) % s.models
+					for i := 0; i < s.m; i += s.bm {
+						for j := 0; j < s.n; j += s.bn {
+							for p := 0; p < s.k; p += s.bk {
+								gemmF32(min(s.bm, s.m-i), min(s.bn, s.n-j), min(s.bk, s.k-p), a[i*s.k+p:], s.k,
+									bw[p*s.n+j:], s.n, acc, s.bn, &scratch)
+							}
+						}
+					}
+				}
+			})
+		})
+	}
+}
+
+// packStrips lays [k, strips*w] of b out as strips [k, w] panels one after the other, on the
+// assembly (w a multiple of 16, rows prefetched 0, a few or more than k rows ahead) and on
+// the Go copy, against the layout written out element by element.
+func TestPackStrips(t *testing.T) {
+	defer func(ahead int) { gemmPackAhead = ahead }(gemmPackAhead)
+	r := rand.New(rand.NewPCG(19, 20))
+	eachMicroKernel(func() {
+		for _, ahead := range []int{0, 1, 4, 300} {
+			gemmPackAhead = ahead
+			for _, w := range []int{8, 16, 32} {
+				for _, k := range []int{1, 3, 65, 257} {
+					for _, strips := range []int{1, 3, 4} {
+						ldb := strips*w + 7
+						b := make([]float32, k*ldb)
+						for i := range b {
+							b[i] = float32(r.NormFloat64())
+						}
+						dst := make([]float32, strips*k*w+5)
+						packStrips(dst, b, ldb, k, strips, w)
+						for s := range strips {
+							for p := range k {
+								for x := range w {
+									if got, want := dst[(s*k+p)*w+x], b[p*ldb+s*w+x]; got != want {
+										t.Fatalf("%s w=%d k=%d strips=%d ahead=%d: strip %d row %d col %d = %g, want %g",
+											dotKernelName(), w, k, strips, ahead, s, p, x, got, want)
+									}
+								}
+							}
+						}
+						for _, v := range dst[strips*k*w:] {
+							if v != 0 {
+								t.Fatalf("%s w=%d k=%d strips=%d: packStrips wrote past its panels", dotKernelName(), w, k, strips)
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// Rows of B 1 KB or more apart over k > 128 with four row blocks or more, or 4 KB or more
+// apart over k > 64 with two, run on packed strips (in chunks of gemmPackKC along k): checked against the float64
+// reference and bit for bit against the same product unpacked in gemmKC chunks (packing
+// and the chunks of k keep the order of the sums), at odd m, n, k and leading dimensions,
+// on every micro-kernel set. A product that should pack and did not fails.
+func TestGemmF32PacksB(t *testing.T) {
+	defer func(on bool) { gemmPackB = on }(gemmPackB)
+	r := rand.New(rand.NewPCG(21, 22))
+	var scratch []float32
+	run := func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+		gemmF32(m, n, k, a, lda, b, ldb, c, ldc, &scratch)
+	}
+	eachMicroKernel(func() {
+		mr := gemmWide.mr
+		for _, s := range []struct{ m, n, k, ldb int }{
+			{4*mr + 3, 131, 257, 261}, {4 * mr, 256, 512, 300}, {67, 77, 600, 517}, {gemmStreamRows + 1, 100, 65, 1030},
+			{2*mr + 5, 1000, 301, 1024}, {128, 109, 777, 1031}, {4*mr + 1, 2*gemmWide.w + 16, 129, 256},
+		} {
+			gemmPackB = true
+			if !gemmPacksB(s.m, s.n, s.k, s.ldb) {
+				t.Fatalf("%s %dx%dx%d, rows of b %d apart: gemmPacksB says no", dotKernelName(), s.m, s.n, s.k, s.ldb)
+			}
+			before := packedDots.Load()
+			gemmCheckLDB(t, r, s.m, s.n, s.k, s.ldb, run)
+			if packedDots.Load() == before {
+				t.Fatalf("%s %dx%dx%d, rows of b %d apart: B was not packed", dotKernelName(), s.m, s.n, s.k, s.ldb)
+			}
+			a, b := make([]float32, s.m*s.k), make([]float32, s.k*s.ldb)
+			for _, x := range [][]float32{a, b} {
+				for i := range x {
+					x[i] = float32(r.NormFloat64())
+				}
+			}
+			packed, plain := make([]float32, s.m*s.n), make([]float32, s.m*s.n)
+			gemmF32(s.m, s.n, s.k, a, s.k, b, s.ldb, packed, s.n, &scratch)
+			gemmPackB = false
+			gemmF32(s.m, s.n, s.k, a, s.k, b, s.ldb, plain, s.n, &scratch)
+			for i := range packed {
+				if math.Float32bits(packed[i]) != math.Float32bits(plain[i]) {
+					t.Fatalf("%s %dx%dx%d: c[%d] = %g on packed strips, %g unpacked", dotKernelName(), s.m, s.n, s.k, i, packed[i], plain[i])
+				}
+			}
+		}
+		// rows 1 KB apart over k <= 128 or under four row blocks, and rows closer: in place
+		gemmPackB = true
+		for _, s := range []struct{ m, n, k, ldb int }{{4 * mr, 256, 128, 300}, {4*mr - 1, 256, 500, 1000}, {128, 200, 500, 255}} {
+			before := packedDots.Load()
+			gemmCheckLDB(t, r, s.m, s.n, s.k, s.ldb, run)
+			if packedDots.Load() != before {
+				t.Fatalf("%s %dx%dx%d, rows of b %d apart: B was packed", dotKernelName(), s.m, s.n, s.k, s.ldb)
+			}
+		}
+	})
 }
