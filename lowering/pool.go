@@ -15,7 +15,9 @@ import (
 // inference) already has the extra window, which the masks and the clipped divisor handle.
 // CPU plans run 1-d and 2-d max and average pooling row by row instead (pool_rows.py): each
 // window tap is one affine [plane, output column] tile, moved as rows, where pool.py's flat
-// element index makes every load a gather; and a global average pool (adaptive, to 1 element)
+// element index makes every load a gather, and store the zero-padded planes of a unit-stride
+// convolution reading the output (takePooledInput, conv_flat.py's input) in place of a pad
+// kernel's copy; and a global average pool (adaptive, to 1 element)
 // as the mean of each plane (reduce.go's reduce_rows.py).
 
 func init() {
