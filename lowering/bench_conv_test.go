@@ -150,7 +150,7 @@ func BenchmarkZooConvCells(b *testing.B) {
 
 // measureCPU runs r b.N times, each run into the previous one's outputs, and reports the GFLOP/s of its convolution kernels alone (the
 // runner's per-launch profile), of all its kernels, and per CPU-second of the process, the
-// time of its pad kernels (conv_pad.py) per run, and
+// time of its pad kernels (conv_pad.py) and max pools per run, and
 // the latter as % of one core's FMA peak measured in the same run (cpu.PeakGFLOPS, the faster
 // of before and after): on a shared machine the CPU-time figure is the one that other load
 // does not move. flops is one run's; weightBytes (0: none) the weights it reads, reported as
@@ -180,13 +180,15 @@ func measureCPU(b *testing.B, r TestRunner, inputs map[string]*safetensors.Tenso
 	cpuTime := testkit.CPUTime() - cpu0
 	b.StopTimer()
 	peak = max(peak, cpu.PeakGFLOPS(50*time.Millisecond))
-	var conv, pad, node time.Duration
+	var conv, pad, pool, node time.Duration
 	for i, t := range prof.KernelTimes() {
 		switch ops := plan.Launches[i].Ops; {
 		case slices.Contains(ops, "conv2d"):
 			conv += t
 		case slices.Contains(ops, "pad"):
 			pad += t
+		case slices.Contains(ops, "max_pool2d"):
+			pool += t
 		}
 		node += t
 	}
@@ -197,6 +199,9 @@ func measureCPU(b *testing.B, r TestRunner, inputs map[string]*safetensors.Tenso
 	}
 	b.ReportMetric(flops/node.Seconds()/1e9, "node-GFLOP/s")
 	b.ReportMetric(pad.Seconds()*1e6/float64(b.N), "pad-µs/op")
+	if pool > 0 {
+		b.ReportMetric(pool.Seconds()*1e6/float64(b.N), "pool-µs/op")
+	}
 	if cpuTime > 0 && peak > 0 {
 		b.ReportMetric(flops/cpuTime.Seconds()/1e9, "GFLOP/cpu-s")
 		b.ReportMetric(100*flops/cpuTime.Seconds()/1e9/peak, "%peak")
@@ -466,5 +471,69 @@ func benchmarkProducerStores(b *testing.B, convs []convShape) {
 				benchmarkGraph(b, 3, c, pointwiseThenStridedGraph)
 			})
 		}
+	}
+}
+
+// resnetStemGraph is torchvision resnet18's stem and the first convolution of layer1 at n
+// models, batch 2, size x size images: conv 7x7 stride 2 pad 3 (3 -> 64) + BatchNorm + ReLU,
+// max_pool 3x3 stride 2 pad 1, then conv 3x3 (64 -> 64) + BatchNorm whose residual is the
+// pool's output, + ReLU (layer1.0 without its second convolution).
+func resnetStemGraph(n, batch, size int) string {
+	return fmt.Sprintf(`{"format": "widejit.graph/v1", "n": %d,
+ "inputs": [{"name": "x", "shape": [%d, 3, %d, %d], "dtype": "float32", "per_model": true}],
+ "params": [{"name": "w", "shape": [64, 3, 7, 7], "dtype": "float32"}, {"name": "w1", "shape": [64, 64, 3, 3], "dtype": "float32"},
+  {"name": "g", "shape": [64], "dtype": "float32"}, {"name": "b", "shape": [64], "dtype": "float32"},
+  {"name": "m", "shape": [64], "dtype": "float32"}, {"name": "v", "shape": [64], "dtype": "float32"}],
+ "nodes": [{"name": "conv", "op": "conv2d", "inputs": ["x"], "params": {"weight": "w"}, "attrs": {"in_channels": 3, "out_channels": 64, "kernel_size": [7, 7], "stride": [2, 2], "padding": [3, 3], "dilation": [1, 1], "groups": 1, "bias": false, "padding_mode": "zeros"}},
+  {"name": "bn", "op": "batch_norm2d", "inputs": ["conv"], "params": {"weight": "g", "bias": "b", "running_mean": "m", "running_var": "v"}, "attrs": {"num_features": 64, "eps": 1e-05, "momentum": 0.1, "affine": true, "track_running_stats": true, "training": false}},
+  {"name": "relu", "op": "relu", "inputs": ["bn"]},
+  {"name": "pool", "op": "max_pool2d", "inputs": ["relu"], "attrs": {"kernel_size": [3, 3], "stride": [2, 2], "padding": [1, 1], "dilation": [1, 1], "ceil_mode": false}},
+  {"name": "conv1", "op": "conv2d", "inputs": ["pool"], "params": {"weight": "w1"}, "attrs": {"in_channels": 64, "out_channels": 64, "kernel_size": [3, 3], "stride": [1, 1], "padding": [1, 1], "dilation": [1, 1], "groups": 1, "bias": false, "padding_mode": "zeros"}},
+  {"name": "bn1", "op": "batch_norm2d", "inputs": ["conv1"], "params": {"weight": "g", "bias": "b", "running_mean": "m", "running_var": "v"}, "attrs": {"num_features": 64, "eps": 1e-05, "momentum": 0.1, "affine": true, "track_running_stats": true, "training": false}},
+  {"name": "add", "op": "add", "inputs": ["bn1", "pool"]},
+  {"name": "relu1", "op": "relu", "inputs": ["add"]}],
+ "outputs": ["relu1"], "init": {"seed": 1}}`, n, batch, size, size)
+}
+
+// BenchmarkResnet18Stem runs resnetStemGraph at N = 3 and 8 on 96x96 images, as `go run
+// ./bench --real` runs resnet18, and reports measureCPU's figures (flops: the two
+// convolutions) and the max pool's kernel time per run:
+//
+//	go test ./lowering -run '^$' -bench Resnet18Stem -benchtime 40x
+func BenchmarkResnet18Stem(b *testing.B) {
+	for _, n := range []int{3, 8} {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			const batch, size = 2, 96
+			g, err := graph.Parse("stem.json", []byte(resnetStemGraph(n, batch, size)), graph.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			r, inputs, plan := benchRunner(b, g, 1)
+			defer r.Close()
+			macs := batch * (64*3*49*48*48 + 64*64*9*24*24)
+			measureCPU(b, r, inputs, plan, 2*float64(n*macs), 0)
+		})
+	}
+}
+
+// BenchmarkResnet18MaxPool runs resnet18's max pool (3x3 stride 2 pad 1 over the stem's 64
+// channels of 48x48 at 96x96 input) alone at N = 3 and 8, batch 2; measureCPU's "GFLOP"
+// figures count one operation a window tap (9 an output element).
+//
+//	go test ./lowering -run '^$' -bench Resnet18MaxPool -benchtime 100x
+func BenchmarkResnet18MaxPool(b *testing.B) {
+	for _, n := range []int{3, 8} {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			g, err := graph.Parse("pool.json", []byte(fmt.Sprintf(`{"format": "widejit.graph/v1", "n": %d,
+ "inputs": [{"name": "x", "shape": [2, 64, 48, 48], "dtype": "float32", "per_model": true}], "params": [],
+ "nodes": [{"name": "pool", "op": "max_pool2d", "inputs": ["x"], "attrs": {"kernel_size": [3, 3], "stride": [2, 2], "padding": [1, 1], "dilation": [1, 1], "ceil_mode": false}}],
+ "outputs": ["pool"], "init": {"seed": 1}}`, n)), graph.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			r, inputs, plan := benchRunner(b, g, 1)
+			defer r.Close()
+			measureCPU(b, r, inputs, plan, float64(n*2*64*24*24*9), 0)
+		})
 	}
 }

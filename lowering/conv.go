@@ -86,6 +86,10 @@ var convPhaseStore = true
 // reads (takeBlockedInput); tests turn it off to check the pad kernel's copy.
 var convBlockStore = true
 
+// convPooledStore lets a pooling kernel store the zero-padded planes of the convolution reading
+// its output (takePooledInput); tests turn it off to check the pad kernel's copy.
+var convPooledStore = true
+
 // convSharedPhases lets a 1x1 strided convolution read the stride phase planes copied for
 // another convolution of its input (sharePhases); tests turn it off to check its own copy.
 var convSharedPhases = true
@@ -253,7 +257,8 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 			// may store the next convolution's padded planes
 			g.direct = true
 			g.hp, g.wp, g.phh, g.phw = g.h, g.wd, 1, 1
-		case g.takePaddedInput(l, n.Inputs[0].Name, inC), g.takePaddedCopy(l, n.Inputs[0].Name, inC), g.sharePhases(l, inC):
+		case g.takePaddedInput(l, n.Inputs[0].Name, inC), g.takePaddedCopy(l, n.Inputs[0].Name, inC), g.takePooledInput(l, n.Inputs[0].Name, inC),
+			g.sharePhases(l, inC):
 		default:
 			g.padInput(l, n.Name, inC)
 		}

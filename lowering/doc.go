@@ -76,7 +76,9 @@
 //     whole rows of the last dim whose leading coordinates are computed once per row.
 //   - Eval BatchNorm is x * alpha + beta with per-channel alpha and beta (PyTorch's CPU form),
 //     and relu a NaN-propagating tl.maximum (propagate_nan=ALL): one pass each over a tile.
-//   - CPU pooling: max/avg row by row (pool_rows.py), a global average pool as a row mean
+//   - CPU pooling: max/avg row by row (pool_rows.py), storing the zero-padded planes of the
+//     unit-stride convolution reading it (instead of, or besides, its output: takePooledInput,
+//     ResNet's max pool before layer1), a global average pool as a row mean
 //     (reduce_rows.py); a pointwise convolution of 1x1 images as a matmul; a squeeze-excite
 //     block (global mean, FC, activation, FC, gate) as one kernel, a program per sample (se.go,
 //     se.py), the pool's launch dropped and the FCs' merged into it.

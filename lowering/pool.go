@@ -15,7 +15,9 @@ import (
 // inference) already has the extra window, which the masks and the clipped divisor handle.
 // CPU plans run 1-d and 2-d max and average pooling row by row instead (pool_rows.py): each
 // window tap is one affine [plane, output column] tile, moved as rows, where pool.py's flat
-// element index makes every load a gather; and a global average pool (adaptive, to 1 element)
+// element index makes every load a gather, and store the zero-padded planes of a unit-stride
+// convolution reading the output (takePooledInput, conv_flat.py's input) in place of a pad
+// kernel's copy; and a global average pool (adaptive, to 1 element)
 // as the mean of each plane (reduce.go's reduce_rows.py).
 
 func init() {
@@ -30,6 +32,10 @@ type poolGroup struct {
 	countPad bool
 	rows     bool // pool_rows.py (CPU plans, 1-d and 2-d max and average pooling)
 	divisor  int  // divisor_override, 0 when absent
+	// pool_rows.py: the zero-padded planes of the unit-stride convolution reading the output
+	// (takePooledInput), stored in place of (dense false) or besides the dense output
+	padded *padCopy
+	dense  bool
 	// per dim (D, H, W): input and output sizes, window, stride, padding, dilation
 	inSize, outSize, k, stride, pad, dil [3]int
 }
@@ -100,6 +106,7 @@ type poolData struct {
 	Kind              string
 	CountPad, Divisor bool
 	Compute           string
+	CopyStore         bool // pool_rows.py: a second store, of the zero-padded planes (c_ptr)
 }
 
 func (g *poolGroup) emit(l *lowerer) (*Launch, error) {
@@ -148,11 +155,26 @@ func (g *poolGroup) emitRows(l *lowerer) (*Launch, error) {
 	planes := g.out.Numel() / (oh * ow)
 	var args []LaunchArg
 	args = append(args, ptrArgs("x", g.x)...)
-	args = append(args, ptrArgs("out", g.out)...)
+	// the output's planes, rows and first element: dense, or the padded planes' interior
+	out, oPlane, oRow, oOff := g.out, oh*ow, ow, 0
+	var cargs []LaunchArg
+	data := g.data(fn)
+	if p := g.padded; p != nil {
+		cPlane, cRow, cOff := p.pad.hp*p.pad.wp, p.pad.wp, p.pad.off
+		if g.dense {
+			data.CopyStore = true
+			cargs = append(ptrArgs("c", p.out), intArg("C_PLANE", cPlane), intArg("C_ROW", cRow), intArg("C_OFF", cOff))
+		} else {
+			out, oPlane, oRow, oOff = p.out, cPlane, cRow, cOff
+		}
+	}
+	args = append(args, ptrArgs("out", out)...)
+	args = append(args, cargs...)
 	args = append(args, intArg("PLANES", planes), intArg("H", g.inSize[1]), intArg("W", g.inSize[2]), intArg("OH", oh), intArg("OW", ow),
 		intArg("KH", g.k[1]), intArg("KW", g.k[2]), intArg("stride_h", g.stride[1]), intArg("stride_w", g.stride[2]),
-		intArg("pad_h", g.pad[1]), intArg("pad_w", g.pad[2]), intArg("dil_h", g.dil[1]), intArg("dil_w", g.dil[2]), intArg("DIVISOR", g.divisor))
-	text, err := templates.Render("pool_rows.py", g.data(fn))
+		intArg("pad_h", g.pad[1]), intArg("pad_w", g.pad[2]), intArg("dil_h", g.dil[1]), intArg("dil_w", g.dil[2]), intArg("DIVISOR", g.divisor),
+		intArg("O_PLANE", oPlane), intArg("O_ROW", oRow), intArg("O_OFF", oOff))
+	text, err := templates.Render("pool_rows.py", data)
 	if err != nil {
 		return nil, err
 	}
@@ -164,4 +186,35 @@ func (g *poolGroup) emitRows(l *lowerer) (*Launch, error) {
 		ModelAxis: 1,
 		Args:      args,
 	}, nil
+}
+
+// takePooledInput makes the pending pool_rows.py group producing value store the zero-padded
+// planes this unit-stride conv_flat.py convolution reads (ResNet's max pool in front of
+// layer1), in place of conv_pad.py's pass over the pooled map: instead of its dense output
+// where this convolution is the one reader, besides it (from the same registers) where there
+// are others; a later convolution's epilogue may read its residual from the padded planes
+// (readPaddedLeaves). It reports false for any other producer.
+func (g *convGroup) takePooledInput(l *lowerer, value string, inC int) bool {
+	prod, ok := l.owner[value].(*poolGroup)
+	if !convPooledStore || l.opts.NoFusion || !ok || prod.value != value || !prod.rows || prod.padded != nil || g.strided() ||
+		!prod.out.Contiguous() || prod.out.ModelStride == 0 || g.x.Buf != prod.out.Buf || g.x.Offset != prod.out.Offset ||
+		len(prod.out.Shape) != 4 || prod.out.Shape[0] != g.batch || prod.out.Shape[1] != inC || prod.outSize[1] != g.h || prod.outSize[2] != g.wd {
+		return false
+	}
+	pad := g.padGeometry()
+	out := g.paddedBuffer(l, value+".padded", l.n, g.batch*inC)
+	prod.padded = &padCopy{src: prod.out, out: out, pad: pad, h: g.h, w: g.wd, planes: g.batch * inC, by: prod.nodes[0]}
+	prod.dense = l.fusable(value) == nil
+	what := "a copy of its output"
+	if prod.dense {
+		// other readers may read the padded planes too (readPaddedLeaves)
+		l.padCopies = append(l.padCopies, *prod.padded)
+	} else {
+		what = "its output"
+		delete(l.owner, value)
+	}
+	l.writer[out.Buf] = prod.index
+	l.notes[prod] = append(l.notes[prod], fmt.Sprintf("stores %s zero-padded to [%d, %d] planes for %s", what, pad.hp, pad.wp, g.nodes[0]))
+	g.x = out
+	return true
 }

@@ -990,6 +990,11 @@ func (m *memOp) run(fr *frame) error {
 			return err
 		}
 	}
+	if laneStride > 1 && a.vec == vecNone && len(m.shape) == 2 && !m.rect && a.strides[0] >= 0 {
+		if moved, err := m.loadStridedRect(fr, &split, maskLazy, a.tag, a.base, a.strides[0], laneStride); moved || err != nil {
+			return err
+		}
+	}
 	if stridedVal {
 		fr.densify(m.data, m.shape[0], m.n) // the row walk reads rows n apart
 	}
@@ -1161,6 +1166,49 @@ func (m *memOp) moveRect(fr *frame, split *splitMask, maskLazy bool, tag, base, 
 			fr.loadRow(m.cls, m.d, b, o, m.data, at, w)
 		default:
 			fr.storeRow(m.cls, m.d, b, o, m.data, at, w)
+		}
+		o += int(rowStride)
+	}
+	if m.extent {
+		fr.ext[m.data] = extent{r1, c1}
+	}
+	return true, nil
+}
+
+// loadStridedRect is moveRect for an fp32 load whose lanes are laneStride elements apart (a
+// strided pooling window over a block of planes, a stride phase of rows): one bounds check of
+// the whole span, then one strided copy per row, with no mask solved and no bounds checked
+// per row. It reports false, having loaded nothing, where moveRect would.
+func (m *memOp) loadStridedRect(fr *frame, split *splitMask, maskLazy bool, tag, base, rowStride, laneStride int64) (bool, error) {
+	rows, n := m.shape[0], m.n
+	r0, r1, c0, c1 := 0, rows, 0, n
+	if m.mask >= 0 {
+		var ok bool
+		if r0, r1, ok = split.rowInterval(maskLazy, m.shape); !ok {
+			return false, nil
+		}
+		c0, c1 = split.colLo, split.colHi
+	}
+	if r1 <= r0 || c1 <= c0 {
+		return false, nil // nothing live: the walk only fills the loaded tile
+	}
+	first := base + int64(r0)*rowStride + int64(c0)*laneStride
+	span := int64(r1-r0-1)*rowStride + int64(c1-c0-1)*laneStride + 1
+	if !small(first) || !small(span) {
+		return false, nil
+	}
+	b, o, err := fr.resolveAt(m.in.Pos, m.what, tag, first, int(span))
+	if err != nil {
+		return false, nil
+	}
+	if r0 > 0 || r1 < rows || c0 > 0 || c1 < n {
+		fr.copyRange(m.cls, m.data, m.other, 0, rows*n) // the dead lanes read other
+	}
+	mem, tile, st := b.f32(), fr.f32[m.data], int(laneStride)
+	for r := r0; r < r1; r++ {
+		dst, src := tile[r*n+c0:r*n+c1], mem[o:o+(c1-c0-1)*st+1]
+		for j := range dst {
+			dst[j] = src[j*st]
 		}
 		o += int(rowStride)
 	}

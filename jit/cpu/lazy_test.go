@@ -440,7 +440,8 @@ func offsetOf(msg string) string {
 }
 
 // TestStridedLaneLoads: a load whose lanes are every st-th element of a row (pooling windows
-// with a stride, stride phases) moves each row's live interval after one bounds check; the
+// with a stride, stride phases) moves its live rectangle after one bounds check of its span
+// (loadStridedRect; each row's live interval where the mask is no rectangle); the
 // values and the `other` lanes match a loop in Go, for unit and larger strides, rows and
 // columns cut by the mask, and a live span that would leave the buffer is an error naming
 // the load.

@@ -308,6 +308,33 @@ class ConvsPhaseStore(nn.Module):
                 self.dw5_s2(self.pj(img)), self.mult(self.pk(img)))
 
 
+class ConvsStem(nn.Module):
+    """A ResNet stem at odd sizes, its pools storing the zero-padded planes of the convolution
+    after them: 7x7 stride-2 conv + BN + ReLU, a 3x3 stride-2 padded max pool read by a 3x3
+    conv (+BN) and as that one's residual (+ReLU); a ceil-mode max pool whose one reader is a
+    3x3 conv (the padded planes only); an average pool read by a dilated 3x3 and returned too;
+    and a max pool read by a strided conv (the pad kernel's phase copy)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 7, stride=2, padding=3, bias=False)
+        self.stem_bn = nn.BatchNorm2d(8)
+        self.pool = nn.MaxPool2d(3, stride=2, padding=1)
+        self.conv, self.bn = nn.Conv2d(8, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8)
+        self.pool_ceil, self.after_ceil = nn.MaxPool2d(3, stride=2, ceil_mode=True), nn.Conv2d(8, 5, 3, padding=1)
+        self.avg, self.dilated = nn.AvgPool2d(3, stride=2, padding=1), nn.Conv2d(8, 6, 3, padding=2, dilation=2)
+        self.strided = nn.Conv2d(8, 4, 3, stride=2, padding=1)
+        _randomize_bn(self.stem_bn)
+        _randomize_bn(self.bn)
+
+    def forward(self, img):
+        x = torch.relu(self.stem_bn(self.stem(img)))
+        p = self.pool(x)
+        a = self.avg(x)
+        return (torch.relu(self.bn(self.conv(p)) + p), self.after_ceil(self.pool_ceil(x)), a, self.dilated(a),
+                self.strided(self.pool(-x)))
+
+
 class ConvsSmallMaps(nn.Module):
     """The dense convolutions of a ResNet's last stages, on maps of at most 64 pixels (the CPU's
     columns path, conv_cols.py): a stride-2 3x3 (+BN+ReLU) and a 1x1 stride-2 shortcut (+BN)

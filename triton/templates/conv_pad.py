@@ -70,7 +70,8 @@ def {{.Fn}}(
         for pc in range(0, PHW):
             j_first = (pc - pad_w % stride_w + stride_w) % stride_w
             c_first = (j_first + pad_w) // stride_w
-            for t0 in range(0, W, BLOCK_W):
+            # (t counts the phase's columns: cdiv(W, stride_w) at most)
+            for t0 in range(0, (W + stride_w - 1) // stride_w, BLOCK_W):
                 t = t0 + rw
                 j = j_first + t * stride_w
                 cc = c_first + t

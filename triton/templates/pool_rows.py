@@ -8,7 +8,11 @@ Kind "max": max over the dilated window, NaN-propagating like torch's; padding r
 Kind "avg": sum over the window divided by the window size clipped to the padded input
 (CountPad), by the number of real input elements (not CountPad), or by divisor_override
 (Divisor: the DIVISOR argument).
-Data: Fn, Header, Kind, CountPad, Divisor bool, Compute (tl.float32, or tl.float64 for fp64).
+The output's planes are O_PLANE apart, its rows O_ROW, its first element at O_OFF: dense, or the
+interior of the zero-padded planes a convolution reads (lowering's takePooledInput).
+CopyStore: the same values stored again into such planes (c_ptr: C_PLANE, C_ROW, C_OFF).
+Data: Fn, Header, Kind, CountPad, Divisor bool, CopyStore bool, Compute (tl.float32, or tl.float64
+for fp64).
 */ -}}
 import triton
 import triton.language as tl
@@ -22,7 +26,11 @@ import triton.language as tl
 def {{.Fn}}(
     x_ptr, x_mstride,
     out_ptr, out_mstride,
+{{- if .CopyStore}}
+    c_ptr, c_mstride, C_PLANE, C_ROW, C_OFF,
+{{- end}}
     PLANES, H, W, OH, OW, KH, KW, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w, DIVISOR,
+    O_PLANE, O_ROW, O_OFF,
     BLOCK_PL: tl.constexpr, BLOCK_W: tl.constexpr,
 ):
     pid = tl.program_id(0)
@@ -31,7 +39,10 @@ def {{.Fn}}(
     pl = (pid // OH) * BLOCK_PL + tl.arange(0, BLOCK_PL)
     rw = tl.arange(0, BLOCK_W)
     x_base = x_ptr + model * x_mstride + pl[:, None] * (H * W)
-    o_base = out_ptr + model * out_mstride + pl[:, None] * (OH * OW) + oh * OW
+    o_base = out_ptr + model * out_mstride + pl[:, None] * O_PLANE + oh * O_ROW + O_OFF
+{{- if .CopyStore}}
+    c_base = c_ptr + model * c_mstride + pl[:, None] * C_PLANE + oh * C_ROW + C_OFF
+{{- end}}
     h0 = oh * stride_h - pad_h
     for w0 in range(0, OW, BLOCK_W):
         ow = w0 + rw
@@ -72,3 +83,6 @@ def {{.Fn}}(
         y = acc / (hh * ww[None, :]).to({{.Compute}})
 {{- end}}
         tl.store(o_base + ow[None, :], y, mask=(pl[:, None] < PLANES) & (ow[None, :] < OW))
+{{- if .CopyStore}}
+        tl.store(c_base + ow[None, :], y, mask=(pl[:, None] < PLANES) & (ow[None, :] < OW))
+{{- end}}

@@ -1,0 +1,51 @@
+package lowering
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/widejit/widejit/graph"
+)
+
+// TestPoolStoresPaddedPlanes runs the ResNet stem fixture with and without the pools storing
+// the zero-padded planes of the convolution after them (takePooledInput): without, a pad
+// kernel copies each pooled map; with, those copies are gone (the max pool read twice stores
+// both its output and the padded planes, the one read once the padded planes alone, the
+// average pool that is also a graph output both), only the strided reader keeps its phase
+// copy; both plans match PyTorch.
+func TestPoolStoresPaddedPlanes(t *testing.T) {
+	dir := "testdata/conv/stem_n3"
+	g, err := graph.Load(filepath.Join(dir, "graph.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { convPooledStore = true }()
+	for _, on := range []bool{false, true} {
+		convPooledStore = on
+		plan, err := Lower(g, Options{Device: testDevice("cpu")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex := Explain(plan)
+		launches := launchesOf(plan)
+		for _, conv := range []string{"conv", "after_ceil", "dilated"} {
+			if padded := launches[conv+" (input zero-padded)"] != nil; padded == on {
+				t.Errorf("convPooledStore=%v: %s reads a pad kernel's copy: %v\n%s", on, conv, padded, ex)
+			}
+		}
+		if launches["strided (input zero-padded, as 2x2 stride phases)"] == nil {
+			t.Errorf("convPooledStore=%v: the strided reader of a pool has no phase copy:\n%s", on, ex)
+		}
+		for _, note := range []string{
+			"stores a copy of its output zero-padded to [12, 13] planes for conv",
+			"stores its output zero-padded to [11, 13] planes for after_ceil",
+			"stores a copy of its output zero-padded to [14, 15] planes for dilated",
+			"reads its residual [2,8,10,11] from the zero-padded copy made for pool"} {
+			if strings.Contains(ex, note) != on {
+				t.Errorf("convPooledStore=%v: explain says %q: %v\n%s", on, note, !on, ex)
+			}
+		}
+		checkFixtureCPU(t, dir, Options{Device: testDevice("cpu")})
+	}
+}
