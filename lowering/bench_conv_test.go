@@ -357,11 +357,11 @@ func BenchmarkRegnetGroupedConvsFlat(b *testing.B) {
 	benchmarkConvs(b, regnetGroupedConvs)
 }
 
-// BenchmarkRegnetGroupedConvsUnmerged is BenchmarkRegnetGroupedConvs with each group its own
-// (convMergeGroups off), for A/B runs of the merged groups.
-func BenchmarkRegnetGroupedConvsUnmerged(b *testing.B) {
-	convMergeGroups = false
-	defer func() { convMergeGroups = true }()
+// BenchmarkRegnetGroupedConvsMerged is BenchmarkRegnetGroupedConvs with narrow groups merged
+// (convMergeGroups on), for A/B runs of the merged groups.
+func BenchmarkRegnetGroupedConvsMerged(b *testing.B) {
+	convMergeGroups = true
+	defer func() { convMergeGroups = false }()
 	benchmarkConvs(b, regnetGroupedConvs)
 }
 

@@ -176,10 +176,8 @@ func TestConvFlatTapMajorAndPaddedStores(t *testing.T) {
 	dirs, _ := filepath.Glob(filepath.Join("testdata", "conv", "*_n3"))
 	dirs = append(dirs, filepath.Join("..", "examples", "resblock"), filepath.Join("..", "examples", "convnet"))
 	defer func(v int) { convTapMajorMinChannels = v }(convTapMajorMinChannels)
-	defer func() { convMergeGroups = true }()
 	for _, minCh := range []int{1, math.MaxInt} {
-		// (merged groups run tap-major whatever their channels: off with tap-major)
-		convTapMajorMinChannels, convMergeGroups = minCh, minCh == 1
+		convTapMajorMinChannels = minCh
 		tapMajor, padded, whole, paddedResidual, evenK, maskedK := 0, 0, 0, 0, 0, 0
 		for _, dir := range dirs {
 			t.Run(fmt.Sprintf("%s/tap-major-from-%d", filepath.Base(dir), minCh), func(t *testing.T) {

@@ -261,13 +261,11 @@ func TestDepthwiseChannelBlocks(t *testing.T) {
 // CPU plans run the grouped convolutions of the grouped fixture (group widths 2-16, stride 1
 // and 2, padded and not, dilated, more output than input channels a group, 37 groups, 3x3 and
 // 2x2 maps, BatchNorm, activation and residual epilogues, a 1-d one), their groups not merged
-// (convMergeGroups off), on conv_grouped.py, a lane per group, at unit stride where their
+// (convMergeGroups, off by default), on conv_grouped.py, a lane per group, at unit stride where their
 // output maps are small (convGroupedMaxPixels), and on conv_flat.py otherwise; all of them on
 // conv_grouped.py (convGroupedAlways) under every plan variant, and all on conv_flat.py with it
 // off: each against PyTorch.
 func TestGroupedChannelBlocks(t *testing.T) {
-	convMergeGroups = false
-	defer func() { convMergeGroups = true }()
 	dir := "testdata/conv/grouped_n3"
 	g, err := graph.Load(filepath.Join(dir, "graph.json"))
 	if err != nil {
@@ -329,7 +327,7 @@ func TestGroupedChannelBlocks(t *testing.T) {
 	checkFixtureCPU(t, dir, cpu)
 }
 
-// CPU plans merge the grouped fixture's narrow groups into whole 16-channel dot tiles over a
+// With convMergeGroups on, CPU plans merge the grouped fixture's narrow groups into whole 16-channel dot tiles over a
 // block-diagonal weight (mergedGroups): groups of 8 in pairs (stride 1 and 2, the 3x3 map, the
 // 1-d one), of 4 (more outputs than inputs) by 4, of 2 by 8 (a 5x5 kernel), of 3 into 24
 // (a 2x3 kernel, no padding), of 12 (dilated, 5 outputs) into one of 48; the 37 groups of 2
@@ -337,6 +335,8 @@ func TestGroupedChannelBlocks(t *testing.T) {
 // says so (the conv's GROUPS, the weight relaid block-diagonal), and the outputs match PyTorch
 // under every plan variant.
 func TestGroupedMergedGroups(t *testing.T) {
+	convMergeGroups = true
+	defer func() { convMergeGroups = false }()
 	dir := "testdata/conv/grouped_n3"
 	want := map[string]int{ // conv -> the groups conv_flat.py runs
 		"g16_s2": 3, "g8": 3, "g8_s2": 3, "g4_s2": 3, "g2": 3, "g12_dil": 1, "g3_nopad": 2, "g2_37": 37,
