@@ -238,6 +238,7 @@ var regnetGroupedConvs = []convShape{
 	{"g6/48/s2/48x48", 48, 48, 3, 2, 48, 6},
 	{"g13/104/s2/24x24", 104, 104, 3, 2, 24, 13},
 	{"g13/104/12x12", 104, 104, 3, 1, 12, 13},
+	{"g26/208/s2/12x12", 208, 208, 3, 2, 12, 26},
 	{"g26/208/6x6", 208, 208, 3, 1, 6, 26},
 	{"g55/440/s2/6x6", 440, 440, 3, 2, 6, 55},
 	{"g55/440/3x3", 440, 440, 3, 1, 3, 55},
@@ -358,6 +359,14 @@ func BenchmarkRegnetGroupedConvsAll(b *testing.B) {
 func BenchmarkRegnetGroupedConvsFlat(b *testing.B) {
 	convGroupedBlocks = false
 	defer func() { convGroupedBlocks = true }()
+	benchmarkConvs(b, regnetGroupedConvs)
+}
+
+// BenchmarkRegnetGroupedConvsMerged is BenchmarkRegnetGroupedConvs with narrow groups merged
+// (convMergeGroups on), for A/B runs of the merged groups.
+func BenchmarkRegnetGroupedConvsMerged(b *testing.B) {
+	convMergeGroups = true
+	defer func() { convMergeGroups = false }()
 	benchmarkConvs(b, regnetGroupedConvs)
 }
 

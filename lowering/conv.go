@@ -122,6 +122,7 @@ type convGroup struct {
 	cols                   bool       // conv_flat.py Folded: over the input's columns (conv_cols.py), the samples in the pixels
 	chanBlock              int        // conv_dw_blocks.py: channels per block of its input (xCStride: a block's stride), else 0
 	groupBlock             int        // conv_grouped.py: groups per block of its input (xCStride: a block's stride), else 0
+	diag                   int        // conv_flat.py: the model's groups merged into one, diag at a time, over a block-diagonal weight (mergedGroups); 1 if none
 	scale                  *View      // conv_flat.py pointwise: a per-(sample, channel) input scale [B or 1, C, 1, 1] (channelScaleFor)
 	padCopy                *padCopy   // conv_flat.py: a zero-padded copy of the output stored too, for a convolution reading it (takePaddedCopy)
 }
@@ -182,7 +183,7 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	spatial := x.Shape[len(x.Shape)-k:]
 	outSpatial := outShape[len(outShape)-k:]
 	groups := a.Int("groups")
-	g := &convGroup{batch: batch, groups: groups, cg: inC / groups, ocg: outC / groups}
+	g := &convGroup{batch: batch, groups: groups, cg: inC / groups, ocg: outC / groups, diag: 1}
 	if k == 1 {
 		g.h, g.wd, g.oh, g.ow = 1, spatial[0], 1, outSpatial[0]
 		g.kh, g.kw = 1, kernel[0]
@@ -226,6 +227,12 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	g.flat = convFlatKernel && l.opts.Device.Caps.HostThreads && !(g.pointwise() && g.depthwise)
 	if g.depthwise && g.flat && convDepthwiseBlocks {
 		g.flat, g.chanBlock = false, depthwiseChannelBlock(outC)
+	}
+	if g.flat && !g.depthwise {
+		if d := g.mergedGroups(); d > 1 {
+			l.notes[g] = append(l.notes[g], fmt.Sprintf("%d groups of %d channels run as %d of %d over a block-diagonal weight (zeros between the groups): whole dot tiles, %dx fewer programs", groups, g.cg, groups/d, d*g.cg, d))
+			g.diag, g.groups, g.cg, g.ocg = d, groups/d, d*g.cg, d*g.ocg
+		}
 	}
 	if g.flat && !g.depthwise && convGroupedBlocks && g.groupedBlocksPayOff() {
 		g.flat, g.groupBlock = false, depthwiseChannelBlock(groups)
@@ -287,7 +294,8 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	// Many channels per group: conv_flat.py reduces tap by tap, so that its input tile is
 	// channel planes at one shift (affine, read in place) rather than rows gathered per k.
 	// (Folded: one "tap" of every channel x tap, the weight [OC, C*KH*KW] as it lies)
-	g.tapMajor = g.flat && !g.depthwise && (g.cg >= convTapMajorMinChannels || g.cols)
+	// (merged groups: only the tap-major weight is laid out block-diagonal)
+	g.tapMajor = g.flat && !g.depthwise && (g.cg >= convTapMajorMinChannels || g.cols || g.diag > 1)
 	if g.cols && !g.w.Contiguous() {
 		return fmt.Errorf("weight %s is not contiguous", shapeStr(g.w.Shape))
 	}
@@ -302,8 +310,12 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 		// "#" like the other internal values (name#copy): "<node>.weight" may be a parameter,
 		// e.g. the weight of node k reused by node k_1, which would then read this copy as it
 		name := n.Name + "#weight"
-		wg := &convWeightGroup{w: g.w, oc: outC, cg: g.cg, taps: g.kh * g.kw}
-		wg.groupBase = groupBase{nodes: []string{n.Name + " (weight as [tap, out, in])"}, ops: []string{"relayout"},
+		wg := &convWeightGroup{w: g.w, oc: outC, cg: g.cg / g.diag, taps: g.kh * g.kw, diag: g.diag, ocg: g.ocg / g.diag}
+		what := " (weight as [tap, out, in])"
+		if g.diag > 1 {
+			what = fmt.Sprintf(" (weight as [tap, out, in], block-diagonal over %d groups)", g.diag)
+		}
+		wg.groupBase = groupBase{nodes: []string{n.Name + what}, ops: []string{"relayout"},
 			out: l.newOutput(name, []int{g.kh * g.kw, outC, g.cg}, g.w.DType)}
 		l.addGroup(wg, name)
 		g.w = wg.out
@@ -750,7 +762,8 @@ type convWeightGroup struct {
 	groupBase
 	w            View
 	oc, cg, taps int
-	tstride      int // the output's tap stride: oc * cg, or more (padded)
+	tstride      int // the output's tap stride: oc * cg * diag, or more (padded)
+	diag, ocg    int // block-diagonal: diag groups of ocg output channels a merged group (mergedGroups), else 0
 }
 
 func (g *convWeightGroup) emit(l *lowerer) (*Launch, error) {
@@ -758,7 +771,9 @@ func (g *convWeightGroup) emit(l *lowerer) (*Launch, error) {
 	var args []LaunchArg
 	args = append(args, ptrArgs("w", g.w)...)
 	args = append(args, ptrArgs("o", g.out)...)
-	args = append(args, intArg("OC", g.oc), intArg("CG", g.cg), intArg("KHW", g.taps), intArg("o_tstride", max(g.tstride, g.oc*g.cg)))
+	diag, ocg := max(g.diag, 1), max(g.ocg, 1)
+	args = append(args, intArg("OC", g.oc), intArg("CG", g.cg), intArg("KHW", g.taps), intArg("o_tstride", max(g.tstride, g.oc*g.cg*diag)),
+		intArg("O_CG", g.cg*diag), intArg("OCG", ocg), intArg("DIAG", diag))
 	text, err := templates.Render("conv_weight.py", convData{Fn: fn, Header: header(g.nodes, g.ops)})
 	if err != nil {
 		return nil, err

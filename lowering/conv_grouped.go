@@ -21,11 +21,44 @@ const convGroupedMaxPixels = 16
 // whatever its map; tests turn it on to check it at every size.
 var convGroupedAlways = false
 
-// groupedBlocksPayOff reports a grouped convolution (not depthwise, not a pointwise GEMM) with
-// groups narrow enough for conv_grouped.py, at unit stride on a map small enough for it to
-// pay off.
+// convMergeGroups lets conv_flat.py merge narrow groups (mergedGroups). Off: not exact yet.
+// A non-finite input of one merged group meets the other groups' zero weights, and 0 * inf
+// turns their outputs into NaN, where PyTorch's grouped convolution keeps them finite; on
+// once the kernel recomputes such a tile group by group (bench/results/regnet.md). Tests and
+// benchmarks turn it on.
+var convMergeGroups = false
+
+// convMergedMaxWidth bounds a merged group's channels: its dots multiply as many products as
+// the groups alone times the groups merged (the zeros between them).
+const convMergedMaxWidth = 64
+
+// mergedGroups is how many of a grouped convolution's narrow groups (fewer than 16 channels
+// in or out) conv_flat.py runs as one group over a block-diagonal weight (each group's block
+// on its diagonal, zeros between them; conv_weight.py lays it out once): the fewest that
+// divide the groups and fill a 16-channel dot tile both ways. RegNet's groups of 8 left half
+// of every tile masked, so that tl.dot scanned an operand for infinities at every step (jit/cpu
+// extent.go), and each (sample, group) program's fixed work outweighed its multiply-adds
+// (bench/results/regnet.md). 1 (no merging) where no divisor does within convMergedMaxWidth
+// channels (a prime number of groups), for depthwise, pointwise and 1x1 convolutions, and
+// where conv_grouped.py is forced (convGroupedAlways).
+func (g *convGroup) mergedGroups() int {
+	w := max(g.cg, g.ocg)
+	if !convMergeGroups || convGroupedAlways || g.groups == 1 || g.cg == 1 || w >= 16 || g.kh*g.kw == 1 {
+		return 1
+	}
+	for d := 2; d*w <= convMergedMaxWidth; d++ {
+		if g.groups%d == 0 && d*g.cg >= 16 && d*g.ocg >= 16 {
+			return d
+		}
+	}
+	return 1
+}
+
+// groupedBlocksPayOff reports a grouped convolution (not depthwise, not a pointwise GEMM, its
+// groups not merged) with groups narrow enough for conv_grouped.py, at unit stride on a map
+// small enough for it to pay off.
 func (g *convGroup) groupedBlocksPayOff() bool {
-	return g.groups > 1 && g.cg > 1 && g.cg <= convGroupedMaxWidth && g.ocg <= convGroupedMaxWidth && !g.pointwise() &&
+	return g.groups > 1 && g.diag == 1 && g.cg > 1 && g.cg <= convGroupedMaxWidth && g.ocg <= convGroupedMaxWidth && !g.pointwise() &&
 		(convGroupedAlways || !g.strided() && g.oh*g.ow <= convGroupedMaxPixels)
 }
 

@@ -260,10 +260,11 @@ func TestDepthwiseChannelBlocks(t *testing.T) {
 
 // CPU plans run the grouped convolutions of the grouped fixture (group widths 2-16, stride 1
 // and 2, padded and not, dilated, more output than input channels a group, 37 groups, 3x3 and
-// 2x2 maps, BatchNorm, activation and residual epilogues, a 1-d one) on conv_grouped.py, a lane
-// per group, at unit stride where their output maps are small (convGroupedMaxPixels), and on
-// conv_flat.py otherwise; all of them on conv_grouped.py (convGroupedAlways) under every plan variant, and
-// all on conv_flat.py with it off: each against PyTorch.
+// 2x2 maps, BatchNorm, activation and residual epilogues, a 1-d one), their groups not merged
+// (convMergeGroups, off by default), on conv_grouped.py, a lane per group, at unit stride where their
+// output maps are small (convGroupedMaxPixels), and on conv_flat.py otherwise; all of them on
+// conv_grouped.py (convGroupedAlways) under every plan variant, and all on conv_flat.py with it
+// off: each against PyTorch.
 func TestGroupedChannelBlocks(t *testing.T) {
 	dir := "testdata/conv/grouped_n3"
 	g, err := graph.Load(filepath.Join(dir, "graph.json"))
@@ -324,6 +325,63 @@ func TestGroupedChannelBlocks(t *testing.T) {
 	defer func() { convGroupedBlocks = true }()
 	checkTemplates(cpu, func(bool) string { return "conv_flat.py" })
 	checkFixtureCPU(t, dir, cpu)
+}
+
+// With convMergeGroups on, CPU plans merge the grouped fixture's narrow groups into whole 16-channel dot tiles over a
+// block-diagonal weight (mergedGroups): groups of 8 in pairs (stride 1 and 2, the 3x3 map, the
+// 1-d one), of 4 (more outputs than inputs) by 4, of 2 by 8 (a 5x5 kernel), of 3 into 24
+// (a 2x3 kernel, no padding), of 12 (dilated, 5 outputs) into one of 48; the 37 groups of 2
+// (prime, 74 channels) and the 3 groups of 16 (whole tiles already) stay as they are. The plan
+// says so (the conv's GROUPS, the weight relaid block-diagonal), and the outputs match PyTorch
+// under every plan variant.
+func TestGroupedMergedGroups(t *testing.T) {
+	convMergeGroups = true
+	defer func() { convMergeGroups = false }()
+	dir := "testdata/conv/grouped_n3"
+	want := map[string]int{ // conv -> the groups conv_flat.py runs
+		"g16_s2": 3, "g8": 3, "g8_s2": 3, "g4_s2": 3, "g2": 3, "g12_dil": 1, "g3_nopad": 2, "g2_37": 37,
+		"g8_small": 5, "g8_small_s2": 5, "c1": 1,
+	}
+	g, err := graph.Load(filepath.Join(dir, "graph.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu := Options{Device: testDevice("cpu")}
+	plan, err := Lower(g, cpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, ln := range plan.Launches {
+		if len(ln.Nodes) == 0 {
+			continue
+		}
+		node, _, _ := strings.Cut(ln.Nodes[0], " ")
+		groups, ok := want[node]
+		switch {
+		case !ok || ln.Kernel.Template == "conv_pad.py":
+		case ln.Kernel.Template == "conv_flat.py":
+			seen++
+			if got := launchIntArg(ln, "GROUPS"); got != groups {
+				t.Errorf("%s: conv_flat.py runs %d groups, want %d", node, got, groups)
+			}
+		case ln.Kernel.Template == "conv_weight.py":
+			merged := groups < g.Node(node).Attrs.Int("groups")
+			if strings.Contains(ln.Nodes[0], "block-diagonal") != merged || merged && launchIntArg(ln, "DIAG") != g.Node(node).Attrs.Int("groups")/groups {
+				t.Errorf("%s: relayout %q (DIAG=%d), want it block-diagonal over %d groups: %v", node, ln.Nodes[0], launchIntArg(ln, "DIAG"), g.Node(node).Attrs.Int("groups")/groups, merged)
+			}
+		default:
+			t.Errorf("%s runs on %s, want conv_flat.py", node, ln.Kernel.Template)
+		}
+	}
+	if seen != len(want) {
+		t.Fatalf("%d of the %d grouped convolutions found on conv_flat.py", seen, len(want))
+	}
+	for _, v := range exampleVariants {
+		o := v.opts
+		o.Device = testDevice("cpu")
+		t.Run(v.name, func(t *testing.T) { checkFixtureCPU(t, dir, o) })
+	}
 }
 
 // Monte Carlo attention dropout: every per-head probability is either dropped (0) or the eval
@@ -516,11 +574,11 @@ func TestPoolFloat64AgainstLoop(t *testing.T) {
 // machine with AVX-512 the AVX2/FMA kernels are checked against PyTorch too. Without
 // AVX-512 the fixture tests themselves run the AVX2 kernels, and this one skips.
 func TestCNNFixturesAVX2(t *testing.T) {
-	checkFixturesAVX2(t, "TestCNNFixturesAVX2", "^(TestCNNFixturesAVX2|TestConvFixtures|TestPoolFixtures|TestDepthwiseChannelBlocks|TestGroupedChannelBlocks)$/^((cnn|pools|convs_a|convs_b|unbatched|patches|depthwise|grouped|mobile|smallmaps|stem|se|wide_k)_n3|cpu)?$/^(cpu)?$",
+	checkFixturesAVX2(t, "TestCNNFixturesAVX2", "^(TestCNNFixturesAVX2|TestConvFixtures|TestPoolFixtures|TestDepthwiseChannelBlocks|TestGroupedChannelBlocks|TestGroupedMergedGroups)$/^((cnn|pools|convs_a|convs_b|unbatched|patches|depthwise|grouped|mobile|smallmaps|stem|se|wide_k)_n3|cpu)?$/^(cpu)?$",
 		"--- PASS: TestConvFixtures/cnn_n3/cpu", "--- PASS: TestConvFixtures/convs_a_n3/cpu", "--- PASS: TestConvFixtures/convs_b_n3/cpu",
 		"--- PASS: TestConvFixtures/unbatched_n3/cpu", "--- PASS: TestConvFixtures/patches_n3/cpu", "--- PASS: TestPoolFixtures/pools_n3/cpu",
 		"--- PASS: TestConvFixtures/depthwise_n3/cpu", "--- PASS: TestDepthwiseChannelBlocks/cpu",
-		"--- PASS: TestConvFixtures/mobile_n3/cpu", "--- PASS: TestConvFixtures/grouped_n3/cpu", "--- PASS: TestGroupedChannelBlocks/cpu",
+		"--- PASS: TestConvFixtures/mobile_n3/cpu", "--- PASS: TestConvFixtures/grouped_n3/cpu", "--- PASS: TestGroupedChannelBlocks/cpu", "--- PASS: TestGroupedMergedGroups/cpu",
 		"--- PASS: TestConvFixtures/smallmaps_n3/cpu", "--- PASS: TestConvFixtures/stem_n3/cpu", "--- PASS: TestConvFixtures/se_n3/cpu",
 		"--- PASS: TestConvFixtures/wide_k_n3/cpu")
 }

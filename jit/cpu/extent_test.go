@@ -394,3 +394,92 @@ func TestDotSkipsChecksWhereNoOneLooks(t *testing.T) {
 		})
 	}
 }
+
+// rowStoreDotKernel stores padded_dot's accumulator (times 2) a column band of 8 at a time,
+// in a loop after the dot's, as conv_flat.py stores an output row at a time: each band's mask
+// is built inside that loop. With MASK_BEFORE it is cmask (computed before the dot's loop)
+// and'ed with the band, else the bounds and the band alone.
+const rowStoreDotKernel = `import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_dot(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, MASK_BEFORE: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    cmask = (rm[:, None] < M) & (rn[None, :] < N)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+` + paddedKLoop + `    y = acc * 2.0
+    for j0 in range(0, N, 8):
+        if MASK_BEFORE:
+            tl.store(c_ptr + rm[:, None] * BN + rn[None, :], y, mask=cmask & (rn[None, :] >= j0) & (rn[None, :] < j0 + 8))
+        else:
+            tl.store(c_ptr + rm[:, None] * BN + rn[None, :], y, mask=(rm[:, None] < M) & (rn[None, :] >= j0) & (rn[None, :] < min(j0 + 8, N)))
+`
+
+// TestDotSkipsChecksThroughRowStores: stores in a loop of their own whose masks are the
+// output mask (computed before the dot's loop) and'ed with a band bound what is seen of the
+// accumulator as the output mask alone does (observed.go's maskFactorBefore): tl.dot drops
+// the edge tiles' zero rows and columns without scanning the operands, and the stored values
+// are the padded product's, infinities and NaNs included, nothing outside the mask written.
+// The same stores with masks built from scratch in their loop still scan.
+func TestDotSkipsChecksThroughRowStores(t *testing.T) {
+	const bm, bn, bk = 32, 64, 32
+	sig := map[string]string{"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32"}
+	kernels := map[bool]*Kernel{}
+	for _, before := range []bool{true, false} {
+		kernels[before] = compileKernel(t, "row_dot.py", rowStoreDotKernel, "row_dot", sig,
+			map[string]any{"BM": int64(bm), "BN": int64(bn), "BK": int64(bk), "MASK_BEFORE": before})
+	}
+	rng := rand.New(rand.NewSource(6))
+	for _, tc := range []struct {
+		m, n, k    int
+		infA, infB bool
+	}{{9, 40, 64, true, false}, {32, 7, 32, false, true}, {17, 33, 40, true, true}} {
+		t.Run(fmt.Sprintf("m%d_n%d_k%d", tc.m, tc.n, tc.k), func(t *testing.T) {
+			a, b := randF32(rng, tc.m*tc.k, 1), randF32(rng, tc.n*tc.k, 1)
+			if tc.infA {
+				a[(tc.m/2)*tc.k] = float32(math.Inf(-1))
+			}
+			if tc.infB {
+				b[(tc.n-1)*tc.k+tc.k/2] = float32(math.NaN())
+			}
+			for _, before := range []bool{true, false} {
+				const sentinel = 12345
+				c := make([]float32, bm*bn)
+				for i := range c {
+					c[i] = sentinel
+				}
+				out := f32Buf(t, c)
+				checks := finiteChecks.Load()
+				if err := kernels[before].Launch(grid1(1), []jit.Arg{buf(f32Buf(t, a)), buf(f32Buf(t, b)), buf(out),
+					scalar(int64(tc.m)), scalar(int64(tc.n)), scalar(int64(tc.k))}); err != nil {
+					t.Fatal(err)
+				}
+				if scanned := finiteChecks.Load() - checks; scanned != 0 == before {
+					t.Errorf("mask built before the dot's loop %v: the dot scanned its operands %d times", before, scanned)
+				}
+				got := out.f32()
+				for i := range bm {
+					for j := range bn {
+						g := float64(got[i*bn+j])
+						if i >= tc.m || j >= tc.n {
+							if g != sentinel {
+								t.Fatalf("c[%d,%d] = %v outside the mask, want it untouched", i, j, g)
+							}
+							continue
+						}
+						dot := 0.0
+						for p := range tc.k {
+							dot += float64(a[i*tc.k+p]) * float64(b[j*tc.k+p])
+						}
+						if want := float64(float32(dot) * 2); !closeOrSameSpecial(g, want) {
+							t.Fatalf("c[%d,%d] = %v, want %v", i, j, g, want)
+						}
+					}
+				}
+			}
+		})
+	}
+}

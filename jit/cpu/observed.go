@@ -20,8 +20,9 @@ import (
 // accumulator: the dot's Add updates a For's carried value and is that value's only update,
 // the For's result flows only through element-wise ops into the value operand of masked
 // stores, and each mask is computed before the For (so it holds its value while the loop
-// runs). At run time each mask must be a symbolic rectangle (fr.observedRect); the dot also
-// needs it inside the live product (fr.observedWithin). Otherwise everything runs whole.
+// runs), or is such a mask and'ed with others (maskFactorBefore). At run time each mask must
+// be a symbolic rectangle (fr.observedRect); the dot also needs it inside the live product
+// (fr.observedWithin). Otherwise everything runs whole.
 
 // observedMasks returns the slots of the store masks that alone observe the accumulator the
 // dot-add in updates, or nil when anything else may see it. It records them in
@@ -55,8 +56,9 @@ func (c *compiler) observedMasks(in *ir.Instr, acc *ir.Value) []int {
 	}
 	var slots []int
 	for _, m := range masks {
+		m = c.maskFactorBefore(m, before)
 		s, ok := c.slots[m]
-		if !ok || !before[m] {
+		if m == nil || !ok {
 			return nil
 		}
 		slots = append(slots, s)
@@ -68,6 +70,26 @@ func (c *compiler) observedMasks(in *ir.Instr, acc *ir.Value) []int {
 		c.observedBy[v] = slots
 	}
 	return slots
+}
+
+// maskFactorBefore is mask m, or a factor of it (m = f & g, nested), of m's own shape and
+// computed before the For (in before), or nil: a store through m lets through no lane that f
+// does not, so f bounds what it sees. (A store in a loop of its own, one output row at a
+// time, builds its mask there, as smask & the row's lanes.)
+func (c *compiler) maskFactorBefore(m *ir.Value, before map[*ir.Value]bool) *ir.Value {
+	if before[m] {
+		return m
+	}
+	if d := m.Def; d != nil && d.Op == ir.And && len(d.Args) == 2 {
+		for _, a := range d.Args {
+			if slices.Equal(a.Type.Shape, m.Type.Shape) {
+				if f := c.maskFactorBefore(a, before); f != nil {
+					return f
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // carrier is the For whose body's block argument v is, and v's index among the carried

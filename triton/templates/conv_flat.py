@@ -82,12 +82,11 @@ def {{.Fn}}(
     x_base = x_ptr + model * x_mstride + bidx * x_bstride + grp * CG * x_cstride{{if .PhaseStore}} + pc{{end}}
     ocmask = rn[:, None] < OCG
     acc = tl.zeros((BLOCK_OC, BLOCK_P), dtype=tl.float32)
-{{- if or .PaddedStore .PhaseStore}}
-    # the store's mask before the loop: the CPU backend then knows that the accumulator's
-    # columns past Q are never seen, so its dots skip the operands' infinity scan and the
-    # epilogue covers the live columns alone (jit/cpu observed.go)
+    # the store's mask before the loop (the row-by-row stores and them with their rows): the
+    # CPU backend then knows that the accumulator's rows past OCG and columns past Q are never
+    # seen, so its dots skip the operands' infinity scan and the epilogue covers the live
+    # rectangle alone (jit/cpu observed.go)
     smask = ocmask & (q[None, :] < Q)
-{{- end}}
 {{- if .Scale}}
     # the input channels' scale (squeeze-excite's x * s, s per sample and channel): as
     # sum_c W[o, c] (x[c, p] s[c]) = sum_c (W[o, c] s[c]) x[c, p], it scales the weight
@@ -266,7 +265,7 @@ def {{.Fn}}(
         for oh in range(max(q0 - sb * QS, 0) // Wp, min((q0 + BLOCK_P - 1 - sb * QS) // Wp + 1, OH)):
             lo = sb * QS + oh * Wp
             tl.store(c_base + (sb * c_bstride + oh * c_rstride - lo) + qs[None, :], y,
-                     mask=ocmask & (qs[None, :] >= lo) & (qs[None, :] < lo + OW))
+                     mask=smask & (qs[None, :] >= lo) & (qs[None, :] < lo + OW))
 {{- else if .PhaseStore}}
     # the next convolution is strided: output pixel (oh, ow) is its padded pixel (r, c) =
     # (oh + o_pad_h, ow + o_pad_w), at (r // o_sh, c // o_sw) of phase (r % o_sh, c % o_sw)
@@ -286,7 +285,7 @@ def {{.Fn}}(
                      mask=(qs[:, None] >= lo) & (qs[:, None] < lo + n_live) & (rs[None, :] >= blk * o_bc) & (rs[None, :] < min(blk * o_bc + o_bc, OCG)))
 {{- else}}
         tl.store(c_base + (row - lo) + qs[None, :], y,
-                 mask=ocmask & (qs[None, :] >= lo) & (qs[None, :] < lo + n_live))
+                 mask=smask & (qs[None, :] >= lo) & (qs[None, :] < lo + n_live))
 {{- end}}
 {{- else if .BlockStore}}
     # one output row (pixels oh*Wp .. oh*Wp + OW - 1 of q) and channel block at a time: its
@@ -313,7 +312,7 @@ def {{.Fn}}(
     for oh in range(q0 // Wp, min((q0 + BLOCK_P - 1) // Wp + 1, OH)):
         lo = oh * Wp
         tl.store(c_base + (oh * c_rstride - lo) + qs[None, :], y,
-                 mask=ocmask & (qs[None, :] >= lo) & (qs[None, :] < lo + OW))
+                 mask=smask & (qs[None, :] >= lo) & (qs[None, :] < lo + OW))
 {{- end}}
 {{- if .CopyStore}}
     # the output has other readers: a zero-padded copy for the convolution reading it, from the
@@ -324,13 +323,13 @@ def {{.Fn}}(
         for oh in range(max(q0 - sb * QS, 0) // Wp, min((q0 + BLOCK_P - 1 - sb * QS) // Wp + 1, OH)):
             lo = sb * QS + oh * Wp
             tl.store(p_base + (sb * p_bstride + oh * p_rstride - lo) + qs[None, :], y,
-                     mask=ocmask & (qs[None, :] >= lo) & (qs[None, :] < lo + OW))
+                     mask=smask & (qs[None, :] >= lo) & (qs[None, :] < lo + OW))
 {{- else if .CopyPaddedStore}}
-    tl.store(p_base + qs[None, :], tl.where(ow[None, :] < OW, y, 0.0), mask=ocmask & (qs[None, :] < Q))
+    tl.store(p_base + qs[None, :], tl.where(ow[None, :] < OW, y, 0.0), mask=smask)
 {{- else}}
     for oh in range(q0 // Wp, min((q0 + BLOCK_P - 1) // Wp + 1, OH)):
         lo = oh * Wp
         tl.store(p_base + (oh * p_rstride - lo) + qs[None, :], y,
-                 mask=ocmask & (qs[None, :] >= lo) & (qs[None, :] < lo + OW))
+                 mask=smask & (qs[None, :] >= lo) & (qs[None, :] < lo + OW))
 {{- end}}
 {{- end}}

@@ -1,9 +1,12 @@
 {{- /*
 Weight relayout for conv_rows.py: w[oc, c, tap] (a convolution weight [OC, CG, KH, KW], per
 model) to o[tap, oc, c], so that each tap's [out, in] tile has contiguous rows; o's taps are
-o_tstride apart (OC * CG, or more: conv_grouped.py's groups padded to its blocks). Program
+o_tstride apart (OC * O_CG, or more: conv_grouped.py's groups padded to its blocks). Program
 (oc, -, model) moves one output channel: [BLOCK_C, BLOCK_T] tiles read along the taps,
-transposed, written along the channels.
+transposed, written along the channels. Block-diagonal (conv_flat.py's merged groups, DIAG of
+them a merged group): o's rows are O_CG = DIAG * CG long and output channel oc's group (of OCG
+channels) lands in block (oc // OCG) % DIAG of its row; the rest stays zero (a new buffer's).
+Otherwise DIAG = 1 and O_CG = CG.
 Data: Fn, Header.
 */ -}}
 import triton
@@ -16,7 +19,7 @@ import triton.language as tl
 {{- end}}
 @triton.jit
 def {{.Fn}}(
-    w_ptr, w_mstride, o_ptr, o_mstride, OC, CG, KHW, o_tstride,
+    w_ptr, w_mstride, o_ptr, o_mstride, OC, CG, KHW, o_tstride, O_CG, OCG, DIAG,
     BLOCK_C: tl.constexpr, BLOCK_T: tl.constexpr,
 ):
     oc = tl.program_id(0)
@@ -24,7 +27,7 @@ def {{.Fn}}(
     rc = tl.arange(0, BLOCK_C)
     rt = tl.arange(0, BLOCK_T)
     w_base = w_ptr + model * w_mstride + oc * CG * KHW
-    o_base = o_ptr + model * o_mstride + oc * CG
+    o_base = o_ptr + model * o_mstride + oc * O_CG + ((oc // OCG) % DIAG) * CG
     for c0 in range(0, CG, BLOCK_C):
         cs = c0 + rc
         t = tl.load(w_base + cs[:, None] * KHW + rt[None, :],
