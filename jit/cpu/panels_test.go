@@ -25,8 +25,11 @@ func TestGemmPanelsMatchDotsInTurn(t *testing.T) {
 		{"extents", []int{32, 27, 32, 9}, []int{64, 64, 50, 64}, []int{8, 1, 64, 17}},
 		{"one", []int{16}, []int{48}, []int{5}},
 		{"thin", []int{3, 3}, []int{200, 200}, []int{16, 16}},
-		{"strips", []int{17, 17, 17}, []int{100, 100, 100}, []int{7, 64, 33}}, // 2 x 48 wide, 4 left
-		{"mixed", []int{8, 8}, []int{125, 125}, []int{9, 2}},                  // 48 + 2 x 32 + 13
+		{"strips", []int{17, 17, 17}, []int{100, 100, 100}, []int{7, 64, 33}},   // 2 x 48 wide, 4 left
+		{"mixed", []int{8, 8}, []int{125, 125}, []int{9, 2}},                    // 48 + 2 x 32 + 13
+		{"rows64", []int{64, 64}, []int{40, 40}, []int{32, 32}},                 // AVX2: 10 x 6 + 4 rows, 2 x 16 + 8 columns
+		{"layer4", []int{128, 128, 128}, []int{26, 26, 26}, []int{256, 256, 7}}, // resnet18's folded layer 4 at N = 3: 16 + 10 columns
+		{"narrow", []int{70, 70, 64}, []int{22, 22, 24}, []int{64, 9, 33}},      // AVX2: 16 + 6 columns on the 8-wide panels kernels
 	}
 	eachMicroKernel(func() {
 		if !gemmSIMD || len(panelKernels) == 0 {
@@ -259,6 +262,9 @@ func TestPanelBlocks(t *testing.T) {
 		{[]int{12, 8}, 4, [2]int{0, 0}},
 		{[]int{8}, 64, [2]int{8, 0}},
 		{[]int{6}, 40, [2]int{6, 0}},
+		{[]int{6, 4}, 64, [2]int{10, 1}}, // AVX2
+		{[]int{6, 4}, 128, [2]int{20, 2}},
+		{[]int{6, 4}, 3, [2]int{0, 0}},
 	} {
 		panelKernels = nil
 		for _, h := range c.heights {
@@ -282,4 +288,26 @@ func checkQueuedDots(t *testing.T, got, inTurn []float32, want []float64) {
 			t.Fatalf("%s: c[%d] = %g, want %g", dotKernelName(), i, got[i], want[i])
 		}
 	}
+}
+
+// On AVX2 (no masked loads) the columns right of the 16-wide strips run on the panels kernels
+// too, through zero-padded copies, not panel by panel through gemmF32 (which walks a
+// far-apart weight a k block at a time again): resnet18's layer 4 at N = 3 has 26 columns.
+// The sums are checked by TestGemmPanelsMatchDotsInTurn.
+func TestPanelEdgeRunsOnPanelsKernels(t *testing.T) {
+	eachMicroKernel(func() {
+		if !panelPadEdge {
+			return
+		}
+		const m, n, k, lda, ldb, ldc = 64, 26, 256, 4608, 32, 32
+		a, b, c := make([]float32, m*lda), make([]float32, k*ldb), make([]float32, m*ldc)
+		ps := []dotPanel{{a: a, lda: lda, b: b, ldb: ldb, m: m, n: n, k: k}, {a: a[k:], lda: lda, b: b, ldb: ldb, m: m, n: n, k: k}}
+		var scratch []float32
+		var asm []gemmPanel
+		edges := paddedEdges.Load()
+		gemmPanels(ps, c, ldc, &scratch, &asm)
+		if got := paddedEdges.Load() - edges; got != 1 {
+			t.Errorf("%s: %d columns, %d rows: %d padded edges, want 1", dotKernelName(), n, m, got)
+		}
+	})
 }
