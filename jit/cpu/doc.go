@@ -53,8 +53,9 @@
 //     loop-carried accumulator is updated in place. A loop nest that only carries its
 //     accumulator and stores nothing (a convolution's taps) queues its shallow dots over
 //     buffer views and, when it ends, sums all of them per register block on the panels
-//     kernels (8x48 on Intel AVX-512: three B vectors a broadcast), bit for bit the dots in
-//     turn (panels.go). tl.trans of a
+//     kernels (8x48 on Intel AVX-512: three B vectors a broadcast; under AVX2 6x16 with 4x16
+//     for the rows left, and a right edge on them or 8-wide ones through zero-padded copies),
+//     bit for bit the dots in turn (panels.go). tl.trans of a
 //     2-D fp32 tile (the weight operand of a Linear) is an AVX2 8x8-block transpose
 //     (shape.go, vec_amd64.s), left to the dot when the dot is its only user: a dot of a few
 //     live rows (3, or 32 over k >= 256) then reads the untransposed tile in place, each

@@ -31,13 +31,14 @@ func selectMicroKernel(allowAVX512 bool) {
 	switch {
 	case allowAVX512 && cpu.X86.HasAVX512F:
 		gemmWide = gemmStrip{w: 32, mr: 8, kern: kernelsAVX512_32[:], masked: kernelsAVX512_32masked[:], stream: kernelsAVX512_32stream[:]}
-		panelKernels, panelCols = []panelKernel{{8, sgemmAVX512_8x32panels}}, 32
+		panelKernels, panelCols = []panelKernel{{8, sgemmAVX512_8x32panels, nil}}, 32
 		panelWide.cols, panelWide.run = 48, sgemmAVX512_8x48panels
 		if tallRows {
 			gemmWide.mr = 12
-			panelKernels = []panelKernel{{12, sgemmAVX512_12x32panels}, {8, sgemmAVX512_8x32panels}}
+			panelKernels = []panelKernel{{12, sgemmAVX512_12x32panels, nil}, {8, sgemmAVX512_8x32panels, nil}}
 			panelWide.cols, panelWide.run = 0, nil
 		}
+		panelPadEdge = false
 		gemmNarrow = gemmStrip{w: 16, mr: 16, kern: kernelsAVX512_16[:], masked: kernelsAVX512_16masked[:]}
 		gemmWideEdge = gemmStrip{w: 48, mr: 8, masked: kernelsAVX512_48masked[:]}
 		gemmShort = gemmStrip{w: 64, mr: 4, kern: kernelsAVX512_64[:]}
@@ -48,8 +49,9 @@ func selectMicroKernel(allowAVX512 bool) {
 		gemmNarrow = gemmStrip{w: 8, mr: 12, kern: kernelsAVX2_8[:]}
 		gemmWideEdge = gemmStrip{}
 		gemmShort = gemmStrip{w: 24, mr: 4, kern: kernelsAVX2_24[:]}
-		panelKernels, panelCols = []panelKernel{{6, sgemmAVX2_6x16panels}}, 16
+		panelKernels, panelCols = []panelKernel{{6, sgemmAVX2_6x16panels, sgemmAVX2_6x8panels}, {4, sgemmAVX2_4x16panels, sgemmAVX2_4x8panels}}, 16
 		panelWide.cols, panelWide.run = 0, nil
+		panelPadEdge = true
 		gemvKern, gemvLanes = gemvKernelsAVX2[:], 8
 		gemmSIMD, microName = true, "AVX2/FMA dot, 6x16 tiles"
 	default:
@@ -57,5 +59,6 @@ func selectMicroKernel(allowAVX512 bool) {
 		gemmSIMD, microName = false, "pure Go dot"
 		panelKernels = nil
 		panelWide.cols, panelWide.run = 0, nil
+		panelPadEdge = false
 	}
 }

@@ -46,6 +46,9 @@ var families = []family{
 	{"AVX512", 3, 16, 8, 32, false, true, false},   // 8x48 over panels: 24 accumulators, 3 B vectors a broadcast
 	{"AVX512", 2, 16, 12, 32, false, true, false},  // 12x32 over panels (AMD Zen)
 	{"AVX2", 2, 8, 6, 16, false, true, false},      // 6x16 over panels
+	{"AVX2", 2, 8, 4, 16, false, true, false},      // 4x16 over panels: the rows 6-row blocks leave (64 = 10 x 6 + 4)
+	{"AVX2", 1, 8, 6, 16, false, true, false},      // 6x8 and 4x8 over panels: right edges of 1-8 columns, zero-padded
+	{"AVX2", 1, 8, 4, 16, false, true, false},
 }
 
 func (f family) name(r int) string {

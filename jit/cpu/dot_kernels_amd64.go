@@ -378,3 +378,18 @@ func sgemmAVX512_12x32panels(p *gemmPanel, np int, row int, col int, c *float32,
 //
 //go:noescape
 func sgemmAVX2_6x16panels(p *gemmPanel, np int, row int, col int, c *float32, ldc int)
+
+// sgemmAVX2_4x16panels sums np panels into the 4x16 block of c at (row, col).
+//
+//go:noescape
+func sgemmAVX2_4x16panels(p *gemmPanel, np int, row int, col int, c *float32, ldc int)
+
+// sgemmAVX2_6x8panels sums np panels into the 6x8 block of c at (row, col).
+//
+//go:noescape
+func sgemmAVX2_6x8panels(p *gemmPanel, np int, row int, col int, c *float32, ldc int)
+
+// sgemmAVX2_4x8panels sums np panels into the 4x8 block of c at (row, col).
+//
+//go:noescape
+func sgemmAVX2_4x8panels(p *gemmPanel, np int, row int, col int, c *float32, ldc int)

@@ -56,10 +56,10 @@ type gemmPanel struct {
 }
 
 // panelKernel is a panels micro-kernel: it sums the panels' products into a block of rows x
-// panelCols of c.
+// panelCols of c; narrow, where set, into rows x panelCols/2 (panelEdge's narrow edges).
 type panelKernel struct {
-	rows int
-	run  func(p *gemmPanel, np, row, col int, c *float32, ldc int)
+	rows        int
+	run, narrow func(p *gemmPanel, np, row, col int, c *float32, ldc int)
 }
 
 // The panels micro-kernels in use (selectMicroKernel), tallest first, all panelCols wide;
@@ -74,6 +74,15 @@ var (
 		run  func(p *gemmPanel, np, row, col int, c *float32, ldc int)
 	}
 )
+
+// panelPadEdge (AVX2) runs the columns right of the panelCols-wide strips on the panels
+// kernels too, through zero-padded copies (panelEdge): without masked loads the other way is
+// gemmF32 panel by panel, a k block of every row at a time, which reads a far-apart weight
+// again in the order the queue avoids (resnet18's layer 4: 26 pixel columns, 16 + 10).
+var panelPadEdge bool
+
+// paddedEdges counts the panelEdge calls (tests read it).
+var paddedEdges atomic.Int64
 
 // pendingDots is a frame's queue: products to add into c (rows ldc apart).
 type pendingDots struct {
@@ -125,15 +134,19 @@ func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]
 	fullR, fullC := 0, 0
 	var blocks [2]int // per panel kernel, how many row blocks it takes
 	wide := 0         // column strips on panelWide, left of the panelCols-wide ones
+	edge := 0         // columns right of the strips on the panels kernels, zero-padded
 	if len(panelKernels) > 0 && len(ps) > 1 {
 		wide, fullC = panelStrips(cols)
 		blocks = panelBlocks(rows)
 		for i, pk := range panelKernels {
 			fullR += blocks[i] * pk.rows
 		}
+		if panelPadEdge {
+			edge = cols - fullC
+		}
 	}
-	if fullR == 0 || fullC == 0 {
-		fullR, fullC = 0, 0
+	if fullR == 0 || fullC+edge == 0 {
+		fullR, fullC, edge = 0, 0, 0
 	} else {
 		g := (*asm)[:0]
 		for _, p := range ps {
@@ -159,6 +172,10 @@ func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]
 			}
 			j += panelCols
 		}
+		if edge > 0 {
+			panelEdge(ps, g, blocks, fullR, fullC, edge, c, ldc, scratch)
+			fullC += edge
+		}
 	}
 	for _, p := range ps {
 		if p.m > fullR { // the rows below the blocks, every column
@@ -167,6 +184,55 @@ func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]
 		if fullR > 0 && p.n > fullC { // the columns right of them
 			gemmF32(fullR, p.n-fullC, p.k, p.a, p.lda, p.b[fullC:], p.ldb, c[fullC:], ldc, scratch)
 		}
+	}
+}
+
+// panelEdge adds the panels' products into the w (< panelCols) columns of c from col on, rows
+// [0, rows) in the row blocks of the panel kernels: each panel's columns copied into a [k, ew]
+// panel and c's into a tile, both zero-padded to ew columns (panelCols, or half as many on
+// the narrow kernels when w fits), the kernels run on those (g's b repointed), and the tile's
+// live columns copied back. The same sums in the same order as every other strip.
+func panelEdge(ps []dotPanel, g []gemmPanel, blocks [2]int, rows, col, w int, c []float32, ldc int, scratch *[]float32) {
+	paddedEdges.Add(1)
+	ew, narrow := panelCols, w <= panelCols/2
+	for _, pk := range panelKernels {
+		narrow = narrow && pk.narrow != nil
+	}
+	if narrow {
+		ew = panelCols / 2
+	}
+	need := rows * ew
+	for _, p := range ps {
+		need += p.k * ew
+	}
+	if cap(*scratch) < need {
+		*scratch = make([]float32, need)
+	}
+	buf := (*scratch)[:need]
+	tile, at := buf[:rows*ew], rows*ew
+	for i, p := range ps {
+		panel := buf[at : at+p.k*ew]
+		packPanel(panel, p.b[col:], p.ldb, p.k, w, ew)
+		g[i].b, g[i].ldb = &panel[0], ew
+		at += len(panel)
+	}
+	clear(tile) // the padding too: a denormal left there would slow every FMA into it
+	for i := range rows {
+		copy(tile[i*ew:i*ew+w], c[i*ldc+col:i*ldc+col+w])
+	}
+	i := 0
+	for b, pk := range panelKernels {
+		run := pk.run
+		if narrow {
+			run = pk.narrow
+		}
+		for range blocks[b] {
+			run(&g[0], len(g), i, 0, &tile[i*ew], ew)
+			i += pk.rows
+		}
+	}
+	for i := range rows {
+		copy(c[i*ldc+col:i*ldc+col+w], tile[i*ew:i*ew+w])
 	}
 }
 

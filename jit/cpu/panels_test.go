@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -25,8 +26,11 @@ func TestGemmPanelsMatchDotsInTurn(t *testing.T) {
 		{"extents", []int{32, 27, 32, 9}, []int{64, 64, 50, 64}, []int{8, 1, 64, 17}},
 		{"one", []int{16}, []int{48}, []int{5}},
 		{"thin", []int{3, 3}, []int{200, 200}, []int{16, 16}},
-		{"strips", []int{17, 17, 17}, []int{100, 100, 100}, []int{7, 64, 33}}, // 2 x 48 wide, 4 left
-		{"mixed", []int{8, 8}, []int{125, 125}, []int{9, 2}},                  // 48 + 2 x 32 + 13
+		{"strips", []int{17, 17, 17}, []int{100, 100, 100}, []int{7, 64, 33}},   // 2 x 48 wide, 4 left
+		{"mixed", []int{8, 8}, []int{125, 125}, []int{9, 2}},                    // 48 + 2 x 32 + 13
+		{"rows64", []int{64, 64}, []int{40, 40}, []int{32, 32}},                 // AVX2: 10 x 6 + 4 rows, 2 x 16 + 8 columns
+		{"layer4", []int{128, 128, 128}, []int{26, 26, 26}, []int{256, 256, 7}}, // resnet18's folded layer 4 at N = 3: 16 + 10 columns
+		{"narrow", []int{70, 70, 64}, []int{22, 22, 24}, []int{64, 9, 33}},      // AVX2: 16 + 6 columns on the 8-wide panels kernels
 	}
 	eachMicroKernel(func() {
 		if !gemmSIMD || len(panelKernels) == 0 {
@@ -259,6 +263,9 @@ func TestPanelBlocks(t *testing.T) {
 		{[]int{12, 8}, 4, [2]int{0, 0}},
 		{[]int{8}, 64, [2]int{8, 0}},
 		{[]int{6}, 40, [2]int{6, 0}},
+		{[]int{6, 4}, 64, [2]int{10, 1}}, // AVX2
+		{[]int{6, 4}, 128, [2]int{20, 2}},
+		{[]int{6, 4}, 3, [2]int{0, 0}},
 	} {
 		panelKernels = nil
 		for _, h := range c.heights {
@@ -280,6 +287,105 @@ func checkQueuedDots(t *testing.T, got, inTurn []float32, want []float64) {
 		}
 		if d := math.Abs(float64(got[i]) - want[i]); d > 1e-4*(1+math.Abs(want[i])) {
 			t.Fatalf("%s: c[%d] = %g, want %g", dotKernelName(), i, got[i], want[i])
+		}
+	}
+}
+
+// On AVX2 (no masked loads) the columns right of the 16-wide strips run on the panels kernels
+// too, through zero-padded copies, not panel by panel through gemmF32 (which walks a
+// far-apart weight a k block at a time again): resnet18's layer 4 at N = 3 has 26 columns.
+// The sums are checked by TestGemmPanelsMatchDotsInTurn.
+func TestPanelEdgeRunsOnPanelsKernels(t *testing.T) {
+	eachMicroKernel(func() {
+		if !panelPadEdge {
+			return
+		}
+		const m, n, k, lda, ldb, ldc = 64, 26, 256, 4608, 32, 32
+		a, b, c := make([]float32, m*lda), make([]float32, k*ldb), make([]float32, m*ldc)
+		ps := []dotPanel{{a: a, lda: lda, b: b, ldb: ldb, m: m, n: n, k: k}, {a: a[k:], lda: lda, b: b, ldb: ldb, m: m, n: n, k: k}}
+		var scratch []float32
+		var asm []gemmPanel
+		edges := paddedEdges.Load()
+		gemmPanels(ps, c, ldc, &scratch, &asm)
+		if got := paddedEdges.Load() - edges; got != 1 {
+			t.Errorf("%s: %d columns, %d rows: %d padded edges, want 1", dotKernelName(), n, m, got)
+		}
+	})
+}
+
+// BenchmarkAVX2PanelEdges runs the queued products of resnet18's convolutions (N = 3, batch 2,
+// 96x96) whose row or column counts are not multiples of the AVX2 6x16 panels kernel's, on one
+// thread under AVX2: the tap loops of layers 1 and 2 (64 or 128 channels, weights [tap, OC,
+// CG], 18 panels of a pixel tile) and the folded GEMMs of layer 4 (128 rows of a weight
+// [512, 4608] far apart, 26 or 22 pixel columns). "6x16" is the 6-row kernel alone, the rows
+// it leaves and the right edge panel by panel through gemmF32; "+4x16" adds the 4-row
+// kernel; "+edges" the zero-padded right edges on the 16- and 8-wide panels kernels (the
+// kernel set in use). GFLOP per CPU-second of the thread (the clock is no measure on a
+// shared machine).
+func BenchmarkAVX2PanelEdges(b *testing.B) {
+	selectMicroKernel(false)
+	defer selectMicroKernel(true)
+	if len(panelKernels) != 2 {
+		b.Skipf("no AVX2 panels kernels on this CPU (%s)", dotKernelName())
+	}
+	for _, s := range []struct {
+		name             string
+		rows, lda, ldb   int // a weight tile's rows, their distance; the input's rows
+		n, k, panels, oc int
+		folded           bool
+	}{
+		{"layer1/64x512", 64, 32, 676, 512, 32, 18, 64, false},
+		{"layer1/64x110", 64, 32, 676, 110, 32, 18, 64, false},
+		{"layer2/128x166", 128, 64, 196, 166, 64, 18, 128, false},
+		{"layer4/128x26", 128, 4608, 32, 26, 256, 18, 512, true},
+		{"layer4s2/128x22", 128, 2304, 32, 22, 256, 9, 512, true},
+	} {
+		const models = 3
+		w := make([]float32, models*s.oc*s.lda*s.panels)
+		if s.folded {
+			w = w[:models*s.oc*s.lda]
+		}
+		x := make([]float32, s.k*s.panels*s.ldb+s.ldb)
+		for i := range w {
+			w[i] = float32(i%7) * 0.01
+		}
+		for i := range x {
+			x[i] = float32(i%5) * 0.01
+		}
+		c := make([]float32, s.rows*s.ldb)
+		var scratch []float32
+		var asm []gemmPanel
+		ps := make([]dotPanel, s.panels)
+		for _, set := range []string{"6x16", "+4x16", "+edges"} {
+			b.Run(s.name+"/"+set, func(b *testing.B) {
+				defer selectMicroKernel(false)
+				panelPadEdge = set == "+edges"
+				if set == "6x16" {
+					panelKernels = panelKernels[:1]
+				}
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				t0, flops := threadCPUTime(), 0
+				for b.Loop() {
+					for m := range models {
+						for ot := range s.oc / s.rows {
+							for p := range ps {
+								at := ((m*s.panels+p)*s.oc + ot*s.rows) * s.lda // [tap, OC, CG]
+								if s.folded {
+									at = (m*s.oc+ot*s.rows)*s.lda + p*s.k // [OC, C*KH*KW]
+								}
+								a := w[at:]
+								ps[p] = dotPanel{a: a, lda: s.lda, b: x[p*s.k*s.ldb:], ldb: s.ldb, m: s.rows, n: s.n, k: s.k}
+							}
+							gemmPanels(ps, c, s.ldb, &scratch, &asm)
+							flops += 2 * s.rows * s.n * s.k * s.panels
+						}
+					}
+				}
+				if cpuTime := (threadCPUTime() - t0).Seconds(); cpuTime > 0 {
+					b.ReportMetric(float64(flops)/cpuTime/1e9, "GFLOP/cpu-s")
+				}
+			})
 		}
 	}
 }
