@@ -283,7 +283,7 @@ func BenchmarkGemmStreamedWeight(b *testing.B) {
 							}
 						}
 						if v.queued {
-							gemmPanels(ps, c, 32, &scratch, &asm)
+							gemmPanels(ps, c, 32, &scratch, &asm, nil)
 						}
 					}
 				}
