@@ -45,6 +45,7 @@ type program struct {
 	gelus      int    // exact GELU chains run as one step each (gelu.go)
 	rowMulAdds int    // acc + x*row Adds run as one step each (muladd.go)
 	inPlace    int    // steps that may overwrite their operand (inplace.go)
+	flushSteps int    // epilogue steps run in the panels flush (panels_epilogue.go)
 }
 
 // frame is one worker's state: a slice per slot, the program id, and the launch's bindings.
@@ -148,6 +149,7 @@ func compileFunc(f *ir.Func) (p *program, err error) {
 	c.gelus, c.geluSkip = c.findGelus(f) // after the others: it leaves their instructions alone
 	c.p.gelus = len(c.gelus)
 	c.epiSteps, c.deferFlush, c.settleFirst = c.findFlushEpilogues(f) // after every fusion: chains avoid them
+	c.p.flushSteps = len(c.epiSteps)
 	for _, v := range f.Params {
 		s, err := c.define(v, ir.Pos{File: f.File})
 		if err != nil {

@@ -83,6 +83,9 @@ type pendingDots struct {
 	asm      []gemmPanel
 	epilogue []epilogueOp // steps each element goes through after its dots (panels_epilogue.go)
 	vecs     []float32    // the storage of the epilogue's row vectors
+	// the rectangle [0, seenRows) x [0, seenCols) of c holds every element anyone sees after
+	// the epilogue: outside the panels' blocks, it alone goes through the epilogue
+	seenRows, seenCols int
 }
 
 // deferDot queues c += p; a queue for another accumulator is run first.
@@ -105,7 +108,7 @@ func (fr *frame) flushDots() {
 	if len(d.panels) == 0 {
 		return
 	}
-	gemmPanels(d.panels, d.c, d.ldc, &fr.gemmScratch, &d.asm, d.epilogue)
+	gemmPanels(d.panels, d.c, d.ldc, &fr.gemmScratch, &d.asm, d.epilogue, d.seenRows, d.seenCols)
 	fr.dropDots()
 }
 
@@ -120,8 +123,9 @@ func (fr *frame) dropDots() {
 
 // gemmPanels computes c += the sum of the panels' products: the blocks that every panel
 // covers whole on the panels kernel, the rest panel by panel through gemmF32. Then every
-// element of c (all its rows of ldc) goes through epi: each block right after its kernel.
-func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]gemmPanel, epi []epilogueOp) {
+// element of c in rows [0, seenRows) x columns [0, seenCols) goes through epi: each block
+// right after its kernel (whole), the rest at the end.
+func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]gemmPanel, epi []epilogueOp, seenRows, seenCols int) {
 	rows, cols := ps[0].m, ps[0].n
 	for _, p := range ps[1:] {
 		rows, cols = min(rows, p.m), min(cols, p.n)
@@ -178,9 +182,9 @@ func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]
 			gemmF32(fullR, p.n-fullC, p.k, p.a, p.lda, p.b[fullC:], p.ldb, c[fullC:], ldc, scratch)
 		}
 	}
-	if epi != nil { // the rest of c: right of the blocks, then below them
-		applyEpilogue(epi, c, ldc, 0, fullR, fullC, ldc)
-		applyEpilogue(epi, c, ldc, fullR, len(c)/ldc, 0, ldc)
+	if epi != nil { // the rest: right of the blocks, then below them
+		applyEpilogue(epi, c, ldc, 0, min(fullR, seenRows), fullC, seenCols)
+		applyEpilogue(epi, c, ldc, fullR, seenRows, 0, seenCols)
 	}
 }
 

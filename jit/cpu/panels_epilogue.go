@@ -18,6 +18,9 @@ import (
 // still gets the same operations in the same order, through the same loops (arithScalarF32,
 // minMaxPropScalarF32), so results are bit for bit those of the steps one at a time.
 //
+// Like the steps, the flush leaves out what no store sees (observed.go): the tile's lanes
+// outside the rectangle of its stores' masks, when those are known before the loop.
+//
 // The chain's steps are: an fp32 Add, Sub or Mul of the accumulator and a per-row column
 // broadcast ([rows, 1] -> [rows, cols], rowbcast.go), or a NaN-propagating Max or Min of it
 // and a scalar (an absorbed splat: ReLU), each the sole user of the value before it, in the
@@ -165,6 +168,8 @@ func (c *compiler) epilogueStepOf(in *ir.Instr, s epilogueStep, args, results []
 		return c.settling(in, args, normal)
 	}
 	op, first, rows := in.Op, s.acc == 1, s.rows
+	_, cols := tileRows(c.p.slotType[x])
+	obs := c.observedBy[in.Args[s.acc]] // observed.go: what the stores see bounds the rest
 	vs, sc := -1, -1
 	if s.vec != nil {
 		var ok bool
@@ -181,6 +186,12 @@ func (c *compiler) epilogueStepOf(in *ir.Instr, s epilogueStep, args, results []
 		d := &fr.dots
 		if len(d.panels) == 0 || fr.viewing(x) || len(fr.f32[x]) == 0 || &fr.f32[x][0] != &d.c[0] {
 			return normal(fr)
+		}
+		if len(d.epilogue) == 0 {
+			d.seenRows, d.seenCols = rows, cols
+			if r, cl, ok := fr.observedRect(obs, rows, cols); ok {
+				d.seenRows, d.seenCols = min(r, rows), min(cl, cols)
+			}
 		}
 		e := epilogueOp{op: op, first: first}
 		if vs >= 0 {
@@ -217,10 +228,30 @@ func (c *compiler) settling(in *ir.Instr, args []int, s step) step {
 	}
 }
 
-// applyEpilogue runs the queued chain over rows [r0, r1) x columns [c0, c1) of c.
+// applyEpilogue runs the queued chain over rows [r0, r1) x columns [c0, c1) of c: a chain of
+// a multiplication, an addition and a ReLU (BatchNorm's, a bias's) on the AVX2 loop for
+// whole vectors of each row, the rest step by step.
 func applyEpilogue(ops []epilogueOp, c []float32, ldc, r0, r1, c0, c1 int) {
-	if c0 >= c1 {
+	if c0 >= c1 || r0 >= r1 {
 		return
+	}
+	if n := (c1 - c0) &^ 7; n > 0 && haveVecAVX2 {
+		if mul, add, floor, flags, ok := epilogueRows(ops); ok {
+			_ = c[(r1-1)*ldc+c0+n-1]
+			var m, a *float32
+			if mul != nil {
+				_ = mul[r1-1]
+				m = &mul[r0]
+			}
+			if add != nil {
+				_ = add[r1-1]
+				a = &add[r0]
+			}
+			epilogueRowsAVX2(&c[r0*ldc+c0], ldc, r1-r0, n, m, a, floor, flags)
+			if c0 += n; c0 == c1 {
+				return
+			}
+		}
 	}
 	for r := r0; r < r1; r++ {
 		row := c[r*ldc+c0 : r*ldc+c1]
@@ -233,4 +264,23 @@ func applyEpilogue(ops []epilogueOp, c []float32, ldc, r0, r1, c0, c1 int) {
 			}
 		}
 	}
+}
+
+// epilogueRows matches ops to epilogueRowsAVX2's form: at most one per-row multiplication,
+// then at most one per-row addition, then at most one maxProp(x, floor), floor not NaN, in
+// that order (flags 1, 2, 4).
+func epilogueRows(ops []epilogueOp) (mul, add []float32, floor float32, flags int, ok bool) {
+	for _, e := range ops {
+		switch {
+		case e.op == ir.Mul && e.vec != nil && flags == 0:
+			mul, flags = e.vec, 1
+		case e.op == ir.Add && e.vec != nil && flags < 2:
+			add, flags = e.vec, flags|2
+		case e.op == ir.Max && e.vec == nil && !e.first && e.s == e.s && flags < 4:
+			floor, flags = e.s, flags|4
+		default:
+			return nil, nil, 0, 0, false
+		}
+	}
+	return mul, add, floor, flags, flags != 0
 }

@@ -24,18 +24,32 @@ def taps(x_ptr, w_ptr, s_ptr, t_ptr, r_ptr, c_ptr, M, Q, XS, T, C, BP: tl.conste
     rn = tl.arange(0, BOC)
     rk = tl.arange(0, BK)
     qmask = q[None, :] < Q
+    smask = (rn[:, None] < M) & qmask
     acc = tl.zeros((BOC, BP), dtype=tl.float32)
-    for tap in range(0, T):
-        for c0 in range(0, C, BK):
-            cs = c0 + rk
-            a = tl.load(w_ptr + tap * (BOC * C) + rn[:, None] * C + cs[None, :], mask=rn[:, None] < M, other=0.0)
-            b = tl.load(x_ptr + tap + cs[:, None] * XS + q[None, :], mask=qmask, other=0.0)
-            acc += tl.dot(a, b)
+LOOPS
     s = tl.load(s_ptr + rn[:, None], mask=rn[:, None] < M, other=0.0)
     t = tl.load(t_ptr + rn[:, None], mask=rn[:, None] < M, other=0.0)
 EPILOGUE
 STORE
 `
+
+// The tap loops: conv_flat.py's nest (taps outside, channel blocks inside) and one flat loop
+// (its pointwise form's: the stores' masks computed before it then bound what is seen of the
+// accumulator, observed.go).
+var flushEpilogueLoops = []struct{ name, body string }{
+	{"nest", `    for tap in range(0, T):
+        for c0 in range(0, C, BK):
+            cs = c0 + rk
+            a = tl.load(w_ptr + tap * (BOC * C) + rn[:, None] * C + cs[None, :], mask=rn[:, None] < M, other=0.0)
+            b = tl.load(x_ptr + tap + cs[:, None] * XS + q[None, :], mask=qmask, other=0.0)
+            acc += tl.dot(a, b)`},
+	{"flat", `    for i in range(0, T * (C // BK)):
+        tap = i // (C // BK)
+        cs = (i % (C // BK)) * BK + rk
+        a = tl.load(w_ptr + tap * (BOC * C) + rn[:, None] * C + cs[None, :], mask=rn[:, None] < M, other=0.0)
+        b = tl.load(x_ptr + tap + cs[:, None] * XS + q[None, :], mask=qmask, other=0.0)
+        acc += tl.dot(a, b)`},
+}
 
 // The epilogue forms: how many steps each appends to the queue, and y as a function of the
 // dots' sum p, the vectors' s and t and the residual r (the float64 reference).
@@ -63,9 +77,11 @@ var flushEpilogueForms = []struct {
 		func(p, s, t, r float64) float64 { return math.Max(p*s, 0) }},
 }
 
-// The stores: conv_flat.py's row by row (rows of 10 pixels: the value is read inside a loop)
-// and whole.
+// The stores: conv_flat.py's row by row (rows of 10 pixels: the value is read inside a loop),
+// whole, and whole under a mask computed before the loop (observed.go: the epilogue then
+// covers that rectangle alone).
 var flushEpilogueStores = []struct{ name, body string }{
+	{"observed", `    tl.store(c_ptr + rn[:, None] * Q + q[None, :], y, mask=smask)`},
 	{"rows", `    for lo in range(pid * BP, min(pid * BP + BP, Q), 10):
         tl.store(c_ptr + rn[:, None] * Q + q[None, :], y, mask=(rn[:, None] < M) & (q[None, :] >= lo) & (q[None, :] < lo + 10) & qmask)`},
 	{"tile", `    tl.store(c_ptr + rn[:, None] * Q + q[None, :], y, mask=(rn[:, None] < M) & qmask)`},
@@ -93,69 +109,86 @@ func minProp64(a, b float64) float64 {
 // pixels in tiles of 64 and 128 (strips and columns right of them).
 func TestFlushEpilogue(t *testing.T) {
 	defer func() { queueDots = true }()
-	const boc, m, bk, q, xs, taps, ch = 64, 35, 16, 100, 128, 9, 32
 	r := rand.New(rand.NewPCG(9, 10))
-	x, w := make([]float32, ch*xs+taps), make([]float32, taps*boc*ch)
-	sv, tv, res := make([]float32, m), make([]float32, m), make([]float32, m*q)
-	for _, v := range [][]float32{x, w, sv, tv, res} {
+	var d flushEpilogueData
+	d.x, d.w = make([]float32, fxCh*fxXS+fxTaps), make([]float32, fxTaps*fxBOC*fxCh)
+	d.s, d.t, d.r = make([]float32, fxM), make([]float32, fxM), make([]float32, fxM*fxQ)
+	for _, v := range [][]float32{d.x, d.w, d.s, d.t, d.r} {
 		for i := range v {
 			v[i] = float32(r.NormFloat64())
 		}
 	}
-	tv[3] = float32(math.NaN()) // one channel's shift: its outputs are NaN through the ReLU
-	sum := make([]float64, m*q)
-	for o := range m {
-		for p := range q {
-			for tap := range taps {
-				for c := range ch {
-					sum[o*q+p] += float64(w[tap*boc*ch+o*ch+c]) * float64(x[tap+c*xs+p])
+	d.t[3] = float32(math.NaN()) // one channel's shift: its outputs are NaN through the ReLU
+	d.sum = make([]float64, fxM*fxQ)
+	for o := range fxM {
+		for p := range fxQ {
+			for tap := range fxTaps {
+				for c := range fxCh {
+					d.sum[o*fxQ+p] += float64(d.w[tap*fxBOC*fxCh+o*fxCh+c]) * float64(d.x[tap+c*fxXS+p])
 				}
 			}
 		}
 	}
 	for _, form := range flushEpilogueForms {
 		for _, store := range flushEpilogueStores {
-			for _, bp := range []int{64, 128} {
-				t.Run(fmt.Sprintf("%s/%s/bp=%d", form.name, store.name, bp), func(t *testing.T) {
-					src := strings.Replace(strings.Replace(tapsEpilogueKernel, "EPILOGUE", form.body, 1), "STORE", store.body, 1)
-					kn := compileKernel(t, "taps.py", src, "taps",
-						map[string]string{"x_ptr": "*fp32", "w_ptr": "*fp32", "s_ptr": "*fp32", "t_ptr": "*fp32", "r_ptr": "*fp32", "c_ptr": "*fp32",
-							"M": "i32", "Q": "i32", "XS": "i32", "T": "i32", "C": "i32"},
-						map[string]any{"BP": int64(bp), "BOC": int64(boc), "BK": int64(bk)})
-					want := make([]float64, m*q)
-					for i := range want {
-						want[i] = form.ref(sum[i], float64(sv[i/q]), float64(tv[i/q]), float64(res[i]))
-					}
-					programs := (q + bp - 1) / bp
-					launch := func() []float32 {
-						out := f32Buf(t, make([]float32, m*q))
-						args := []jit.Arg{buf(f32Buf(t, x)), buf(f32Buf(t, w)), buf(f32Buf(t, sv)), buf(f32Buf(t, tv)), buf(f32Buf(t, res)), buf(out),
-							scalar(int64(m)), scalar(int64(q)), scalar(int64(xs)), scalar(int64(taps)), scalar(int64(ch))}
-						if err := kn.Launch(grid1(programs), args); err != nil {
-							t.Fatal(err)
-						}
-						return slices.Clone(out.f32())
-					}
-					eachMicroKernel(func() {
-						queueDots = false
-						inTurn := launch()
-						queueDots = true
-						before := flushedEpilogues.Load()
-						got := launch()
-						if n := flushedEpilogues.Load() - before; n != int64(programs*form.queued) {
-							t.Fatalf("%s: %d epilogue steps in the flush, want %d (%d a program)", dotKernelName(), n, programs*form.queued, form.queued)
-						}
-						for i := range got {
-							if math.Float32bits(got[i]) != math.Float32bits(inTurn[i]) {
-								t.Fatalf("%s: c[%d] = %g with the epilogue in the flush, %g step by step", dotKernelName(), i, got[i], inTurn[i])
-							}
-							if math.IsNaN(want[i]) != math.IsNaN(float64(got[i])) || math.Abs(float64(got[i])-want[i]) > 1e-4*(1+math.Abs(want[i])) {
-								t.Fatalf("%s: c[%d] = %g, want %g", dotKernelName(), i, got[i], want[i])
-							}
-						}
+			for _, loop := range flushEpilogueLoops {
+				for _, bp := range []int{64, 128} {
+					t.Run(fmt.Sprintf("%s/%s/%s/bp=%d", form.name, store.name, loop.name, bp), func(t *testing.T) {
+						src := strings.NewReplacer("LOOPS", loop.body, "EPILOGUE", form.body, "STORE", store.body).Replace(tapsEpilogueKernel)
+						testFlushEpilogue(t, src, bp, form.queued, form.ref, &d)
 					})
-				})
+				}
 			}
 		}
 	}
+}
+
+// The sizes of TestFlushEpilogue: output channels (the tile's rows) and the live ones, the
+// channel block, pixels, the input's row stride, taps and input channels.
+const fxBOC, fxM, fxBK, fxQ, fxXS, fxTaps, fxCh = 64, 35, 16, 100, 128, 9, 32
+
+// flushEpilogueData is TestFlushEpilogue's input, weight, vectors, residual and the float64
+// sums of the products.
+type flushEpilogueData struct {
+	x, w, s, t, r []float32
+	sum           []float64
+}
+
+func testFlushEpilogue(t *testing.T, src string, bp, queued int, ref func(p, s, t, r float64) float64, d *flushEpilogueData) {
+	kn := compileKernel(t, "taps.py", src, "taps",
+		map[string]string{"x_ptr": "*fp32", "w_ptr": "*fp32", "s_ptr": "*fp32", "t_ptr": "*fp32", "r_ptr": "*fp32", "c_ptr": "*fp32",
+			"M": "i32", "Q": "i32", "XS": "i32", "T": "i32", "C": "i32"},
+		map[string]any{"BP": int64(bp), "BOC": int64(fxBOC), "BK": int64(fxBK)})
+	want := make([]float64, fxM*fxQ)
+	for i := range want {
+		want[i] = ref(d.sum[i], float64(d.s[i/fxQ]), float64(d.t[i/fxQ]), float64(d.r[i]))
+	}
+	programs := (fxQ + bp - 1) / bp
+	launch := func() []float32 {
+		out := f32Buf(t, make([]float32, fxM*fxQ))
+		args := []jit.Arg{buf(f32Buf(t, d.x)), buf(f32Buf(t, d.w)), buf(f32Buf(t, d.s)), buf(f32Buf(t, d.t)), buf(f32Buf(t, d.r)), buf(out),
+			scalar(int64(fxM)), scalar(int64(fxQ)), scalar(int64(fxXS)), scalar(int64(fxTaps)), scalar(int64(fxCh))}
+		if err := kn.Launch(grid1(programs), args); err != nil {
+			t.Fatal(err)
+		}
+		return slices.Clone(out.f32())
+	}
+	eachMicroKernel(func() {
+		queueDots = false
+		inTurn := launch()
+		queueDots = true
+		before := flushedEpilogues.Load()
+		got := launch()
+		if n := flushedEpilogues.Load() - before; n != int64(programs*queued) {
+			t.Fatalf("%s: %d epilogue steps in the flush, want %d (%d a program)", dotKernelName(), n, programs*queued, queued)
+		}
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(inTurn[i]) {
+				t.Fatalf("%s: c[%d] = %g with the epilogue in the flush, %g step by step", dotKernelName(), i, got[i], inTurn[i])
+			}
+			if math.IsNaN(want[i]) != math.IsNaN(float64(got[i])) || math.Abs(float64(got[i])-want[i]) > 1e-4*(1+math.Abs(want[i])) {
+				t.Fatalf("%s: c[%d] = %g, want %g", dotKernelName(), i, got[i], want[i])
+			}
+		}
+	})
 }

@@ -55,7 +55,7 @@ func TestGemmPanelsMatchDotsInTurn(t *testing.T) {
 				ps = append(ps, dotPanel{a: a, lda: lda, b: b, ldb: ldb, m: m, n: n, k: k})
 			}
 			var asm []gemmPanel
-			gemmPanels(ps, c, ldc, &scratch, &asm, nil)
+			gemmPanels(ps, c, ldc, &scratch, &asm, nil, 0, 0)
 			for i := range c {
 				if c[i] != want[i] {
 					t.Fatalf("%s %s: c[%d][%d] = %g, the dots in turn give %g", dotKernelName(), tc.name, i/ldc, i%ldc, c[i], want[i])
