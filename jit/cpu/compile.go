@@ -45,6 +45,7 @@ type program struct {
 	gelus      int    // exact GELU chains run as one step each (gelu.go)
 	rowMulAdds int    // acc + x*row Adds run as one step each (muladd.go)
 	inPlace    int    // steps that may overwrite their operand (inplace.go)
+	flushSteps int    // epilogue steps run in the panels flush (panels_epilogue.go)
 }
 
 // frame is one worker's state: a slice per slot, the program id, and the launch's bindings.
@@ -98,15 +99,18 @@ type compiler struct {
 	// fnInvariant: values that depend only on parameters and constants, computed in the
 	// prologue (once per worker and launch) even when they appear inside a region.
 	fnInvariant map[*ir.Value]bool
-	mulAdds     map[*ir.Instr]mulAddPair // Adds that compute their Mul operand too (muladd.go)
-	mulSkip     map[*ir.Instr]bool       // those Muls: no step of their own
-	dotAdds     map[*ir.Instr]dotAdd     // Adds that run their Dot operand, accumulating (dot.go)
-	dotSkip     map[*ir.Instr]bool       // those Dots: no step of their own
-	deferDots   map[*ir.Instr]bool       // dot Adds that may queue their products (panels.go)
-	flushAfter  map[*ir.Instr]bool       // the Fors that run the queue when they end
-	gelus       map[*ir.Instr]geluChain  // Muls that compute a whole exact GELU (gelu.go)
-	geluSkip    map[*ir.Instr]bool       // the rest of those chains: no step of their own
-	rowBcast    map[*ir.Value]*ir.Value  // row broadcasts read in place: result -> source (rowbcast.go)
+	mulAdds     map[*ir.Instr]mulAddPair   // Adds that compute their Mul operand too (muladd.go)
+	mulSkip     map[*ir.Instr]bool         // those Muls: no step of their own
+	dotAdds     map[*ir.Instr]dotAdd       // Adds that run their Dot operand, accumulating (dot.go)
+	dotSkip     map[*ir.Instr]bool         // those Dots: no step of their own
+	deferDots   map[*ir.Instr]bool         // dot Adds that may queue their products (panels.go)
+	flushAfter  map[*ir.Instr]bool         // the Fors that run the queue when they end
+	epiSteps    map[*ir.Instr]epilogueStep // steps appended to the queue (panels_epilogue.go)
+	deferFlush  map[*ir.Instr]bool         // those Fors that leave the queue to such steps
+	settleFirst map[*ir.Instr]bool         // the users of those steps' last value: they run the queue
+	gelus       map[*ir.Instr]geluChain    // Muls that compute a whole exact GELU (gelu.go)
+	geluSkip    map[*ir.Instr]bool         // the rest of those chains: no step of their own
+	rowBcast    map[*ir.Value]*ir.Value    // row broadcasts read in place: result -> source (rowbcast.go)
 	uses        map[*ir.Value]int
 	defBlock    map[*ir.Value]*ir.Block
 	usersAll    map[*ir.Value][]*ir.Instr // allUsers, built on first use
@@ -144,6 +148,8 @@ func compileFunc(f *ir.Func) (p *program, err error) {
 	c.deferDots, c.flushAfter = c.findDeferredDots(f)
 	c.gelus, c.geluSkip = c.findGelus(f) // after the others: it leaves their instructions alone
 	c.p.gelus = len(c.gelus)
+	c.epiSteps, c.deferFlush, c.settleFirst = c.findFlushEpilogues(f) // after every fusion: chains avoid them
+	c.p.flushSteps = len(c.epiSteps)
 	for _, v := range f.Params {
 		s, err := c.define(v, ir.Pos{File: f.File})
 		if err != nil {
@@ -475,6 +481,7 @@ func (c *compiler) compileFor(in *ir.Instr, args, results []int) (step, error) {
 	}
 	dt := it.Elem
 	flush := c.flushAfter[in] // panels.go
+	leave := c.deferFlush[in] // panels_epilogue.go: the steps after the loop run the queue
 	loop := func(fr *frame) error {
 		lo, hi, s := fr.ints[lb][0], fr.ints[ub][0], fr.ints[st][0]
 		if s == 0 {
@@ -519,11 +526,16 @@ func (c *compiler) compileFor(in *ir.Instr, args, results []int) (step, error) {
 		return loop, nil
 	}
 	return func(fr *frame) error {
+		if leave {
+			fr.flushDots() // a queue left by this loop's last run, never read (rarely: no store ran)
+		}
 		if err := loop(fr); err != nil {
 			fr.dropDots()
 			return err
 		}
-		fr.flushDots()
+		if !leave {
+			fr.flushDots()
+		}
 		return nil
 	}, nil
 }
@@ -615,7 +627,13 @@ func (c *compiler) instr(in *ir.Instr) (step, error) {
 	for i, r := range in.Results {
 		results[i] = c.slots[r]
 	}
-	return c.lazyStep(in, args, results, s), nil
+	s = c.lazyStep(in, args, results, s)
+	if e, ok := c.epiSteps[in]; ok { // panels_epilogue.go
+		s = c.epilogueStepOf(in, e, args, results, s)
+	} else if c.settleFirst[in] {
+		s = c.settling(in, args, s)
+	}
+	return s, nil
 }
 
 // eagerInstr compiles one instruction on materialized values.

@@ -55,7 +55,11 @@
 //     buffer views and, when it ends, sums all of them per register block on the panels
 //     kernels (8x48 on Intel AVX-512: three B vectors a broadcast; under AVX2 6x16 with 4x16
 //     for the rows left, and a right edge on them or 8-wide ones through zero-padded copies),
-//     bit for bit the dots in turn (panels.go). tl.trans of a
+//     bit for bit the dots in turn (panels.go). When the nest's accumulator then goes through
+//     per-row steps (a bias, BatchNorm's multiply and add, a NaN-propagating ReLU) before its
+//     stores, those steps join the queue: each register block goes through them right after
+//     its last panel, while in the L1 cache, instead of a pass over the whole tile per step;
+//     the queue runs when the result is first read (panels_epilogue.go). tl.trans of a
 //     2-D fp32 tile (the weight operand of a Linear) is an AVX2 8x8-block transpose
 //     (shape.go, vec_amd64.s), left to the dot when the dot is its only user: a dot of a few
 //     live rows (3, or 32 over k >= 256) then reads the untransposed tile in place, each

@@ -47,6 +47,12 @@ func (k *Kernel) Name() string { return k.prog.fn.Name }
 // Func is the IR the kernel was compiled from.
 func (k *Kernel) Func() *ir.Func { return k.prog.fn }
 
+// FlushedEpilogueSteps is how many steps of the kernel's epilogue run inside the flush of its
+// loop's queued dots (when they are queued: operands read in place), each register block
+// through them after its last panel (panels_epilogue.go): a convolution's BatchNorm and
+// ReLU; 0 where none is recognised.
+func (k *Kernel) FlushedEpilogueSteps() int { return k.prog.flushSteps }
+
 // launch is one Launch's state: its bindings (buffers by pointer tag, scalar values), the
 // programs handed out, the workers' time, and the error of the lowest failing program. A kernel
 // keeps its last launch for the next one, so a launch allocates nothing in the steady state

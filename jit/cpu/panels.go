@@ -86,10 +86,15 @@ var paddedEdges atomic.Int64
 
 // pendingDots is a frame's queue: products to add into c (rows ldc apart).
 type pendingDots struct {
-	c      []float32
-	ldc    int
-	panels []dotPanel
-	asm    []gemmPanel
+	c        []float32
+	ldc      int
+	panels   []dotPanel
+	asm      []gemmPanel
+	epilogue []epilogueOp // steps each element goes through after its dots (panels_epilogue.go)
+	vecs     []float32    // the storage of the epilogue's row vectors
+	// the rectangle [0, seenRows) x [0, seenCols) of c holds every element anyone sees after
+	// the epilogue: outside the panels' blocks, it alone goes through the epilogue
+	seenRows, seenCols int
 }
 
 // deferDot queues c += p; a queue for another accumulator is run first.
@@ -112,7 +117,7 @@ func (fr *frame) flushDots() {
 	if len(d.panels) == 0 {
 		return
 	}
-	gemmPanels(d.panels, d.c, d.ldc, &fr.gemmScratch, &d.asm)
+	gemmPanels(d.panels, d.c, d.ldc, &fr.gemmScratch, &d.asm, d.epilogue, d.seenRows, d.seenCols)
 	fr.dropDots()
 }
 
@@ -121,12 +126,15 @@ func (fr *frame) dropDots() {
 	d := &fr.dots
 	clear(d.panels)
 	clear(d.asm)
-	d.panels, d.asm, d.c = d.panels[:0], d.asm[:0], nil
+	clear(d.epilogue)
+	d.panels, d.asm, d.c, d.epilogue, d.vecs = d.panels[:0], d.asm[:0], nil, d.epilogue[:0], d.vecs[:0]
 }
 
 // gemmPanels computes c += the sum of the panels' products: the blocks that every panel
-// covers whole on the panels kernel, the rest panel by panel through gemmF32.
-func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]gemmPanel) {
+// covers whole on the panels kernel, the rest panel by panel through gemmF32. Then every
+// element of c in rows [0, seenRows) x columns [0, seenCols) goes through epi: each block
+// right after its kernel (whole), the rest at the end.
+func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]gemmPanel, epi []epilogueOp, seenRows, seenCols int) {
 	rows, cols := ps[0].m, ps[0].n
 	for _, p := range ps[1:] {
 		rows, cols = min(rows, p.m), min(cols, p.n)
@@ -158,6 +166,9 @@ func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]
 			if wide > 0 {
 				for i := 0; i < fullR; i += panelKernels[0].rows {
 					panelWide.run(&g[0], len(g), i, j, &c[i*ldc+j], ldc)
+					if epi != nil {
+						applyEpilogue(epi, c, ldc, i, i+panelKernels[0].rows, j, j+panelWide.cols)
+					}
 				}
 				wide--
 				j += panelWide.cols
@@ -167,6 +178,9 @@ func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]
 			for b, pk := range panelKernels {
 				for range blocks[b] {
 					pk.run(&g[0], len(g), i, j, &c[i*ldc+j], ldc)
+					if epi != nil {
+						applyEpilogue(epi, c, ldc, i, i+pk.rows, j, j+panelCols)
+					}
 					i += pk.rows
 				}
 			}
@@ -174,6 +188,9 @@ func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]
 		}
 		if edge > 0 {
 			panelEdge(ps, g, blocks, fullR, fullC, edge, c, ldc, scratch)
+			if epi != nil {
+				applyEpilogue(epi, c, ldc, 0, fullR, fullC, fullC+edge)
+			}
 			fullC += edge
 		}
 	}
@@ -184,6 +201,10 @@ func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]
 		if fullR > 0 && p.n > fullC { // the columns right of them
 			gemmF32(fullR, p.n-fullC, p.k, p.a, p.lda, p.b[fullC:], p.ldb, c[fullC:], ldc, scratch)
 		}
+	}
+	if epi != nil { // the rest: right of the blocks, then below them
+		applyEpilogue(epi, c, ldc, 0, min(fullR, seenRows), fullC, seenCols)
+		applyEpilogue(epi, c, ldc, fullR, seenRows, 0, seenCols)
 	}
 }
 

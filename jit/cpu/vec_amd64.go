@@ -59,6 +59,9 @@ func maxPropVSAVX2(x, z *float32, n int, s float32)
 //go:noescape
 func minPropVSAVX2(x, z *float32, n int, s float32)
 
+//go:noescape
+func epilogueRowsAVX2(c *float32, ldc, rows, n int, mul, add *float32, floor float32, flags int)
+
 var haveVecAVX2 = cpu.X86.HasAVX2
 
 // vecF32 computes z = x op y (op: '+', '-', '*', '/', 'M' maxNum32, 'm' minNum32, 'N' maxProp, 'n' minProp) for len(z) lanes with AVX2 where it can;

@@ -982,3 +982,61 @@ divVS_loop:
 divVS_done:
 	VZEROUPPER
 	RET
+
+// func epilogueRowsAVX2(c *float32, ldc, rows, n int, mul, add *float32, floor float32, flags int)
+// A convolution's epilogue on a block of its accumulator in the panels flush (panels_epilogue.go):
+// rows rows of n lanes (a multiple of 8), ldc floats apart; each lane x becomes mul[r] * x
+// (flags&1), then add[r] + x (flags&2), then maxProp(x, floor) (flags&4, floor not NaN), the
+// operands in SV_LOOP's order, so each lane is what the steps one at a time give.
+TEXT ·epilogueRowsAVX2(SB), NOSPLIT, $0-64
+	MOVQ c+0(FP), DI
+	MOVQ ldc+8(FP), R8
+	SHLQ $2, R8
+	MOVQ rows+16(FP), R9
+	MOVQ n+24(FP), R10
+	SHRQ $3, R10
+	MOVQ mul+32(FP), SI
+	MOVQ add+40(FP), DX
+	VBROADCASTSS floor+48(FP), Y15
+	MOVQ flags+56(FP), R11
+	TESTQ R9, R9
+	JZ epi_done
+	TESTQ R10, R10
+	JZ epi_done
+epi_row:
+	TESTQ $1, R11
+	JZ epi_nomul
+	VBROADCASTSS (SI), Y13
+	ADDQ $4, SI
+epi_nomul:
+	TESTQ $2, R11
+	JZ epi_noadd
+	VBROADCASTSS (DX), Y14
+	ADDQ $4, DX
+epi_noadd:
+	MOVQ DI, AX
+	MOVQ R10, CX
+epi_lane:
+	VMOVUPS (AX), Y0
+	TESTQ $1, R11
+	JZ epi_l1
+	VMULPS Y0, Y13, Y0
+epi_l1:
+	TESTQ $2, R11
+	JZ epi_l2
+	VADDPS Y0, Y14, Y0
+epi_l2:
+	TESTQ $4, R11
+	JZ epi_l3
+	VMAXPS Y0, Y15, Y0
+epi_l3:
+	VMOVUPS Y0, (AX)
+	ADDQ $32, AX
+	DECQ CX
+	JNZ epi_lane
+	ADDQ R8, DI
+	DECQ R9
+	JNZ epi_row
+epi_done:
+	VZEROUPPER
+	RET

@@ -46,3 +46,7 @@ func transposeRect(dst []float32, ldd int, src []float32, lds, rows, cols int) (
 func sumRowAVX2(x *float32, n int) float64 { panic("unreachable: no AVX2") }
 
 func extremeRowAVX2(x *float32, n int, op int) float32 { panic("unreachable: no AVX2") }
+
+func epilogueRowsAVX2(c *float32, ldc, rows, n int, mul, add *float32, floor float32, flags int) {
+	panic("unreachable: no AVX2")
+}

@@ -1,0 +1,286 @@
+package cpu
+
+import (
+	"sync/atomic"
+
+	"github.com/widejit/widejit/triton/ir"
+)
+
+// The epilogue in the panels flush. A convolution's accumulator (conv_flat.py) leaves its tap
+// loop for a chain of per-channel steps, BatchNorm's x*a + b and ReLU's max(x, 0), then its
+// stores: run one after the other, each step is a pass over the whole [channels, pixels]
+// accumulator (64 x 512 floats, in the L2 cache). When the loop nest's queued dots (panels.go)
+// are followed by such a chain, the loop leaves its queue pending and each step of the chain
+// is appended to it instead of running; the queue then runs when the chain's value is first
+// read (settle), and each register block of the panels kernels goes through the whole chain
+// right after its last panel, while it is in the L1 cache. The rest of the tile (the blocks
+// the panels kernels do not cover) goes through the chain after its dots. Every element
+// still gets the same operations in the same order, through the same loops (arithScalarF32,
+// minMaxPropScalarF32), so results are bit for bit those of the steps one at a time.
+//
+// Like the steps, the flush leaves out what no store sees (observed.go): the tile's lanes
+// outside the rectangle of its stores' masks, when those are known before the loop.
+//
+// The chain's steps are: an fp32 Add, Sub or Mul of the accumulator and a per-row column
+// broadcast ([rows, 1] -> [rows, cols], rowbcast.go), or a NaN-propagating Max or Min of it
+// and a scalar (an absorbed splat: ReLU), each the sole user of the value before it, in the
+// block of the loop, with no store, atomic or region between (the queued dots read buffer
+// memory). Anything else ends the chain; every user of its last value runs the queue first.
+
+// flushedEpilogues counts the chain steps appended to a queue rather than run (tests read it).
+var flushedEpilogues atomic.Int64
+
+// epilogueStep is one recognised chain step: the accumulator's operand index and its other
+// operand, a column broadcast's source (vec) or an absorbed scalar.
+type epilogueStep struct {
+	acc  int       // index of the accumulator among the instruction's operands
+	vec  *ir.Value // the [rows, 1] source of the broadcast operand, or nil
+	rows int       // the tile's rows
+}
+
+// epilogueOp is a chain step as the flush applies it to rows of the accumulator.
+type epilogueOp struct {
+	op    ir.Op
+	first bool      // the other operand comes first (s - x)
+	vec   []float32 // per row (a copy: its slot may change before the flush); nil: s
+	s     float32
+}
+
+// findFlushEpilogues finds the chains after the loop nests that queue their dots: steps, the
+// chains' instructions, and deferFlush, the Fors that leave their queue to them. settleFirst
+// is every user of a chain's last value.
+func (c *compiler) findFlushEpilogues(f *ir.Func) (steps map[*ir.Instr]epilogueStep, deferFlush, settleFirst map[*ir.Instr]bool) {
+	steps, deferFlush, settleFirst = map[*ir.Instr]epilogueStep{}, map[*ir.Instr]bool{}, map[*ir.Instr]bool{}
+	var walk func(b *ir.Block)
+	walk = func(b *ir.Block) {
+		for i, in := range b.Instrs {
+			for _, r := range in.Regions {
+				walk(r)
+			}
+			if !c.flushAfter[in] {
+				continue
+			}
+			for _, r := range in.Results {
+				chain, forms, last := c.epilogueChain(b, i, r)
+				if len(chain) == 0 || !c.settlingUsers(last) {
+					continue
+				}
+				for j, x := range chain {
+					steps[x] = forms[j]
+				}
+				for _, u := range c.allUsers(last) {
+					settleFirst[u] = true
+				}
+				deferFlush[in] = true
+			}
+		}
+	}
+	walk(f.Body)
+	return steps, deferFlush, settleFirst
+}
+
+// epilogueChain follows v, defined by b.Instrs[at], through the chain steps that consume it,
+// returning them, their forms and the chain's last value.
+func (c *compiler) epilogueChain(b *ir.Block, at int, v *ir.Value) (chain []*ir.Instr, forms []epilogueStep, last *ir.Value) {
+	last = v
+	t := v.Type
+	if t.Elem != ir.F32 || t.Ptr || t.Rank() != 2 {
+		return nil, nil, v
+	}
+	for i := at + 1; i < len(b.Instrs) && c.uses[last] == 1; i++ {
+		u := b.Instrs[i]
+		if u == nil || u.Op == ir.Store || u.Op == ir.AtomicRMW || u.Op == ir.AtomicCAS || len(u.Regions) > 0 {
+			break
+		}
+		k := slicesIndex(u.Args, last)
+		if k < 0 {
+			continue
+		}
+		s, ok := c.epilogueForm(u, k)
+		if !ok {
+			break
+		}
+		s.rows = t.Shape[0]
+		chain, forms = append(chain, u), append(forms, s)
+		last = u.Results[0]
+	}
+	return chain, forms, last
+}
+
+// epilogueForm says whether u, reading the accumulator as operand k, is a chain step.
+func (c *compiler) epilogueForm(u *ir.Instr, k int) (epilogueStep, bool) {
+	if len(u.Args) != 2 || len(u.Results) != 1 || !u.Results[0].Type.Equal(u.Args[k].Type) ||
+		c.mulSkip[u] || c.geluSkip[u] || c.dotSkip[u] {
+		return epilogueStep{}, false
+	}
+	if _, ok := c.mulAdds[u]; ok {
+		return epilogueStep{}, false
+	}
+	if _, ok := c.gelus[u]; ok {
+		return epilogueStep{}, false
+	}
+	other := u.Args[1-k]
+	switch u.Op {
+	case ir.Add, ir.Sub, ir.Mul:
+		src := c.rowBcast[other]
+		if src == nil || !isColumnVector(src.Type, u.Results[0].Type) || isRowVector(src.Type, u.Results[0].Type) {
+			return epilogueStep{}, false
+		}
+		return epilogueStep{acc: k, vec: src}, true
+	case ir.Max, ir.Min:
+		if u.Int != ir.PropagateNaN || !c.absorbed[other] {
+			return epilogueStep{}, false
+		}
+		return epilogueStep{acc: k}, true
+	}
+	return epilogueStep{}, false
+}
+
+// settlingUsers reports whether every user of v reads it in a step of its own, which can run
+// the queue first (not fused into another instruction's step, not a region's yield).
+func (c *compiler) settlingUsers(v *ir.Value) bool {
+	for _, u := range c.allUsers(v) {
+		switch {
+		case u.Op == ir.Yield || u.Op == ir.For || u.Op == ir.If || u.Op == ir.While,
+			c.mulSkip[u] || c.geluSkip[u] || c.dotSkip[u],
+			u.Op == ir.Broadcast && c.rowBcast[u.Results[0]] != nil:
+			return false
+		}
+	}
+	return true
+}
+
+func slicesIndex(vs []*ir.Value, v *ir.Value) int {
+	for i, x := range vs {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}
+
+// epilogueStepOf wraps a chain step's compiled step (normal): when the queue adds into its
+// accumulator operand, the step is appended to the queue and the result takes the
+// accumulator's storage over; otherwise the queue (if it adds there) runs first, then normal.
+func (c *compiler) epilogueStepOf(in *ir.Instr, s epilogueStep, args, results []int, normal step) step {
+	x, z := args[s.acc], results[0]
+	if y, ok := c.inPlaceOperand(in, args, z); !ok || y != x {
+		return c.settling(in, args, normal)
+	}
+	op, first, rows := in.Op, s.acc == 1, s.rows
+	_, cols := tileRows(c.p.slotType[x])
+	obs := c.observedBy[in.Args[s.acc]] // observed.go: what the stores see bounds the rest
+	vs, sc := -1, -1
+	if s.vec != nil {
+		var ok bool
+		if vs, ok = c.slots[s.vec]; !ok {
+			return c.settling(in, args, normal)
+		}
+	} else {
+		var ok bool
+		if sc, ok = c.scalarOperand(in.Args[1-s.acc]); !ok {
+			return c.settling(in, args, normal)
+		}
+	}
+	return func(fr *frame) error {
+		d := &fr.dots
+		if len(d.panels) == 0 || fr.viewing(x) || len(fr.f32[x]) == 0 || &fr.f32[x][0] != &d.c[0] {
+			return normal(fr)
+		}
+		if len(d.epilogue) == 0 {
+			d.seenRows, d.seenCols = rows, cols
+			if r, cl, ok := fr.observedRect(obs, rows, cols); ok {
+				d.seenRows, d.seenCols = min(r, rows), min(cl, cols)
+			}
+		}
+		e := epilogueOp{op: op, first: first}
+		if vs >= 0 {
+			n := len(d.vecs)
+			d.vecs = append(d.vecs, fr.f32[vs][:rows]...)
+			e.vec = d.vecs[n : n+rows : n+rows]
+		} else {
+			e.s = fr.f32[sc][0]
+		}
+		d.epilogue = append(d.epilogue, e)
+		flushedEpilogues.Add(1)
+		fr.swapSlot(clsF32, z, x)
+		return nil
+	}
+}
+
+// settling wraps step so that it runs the queue first when the queue adds into one of in's
+// fp32 operands.
+func (c *compiler) settling(in *ir.Instr, args []int, s step) step {
+	var f32 []int
+	for i, a := range args {
+		if classOf(in.Args[i].Type) == clsF32 && !in.Args[i].Type.Ptr {
+			f32 = append(f32, a)
+		}
+	}
+	if len(f32) == 0 {
+		return s
+	}
+	return func(fr *frame) error {
+		for _, a := range f32 {
+			fr.settle(a)
+		}
+		return s(fr)
+	}
+}
+
+// applyEpilogue runs the queued chain over rows [r0, r1) x columns [c0, c1) of c: a chain of
+// a multiplication, an addition and a ReLU (BatchNorm's, a bias's) on the AVX2 loop for
+// whole vectors of each row, the rest step by step.
+func applyEpilogue(ops []epilogueOp, c []float32, ldc, r0, r1, c0, c1 int) {
+	if c0 >= c1 || r0 >= r1 {
+		return
+	}
+	if n := (c1 - c0) &^ 7; n > 0 && haveVecAVX2 {
+		if mul, add, floor, flags, ok := epilogueRows(ops); ok {
+			_ = c[(r1-1)*ldc+c0+n-1]
+			var m, a *float32
+			if mul != nil {
+				_ = mul[r1-1]
+				m = &mul[r0]
+			}
+			if add != nil {
+				_ = add[r1-1]
+				a = &add[r0]
+			}
+			epilogueRowsAVX2(&c[r0*ldc+c0], ldc, r1-r0, n, m, a, floor, flags)
+			if c0 += n; c0 == c1 {
+				return
+			}
+		}
+	}
+	for r := r0; r < r1; r++ {
+		row := c[r*ldc+c0 : r*ldc+c1]
+		for _, e := range ops {
+			switch {
+			case e.vec != nil:
+				arithScalarF32(e.op, e.first, row, e.vec[r], row)
+			default:
+				minMaxPropScalarF32(e.op, e.first, row, e.s, row)
+			}
+		}
+	}
+}
+
+// epilogueRows matches ops to epilogueRowsAVX2's form: at most one per-row multiplication,
+// then at most one per-row addition, then at most one maxProp(x, floor), floor not NaN, in
+// that order (flags 1, 2, 4).
+func epilogueRows(ops []epilogueOp) (mul, add []float32, floor float32, flags int, ok bool) {
+	for _, e := range ops {
+		switch {
+		case e.op == ir.Mul && e.vec != nil && flags == 0:
+			mul, flags = e.vec, 1
+		case e.op == ir.Add && e.vec != nil && flags < 2:
+			add, flags = e.vec, flags|2
+		case e.op == ir.Max && e.vec == nil && !e.first && e.s == e.s && flags < 4:
+			floor, flags = e.s, flags|4
+		default:
+			return nil, nil, 0, 0, false
+		}
+	}
+	return mul, add, floor, flags, flags != 0
+}
