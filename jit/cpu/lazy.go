@@ -1112,6 +1112,20 @@ func (m *memOp) viewRows(fr *frame, tag, base, rowStride int64, rows, cols int) 
 	return true, nil
 }
 
+// liveRect is the rectangle of m's live lanes, rows [r0, r1) x columns [c0, c1): all of them
+// without a mask, else the mask's row interval and column bounds; false when the mask is no
+// such rectangle or no lane is live (the row walk then only fills the loaded tile).
+func (m *memOp) liveRect(split *splitMask, maskLazy bool) (r0, r1, c0, c1 int, ok bool) {
+	r0, r1, c0, c1 = 0, m.shape[0], 0, m.n
+	if m.mask >= 0 {
+		if r0, r1, ok = split.rowInterval(maskLazy, m.shape); !ok {
+			return 0, 0, 0, 0, false
+		}
+		c0, c1 = split.colLo, split.colHi
+	}
+	return r0, r1, c0, c1, r1 > r0 && c1 > c0
+}
+
 // moveRect moves a 2-D tile whose live lanes are one rectangle, rows [r0, r1) x columns
 // [c0, c1) (no mask, or conditions on rows alone and on columns alone), row r starting at
 // element base + r*rowStride of buffer tag: one bounds check of the whole span, then one copy
@@ -1120,16 +1134,9 @@ func (m *memOp) viewRows(fr *frame, tag, base, rowStride int64, rows, cols int) 
 // first bad row exactly).
 func (m *memOp) moveRect(fr *frame, split *splitMask, maskLazy bool, tag, base, rowStride int64) (bool, error) {
 	rows, n := m.shape[0], m.n
-	r0, r1, c0, c1 := 0, rows, 0, n
-	if m.mask >= 0 {
-		var ok bool
-		if r0, r1, ok = split.rowInterval(maskLazy, m.shape); !ok {
-			return false, nil
-		}
-		c0, c1 = split.colLo, split.colHi
-	}
-	if r1 <= r0 || c1 <= c0 {
-		return false, nil // nothing live: the walk only fills the loaded tile
+	r0, r1, c0, c1, ok := m.liveRect(split, maskLazy)
+	if !ok {
+		return false, nil
 	}
 	first := base + int64(r0)*rowStride + int64(c0)
 	span := int64(r1-r0-1)*rowStride + int64(c1-c0)
@@ -1181,16 +1188,9 @@ func (m *memOp) moveRect(fr *frame, split *splitMask, maskLazy bool, tag, base, 
 // per row. It reports false, having loaded nothing, where moveRect would.
 func (m *memOp) loadStridedRect(fr *frame, split *splitMask, maskLazy bool, tag, base, rowStride, laneStride int64) (bool, error) {
 	rows, n := m.shape[0], m.n
-	r0, r1, c0, c1 := 0, rows, 0, n
-	if m.mask >= 0 {
-		var ok bool
-		if r0, r1, ok = split.rowInterval(maskLazy, m.shape); !ok {
-			return false, nil
-		}
-		c0, c1 = split.colLo, split.colHi
-	}
-	if r1 <= r0 || c1 <= c0 {
-		return false, nil // nothing live: the walk only fills the loaded tile
+	r0, r1, c0, c1, ok := m.liveRect(split, maskLazy)
+	if !ok {
+		return false, nil
 	}
 	first := base + int64(r0)*rowStride + int64(c0)*laneStride
 	span := int64(r1-r0-1)*rowStride + int64(c1-c0-1)*laneStride + 1

@@ -175,12 +175,8 @@ func testFlushEpilogue(t *testing.T, src string, bp, queued int, ref func(p, s, 
 		return slices.Clone(out.f32())
 	}
 	eachMicroKernel(func() {
-		queueDots = false
-		inTurn := launch()
-		queueDots = true
-		before := flushedEpilogues.Load()
-		got := launch()
-		if n := flushedEpilogues.Load() - before; n != int64(programs*queued) {
+		inTurn, got, n := launchInTurnThenQueued(launch, &flushedEpilogues)
+		if n != int64(programs*queued) {
 			t.Fatalf("%s: %d epilogue steps in the flush, want %d (%d a program)", dotKernelName(), n, programs*queued, queued)
 		}
 		for i := range got {

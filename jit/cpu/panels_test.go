@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/widejit/widejit/jit"
@@ -135,16 +136,23 @@ func testTapLoopQueuesItsDots(t *testing.T, bp int) {
 		return slices.Clone(out.f32())
 	}
 	eachMicroKernel(func() {
-		queueDots = false
-		inTurn := launch()
-		queueDots = true
-		before := queuedDots.Load()
-		got := launch()
-		if n := queuedDots.Load() - before; n != int64((q+bp-1)/bp*taps*ch/bk) {
+		inTurn, got, n := launchInTurnThenQueued(launch, &queuedDots)
+		if n != int64((q+bp-1)/bp*taps*ch/bk) {
 			t.Fatalf("%s: %d products queued, want all %d", dotKernelName(), n, (q+bp-1)/bp*taps*ch/bk)
 		}
 		checkQueuedDots(t, got, inTurn, want)
 	})
+}
+
+// launchInTurnThenQueued runs launch with the dots one at a time, then queued, and counts
+// what counter (queuedDots, flushedEpilogues) gained in the queued run.
+func launchInTurnThenQueued(launch func() []float32, counter *atomic.Int64) (inTurn, queued []float32, counted int64) {
+	queueDots = false
+	inTurn = launch()
+	queueDots = true
+	before := counter.Load()
+	queued = launch()
+	return inTurn, queued, counter.Load() - before
 }
 
 // panelStrips covers columns with as few left over as the strip widths allow, wide ones
