@@ -25,6 +25,28 @@ mkdir -p "$WORK"
 fail=0
 CO=() # the cuda runs' backend options
 [ -n "$ARCH" ] && CO=(--backend-opt "arch=$ARCH")
+# The examples and fixtures are checked JOBS at a time (independent processes, one GPU): each
+# writes its verdict to a file, and verdicts prints them in order once all have finished.
+JOBS=${JOBS:-8}
+rm -f "$WORK"/verdict.*
+# bounded FILE COMMAND...: runs COMMAND in the background, its output to FILE, at most JOBS at once.
+bounded() {
+  local file=$1
+  shift
+  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
+  "$@" >"$file" 2>&1 &
+}
+# verdicts KIND: waits for the checks of KIND, prints their verdicts, fails on any BAD.
+verdicts() {
+  wait
+  local f
+  for f in "$WORK"/verdict."$1".*; do
+    [ -f "$f" ] || continue
+    cat "$f"
+    grep -q '^BAD' "$f" && fail=1
+  done
+  return 0
+}
 
 echo "== widejit info${ARCH:+ (cuda with arch=$ARCH)}"
 "$WJ" info ${CO[@]+"${CO[@]}"} || fail=1
@@ -37,26 +59,32 @@ python3 bench/gpu/check_kernels.py --widejit "$WJ" --work "$WORK/kernels" ${ARCH
 
 echo "== examples: cuda vs PyTorch (expected.safetensors) and vs the CPU backend"
 [ -n "$ARCH" ] && echo "(left out with ARCH)"
+# check_example NAME MODE: the CPU backend's outputs, then the cuda ones against PyTorch's and the CPU's.
+check_example() {
+  local name=$1 mode=$2 dir=examples/$1
+  local cpu_out="$WORK/$name.$mode.cpu.safetensors"
+  if ! "$WJ" run "$dir/graph.json" --inputs "$dir/inputs.safetensors" --device cpu --mode "$mode" --out "$cpu_out" >/dev/null 2>"$WORK/$name.$mode.cpu.err"; then
+    echo "skip $name ($mode): the CPU backend cannot run it: $(tail -1 "$WORK/$name.$mode.cpu.err")"
+    return
+  fi
+  if "$WJ" run "$dir/graph.json" --inputs "$dir/inputs.safetensors" --device cuda ${CO[@]+"${CO[@]}"} --mode "$mode" \
+       --check "$dir/expected.safetensors" --rtol 1e-3 --atol 1e-5 >"$WORK/$name.$mode.cuda.log" 2>&1 &&
+     "$WJ" run "$dir/graph.json" --inputs "$dir/inputs.safetensors" --device cuda ${CO[@]+"${CO[@]}"} --mode "$mode" \
+       --check "$cpu_out" --rtol 1e-3 --atol 1e-5 >>"$WORK/$name.$mode.cuda.log" 2>&1; then
+    echo "ok   $name ($mode)"
+  else
+    echo "BAD  $name ($mode):"; tail -5 "$WORK/$name.$mode.cuda.log"
+  fi
+}
 for dir in examples/*/; do
   [ -n "$ARCH" ] && break
   name=$(basename "$dir")
   [ -f "$dir/graph.json" ] || continue
   for mode in wide sequential; do
-    cpu_out="$WORK/$name.$mode.cpu.safetensors"
-    if ! "$WJ" run "$dir/graph.json" --inputs "$dir/inputs.safetensors" --device cpu --mode "$mode" --out "$cpu_out" >/dev/null 2>"$WORK/$name.$mode.cpu.err"; then
-      echo "skip $name ($mode): the CPU backend cannot run it: $(tail -1 "$WORK/$name.$mode.cpu.err")"
-      continue
-    fi
-    if "$WJ" run "$dir/graph.json" --inputs "$dir/inputs.safetensors" --device cuda ${CO[@]+"${CO[@]}"} --mode "$mode" \
-         --check "$dir/expected.safetensors" --rtol 1e-3 --atol 1e-5 >"$WORK/$name.$mode.cuda.log" 2>&1 &&
-       "$WJ" run "$dir/graph.json" --inputs "$dir/inputs.safetensors" --device cuda ${CO[@]+"${CO[@]}"} --mode "$mode" \
-         --check "$cpu_out" --rtol 1e-3 --atol 1e-5 >>"$WORK/$name.$mode.cuda.log" 2>&1; then
-      echo "ok   $name ($mode)"
-    else
-      echo "BAD  $name ($mode):"; tail -5 "$WORK/$name.$mode.cuda.log"; fail=1
-    fi
+    bounded "$WORK/verdict.example.$name.$mode" check_example "$name" "$mode"
   done
 done
+verdicts example
 
 echo "== fixtures: every PyTorch fixture of the Go tests (lowering/testdata) on cuda vs its expected outputs"
 # The fixtures the CPU backend is tested on (TestCPUFixtures, TestConvFixtures, ...): fp32 at the
@@ -64,6 +92,17 @@ echo "== fixtures: every PyTorch fixture of the Go tests (lowering/testdata) on 
 # fp32 on the rounded values, rounded to fp16) at 2e-3: the reference's rounding, widejit's,
 # and those of the intermediates (lowering's TestHalfFixtures* derive theirs from the
 # reduction length).
+# check_fixture DIR NAME RTOL: the fixture on cuda against its expected outputs.
+check_fixture() {
+  local dir=$1 name=$2 rtol=$3
+  local log="$WORK/fixture.${name//\//.}.log"
+  if "$WJ" run "$dir/graph.json" --inputs "$dir/inputs.safetensors" --device cuda ${CO[@]+"${CO[@]}"} \
+       --check "$dir/expected.safetensors" --rtol "$rtol" --atol 1e-5 >"$log" 2>&1; then
+    echo "ok   $name"
+  else
+    echo "BAD  $name:"; tail -5 "$log"
+  fi
+}
 for dir in lowering/testdata/*/*/; do
   [ -f "$dir/expected.safetensors" ] || continue
   name=${dir#lowering/testdata/}; name=${name%/}
@@ -73,14 +112,9 @@ for dir in lowering/testdata/*/*/; do
     *float16*) rtol=2e-3 ;;
     *) [ -n "$ARCH" ] && continue ;;
   esac
-  log="$WORK/fixture.${name//\//.}.log"
-  if "$WJ" run "$dir/graph.json" --inputs "$dir/inputs.safetensors" --device cuda ${CO[@]+"${CO[@]}"} \
-       --check "$dir/expected.safetensors" --rtol "$rtol" --atol 1e-5 >"$log" 2>&1; then
-    echo "ok   $name"
-  else
-    echo "BAD  $name:"; tail -5 "$log"; fail=1
-  fi
+  bounded "$WORK/verdict.fixture.${name//\//.}" check_fixture "$dir" "$name" "$rtol"
 done
+verdicts fixture
 
 if [ -n "$ARCH" ]; then
   [ $fail = 0 ] && echo "GPU check passed (arch=$ARCH)" || echo "GPU check FAILED (arch=$ARCH)"

@@ -6,8 +6,9 @@
 #   CGO_ENABLED=0 go build -o widejit-gpubench ./bench/gpu
 #   bash bench/gpu/run_all.sh [./widejit] [./widejit-gpubench]     # repository root, GPU machine
 #
-# Each step runs under its own time limit (the sum is 470 s) and a step that fails or runs out
-# of time is reported and the next one runs. On a compute capability 9.0 card (H100, H200) the
+# Each step runs under its own time limit and a step that fails or runs out of time is reported
+# and the next one runs. The timed steps run one after another; the correctness checks, which
+# time nothing, run side by side at the end (515 s in all at most). On a compute capability 9.0 card (H100, H200) the
 # sm_90a PTX (wgmma), which such a card loads only with --backend-opt arch=sm_90a until this
 # run has verified it, is checked too: widejit-gpubench times and checks the GEMM for both archs,
 # and check_sm90a runs check.sh's kernels and fp16/bf16 fixtures with it. Raw outputs go to bench/gpu/results/<card>/ (card =
@@ -24,14 +25,14 @@ if [ -z "$card" ]; then
 fi
 out=bench/gpu/results/$card
 mkdir -p "$out"
-failed=()
 
 smi() {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,power.draw,temperature.gpu,pstate --format=csv >"$out/smi_$1.csv" 2>&1
   nvidia-smi -q -d CLOCK,PERFORMANCE >"$out/smi_$1.txt" 2>&1
 }
 
-# step NAME SECONDS COMMAND...: runs COMMAND under a time limit, its output to $out/NAME.log.
+# step NAME SECONDS COMMAND...: runs COMMAND under a time limit, its output to $out/NAME.log and
+# its exit status to $out/NAME.rc (steps may run in the background).
 step() {
   local name=$1 limit=$2
   shift 2
@@ -39,25 +40,32 @@ step() {
   local t0=$SECONDS
   timeout --kill-after=5 "$limit" "$@" >"$out/$name.log" 2>&1
   local rc=$?
-  tail -n 25 "$out/$name.log"
-  echo "== $name: exit $rc after $((SECONDS - t0))s"
-  [ $rc -eq 0 ] || failed+=("$name (exit $rc)")
+  echo $rc >"$out/$name.rc"
+  { tail -n 25 "$out/$name.log"; echo "== $name: exit $rc after $((SECONDS - t0))s"; } >"$out/$name.tail"
+  cat "$out/$name.tail"
 }
 
 cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)
+rm -f "$out"/*.rc
 
 smi before
 step gpubench 75 "$BENCH" --reps 30 --json "$out/kernels_gpu.json"
-step gemm_peers 80 "$PY" bench/gpu/gemm_peers.py --widejit-json "$out/kernels_gpu.json" --reps 30 --out "$out/gemm_peers.json"
-step ensembles_highest 115 "$PY" bench/gpu/ensembles.py --widejit "$WJ" --precision highest --reps 10 --compile-cap 12 --out "$out/ensembles_highest.json"
-step ensembles_high 60 "$PY" bench/gpu/ensembles.py --widejit "$WJ" --precision high --reps 10 --compile-cap 0 --out "$out/ensembles_high.json"
-if [ "$cc" = "9.0" ]; then
-  step check 100 bash bench/gpu/check.sh "$WJ"
-  step check_sm90a 40 env ARCH=sm_90a bash bench/gpu/check.sh "$WJ"
-else
-  step check 140 bash bench/gpu/check.sh "$WJ"
-fi
+step gemm_peers 100 "$PY" bench/gpu/gemm_peers.py --widejit-json "$out/kernels_gpu.json" --reps 30 --out "$out/gemm_peers.json"
+step ensembles_highest 150 "$PY" bench/gpu/ensembles.py --widejit "$WJ" --precision highest --reps 10 --compile-cap 12 --out "$out/ensembles_highest.json"
+step ensembles_high 70 "$PY" bench/gpu/ensembles.py --widejit "$WJ" --precision high --reps 10 --compile-cap 0 --out "$out/ensembles_high.json"
 smi after
+# nothing below is timed: the checks share the GPU
+step check 120 bash bench/gpu/check.sh "$WJ" >/dev/null &
+if [ "$cc" = "9.0" ]; then
+  step check_sm90a 120 env ARCH=sm_90a bash bench/gpu/check.sh "$WJ" >/dev/null &
+fi
+wait
+failed=()
+for rc in "$out"/*.rc; do
+  name=$(basename "$rc" .rc)
+  case $name in check*) cat "$out/$name.tail" ;; esac
+  [ "$(cat "$rc")" = 0 ] || failed+=("$name (exit $(cat "$rc"))")
+done
 if [ ${#failed[@]} -gt 0 ]; then
   echo "run_all: failed or out of time: ${failed[*]}"
   exit 1
