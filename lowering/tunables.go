@@ -2,6 +2,7 @@ package lowering
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -72,6 +73,9 @@ type tunableSpace struct {
 	stageBytes int
 	// hopper are whole configurations offered on a GPU besides the axes' (hopperConfigs)
 	hopper []Tunables
+	// builtIn, when set, is the built-in configuration instead of the axes' defaults (one of
+	// hopper, where a launch has enough of its tiles to fill a GPU: matmulGroup.tunables)
+	builtIn Tunables
 }
 
 // maxRingBytes is what jit/ptx lets a pipeline's ring use (48 KiB, the shared memory a CTA
@@ -105,9 +109,16 @@ type tunableGroup interface {
 	tunables() (space tunableSpace, ok bool)
 }
 
-// defaults is the built-in configuration: every axis at the heuristic's value, 4 warps (and
-// 3 stages).
+// defaults is the built-in configuration: builtIn, else axesDefaults.
 func (s tunableSpace) defaults() Tunables {
+	if s.builtIn != nil {
+		return maps.Clone(s.builtIn)
+	}
+	return s.axesDefaults()
+}
+
+// axesDefaults is every axis at the heuristic's value, 4 warps (and 3 stages).
+func (s tunableSpace) axesDefaults() Tunables {
 	t := Tunables{NumWarpsParam: defaultNumWarps}
 	if s.stageBytes > 0 {
 		t[NumStagesParam] = defaultNumStages
@@ -118,11 +129,27 @@ func (s tunableSpace) defaults() Tunables {
 	return t
 }
 
-// configs lists the configurations offered, the built-in one first: then each axis halved,
-// then each axis doubled (within its range; at most maxTunableConfigs-2 of these), then, on a
-// GPU, the built-in tiles with 8 warps and with the stageDepths.
+// configs lists the configurations offered, the built-in one first: then the axes' defaults
+// (where they are not the built-in one), each axis halved, then each axis doubled (within its
+// range; at most maxTunableConfigs-2 of these), then, on a GPU, the axes' default tiles with
+// 8 warps and with the stageDepths, and the hopper configurations.
 func (s tunableSpace) configs(gpu bool) []Tunables {
-	def := s.defaults()
+	out := s.axesConfigs(gpu)
+	if s.builtIn == nil {
+		return out
+	}
+	first := []Tunables{s.defaults()}
+	for _, t := range out {
+		if !t.equal(s.builtIn) {
+			first = append(first, t)
+		}
+	}
+	return first
+}
+
+// axesConfigs is configs around the axes' defaults, which come first.
+func (s tunableSpace) axesConfigs(gpu bool) []Tunables {
+	def := s.axesDefaults()
 	var variants []Tunables
 	for _, a := range s.axes {
 		if a.def/2 >= a.lo {
@@ -278,12 +305,25 @@ func (g *matmulGroup) tunables() (tunableSpace, bool) {
 	if len(g.tails) > 0 {
 		bnAxis.lo = bn // a row tail needs whole rows in a program (rowops.go)
 	}
-	return tunableSpace{axes: []tunableAxis{
+	space := tunableSpace{axes: []tunableAxis{
 		blockAxis("BLOCK_M", "bm", bm, dotMinBlock, 128, g.m),
 		bnAxis,
 		headKAxis(g.head, bk, g.maxBlock(64, 2*cpuMaxBlockK), g.k),
-	}, stageBytes: g.ringStage(g.a.DType, bm, bn, bk, g.k), hopper: g.hopperConfigs()}, true
+	}, stageBytes: g.ringStage(g.a.DType, bm, bn, bk, g.k), hopper: g.hopperConfigs()}
+	if n := len(space.hopper); n > 0 {
+		// the deepest ring: on wgmma the larger tile and ring pay wherever its programs fill
+		// the GPU (an H100 or H200 has 132 SMs); fewer, larger programs would leave SMs idle
+		t := space.hopper[n-1]
+		if g.models*g.batch*cdiv(g.m, t["BLOCK_M"])*cdiv(g.nn, t["BLOCK_N"]) >= hopperMinPrograms {
+			space.builtIn = t
+		}
+	}
+	return space, true
 }
+
+// hopperMinPrograms is how many programs a matmul launch needs for a Hopper tile to be its
+// built-in configuration: about a Hopper GPU's SM count (132), so that each SM gets one.
+const hopperMinPrograms = 128
 
 // Hopper's tiles, as Triton's for sm_90: a 128-row tile over two warpgroups (8 warps, each
 // warpgroup's 64 rows on wgmma), 128 columns, K slices of 64 (128-byte swizzled fp16/bf16

@@ -380,6 +380,44 @@ func TestNumStagesTunable(t *testing.T) {
 	}
 }
 
+// On a wgmma device a Linear whose launch has at least hopperMinPrograms Hopper tiles gets
+// the deepest-ring Hopper tile as its built-in configuration (first among the candidates, the
+// axes' 64x64 default second); a smaller launch, a non-wgmma device and the CPU keep 64x64.
+func TestHopperTileIsBuiltInForLargeLaunches(t *testing.T) {
+	linear := func(models, m, n int, wgmma bool) *matmulGroup {
+		v := View{DType: graph.Float16}
+		return &matmulGroup{groupBase: groupBase{precision: "ieee", wgmma: wgmma, models: models}, a: v, b: v,
+			bSK: 1, bSN: 4096, batch: 1, m: m, nn: n, k: 4096}
+	}
+	for _, c := range []struct {
+		what string
+		g    *matmulGroup
+		want string // the first two candidates
+	}{
+		{"4096^2", linear(1, 4096, 4096, true), "bm128-bn128-bk64-w8-s4 bm64-bn64-bk32-w4-s3"},
+		{"8 models of 128x2048", linear(8, 128, 2048, true), "bm128-bn128-bk64-w8-s4 bm64-bn64-bk32-w4-s3"},
+		{"8 models of 128x1024: 64 tiles", linear(8, 128, 1024, true), "bm64-bn64-bk32-w4-s3 bm32-bn64-bk32-w4-s3"},
+		{"no wgmma", linear(1, 4096, 4096, false), "bm64-bn64-bk32-w4-s3 bm32-bn64-bk32-w4-s3"},
+	} {
+		space, _ := c.g.tunables()
+		cs := space.configs(true)
+		ids := space.id(cs[0]) + " " + space.id(cs[1])
+		if ids != c.want {
+			t.Errorf("%s: first candidates %s, want %s", c.what, ids, c.want)
+		}
+		if !cs[0].equal(space.defaults()) {
+			t.Errorf("%s: the first candidate %s is not the built-in %s", c.what, space.id(cs[0]), space.id(space.defaults()))
+		}
+		seen := map[string]bool{}
+		for _, t2 := range cs {
+			if seen[space.id(t2)] {
+				t.Errorf("%s: %s offered twice", c.what, space.id(t2))
+			}
+			seen[space.id(t2)] = true
+		}
+	}
+}
+
 // Plugins and decision keys see a wgmma device as such (warpgroup_mma), while every other
 // device's description, and so its decision keys, stays as it was (the field is omitted).
 func TestPluginDeviceWarpgroupMMA(t *testing.T) {

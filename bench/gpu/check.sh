@@ -7,11 +7,12 @@
 #
 #   CGO_ENABLED=0 go build -o widejit ./cmd/widejit      # on any machine with Go
 #   bash bench/gpu/check.sh ./widejit                       # on the GPU machine, repo root
-#   ARCH=sm_90a bash bench/gpu/check.sh ./widejit           # the cuda runs with --backend-opt arch=sm_90a
+#   ARCH=sm_90 bash bench/gpu/check.sh ./widejit            # the cuda runs with --backend-opt arch=sm_90
 #
 # ARCH picks the PTX arch of every cuda run (the cuda backend's option; default: the device's)
 # and checks what the arch changes: the kernel-language kernels and the fp16/bf16 fixtures
-# (sm_90a's wgmma serves fp16/bf16 K loops only; fp32 kernels differ in the PTX ISA alone),
+# (sm_90a's wgmma, an H100's default, against sm_90's mma.sync, serves fp16/bf16 K loops and
+# TF32 Linear ones only; fp32 kernels at the default precision differ in the PTX ISA alone),
 # leaving out the fp32 examples, the fp32 fixtures and the streams-and-devices part.
 #
 # Tolerances: examples vs PyTorch and vs the CPU: |got - want| <= atol + rtol * max|want| with

@@ -89,7 +89,7 @@ type result struct {
 func main() {
 	reps := flag.Int("reps", 50, "timed launches per kernel (median of single-launch event timings)")
 	jsonOut := flag.String("json", "", "also write the results as JSON here")
-	archList := flag.String("archs", "", "comma-separated PTX archs to run the GEMM for (default: the device's, and sm_90a too on a compute capability 9.0 GPU that loads sm_90 by default)")
+	archList := flag.String("archs", "", "comma-separated PTX archs to run the GEMM for (default: the device's; on a compute capability 9.0 GPU sm_90a, its default, and sm_90)")
 	sass := flag.String("sass", "", "no GPU needed: write the SASS report (Markdown) of the GEMM and the benchmark's kernels here (\"-\": stdout only)")
 	flag.Parse()
 	if *sass != "" {
@@ -214,8 +214,8 @@ func run(reps int, jsonOut, archList string) error {
 }
 
 // gemmArchs are the PTX archs of archList, each checked against the device, or by default
-// the device's own and, on a cc 9.0 GPU that loads sm_90 by default, sm_90a as well: the
-// wgmma K loops, timed next to mma.sync's and checked like them.
+// the device's own and, on a cc 9.0 GPU (which loads sm_90a), sm_90 as well: mma.sync's K
+// loops, timed next to wgmma's and checked like them.
 func gemmArchs(info jit.DeviceInfo, archList string) ([]string, error) {
 	cudaVersion := 0
 	if major, minor, ok := strings.Cut(info.DriverVersion, "."); ok {
@@ -236,9 +236,10 @@ func gemmArchs(info jit.DeviceInfo, archList string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	def = ptx.FallbackArch(def, info.ComputeCapability, cudaVersion)
 	archs := []string{def}
-	if def != "sm_90a" && ptx.CheckArch("sm_90a", info.ComputeCapability, cudaVersion) == nil {
-		archs = append(archs, "sm_90a")
+	if ptx.CheckArch("sm_90a", info.ComputeCapability, cudaVersion) == nil { // a cc 9.0 card: wgmma and mma.sync
+		archs = []string{"sm_90a", "sm_90"}
 	}
 	return archs, nil
 }

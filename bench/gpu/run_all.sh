@@ -8,12 +8,12 @@
 #
 # Each step runs under its own time limit and a step that fails or runs out of time is reported
 # and the next one runs. The timed steps run one after another; the correctness checks, which
-# time nothing, run side by side at the end (515 s in all at most). On a compute capability 9.0 card (H100, H200) the
-# sm_90a PTX (wgmma), which such a card loads only with --backend-opt arch=sm_90a until this
-# run has verified it, is checked too: widejit-gpubench times and checks the GEMM for both archs,
-# and check_sm90a runs check.sh's kernels and fp16/bf16 fixtures with it. Raw outputs go to bench/gpu/results/<card>/ (card =
-# nvidia-smi's name, spaces as '_'): nvidia-smi clocks and state before and after, the logs of
-# every step and the JSON each one writes.
+# time nothing, run side by side at the end (515 s in all at most). On a compute capability 9.0
+# card (H100, H200), which loads the sm_90a PTX (wgmma) by default, the sm_90 PTX (mma.sync) is
+# checked too: widejit-gpubench times and checks the GEMM for both archs, and check_sm90 runs
+# check.sh's kernels and fp16/bf16 fixtures with it. Raw outputs go to bench/gpu/results/<card>/
+# (card = nvidia-smi's name, spaces as '_'): nvidia-smi clocks and state before and after, the
+# logs of every step and the JSON each one writes.
 set -u
 WJ=${1:-./widejit}
 BENCH=${2:-./widejit-gpubench}
@@ -56,8 +56,8 @@ step ensembles_high 70 "$PY" bench/gpu/ensembles.py --widejit "$WJ" --precision 
 smi after
 # nothing below is timed: the checks share the GPU
 step check 120 bash bench/gpu/check.sh "$WJ" >/dev/null &
-if [ "$cc" = "9.0" ]; then
-  step check_sm90a 120 env ARCH=sm_90a bash bench/gpu/check.sh "$WJ" >/dev/null &
+if [ "$cc" = "9.0" ]; then # sm_90a is its default: check sm_90 (mma.sync) too
+  step check_sm90 120 env ARCH=sm_90 bash bench/gpu/check.sh "$WJ" >/dev/null &
 fi
 wait
 failed=()

@@ -92,8 +92,9 @@ func TestPopulatePTXThenLsAndRunKeys(t *testing.T) {
 		t.Fatalf("cache ls names %v, want the plan's kernels %v", got, want)
 	}
 
-	// What `run --device cuda` on an H100 looks up: every key must be there.
-	runKeysAllHit(t, dir, nil)
+	// What `run --device cuda --backend-opt arch=sm_90` on an H100 looks up: every key must be
+	// there (an H100 loads sm_90a by default).
+	runKeysAllHit(t, dir, map[string]string{"arch": "sm_90"})
 }
 
 // runKeysAllHit checks that the cache at dir holds every key that `run --device cuda
@@ -111,17 +112,18 @@ func runKeysAllHit(t *testing.T, dir string, backendOpts map[string]string) {
 		t.Fatal(err)
 	}
 	h100 := jit.DeviceInfo{Kind: "cuda", Name: "NVIDIA H100 80GB HBM3", ComputeCapability: "9.0", Cores: 132, Caps: cuda.Capabilities("9.0", 227<<10)}
-	tuner := &autotune.Tuner{Store: engine.DecisionStore{Store: store}, Heuristic: lowering.Heuristic}
-	plan, _, err := lowering.LowerWithDecisions(g, lowering.Options{Device: h100, BackendOptions: backendOpts}, tuner, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	arch, err := ptx.ArchForCapability(h100.ComputeCapability)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a := backendOpts["arch"]; a != "" {
 		arch = a
+	}
+	h100.Caps.WarpgroupMMA = arch == "sm_90a" // as jit/cuda opens it
+	tuner := &autotune.Tuner{Store: engine.DecisionStore{Store: store}, Heuristic: lowering.Heuristic}
+	plan, _, err := lowering.LowerWithDecisions(g, lowering.Options{Device: h100, BackendOptions: backendOpts}, tuner, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
 	comp := jit.NewCompiler(jit.CompilerOptions{Store: store, Version: buildVersion(), BackendOptions: backendOpts})
 	for _, l := range plan.Launches {
@@ -134,24 +136,26 @@ func runKeysAllHit(t *testing.T, dir string, backendOpts map[string]string) {
 	}
 }
 
-// sm_90a, which a cc 9.0 device loads only with the cuda backend's arch=sm_90a, is populated
-// under that option's keys: `run --backend-opt arch=sm_90a` finds every kernel; an explicit
-// --backend-opt naming another arch is refused.
+// sm_90a, which a cc 9.0 device loads by default, is populated under the keys of a plain
+// run; sm_90 under those of `run --backend-opt arch=sm_90`: each run finds every kernel; an
+// explicit --backend-opt naming another arch than the populated one is refused.
 func TestPopulateHopper(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "kc")
 	p := populate(t, dir, mlpGraph, "--arch", "sm_90,sm_90a")
 	if len(p.Targets) != 2 || p.Targets[1].Target != "ptx8.0/sm_90a" || p.Failed != 0 || p.Targets[1].Misses == 0 {
 		t.Fatalf("populate sm_90,sm_90a: %+v", p)
 	}
-	runKeysAllHit(t, dir, map[string]string{"arch": "sm_90a"})
-	runKeysAllHit(t, dir, nil) // sm_90, the default
-	again := populate(t, dir, mlpGraph, "--arch", "sm_90a", "--backend-opt", "arch=sm_90a")
-	if again.Misses != 0 || again.Hits != p.Targets[1].Kernels {
-		t.Fatalf("populate sm_90a with the option given: %+v, want only hits", again)
+	runKeysAllHit(t, dir, nil) // sm_90a, the default
+	runKeysAllHit(t, dir, map[string]string{"arch": "sm_90"})
+	again := populate(t, dir, mlpGraph, "--arch", "sm_90", "--backend-opt", "arch=sm_90")
+	if again.Misses != 0 || again.Hits != p.Targets[0].Kernels {
+		t.Fatalf("populate sm_90 with the option given: %+v, want only hits", again)
 	}
-	code, _, errOut := runCLI(t, "--cache-dir", dir, "--backend-opt", "arch=sm_90", "cache", "populate", mlpGraph, "--arch", "sm_90a")
-	if code != 2 || !strings.Contains(errOut, "--arch sm_90a with --backend-opt arch=sm_90") {
-		t.Fatalf("conflicting arch option: exit %d: %s", code, errOut)
+	for _, c := range [][2]string{{"sm_90", "sm_90a"}, {"sm_90a", "sm_90"}} {
+		code, _, errOut := runCLI(t, "--cache-dir", dir, "--backend-opt", "arch="+c[0], "cache", "populate", mlpGraph, "--arch", c[1])
+		if code != 2 || !strings.Contains(errOut, "--arch "+c[1]+" with --backend-opt arch="+c[0]) {
+			t.Fatalf("conflicting arch option %v: exit %d: %s", c, code, errOut)
+		}
 	}
 }
 

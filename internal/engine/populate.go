@@ -51,7 +51,7 @@ type PopulateTarget struct {
 	arch   string // "" for the CPU
 	device jit.DeviceInfo
 	// archOption is the cuda backend's arch option a run needs to load this arch's PTX
-	// (sm_90a while a cc 9.0 device loads sm_90 by default); "" when the device's default
+	// (sm_90 on a cc 9.0 device, which loads sm_90a by default); "" when the device's default
 	archOption string
 }
 
@@ -111,8 +111,8 @@ var PTXArchs = ptx.AllArchs
 // PopulateTargets are the targets of `cache populate --arch`: each GPU arch of the
 // comma-separated list (a generic GPU of that arch chooses the plan), or, for "", the CPU
 // with threads workers. An arch that its GPUs load only when told (sm_90a, the cuda
-// backend's arch option) is populated under that option's keys, those of
-// `run --backend-opt arch=sm_90a`.
+// backend's arch option) is populated under that option's keys, e.g. sm_90 under those of
+// `run --backend-opt arch=sm_90` (a cc 9.0 device loads sm_90a by default).
 func PopulateTargets(archList string, threads int) ([]PopulateTarget, error) {
 	if strings.TrimSpace(archList) == "" {
 		info := cpu.NewDevice(threads).Info()
@@ -135,11 +135,11 @@ func PopulateTargets(archList string, threads int) ([]PopulateTarget, error) {
 
 // forTarget is c as a run on t's device sees it: with the backend's arch option t needs.
 func (c Config) forTarget(t PopulateTarget) (Config, error) {
+	if a, ok := c.BackendOptions["arch"]; ok && t.arch != "" && a != t.arch {
+		return c, errkind.Usagef("--arch %s with --backend-opt arch=%s: the backend option picks the PTX a device loads, so it must name the populated arch (or be left out: populate sets it where %s needs it)", t.arch, a, t.arch)
+	}
 	if t.archOption == "" {
 		return c, nil
-	}
-	if a, ok := c.BackendOptions["arch"]; ok && a != t.archOption {
-		return c, errkind.Usagef("--arch %s with --backend-opt arch=%s: the backend option picks the PTX a device loads, so it must name the populated arch (or be left out: populate sets it for %s)", t.arch, a, t.arch)
 	}
 	opts := maps.Clone(c.BackendOptions)
 	if opts == nil {

@@ -121,6 +121,7 @@ func openWith(drv *driver, ordinal int, o Options) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
+	arch = ptx.FallbackArch(arch, cc, int(ver))
 	if o.Arch != "" {
 		if err := ptx.CheckArch(o.Arch, cc, int(ver)); err != nil {
 			return nil, fmt.Errorf("cuda: device %d (%s) with arch=%s: %w", ordinal, cString(&name[0]), o.Arch, err)

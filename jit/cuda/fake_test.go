@@ -45,8 +45,8 @@ func TestBindingAgainstFakeDriver(t *testing.T) {
 	if info.Name != "Fake GPU" || info.ComputeCapability != "9.0" || info.Cores != 132 || info.MemoryBytes != 80<<30 || info.DriverVersion != "13.0" {
 		t.Fatalf("device info %+v", info)
 	}
-	if d.Target().Key() != "ptx7.8/sm_90" {
-		t.Fatalf("target %s, want ptx7.8/sm_90", d.Target().Key())
+	if d.Target().Key() != "ptx8.0/sm_90a" {
+		t.Fatalf("target %s, want ptx8.0/sm_90a (a cc 9.0 device under a CUDA 13 driver)", d.Target().Key())
 	}
 
 	// A real generated kernel, loaded and launched; the fake runs add_kernel's semantics on

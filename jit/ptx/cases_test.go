@@ -272,7 +272,7 @@ func TestCodegenRefusesUnverifiedIR(t *testing.T) {
 }
 
 func TestArchForCapability(t *testing.T) {
-	for cc, want := range map[string]string{"9.0": "sm_90", "10.0": "sm_90", "12.0": "sm_90", "8.0": "sm_80", "8.9": "sm_80"} {
+	for cc, want := range map[string]string{"9.0": "sm_90a", "10.0": "sm_90", "12.0": "sm_90", "8.0": "sm_80", "8.9": "sm_80"} {
 		if got, err := ArchForCapability(cc); err != nil || got != want {
 			t.Errorf("%s: %s, %v; want %s", cc, got, err, want)
 		}
@@ -280,6 +280,16 @@ func TestArchForCapability(t *testing.T) {
 	for _, cc := range []string{"7.5", "9", "x.0"} {
 		if _, err := ArchForCapability(cc); err == nil {
 			t.Errorf("%s accepted", cc)
+		}
+	}
+	// a CUDA 11 driver cannot JIT sm_90a's PTX ISA 8.0: a cc 9.0 device falls back to sm_90
+	for _, c := range []struct {
+		arch, cc string
+		cuda     int
+		want     string
+	}{{"sm_90a", "9.0", 11080, "sm_90"}, {"sm_90a", "9.0", 12000, "sm_90a"}, {"sm_80", "8.0", 11080, "sm_80"}, {"sm_90", "10.0", 12080, "sm_90"}} {
+		if got := FallbackArch(c.arch, c.cc, c.cuda); got != c.want {
+			t.Errorf("FallbackArch(%s, %s, %d) = %s, want %s", c.arch, c.cc, c.cuda, got, c.want)
 		}
 	}
 }

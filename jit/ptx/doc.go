@@ -108,8 +108,8 @@
 // lengths; layouts as Triton has them (rematerialization covers index-only
 // broadcasts; docs/gpu-layouts.md says which layout each tile value gets); wgmma for dots
 // outside pipelined K loops, for tiles under 64 rows, for rows of other lengths and for TF32
-// with B staged [K, N] (they keep mma.sync on sm_90a); TMA; a cc 9.0 device loads sm_90 PTX (ArchForCapability;
-// sm_90a only when asked, CheckArch) until sm_90a has been checked on a GPU.
+// with B staged [K, N] (they keep mma.sync on sm_90a); TMA. A cc 9.0 device loads sm_90a PTX
+// (ArchForCapability), checked on an H100, unless its driver predates CUDA 12 (FallbackArch).
 //
 // Tests: every test kernel and every kernel of the examples' plans is assembled with ptxas
 // for sm_80 and sm_90; golden PTX for three small kernels; and a PTX emulator (package

@@ -57,10 +57,11 @@ func (t Target) Key() string {
 }
 
 // hopperDefault is the arch a compute capability 9.0 device loads unless told otherwise
-// (the cuda backend's option arch=sm_90a). sm_90a's wgmma kernels are checked by ptxas, SASS
-// and the emulator but have not yet run on a GPU: once bench/gpu/run_all.sh has verified
-// them on an H100/H200 against PyTorch, this line becomes "sm_90a".
-const hopperDefault = "sm_90"
+// (the cuda backend's option arch=sm_90): sm_90a, whose wgmma kernels bench/gpu/run_all.sh
+// has checked on an H100 against PyTorch's outputs and the CPU backend
+// (bench/gpu/results/NVIDIA_H100_80GB_HBM3). A driver older than CUDA 12 cannot JIT its PTX
+// ISA 8.0: the cuda backend then falls back to sm_90 (FallbackArch).
+const hopperDefault = "sm_90a"
 
 // ArchForCapability maps a compute capability ("9.0", "8.6") to the arch whose PTX the
 // device should load: hopperDefault for 9.0, sm_90 for newer (sm_90a code runs on 9.0
@@ -79,6 +80,16 @@ func ArchForCapability(cc string) (string, error) {
 		return "sm_80", nil
 	}
 	return "", fmt.Errorf("ptx: compute capability %s is older than 8.0 (sm_80), which widejit needs", cc)
+}
+
+// FallbackArch is the arch a device of compute capability cc loads when its default (arch,
+// from ArchForCapability) needs a newer driver than one supporting CUDA cudaVersion: sm_90
+// for sm_90a under a CUDA 11 driver; arch itself otherwise.
+func FallbackArch(arch, cc string, cudaVersion int) string {
+	if arch == "sm_90a" && CheckArch(arch, cc, cudaVersion) != nil {
+		return "sm_90"
+	}
+	return arch
 }
 
 func parseCapability(cc string) (major, minor int, err error) {

@@ -69,6 +69,8 @@ type StubConfig struct {
 	Capability [2]int32
 	// Options are what the device is opened with (Arch: the PTX arch).
 	Options cuda.Options
+	// CUDAVersion is what the driver reports supporting (cuDriverGetVersion; 0: 13000).
+	CUDAVersion int32
 }
 
 // StubOp is one operation the stub recorded, in issue order.
@@ -123,6 +125,9 @@ type Stub struct {
 func NewStub(cfg StubConfig) *Stub {
 	if cfg.MemoryBytes <= 0 {
 		cfg.MemoryBytes = 80 << 30
+	}
+	if cfg.CUDAVersion == 0 {
+		cfg.CUDAVersion = 13000
 	}
 	if cfg.Capability == [2]int32{} {
 		cfg.Capability = [2]int32{9, 0}
@@ -569,7 +574,7 @@ func (s *Stub) driver() *drv.API {
 	}
 	d := &drv.API{
 		CuInit:             func(uint32) result { return 0 },
-		CuDriverGetVersion: func(v *int32) result { *v = 13000; return 0 },
+		CuDriverGetVersion: func(v *int32) result { *v = s.cfg.CUDAVersion; return 0 },
 		CuGetErrorName: func(r result, p **byte) result {
 			return locked(func() result {
 				name := map[result]string{stubErrUnordered: "STUB_UNORDERED_ACCESS", stubErrNoKernel: "STUB_NO_HOST_KERNEL", errLaunchFailed: "CUDA_ERROR_LAUNCH_FAILED",

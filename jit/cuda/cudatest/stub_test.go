@@ -304,7 +304,8 @@ func TestStubOrders(t *testing.T) {
 }
 
 // A cc 9.0 device opened with arch=sm_90a generates and loads PTX ISA 8.0 for sm_90a (the
-// wgmma target), and runs it; a device of another capability refuses the option by name.
+// wgmma target), and runs it; it is the default unless the driver predates CUDA 12; a device
+// of another capability refuses the option by name.
 func TestStubHopperArch(t *testing.T) {
 	stub, d, k := stubWithAdd(t, StubConfig{Options: cuda.Options{Arch: "sm_90a"}})
 	if key := d.Target().Key(); key != "ptx8.0/sm_90a+stub" || !d.Info().Caps.WarpgroupMMA {
@@ -333,15 +334,25 @@ func TestStubHopperArch(t *testing.T) {
 	}
 	stub.mu.Unlock()
 
-	def, err := NewStub(StubConfig{}).Open(0)
-	if err != nil {
-		t.Fatal(err)
+	for _, c := range []struct {
+		cfg  StubConfig
+		want string
+	}{
+		{StubConfig{}, "ptx8.0/sm_90a+stub"},                                              // the default, checked on an H100
+		{StubConfig{CUDAVersion: 11080}, "ptx7.8/sm_90+stub"},                             // a CUDA 11 driver cannot JIT ISA 8.0
+		{StubConfig{Options: cuda.Options{Arch: "sm_90"}}, "ptx7.8/sm_90+stub"},           // asked for
+		{StubConfig{Capability: [2]int32{8, 6}, CUDAVersion: 11080}, "ptx7.8/sm_80+stub"}, // Ampere
+	} {
+		d, err := NewStub(c.cfg).Open(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Close()
+		if key := d.Target().Key(); key != c.want || d.Info().Caps.WarpgroupMMA != strings.Contains(c.want, "sm_90a") {
+			t.Errorf("%+v: target %s (warpgroup MMA %v), want %s", c.cfg, key, d.Info().Caps.WarpgroupMMA, c.want)
+		}
 	}
-	def.Close()
-	if key := def.Target().Key(); key != "ptx7.8/sm_90+stub" || def.Info().Caps.WarpgroupMMA {
-		t.Fatalf("the default target of a cc 9.0 device: %s (sm_90a has not run on a GPU yet)", key)
-	}
-	_, err = NewStub(StubConfig{Capability: [2]int32{8, 9}, Options: cuda.Options{Arch: "sm_90a"}}).Open(0)
+	_, err := NewStub(StubConfig{Capability: [2]int32{8, 9}, Options: cuda.Options{Arch: "sm_90a"}}).Open(0)
 	if err == nil || !strings.Contains(err.Error(), "cuda: device 0 (widejit stub GPU) with arch=sm_90a: ptx: arch sm_90a (wgmma, Hopper only) needs a compute capability 9.0 device; this one is 8.9") {
 		t.Fatalf("sm_90a on a cc 8.9 device: %v", err)
 	}
