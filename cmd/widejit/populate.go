@@ -30,8 +30,8 @@ device-specific, so the plugins and the heuristic decide for a generic GPU of th
 --plugin / config plugins, then the heuristic. --all-strategies also compiles every kernel of
 every alternative a run could choose instead (each decision flipped to each other candidate,
 and the unfused plan), so any recorded or plugin decision on the target finds its kernels.
-sm_90a, which a compute capability 9.0 GPU loads only with --backend-opt arch=sm_90a, is
-compiled under that option's keys. --cubin also assembles each PTX kernel with ptxas (found on
+sm_90, which a compute capability 9.0 GPU (sm_90a by default) loads only with --backend-opt
+arch=sm_90, is compiled under that option's keys. --cubin also assembles each PTX kernel with ptxas (found on
 PATH or in .tools/bin; for sm_90a's PTX ISA 8.0, CUDA 12's: on PATH or in .tools/cuda12/bin)
 and stores the cubin (kind "cubin", the ptxas version in its key and target).
 Init graphs take any N; a graph with a weights file only its own n.`,
