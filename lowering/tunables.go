@@ -305,18 +305,16 @@ func (g *matmulGroup) tunables() (tunableSpace, bool) {
 	if len(g.tails) > 0 {
 		bnAxis.lo = bn // a row tail needs whole rows in a program (rowops.go)
 	}
+	hopper, builtIn := g.hopperConfigs()
 	space := tunableSpace{axes: []tunableAxis{
 		blockAxis("BLOCK_M", "bm", bm, dotMinBlock, 128, g.m),
 		bnAxis,
 		headKAxis(g.head, bk, g.maxBlock(64, 2*cpuMaxBlockK), g.k),
-	}, stageBytes: g.ringStage(g.a.DType, bm, bn, bk, g.k), hopper: g.hopperConfigs()}
-	if n := len(space.hopper); n > 0 {
-		// the deepest ring: on wgmma the larger tile and ring pay wherever its programs fill
-		// the GPU (an H100 or H200 has 132 SMs); fewer, larger programs would leave SMs idle
-		t := space.hopper[n-1]
-		if g.models*g.batch*cdiv(g.m, t["BLOCK_M"])*cdiv(g.nn, t["BLOCK_N"]) >= hopperMinPrograms {
-			space.builtIn = t
-		}
+	}, stageBytes: g.ringStage(g.a.DType, bm, bn, bk, g.k), hopper: hopper}
+	// on wgmma the larger tile and ring pay wherever its programs fill the GPU (an H100 or
+	// H200 has 132 SMs); fewer, larger programs would leave SMs idle
+	if builtIn != nil && g.models*g.batch*cdiv(g.m, builtIn["BLOCK_M"])*cdiv(g.nn, builtIn["BLOCK_N"]) >= hopperMinPrograms {
+		space.builtIn = builtIn
 	}
 	return space, true
 }
@@ -326,11 +324,16 @@ func (g *matmulGroup) tunables() (tunableSpace, bool) {
 const hopperMinPrograms = 128
 
 // Hopper's tiles, as Triton's for sm_90: a 128-row tile over two warpgroups (8 warps, each
-// warpgroup's 64 rows on wgmma), 128 columns, K slices of 64 (128-byte swizzled fp16/bf16
-// rows), 3 or 4 stages in a ring of up to hopperMaxRingBytes of shared memory (jit/ptx's limit
-// on sm_90a, where the launch opts into more than 48 KiB). Not yet 256 columns: their 128
-// accumulator registers per thread make jit/ptx's kernel spill.
-var hopperTiles = []struct{ bm, bn, bk, stages int }{{128, 128, 64, 3}, {128, 128, 64, 4}}
+// warpgroup's 64 rows on wgmma), 128 or 256 columns, K slices of 64 (128-byte swizzled
+// fp16/bf16 rows), 3 or 4 stages in a ring of up to hopperMaxRingBytes of shared memory
+// (jit/ptx's limit on sm_90a, where the launch opts into more than 48 KiB). builtIn marks the
+// one a large launch gets without tuning: the fastest of those timed on an H100
+// (bench/gpu/README.md); the 256-column tile, Triton's best there, has not run on a GPU yet
+// and is offered to `widejit tune` only.
+var hopperTiles = []struct {
+	bm, bn, bk, stages int
+	builtIn            bool
+}{{128, 128, 64, 3, false}, {128, 128, 64, 4, true}, {128, 256, 64, 3, false}}
 
 // hopperMaxRingBytes is what jit/ptx lets a pipeline's ring use on sm_90a: its 227 KiB of
 // shared memory per CTA less 32 KiB for the kernel's other staging.
@@ -342,16 +345,16 @@ const hopperMaxRingBytes = 195 << 10
 // (not a Linear's weight, read as B^T), 64 columns: wgmma reads such rows through a swizzle of
 // at most 128 bytes. (jit/ptx keeps mma.sync where cp.async cannot copy the operands: rows not
 // proven 16-byte aligned.) TF32 (fp32 at `high`) gets them with BLOCK_K 32, for a Linear only:
-// wgmma reads tf32 operands K-major, so B must be B^T.
-func (g *matmulGroup) hopperConfigs() []Tunables {
+// wgmma reads tf32 operands K-major, so B must be B^T. builtIn is the configuration of the
+// tile marked builtIn where B is B^T (a Linear's weight, as timed); nil otherwise.
+func (g *matmulGroup) hopperConfigs() (configs []Tunables, builtIn Tunables) {
 	dt := g.a.DType
 	tf32 := dt == graph.Float32 && g.precision == "tf32"
 	if !g.wgmma || g.cpu || len(g.tails) > 0 || g.head != nil || g.batch != 1 ||
 		(dt != graph.Float16 && dt != graph.BFloat16 && !tf32) || g.m <= 64 || g.nn <= 64 || g.k < 64 ||
 		tf32 && !g.bRowsAlongK() {
-		return nil
+		return nil, nil
 	}
-	var out []Tunables
 	seen := map[[4]int]bool{}
 	for _, t := range hopperTiles {
 		if !g.bRowsAlongK() { // B staged [K, N]: its rows of bn elements must fit 128 bytes
@@ -365,9 +368,13 @@ func (g *matmulGroup) hopperConfigs() []Tunables {
 			continue
 		}
 		seen[[4]int{t.bm, t.bn, t.bk, t.stages}] = true
-		out = append(out, Tunables{"BLOCK_M": t.bm, "BLOCK_N": t.bn, "BLOCK_K": t.bk, NumWarpsParam: wideNumWarps, NumStagesParam: t.stages})
+		c := Tunables{"BLOCK_M": t.bm, "BLOCK_N": t.bn, "BLOCK_K": t.bk, NumWarpsParam: wideNumWarps, NumStagesParam: t.stages}
+		configs = append(configs, c)
+		if t.builtIn && g.bRowsAlongK() { // the Linear's form, the one timed
+			builtIn = c
+		}
 	}
-	return out
+	return configs, builtIn
 }
 
 // headKAxis is a dot's BLOCK_K axis: with a row head, never under K (the head normalises

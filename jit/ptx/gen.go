@@ -334,8 +334,14 @@ func (g *gen) run() (text string, err error) {
 	fmt.Fprintf(&out, ".visible .entry %s(\n%s\n)\n.maxntid %d, 1, 1\n", g.f.Name, params.String(), g.threads)
 	if g.pipelined {
 		// A register budget for the pipelined K loop: without one, ptxas 12.4 gives it 72
-		// registers on sm_90a and spills (128 still spills the TF32 GEMM there).
-		out.WriteString(".maxnreg 168\n")
+		// registers on sm_90a and spills (128 still spills the TF32 GEMM there). A CTA of 256
+		// threads or more runs alone on its SM whatever the budget past 128, so it may take
+		// all 255: the 128x256 Hopper tile's 128 accumulator registers per thread need them.
+		budget := 168
+		if g.threads >= 256 {
+			budget = 255
+		}
+		fmt.Fprintf(&out, ".maxnreg %d\n", budget)
 	}
 	out.WriteString("{\n")
 	for c := regClass(0); c < numClasses; c++ {
