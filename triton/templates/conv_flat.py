@@ -224,10 +224,12 @@ def {{.Fn}}(
     # merged groups (DIAG narrow groups run as one over a block-diagonal weight): an infinite
     # or NaN input channel of one group meets the other groups' zero weights, and 0 * inf
     # would make their outputs NaN where a grouped convolution keeps them finite. A tile whose
-    # live outputs are not all finite (x - x is 0 for every finite x) is recomputed group by
-    # group, each over its own input channels alone (the others' loaded as zeros), so that
-    # every output is finite, infinite or NaN as PyTorch's
-    if tl.sum(tl.where(smask, acc - acc, 0.0)) != 0.0:
+    # sum is not finite (s - s is 0 for a finite s alone) is recomputed group by group, each
+    # over its own input channels (the others' loaded as zeros), so that every output is
+    # finite, infinite or NaN as PyTorch's. (The sum of the whole tile: a mask would cost the
+    # CPU backend a select over it; a non-finite dead lane only costs a recomputation.)
+    acc_sum = tl.sum(acc)
+    if acc_sum - acc_sum != 0.0:
         CGD = CG // DIAG
         for j in range(0, DIAG):
             part = tl.zeros((BLOCK_OC, BLOCK_P), dtype=tl.float32)
