@@ -448,6 +448,36 @@ func TestGroupedMergedNonFinite(t *testing.T) {
 	}
 }
 
+// The CPU plans of regnet_y_400mf's grouped convolutions (regnetGroupedConvs: 8-channel groups,
+// 3x3, stride 1 and 2) merge their groups, 2 a group for 6 and 26 of them, 5 (40 channels)
+// for 55; 13 (prime) stay as they are: conv_flat.py's GROUPS and DIAG, and the weight relaid
+// block-diagonal.
+func TestRegnetGroupsMerged(t *testing.T) {
+	want := map[int][2]int{6: {3, 2}, 13: {13, -1}, 26: {13, 2}, 55: {11, 5}} // groups -> GROUPS, DIAG
+	for _, c := range regnetGroupedConvs {
+		g, err := graph.Parse("conv.json", []byte(convBNReLUGraph(3, 2, c)), graph.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := Lower(g, Options{Device: testDevice("cpu")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, relaid := [2]int{}, false
+		for _, ln := range plan.Launches {
+			switch ln.Kernel.Template {
+			case "conv_flat.py":
+				got = [2]int{launchIntArg(ln, "GROUPS"), launchIntArg(ln, "DIAG")}
+			case "conv_weight.py":
+				relaid = strings.Contains(ln.Nodes[0], "block-diagonal")
+			}
+		}
+		if w := want[c.groups]; got != w || relaid != (w[1] > 1) {
+			t.Errorf("%s: conv_flat.py runs GROUPS, DIAG = %v (weight relaid block-diagonal: %v), want %v", c.name, got, relaid, w)
+		}
+	}
+}
+
 // TestGroupedMergedNonFiniteAVX2 is TestGroupedMergedNonFinite with AVX-512 off (checkFixturesAVX2).
 func TestGroupedMergedNonFiniteAVX2(t *testing.T) {
 	checkFixturesAVX2(t, "TestGroupedMergedNonFiniteAVX2", "^(TestGroupedMergedNonFiniteAVX2|TestGroupedMergedNonFinite)$/^(cpu)?$",
