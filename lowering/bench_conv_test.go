@@ -362,11 +362,11 @@ func BenchmarkRegnetGroupedConvsFlat(b *testing.B) {
 	benchmarkConvs(b, regnetGroupedConvs)
 }
 
-// BenchmarkRegnetGroupedConvsMerged is BenchmarkRegnetGroupedConvs with narrow groups merged
-// (convMergeGroups on), for A/B runs of the merged groups.
-func BenchmarkRegnetGroupedConvsMerged(b *testing.B) {
-	convMergeGroups = true
-	defer func() { convMergeGroups = false }()
+// BenchmarkRegnetGroupedConvsUnmerged is BenchmarkRegnetGroupedConvs with narrow groups run
+// one by one (convMergeGroups off), for A/B runs of the merged groups.
+func BenchmarkRegnetGroupedConvsUnmerged(b *testing.B) {
+	convMergeGroups = false
+	defer func() { convMergeGroups = true }()
 	benchmarkConvs(b, regnetGroupedConvs)
 }
 

@@ -526,6 +526,7 @@ type convData struct {
 	Mult            bool // conv_pad.py Blocks: output channels read input channel c // MULT
 	Grouped         bool // conv_pad.py Blocks: a block holds one in-group channel of BLOCK_PL groups (conv_grouped.py)
 	Folded          bool // conv_flat.py: over the columns of conv_cols.py, the samples folded into the pixels
+	Merged          bool // conv_flat.py tap-major: each group is g.diag narrow ones over a block-diagonal weight (mergedGroups)
 
 	Outs []int // conv_grouped.py: the output channels of a group, 0 .. OCG-1 (an accumulator each)
 }
@@ -730,7 +731,7 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 		Depthwise: tmpl == "conv_flat.py" && g.depthwise, Pointwise: tmpl == "conv_flat.py" && g.direct,
 		DenseStore: tmpl == "conv_flat.py" && !g.cols && g.outPad.hp == 0 && g.wp == g.ow && g.padCopy == nil, Scale: g.scale != nil, ScaleInput: g.scale != nil && bn > bp, CopyStore: g.padCopy != nil,
 		CopyPaddedStore: !g.cols && g.padCopy != nil && g.padCopy.pad.wp == g.wp, QMask: tmpl == "conv_flat.py" && !g.cols && (g.direct || flatQMask(g.flatPixels(), bp, !g.depthwise)),
-		HalfProducts: g.depthwise && g.x.DType != graph.Float32, Folded: g.cols}
+		HalfProducts: g.depthwise && g.x.DType != graph.Float32, Folded: g.cols, Merged: tmpl == "conv_flat.py" && g.diag > 1}
 	text, err := templates.Render(tmpl, d)
 	if err != nil {
 		return nil, err
@@ -1310,6 +1311,9 @@ func (g *convGroup) emitFlat(l *lowerer) (*Launch, error) {
 		}
 		if g.depthwise {
 			args = append(args, intArg("MULT", g.ocg))
+		}
+		if g.diag > 1 {
+			args = append(args, intArg("DIAG", g.diag))
 		}
 		if ph := g.outPhases; ph != nil {
 			o := g.outPad

@@ -21,12 +21,9 @@ const convGroupedMaxPixels = 16
 // whatever its map; tests turn it on to check it at every size.
 var convGroupedAlways = false
 
-// convMergeGroups lets conv_flat.py merge narrow groups (mergedGroups). Off: not exact yet.
-// A non-finite input of one merged group meets the other groups' zero weights, and 0 * inf
-// turns their outputs into NaN, where PyTorch's grouped convolution keeps them finite; on
-// once the kernel recomputes such a tile group by group (bench/results/regnet.md). Tests and
-// benchmarks turn it on.
-var convMergeGroups = false
+// convMergeGroups lets conv_flat.py merge narrow groups (mergedGroups); tests and benchmarks
+// turn it off to check and measure the groups run one by one.
+var convMergeGroups = true
 
 // convMergedMaxWidth bounds a merged group's channels: its dots multiply as many products as
 // the groups alone times the groups merged (the zeros between them).
@@ -38,7 +35,9 @@ const convMergedMaxWidth = 64
 // divide the groups and fill a 16-channel dot tile both ways. RegNet's groups of 8 left half
 // of every tile masked, so that tl.dot scanned an operand for infinities at every step (jit/cpu
 // extent.go), and each (sample, group) program's fixed work outweighed its multiply-adds
-// (bench/results/regnet.md). 1 (no merging) where no divisor does within convMergedMaxWidth
+// (bench/results/regnet.md). Exact: an infinite or NaN input of one group times the others'
+// zero weights would make their outputs NaN, so a program whose outputs are not all finite
+// recomputes them group by group (conv_flat.py's Merged). 1 (no merging) where no divisor does within convMergedMaxWidth
 // channels (a prime number of groups), for depthwise, pointwise and 1x1 convolutions, and
 // where conv_grouped.py is forced (convGroupedAlways).
 func (g *convGroup) mergedGroups() int {

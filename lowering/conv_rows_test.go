@@ -175,9 +175,10 @@ func TestConvFlatTapMajorAndPaddedStores(t *testing.T) {
 	cpuPlan := Options{Device: testDevice("cpu")}
 	dirs, _ := filepath.Glob(filepath.Join("testdata", "conv", "*_n3"))
 	dirs = append(dirs, filepath.Join("..", "examples", "resblock"), filepath.Join("..", "examples", "convnet"))
-	defer func(v int) { convTapMajorMinChannels = v }(convTapMajorMinChannels)
+	defer func(v int) { convTapMajorMinChannels, convMergeGroups = v, true }(convTapMajorMinChannels)
 	for _, minCh := range []int{1, math.MaxInt} {
 		convTapMajorMinChannels = minCh
+		convMergeGroups = minCh == 1 // (merged groups run tap-major whatever their channels)
 		tapMajor, padded, whole, paddedResidual, evenK, maskedK := 0, 0, 0, 0, 0, 0
 		for _, dir := range dirs {
 			t.Run(fmt.Sprintf("%s/tap-major-from-%d", filepath.Base(dir), minCh), func(t *testing.T) {

@@ -261,11 +261,13 @@ func TestDepthwiseChannelBlocks(t *testing.T) {
 // CPU plans run the grouped convolutions of the grouped fixture (group widths 2-16, stride 1
 // and 2, padded and not, dilated, more output than input channels a group, 37 groups, 3x3 and
 // 2x2 maps, BatchNorm, activation and residual epilogues, a 1-d one), their groups not merged
-// (convMergeGroups, off by default), on conv_grouped.py, a lane per group, at unit stride where their
+// (convMergeGroups off), on conv_grouped.py, a lane per group, at unit stride where their
 // output maps are small (convGroupedMaxPixels), and on conv_flat.py otherwise; all of them on
 // conv_grouped.py (convGroupedAlways) under every plan variant, and all on conv_flat.py with it
 // off: each against PyTorch.
 func TestGroupedChannelBlocks(t *testing.T) {
+	convMergeGroups = false
+	defer func() { convMergeGroups = true }()
 	dir := "testdata/conv/grouped_n3"
 	g, err := graph.Load(filepath.Join(dir, "graph.json"))
 	if err != nil {
@@ -327,7 +329,7 @@ func TestGroupedChannelBlocks(t *testing.T) {
 	checkFixtureCPU(t, dir, cpu)
 }
 
-// With convMergeGroups on, CPU plans merge the grouped fixture's narrow groups into whole 16-channel dot tiles over a
+// CPU plans merge the grouped fixture's narrow groups into whole 16-channel dot tiles over a
 // block-diagonal weight (mergedGroups): groups of 8 in pairs (stride 1 and 2, the 3x3 map, the
 // 1-d one), of 4 (more outputs than inputs) by 4, of 2 by 8 (a 5x5 kernel), of 3 into 24
 // (a 2x3 kernel, no padding), of 12 (dilated, 5 outputs) into one of 48; the 37 groups of 2
@@ -335,8 +337,6 @@ func TestGroupedChannelBlocks(t *testing.T) {
 // says so (the conv's GROUPS, the weight relaid block-diagonal), and the outputs match PyTorch
 // under every plan variant.
 func TestGroupedMergedGroups(t *testing.T) {
-	convMergeGroups = true
-	defer func() { convMergeGroups = false }()
 	dir := "testdata/conv/grouped_n3"
 	want := map[string]int{ // conv -> the groups conv_flat.py runs
 		"g16_s2": 3, "g8": 3, "g8_s2": 3, "g4_s2": 3, "g2": 3, "g12_dil": 1, "g3_nopad": 2, "g2_37": 37,
@@ -382,6 +382,106 @@ func TestGroupedMergedGroups(t *testing.T) {
 		o.Device = testDevice("cpu")
 		t.Run(v.name, func(t *testing.T) { checkFixtureCPU(t, dir, o) })
 	}
+}
+
+// Merged groups are exact on non-finite input: the grouped_nonfinite fixture's input is
+// +inf, -inf or NaN at a few pixels of one 8-channel group (channels 8-15); PyTorch makes that
+// group's outputs near them non-finite and keeps every other group's finite. The CPU plan
+// merges its groups over a block-diagonal weight (2 a group at stride 1 and 2, 5 into one of
+// 40 channels), where 0 * inf in the zero blocks would reach the other groups, and its
+// outputs match PyTorch's, each infinity and NaN where PyTorch has one, under every plan
+// variant.
+func TestGroupedMergedNonFinite(t *testing.T) {
+	dir := "testdata/conv/grouped_nonfinite_n3"
+	// the fixture tests what it should: non-finite outputs in the poisoned group's channels
+	// (the first 40-channel conv reads channels 8-47: its group 0), finite ones elsewhere
+	want := testkit.ReadTensors(t, filepath.Join(dir, "expected.safetensors"))
+	for name, poisoned := range map[string][2]int{"relu": {8, 16}, "g8_s2": {8, 16}, "g5": {0, 8}} {
+		vals, err := want[name].Float64s()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh := want[name].Shape
+		plane := sh[len(sh)-1] * sh[len(sh)-2]
+		bad := 0
+		for i, v := range vals {
+			c := i / plane % sh[len(sh)-3]
+			inGroup := c >= poisoned[0] && c < poisoned[1]
+			switch {
+			case (math.IsNaN(v) || math.IsInf(v, 0)) && !inGroup:
+				t.Fatalf("%s: expected output %s is %g at channel %d, outside the poisoned group", dir, name, v, c)
+			case math.IsNaN(v) || math.IsInf(v, 0):
+				bad++
+			}
+		}
+		if bad == 0 {
+			t.Fatalf("%s: expected output %s is finite everywhere; the fixture tests nothing", dir, name)
+		}
+	}
+	g, err := graph.Load(filepath.Join(dir, "graph.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Lower(g, Options{Device: testDevice("cpu")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged := map[string][2]int{"g8": {3, 2}, "g8_s2": {3, 2}, "g5": {1, 5}} // conv -> GROUPS, DIAG
+	for _, ln := range plan.Launches {
+		if ln.Kernel.Template != "conv_flat.py" || len(ln.Nodes) == 0 {
+			continue
+		}
+		if w, ok := merged[ln.Nodes[0]]; ok {
+			if got := [2]int{launchIntArg(ln, "GROUPS"), launchIntArg(ln, "DIAG")}; got != w {
+				t.Errorf("%s: conv_flat.py runs GROUPS, DIAG = %v, want %v", ln.Nodes[0], got, w)
+			}
+			delete(merged, ln.Nodes[0])
+		}
+	}
+	if len(merged) > 0 {
+		t.Fatalf("%v not on conv_flat.py", merged)
+	}
+	for _, v := range exampleVariants {
+		o := v.opts
+		o.Device = testDevice("cpu")
+		t.Run(v.name, func(t *testing.T) { checkFixtureCPU(t, dir, o) })
+	}
+}
+
+// The CPU plans of regnet_y_400mf's grouped convolutions (regnetGroupedConvs: 8-channel groups,
+// 3x3, stride 1 and 2) merge their groups, 2 a group for 6 and 26 of them, 5 (40 channels)
+// for 55; 13 (prime) stay as they are: conv_flat.py's GROUPS and DIAG, and the weight relaid
+// block-diagonal.
+func TestRegnetGroupsMerged(t *testing.T) {
+	want := map[int][2]int{6: {3, 2}, 13: {13, -1}, 26: {13, 2}, 55: {11, 5}} // groups -> GROUPS, DIAG
+	for _, c := range regnetGroupedConvs {
+		g, err := graph.Parse("conv.json", []byte(convBNReLUGraph(3, 2, c)), graph.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := Lower(g, Options{Device: testDevice("cpu")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, relaid := [2]int{}, false
+		for _, ln := range plan.Launches {
+			switch ln.Kernel.Template {
+			case "conv_flat.py":
+				got = [2]int{launchIntArg(ln, "GROUPS"), launchIntArg(ln, "DIAG")}
+			case "conv_weight.py":
+				relaid = strings.Contains(ln.Nodes[0], "block-diagonal")
+			}
+		}
+		if w := want[c.groups]; got != w || relaid != (w[1] > 1) {
+			t.Errorf("%s: conv_flat.py runs GROUPS, DIAG = %v (weight relaid block-diagonal: %v), want %v", c.name, got, relaid, w)
+		}
+	}
+}
+
+// TestGroupedMergedNonFiniteAVX2 is TestGroupedMergedNonFinite with AVX-512 off (checkFixturesAVX2).
+func TestGroupedMergedNonFiniteAVX2(t *testing.T) {
+	checkFixturesAVX2(t, "TestGroupedMergedNonFiniteAVX2", "^(TestGroupedMergedNonFiniteAVX2|TestGroupedMergedNonFinite)$/^(cpu)?$",
+		"--- PASS: TestGroupedMergedNonFinite/cpu")
 }
 
 // Monte Carlo attention dropout: every per-head probability is either dropped (0) or the eval

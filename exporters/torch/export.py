@@ -2187,6 +2187,13 @@ def _nodes_in(args):
     return found
 
 
+def _same_values(a, b):
+    """Whether tensors a and b are equal, a NaN equal to a NaN (an input or weight may be
+    non-finite on purpose: a test of how a kernel treats infinities)."""
+    return torch.equal(a, b) or (a.is_floating_point() and a.shape == b.shape and a.dtype == b.dtype and
+                                 torch.allclose(a, b, rtol=0, atol=0, equal_nan=True))
+
+
 def _flatten_values(v, keep_none):
     """Tensors of a (nested) tuple/list output, in order; None kept only when asked."""
     if isinstance(v, (tuple, list)):
@@ -2782,7 +2789,7 @@ def _export_traced(models, inputs, shared_input, out_dir, fwd_params, input_name
     traced_flat = _flatten_values(traced_out, keep_none=False)
     direct_flat = _flatten_values(direct_out, keep_none=False)
     if len(traced_flat) != len(direct_flat) or not all(
-            isinstance(a, torch.Tensor) and torch.equal(a, b) for a, b in zip(traced_flat, direct_flat)):
+            isinstance(a, torch.Tensor) and _same_values(a, b) for a, b in zip(traced_flat, direct_flat)):
         raise ExportError("the traced graph of %s does not reproduce its forward on the sample inputs "
                           "(control flow or randomness that torch.fx cannot see?)" % root_name)
 

@@ -28,9 +28,10 @@ func ReadTensors(tb testing.TB, path string) map[string]*safetensors.Tensor {
 }
 
 // CompareTensors checks got against want: equal shapes and |got - want| <= 1e-5 + rtol *
-// max|want| everywhere, rtol = want.DType.CheckRTol() (fp32: 1e-4, a backend computes exactly
+// max|want| (of the finite ones) everywhere, rtol = want.DType.CheckRTol() (fp32: 1e-4, a backend computes exactly
 // and the difference is summation order; bfloat16 1.6e-2 and float16 1e-3, the references
-// round every op to the half type). A NaN matches only a NaN. The error names the worst element.
+// round every op to the half type). A NaN matches only a NaN, an infinity only itself. The
+// error names the worst element.
 func CompareTensors(got, want *safetensors.Tensor) error {
 	if want == nil {
 		return fmt.Errorf("tensor missing (got %v, want false)", got != nil)
@@ -60,14 +61,17 @@ func CompareTensorsRTol(got, want *safetensors.Tensor, rtol float64) error {
 	}
 	scale, maxd, at := 0.0, 0.0, -1
 	for _, v := range w {
-		if !math.IsNaN(v) { // a NaN would make the bound NaN and let everything pass
+		if !nonFinite(v) { // a NaN or an infinity would make the bound NaN or infinite and let everything pass
 			scale = math.Max(scale, math.Abs(v))
 		}
 	}
 	for i := range g {
 		d := math.Abs(g[i] - w[i])
-		if math.IsNaN(g[i]) != math.IsNaN(w[i]) {
-			d = math.Inf(1)
+		if nonFinite(g[i]) || nonFinite(w[i]) { // exactly: NaN for NaN, an infinity of the same sign
+			d = 0
+			if !(math.IsNaN(g[i]) && math.IsNaN(w[i]) || g[i] == w[i]) {
+				d = math.Inf(1)
+			}
 		}
 		if d > maxd {
 			maxd, at = d, i
@@ -94,3 +98,5 @@ func CheckOutputs(tb testing.TB, got, want map[string]*safetensors.Tensor) {
 		}
 	}
 }
+
+func nonFinite(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }

@@ -201,6 +201,33 @@ class ConvsGrouped(nn.Module):
                 torch.relu(self.bn_small(self.g8_small(small)) + small), self.g8_small_s2(small), self.c1(seq))
 
 
+class ConvsGroupedNonFinite(nn.Module):
+    """Grouped convolutions with 8-channel groups (RegNet's), whose input is infinite or NaN at a
+    few pixels of ONE group's channels (a fixed buffer added to the input: +inf, -inf and NaN in
+    channels 8-15, group 1): that group's outputs near them are non-finite, every other group's
+    stay finite. Stride 1 (+ eval BatchNorm + ReLU) and 2, and 5 groups of 8 (channels 8-47):
+    the shapes whose groups the CPU plans merge over a block-diagonal weight (2 and 5 a group),
+    where 0 * inf in the zero blocks must not reach the other groups."""
+
+    def __init__(self):
+        super().__init__()
+        self.g8 = nn.Conv2d(48, 48, 3, padding=1, groups=6, bias=False)
+        self.bn8 = nn.BatchNorm2d(48)
+        self.g8_s2 = nn.Conv2d(48, 48, 3, stride=2, padding=1, groups=6)
+        self.g5 = nn.Conv2d(40, 40, 3, padding=1, groups=5)
+        _randomize_bn(self.bn8)
+        poison = torch.zeros(2, 48, 9, 11)
+        poison[0, 9, 2, 3] = float("inf")
+        poison[1, 12, 6, 10] = float("-inf")
+        poison[0, 14, 7, 0] = float("nan")
+        poison[1, 10, 0, 0] = float("inf")
+        self.register_buffer("poison", poison)
+
+    def forward(self, img):
+        x = img + self.poison
+        return torch.relu(self.bn8(self.g8(x))), self.g8_s2(x), self.g5(x[:, 8:])
+
+
 class ConvsCNN(nn.Module):
     """The convolution and pooling shapes of torchvision's CNNs at odd sizes: the 7x7 stride-2
     stem (+BN+ReLU) and a 3x3 stride-2 padded max pool; stride-2 3x3 with many channels feeding

@@ -28,7 +28,8 @@ EpilogueArgs, ExtraArgs []string, Body []string (statements from `acc` to `y`), 
 EvenK, Strided, Depthwise, Pointwise, DenseStore, QMask, HalfProducts (depthwise on fp16/bf16 data), CopyStore and
 CopyPaddedStore (with p_ptr...: a zero-padded copy stored too, as PaddedStore or row by row), Scale,
 ScaleInput (with s_ptr...: scale input channel c of sample bidx by s[bidx, c], applied to the
-weight tile's column c), Folded (with QS, NB: the samples folded into the pixels).
+weight tile's column c), Folded (with QS, NB: the samples folded into the pixels), Merged (TapMajor,
+with DIAG: each group is DIAG narrow ones over a block-diagonal weight, conv_weight.py's).
 PhaseStore (Pointwise, with o_sh...: the output stored as the zero-padded stride phase planes a
 strided next convolution reads, conv_pad.py's phases): the pixel axis runs (column residue pc,
 tile) over Q = OH*WS pixels a residue (W = o_sw*WS), pixel q of residue pc being input pixel
@@ -58,7 +59,7 @@ def {{.Fn}}(
     w_ptr, w_mstride,{{if .Scale}} s_ptr, s_mstride, s_bstride, s_cstride,{{end}}
     c_ptr, c_mstride, c_bstride, c_cstride, c_rstride, c_off,{{if .CopyStore}} p_ptr, p_mstride, p_bstride, p_cstride, p_rstride, p_off,{{end}}
     {{pyargs .EpilogueArgs}}
-    Wp, OW, OH, Q, P, OCG, KTOT, KW, KHW, CG, GROUPS, dil_h, dil_w, w_tstride, tiles_oc,{{if .Strided}} stride_h, stride_w, PHW, PLANE,{{end}}{{if .Depthwise}} MULT,{{end}}{{if .Folded}} QS, NB,{{end}}{{if .PhaseStore}} WS, o_sh, o_sw, o_pad_h, o_pad_w, o_phw, o_hp, o_wp, o_plane,{{end}}{{if .BlockStore}} o_bc,{{end}} {{pyargs .ExtraArgs}}
+    Wp, OW, OH, Q, P, OCG, KTOT, KW, KHW, CG, GROUPS, dil_h, dil_w, w_tstride, tiles_oc,{{if .Strided}} stride_h, stride_w, PHW, PLANE,{{end}}{{if .Depthwise}} MULT,{{end}}{{if .Folded}} QS, NB,{{end}}{{if .Merged}} DIAG,{{end}}{{if .PhaseStore}} WS, o_sh, o_sw, o_pad_h, o_pad_w, o_phw, o_hp, o_wp, o_plane,{{end}}{{if .BlockStore}} o_bc,{{end}} {{pyargs .ExtraArgs}}
     BLOCK_P: tl.constexpr, BLOCK_OC: tl.constexpr, BLOCK_K: tl.constexpr,
     INPUT_PRECISION: tl.constexpr,
 ):
@@ -218,6 +219,35 @@ def {{.Fn}}(
         a = a * tl.load(s_base + (ks // KHW) * s_cstride, mask=ks < KTOT, other=0.0)[None, :]
 {{- end}}
         acc += tl.dot(a, b, input_precision=INPUT_PRECISION)
+{{- end}}
+{{- if .Merged}}
+    # merged groups (DIAG narrow groups run as one over a block-diagonal weight): an infinite
+    # or NaN input channel of one group meets the other groups' zero weights, and 0 * inf
+    # would make their outputs NaN where a grouped convolution keeps them finite. A tile whose
+    # sum is not finite (s - s is 0 for a finite s alone) is recomputed group by group, each
+    # over its own input channels (the others' loaded as zeros), so that every output is
+    # finite, infinite or NaN as PyTorch's. (The sum of the whole tile: a mask would cost the
+    # CPU backend a select over it; a non-finite dead lane only costs a recomputation.)
+    acc_sum = tl.sum(acc)
+    if acc_sum - acc_sum != 0.0:
+        CGD = CG // DIAG
+        for j in range(0, DIAG):
+            part = tl.zeros((BLOCK_OC, BLOCK_P), dtype=tl.float32)
+            for c0 in range(j * CGD, j * CGD + CGD, BLOCK_K):
+                cs = c0 + rk
+                kmask = cs < j * CGD + CGD
+                for tap in range(0, KHW):
+{{- if .Strided}}
+                    th = (tap // KW) * dil_h
+                    tw = (tap % KW) * dil_w
+                    toff = ((th % stride_h) * PHW + tw % stride_w) * PLANE + (th // stride_h) * Wp + tw // stride_w
+{{- else}}
+                    toff = (tap // KW) * (dil_h * Wp) + (tap % KW) * dil_w
+{{- end}}
+                    a = tl.load(w_base + tap * w_tstride + rn[:, None] * CG + cs[None, :], mask=ocmask & kmask[None, :], other=0.0)
+                    b = tl.load(x_base + toff + cs[:, None] * x_cstride + q[None, :], mask=kmask[:, None]{{if .QMask}} & (q[None, :] < Q){{end}}, other=0.0)
+                    part += tl.dot(a, b, input_precision=INPUT_PRECISION)
+            acc = tl.where((rn // (OCG // DIAG))[:, None] == j, part, acc)
 {{- end}}
 {{- if .Folded}}
     qb = q // QS
