@@ -13,6 +13,8 @@ import (
 // every form conv_flat.py renders them in here (tap loops over padded planes and phase
 // planes, the pointwise loop, the folded small maps): fails if the template's epilogue or
 // the backend's recognition drift apart and the steps fall back to passes over the tile.
+// Its output store goes there too (jit/cpu panels_store.go), each block copied to the output
+// after its epilogue.
 // Results are checked against PyTorch by the conv fixtures (TestConvFixtures,
 // TestCNNFixturesAVX2), which run the same path.
 func TestConvEpilogueInPanelsFlush(t *testing.T) {
@@ -43,6 +45,10 @@ func TestConvEpilogueInPanelsFlush(t *testing.T) {
 			// acc * scale, + shift, ReLU
 			if n := k.(*cpu.Kernel).FlushedEpilogueSteps(); n != 3 {
 				t.Errorf("%s (%s): %d epilogue steps in the panels flush, want BatchNorm's 2 and ReLU", c.name, l.Kernel.Source.Fn, n)
+			}
+			// and its output store (jit/cpu panels_store.go)
+			if n := k.(*cpu.Kernel).FusedStores(); n != 1 {
+				t.Errorf("%s (%s): %d stores in the panels flush, want the output's", c.name, l.Kernel.Source.Fn, n)
 			}
 		}
 		if convs != 1 {

@@ -90,8 +90,9 @@ type pendingDots struct {
 	ldc      int
 	panels   []dotPanel
 	asm      []gemmPanel
-	epilogue []epilogueOp // steps each element goes through after its dots (panels_epilogue.go)
-	vecs     []float32    // the storage of the epilogue's row vectors
+	epilogue []epilogueOp  // steps each element goes through after its dots (panels_epilogue.go)
+	vecs     []float32     // the storage of the epilogue's row vectors
+	stores   []queuedStore // stores of the epilogue's result, run per block (panels_store.go)
 	// the rectangle [0, seenRows) x [0, seenCols) of c holds every element anyone sees after
 	// the epilogue: outside the panels' blocks, it alone goes through the epilogue
 	seenRows, seenCols int
@@ -117,7 +118,7 @@ func (fr *frame) flushDots() {
 	if len(d.panels) == 0 {
 		return
 	}
-	gemmPanels(d.panels, d.c, d.ldc, &fr.gemmScratch, &d.asm, d.epilogue, d.seenRows, d.seenCols)
+	gemmPanels(d.panels, d.c, d.ldc, &fr.gemmScratch, &d.asm, d.epilogue, d.seenRows, d.seenCols, d.stores)
 	fr.dropDots()
 }
 
@@ -127,14 +128,15 @@ func (fr *frame) dropDots() {
 	clear(d.panels)
 	clear(d.asm)
 	clear(d.epilogue)
-	d.panels, d.asm, d.c, d.epilogue, d.vecs = d.panels[:0], d.asm[:0], nil, d.epilogue[:0], d.vecs[:0]
+	clear(d.stores)
+	d.panels, d.asm, d.c, d.epilogue, d.vecs, d.stores = d.panels[:0], d.asm[:0], nil, d.epilogue[:0], d.vecs[:0], d.stores[:0]
 }
 
 // gemmPanels computes c += the sum of the panels' products: the blocks that every panel
 // covers whole on the panels kernel, the rest panel by panel through gemmF32. Then every
-// element of c in rows [0, seenRows) x columns [0, seenCols) goes through epi: each block
-// right after its kernel (whole), the rest at the end.
-func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]gemmPanel, epi []epilogueOp, seenRows, seenCols int) {
+// element of c in rows [0, seenRows) x columns [0, seenCols) goes through epi, then to the
+// stores st: each block right after its kernel (whole), the rest at the end.
+func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]gemmPanel, epi []epilogueOp, seenRows, seenCols int, st []queuedStore) {
 	rows, cols := ps[0].m, ps[0].n
 	for _, p := range ps[1:] {
 		rows, cols = min(rows, p.m), min(cols, p.n)
@@ -169,6 +171,7 @@ func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]
 					if epi != nil {
 						applyEpilogue(epi, c, ldc, i, i+panelKernels[0].rows, j, j+panelWide.cols)
 					}
+					storeRect(st, c, ldc, i, i+panelKernels[0].rows, j, j+panelWide.cols)
 				}
 				wide--
 				j += panelWide.cols
@@ -181,6 +184,7 @@ func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]
 					if epi != nil {
 						applyEpilogue(epi, c, ldc, i, i+pk.rows, j, j+panelCols)
 					}
+					storeRect(st, c, ldc, i, i+pk.rows, j, j+panelCols)
 					i += pk.rows
 				}
 			}
@@ -191,6 +195,7 @@ func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]
 			if epi != nil {
 				applyEpilogue(epi, c, ldc, 0, fullR, fullC, fullC+edge)
 			}
+			storeRect(st, c, ldc, 0, fullR, fullC, fullC+edge)
 			fullC += edge
 		}
 	}
@@ -205,6 +210,10 @@ func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]
 	if epi != nil { // the rest: right of the blocks, then below them
 		applyEpilogue(epi, c, ldc, 0, min(fullR, seenRows), fullC, seenCols)
 		applyEpilogue(epi, c, ldc, fullR, seenRows, 0, seenCols)
+	}
+	if st != nil { // the rest, as far as the stores reach (past the dots' columns too)
+		storeRect(st, c, ldc, 0, fullR, fullC, ldc)
+		storeRect(st, c, ldc, fullR, len(c)/ldc+1, 0, ldc)
 	}
 }
 

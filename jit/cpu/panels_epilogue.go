@@ -72,6 +72,7 @@ func (c *compiler) findFlushEpilogues(f *ir.Func) (steps map[*ir.Instr]epilogueS
 					settleFirst[u] = true
 				}
 				deferFlush[in] = true
+				c.fuseStores(b, chain[len(chain)-1], last) // panels_store.go
 			}
 		}
 	}
