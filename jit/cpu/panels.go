@@ -92,6 +92,7 @@ type pendingDots struct {
 	asm      []gemmPanel
 	epilogue []epilogueOp  // steps each element goes through after its dots (panels_epilogue.go)
 	vecs     []float32     // the storage of the epilogue's row vectors
+	lanes    []bool        // the storage of the epilogue's select conditions
 	stores   []queuedStore // stores of the epilogue's result, run per block (panels_store.go)
 	// the rectangle [0, seenRows) x [0, seenCols) of c holds every element anyone sees after
 	// the epilogue: outside the panels' blocks, it alone goes through the epilogue
@@ -129,7 +130,7 @@ func (fr *frame) dropDots() {
 	clear(d.asm)
 	clear(d.epilogue)
 	clear(d.stores)
-	d.panels, d.asm, d.c, d.epilogue, d.vecs, d.stores = d.panels[:0], d.asm[:0], nil, d.epilogue[:0], d.vecs[:0], d.stores[:0]
+	d.panels, d.asm, d.c, d.epilogue, d.vecs, d.lanes, d.stores = d.panels[:0], d.asm[:0], nil, d.epilogue[:0], d.vecs[:0], d.lanes[:0], d.stores[:0]
 }
 
 // gemmPanels computes c += the sum of the panels' products: the blocks that every panel

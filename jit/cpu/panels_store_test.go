@@ -20,33 +20,42 @@ var fusedStoreForms = []struct {
 	out        int
 	recorded   func(q0, bp int) int
 	at         func(o, p int) int
-	inPlace    bool // c_ptr is x_ptr's buffer
+	inPlace    bool    // c_ptr is x_ptr's buffer
+	kept       float64 // where the stored value is a tl.where: the columns p % 10 >= kept take fill
+	fill       float64
 }{
 	// rows 107 apart from element 3 (a padded row pitch), one store of the whole tile
 	{"pitch", `    tl.store(c_ptr + 3 + rn[:, None] * 107 + q[None, :], y, mask=smask)`,
-		3 + fxM*107, func(q0, bp int) int { return 1 }, func(o, p int) int { return 3 + o*107 + p }, false},
+		3 + fxM*107, func(q0, bp int) int { return 1 }, func(o, p int) int { return 3 + o*107 + p }, false, 0, 0},
 	// conv_flat.py's row by row store into zero-padded planes: the 100 pixels are 10 rows of
 	// 10, each at the interior of a 12 x 12 plane, so the tile's pixels [lo, lo + 10) go to
 	// one plane row (and a tile of 64 holds a partial row at either end)
 	{"padded-rows", `    for lo in range((pid * BP) // 10 * 10, min(pid * BP + BP, Q), 10):
         tl.store(c_ptr + rn[:, None] * 144 + ((lo // 10 + 1) * 12 + 1 - lo) + q[None, :], y, mask=smask & (q[None, :] >= lo) & (q[None, :] < lo + 10))`,
 		fxM * 144, func(q0, bp int) int { return (min(q0+bp, fxQ) - q0/10*10 + 9) / 10 },
-		func(o, p int) int { return o*144 + (p/10+1)*12 + 1 + p%10 }, false},
+		func(o, p int) int { return o*144 + (p/10+1)*12 + 1 + p%10 }, false, 0, 0},
 	// two destinations (conv_flat.py's CopyStore): both recorded
 	{"copy", `    tl.store(c_ptr + rn[:, None] * Q + q[None, :], y, mask=smask)
     tl.store(c_ptr + 4000 + rn[:, None] * Q + q[None, :], y, mask=smask)`,
-		4000 + fxM*fxQ, func(q0, bp int) int { return 2 }, func(o, p int) int { return o*fxQ + p }, false},
+		4000 + fxM*fxQ, func(q0, bp int) int { return 2 }, func(o, p int) int { return o*fxQ + p }, false, 0, 0},
 	// the same destination twice, the second shifted by a column: it collides with the
 	// first (whose order then matters), so it runs the queue and stores on its own
 	{"collide", `    tl.store(c_ptr + rn[:, None] * Q + q[None, :], y, mask=smask)
     tl.store(c_ptr + 1 + rn[:, None] * Q + q[None, :], y, mask=smask)`,
-		1 + fxM*fxQ, func(q0, bp int) int { return 1 }, func(o, p int) int { return -1 }, false},
+		1 + fxM*fxQ, func(q0, bp int) int { return 1 }, func(o, p int) int { return -1 }, false, 0, 0},
 	// a mask that is no rectangle (a diagonal band): not recorded
 	{"band", `    tl.store(c_ptr + rn[:, None] * Q + q[None, :], y, mask=smask & (q[None, :] - rn[:, None] < 50))`,
-		fxM * fxQ, func(q0, bp int) int { return 0 }, func(o, p int) int { return -1 }, false},
+		fxM * fxQ, func(q0, bp int) int { return 0 }, func(o, p int) int { return -1 }, false, 0, 0},
 	// into the input the dots read (later blocks still read it): not recorded
 	{"in-place", `    tl.store(c_ptr + rn[:, None] * Q + q[None, :], y, mask=smask)`,
-		fxCh*fxXS + fxTaps, func(q0, bp int) int { return 0 }, func(o, p int) int { return -1 }, true},
+		fxCh*fxXS + fxTaps, func(q0, bp int) int { return 0 }, func(o, p int) int { return -1 }, true, 0, 0},
+	// conv_flat.py's padded store: the columns past each output row zeroed by a column mask
+	// (a select in the chain) and stored with the rest
+	{"padded-where", `    tl.store(c_ptr + 3 + rn[:, None] * 107 + q[None, :], tl.where(q[None, :] % 10 < 8, y, 0.0), mask=smask)`,
+		3 + fxM*107, func(q0, bp int) int { return 1 }, func(o, p int) int { return 3 + o*107 + p }, false, 8, 0},
+	// the accumulator second, another constant
+	{"where-second", `    tl.store(c_ptr + rn[:, None] * Q + q[None, :], tl.where(q[None, :] % 10 >= 3, -0.5, y), mask=smask)`,
+		fxM * fxQ, func(q0, bp int) int { return 1 }, func(o, p int) int { return o*fxQ + p }, false, 3, -0.5},
 }
 
 // TestFusedStore: the stores of a tap loop's epilogue run inside the panels flush (each
@@ -107,6 +116,9 @@ func TestFusedStore(t *testing.T) {
 								continue
 							}
 							want := maxProp64(sum[o*fxQ+p]*float64(s[o])+float64(sh[o]), 0)
+							if f.kept > 0 && float64(p%10) >= f.kept {
+								want = f.fill
+							}
 							if g := float64(got[at]); math.IsNaN(want) != math.IsNaN(g) || math.Abs(g-want) > 1e-4*(1+math.Abs(want)) {
 								t.Fatalf("%s: channel %d pixel %d = %g, want %g", dotKernelName(), o, p, g, want)
 							}
