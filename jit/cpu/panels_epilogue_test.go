@@ -204,16 +204,20 @@ func testFlushEpilogue(t *testing.T, src string, bp, queued int, ref func(p, s, 
 
 // TestGemmPanelsEpilogueCoversEveryBlock runs gemmPanels with a multiply, add and ReLU over
 // shapes whose rows and columns leave remainders on every kernel set (AVX2's padded right
-// edge, rows below the register blocks, columns past the strips): every seen element must
+// edge, rows below the register blocks, columns past the strips), in both orders (column
+// strips outside; row blocks outside where A outweighs B and the L2 cache, counted): every seen element must
 // equal the products then the steps one at a time, bit for bit (unseen ones inside a
 // register block may go through the steps too), and nothing past the product's columns is
 // written.
 func TestGemmPanelsEpilogueCoversEveryBlock(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	eachMicroKernel(func() {
-		for _, sz := range []struct{ m, n, seenRows, seenCols int }{{64, 26, 64, 26}, {70, 22, 67, 20}, {48, 64, 48, 64}, {35, 100, 35, 100}} {
-			const k, ldc = 40, 112
-			ps := make([]dotPanel, 3)
+		for _, sz := range []struct{ m, n, seenRows, seenCols, k, panels int }{{64, 26, 64, 26, 40, 3}, {70, 22, 67, 20, 40, 3}, {48, 64, 48, 64, 40, 3}, {35, 100, 35, 100, 40, 3},
+			// rows of A past the L2 cache against narrow B (streamedA): row blocks outside
+			{64, 26, 64, 26, 128, 20}, {70, 22, 67, 20, 128, 20}, {64, 40, 64, 40, 128, 20}} {
+			const ldc = 112
+			k := sz.k
+			ps := make([]dotPanel, sz.panels)
 			for i := range ps {
 				a, b := make([]float32, sz.m*k), make([]float32, k*sz.n)
 				for _, v := range [][]float32{a, b} {
@@ -231,7 +235,15 @@ func TestGemmPanelsEpilogueCoversEveryBlock(t *testing.T) {
 			var scratch []float32
 			var asm []gemmPanel
 			c, want := make([]float32, sz.m*ldc), make([]float32, sz.m*ldc)
+			outside := rowsOutside.Load()
 			gemmPanels(ps, c, ldc, &scratch, &asm, epi, sz.seenRows, sz.seenCols, nil)
+			wide, full := panelStrips(sz.n)
+			if panelPadEdge {
+				full = sz.n
+			}
+			if deep := sz.panels > 3 && wide == 0 && full > 0; deep != (rowsOutside.Load() > outside) {
+				t.Fatalf("%s, %dx%d over %d panels of k = %d: row blocks outside %v, want %v", dotKernelName(), sz.m, sz.n, sz.panels, k, !deep, deep)
+			}
 			for _, p := range ps {
 				gemmF32(p.m, p.n, p.k, p.a, p.lda, p.b, p.ldb, want, ldc, &scratch)
 			}
