@@ -22,8 +22,10 @@ import (
 // outside the rectangle of its stores' masks, when those are known before the loop.
 //
 // The chain's steps are: an fp32 Add, Sub or Mul of the accumulator and a per-row column
-// broadcast ([rows, 1] -> [rows, cols], rowbcast.go), or a NaN-propagating Max or Min of it
-// and a scalar (an absorbed splat: ReLU), each the sole user of the value before it, in the
+// broadcast ([rows, 1] -> [rows, cols], rowbcast.go), a NaN-propagating Max or Min of it
+// and a scalar (an absorbed splat: ReLU), or a Select of it and a constant under a column
+// mask (a [1, cols] broadcast: the padded store's tl.where(ow < OW, y, 0.0)), each the sole
+// user of the value before it, in the
 // block of the loop, with no store, atomic or region between (the queued dots read buffer
 // memory). Anything else ends the chain; every user of its last value runs the queue first.
 

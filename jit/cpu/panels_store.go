@@ -8,16 +8,18 @@ import (
 )
 
 // The store in the panels flush. After its epilogue (panels_epilogue.go), a convolution's
-// accumulator is stored (conv_flat.py: whole, or one output row at a time), each store a
-// pass over the [channels, pixels] tile in the L2 cache. When every user of the chain's last
-// value is such a store of it, and nothing between the chain and the last of them reads or
-// writes memory otherwise, the stores are recorded in the queue instead of run: each
-// destination is a rectangle of the tile, its rows a fixed stride apart in one fp32 buffer
-// (an affine pointer tile with unit column stride, a mask of row and column bounds, checked
-// against the buffer once). The queue then runs after the last of the stores' instructions,
-// and gemmPanels copies each register block, right after its epilogue, into every recorded
-// rectangle it meets, while it is in the L1 cache. The accumulator still receives every
-// block, so the result is bit for bit that of the stores after the flush.
+// accumulator is stored (conv_flat.py: whole, one output row at a time, or into the next
+// convolution's padded planes after a tl.where that zeroes the dropped columns, itself a
+// chain step), each store a pass over the [channels, pixels] tile in the L2 cache. When
+// every user of the chain's last value is such a store of it, and nothing between the chain
+// and the last of them reads or writes memory otherwise, the stores are recorded in the
+// queue instead of run: each destination is a rectangle of the tile, its rows a fixed stride
+// apart in one fp32 buffer (an affine pointer tile with unit column stride, a mask of row
+// and column bounds, checked against the buffer once). The queue then runs after the last of
+// the stores' instructions, and gemmPanels copies each register block, right after its
+// epilogue, into every recorded rectangle it meets, while it is in the L1 cache. The
+// accumulator still receives every block, so the result is bit for bit that of the stores
+// after the flush.
 //
 // A store is recorded only where writing early cannot change what anyone reads: its
 // destination overlaps no queued dot's operands (which the later blocks still read) and no
