@@ -109,7 +109,7 @@ func BenchmarkDotMicroKernel(b *testing.B) {
 						c := make([]float32, mr*w)
 						var scratch []float32
 						var asm []gemmPanel
-						return func() { gemmPanels(ps, c, w, &scratch, &asm, nil, 0, 0) }
+						return func() { gemmPanels(ps, c, w, &scratch, &asm, nil, 0, 0, nil) }
 					})
 				})
 			}

@@ -35,17 +35,18 @@ type step func(fr *frame) error
 
 // program is a kernel compiled for the executor.
 type program struct {
-	fn         *ir.Func
-	slotType   []ir.Type
-	slotClass  []class
-	params     []int  // slot of each parameter
-	constants  []step // tl.zeros, `other` tiles...: run once per frame, which keeps them
-	prologue   []step // launch-invariant instructions, run once per worker and launch
-	body       []step // the rest, run by every program
-	gelus      int    // exact GELU chains run as one step each (gelu.go)
-	rowMulAdds int    // acc + x*row Adds run as one step each (muladd.go)
-	inPlace    int    // steps that may overwrite their operand (inplace.go)
-	flushSteps int    // epilogue steps run in the panels flush (panels_epilogue.go)
+	fn          *ir.Func
+	slotType    []ir.Type
+	slotClass   []class
+	params      []int  // slot of each parameter
+	constants   []step // tl.zeros, `other` tiles...: run once per frame, which keeps them
+	prologue    []step // launch-invariant instructions, run once per worker and launch
+	body        []step // the rest, run by every program
+	gelus       int    // exact GELU chains run as one step each (gelu.go)
+	rowMulAdds  int    // acc + x*row Adds run as one step each (muladd.go)
+	inPlace     int    // steps that may overwrite their operand (inplace.go)
+	flushSteps  int    // epilogue steps run in the panels flush (panels_epilogue.go)
+	fusedStores int    // stores that the panels flush may run (panels_store.go)
 }
 
 // frame is one worker's state: a slice per slot, the program id, and the launch's bindings.
@@ -108,6 +109,8 @@ type compiler struct {
 	epiSteps    map[*ir.Instr]epilogueStep // steps appended to the queue (panels_epilogue.go)
 	deferFlush  map[*ir.Instr]bool         // those Fors that leave the queue to such steps
 	settleFirst map[*ir.Instr]bool         // the users of those steps' last value: they run the queue
+	fusedStore  map[*ir.Instr]bool         // those users that are stores the queue may record (panels_store.go)
+	storesEnd   map[*ir.Instr]bool         // the instructions after which recorded stores run
 	gelus       map[*ir.Instr]geluChain    // Muls that compute a whole exact GELU (gelu.go)
 	geluSkip    map[*ir.Instr]bool         // the rest of those chains: no step of their own
 	rowBcast    map[*ir.Value]*ir.Value    // row broadcasts read in place: result -> source (rowbcast.go)
@@ -150,6 +153,7 @@ func compileFunc(f *ir.Func) (p *program, err error) {
 	c.p.gelus = len(c.gelus)
 	c.epiSteps, c.deferFlush, c.settleFirst = c.findFlushEpilogues(f) // after every fusion: chains avoid them
 	c.p.flushSteps = len(c.epiSteps)
+	c.p.fusedStores = len(c.fusedStore)
 	for _, v := range f.Params {
 		s, err := c.define(v, ir.Pos{File: f.File})
 		if err != nil {
@@ -630,8 +634,13 @@ func (c *compiler) instr(in *ir.Instr) (step, error) {
 	s = c.lazyStep(in, args, results, s)
 	if e, ok := c.epiSteps[in]; ok { // panels_epilogue.go
 		s = c.epilogueStepOf(in, e, args, results, s)
+	} else if c.fusedStore[in] {
+		s = c.fusedStoreStep(in, args, s)
 	} else if c.settleFirst[in] {
 		s = c.settling(in, args, s)
+	}
+	if c.storesEnd[in] {
+		s = endStores(s)
 	}
 	return s, nil
 }

@@ -59,7 +59,10 @@
 //     per-row steps (a bias, BatchNorm's multiply and add, a NaN-propagating ReLU) before its
 //     stores, those steps join the queue: each register block goes through them right after
 //     its last panel, while in the L1 cache, instead of a pass over the whole tile per step;
-//     the queue runs when the result is first read (panels_epilogue.go). tl.trans of a
+//     the queue runs when the result is first read (panels_epilogue.go). When that result is
+//     only stored, to rectangles of one fp32 buffer's rows (the output rows or padded planes),
+//     the stores join the queue too: each block is copied to them right after its epilogue,
+//     instead of a pass over the tile per store (panels_store.go). tl.trans of a
 //     2-D fp32 tile (the weight operand of a Linear) is an AVX2 8x8-block transpose
 //     (shape.go, vec_amd64.s), left to the dot when the dot is its only user: a dot of a few
 //     live rows (3, or 32 over k >= 256) then reads the untransposed tile in place, each

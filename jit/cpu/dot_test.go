@@ -295,7 +295,7 @@ func BenchmarkGemmStreamedWeight(b *testing.B) {
 							}
 						}
 						if v.queued {
-							gemmPanels(ps, c, 32, &scratch, &asm, nil, 0, 0)
+							gemmPanels(ps, c, 32, &scratch, &asm, nil, 0, 0, nil)
 						}
 					}
 				}

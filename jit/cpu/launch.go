@@ -53,6 +53,11 @@ func (k *Kernel) Func() *ir.Func { return k.prog.fn }
 // ReLU; 0 where none is recognised.
 func (k *Kernel) FlushedEpilogueSteps() int { return k.prog.flushSteps }
 
+// FusedStores is how many stores of the kernel the flush of its loop's queued dots may run,
+// each register block into them after its epilogue (panels_store.go): a convolution's output
+// stores; 0 where none is recognised.
+func (k *Kernel) FusedStores() int { return k.prog.fusedStores }
+
 // launch is one Launch's state: its bindings (buffers by pointer tag, scalar values), the
 // programs handed out, the workers' time, and the error of the lowest failing program. A kernel
 // keeps its last launch for the next one, so a launch allocates nothing in the steady state

@@ -81,8 +81,12 @@ var (
 // again in the order the queue avoids (resnet18's layer 4: 26 pixel columns, 16 + 10).
 var panelPadEdge bool
 
-// paddedEdges counts the panelEdge calls (tests read it).
+// paddedEdges counts the padded edges run (tests read it).
 var paddedEdges atomic.Int64
+
+// rowsOutside counts the gemmPanels calls that walk row blocks outside (streamedA; tests
+// read it).
+var rowsOutside atomic.Int64
 
 // pendingDots is a frame's queue: products to add into c (rows ldc apart).
 type pendingDots struct {
@@ -90,8 +94,10 @@ type pendingDots struct {
 	ldc      int
 	panels   []dotPanel
 	asm      []gemmPanel
-	epilogue []epilogueOp // steps each element goes through after its dots (panels_epilogue.go)
-	vecs     []float32    // the storage of the epilogue's row vectors
+	epilogue []epilogueOp  // steps each element goes through after its dots (panels_epilogue.go)
+	vecs     []float32     // the storage of the epilogue's row vectors
+	lanes    []bool        // the storage of the epilogue's select conditions
+	stores   []queuedStore // stores of the epilogue's result, run per block (panels_store.go)
 	// the rectangle [0, seenRows) x [0, seenCols) of c holds every element anyone sees after
 	// the epilogue: outside the panels' blocks, it alone goes through the epilogue
 	seenRows, seenCols int
@@ -117,7 +123,7 @@ func (fr *frame) flushDots() {
 	if len(d.panels) == 0 {
 		return
 	}
-	gemmPanels(d.panels, d.c, d.ldc, &fr.gemmScratch, &d.asm, d.epilogue, d.seenRows, d.seenCols)
+	gemmPanels(d.panels, d.c, d.ldc, &fr.gemmScratch, &d.asm, d.epilogue, d.seenRows, d.seenCols, d.stores)
 	fr.dropDots()
 }
 
@@ -127,14 +133,15 @@ func (fr *frame) dropDots() {
 	clear(d.panels)
 	clear(d.asm)
 	clear(d.epilogue)
-	d.panels, d.asm, d.c, d.epilogue, d.vecs = d.panels[:0], d.asm[:0], nil, d.epilogue[:0], d.vecs[:0]
+	clear(d.stores)
+	d.panels, d.asm, d.c, d.epilogue, d.vecs, d.lanes, d.stores = d.panels[:0], d.asm[:0], nil, d.epilogue[:0], d.vecs[:0], d.lanes[:0], d.stores[:0]
 }
 
 // gemmPanels computes c += the sum of the panels' products: the blocks that every panel
 // covers whole on the panels kernel, the rest panel by panel through gemmF32. Then every
-// element of c in rows [0, seenRows) x columns [0, seenCols) goes through epi: each block
-// right after its kernel (whole), the rest at the end.
-func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]gemmPanel, epi []epilogueOp, seenRows, seenCols int) {
+// element of c in rows [0, seenRows) x columns [0, seenCols) goes through epi, then to the
+// stores st: each block right after its kernel (whole), the rest at the end.
+func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]gemmPanel, epi []epilogueOp, seenRows, seenCols int, st []queuedStore) {
 	rows, cols := ps[0].m, ps[0].n
 	for _, p := range ps[1:] {
 		rows, cols = min(rows, p.m), min(cols, p.n)
@@ -160,39 +167,71 @@ func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]
 		for _, p := range ps {
 			g = append(g, gemmPanel{a: &p.a[0], lda: p.lda, b: &p.b[0], ldb: p.ldb, k: p.k})
 		}
+		var pe paddedEdge
+		if edge > 0 { // the edge's panels: g's again, repointed to zero-padded copies
+			g = append(g, g...)
+			pe = newPaddedEdge(ps, g[len(ps):], fullR, fullC, edge, scratch)
+			g = g[:len(ps)]
+		}
 		*asm = g
-		// column strips outside: a strip's B panels stay in cache for every row block
-		for j := 0; j < fullC; {
-			if wide > 0 {
-				for i := 0; i < fullR; i += panelKernels[0].rows {
-					panelWide.run(&g[0], len(g), i, j, &c[i*ldc+j], ldc)
-					if epi != nil {
-						applyEpilogue(epi, c, ldc, i, i+panelKernels[0].rows, j, j+panelWide.cols)
-					}
-				}
-				wide--
-				j += panelWide.cols
-				continue
+		block := func(i, j, h, w int) { // after the kernel: the epilogue and the stores
+			if epi != nil {
+				applyEpilogue(epi, c, ldc, i, i+h, j, j+w)
 			}
+			storeRect(st, c, ldc, i, i+h, j, j+w)
+		}
+		if wide == 0 && streamedA(ps, fullR, fullC+edge) {
+			// row blocks outside: a block's rows of A, read from memory once, stay in cache
+			// for every strip
+			rowsOutside.Add(1)
 			i := 0
 			for b, pk := range panelKernels {
 				for range blocks[b] {
-					pk.run(&g[0], len(g), i, j, &c[i*ldc+j], ldc)
-					if epi != nil {
-						applyEpilogue(epi, c, ldc, i, i+pk.rows, j, j+panelCols)
+					for j := 0; j < fullC; j += panelCols {
+						pk.run(&g[0], len(g), i, j, &c[i*ldc+j], ldc)
+						block(i, j, pk.rows, panelCols)
+					}
+					if edge > 0 {
+						pe.run(pk, i, c, ldc)
+						block(i, fullC, pk.rows, edge)
 					}
 					i += pk.rows
 				}
 			}
-			j += panelCols
-		}
-		if edge > 0 {
-			panelEdge(ps, g, blocks, fullR, fullC, edge, c, ldc, scratch)
-			if epi != nil {
-				applyEpilogue(epi, c, ldc, 0, fullR, fullC, fullC+edge)
+		} else {
+			// column strips outside: a strip's B panels stay in cache for every row block
+			for j := 0; j < fullC; {
+				if wide > 0 {
+					for i := 0; i < fullR; i += panelKernels[0].rows {
+						panelWide.run(&g[0], len(g), i, j, &c[i*ldc+j], ldc)
+						block(i, j, panelKernels[0].rows, panelWide.cols)
+					}
+					wide--
+					j += panelWide.cols
+					continue
+				}
+				i := 0
+				for b, pk := range panelKernels {
+					for range blocks[b] {
+						pk.run(&g[0], len(g), i, j, &c[i*ldc+j], ldc)
+						block(i, j, pk.rows, panelCols)
+						i += pk.rows
+					}
+				}
+				j += panelCols
 			}
-			fullC += edge
+			if edge > 0 {
+				i := 0
+				for b, pk := range panelKernels {
+					for range blocks[b] {
+						pe.run(pk, i, c, ldc)
+						block(i, fullC, pk.rows, edge)
+						i += pk.rows
+					}
+				}
+			}
 		}
+		fullC += edge
 	}
 	for _, p := range ps {
 		if p.m > fullR { // the rows below the blocks, every column
@@ -206,54 +245,84 @@ func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]
 		applyEpilogue(epi, c, ldc, 0, min(fullR, seenRows), fullC, seenCols)
 		applyEpilogue(epi, c, ldc, fullR, seenRows, 0, seenCols)
 	}
+	if st != nil { // the rest, as far as the stores reach (past the dots' columns too)
+		storeRect(st, c, ldc, 0, fullR, fullC, ldc)
+		storeRect(st, c, ldc, fullR, len(c)/ldc+1, 0, ldc)
+	}
 }
 
-// panelEdge adds the panels' products into the w (< panelCols) columns of c from col on, rows
-// [0, rows) in the row blocks of the panel kernels: each panel's columns copied into a [k, ew]
-// panel and c's into a tile, both zero-padded to ew columns (panelCols, or half as many on
-// the narrow kernels when w fits), the kernels run on those (g's b repointed), and the tile's
-// live columns copied back. The same sums in the same order as every other strip.
-func panelEdge(ps []dotPanel, g []gemmPanel, blocks [2]int, rows, col, w int, c []float32, ldc int, scratch *[]float32) {
-	paddedEdges.Add(1)
-	ew, narrow := panelCols, w <= panelCols/2
-	for _, pk := range panelKernels {
-		narrow = narrow && pk.narrow != nil
-	}
-	if narrow {
-		ew = panelCols / 2
-	}
-	need := rows * ew
+// streamedA reports whether the panels' rows of A (rows of them) outweigh their columns of B
+// (cols of them) and the L2 cache: a weight streamed from memory against a narrow tile (a
+// convolution's small map, folded), which the row blocks then walk outside the strips.
+func streamedA(ps []dotPanel, rows, cols int) bool {
+	a, b := 0, 0
 	for _, p := range ps {
-		need += p.k * ew
+		a += rows * p.k
+		b += cols * p.k
+	}
+	return a > b && a*4 > streamedABytes
+}
+
+// streamedABytes: rows of A past this many bytes do not stay in the L2 cache between the
+// strips (half of a 1-2 MB L2, the other half B's).
+const streamedABytes = 512 << 10
+
+// paddedEdge is the w (< panelCols) columns of c from col on, rows [0, rows), run on the
+// panels kernels through zero-padded copies: each panel's columns copied into a [k, ew]
+// panel, and a tile holding c's columns, both zero-padded to ew columns (panelCols, or half
+// as many on the narrow kernels when w fits). The same sums in the same order as every other
+// strip.
+type paddedEdge struct {
+	g          []gemmPanel // the panels, b repointed to the padded copies
+	tile       []float32   // rows x ew
+	col, w, ew int
+	narrow     bool
+}
+
+// newPaddedEdge copies the panels' columns into scratch, repointing g's b to them.
+func newPaddedEdge(ps []dotPanel, g []gemmPanel, rows, col, w int, scratch *[]float32) paddedEdge {
+	paddedEdges.Add(1)
+	e := paddedEdge{g: g, col: col, w: w, ew: panelCols, narrow: w <= panelCols/2}
+	for _, pk := range panelKernels {
+		e.narrow = e.narrow && pk.narrow != nil
+	}
+	if e.narrow {
+		e.ew = panelCols / 2
+	}
+	need := rows * e.ew
+	for _, p := range ps {
+		need += p.k * e.ew
 	}
 	if cap(*scratch) < need {
 		*scratch = make([]float32, need)
 	}
 	buf := (*scratch)[:need]
-	tile, at := buf[:rows*ew], rows*ew
+	at := rows * e.ew
+	e.tile = buf[:at]
 	for i, p := range ps {
-		panel := buf[at : at+p.k*ew]
-		packPanel(panel, p.b[col:], p.ldb, p.k, w, ew)
-		g[i].b, g[i].ldb = &panel[0], ew
+		panel := buf[at : at+p.k*e.ew]
+		packPanel(panel, p.b[col:], p.ldb, p.k, w, e.ew)
+		g[i].b, g[i].ldb = &panel[0], e.ew
 		at += len(panel)
 	}
+	return e
+}
+
+// run adds the panels' products into the edge's columns of c for the pk.rows rows from row i:
+// c's columns copied into the tile, the kernel run there, the live columns copied back.
+func (e *paddedEdge) run(pk panelKernel, i int, c []float32, ldc int) {
+	tile := e.tile[i*e.ew : (i+pk.rows)*e.ew]
 	clear(tile) // the padding too: a denormal left there would slow every FMA into it
-	for i := range rows {
-		copy(tile[i*ew:i*ew+w], c[i*ldc+col:i*ldc+col+w])
+	for r := range pk.rows {
+		copy(tile[r*e.ew:r*e.ew+e.w], c[(i+r)*ldc+e.col:(i+r)*ldc+e.col+e.w])
 	}
-	i := 0
-	for b, pk := range panelKernels {
-		run := pk.run
-		if narrow {
-			run = pk.narrow
-		}
-		for range blocks[b] {
-			run(&g[0], len(g), i, 0, &tile[i*ew], ew)
-			i += pk.rows
-		}
+	run := pk.run
+	if e.narrow {
+		run = pk.narrow
 	}
-	for i := range rows {
-		copy(c[i*ldc+col:i*ldc+col+w], tile[i*ew:i*ew+w])
+	run(&e.g[0], len(e.g), i, 0, &tile[0], e.ew)
+	for r := range pk.rows {
+		copy(c[(i+r)*ldc+e.col:(i+r)*ldc+e.col+e.w], tile[r*e.ew:r*e.ew+e.w])
 	}
 }
 

@@ -22,8 +22,10 @@ import (
 // outside the rectangle of its stores' masks, when those are known before the loop.
 //
 // The chain's steps are: an fp32 Add, Sub or Mul of the accumulator and a per-row column
-// broadcast ([rows, 1] -> [rows, cols], rowbcast.go), or a NaN-propagating Max or Min of it
-// and a scalar (an absorbed splat: ReLU), each the sole user of the value before it, in the
+// broadcast ([rows, 1] -> [rows, cols], rowbcast.go), a NaN-propagating Max or Min of it
+// and a scalar (an absorbed splat: ReLU), or a Select of it and a constant under a column
+// mask (a [1, cols] broadcast: the padded store's tl.where(ow < OW, y, 0.0)), each the sole
+// user of the value before it, in the
 // block of the loop, with no store, atomic or region between (the queued dots read buffer
 // memory). Anything else ends the chain; every user of its last value runs the queue first.
 
@@ -34,15 +36,17 @@ var flushedEpilogues atomic.Int64
 // operand, a column broadcast's source (vec) or an absorbed scalar.
 type epilogueStep struct {
 	acc  int       // index of the accumulator among the instruction's operands
-	vec  *ir.Value // the [rows, 1] source of the broadcast operand, or nil
+	vec  *ir.Value // the [rows, 1] source of the broadcast operand (a select's: its [1, cols] condition), or nil
+	fill *ir.Value // a select's other operand, one value throughout
 	rows int       // the tile's rows
 }
 
 // epilogueOp is a chain step as the flush applies it to rows of the accumulator.
 type epilogueOp struct {
 	op    ir.Op
-	first bool      // the other operand comes first (s - x)
+	first bool      // the other operand comes first (s - x; a select's: x where the condition fails)
 	vec   []float32 // per row (a copy: its slot may change before the flush); nil: s
+	lanes []bool    // a select's condition per column (a copy)
 	s     float32
 }
 
@@ -72,6 +76,7 @@ func (c *compiler) findFlushEpilogues(f *ir.Func) (steps map[*ir.Instr]epilogueS
 					settleFirst[u] = true
 				}
 				deferFlush[in] = true
+				c.fuseStores(b, chain[len(chain)-1], last) // panels_store.go
 			}
 		}
 	}
@@ -109,6 +114,9 @@ func (c *compiler) epilogueChain(b *ir.Block, at int, v *ir.Value) (chain []*ir.
 
 // epilogueForm says whether u, reading the accumulator as operand k, is a chain step.
 func (c *compiler) epilogueForm(u *ir.Instr, k int) (epilogueStep, bool) {
+	if u.Op == ir.Select {
+		return c.selectForm(u, k)
+	}
 	if len(u.Args) != 2 || len(u.Results) != 1 || !u.Results[0].Type.Equal(u.Args[k].Type) ||
 		c.mulSkip[u] || c.geluSkip[u] || c.dotSkip[u] {
 		return epilogueStep{}, false
@@ -134,6 +142,24 @@ func (c *compiler) epilogueForm(u *ir.Instr, k int) (epilogueStep, bool) {
 		return epilogueStep{acc: k}, true
 	}
 	return epilogueStep{}, false
+}
+
+// selectForm says whether the select u, reading the accumulator as operand k (1 or 2), is a
+// chain step: its condition a column mask ([1, cols] broadcast, rowbcast.go), its other
+// operand a constant (conv_flat.py's padded store: tl.where(ow < OW, y, 0.0)).
+func (c *compiler) selectForm(u *ir.Instr, k int) (epilogueStep, bool) {
+	if k == 0 || len(u.Args) != 3 || len(u.Results) != 1 || !u.Results[0].Type.Equal(u.Args[k].Type) {
+		return epilogueStep{}, false
+	}
+	src := c.rowBcast[u.Args[0]]
+	fill := u.Args[3-k]
+	if src == nil || fill == u.Args[k] || fill.Def == nil || c.rowBcast[fill] != nil {
+		return epilogueStep{}, false
+	}
+	if d := fill.Def; !isFloatTileConst(d) && (d.Op != ir.Splat || len(d.Args) != 1 || d.Args[0].Def == nil || d.Args[0].Def.Op != ir.Const) {
+		return epilogueStep{}, false
+	}
+	return epilogueStep{acc: k, vec: src, fill: fill}, true
 }
 
 // settlingUsers reports whether every user of v reads it in a step of its own, which can run
@@ -168,10 +194,20 @@ func (c *compiler) epilogueStepOf(in *ir.Instr, s epilogueStep, args, results []
 		return c.settling(in, args, normal)
 	}
 	op, first, rows := in.Op, s.acc == 1, s.rows
+	if op == ir.Select {
+		first = s.acc == 2
+	}
 	_, cols := tileRows(c.p.slotType[x])
 	obs := c.observedBy[in.Args[s.acc]] // observed.go: what the stores see bounds the rest
 	vs, sc := -1, -1
-	if s.vec != nil {
+	if s.fill != nil {
+		var ok1, ok2 bool
+		vs, ok1 = c.slots[s.vec]
+		sc, ok2 = c.slots[s.fill]
+		if !ok1 || !ok2 {
+			return c.settling(in, args, normal)
+		}
+	} else if s.vec != nil {
 		var ok bool
 		if vs, ok = c.slots[s.vec]; !ok {
 			return c.settling(in, args, normal)
@@ -194,7 +230,14 @@ func (c *compiler) epilogueStepOf(in *ir.Instr, s epilogueStep, args, results []
 			}
 		}
 		e := epilogueOp{op: op, first: first}
-		if vs >= 0 {
+		if s.fill != nil {
+			fr.need(vs) // a symbolic mask row is filled in first
+			n := len(d.lanes)
+			for _, m := range fr.ints[vs][:cols] {
+				d.lanes = append(d.lanes, m != 0)
+			}
+			e.lanes, e.s = d.lanes[n:n+cols:n+cols], fr.f32[sc][0]
+		} else if vs >= 0 {
 			n := len(d.vecs)
 			d.vecs = append(d.vecs, fr.f32[vs][:rows]...)
 			e.vec = d.vecs[n : n+rows : n+rows]
@@ -232,8 +275,16 @@ func (c *compiler) settling(in *ir.Instr, args []int, s step) step {
 // a multiplication, an addition and a ReLU (BatchNorm's, a bias's) on the AVX2 loop for
 // whole vectors of each row, the rest step by step.
 func applyEpilogue(ops []epilogueOp, c []float32, ldc, r0, r1, c0, c1 int) {
-	if c0 >= c1 || r0 >= r1 {
+	if c0 >= c1 || r0 >= r1 || len(ops) == 0 {
 		return
+	}
+	for i, e := range ops {
+		if e.lanes != nil { // a select: the steps before it, then it and the rest
+			applyEpilogue(ops[:i], c, ldc, r0, r1, c0, c1)
+			selectLanes(e, c, ldc, r0, r1, c0, c1)
+			applyEpilogue(ops[i+1:], c, ldc, r0, r1, c0, c1)
+			return
+		}
 	}
 	if n := (c1 - c0) &^ 7; n > 0 && haveVecAVX2 {
 		if mul, add, floor, flags, ok := epilogueRows(ops); ok {
@@ -263,6 +314,23 @@ func applyEpilogue(ops []epilogueOp, c []float32, ldc, r0, r1, c0, c1 int) {
 				minMaxPropScalarF32(e.op, e.first, row, e.s, row)
 			}
 		}
+	}
+}
+
+// selectLanes runs a select step over rows [r0, r1) x columns [c0, c1) of c: the lanes
+// where the condition fails (holds, if first) take its constant.
+func selectLanes(e epilogueOp, c []float32, ldc, r0, r1, c0, c1 int) {
+	for j := c0; j < c1; {
+		k := j + 1
+		for k < c1 && e.lanes[k] == e.lanes[j] {
+			k++
+		}
+		if e.lanes[j] == e.first {
+			for r := r0; r < r1; r++ {
+				fillF32(c[r*ldc+j:r*ldc+k], e.s)
+			}
+		}
+		j = k
 	}
 }
 

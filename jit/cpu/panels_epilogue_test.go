@@ -110,6 +110,35 @@ func minProp64(a, b float64) float64 {
 // pixels in tiles of 64 and 128 (strips and columns right of them).
 func TestFlushEpilogue(t *testing.T) {
 	defer func() { queueDots = true }()
+	d := newFlushEpilogueData()
+	for _, form := range flushEpilogueForms {
+		for _, store := range flushEpilogueStores {
+			for _, loop := range flushEpilogueLoops {
+				for _, bp := range []int{64, 128} {
+					t.Run(fmt.Sprintf("%s/%s/%s/bp=%d", form.name, store.name, loop.name, bp), func(t *testing.T) {
+						src := strings.NewReplacer("LOOPS", loop.body, "EPILOGUE", form.body, "STORE", store.body).Replace(tapsEpilogueKernel)
+						testFlushEpilogue(t, src, bp, form.queued, form.ref, d)
+					})
+				}
+			}
+		}
+	}
+}
+
+// The sizes of TestFlushEpilogue: output channels (the tile's rows) and the live ones, the
+// channel block, pixels, the input's row stride, taps and input channels.
+const fxBOC, fxM, fxBK, fxQ, fxXS, fxTaps, fxCh = 64, 35, 16, 100, 128, 9, 32
+
+// flushEpilogueData is TestFlushEpilogue's input, weight, vectors, residual and the float64
+// sums of the products.
+type flushEpilogueData struct {
+	x, w, s, t, r []float32
+	sum           []float64
+}
+
+// newFlushEpilogueData draws TestFlushEpilogue's data (one channel's shift NaN) and sums the
+// products in float64.
+func newFlushEpilogueData() *flushEpilogueData {
 	r := rand.New(rand.NewPCG(9, 10))
 	var d flushEpilogueData
 	d.x, d.w = make([]float32, fxCh*fxXS+fxTaps), make([]float32, fxTaps*fxBOC*fxCh)
@@ -130,36 +159,19 @@ func TestFlushEpilogue(t *testing.T) {
 			}
 		}
 	}
-	for _, form := range flushEpilogueForms {
-		for _, store := range flushEpilogueStores {
-			for _, loop := range flushEpilogueLoops {
-				for _, bp := range []int{64, 128} {
-					t.Run(fmt.Sprintf("%s/%s/%s/bp=%d", form.name, store.name, loop.name, bp), func(t *testing.T) {
-						src := strings.NewReplacer("LOOPS", loop.body, "EPILOGUE", form.body, "STORE", store.body).Replace(tapsEpilogueKernel)
-						testFlushEpilogue(t, src, bp, form.queued, form.ref, &d)
-					})
-				}
-			}
-		}
-	}
+	return &d
 }
 
-// The sizes of TestFlushEpilogue: output channels (the tile's rows) and the live ones, the
-// channel block, pixels, the input's row stride, taps and input channels.
-const fxBOC, fxM, fxBK, fxQ, fxXS, fxTaps, fxCh = 64, 35, 16, 100, 128, 9, 32
-
-// flushEpilogueData is TestFlushEpilogue's input, weight, vectors, residual and the float64
-// sums of the products.
-type flushEpilogueData struct {
-	x, w, s, t, r []float32
-	sum           []float64
-}
-
-func testFlushEpilogue(t *testing.T, src string, bp, queued int, ref func(p, s, t, r float64) float64, d *flushEpilogueData) {
-	kn := compileKernel(t, "taps.py", src, "taps",
+// compileTapsEpilogue compiles tapsEpilogueKernel (rendered: src) for pixel tiles of bp.
+func compileTapsEpilogue(t *testing.T, src string, bp int) *Kernel {
+	return compileKernel(t, "taps.py", src, "taps",
 		map[string]string{"x_ptr": "*fp32", "w_ptr": "*fp32", "s_ptr": "*fp32", "t_ptr": "*fp32", "r_ptr": "*fp32", "c_ptr": "*fp32",
 			"M": "i32", "Q": "i32", "XS": "i32", "T": "i32", "C": "i32"},
 		map[string]any{"BP": int64(bp), "BOC": int64(fxBOC), "BK": int64(fxBK)})
+}
+
+func testFlushEpilogue(t *testing.T, src string, bp, queued int, ref func(p, s, t, r float64) float64, d *flushEpilogueData) {
+	kn := compileTapsEpilogue(t, src, bp)
 	want := make([]float64, fxM*fxQ)
 	for i := range want {
 		want[i] = ref(d.sum[i], float64(d.s[i/fxQ]), float64(d.t[i/fxQ]), float64(d.r[i]))
@@ -192,16 +204,20 @@ func testFlushEpilogue(t *testing.T, src string, bp, queued int, ref func(p, s, 
 
 // TestGemmPanelsEpilogueCoversEveryBlock runs gemmPanels with a multiply, add and ReLU over
 // shapes whose rows and columns leave remainders on every kernel set (AVX2's padded right
-// edge, rows below the register blocks, columns past the strips): every seen element must
+// edge, rows below the register blocks, columns past the strips), in both orders (column
+// strips outside; row blocks outside where A outweighs B and the L2 cache, counted): every seen element must
 // equal the products then the steps one at a time, bit for bit (unseen ones inside a
 // register block may go through the steps too), and nothing past the product's columns is
 // written.
 func TestGemmPanelsEpilogueCoversEveryBlock(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	eachMicroKernel(func() {
-		for _, sz := range []struct{ m, n, seenRows, seenCols int }{{64, 26, 64, 26}, {70, 22, 67, 20}, {48, 64, 48, 64}, {35, 100, 35, 100}} {
-			const k, ldc = 40, 112
-			ps := make([]dotPanel, 3)
+		for _, sz := range []struct{ m, n, seenRows, seenCols, k, panels int }{{64, 26, 64, 26, 40, 3}, {70, 22, 67, 20, 40, 3}, {48, 64, 48, 64, 40, 3}, {35, 100, 35, 100, 40, 3},
+			// rows of A past the L2 cache against narrow B (streamedA): row blocks outside
+			{64, 26, 64, 26, 128, 20}, {70, 22, 67, 20, 128, 20}, {64, 40, 64, 40, 128, 20}} {
+			const ldc = 112
+			k := sz.k
+			ps := make([]dotPanel, sz.panels)
 			for i := range ps {
 				a, b := make([]float32, sz.m*k), make([]float32, k*sz.n)
 				for _, v := range [][]float32{a, b} {
@@ -219,7 +235,15 @@ func TestGemmPanelsEpilogueCoversEveryBlock(t *testing.T) {
 			var scratch []float32
 			var asm []gemmPanel
 			c, want := make([]float32, sz.m*ldc), make([]float32, sz.m*ldc)
-			gemmPanels(ps, c, ldc, &scratch, &asm, epi, sz.seenRows, sz.seenCols)
+			outside := rowsOutside.Load()
+			gemmPanels(ps, c, ldc, &scratch, &asm, epi, sz.seenRows, sz.seenCols, nil)
+			wide, full := panelStrips(sz.n)
+			if panelPadEdge {
+				full = sz.n
+			}
+			if deep := sz.panels > 3 && wide == 0 && full > 0; deep != (rowsOutside.Load() > outside) {
+				t.Fatalf("%s, %dx%d over %d panels of k = %d: row blocks outside %v, want %v", dotKernelName(), sz.m, sz.n, sz.panels, k, !deep, deep)
+			}
 			for _, p := range ps {
 				gemmF32(p.m, p.n, p.k, p.a, p.lda, p.b, p.ldb, want, ldc, &scratch)
 			}
