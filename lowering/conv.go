@@ -56,8 +56,11 @@ var convFlatKernel = true
 
 // convTapMajorMinChannels: from this many input channels per group, conv_flat.py reduces tap
 // by tap (each tl.dot then has K = channels; below it, K = channels x taps keeps the dots
-// long enough to pay for their calls). Tests lower it to check both forms.
-var convTapMajorMinChannels = 8
+// long enough to pay for their calls). From an image's 3 channels up (the models' stems):
+// the CPU backend queues the taps' dots and sums them in registers (jit/cpu's panels), so a
+// K of 3 a dot costs less than gathering the input's rows per step, a copy of the input
+// KH x KW times (bench/results/stem.md). Tests lower it to check both forms.
+var convTapMajorMinChannels = 3
 
 // convColsKernel selects, for CPU plans of the dense convolutions over small maps (at most
 // convColsMaxPixels output pixels a sample, more than one tap), a copy of the padded
@@ -291,8 +294,9 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	} else {
 		g.epi = newConvEpilogue(out, batched, chBound)
 	}
-	// Many channels per group: conv_flat.py reduces tap by tap, so that its input tile is
-	// channel planes at one shift (affine, read in place) rather than rows gathered per k.
+	// Channels enough per group (convTapMajorMinChannels): conv_flat.py reduces tap by tap,
+	// so that its input tile is channel planes at one shift (affine, read in place) rather
+	// than rows gathered per k.
 	// (Folded: one "tap" of every channel x tap, the weight [OC, C*KH*KW] as it lies)
 	// (merged groups: only the tap-major weight is laid out block-diagonal)
 	g.tapMajor = g.flat && !g.depthwise && (g.cg >= convTapMajorMinChannels || g.cols || g.diag > 1)

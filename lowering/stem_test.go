@@ -2,6 +2,7 @@ package lowering
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -47,5 +48,37 @@ func TestPoolStoresPaddedPlanes(t *testing.T) {
 			}
 		}
 		checkFixtureCPU(t, dir, Options{Device: testDevice("cpu")})
+	}
+}
+
+// The stems of the stem fixture (a 7x7 and a 3x3 stride-2 convolution of an image's 3
+// channels) reduce tap by tap in conv_flat.py (each tap's input tile the 3 phase planes at
+// one shift, read in place) instead of gathering the rows of channels x taps per step, and
+// match PyTorch (TestConvFixtures, and TestCNNFixturesAVX2 for the AVX2 kernels).
+func TestStemConvsTapMajor(t *testing.T) {
+	g, err := graph.Load(filepath.Join("testdata", "conv", "stem_n3", "graph.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Lower(g, Options{Device: testDevice("cpu")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stem := range []string{"stem", "stem3"} {
+		var src string
+		for _, ln := range plan.Launches {
+			if slices.Contains(ln.Nodes, stem) {
+				src = ln.Kernel.Source.Text
+				if ln.Kernel.Template != "conv_flat.py" {
+					t.Errorf("%s runs on %s, want conv_flat.py", stem, ln.Kernel.Template)
+				}
+			}
+		}
+		if !strings.Contains(src, "for tap in range(0, KHW):") || strings.Contains(src, "tap = ks % KHW") {
+			t.Errorf("%s does not reduce tap by tap:\n%s", stem, src)
+		}
+		if launchesOf(plan)[stem+" (weight as [tap, out, in])"] == nil {
+			t.Errorf("%s's weight is not relaid as [tap, out, in]:\n%s", stem, Explain(plan))
+		}
 	}
 }
