@@ -63,12 +63,12 @@ func TestPoolStoresPaddedPlanes(t *testing.T) {
 }
 
 // The stems of the stem fixture (a 7x7 and a 3x3 stride-2 convolution of an image's 3
-// channels) reduce tap by tap in conv_flat.py (each tap's input tile the 3 phase planes at
+// channels, and a 5x3 one at strides 3 and 2) reduce tap by tap in conv_flat.py (each tap's input tile the 3 phase planes at
 // one shift, read in place) instead of gathering the rows of channels x taps per step, and
 // match PyTorch (TestConvFixtures, and TestCNNFixturesAVX2 for the AVX2 kernels).
 func TestStemConvsTapMajor(t *testing.T) {
 	plan := lowerGraphFile(t, filepath.Join("testdata", "conv", "stem_n3", "graph.json"), "cpu")
-	for _, stem := range []string{"stem", "stem3"} {
+	for _, stem := range []string{"stem", "stem3", "stem_s3"} {
 		var src string
 		for _, ln := range plan.Launches {
 			if slices.Contains(ln.Nodes, stem) {
@@ -88,8 +88,8 @@ func TestStemConvsTapMajor(t *testing.T) {
 }
 
 // conv_pad.py copies the stem fixture's image (3 channels of 37x44 a sample) into each stem's
-// stride phase planes one plane a program, as [row, column] tiles (PlaneTiles: 4 steps a
-// plane where the row walk takes 2 x 37), and the max pool's small planes (8 channels of
+// stride phase planes (2x2, and 3x2 for stem_s3) one plane a program, as [row, column] tiles
+// (PlaneTiles: 4 or 6 steps a plane where the row walk takes 2 x 37), and the max pool's small planes (8 channels of
 // 10x11) for the strided convolution reading them by the row walk (one program over all
 // its planes); both match PyTorch.
 func TestStemPhaseCopyPlaneTiles(t *testing.T) {
@@ -108,7 +108,7 @@ func TestStemPhaseCopyPlaneTiles(t *testing.T) {
 		}
 	}
 	for node, want := range map[string]bool{"stem (input zero-padded, as 2x2 stride phases)": true,
-		"stem3 (input zero-padded, as 2x2 stride phases)": true, "strided (input zero-padded, as 2x2 stride phases)": false} {
+		"stem3 (input zero-padded, as 2x2 stride phases)": true, "stem_s3 (input zero-padded, as 3x2 stride phases)": true, "strided (input zero-padded, as 2x2 stride phases)": false} {
 		if got, ok := tiled[node]; !ok || got != want {
 			t.Errorf("%s: plane tiles %v (a pad launch: %v), want %v:\n%s", node, got, ok, want, Explain(plan))
 		}
