@@ -315,6 +315,23 @@ func BenchmarkResnet18WeightConvs(b *testing.B) {
 	}
 }
 
+// stemConvs are the first convolutions of the real models (bench/peers/real_models.py): 3 input
+// channels, stride 2, resnet18's 7x7 and the others' 3x3 (regnet_y_400mf and shufflenet_v2_x0_5
+// on 96x96 images, mobilenet_v3_small and efficientnet_b0 on 64x64).
+var stemConvs = []convShape{
+	{"resnet18/7x7s2/3-64/96x96", 3, 64, 7, 2, 96, 1},
+	{"regnet/3x3s2/3-32/96x96", 3, 32, 3, 2, 96, 1},
+	{"shufflenet/3x3s2/3-24/96x96", 3, 24, 3, 2, 96, 1},
+	{"mobilenet/3x3s2/3-16/64x64", 3, 16, 3, 2, 64, 1},
+	{"effnet/3x3s2/3-32/64x64", 3, 32, 3, 2, 64, 1},
+}
+
+// BenchmarkStemConvs is BenchmarkResnet18Convs for the models' stems (stemConvs), each with
+// its input's stride phase copy:
+//
+//	go test ./lowering -run '^$' -bench StemConvs -benchtime 40x
+func BenchmarkStemConvs(b *testing.B) { benchmarkConvs(b, stemConvs) }
+
 // BenchmarkRegnetGroupedConvs is BenchmarkResnet18Convs for regnet_y_400mf's grouped
 // convolutions (regnetGroupedConvs).
 func BenchmarkRegnetGroupedConvs(b *testing.B) { benchmarkConvs(b, regnetGroupedConvs) }

@@ -56,8 +56,11 @@ var convFlatKernel = true
 
 // convTapMajorMinChannels: from this many input channels per group, conv_flat.py reduces tap
 // by tap (each tl.dot then has K = channels; below it, K = channels x taps keeps the dots
-// long enough to pay for their calls). Tests lower it to check both forms.
-var convTapMajorMinChannels = 8
+// long enough to pay for their calls). From an image's 3 channels up (the models' stems):
+// the CPU backend queues the taps' dots and sums them in registers (jit/cpu's panels), so a
+// K of 3 a dot costs less than gathering the input's rows per step, a copy of the input
+// KH x KW times (bench/results/stem.md). Tests lower it to check both forms.
+var convTapMajorMinChannels = 3
 
 // convColsKernel selects, for CPU plans of the dense convolutions over small maps (at most
 // convColsMaxPixels output pixels a sample, more than one tap), a copy of the padded
@@ -291,8 +294,9 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	} else {
 		g.epi = newConvEpilogue(out, batched, chBound)
 	}
-	// Many channels per group: conv_flat.py reduces tap by tap, so that its input tile is
-	// channel planes at one shift (affine, read in place) rather than rows gathered per k.
+	// Channels enough per group (convTapMajorMinChannels): conv_flat.py reduces tap by tap,
+	// so that its input tile is channel planes at one shift (affine, read in place) rather
+	// than rows gathered per k.
 	// (Folded: one "tap" of every channel x tap, the weight [OC, C*KH*KW] as it lies)
 	// (merged groups: only the tap-major weight is laid out block-diagonal)
 	g.tapMajor = g.flat && !g.depthwise && (g.cg >= convTapMajorMinChannels || g.cols || g.diag > 1)
@@ -522,6 +526,7 @@ type convData struct {
 	CopyPaddedStore bool // ... whose planes are as wide as this convolution's padded input
 	HalfProducts    bool // conv_flat.py and conv_dw_blocks.py depthwise: fp16/bf16 tiles, multiplied in fp32
 	Phases          bool // conv_pad.py: write phase planes for a strided convolution
+	PlaneTiles      bool // conv_pad.py Phases: a plane a program, as [row, column] tiles
 	Blocks          bool // conv_pad.py: write channel blocks, channels last (conv_dw_blocks.py)
 	Mult            bool // conv_pad.py Blocks: output channels read input channel c // MULT
 	Grouped         bool // conv_pad.py Blocks: a block holds one in-group channel of BLOCK_PL groups (conv_grouped.py)
@@ -1266,6 +1271,16 @@ func (g *convPadGroup) emit(l *lowerer) (*Launch, error) {
 	bw := clamp(nextPow2(w), 16, 128)
 	bpl := clamp(nextPow2(cdiv(g.planes*g.models, 2*max(l.opts.Device.Cores, 1))), 1, max(8192/bw, 1))
 	programs := cdiv(g.planes, bpl)
+	bh := 0 // PlaneTiles' BLOCK_H, 0 when the planes go row by row
+	if p := g.phases; p != nil && g.blocks == nil {
+		// few large planes (an image's 3 channels into a stem): a plane a program, each
+		// phase of it [row, column] tiles, when that takes fewer steps than the row walk
+		// (a step costs about the same whatever its tile; both move the same rows)
+		rows := cdiv(g.h, p.sh)
+		if tile := clamp(nextPow2(rows), 1, max(8192/bw, 1)); g.planes*p.phh*p.phw*cdiv(rows, tile) < programs*g.h*p.phw {
+			bh, bpl, programs = tile, 1, g.planes
+		}
+	}
 	if b := g.blocks; b != nil {
 		bpl, programs = b.size, g.planes // a program moves one block
 		cb := cdiv(b.oc, b.size)
@@ -1279,13 +1294,17 @@ func (g *convPadGroup) emit(l *lowerer) (*Launch, error) {
 			args = append(args, intArg("MULT", b.mult))
 		}
 	}
-	text, err := templates.Render("conv_pad.py", convData{Fn: fn, Header: header(g.nodes, g.ops), Phases: g.phases != nil,
+	text, err := templates.Render("conv_pad.py", convData{Fn: fn, Header: header(g.nodes, g.ops), Phases: g.phases != nil, PlaneTiles: bh > 0,
 		Blocks: g.blocks != nil, Mult: g.blocks != nil && g.blocks.cg == 0 && g.blocks.mult > 1, Grouped: g.blocks != nil && g.blocks.cg > 0})
 	if err != nil {
 		return nil, err
 	}
+	consts := map[string]any{"BLOCK_PL": int64(bpl), "BLOCK_W": int64(bw)}
+	if bh > 0 {
+		consts["BLOCK_H"] = int64(bh)
+	}
 	return &Launch{
-		Kernel:    newKernel("conv_pad.py", fn, text, map[string]any{"BLOCK_PL": int64(bpl), "BLOCK_W": int64(bw)}),
+		Kernel:    newKernel("conv_pad.py", fn, text, consts),
 		Grid:      [3]int{programs, 1, g.models},
 		ModelAxis: 2,
 		Args:      args,

@@ -48,11 +48,12 @@
 //     stride over few channels, as a patch copy and a pointwise GEMM; dense ones over small
 //     maps, at most 64 output pixels a sample, as every sample's tap shifts copied side by
 //     side as columns, conv_cols.py, and one GEMM over them, so each weight tile is read once
-//     a launch): tap-major over a [tap, OC, CG] weight when groups have many channels,
-//     so both dot operands are read in place, and a convolution feeding another stores its
+//     a launch): tap-major over a [tap, OC, CG] weight when groups have 3 channels or
+//     more (the stems too), so both dot operands are read in place, and a convolution feeding another stores its
 //     output straight into the next one's zero-padded planes (Buffer.Sparse: only the
 //     interior is written, the border keeps the zeros of allocation), so only graph inputs
-//     go through a pad kernel (conv_pad.py), whose padded copy a later convolution's
+//     go through a pad kernel (conv_pad.py; a stem's few large planes as [row, column]
+//     tiles of each stride phase, a plane a program), whose padded copy a later convolution's
 //     epilogue reads its residual from when the widths agree (readPaddedLeaves), and whose
 //     stride phases a 1x1 strided convolution of the same input reads (sharePhases); a
 //     pointwise convolution feeding a strided one stores its stride phase planes, its
@@ -78,7 +79,8 @@
 //     and relu a NaN-propagating tl.maximum (propagate_nan=ALL): one pass each over a tile.
 //   - CPU pooling: max/avg row by row (pool_rows.py), storing the zero-padded planes of the
 //     unit-stride convolution reading it (instead of, or besides, its output: takePooledInput,
-//     ResNet's max pool before layer1), a global average pool as a row mean
+//     ResNet's max pool before layer1; instead of it after all when every reader took the
+//     padded planes, dropUnreadPoolOutputs), a global average pool as a row mean
 //     (reduce_rows.py); a pointwise convolution of 1x1 images as a matmul; a squeeze-excite
 //     block (global mean, FC, activation, FC, gate) as one kernel, a program per sample (se.go,
 //     se.py), the pool's launch dropped and the FCs' merged into it.

@@ -248,13 +248,15 @@ func Lower(g *graph.Graph, opts Options) (*Plan, error) {
 		keep[v.Buf] = true
 		plan.Outputs = append(plan.Outputs, Output{Name: o.Name, View: v, Shape: o.Type.Shape})
 	}
-	var written []*Buffer // per launch, the buffer its group writes
+	var written []*Buffer      // per launch, the buffer its group writes
+	var strategies [][2]string // per launch, its strategy and why
 	for _, gr := range l.groups {
 		// decided before emitting: the emitter renders the chosen tunables
 		strategy, reason, err := l.chooseStrategy(gr)
 		if err != nil {
 			return nil, err
 		}
+		strategies = append(strategies, [2]string{strategy, reason})
 		launch, err := gr.emit(l)
 		if err != nil {
 			return nil, fmt.Errorf("%s: kernel for %s: %w", g.File, strings.Join(gr.base().nodes, ","), err)
@@ -269,6 +271,9 @@ func Lower(g *graph.Graph, opts Options) (*Plan, error) {
 			return nil, fmt.Errorf("%s: internal error: kernel for %s writes %s buffer %s", g.File, strings.Join(gr.base().nodes, ","), out.Kind, out.Name)
 		}
 		written = append(written, out)
+	}
+	if err := l.dropUnreadPoolOutputs(plan, keep, strategies); err != nil {
+		return nil, err
 	}
 	used := map[*Buffer]bool{}
 	for _, ln := range plan.Launches {

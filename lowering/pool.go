@@ -2,6 +2,7 @@ package lowering
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/widejit/widejit/graph"
@@ -217,4 +218,35 @@ func (g *convGroup) takePooledInput(l *lowerer, value string, inC int) bool {
 	l.notes[prod] = append(l.notes[prod], fmt.Sprintf("stores %s zero-padded to [%d, %d] planes for %s", what, pad.hp, pad.wp, g.nodes[0]))
 	g.x = out
 	return true
+}
+
+// dropUnreadPoolOutputs re-emits each pool that stores a convolution's zero-padded planes
+// besides its dense output (takePooledInput, the output having other readers) when, the plan
+// emitted, no other launch reads that dense output and it is no graph output: every reader
+// took the padded planes (ResNet's block: its first convolution, and its residual add through
+// readPaddedLeaves), so the pool stores them alone. Launch i is group i's; strategies are
+// their strategies and reasons.
+func (l *lowerer) dropUnreadPoolOutputs(plan *Plan, keep map[*Buffer]bool, strategies [][2]string) error {
+	for i, gr := range l.groups {
+		p, ok := gr.(*poolGroup)
+		if !ok || p.padded == nil || !p.dense || keep[p.out.Buf] || slices.ContainsFunc(plan.Launches, func(ln *Launch) bool {
+			return ln.Index != i && slices.Contains(ln.buffers(), p.out.Buf)
+		}) {
+			continue
+		}
+		p.dense = false
+		for k, note := range l.notes[p] {
+			if rest, ok := strings.CutPrefix(note, "stores a copy of its output zero-padded"); ok {
+				l.notes[p][k] = "stores its output zero-padded" + rest + " (no reader needs its dense output)"
+			}
+		}
+		ln, err := p.emit(l)
+		if err != nil {
+			return fmt.Errorf("%s: kernel for %s: %w", plan.Graph, strings.Join(p.nodes, ","), err)
+		}
+		l.applyStrategy(p, ln, strategies[i][0], strategies[i][1])
+		ln.Index = i
+		plan.Launches[i] = ln
+	}
+	return nil
 }

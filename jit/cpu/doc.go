@@ -92,7 +92,8 @@
 //     live lanes (conditions that do not vary by row once per tile), check the row once
 //     and copy it; when the live lanes are one rectangle (conditions on rows alone and on
 //     columns alone) the whole span is checked once and the rows copied with no mask solved
-//     per row (memOp.moveRect). A tile that is one contiguous block
+//     per row (memOp.moveRect; lanes a stride apart, a strided pool's taps, likewise,
+//     stride-2 rows 8 lanes at a time with AVX2: evenLanes). A tile that is one contiguous block
 //     with every lane live is checked and copied at once, and an fp32 load whose consumers
 //     only read it before any store views the buffer instead of copying (alias.go). Any
 //     other consumer materializes symbolic tiles first, so the rest of the executor only

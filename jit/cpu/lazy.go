@@ -1207,7 +1207,11 @@ func (m *memOp) loadStridedRect(fr *frame, split *splitMask, maskLazy bool, tag,
 	mem, tile, st := b.f32(), fr.f32[m.data], int(laneStride)
 	for r := r0; r < r1; r++ {
 		dst, src := tile[r*n+c0:r*n+c1], mem[o:o+(c1-c0-1)*st+1]
-		for j := range dst {
+		j := 0
+		if st == 2 { // (a stride-2 pool's taps, a stride phase copy's rows)
+			j = evenLanes(dst, src)
+		}
+		for ; j < len(dst); j++ {
 			dst[j] = src[j*st]
 		}
 		o += int(rowStride)

@@ -446,34 +446,45 @@ func offsetOf(msg string) string {
 // columns cut by the mask, and a live span that would leave the buffer is an error naming
 // the load.
 func TestStridedLaneLoads(t *testing.T) {
-	const br, bc = 4, 8
-	k := loadKernel(t, filepath.Join("testdata", "lanestride.py"), "lanestride_kernel",
-		map[string]string{"x_ptr": "*fp32", "out_ptr": "*fp32", "R": "i32", "C": "i32", "c0": "i32", "xs": "i32", "st": "i32"},
-		map[string]any{"BLOCK_R": int64(br), "BLOCK_C": int64(bc)})
-	for _, p := range [][5]int{{4, 8, 0, 24, 3}, {3, 5, 1, 17, 2}, {4, 8, 2, 16, 2}, {2, 8, 0, 9, 1}, {0, 8, 0, 24, 3}} {
-		r, c, c0, xs, st := p[0], p[1], p[2], p[3], p[4]
-		x := make([]float32, br*xs)
-		for i := range x {
-			x[i] = float32(i) + 0.5
-		}
-		out := make([]float32, br*bc)
-		ob := f32Buf(t, out)
-		if err := k.Launch(grid1(1), []jit.Arg{buf(f32Buf(t, x)), buf(ob), scalar(int64(r)), scalar(int64(c)), scalar(int64(c0)), scalar(int64(xs)), scalar(int64(st))}); err != nil {
-			t.Fatalf("%v: %v", p, err)
-		}
-		got := ob.f32()
-		for i := range br {
-			for j := range bc {
-				want := float32(-1)
-				if i < r && j < c && j >= c0 {
-					want = x[i*xs+j*st]
-				}
-				if got[i*bc+j] != want {
-					t.Fatalf("%v: out[%d][%d] = %v, want %v", p, i, j, got[i*bc+j], want)
+	const br = 4
+	lanestride := func(bc int) *Kernel {
+		return loadKernel(t, filepath.Join("testdata", "lanestride.py"), "lanestride_kernel",
+			map[string]string{"x_ptr": "*fp32", "out_ptr": "*fp32", "R": "i32", "C": "i32", "c0": "i32", "xs": "i32", "st": "i32"},
+			map[string]any{"BLOCK_R": int64(br), "BLOCK_C": int64(bc)})
+	}
+	// (BLOCK_C 64: rows long enough for the AVX2 stride-2 copy, evenLanes, and its Go tail)
+	for bc, cases := range map[int][][5]int{
+		8:  {{4, 8, 0, 24, 3}, {3, 5, 1, 17, 2}, {4, 8, 2, 16, 2}, {2, 8, 0, 9, 1}, {0, 8, 0, 24, 3}},
+		64: {{4, 64, 0, 130, 2}, {3, 61, 3, 140, 2}, {4, 17, 1, 40, 2}, {4, 64, 0, 127, 2}, {2, 9, 0, 19, 2}, {4, 40, 5, 121, 3}},
+	} {
+		k := lanestride(bc)
+		for _, p := range cases {
+			r, c, c0, xs, st := p[0], p[1], p[2], p[3], p[4]
+			x := make([]float32, br*xs+bc*st)
+			for i := range x {
+				x[i] = float32(i) + 0.5
+			}
+			out := make([]float32, br*bc)
+			ob := f32Buf(t, out)
+			if err := k.Launch(grid1(1), []jit.Arg{buf(f32Buf(t, x)), buf(ob), scalar(int64(r)), scalar(int64(c)), scalar(int64(c0)), scalar(int64(xs)), scalar(int64(st))}); err != nil {
+				t.Fatalf("%v: %v", p, err)
+			}
+			got := ob.f32()
+			for i := range br {
+				for j := range bc {
+					want := float32(-1)
+					if i < r && j < c && j >= c0 {
+						want = x[i*xs+j*st]
+					}
+					if got[i*bc+j] != want {
+						t.Fatalf("BLOCK_C %d, %v: out[%d][%d] = %v, want %v", bc, p, i, j, got[i*bc+j], want)
+					}
 				}
 			}
 		}
 	}
+	k := lanestride(8)
+	const bc = 8
 	// the last live lane of row 3 lies past the buffer's end
 	x := make([]float32, 3*24+5)
 	err := k.Launch(grid1(1), []jit.Arg{buf(f32Buf(t, x)), buf(f32Buf(t, make([]float32, br*bc))), scalar(int64(4)), scalar(int64(8)), scalar(int64(0)), scalar(int64(24)), scalar(int64(3))})

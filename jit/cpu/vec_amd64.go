@@ -160,6 +160,21 @@ func storeF32(dst, src []float32, bufBytes int) {
 }
 
 //go:noescape
+func evenLanesAVX2(dst, src *float32, n int)
+
+// evenLanes sets dst[j] = src[2j] for the leading lanes it can with AVX2 (a multiple of 8,
+// within both slices: src holds every lane it reads) and returns how many; the caller does
+// the rest.
+func evenLanes(dst, src []float32) int {
+	n := min(len(dst), len(src)/2) &^ 7
+	if !haveVecAVX2 || n == 0 {
+		return 0
+	}
+	evenLanesAVX2(&dst[0], &src[0], n)
+	return n
+}
+
+//go:noescape
 func transposeStripAVX2(dst, src *float32, blocks, srcStride, dstStride int)
 
 // transposeBlocks transposes the leading [rows&^7, cols&^7] corner of src [rows, cols] into

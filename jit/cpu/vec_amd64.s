@@ -1040,3 +1040,26 @@ epi_l3:
 epi_done:
 	VZEROUPPER
 	RET
+
+// func evenLanesAVX2(dst, src *float32, n int): dst[j] = src[2j] for j < n, n a multiple of 8;
+// reads src[0 .. 2n). Per 16 floats: VSHUFPS picks the even lanes of each 128-bit half of
+// both vectors (a0 a2 b0 b2 | a4 a6 b4 b6), VPERMPD puts the 64-bit pairs back in order.
+TEXT ·evenLanesAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JZ   evendone
+evenloop:
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 32(SI), Y1
+	VSHUFPS $0x88, Y1, Y0, Y2
+	VPERMPD $0xD8, Y2, Y2
+	VMOVUPS Y2, 0(DI)
+	ADDQ    $64, SI
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     evenloop
+evendone:
+	VZEROUPPER
+	RET

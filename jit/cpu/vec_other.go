@@ -18,6 +18,8 @@ func storeF32(dst, src []float32, bufBytes int) { copy(dst, src) }
 
 func transposeBlocks(dst, src []float32, rows, cols int) (int, int) { return 0, 0 }
 
+func evenLanes(dst, src []float32) int { return 0 }
+
 func vecMulAddF32(x []float32, a, b float32, z []float32) int { return 0 }
 
 func vecMulAddVV(x, y, a, z []float32) int { return 0 }

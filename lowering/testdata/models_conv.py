@@ -340,7 +340,9 @@ class ConvsStem(nn.Module):
     after them: 7x7 stride-2 conv + BN + ReLU, a 3x3 stride-2 padded max pool read by a 3x3
     conv (+BN) and as that one's residual (+ReLU); a ceil-mode max pool whose one reader is a
     3x3 conv (the padded planes only); an average pool read by a dilated 3x3 and returned too;
-    and a max pool read by a strided conv (the pad kernel's phase copy)."""
+    and a max pool read by a strided conv (the pad kernel's phase copy). Beside it, the other
+    models' stem on the same image: a 3x3 stride-2 conv (+bias, ReLU6) of its 3 channels, and a
+    5x3 one at strides 3 and 2 padded 2 and 0 (3 x 2 stride phases of the image)."""
 
     def __init__(self):
         super().__init__()
@@ -351,6 +353,8 @@ class ConvsStem(nn.Module):
         self.pool_ceil, self.after_ceil = nn.MaxPool2d(3, stride=2, ceil_mode=True), nn.Conv2d(8, 5, 3, padding=1)
         self.avg, self.dilated = nn.AvgPool2d(3, stride=2, padding=1), nn.Conv2d(8, 6, 3, padding=2, dilation=2)
         self.strided = nn.Conv2d(8, 4, 3, stride=2, padding=1)
+        self.stem3 = nn.Conv2d(3, 5, 3, stride=2, padding=1)
+        self.stem_s3 = nn.Conv2d(3, 4, (5, 3), stride=(3, 2), padding=(2, 0), bias=False)
         _randomize_bn(self.stem_bn)
         _randomize_bn(self.bn)
 
@@ -359,7 +363,7 @@ class ConvsStem(nn.Module):
         p = self.pool(x)
         a = self.avg(x)
         return (torch.relu(self.bn(self.conv(p)) + p), self.after_ceil(self.pool_ceil(x)), a, self.dilated(a),
-                self.strided(self.pool(-x)))
+                self.strided(self.pool(-x)), F.relu6(self.stem3(img)), self.stem_s3(img))
 
 
 class ConvsSmallMaps(nn.Module):

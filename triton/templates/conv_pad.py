@@ -7,6 +7,10 @@ Phases (strided convolutions): each plane becomes PHH x PHW phase planes [Hp, Wp
 elements apart: padded pixel (r, c) = (i + pad_h, j + pad_w) goes to (r // stride_h,
 c // stride_w) of phase (r % stride_h, c % stride_w); pixels of phases or rows and columns
 that no tap reads are dropped.
+PlaneTiles (Phases, few large planes: the stems' images): program (plane, -, model) moves one
+plane, each (row phase, column phase) of it as [row, column] tiles whose rows are stride_h
+image rows apart and columns stride_w apart (both affine), a few steps a plane where the row
+walk takes H x PHW of them.
 Blocks (conv_dw_blocks.py's channel blocks): program (sample x block, -, model) moves the
 BLOCK_PL channels of one block (output channel c reads input channel c // MULT when Mult) to
 o[sample, block, (phases,) Hp, Wp, BLOCK_PL], BLOCK_STRIDE elements a block: the same planes,
@@ -16,7 +20,7 @@ Grouped (conv_grouped.py's blocks): lane rc of block pid % CB = (group block, in
 ci) holds group (pid % CB) // CG * BLOCK_PL + rc, of OC groups, its input channel group * CG + ci;
 the tile is stored as loaded, [channel, column], each channel's row one run BLOCK_PL apart
 (blocks of 8 or 16 channels made the transposed tile's stores a short row per column).
-Data: Fn, Header, Phases, Blocks, Mult, Grouped.
+Data: Fn, Header, Phases, PlaneTiles, Blocks, Mult, Grouped.
 */ -}}
 import triton
 import triton.language as tl
@@ -29,13 +33,38 @@ import triton.language as tl
 @triton.jit
 def {{.Fn}}(
     x_ptr, x_mstride, o_ptr, o_mstride, H, W, Hp, Wp, pad_off, PLANES,{{if .Phases}} pad_h, pad_w, stride_h, stride_w, PHH, PHW, PLANE,{{end}}{{if .Blocks}} x_bstride, OC, CB, BLOCK_STRIDE,{{if .Mult}} MULT,{{end}}{{if .Grouped}} CG,{{end}}{{end}}
-    BLOCK_PL: tl.constexpr, BLOCK_W: tl.constexpr,
+    BLOCK_PL: tl.constexpr, BLOCK_W: tl.constexpr,{{if .PlaneTiles}} BLOCK_H: tl.constexpr,{{end}}
 ):
     # one image row i of BLOCK_PL planes at a time: both tiles [plane, column] are affine
     # (planes H*W apart in x, Hp*Wp apart in o), so each moves as rows after one bounds check
     pid = tl.program_id(0)
     model = tl.program_id(2)
     rw = tl.arange(0, BLOCK_W)
+{{- if .PlaneTiles}}
+    # one plane: per row phase ph, image rows i_first + s*stride_h (padded row r_first + s of
+    # the phase), per column phase pc, columns j_first + t*stride_w (column c_first + t)
+    rh = tl.arange(0, BLOCK_H)
+    x_base = x_ptr + model * x_mstride + pid * (H * W)
+    o_base = o_ptr + model * o_mstride + pid * (PHH * PHW * PLANE)
+    for ph in range(0, PHH):
+        i_first = (ph - pad_h % stride_h + stride_h) % stride_h
+        r_first = (i_first + pad_h) // stride_h
+        for pc in range(0, PHW):
+            j_first = (pc - pad_w % stride_w + stride_w) % stride_w
+            c_first = (j_first + pad_w) // stride_w
+            for s0 in range(0, (H + stride_h - 1) // stride_h, BLOCK_H):
+                s = s0 + rh
+                i = i_first + s * stride_h
+                rr = r_first + s
+                for t0 in range(0, (W + stride_w - 1) // stride_w, BLOCK_W):
+                    t = t0 + rw
+                    j = j_first + t * stride_w
+                    cc = c_first + t
+                    # (rows and columns no tap reads, past Hp and Wp, are dropped)
+                    inside = (i[:, None] < H) & (rr[:, None] < Hp) & (j[None, :] < W) & (cc[None, :] < Wp)
+                    v = tl.load(x_base + i[:, None] * W + j[None, :], mask=inside, other=0.0)
+                    tl.store(o_base + (ph * PHW + pc) * PLANE + rr[:, None] * Wp + cc[None, :], v, mask=inside)
+{{- else}}
 {{- if .Blocks}}
     rc = tl.arange(0, BLOCK_PL)
 {{- if .Grouped}}
@@ -99,5 +128,6 @@ def {{.Fn}}(
             tl.store(o_base + (pad_off + i * Wp + j[:, None]) * BLOCK_PL + rc[None, :], tl.trans(v), mask=j[:, None] < W)
 {{- else}}
             tl.store(o_base + pad_off + i * Wp + j[None, :], v, mask=inside)
+{{- end}}
 {{- end}}
 {{- end}}
