@@ -147,8 +147,14 @@ func TestPeer(t *testing.T) {
 		}
 		for _, v := range wantVariants[cl.Model] {
 			rel, checked := cl.Check.BatchedMaxRel[v]
-			if cl.TorchBatched[v+"@1t"] == nil || !checked || rel > 1e-4 {
-				t.Errorf("%s: variant %s timing %v, checked %v, max rel %v", cl.Model, v, cl.TorchBatched[v+"@1t"], checked, rel)
+			// timed at one thread count at least: one far slower than another is not timed
+			// (measure.go's slowerThreads), which a loaded machine can make either of them
+			timed := false
+			for key, tm := range cl.TorchBatched {
+				timed = timed || strings.HasPrefix(key, v+"@") && tm != nil
+			}
+			if !timed || !checked || rel > 1e-4 {
+				t.Errorf("%s: variant %s timed %v (%v), checked %v, max rel %v", cl.Model, v, timed, cl.TorchBatched, checked, rel)
 			}
 		}
 		if loop := cl.TorchLoops["loop@1t"]; loop == nil || cl.TorchLoop.MedianMS > loop.MedianMS {
