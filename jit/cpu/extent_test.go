@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"math/rand"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/widejit/widejit/jit"
@@ -481,5 +482,56 @@ func TestDotSkipsChecksThroughRowStores(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestObservedAccumulatorStartsFromItsConstant: an accumulator seen only through the store
+// masks starts from its constant (tl.full, 0.75) on their rectangle, filled rather than
+// copied (compileFor's initSpans): the stored values are 0.75 + the padded product, times 2,
+// nothing outside the mask written, and the dot does not scan its operands.
+func TestObservedAccumulatorStartsFromItsConstant(t *testing.T) {
+	const bm, bn, bk = 32, 64, 32
+	src := strings.Replace(rowStoreDotKernel, "acc = tl.zeros((BM, BN), dtype=tl.float32)", "acc = tl.full((BM, BN), 0.75, tl.float32)", 1)
+	if src == rowStoreDotKernel {
+		t.Fatal("rowStoreDotKernel no longer starts from tl.zeros")
+	}
+	k := compileKernel(t, "row_dot_full.py", src, "row_dot", map[string]string{"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32"},
+		map[string]any{"BM": int64(bm), "BN": int64(bn), "BK": int64(bk), "MASK_BEFORE": true})
+	rng := rand.New(rand.NewSource(7))
+	for _, tc := range []struct{ m, n, k int }{{9, 40, 64}, {32, 64, 32}, {17, 33, 40}} {
+		a, b := randF32(rng, tc.m*tc.k, 1), randF32(rng, tc.n*tc.k, 1)
+		const sentinel = 12345
+		c := make([]float32, bm*bn)
+		for i := range c {
+			c[i] = sentinel
+		}
+		out := f32Buf(t, c)
+		checks := finiteChecks.Load()
+		if err := k.Launch(grid1(1), []jit.Arg{buf(f32Buf(t, a)), buf(f32Buf(t, b)), buf(out),
+			scalar(int64(tc.m)), scalar(int64(tc.n)), scalar(int64(tc.k))}); err != nil {
+			t.Fatal(err)
+		}
+		if scanned := finiteChecks.Load() - checks; scanned != 0 {
+			t.Errorf("%+v: the dot scanned its operands %d times, want none (the accumulator is observed)", tc, scanned)
+		}
+		got := out.f32()
+		for i := range bm {
+			for j := range bn {
+				g := float64(got[i*bn+j])
+				if i >= tc.m || j >= tc.n {
+					if g != sentinel {
+						t.Fatalf("%+v: c[%d,%d] = %v outside the mask, want it untouched", tc, i, j, g)
+					}
+					continue
+				}
+				dot := 0.75
+				for p := range tc.k {
+					dot += float64(a[i*tc.k+p]) * float64(b[j*tc.k+p])
+				}
+				if want := float64(float32(dot) * 2); math.Abs(g-want) > 1e-4*(1+math.Abs(want)) {
+					t.Fatalf("%+v: c[%d,%d] = %v, want %v", tc, i, j, g, want)
+				}
+			}
+		}
 	}
 }
