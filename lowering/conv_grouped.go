@@ -36,10 +36,10 @@ const convMergedMaxWidth = 64
 // of every tile masked, so that tl.dot scanned an operand for infinities at every step (jit/cpu
 // extent.go), and each (sample, group) program's fixed work outweighed its multiply-adds
 // (bench/results/regnet.md). Exact: an infinite or NaN input of one group times the others'
-// zero weights would make their outputs NaN, so a program whose outputs are not all finite
-// recomputes them group by group (conv_flat.py's Merged). 1 (no merging) where no divisor does within convMergedMaxWidth
-// channels (a prime number of groups), for depthwise, pointwise and 1x1 convolutions, and
-// where conv_grouped.py is forced (convGroupedAlways).
+// zero weights would make their outputs NaN, so a program whose tile is not all finite
+// recomputes it group by group (conv_flat.py's Merged). 1 (no merging) where no divisor does
+// within convMergedMaxWidth channels (a prime number of groups), for depthwise, pointwise and
+// 1x1 convolutions, and where conv_grouped.py is forced (convGroupedAlways).
 func (g *convGroup) mergedGroups() int {
 	w := max(g.cg, g.ocg)
 	if !convMergeGroups || convGroupedAlways || g.groups == 1 || g.cg == 1 || w >= 16 || g.kh*g.kw == 1 {

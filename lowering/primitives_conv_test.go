@@ -418,14 +418,7 @@ func TestGroupedMergedNonFinite(t *testing.T) {
 			t.Fatalf("%s: expected output %s is finite everywhere; the fixture tests nothing", dir, name)
 		}
 	}
-	g, err := graph.Load(filepath.Join(dir, "graph.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := Lower(g, Options{Device: testDevice("cpu")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := lowerGraphFile(t, filepath.Join(dir, "graph.json"), "cpu")
 	merged := map[string][2]int{"g8": {3, 2}, "g8_s2": {3, 2}, "g5": {1, 5}} // conv -> GROUPS, DIAG
 	for _, ln := range plan.Launches {
 		if ln.Kernel.Template != "conv_flat.py" || len(ln.Nodes) == 0 {

@@ -28,10 +28,10 @@ func ReadTensors(tb testing.TB, path string) map[string]*safetensors.Tensor {
 }
 
 // CompareTensors checks got against want: equal shapes and |got - want| <= 1e-5 + rtol *
-// max|want| (of the finite ones) everywhere, rtol = want.DType.CheckRTol() (fp32: 1e-4, a backend computes exactly
-// and the difference is summation order; bfloat16 1.6e-2 and float16 1e-3, the references
-// round every op to the half type). A NaN matches only a NaN, an infinity only itself. The
-// error names the worst element.
+// max|want| (over its finite values) everywhere, rtol = want.DType.CheckRTol() (fp32: 1e-4,
+// a backend computes exactly and the difference is summation order; bfloat16 1.6e-2 and
+// float16 1e-3, the references round every op to the half type). A NaN matches only a NaN,
+// an infinity only itself. The error names the worst element.
 func CompareTensors(got, want *safetensors.Tensor) error {
 	if want == nil {
 		return fmt.Errorf("tensor missing (got %v, want false)", got != nil)

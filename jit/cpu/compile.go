@@ -464,13 +464,17 @@ func (c *compiler) compileFor(in *ir.Instr, args, results []int) (step, error) {
 		consumed[i] = c.consumedBy(v, in)
 	}
 	// An accumulator seen only through store masks (observed.go) starts filled on their
-	// rectangle alone: an edge tile's accumulator costs its live part.
+	// rectangle alone: an edge tile's accumulator costs its live part. (From a constant,
+	// tl.zeros, the rectangle is filled with it, not copied: see initConst.)
 	initSpans := make([]func(fr *frame), len(inits))
-	for i := range inits {
+	for i, v := range in.Args[3:] {
 		if obs := c.observedBy[in.Results[i]]; obs != nil && cls[i] == clsF32 {
 			dst, src := iters[i], inits[i]
 			rows, n := tileRows(c.p.slotType[dst])
 			span := func(fr *frame, lo, hi int) { copy(fr.f32[dst][lo:hi], fr.f32[src][lo:hi]) }
+			if d := v.Def; d != nil && isFloatTileConst(d) && !c.absorbed[v] {
+				span = func(fr *frame, lo, hi int) { fillF32(fr.f32[dst][lo:hi], fr.f32[src][0]) }
+			}
 			initSpans[i] = func(fr *frame) { fr.spans(obs, rows, n, span) }
 		}
 	}

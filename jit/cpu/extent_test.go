@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"math/rand"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/widejit/widejit/jit"
@@ -446,40 +447,71 @@ func TestDotSkipsChecksThroughRowStores(t *testing.T) {
 				b[(tc.n-1)*tc.k+tc.k/2] = float32(math.NaN())
 			}
 			for _, before := range []bool{true, false} {
-				const sentinel = 12345
-				c := make([]float32, bm*bn)
-				for i := range c {
-					c[i] = sentinel
-				}
-				out := f32Buf(t, c)
-				checks := finiteChecks.Load()
-				if err := kernels[before].Launch(grid1(1), []jit.Arg{buf(f32Buf(t, a)), buf(f32Buf(t, b)), buf(out),
-					scalar(int64(tc.m)), scalar(int64(tc.n)), scalar(int64(tc.k))}); err != nil {
-					t.Fatal(err)
-				}
-				if scanned := finiteChecks.Load() - checks; scanned != 0 == before {
+				if scanned := launchRowDot(t, kernels[before], a, b, tc.m, tc.n, tc.k, 0); scanned != 0 == before {
 					t.Errorf("mask built before the dot's loop %v: the dot scanned its operands %d times", before, scanned)
-				}
-				got := out.f32()
-				for i := range bm {
-					for j := range bn {
-						g := float64(got[i*bn+j])
-						if i >= tc.m || j >= tc.n {
-							if g != sentinel {
-								t.Fatalf("c[%d,%d] = %v outside the mask, want it untouched", i, j, g)
-							}
-							continue
-						}
-						dot := 0.0
-						for p := range tc.k {
-							dot += float64(a[i*tc.k+p]) * float64(b[j*tc.k+p])
-						}
-						if want := float64(float32(dot) * 2); !closeOrSameSpecial(g, want) {
-							t.Fatalf("c[%d,%d] = %v, want %v", i, j, g, want)
-						}
-					}
 				}
 			}
 		})
+	}
+}
+
+// launchRowDot runs a row_dot kernel (rowStoreDotKernel, BM = 32, BN = 64, its accumulator
+// starting from init) on one program over A [m, kk] and B^T [n, kk], checks that it stored
+// (init + A B^T) * 2 inside the mask, infinities and NaNs included, and nothing outside it,
+// and returns how many times its dot scanned the operands for infinities.
+func launchRowDot(t *testing.T, k *Kernel, a, b []float32, m, n, kk int, init float64) int64 {
+	t.Helper()
+	const bm, bn, sentinel = 32, 64, 12345
+	c := make([]float32, bm*bn)
+	for i := range c {
+		c[i] = sentinel
+	}
+	out := f32Buf(t, c)
+	checks := finiteChecks.Load()
+	if err := k.Launch(grid1(1), []jit.Arg{buf(f32Buf(t, a)), buf(f32Buf(t, b)), buf(out),
+		scalar(int64(m)), scalar(int64(n)), scalar(int64(kk))}); err != nil {
+		t.Fatal(err)
+	}
+	scanned := finiteChecks.Load() - checks
+	got := out.f32()
+	for i := range bm {
+		for j := range bn {
+			g := float64(got[i*bn+j])
+			if i >= m || j >= n {
+				if g != sentinel {
+					t.Fatalf("c[%d,%d] = %v outside the mask, want it untouched", i, j, g)
+				}
+				continue
+			}
+			dot := init
+			for p := range kk {
+				dot += float64(a[i*kk+p]) * float64(b[j*kk+p])
+			}
+			if want := float64(float32(dot) * 2); !closeOrSameSpecial(g, want) {
+				t.Fatalf("c[%d,%d] = %v, want %v", i, j, g, want)
+			}
+		}
+	}
+	return scanned
+}
+
+// TestObservedAccumulatorStartsFromItsConstant: an accumulator seen only through the store
+// masks starts from its constant (tl.full, 0.75) on their rectangle, filled rather than
+// copied (compileFor's initSpans): the stored values are 0.75 + the padded product, times 2,
+// nothing outside the mask written, and the dot does not scan its operands.
+func TestObservedAccumulatorStartsFromItsConstant(t *testing.T) {
+	const bm, bn, bk = 32, 64, 32
+	src := strings.Replace(rowStoreDotKernel, "acc = tl.zeros((BM, BN), dtype=tl.float32)", "acc = tl.full((BM, BN), 0.75, tl.float32)", 1)
+	if src == rowStoreDotKernel {
+		t.Fatal("rowStoreDotKernel no longer starts from tl.zeros")
+	}
+	k := compileKernel(t, "row_dot_full.py", src, "row_dot", map[string]string{"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32"},
+		map[string]any{"BM": int64(bm), "BN": int64(bn), "BK": int64(bk), "MASK_BEFORE": true})
+	rng := rand.New(rand.NewSource(7))
+	for _, tc := range []struct{ m, n, k int }{{9, 40, 64}, {32, 64, 32}, {17, 33, 40}} {
+		a, b := randF32(rng, tc.m*tc.k, 1), randF32(rng, tc.n*tc.k, 1)
+		if scanned := launchRowDot(t, k, a, b, tc.m, tc.n, tc.k, 0.75); scanned != 0 {
+			t.Errorf("%+v: the dot scanned its operands %d times, want none (the accumulator is observed)", tc, scanned)
+		}
 	}
 }
