@@ -139,8 +139,10 @@ func benchmarkPerCore(b *testing.B, flopsPerCall int, setup func() func()) {
 // them with row blocks outside (streamedA): resnet18's layer-4 3x3/512 at BLOCK_OC 64, 26
 // pixel columns, 36 panels of k = 128 along weight rows 4608 floats apart, a different
 // weight every call (19 MB a core, past the L2 cache, as a launch at N = 8 reads its 75 MB),
-// with the panels kernels that prefetch the rows ahead (stream) and without (plain); the
-// weights' first pass (page faults) falls in the timing, so run enough calls:
+// with the panels kernels that prefetch the rows ahead (stream) and without (plain). Under
+// AVX-512 the 26 columns are narrower than a panel strip (gemmF32 runs them): the two are the
+// same code there, a measure of the noise. The weights' first pass (page faults) falls in
+// the timing, so run enough calls:
 //
 //	go test ./jit/cpu -run '^$' -bench StreamedPanels -benchtime 2000x -count 5
 func BenchmarkStreamedPanels(b *testing.B) {
