@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/widejit/widejit/triton/ir"
@@ -76,45 +77,36 @@ func BenchmarkLiteralMaskConv(b *testing.B) {
 // 64 channels), as the queued dots of a tap loop run (gemmPanels), and on the wider panels
 // kernel where the CPU has one (8x48 on Intel AVX-512).
 func BenchmarkDotMicroKernel(b *testing.B) {
-	for _, isa := range []string{"avx512", "avx2"} {
-		b.Run(isa, func(b *testing.B) {
-			if isa == "avx512" && !haveAVX512 {
-				b.Skip("no AVX-512 on this CPU")
-			}
-			if isa == "avx2" {
-				selectMicroKernel(false)
-				defer selectMicroKernel(true)
-			}
-			mr, w := gemmWide.mr, gemmWide.w
-			b.Run(fmt.Sprintf("tile=%dx%d/k=256", mr, w), func(b *testing.B) {
-				const k = 256
-				benchmarkPerCore(b, 2*mr*w*k, func() func() {
-					a, bb, c := make([]float32, mr*k), make([]float32, k*w), make([]float32, mr*w)
+	eachISA(b, func(b *testing.B) {
+		mr, w := gemmWide.mr, gemmWide.w
+		b.Run(fmt.Sprintf("tile=%dx%d/k=256", mr, w), func(b *testing.B) {
+			const k = 256
+			benchmarkPerCore(b, 2*mr*w*k, func() func() {
+				a, bb, c := make([]float32, mr*k), make([]float32, k*w), make([]float32, mr*w)
+				var scratch []float32
+				return func() { gemmF32(mr, w, k, a, k, bb, w, c, w, &scratch) }
+			})
+		})
+		widths := []int{w}
+		if panelWide.run != nil {
+			widths = append(widths, panelWide.cols)
+		}
+		for _, w := range widths {
+			b.Run(fmt.Sprintf("panels=%dx%d/taps=9/k=64", mr, w), func(b *testing.B) {
+				const taps, k = 9, 64
+				benchmarkPerCore(b, 2*mr*w*k*taps, func() func() {
+					ps := make([]dotPanel, taps)
+					for i := range ps {
+						ps[i] = dotPanel{a: make([]float32, mr*k), b: make([]float32, k*w), lda: k, ldb: w, m: mr, n: w, k: k}
+					}
+					c := make([]float32, mr*w)
 					var scratch []float32
-					return func() { gemmF32(mr, w, k, a, k, bb, w, c, w, &scratch) }
+					var asm []gemmPanel
+					return func() { gemmPanels(ps, c, w, &scratch, &asm, nil, 0, 0, nil) }
 				})
 			})
-			widths := []int{w}
-			if panelWide.run != nil {
-				widths = append(widths, panelWide.cols)
-			}
-			for _, w := range widths {
-				b.Run(fmt.Sprintf("panels=%dx%d/taps=9/k=64", mr, w), func(b *testing.B) {
-					const taps, k = 9, 64
-					benchmarkPerCore(b, 2*mr*w*k*taps, func() func() {
-						ps := make([]dotPanel, taps)
-						for i := range ps {
-							ps[i] = dotPanel{a: make([]float32, mr*k), b: make([]float32, k*w), lda: k, ldb: w, m: mr, n: w, k: k}
-						}
-						c := make([]float32, mr*w)
-						var scratch []float32
-						var asm []gemmPanel
-						return func() { gemmPanels(ps, c, w, &scratch, &asm, nil, 0, 0, nil) }
-					})
-				})
-			}
-		})
-	}
+		}
+	})
 }
 
 // benchmarkPerCore runs one call of setup's function per iteration on every core at once
@@ -140,5 +132,67 @@ func benchmarkPerCore(b *testing.B, flopsPerCall int, setup func() func()) {
 	if cpuTime > 0 && peak > 0 {
 		b.ReportMetric(flops/cpuTime.Seconds()/1e9, "GFLOP/cpu-s")
 		b.ReportMetric(100*flops/cpuTime.Seconds()/1e9/peak, "%peak")
+	}
+}
+
+// BenchmarkStreamedPanels: a folded small-map convolution's queued dots as gemmPanels runs
+// them with row blocks outside (streamedA): resnet18's layer-4 3x3/512 at BLOCK_OC 64, 26
+// pixel columns, 36 panels of k = 128 along weight rows 4608 floats apart, a different
+// weight every call (19 MB a core, past the L2 cache, as a launch at N = 8 reads its 75 MB),
+// with the panels kernels that prefetch the rows ahead (stream) and without (plain). Under
+// AVX-512 the 26 columns are narrower than a panel strip (gemmF32 runs them): the two are the
+// same code there, a measure of the noise. The weights' first pass (page faults) falls in
+// the timing, so run enough calls:
+//
+//	go test ./jit/cpu -run '^$' -bench StreamedPanels -benchtime 2000x -count 5
+func BenchmarkStreamedPanels(b *testing.B) {
+	eachISA(b, func(b *testing.B) {
+		for _, kind := range []string{"stream", "plain"} {
+			b.Run(kind, func(b *testing.B) {
+				if kind == "plain" {
+					saved := panelKernels
+					panelKernels = slices.Clone(panelKernels)
+					for i := range panelKernels {
+						panelKernels[i].stream = nil
+					}
+					defer func() { panelKernels = saved }()
+				}
+				const rows, cols, panels, k, weights = 64, 26, 36, 128, 16
+				const lda = panels * k
+				benchmarkPerCore(b, 2*rows*cols*lda, func() func() {
+					w := make([]float32, weights*rows*lda)
+					bb, c := make([]float32, lda*cols), make([]float32, rows*cols)
+					ps := make([]dotPanel, panels)
+					var scratch []float32
+					var asm []gemmPanel
+					next := 0
+					return func() {
+						a := w[next*rows*lda:]
+						next = (next + 1) % weights
+						for i := range ps {
+							ps[i] = dotPanel{a: a[i*k:], lda: lda, b: bb[i*k*cols:], ldb: cols, m: rows, n: cols, k: k}
+						}
+						gemmPanels(ps, c, cols, &scratch, &asm, nil, 0, 0, nil)
+					}
+				})
+			})
+		}
+	})
+}
+
+// eachISA runs f as a sub-benchmark on the AVX-512 kernels (where the CPU has them) and on
+// the AVX2 ones.
+func eachISA(b *testing.B, f func(b *testing.B)) {
+	for _, isa := range []string{"avx512", "avx2"} {
+		b.Run(isa, func(b *testing.B) {
+			if isa == "avx512" && !haveAVX512 {
+				b.Skip("no AVX-512 on this CPU")
+			}
+			if isa == "avx2" {
+				selectMicroKernel(false)
+				defer selectMicroKernel(true)
+			}
+			f(b)
+		})
 	}
 }

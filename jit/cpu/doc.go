@@ -55,9 +55,12 @@
 //     buffer views and, when it ends, sums all of them per register block on the panels
 //     kernels (8x48 on Intel AVX-512: three B vectors a broadcast; under AVX2 6x16 with 4x16
 //     for the rows left, and a right edge on them or 8-wide ones through zero-padded copies),
-//     bit for bit the dots in turn (panels.go). When the nest's accumulator then goes through
-//     per-row steps (a bias, BatchNorm's multiply and add, a NaN-propagating ReLU) before its
-//     stores, those steps join the queue: each register block goes through them right after
+//     bit for bit the dots in turn (panels.go): column strips outside, or, where the rows of
+//     A outweigh B and the L2 cache (a folded small map's weight), row blocks outside, each
+//     block's first strip on kernels that prefetch its rows ahead. When the nest's
+//     accumulator then goes through per-row steps (a bias, BatchNorm's multiply and add, a
+//     NaN-propagating ReLU) before its stores, those steps join the queue: each register
+//     block goes through them right after
 //     its last panel, while in the L1 cache, instead of a pass over the whole tile per step;
 //     the queue runs when the result is first read (panels_epilogue.go). When that result is
 //     only stored, to rectangles of one fp32 buffer's rows (the output rows or padded planes),

@@ -45,13 +45,20 @@ var families = []family{
 	{"AVX512", 2, 16, 8, 32, false, true, false},   // 8x32 over panels: a convolution's taps
 	{"AVX512", 3, 16, 8, 32, false, true, false},   // 8x48 over panels: 24 accumulators, 3 B vectors a broadcast
 	{"AVX512", 2, 16, 12, 32, false, true, false},  // 12x32 over panels (AMD Zen)
-	{"AVX2", 2, 8, 6, 16, false, true, false},      // 6x16 over panels
-	{"AVX2", 2, 8, 4, 16, false, true, false},      // 4x16 over panels: the rows 6-row blocks leave (64 = 10 x 6 + 4)
-	{"AVX2", 1, 8, 6, 16, false, true, false},      // 6x8 and 4x8 over panels: right edges of 1-8 columns, zero-padded
+	{"AVX512", 2, 16, 8, 32, false, true, true},    // 8x32 and 12x32 over panels, a streamed from memory (row blocks outside)
+	{"AVX512", 2, 16, 12, 32, false, true, true},
+	{"AVX2", 2, 8, 6, 16, false, true, false}, // 6x16 over panels
+	{"AVX2", 2, 8, 4, 16, false, true, false}, // 4x16 over panels: the rows 6-row blocks leave (64 = 10 x 6 + 4)
+	{"AVX2", 2, 8, 6, 16, false, true, true},  // 6x16 and 4x16 over panels, a streamed from memory
+	{"AVX2", 2, 8, 4, 16, false, true, true},
+	{"AVX2", 1, 8, 6, 16, false, true, false}, // 6x8 and 4x8 over panels: right edges of 1-8 columns, zero-padded
 	{"AVX2", 1, 8, 4, 16, false, true, false},
 }
 
 func (f family) name(r int) string {
+	if f.panels && f.stream {
+		return fmt.Sprintf("sgemm%s_%dx%dpanelsstream", f.isa, r, f.vecs*f.lanes)
+	}
 	if f.panels {
 		return fmt.Sprintf("sgemm%s_%dx%dpanels", f.isa, r, f.vecs*f.lanes)
 	}
@@ -94,8 +101,12 @@ func main() {
 		if f.panels {
 			kernel(&s, f, f.maxR)
 			args, _ := f.args()
-			fmt.Fprintf(&g, "\n// %s sums np panels into the %dx%d block of c at (row, col).\n//\n//go:noescape\nfunc %s(%s)\n",
-				f.name(f.maxR), f.maxR, f.vecs*f.lanes, f.name(f.maxR), args)
+			what := ""
+			if f.stream {
+				what = ", prefetching a along its rows"
+			}
+			fmt.Fprintf(&g, "\n// %s sums np panels into the %dx%d block of c at (row, col)%s.\n//\n//go:noescape\nfunc %s(%s)\n",
+				f.name(f.maxR), f.maxR, f.vecs*f.lanes, what, f.name(f.maxR), args)
 			continue
 		}
 		for r := 1; r <= f.maxR; r++ {

@@ -374,6 +374,16 @@ func sgemmAVX512_8x48panels(p *gemmPanel, np int, row int, col int, c *float32, 
 //go:noescape
 func sgemmAVX512_12x32panels(p *gemmPanel, np int, row int, col int, c *float32, ldc int)
 
+// sgemmAVX512_8x32panelsstream sums np panels into the 8x32 block of c at (row, col), prefetching a along its rows.
+//
+//go:noescape
+func sgemmAVX512_8x32panelsstream(p *gemmPanel, np int, row int, col int, c *float32, ldc int)
+
+// sgemmAVX512_12x32panelsstream sums np panels into the 12x32 block of c at (row, col), prefetching a along its rows.
+//
+//go:noescape
+func sgemmAVX512_12x32panelsstream(p *gemmPanel, np int, row int, col int, c *float32, ldc int)
+
 // sgemmAVX2_6x16panels sums np panels into the 6x16 block of c at (row, col).
 //
 //go:noescape
@@ -383,6 +393,16 @@ func sgemmAVX2_6x16panels(p *gemmPanel, np int, row int, col int, c *float32, ld
 //
 //go:noescape
 func sgemmAVX2_4x16panels(p *gemmPanel, np int, row int, col int, c *float32, ldc int)
+
+// sgemmAVX2_6x16panelsstream sums np panels into the 6x16 block of c at (row, col), prefetching a along its rows.
+//
+//go:noescape
+func sgemmAVX2_6x16panelsstream(p *gemmPanel, np int, row int, col int, c *float32, ldc int)
+
+// sgemmAVX2_4x16panelsstream sums np panels into the 4x16 block of c at (row, col), prefetching a along its rows.
+//
+//go:noescape
+func sgemmAVX2_4x16panelsstream(p *gemmPanel, np int, row int, col int, c *float32, ldc int)
 
 // sgemmAVX2_6x8panels sums np panels into the 6x8 block of c at (row, col).
 //

@@ -56,10 +56,11 @@ type gemmPanel struct {
 }
 
 // panelKernel is a panels micro-kernel: it sums the panels' products into a block of rows x
-// panelCols of c; narrow, where set, into rows x panelCols/2 (panelEdge's narrow edges).
+// panelCols of c; narrow, where set, into rows x panelCols/2 (paddedEdge's narrow edges);
+// stream, where set, as run, prefetching each row of A ahead (a weight streamed from memory).
 type panelKernel struct {
-	rows        int
-	run, narrow func(p *gemmPanel, np, row, col int, c *float32, ldc int)
+	rows                int
+	run, narrow, stream func(p *gemmPanel, np, row, col int, c *float32, ldc int)
 }
 
 // The panels micro-kernels in use (selectMicroKernel), tallest first, all panelCols wide;
@@ -188,7 +189,11 @@ func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]
 			for b, pk := range panelKernels {
 				for range blocks[b] {
 					for j := 0; j < fullC; j += panelCols {
-						pk.run(&g[0], len(g), i, j, &c[i*ldc+j], ldc)
+						run := pk.run
+						if j == 0 && pk.stream != nil { // the first strip reads the rows from memory
+							run = pk.stream
+						}
+						run(&g[0], len(g), i, j, &c[i*ldc+j], ldc)
 						block(i, j, pk.rows, panelCols)
 					}
 					if edge > 0 {

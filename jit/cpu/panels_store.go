@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -55,14 +56,16 @@ func (c *compiler) fuseStores(b *ir.Block, at *ir.Instr, last *ir.Value) {
 		}
 		set[u] = true
 	}
-	start := slicesIndexInstr(b.Instrs, at)
-	end := -1
+	start, end := slices.Index(b.Instrs, at), -1
+	if start < 0 {
+		return
+	}
 	for i := start + 1; i < len(b.Instrs); i++ {
 		if holdsAny(b.Instrs[i], set) {
 			end = i
 		}
 	}
-	if start < 0 || end < 0 {
+	if end < 0 {
 		return
 	}
 	for _, x := range b.Instrs[start+1 : end+1] {
@@ -77,15 +80,6 @@ func (c *compiler) fuseStores(b *ir.Block, at *ir.Instr, last *ir.Value) {
 		c.fusedStore[u] = true
 	}
 	c.storesEnd[b.Instrs[end]] = true
-}
-
-func slicesIndexInstr(xs []*ir.Instr, x *ir.Instr) int {
-	for i, y := range xs {
-		if y == x {
-			return i
-		}
-	}
-	return -1
 }
 
 // holdsAny reports whether x is one of set or holds one in its regions.

@@ -38,11 +38,12 @@ var fusedStoreForms = []struct {
 	{"copy", `    tl.store(c_ptr + rn[:, None] * Q + q[None, :], y, mask=smask)
     tl.store(c_ptr + 4000 + rn[:, None] * Q + q[None, :], y, mask=smask)`,
 		4000 + fxM*fxQ, func(q0, bp int) int { return 2 }, func(o, p int) int { return o*fxQ + p }, false, 0, 0},
-	// the same destination twice, the second shifted by a column: it collides with the
-	// first (whose order then matters), so it runs the queue and stores on its own
+	// the same destination twice, the second shifted by a row: it collides with the first
+	// (whose order then matters), so it runs the queue and stores on its own (a shift along
+	// the columns would reach the next program's pixels, a race between programs)
 	{"collide", `    tl.store(c_ptr + rn[:, None] * Q + q[None, :], y, mask=smask)
-    tl.store(c_ptr + 1 + rn[:, None] * Q + q[None, :], y, mask=smask)`,
-		1 + fxM*fxQ, func(q0, bp int) int { return 1 }, func(o, p int) int { return -1 }, false, 0, 0},
+    tl.store(c_ptr + Q + rn[:, None] * Q + q[None, :], y, mask=smask)`,
+		fxQ + fxM*fxQ, func(q0, bp int) int { return 1 }, func(o, p int) int { return -1 }, false, 0, 0},
 	// a mask that is no rectangle (a diagonal band): not recorded
 	{"band", `    tl.store(c_ptr + rn[:, None] * Q + q[None, :], y, mask=smask & (q[None, :] - rn[:, None] < 50))`,
 		fxM * fxQ, func(q0, bp int) int { return 0 }, func(o, p int) int { return -1 }, false, 0, 0},
