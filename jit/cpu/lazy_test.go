@@ -439,6 +439,36 @@ func offsetOf(msg string) string {
 	return rest
 }
 
+// evenLanes moves dst[j] = src[2j] for the lanes it reports, leaves the rest to its caller,
+// reads nothing past src (rows of 2n-1 floats, the last lane's own, as a strided load's
+// span ends), and with AVX2 covers every whole block of 8 lanes that src holds.
+func TestEvenLanes(t *testing.T) {
+	for n := 0; n <= 40; n++ {
+		for _, srcLen := range []int{2*n - 1, 2 * n, 2*n + 3} {
+			if srcLen < 0 {
+				continue
+			}
+			src := make([]float32, srcLen)
+			for i := range src {
+				src[i] = float32(i) + 0.25
+			}
+			dst := make([]float32, n)
+			for j := range dst {
+				dst[j] = -1
+			}
+			k := evenLanes(dst, src)
+			if k < 0 || k > n || haveVecAVX2 && k != min(n, srcLen/2)&^7 {
+				t.Fatalf("n %d, %d floats: %d lanes moved", n, srcLen, k)
+			}
+			for j := range dst {
+				if want := map[bool]float32{true: src[min(2*j, srcLen-1)], false: -1}[j < k]; dst[j] != want {
+					t.Fatalf("n %d, %d floats: dst[%d] = %v, want %v (%d lanes moved)", n, srcLen, j, dst[j], want, k)
+				}
+			}
+		}
+	}
+}
+
 // TestStridedLaneLoads: a load whose lanes are every st-th element of a row (pooling windows
 // with a stride, stride phases) moves its live rectangle after one bounds check of its span
 // (loadStridedRect; each row's live interval where the mask is no rectangle); the
