@@ -34,8 +34,9 @@ const gemmSize = 4096
 const gemmSamples = 512
 
 // benchGEMM times the 4096^3 Linear of every gemmCase as widejit compiles it for each of
-// archs on dev (on sm_90a also with each Hopper tile), and checks its output against a
-// float64 reference computed on the host.
+// archs on dev, first with the tile a run on such a device gets (on sm_90a also with the
+// generic 64x64 one and every other Hopper tile), and checks its output against a float64
+// reference computed on the host.
 func benchGEMM(dev *cuda.Device, comp *jit.Compiler, reps int, archs []string) ([]gemmResult, error) {
 	var out []gemmResult
 	var failed []string
@@ -49,13 +50,23 @@ func benchGEMM(dev *cuda.Device, comp *jit.Compiler, reps int, archs []string) (
 			return nil, err
 		}
 		for _, arch := range archs {
-			launches := []*lowering.Launch{l}
-			if arch == "sm_90a" { // and the Hopper tiles that lowering offers it
+			// first the tile a run on a device loading arch gets (sm_90a: the built-in Hopper
+			// tile), then, on sm_90a, the generic 64x64 one and the other Hopper tiles
+			def, err := gemmLaunchOn(c, cuda.GenericDevice(arch))
+			if err != nil {
+				return nil, err
+			}
+			launches := []*lowering.Launch{def}
+			if arch == "sm_90a" {
 				hopper, err := hopperGEMMLaunches(c)
 				if err != nil {
 					return nil, err
 				}
-				launches = append(launches, hopper...)
+				for _, h := range append([]*lowering.Launch{l}, hopper...) {
+					if h.TunablesID != def.TunablesID {
+						launches = append(launches, h)
+					}
+				}
 			}
 			for _, l := range launches {
 				r, err := timeGEMM(dev, comp, l, in, ptx.Target{Arch: arch}, reps)

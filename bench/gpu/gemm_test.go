@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/widejit/widejit/internal/half"
+	"github.com/widejit/widejit/jit/cuda"
+	"github.com/widejit/widejit/lowering"
 )
 
 // The GEMM check accepts an fp16 output that is the exact product rounded to fp16 and refuses
@@ -47,5 +49,29 @@ func TestGEMMCheck(t *testing.T) {
 	binary.LittleEndian.PutUint16(y[2*first:], half.F32ToF16(float32(math.NaN())))
 	if r := in.check(y); !math.IsNaN(r) {
 		t.Fatalf("a NaN gives %g", r)
+	}
+}
+
+// The GEMM timed first on each arch is the tile a run on such a device gets: the built-in
+// Hopper tile on sm_90a (a cc 9.0 GPU's default), 64x64 on sm_90 and sm_80; IEEE fp32 has no
+// Hopper tile.
+func TestGEMMLaunchIsTheRunsPlan(t *testing.T) {
+	for _, c := range []struct {
+		gemm gemmCase
+		arch string
+		want string
+	}{
+		{gemmCase{"float16", ""}, "sm_90a", "bm128-bn128-bk64-w8-s4"},
+		{gemmCase{"float32", lowering.PrecisionHigh}, "sm_90a", "bm128-bn128-bk32-w8-s4"},
+		{gemmCase{"float32", lowering.PrecisionHighest}, "sm_90a", "bm64-bn64-bk32-w4"},
+		{gemmCase{"bfloat16", ""}, "sm_90", "bm64-bn64-bk32-w4-s3"},
+	} {
+		l, err := gemmLaunchOn(c.gemm, cuda.GenericDevice(c.arch))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.TunablesID != c.want {
+			t.Errorf("%s on %s: %s, want %s", c.gemm, c.arch, l.TunablesID, c.want)
+		}
 	}
 }

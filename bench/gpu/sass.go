@@ -51,13 +51,17 @@ func (c gemmCase) String() string {
 }
 
 // gemmLaunch is the generic GPU plan's one launch for the 4096^3 Linear of c.
-func gemmLaunch(c gemmCase) (*lowering.Launch, error) {
+func gemmLaunch(c gemmCase) (*lowering.Launch, error) { return gemmLaunchOn(c, jit.DeviceInfo{}) }
+
+// gemmLaunchOn is the launch of the 4096^3 Linear of c in the plan a run on dev makes (the
+// zero DeviceInfo: the generic GPU's).
+func gemmLaunchOn(c gemmCase, dev jit.DeviceInfo) (*lowering.Launch, error) {
 	name := "linear_" + c.dtype + ".json"
 	g, err := graph.Parse(name, []byte(gemmGraph(c.dtype)), graph.Options{})
 	if err != nil {
 		return nil, err
 	}
-	plan, err := lowering.Lower(g, lowering.Options{Float32MatmulPrecision: c.precision})
+	plan, err := lowering.Lower(g, lowering.Options{Device: dev, Float32MatmulPrecision: c.precision})
 	if err != nil {
 		return nil, err
 	}
