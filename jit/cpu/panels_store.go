@@ -3,7 +3,6 @@ package cpu
 import (
 	"slices"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/widejit/widejit/triton/ir"
 )
@@ -184,7 +183,7 @@ func (m *memOp) record(fr *frame) bool {
 	}
 	s := queuedStore{dst: b.f32()[o : o+int(span)], rowStride: int(a.strides[0]), r0: r0, r1: r1, c0: c0, c1: c1, tag: a.tag, first: first}
 	for _, p := range d.panels {
-		if overlaps(s.dst, p.a[:(p.m-1)*p.lda+p.k]) || overlaps(s.dst, p.b[:(p.k-1)*p.ldb+p.n]) {
+		if overlapF32(s.dst, p.a[:(p.m-1)*p.lda+p.k]) || overlapF32(s.dst, p.b[:(p.k-1)*p.ldb+p.n]) {
 			return false
 		}
 	}
@@ -197,20 +196,11 @@ func (m *memOp) record(fr *frame) bool {
 	return true
 }
 
-// overlaps reports whether x and y share memory.
-func overlaps(x, y []float32) bool {
-	if len(x) == 0 || len(y) == 0 {
-		return false
-	}
-	x0, y0 := uintptr(unsafe.Pointer(&x[0])), uintptr(unsafe.Pointer(&y[0]))
-	return x0 < y0+uintptr(len(y))*4 && y0 < x0+uintptr(len(x))*4
-}
-
 // collides reports whether s and t may write one element: both rectangles of rows rowStride
 // apart in one buffer, element first + r*S + c each. Rows of another stride count as a
 // collision (they are not worth solving).
 func (s *queuedStore) collides(t *queuedStore) bool {
-	if s.tag != t.tag || !overlaps(s.dst, t.dst) {
+	if s.tag != t.tag || !overlapF32(s.dst, t.dst) {
 		return false
 	}
 	if s.rowStride != t.rowStride || s.rowStride <= 0 || s.c1-s.c0 > s.rowStride || t.c1-t.c0 > t.rowStride {
