@@ -8,6 +8,7 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -81,6 +82,10 @@ type launch struct {
 	// started; those before it still run, so a launch in which several programs fail
 	// reports the same one however its programs were spread over the workers.
 	failedAt atomic.Int64
+	// labels, while ProfileLabels is on, is the launch's context with the kernel's name as
+	// the pprof label "kernel"; caller is the launching goroutine's own context, which it
+	// gets back after the launch.
+	labels, caller context.Context
 }
 
 // share is one worker's contiguous part of a grid: programs [begin, end), handed out from
@@ -284,6 +289,10 @@ func (k *Kernel) LaunchContext(ctx context.Context, grid [3]int, args []jit.Arg)
 		l.canceled.Store(true)
 		l.stop.Store(true)
 	}
+	l.labels, l.caller = nil, nil
+	if profileLabels.Load() {
+		l.labels, l.caller = pprof.WithLabels(ctx, pprof.Labels("kernel", fn.Name)), ctx
+	}
 	if workers <= 1 {
 		l.run(0)
 	} else {
@@ -309,6 +318,14 @@ func (k *Kernel) LaunchContext(ctx context.Context, grid [3]int, args []jit.Arg)
 // run is one worker's part of the launch: programs taken one at a time, from its own share
 // first, then from the others', until none is left or the launch stops.
 func (l *launch) run(worker int) {
+	if l.labels != nil {
+		pprof.SetGoroutineLabels(l.labels)
+		if worker == 0 {
+			defer pprof.SetGoroutineLabels(l.caller)
+		} else {
+			defer pprof.SetGoroutineLabels(context.Background())
+		}
+	}
 	k := l.k
 	fr := k.getFrame(worker)
 	defer k.putFrame(worker, fr)
@@ -508,3 +525,12 @@ func (fr *frame) errf(pos ir.Pos, format string, args ...any) error {
 	}
 	return fmt.Errorf("kernel %s: %s: program (%d, %d, %d): %s", name, pos, fr.pid[0], fr.pid[1], fr.pid[2], fmt.Sprintf(format, args...))
 }
+
+// profileLabels is ProfileLabels' switch.
+var profileLabels atomic.Bool
+
+// ProfileLabels turns on (or off) the pprof label "kernel" on every worker while it runs a
+// launch's programs, so that a CPU profile splits by kernel (go tool pprof -tagfocus
+// kernel=NAME, or -tags). Off by default: making the labelled context costs an allocation
+// per launch.
+func ProfileLabels(on bool) { profileLabels.Store(on) }
