@@ -2,6 +2,7 @@ package lowering
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/widejit/widejit/graph"
@@ -120,4 +121,67 @@ func convPairGraph(n, batch int, c convShape) string {
  "outputs": ["relu2"], "init": {"seed": 1}}`,
 		n, batch, c.in, c.hw, c.hw, c.out, c.in, c.k, c.k, c.out, c.out, c.k, c.k, c.out, c.out, c.out, c.out,
 		conv("conv1", "x", "w1", c.in), bn("bn1", "conv1"), conv("conv2", "relu1", "w2", c.out), bn("bn2", "conv2"))
+}
+
+// TestResidualConvInPanelsFlush: a basic block's second convolution adds its residual and
+// then ReLU inside the flush (the residual tile a step of the chain), and where the block's
+// output feeds both the next block's first convolution (padded planes, through a tl.where)
+// and its residual add (the plain output), both stores run inside the flush too (jit/cpu
+// panels_store.go: the select left to its store). Checked on two basic blocks at resnet18's
+// 3x3 stride-1 shapes with maps of 12 and more; fails if conv_flat.py's residual read or
+// padded copy and the backend's recognition drift apart.
+func TestResidualConvInPanelsFlush(t *testing.T) {
+	dev := cpu.NewDevice(1)
+	for _, c := range resnet18Convs {
+		if c.k != 3 || c.stride != 1 || c.hw < 12 {
+			continue
+		}
+		kernels, names := convFlatKernels(t, dev, basicBlocksGraph(3, 2, c))
+		if len(kernels) != 4 {
+			t.Fatalf("%s: %d conv_flat.py launches, want 4", c.name, len(kernels))
+		}
+		// the first convolution of a block: BatchNorm, ReLU and the padded store's tl.where;
+		// the second: BatchNorm, the residual add and ReLU; the first block's second also
+		// stores the padded planes of the next block's first convolution
+		for i, want := range []struct{ steps, stores int }{{4, 1}, {4, 2}, {4, 1}, {4, 1}} {
+			if n := kernels[i].FlushedEpilogueSteps(); n != want.steps {
+				t.Errorf("%s, convolution %d (%s): %d epilogue steps in the panels flush, want %d", c.name, i+1, names[i], n, want.steps)
+			}
+			if n := kernels[i].FusedStores(); n != want.stores {
+				t.Errorf("%s, convolution %d (%s): %d stores in the panels flush, want %d", c.name, i+1, names[i], n, want.stores)
+			}
+		}
+	}
+}
+
+// basicBlocksGraph is two of resnet18's basic blocks of c's channels in turn (3x3
+// convolution, BatchNorm, ReLU, 3x3 convolution, BatchNorm, the block's input added, ReLU),
+// at n models.
+func basicBlocksGraph(n, batch int, c convShape) string {
+	conv := func(name, in string) string {
+		return fmt.Sprintf(`{"name": %q, "op": "conv2d", "inputs": [%q], "params": {"weight": "w"}, "attrs": {"in_channels": %d, "out_channels": %d, "kernel_size": [3, 3], "stride": [1, 1], "padding": [1, 1], "dilation": [1, 1], "groups": 1, "bias": false, "padding_mode": "zeros"}}`,
+			name, in, c.out, c.out)
+	}
+	bn := func(name, in string) string {
+		return fmt.Sprintf(`{"name": %q, "op": "batch_norm2d", "inputs": [%q], "params": {"weight": "g", "bias": "b", "running_mean": "m", "running_var": "v"}, "attrs": {"num_features": %d, "eps": 1e-05, "momentum": 0.1, "affine": true, "track_running_stats": true, "training": false}}`,
+			name, in, c.out)
+	}
+	var nodes []string
+	in := "x"
+	for _, blk := range []string{"a", "b"} {
+		nodes = append(nodes, conv(blk+"conv1", in), bn(blk+"bn1", blk+"conv1"),
+			fmt.Sprintf(`{"name": "%srelu1", "op": "relu", "inputs": ["%sbn1"]}`, blk, blk),
+			conv(blk+"conv2", blk+"relu1"), bn(blk+"bn2", blk+"conv2"),
+			fmt.Sprintf(`{"name": "%sadd", "op": "add", "inputs": ["%sbn2", %q]}`, blk, blk, in),
+			fmt.Sprintf(`{"name": "%srelu2", "op": "relu", "inputs": ["%sadd"]}`, blk, blk))
+		in = blk + "relu2"
+	}
+	return fmt.Sprintf(`{"format": "widejit.graph/v1", "n": %d,
+ "inputs": [{"name": "x", "shape": [%d, %d, %d, %d], "dtype": "float32", "per_model": true}],
+ "params": [{"name": "w", "shape": [%d, %d, 3, 3], "dtype": "float32"},
+  {"name": "g", "shape": [%d], "dtype": "float32"}, {"name": "b", "shape": [%d], "dtype": "float32"},
+  {"name": "m", "shape": [%d], "dtype": "float32"}, {"name": "v", "shape": [%d], "dtype": "float32"}],
+ "nodes": [%s],
+ "outputs": [%q], "init": {"seed": 1}}`,
+		n, batch, c.out, c.hw, c.hw, c.out, c.out, c.out, c.out, c.out, c.out, strings.Join(nodes, ",\n  "), in)
 }

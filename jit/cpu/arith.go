@@ -157,24 +157,29 @@ func (c *compiler) compileElementwise(in *ir.Instr, args []int, z int) (step, er
 	return c.intOp(in, args, z, d)
 }
 
+// addF32 and subF32 compute z = a + b and z = a - b (mulF32: a * b), AVX2 where it can.
+func addF32(a, b, z []float32) {
+	a, b = a[:len(z)], b[:len(z)]
+	for i := vecF32('+', a, b, z); i < len(z); i++ {
+		z[i] = a[i] + b[i]
+	}
+}
+
+func subF32(a, b, z []float32) {
+	a, b = a[:len(z)], b[:len(z)]
+	for i := vecF32('-', a, b, z); i < len(z); i++ {
+		z[i] = a[i] - b[i]
+	}
+}
+
 func (c *compiler) f32Op(in *ir.Instr, args []int, z int, d ir.DType) (step, error) {
 	var unary func(a, z []float32)
 	var binary func(a, b, z []float32)
 	switch in.Op {
 	case ir.Add:
-		binary = func(a, b, z []float32) {
-			a, b = a[:len(z)], b[:len(z)]
-			for i := vecF32('+', a, b, z); i < len(z); i++ {
-				z[i] = a[i] + b[i]
-			}
-		}
+		binary = addF32
 	case ir.Sub:
-		binary = func(a, b, z []float32) {
-			a, b = a[:len(z)], b[:len(z)]
-			for i := vecF32('-', a, b, z); i < len(z); i++ {
-				z[i] = a[i] - b[i]
-			}
-		}
+		binary = subF32
 	case ir.Mul:
 		binary = mulF32
 	case ir.Div:

@@ -72,12 +72,15 @@ type frame struct {
 	bcastScratch []float32   // one row of a column broadcast (rowbcast.go)
 	maskRuns     []maskRun   // the runs of a select's row mask (rowbcast.go)
 	dots         pendingDots // queued tl.dot products (panels.go)
+	// deferredSelect: by result slot, the select was left to the store that records it
+	// (panels_store.go)
+	deferredSelect []bool
 }
 
 func newFrame(p *program) *frame {
 	n := len(p.slotType)
 	fr := &frame{f32: make([][]float32, n), f64: make([][]float64, n), ints: make([][]int64, n), prog: p, lz: newLazyState(n),
-		ext: make([]extent, n), partial: make([]bool, n), ld: make([]int, n)}
+		ext: make([]extent, n), partial: make([]bool, n), ld: make([]int, n), deferredSelect: make([]bool, n)}
 	for i, t := range p.slotType {
 		switch p.slotClass[i] {
 		case clsInt:
@@ -111,14 +114,18 @@ type compiler struct {
 	settleFirst map[*ir.Instr]bool         // the users of those steps' last value: they run the queue
 	fusedStore  map[*ir.Instr]bool         // those users that are stores the queue may record (panels_store.go)
 	storesEnd   map[*ir.Instr]bool         // the instructions after which recorded stores run
-	gelus       map[*ir.Instr]geluChain    // Muls that compute a whole exact GELU (gelu.go)
-	geluSkip    map[*ir.Instr]bool         // the rest of those chains: no step of their own
-	rowBcast    map[*ir.Value]*ir.Value    // row broadcasts read in place: result -> source (rowbcast.go)
-	uses        map[*ir.Value]int
-	defBlock    map[*ir.Value]*ir.Block
-	usersAll    map[*ir.Value][]*ir.Instr // allUsers, built on first use
-	observedBy  map[*ir.Value][]int       // values seen only through these store masks (observed.go)
-	users       map[*ir.Value]*ir.Instr   // the last user of each value (soleUser, extent.go)
+	// storedSelect maps a recordable store of a select of the queue's value to the select,
+	// which its store runs (panels_store.go); selectSteps holds each such select's own step
+	storedSelect map[*ir.Instr]*ir.Instr
+	selectSteps  map[*ir.Instr]*step
+	gelus        map[*ir.Instr]geluChain // Muls that compute a whole exact GELU (gelu.go)
+	geluSkip     map[*ir.Instr]bool      // the rest of those chains: no step of their own
+	rowBcast     map[*ir.Value]*ir.Value // row broadcasts read in place: result -> source (rowbcast.go)
+	uses         map[*ir.Value]int
+	defBlock     map[*ir.Value]*ir.Block
+	usersAll     map[*ir.Value][]*ir.Instr // allUsers, built on first use
+	observedBy   map[*ir.Value][]int       // values seen only through these store masks (observed.go)
+	users        map[*ir.Value]*ir.Instr   // the last user of each value (soleUser, extent.go)
 }
 
 func compileFunc(f *ir.Func) (p *program, err error) {
@@ -638,6 +645,10 @@ func (c *compiler) instr(in *ir.Instr) (step, error) {
 	s = c.lazyStep(in, args, results, s)
 	if e, ok := c.epiSteps[in]; ok { // panels_epilogue.go
 		s = c.epilogueStepOf(in, e, args, results, s)
+	} else if c.selectSteps[in] != nil { // panels_store.go
+		s = c.deferredSelectStep(in, args, results, s)
+	} else if sel := c.storedSelect[in]; sel != nil {
+		s = c.selectStoreStep(in, args, sel, s)
 	} else if c.fusedStore[in] {
 		s = c.fusedStoreStep(in, args, s)
 	} else if c.settleFirst[in] {
@@ -645,6 +656,9 @@ func (c *compiler) instr(in *ir.Instr) (step, error) {
 	}
 	if c.storesEnd[in] {
 		s = endStores(s)
+	}
+	if profileLabels.Load() {
+		s = lineLabelled(c.p.fn.Name, in.Pos.Line, s)
 	}
 	return s, nil
 }

@@ -531,6 +531,17 @@ var profileLabels atomic.Bool
 
 // ProfileLabels turns on (or off) the pprof label "kernel" on every worker while it runs a
 // launch's programs, so that a CPU profile splits by kernel (go tool pprof -tagfocus
-// kernel=NAME, or -tags). Off by default: making the labelled context costs an allocation
-// per launch.
+// kernel=NAME, or -tags), and, in the kernels compiled while it is on, the label "line": the
+// kernel source line of the instruction running (-tagfocus line=N). Off by default: the
+// labelled contexts cost an allocation per launch and a call per instruction.
 func ProfileLabels(on bool) { profileLabels.Store(on) }
+
+// lineLabelled wraps an instruction's step: the worker's labels name the kernel and line
+// while it runs (and until the next labelled step).
+func lineLabelled(kernel string, line int, s step) step {
+	ctx := pprof.WithLabels(context.Background(), pprof.Labels("kernel", kernel, "line", strconv.Itoa(line)))
+	return func(fr *frame) error {
+		pprof.SetGoroutineLabels(ctx)
+		return s(fr)
+	}
+}

@@ -99,6 +99,7 @@ type pendingDots struct {
 	vecs     []float32     // the storage of the epilogue's row vectors
 	lanes    []bool        // the storage of the epilogue's select conditions
 	stores   []queuedStore // stores of the epilogue's result, run per block (panels_store.go)
+	runs     []maskRun     // the storage of the stores' column runs
 	// the rectangle [0, seenRows) x [0, seenCols) of c holds every element anyone sees after
 	// the epilogue: outside the panels' blocks, it alone goes through the epilogue
 	seenRows, seenCols int
@@ -135,7 +136,7 @@ func (fr *frame) dropDots() {
 	clear(d.asm)
 	clear(d.epilogue)
 	clear(d.stores)
-	d.panels, d.asm, d.c, d.epilogue, d.vecs, d.lanes, d.stores = d.panels[:0], d.asm[:0], nil, d.epilogue[:0], d.vecs[:0], d.lanes[:0], d.stores[:0]
+	d.panels, d.asm, d.c, d.epilogue, d.vecs, d.lanes, d.stores, d.runs = d.panels[:0], d.asm[:0], nil, d.epilogue[:0], d.vecs[:0], d.lanes[:0], d.stores[:0], d.runs[:0]
 }
 
 // gemmPanels computes c += the sum of the panels' products: the blocks that every panel

@@ -22,7 +22,9 @@ import (
 // outside the rectangle of its stores' masks, when those are known before the loop.
 //
 // The chain's steps are: an fp32 Add, Sub or Mul of the accumulator and a per-row column
-// broadcast ([rows, 1] -> [rows, cols], rowbcast.go), a NaN-propagating Max or Min of it
+// broadcast ([rows, 1] -> [rows, cols], rowbcast.go) or a whole tile of its shape (a
+// residual: copied when the step is queued, as its slot may be reused before the queue
+// runs), a NaN-propagating Max or Min of it
 // and a scalar (an absorbed splat: ReLU), or a Select of it and a constant under a column
 // mask (a [1, cols] broadcast: the padded store's tl.where(ow < OW, y, 0.0)), each the sole
 // user of the value before it, in the
@@ -37,6 +39,7 @@ var flushedEpilogues atomic.Int64
 type epilogueStep struct {
 	acc  int       // index of the accumulator among the instruction's operands
 	vec  *ir.Value // the [rows, 1] source of the broadcast operand (a select's: its [1, cols] condition), or nil
+	tile *ir.Value // a whole-tile operand (a residual), or nil
 	fill *ir.Value // a select's other operand, one value throughout
 	rows int       // the tile's rows
 }
@@ -46,6 +49,7 @@ type epilogueOp struct {
 	op    ir.Op
 	first bool      // the other operand comes first (s - x; a select's: x where the condition fails)
 	vec   []float32 // per row (a copy: its slot may change before the flush); nil: s
+	tile  []float32 // a whole-tile operand, rows cols apart (a copy, like vec)
 	lanes []bool    // a select's condition per column (a copy)
 	s     float32
 }
@@ -131,6 +135,9 @@ func (c *compiler) epilogueForm(u *ir.Instr, k int) (epilogueStep, bool) {
 	switch u.Op {
 	case ir.Add, ir.Sub, ir.Mul:
 		src := c.rowBcast[other]
+		if src == nil && other.Type.Equal(u.Results[0].Type) && !c.absorbed[other] {
+			return epilogueStep{acc: k, tile: other}, true
+		}
 		if src == nil || !isColumnVector(src.Type, u.Results[0].Type) || isRowVector(src.Type, u.Results[0].Type) {
 			return epilogueStep{}, false
 		}
@@ -199,8 +206,13 @@ func (c *compiler) epilogueStepOf(in *ir.Instr, s epilogueStep, args, results []
 	}
 	_, cols := tileRows(c.p.slotType[x])
 	obs := c.observedBy[in.Args[s.acc]] // observed.go: what the stores see bounds the rest
-	vs, sc := -1, -1
-	if s.fill != nil {
+	vs, sc, ts := -1, -1, -1
+	if s.tile != nil {
+		var ok bool
+		if ts, ok = c.slots[s.tile]; !ok {
+			return c.settling(in, args, normal)
+		}
+	} else if s.fill != nil {
 		var ok1, ok2 bool
 		vs, ok1 = c.slots[s.vec]
 		sc, ok2 = c.slots[s.fill]
@@ -229,8 +241,22 @@ func (c *compiler) epilogueStepOf(in *ir.Instr, s epilogueStep, args, results []
 				d.seenRows, d.seenCols = min(r, rows), min(cl, cols)
 			}
 		}
+		if ts >= 0 && cols != d.ldc {
+			fr.flushDots()
+			return normal(fr)
+		}
 		e := epilogueOp{op: op, first: first}
-		if s.fill != nil {
+		if ts >= 0 {
+			fr.need(ts)
+			src, ld, n := fr.f32[ts], cols, len(d.vecs)
+			if fr.viewing(ts) {
+				ld = fr.leading(ts, cols)
+			}
+			for r := range rows {
+				d.vecs = append(d.vecs, src[r*ld:r*ld+cols]...)
+			}
+			e.tile = d.vecs[n : n+rows*cols : n+rows*cols]
+		} else if s.fill != nil {
 			fr.need(vs) // a symbolic mask row is filled in first
 			n := len(d.lanes)
 			for _, m := range fr.ints[vs][:cols] {
@@ -279,9 +305,13 @@ func applyEpilogue(ops []epilogueOp, c []float32, ldc, r0, r1, c0, c1 int) {
 		return
 	}
 	for i, e := range ops {
-		if e.lanes != nil { // a select: the steps before it, then it and the rest
+		if e.lanes != nil || e.tile != nil { // the steps before it, then it and the rest
 			applyEpilogue(ops[:i], c, ldc, r0, r1, c0, c1)
-			selectLanes(e, c, ldc, r0, r1, c0, c1)
+			if e.lanes != nil {
+				selectLanes(e, c, ldc, r0, r1, c0, c1)
+			} else {
+				tileStep(e, c, ldc, r0, r1, c0, c1)
+			}
 			applyEpilogue(ops[i+1:], c, ldc, r0, r1, c0, c1)
 			return
 		}
@@ -313,6 +343,26 @@ func applyEpilogue(ops []epilogueOp, c []float32, ldc, r0, r1, c0, c1 int) {
 			default:
 				minMaxPropScalarF32(e.op, e.first, row, e.s, row)
 			}
+		}
+	}
+}
+
+// tileStep runs a whole-tile step (its tile's rows ldc apart, like c's) over rows [r0, r1) x
+// columns [c0, c1) of c, in the instruction's operand order, through f32Op's loops.
+func tileStep(e epilogueOp, c []float32, ldc, r0, r1, c0, c1 int) {
+	f := addF32
+	switch e.op {
+	case ir.Sub:
+		f = subF32
+	case ir.Mul:
+		f = mulF32
+	}
+	for r := r0; r < r1; r++ {
+		x, t := c[r*ldc+c0:r*ldc+c1], e.tile[r*ldc+c0:r*ldc+c1]
+		if e.first {
+			f(t, x, x)
+		} else {
+			f(x, t, x)
 		}
 	}
 }

@@ -65,13 +65,13 @@ var flushEpilogueForms = []struct {
 		func(p, s, t, r float64) float64 { return minProp64(0.5, t-p*s) }},
 	{"bias", `    y = acc + t`, 1,
 		func(p, s, t, r float64) float64 { return p + t }},
-	// a residual tile ends the chain after BatchNorm: the add and ReLU run as steps
+	// a residual tile joins the chain (copied when queued)
 	{"residual", `    r = tl.load(r_ptr + rn[:, None] * Q + q[None, :], mask=(rn[:, None] < M) & qmask, other=0.0)
-    y = tl.maximum(acc * s + t + r, 0.0, propagate_nan=tl.PropagateNan.ALL)`, 2,
+    y = tl.maximum(acc * s + t + r, 0.0, propagate_nan=tl.PropagateNan.ALL)`, 4,
 		func(p, s, t, r float64) float64 { return maxProp64(p*s+t+r, 0) }},
-	// the residual first: nothing is queued
+	// the residual first, then BatchNorm of the sum
 	{"residual-first", `    r = tl.load(r_ptr + rn[:, None] * Q + q[None, :], mask=(rn[:, None] < M) & qmask, other=0.0)
-    y = tl.maximum((acc + r) * s + t, 0.0, propagate_nan=tl.PropagateNan.ALL)`, 0,
+    y = tl.maximum((acc + r) * s + t, 0.0, propagate_nan=tl.PropagateNan.ALL)`, 4,
 		func(p, s, t, r float64) float64 { return maxProp64((p+r)*s+t, 0) }},
 	// not the ReLU of NaN-propagating max: the chain stops before it
 	{"plain-max", `    y = tl.maximum(acc * s, 0.0)`, 1,

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"cmp"
 	"slices"
 	"sync/atomic"
 
@@ -21,6 +22,12 @@ import (
 // accumulator still receives every block, so the result is bit for bit that of the stores
 // after the flush.
 //
+// The chain's value may also be stored through a select that zeroes the dropped columns
+// (conv_flat.py's padded copy beside the plain output, when the output has other readers:
+// tl.store(p, tl.where(ow < OW, y, 0.0))): the select, a column mask and a constant, is
+// then left to its store (deferredSelectStep), which records the rectangle with the mask's
+// column runs, the constant going where the select would put it.
+//
 // A store is recorded only where writing early cannot change what anyone reads: its
 // destination overlaps no queued dot's operands (which the later blocks still read) and no
 // other recorded store's destination (whose order would then matter). Any other store (a
@@ -37,6 +44,8 @@ type queuedStore struct {
 	rowStride      int
 	r0, r1, c0, c1 int
 	tag, first     int64
+	runs           []maskRun // a select's column runs (on: the tile's lanes; off: fill); nil: all the tile's
+	fill           float32
 }
 
 // fuseStores marks the stores of a chain's last value (ending at b.Instrs[at]) that may be
@@ -45,8 +54,16 @@ type queuedStore struct {
 // nothing. That last instruction runs the queue when it ends (storesEnd).
 func (c *compiler) fuseStores(b *ir.Block, at *ir.Instr, last *ir.Value) {
 	users := c.allUsers(last)
-	set := map[*ir.Instr]bool{}
+	set, sels := map[*ir.Instr]bool{}, map[*ir.Instr]*ir.Instr{}
 	for _, u := range users {
+		if u.Op == ir.Select {
+			st := c.selectStore(b, u, last)
+			if st == nil {
+				return
+			}
+			set[st], sels[st] = true, u
+			continue
+		}
 		if u.Op != ir.Store || len(u.Args) < 2 || u.Args[1] != last || u.Args[0] == last {
 			return
 		}
@@ -78,7 +95,111 @@ func (c *compiler) fuseStores(b *ir.Block, at *ir.Instr, last *ir.Value) {
 	for u := range set {
 		c.fusedStore[u] = true
 	}
+	for st, sel := range sels {
+		if c.storedSelect == nil {
+			c.storedSelect, c.selectSteps = map[*ir.Instr]*ir.Instr{}, map[*ir.Instr]*step{}
+		}
+		c.storedSelect[st], c.selectSteps[sel] = sel, new(step)
+	}
 	c.storesEnd[b.Instrs[end]] = true
+}
+
+// selectStore returns the store of the select u of last, when u is a chain's select form
+// (selectForm: a column mask and a constant) defined in b and its one user is an fp32 2-D
+// store of it; nil otherwise.
+func (c *compiler) selectStore(b *ir.Block, u *ir.Instr, last *ir.Value) *ir.Instr {
+	k := slicesIndex(u.Args, last)
+	if k < 1 || slicesIndex(u.Args[k+1:], last) >= 0 || len(u.Results) != 1 || c.defBlock[u.Results[0]] != b {
+		return nil
+	}
+	if _, ok := c.selectForm(u, k); !ok {
+		return nil
+	}
+	v := u.Results[0]
+	users := c.allUsers(v)
+	if len(users) != 1 {
+		return nil
+	}
+	st := users[0]
+	if st.Op != ir.Store || len(st.Args) < 2 || st.Args[1] != v || st.Args[0] == v || len(st.Args) == 3 && st.Args[2] == v {
+		return nil
+	}
+	if pt := st.Args[0].Type; !pt.Ptr || pt.Elem != ir.F32 || pt.Rank() != 2 {
+		return nil
+	}
+	return st
+}
+
+// deferredSelectStep wraps a select whose store may record it (selectStore): while the
+// queue adds into its operand, the select is left to the store (which runs it if it cannot
+// record it); otherwise the queue runs first, then normal.
+func (c *compiler) deferredSelectStep(in *ir.Instr, args, results []int, normal step) step {
+	settled := c.settling(in, args, normal)
+	*c.selectSteps[in] = settled
+	k := slicesIndex(in.Args, c.chainOperand(in))
+	x, z := args[k], results[0]
+	return func(fr *frame) error {
+		d := &fr.dots
+		if len(d.panels) == 0 || fr.viewing(x) || len(fr.f32[x]) == 0 || &fr.f32[x][0] != &d.c[0] {
+			fr.deferredSelect[z] = false
+			return settled(fr)
+		}
+		fr.deferredSelect[z] = true
+		return nil
+	}
+}
+
+// chainOperand is the select in's operand that a chain ends with: the one that is not its
+// condition nor a constant (selectStore checked the form).
+func (c *compiler) chainOperand(in *ir.Instr) *ir.Value {
+	for k := 1; k < len(in.Args); k++ {
+		if _, ok := c.selectForm(in, k); ok {
+			return in.Args[k]
+		}
+	}
+	return nil
+}
+
+// selectStoreStep is fusedStoreStep for the store of a deferred select (sel): the store is
+// recorded with the select's column runs and constant; when it cannot be, the queue runs,
+// then the select and the store.
+func (c *compiler) selectStoreStep(in *ir.Instr, args []int, sel *ir.Instr, normal step) step {
+	settled := c.settling(in, args, normal)
+	k := slicesIndex(sel.Args, c.chainOperand(sel))
+	form, _ := c.selectForm(sel, k)
+	x, vs, sc, selStep := c.slots[sel.Args[k]], c.slots[form.vec], c.slots[form.fill], c.selectSteps[sel]
+	first := k == 2 // the chain's value is the select's false operand: the fill goes where the mask holds
+	m, val := c.recordableStore(in, args), args[1]
+	return func(fr *frame) error {
+		if !fr.deferredSelect[val] {
+			return settled(fr)
+		}
+		fr.deferredSelect[val] = false
+		d := &fr.dots
+		if len(d.panels) > 0 && !fr.viewing(x) && len(fr.f32[x]) > 0 && &fr.f32[x][0] == &d.c[0] && d.ldc == m.n {
+			fr.need(vs) // a symbolic mask row is filled in first
+			n := len(d.runs)
+			lanes := fr.ints[vs][:m.n]
+			for j := 0; j < m.n; {
+				e := j + 1
+				for e < m.n && (lanes[e] != 0) == (lanes[j] != 0) {
+					e++
+				}
+				d.runs = append(d.runs, maskRun{j, e, (lanes[j] != 0) != first})
+				j = e
+			}
+			if m.record(fr, d.runs[n:len(d.runs):len(d.runs)], fr.f32[sc][0]) {
+				fusedStores.Add(1)
+				return nil
+			}
+			d.runs = d.runs[:n]
+		}
+		fr.flushDots()
+		if err := (*selStep)(fr); err != nil {
+			return err
+		}
+		return normal(fr)
+	}
 }
 
 // holdsAny reports whether x is one of set or holds one in its regions.
@@ -119,18 +240,13 @@ func onlyStoresOf(x *ir.Instr, set map[*ir.Instr]bool) bool {
 // recorded; otherwise the queue runs first, then normal.
 func (c *compiler) fusedStoreStep(in *ir.Instr, args []int, normal step) step {
 	settled := c.settling(in, args, normal)
-	t := c.p.slotType[args[1]]
-	m := &memOp{in: in, p: args[0], mask: -1, shape: t.Shape, n: t.Shape[1], last: 1, what: "store"}
-	if len(args) == 3 {
-		m.mask = args[2]
-	}
-	val := args[1]
+	m, val := c.recordableStore(in, args), args[1]
 	return func(fr *frame) error {
 		d := &fr.dots
 		if len(d.panels) == 0 || fr.viewing(val) || len(fr.f32[val]) == 0 || &fr.f32[val][0] != &d.c[0] || d.ldc != m.n {
 			return settled(fr)
 		}
-		if !m.record(fr) {
+		if !m.record(fr, nil, 0) {
 			fr.flushDots()
 			return normal(fr)
 		}
@@ -139,9 +255,19 @@ func (c *compiler) fusedStoreStep(in *ir.Instr, args []int, normal step) step {
 	}
 }
 
-// record appends the store to the queue, reporting false (recording nothing) when it cannot
-// be recorded.
-func (m *memOp) record(fr *frame) bool {
+// recordableStore is the memOp that records the 2-D store in (its argument slots args).
+func (c *compiler) recordableStore(in *ir.Instr, args []int) *memOp {
+	t := c.p.slotType[args[1]]
+	m := &memOp{in: in, p: args[0], mask: -1, shape: t.Shape, n: t.Shape[1], last: 1, what: "store"}
+	if len(args) == 3 {
+		m.mask = args[2]
+	}
+	return m
+}
+
+// record appends the store to the queue, with a select's column runs and constant (runs nil:
+// none), reporting false (recording nothing) when it cannot be recorded.
+func (m *memOp) record(fr *frame, runs []maskRun, fill float32) bool {
 	if fr.lz.kind[m.p] != lazyAffine {
 		return false
 	}
@@ -181,7 +307,7 @@ func (m *memOp) record(fr *frame) bool {
 	if err != nil {
 		return false // the normal store reports it
 	}
-	s := queuedStore{dst: b.f32()[o : o+int(span)], rowStride: int(a.strides[0]), r0: r0, r1: r1, c0: c0, c1: c1, tag: a.tag, first: first}
+	s := queuedStore{dst: b.f32()[o : o+int(span)], rowStride: int(a.strides[0]), r0: r0, r1: r1, c0: c0, c1: c1, tag: a.tag, first: first, runs: runs, fill: fill}
 	for _, p := range d.panels {
 		if overlapF32(s.dst, p.a[:(p.m-1)*p.lda+p.k]) || overlapF32(s.dst, p.b[:(p.k-1)*p.ldb+p.n]) {
 			return false
@@ -228,9 +354,30 @@ func storeRect(st []queuedStore, c []float32, ldc, r0, r1, c0, c1 int) {
 		if lo >= hi {
 			continue
 		}
+		var runs []maskRun
+		if s.runs != nil {
+			// the runs are in column order: from the first that ends past lo
+			k, _ := slices.BinarySearchFunc(s.runs, lo, func(run maskRun, col int) int { return cmp.Compare(run.hi, col+1) })
+			runs = s.runs[k:]
+		}
 		for r := max(r0, s.r0); r < min(r1, s.r1); r++ {
-			o := (r-s.r0)*s.rowStride + lo - s.c0
-			copy(s.dst[o:o+hi-lo], c[r*ldc+lo:r*ldc+hi])
+			o := (r-s.r0)*s.rowStride - s.c0
+			if s.runs == nil {
+				copy(s.dst[o+lo:o+hi], c[r*ldc+lo:r*ldc+hi])
+				continue
+			}
+			for _, run := range runs {
+				if run.lo >= hi {
+					break
+				}
+				a, b := max(lo, run.lo), min(hi, run.hi)
+				switch {
+				case run.on:
+					copy(s.dst[o+a:o+b], c[r*ldc+a:r*ldc+b])
+				default:
+					fillF32(s.dst[o+a:o+b], s.fill)
+				}
+			}
 		}
 	}
 }

@@ -54,6 +54,15 @@ var fusedStoreForms = []struct {
 	// (a select in the chain) and stored with the rest
 	{"padded-where", `    tl.store(c_ptr + 3 + rn[:, None] * 107 + q[None, :], tl.where(q[None, :] % 10 < 8, y, 0.0), mask=smask)`,
 		3 + fxM*107, func(q0, bp int) int { return 1 }, func(o, p int) int { return 3 + o*107 + p }, false, 8, 0},
+	// conv_flat.py's output with other readers: the plain output and the padded copy, the
+	// select left to its store (checked here: the padded copy; the plain one bit for bit)
+	{"copy-where", `    tl.store(c_ptr + rn[:, None] * Q + q[None, :], y, mask=smask)
+    tl.store(c_ptr + 4000 + rn[:, None] * Q + q[None, :], tl.where(q[None, :] % 10 < 8, y, 0.0), mask=smask)`,
+		4000 + fxM*fxQ, func(q0, bp int) int { return 2 }, func(o, p int) int { return 4000 + o*fxQ + p }, false, 8, 0},
+	// the select's store first, the accumulator its false operand
+	{"where-copy", `    tl.store(c_ptr + 4000 + rn[:, None] * Q + q[None, :], tl.where(q[None, :] % 10 >= 3, -0.5, y), mask=smask)
+    tl.store(c_ptr + rn[:, None] * Q + q[None, :], y, mask=smask)`,
+		4000 + fxM*fxQ, func(q0, bp int) int { return 2 }, func(o, p int) int { return 4000 + o*fxQ + p }, false, 3, -0.5},
 	// the accumulator second, another constant
 	{"where-second", `    tl.store(c_ptr + rn[:, None] * Q + q[None, :], tl.where(q[None, :] % 10 >= 3, -0.5, y), mask=smask)`,
 		fxM * fxQ, func(q0, bp int) int { return 1 }, func(o, p int) int { return o*fxQ + p }, false, 3, -0.5},

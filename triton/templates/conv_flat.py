@@ -250,8 +250,11 @@ def {{.Fn}}(
             acc = tl.where((rn // (OCG // DIAG))[:, None] == j, part, acc)
 {{- end}}
 {{- if .Folded}}
-    qb = q // QS
-    qr = q % QS
+    # (the // and % on qi, a fresh q: the CPU backend keeps q symbolic only while no such op
+    # has turned it into plain values, and the epilogue reads its padded operands at q)
+    qi = q0 + tl.arange(0, BLOCK_P)
+    qb = qi // QS
+    qr = qi % QS
     ow = qr % Wp
     rp = (qr // Wp) * OW + ow
     cmask = ocmask & (ow[None, :] < OW) & (q[None, :] < Q)
@@ -265,8 +268,11 @@ def {{.Fn}}(
     rp = q
     cmask = smask
 {{- else}}
-    ow = q % Wp
-    rp = (q // Wp) * OW + ow
+    # (the // and % on qi, a fresh q: the CPU backend keeps q symbolic only while no such op
+    # has turned it into plain values, and the epilogue reads its padded operands at q)
+    qi = q0 + tl.arange(0, BLOCK_P)
+    ow = qi % Wp
+    rp = (qi // Wp) * OW + ow
     cmask = ocmask & (ow[None, :] < OW) & (q[None, :] < Q)
 {{- end}}
 {{- range .Epilogue}}
