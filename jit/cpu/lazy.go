@@ -2,6 +2,8 @@ package cpu
 
 import (
 	"github.com/widejit/widejit/triton/ir"
+	"slices"
+	"sync/atomic"
 )
 
 // Lazy index tiles. Kernels spend most of their integer work building offset, pointer and
@@ -674,11 +676,14 @@ func (c *compiler) symbolicStep(in *ir.Instr, args, results []int, eager step) s
 			if a == nil || b == nil {
 				return fallback(fr)
 			}
-			// At most one operand may carry a vector; the result gets its own copy.
-			vecFrom, scale := -1, int64(1)
+			// The result gets its own copy of an operand's vector, or of the sum of both
+			// operands' (of one mode: a column index made of two gathered parts).
+			vecFrom, scale, both := -1, int64(1), a.vec != vecNone && b.vec != vecNone
 			switch {
-			case a.vec != vecNone && b.vec != vecNone:
-				return fallback(fr)
+			case both:
+				if op == ir.Mul {
+					return fallback(fr)
+				}
 			case a.vec != vecNone:
 				vecFrom = x.slot
 			case b.vec != vecNone:
@@ -714,7 +719,14 @@ func (c *compiler) symbolicStep(in *ir.Instr, args, results []int, eager step) s
 				}
 				scale = u
 			}
-			if vecFrom >= 0 {
+			sign := int64(1)
+			if op == ir.Sub {
+				sign = -1
+			}
+			switch {
+			case both && !fr.sumVecs(z, x.slot, a, y.slot, b, sign, out):
+				return fallback(fr)
+			case vecFrom >= 0:
 				src := a
 				if b.vec != vecNone {
 					src = b
@@ -745,10 +757,15 @@ func (c *compiler) symbolicStep(in *ir.Instr, args, results []int, eager step) s
 			}
 			// Every offset of the tile must be small (not only the base): a large stride
 			// would otherwise wrap in the 48-bit encoding and alias a valid element.
-			if _, _, ok := affineRange(out, tz.Shape); !ok || a.vec != vecNone && b.vec != vecNone {
+			if _, _, ok := affineRange(out, tz.Shape); !ok {
 				return fallback(fr)
 			}
-			if a.vec != vecNone && !fr.copyVec(z, p.slot, a, 1, out) || b.vec != vecNone && !fr.copyVec(z, off.slot, b, 1, out) {
+			switch {
+			case a.vec != vecNone && b.vec != vecNone:
+				if !fr.sumVecs(z, p.slot, a, off.slot, b, 1, out) {
+					return fallback(fr)
+				}
+			case a.vec != vecNone && !fr.copyVec(z, p.slot, a, 1, out) || b.vec != vecNone && !fr.copyVec(z, off.slot, b, 1, out):
 				return fallback(fr)
 			}
 			fr.lz.kind[z] = lazyAffine
@@ -828,6 +845,28 @@ func (fr *frame) copyVec(z, from int, src *affine, scale int64, out *affine) boo
 	}
 	lo, hi := src.vecLo*scale, src.vecHi*scale
 	out.vec, out.vecLo, out.vecHi = src.vec, min(lo, hi), max(lo, hi)
+	return true
+}
+
+// sumVecs gives out (in z's storage) the vector of a's plus sign times b's, from slots fa and
+// fb: both of one mode and length, the sum's bounds small.
+func (fr *frame) sumVecs(z, fa int, a *affine, fb int, b *affine, sign int64, out *affine) bool {
+	if a.vec != b.vec || !small(a.vecLo) || !small(a.vecHi) || !small(b.vecLo) || !small(b.vecHi) {
+		return false
+	}
+	vl := vecLen(a, fr.prog.slotType[fa].Shape)
+	if vecLen(b, fr.prog.slotType[fb].Shape) != vl {
+		return false
+	}
+	lo, hi := a.vecLo+b.vecLo, a.vecHi+b.vecHi
+	if sign < 0 {
+		lo, hi = a.vecLo-b.vecHi, a.vecHi-b.vecLo
+	}
+	dst, x, y := fr.ints[z][:vl], fr.ints[fa][:vl], fr.ints[fb][:vl]
+	for i := range dst {
+		dst[i] = x[i] + sign*y[i]
+	}
+	out.vec, out.vecLo, out.vecHi = a.vec, lo, hi
 	return true
 }
 
@@ -936,6 +975,15 @@ func (m *memOp) run(fr *frame) error {
 		}
 	}
 	stridedVal := !m.isLoad && m.cls == clsF32 && fr.ld[m.data] != 0
+	if m.isLoad && !maskLazy && (!ptrLazy || m.mask >= 0) && !m.rect && len(m.shape) == 2 && m.cls == clsF32 && m.d == ir.F32 &&
+		fr.lz.kind[m.p] == lazyAffine && fr.lz.aff[m.p].vec == vecCols && (m.mask < 0 || fr.lz.kind[m.mask] == lazyNone) {
+		fr.lz.kind[m.data] = lazyNone
+		if m.loadColumnRuns(fr, &fr.lz.aff[m.p]) {
+			columnRunLoads.Add(1)
+			return nil
+		}
+		return m.fallback(fr) // it reports the first lane out of bounds
+	}
 	if m.mask >= 0 && fr.lz.kind[m.mask] == lazyAffine || !ptrLazy && !maskLazy {
 		if stridedVal {
 			fr.densify(m.data, m.shape[0], m.n)
@@ -1064,6 +1112,62 @@ func (m *memOp) run(fr *frame) error {
 		fr.ext[m.data] = live
 	}
 	return nil
+}
+
+// columnRunLoads counts the loads done by loadColumnRuns (tests read it).
+var columnRunLoads atomic.Int64
+
+// loadColumnRuns loads a 2-D fp32 tile whose pointers are affine along its rows and
+// gathered along its columns, in runs of consecutive elements (a flat convolution's dense
+// operand at rp = (q // Wp) * OW + q % Wp: a run per output row), under a materialized mask
+// or none: row by row, each run of live lanes at consecutive addresses with one bounds check
+// and one copy, the rest from other; rows with the mask row of the one before reuse its
+// runs. It reports false, having loaded an unknown part, when a run is out of bounds.
+func (m *memOp) loadColumnRuns(fr *frame, a *affine) bool {
+	n := m.n
+	v, st := fr.ints[m.p][:n], a.strides[1]
+	var mk, prev []int64
+	if m.mask >= 0 {
+		mk = fr.ints[m.mask]
+	}
+	runs := fr.maskRuns[:0]
+	defer func() { fr.maskRuns = runs }()
+	for r := range m.shape[0] {
+		at := r * n
+		var row []int64
+		if mk != nil {
+			row = mk[at : at+n]
+		}
+		if r == 0 || !slices.Equal(row, prev) {
+			runs = runs[:0]
+			for j := 0; j < n; {
+				on := row == nil || row[j] != 0
+				k := j + 1
+				for k < n && (row == nil || row[k] != 0) == on && (!on || v[k]+st*int64(k) == v[k-1]+st*int64(k-1)+1) {
+					k++
+				}
+				runs = append(runs, maskRun{j, k, on})
+				j = k
+			}
+			prev = row
+		}
+		base := a.base + a.strides[0]*int64(r)
+		for _, run := range runs {
+			switch {
+			case run.on:
+				b, off, err := fr.resolveAt(m.in.Pos, m.what, a.tag, base+v[run.lo]+st*int64(run.lo), run.hi-run.lo)
+				if err != nil {
+					return false
+				}
+				fr.loadRow(m.cls, m.d, b, off, m.data, at+run.lo, run.hi-run.lo)
+			case m.other >= 0:
+				fr.copyRange(m.cls, m.data, m.other, at+run.lo, run.hi-run.lo)
+			default:
+				clear(fr.f32[m.data][at+run.lo : at+run.hi])
+			}
+		}
+	}
+	return true
 }
 
 // viewForm gives a 2-D tile's element offsets as base + row*rowStride + col, when they are
