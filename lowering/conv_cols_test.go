@@ -36,7 +36,7 @@ func TestConvColsOnSmallMaps(t *testing.T) {
 				t.Errorf("%v: conv_cols.py grid %v, want a program row per sample (3)", ln.Nodes, ln.Grid)
 			}
 		case "conv_flat.py":
-			isFolded := strings.Contains(ln.Kernel.Source.Text, "qb = q // QS")
+			isFolded := strings.Contains(ln.Kernel.Source.Text, "qb = qi // QS")
 			for _, n := range ln.Nodes {
 				if g.Node(n) != nil && g.Node(n).Op == "conv2d" {
 					folded[n] = isFolded

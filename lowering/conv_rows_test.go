@@ -197,7 +197,7 @@ func TestConvFlatTapMajorAndPaddedStores(t *testing.T) {
 					continue
 				}
 				// (a folded small-map GEMM, over columns of every tap, is one tap-major step)
-				if src := ln.Kernel.Source.Text; strings.Contains(src, "for tap in range") && !strings.Contains(src, "qb = q // QS") {
+				if src := ln.Kernel.Source.Text; strings.Contains(src, "for tap in range") && !strings.Contains(src, "qb = qi // QS") {
 					tapMajor++
 					switch {
 					case strings.Contains(src, "a_ptrs + (tap * w_tstride + c0)"):
