@@ -605,7 +605,8 @@ func (g *convGroup) flatSamples() int {
 	return g.batch * groups
 }
 
-// flatQMask reports whether conv_flat.py masks the pixels past Q (q of them, in tiles of bp).
+// flatQMask reports whether conv_flat.py masks the pixels past Q (q of them, in tiles of bp;
+// Folded: every sample's, the columns' slack up to the tile computed otherwise).
 // Through tl.dot (dot), the micro-kernel then computes the live columns alone, at the cost of
 // a finiteness scan of the weight tile a step (extent.go: about one column's work), while a
 // whole tile computes every dead column at full cost (the 286 pixels of a 16x16 image in a
@@ -735,7 +736,7 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 		PaddedStore: !g.cols && g.outPhases == nil && g.outBlock == 0 && (g.outPad.hp > 0 && g.outPad.wp == g.wp || g.outPad.hp == 0 && g.wp == g.ow), EvenK: (g.tapMajor || g.direct) && g.kExtent()%bk == 0, Strided: strided,
 		Depthwise: tmpl == "conv_flat.py" && g.depthwise, Pointwise: tmpl == "conv_flat.py" && g.direct,
 		DenseStore: tmpl == "conv_flat.py" && !g.cols && g.outPad.hp == 0 && g.wp == g.ow && g.padCopy == nil, Scale: g.scale != nil, ScaleInput: g.scale != nil && bn > bp, CopyStore: g.padCopy != nil,
-		CopyPaddedStore: !g.cols && g.padCopy != nil && g.padCopy.pad.wp == g.wp, QMask: tmpl == "conv_flat.py" && !g.cols && (g.direct || flatQMask(g.flatPixels(), bp, !g.depthwise)),
+		CopyPaddedStore: !g.cols && g.padCopy != nil && g.padCopy.pad.wp == g.wp, QMask: tmpl == "conv_flat.py" && (!g.cols && (g.direct || flatQMask(g.flatPixels(), bp, !g.depthwise)) || g.cols && flatQMask(g.gemmPixels(), bp, true)),
 		HalfProducts: g.depthwise && g.x.DType != graph.Float32, Folded: g.cols, Merged: tmpl == "conv_flat.py" && g.diag > 1}
 	text, err := templates.Render(tmpl, d)
 	if err != nil {
