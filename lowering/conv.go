@@ -291,6 +291,12 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 		if g.cols { // the sample is a column's: q // QS
 			g.epi.vars[0], g.epi.masks[0] = "qb[None, :]", "(q[None, :] < Q)"
 		}
+		if g.flat && g.outPhases == nil && g.wp <= 2*g.ow {
+			// rp = (q // Wp) * OW + q % Wp is below P for every q < Q (a row's dropped
+			// columns reach at most Wp - OW <= OW pixels into the next row): the affine
+			// q < Q masks the dense operands as well, symbolic where rp < P is a gathered tile
+			g.epi.masks[2] = "(q[None, :] < Q)"
+		}
 	} else {
 		g.epi = newConvEpilogue(out, batched, chBound)
 	}

@@ -616,7 +616,7 @@ func (c *compiler) symbolicStep(in *ir.Instr, args, results []int, eager step) s
 		// A broadcast of a gathered tile along the last dimension ([M,1] -> [M,N]) or
 		// along all the others ([1,N] -> [K,N]) becomes an affine form with a vector.
 		vecMode := vecNone
-		if in.Op == ir.Broadcast && !tz.Ptr && (tz.Elem == ir.I32 || tz.Elem == ir.I64) && rank >= 2 {
+		if in.Op == ir.Broadcast && (tz.Ptr || tz.Elem == ir.I32 || tz.Elem == ir.I64) && rank >= 2 {
 			lastT, lastS := tz.Shape[rank-1], ts.Shape[rank-1]
 			outerSame, outerOnes := true, true
 			for d := 0; d < rank-1; d++ {
@@ -644,13 +644,29 @@ func (c *compiler) symbolicStep(in *ir.Instr, args, results []int, eager step) s
 					return fallback(fr)
 				}
 				x := fr.ints[src]
+				var tag int64
+				if tz.Ptr {
+					// pointers into one buffer (none wild): the vector holds their offsets
+					tag = int64(ptrTag(x[0]))
+					if tag&tagWild != 0 {
+						return fallback(fr)
+					}
+					off := fr.ints[z][:len(x)]
+					for i, p := range x {
+						if int64(ptrTag(p)) != tag {
+							return fallback(fr)
+						}
+						off[i] = ptrOffset(p)
+					}
+					x = off
+				}
 				lo, hi := x[0], x[0]
 				for _, v := range x {
 					lo, hi = min(lo, v), max(hi, v)
 				}
 				copy(fr.ints[z], x)
 				fr.lz.kind[z] = lazyAffine
-				fr.lz.aff[z] = affine{vec: vecMode, vecLo: lo, vecHi: hi}
+				fr.lz.aff[z] = affine{tag: tag, vec: vecMode, vecLo: lo, vecHi: hi}
 				return nil
 			case lazyMask:
 				cs := fr.lz.conds[z][:0]
@@ -975,10 +991,10 @@ func (m *memOp) run(fr *frame) error {
 		}
 	}
 	stridedVal := !m.isLoad && m.cls == clsF32 && fr.ld[m.data] != 0
-	if m.isLoad && !maskLazy && (!ptrLazy || m.mask >= 0) && !m.rect && len(m.shape) == 2 && m.cls == clsF32 && m.d == ir.F32 &&
-		fr.lz.kind[m.p] == lazyAffine && fr.lz.aff[m.p].vec == vecCols && (m.mask < 0 || fr.lz.kind[m.mask] == lazyNone) {
+	if m.isLoad && (!ptrLazy || m.mask >= 0 && !maskLazy) && !m.rect && len(m.shape) == 2 && m.cls == clsF32 && m.d == ir.F32 &&
+		fr.lz.kind[m.p] == lazyAffine && fr.lz.aff[m.p].vec == vecCols && (m.mask < 0 || maskLazy || fr.lz.kind[m.mask] == lazyNone) {
 		fr.lz.kind[m.data] = lazyNone
-		if m.loadColumnRuns(fr, &fr.lz.aff[m.p]) {
+		if m.loadColumnRuns(fr, &fr.lz.aff[m.p], maskLazy) {
 			columnRunLoads.Add(1)
 			return nil
 		}
@@ -1119,37 +1135,49 @@ var columnRunLoads atomic.Int64
 
 // loadColumnRuns loads a 2-D fp32 tile whose pointers are affine along its rows and
 // gathered along its columns, in runs of consecutive elements (a flat convolution's dense
-// operand at rp = (q // Wp) * OW + q % Wp: a run per output row), under a materialized mask
-// or none: row by row, each run of live lanes at consecutive addresses with one bounds check
-// and one copy, the rest from other; rows with the mask row of the one before reuse its
-// runs. It reports false, having loaded an unknown part, when a run is out of bounds.
-func (m *memOp) loadColumnRuns(fr *frame, a *affine) bool {
+// operand at rp = (q // Wp) * OW + q % Wp: a run per output row), under a mask symbolic
+// (maskLazy), materialized or none: row by row, each run of live lanes at consecutive
+// addresses with one bounds check and one copy, the rest from other; rows whose live lanes
+// are those of the row before reuse its runs. It reports false, having loaded an unknown
+// part, when a run is out of bounds.
+func (m *memOp) loadColumnRuns(fr *frame, a *affine, maskLazy bool) bool {
 	n := m.n
 	v, st := fr.ints[m.p][:n], a.strides[1]
 	var mk, prev []int64
-	if m.mask >= 0 {
+	var split splitMask
+	switch {
+	case maskLazy:
+		split = splitConds(fr.lz.conds[m.mask], 1, n)
+	case m.mask >= 0:
 		mk = fr.ints[m.mask]
 	}
 	runs := fr.maskRuns[:0]
 	defer func() { fr.maskRuns = runs }()
-	for r := range m.shape[0] {
-		at := r * n
+	prevLo, prevHi := -1, -1
+	it := newRowIter(m.shape)
+	for ; it.more(); it.next() {
+		at, r := it.at, it.at/n
+		// the row's live lanes: a mask row, or the interval [lo, hi)
 		var row []int64
-		if mk != nil {
+		lo, hi := 0, n
+		switch {
+		case maskLazy:
+			lo, hi = split.row(&it)
+		case mk != nil:
 			row = mk[at : at+n]
 		}
-		if r == 0 || !slices.Equal(row, prev) {
+		if r == 0 || !slices.Equal(row, prev) || lo != prevLo || hi != prevHi {
 			runs = runs[:0]
 			for j := 0; j < n; {
-				on := row == nil || row[j] != 0
+				on := j >= lo && j < hi && (row == nil || row[j] != 0)
 				k := j + 1
-				for k < n && (row == nil || row[k] != 0) == on && (!on || v[k]+st*int64(k) == v[k-1]+st*int64(k-1)+1) {
+				for k < n && (k >= lo && k < hi && (row == nil || row[k] != 0)) == on && (!on || v[k]+st*int64(k) == v[k-1]+st*int64(k-1)+1) {
 					k++
 				}
 				runs = append(runs, maskRun{j, k, on})
 				j = k
 			}
-			prev = row
+			prev, prevLo, prevHi = row, lo, hi
 		}
 		base := a.base + a.strides[0]*int64(r)
 		for _, run := range runs {
