@@ -272,3 +272,68 @@ func TestRMSNormHeadAgainstLoop(t *testing.T) {
 	shape := []int{n, rows, out}
 	require.NoError(t, testkit.CompareTensors(safetensors.FromFloat32s("fc", shape, got), safetensors.FromFloat32s("fc", shape, want)))
 }
+
+// A LayerNorm whose Linear is wider than one N tile and too large to become a fused MLP's
+// first (headRepeats: ConvNeXt's stage 2-3 MLPs) runs as its own kernel, once, where a row
+// head would normalise the same rows in every program along N; a narrower Linear, or one of
+// a smaller weight, keeps the head. The plain LayerNorm then Linear is checked against a
+// float64 loop (odd widths, 5 rows a model).
+func TestRowHeadNotRepeatedAcrossN(t *testing.T) {
+	const n, rows = 3, 5
+	for _, tc := range []struct {
+		k, out int
+		head   bool
+	}{{67, 2049, false}, {67, 1500, true}, {509, 255, true}} {
+		js := fmt.Sprintf(`{"format": "widejit.graph/v1", "n": %d,
+  "inputs": [{"name": "x", "shape": [%d, %d], "dtype": "float32"}],
+  "params": [{"name": "w", "shape": [%d], "dtype": "float32"}, {"name": "b", "shape": [%d], "dtype": "float32"},
+             {"name": "lw", "shape": [%d, %d], "dtype": "float32"}, {"name": "lb", "shape": [%d], "dtype": "float32"}],
+  "nodes": [{"name": "ln", "op": "layer_norm", "inputs": ["x"], "params": {"weight": "w", "bias": "b"},
+             "attrs": {"normalized_shape": [%d], "eps": 0.001, "elementwise_affine": true}},
+            {"name": "fc", "op": "linear", "inputs": ["ln"], "params": {"weight": "lw", "bias": "lb"},
+             "attrs": {"in_features": %d, "out_features": %d, "bias": true}}],
+  "outputs": ["fc"], "weights": "weights.safetensors"}`, n, rows, tc.k, tc.k, tc.k, tc.out, tc.k, tc.out, tc.k, tc.k, tc.out)
+		g := writeGraph(t, js, map[string][]int{"w": {tc.k}, "b": {tc.k}, "lw": {tc.out, tc.k}, "lb": {tc.out}}, n, 13)
+		opts := Options{Device: testDevice("cpu")}
+		plan, err := Lower(g, opts)
+		require.NoError(t, err)
+		heads, norms := 0, 0
+		for _, l := range plan.Launches {
+			if strings.Contains(l.Kernel.Source.Text, "# row head: LayerNorm") {
+				heads++
+			}
+			if strings.HasSuffix(l.Kernel.Source.Fn, "_layer_norm") {
+				norms++
+			}
+		}
+		if tc.head {
+			require.Equal(t, [2]int{1, 0}, [2]int{heads, norms}, "%d -> %d: the Linear normalises its rows (row head), no norm kernel:\n%s", tc.k, tc.out, plan)
+			continue
+		}
+		require.Equal(t, [2]int{0, 1}, [2]int{heads, norms}, "%d -> %d: a norm kernel, no row head:\n%s", tc.k, tc.out, plan)
+		ins, err := g.GenerateInputs(4)
+		require.NoError(t, err)
+		got := f32s(t, runPlanCPU(t, g, opts, ins)["fc"])
+		x := f32s(t, ins["x"])
+		w, _ := g.ParamFloat32s("w")
+		b, _ := g.ParamFloat32s("b")
+		lw, _ := g.ParamFloat32s("lw")
+		lb, _ := g.ParamFloat32s("lb")
+		k, out := tc.k, tc.out
+		want := make([]float32, n*rows*out)
+		for m := range n {
+			for r := range rows {
+				normed := layerNorm64(x[(m*rows+r)*k:][:k], w[m*k:], b[m*k:], 1e-3)
+				for o := range out {
+					y := float64(lb[m*out+o])
+					for c, v := range normed {
+						y += v * float64(lw[(m*out+o)*k+c])
+					}
+					want[(m*rows+r)*out+o] = float32(y)
+				}
+			}
+		}
+		shape := []int{n, rows, out}
+		require.NoError(t, testkit.CompareTensors(safetensors.FromFloat32s("fc", shape, got), safetensors.FromFloat32s("fc", shape, want)))
+	}
+}

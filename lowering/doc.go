@@ -71,7 +71,8 @@
 //     tails: a classifier's Linear-softmax, a post-norm layer's residual add and
 //     LayerNorm), and a LayerNorm or RMSNorm whose only reader is a Linear taking whole
 //     rows in one K tile is applied by the Linear as it loads them (row heads: a pre-norm
-//     layer's norms before its feed-forward and its self-attention's QKV projection); a bool
+//     layer's norms before its feed-forward and its self-attention's QKV projection), unless
+//     every program along a wide N would normalise the same rows again (headRepeats); a bool
 //     attn_mask becomes an additive -inf/0 mask once. GPU plans keep the GPU-shaped kernels.
 //   - An element-wise kernel with a broadcast or strided operand runs by rows: a 2-D tile of
 //     whole rows of the last dim whose leading coordinates are computed once per row.

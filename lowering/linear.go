@@ -60,6 +60,16 @@ const (
 	cpuGemvMinK     = 256
 )
 
+// headRepeats reports whether a row head (rowops.go) on a Linear of weight w would normalise
+// the same rows in several programs: every program along N normalises its rows again, and a
+// Linear wider than one N tile (2*cpuMaxBlockMN) that cannot become a fused MLP's first (its
+// weight alone over cpuMLPMaxWeightBytes: mlp.py's programs take whole hidden rows) runs 3 to
+// 12 of them (ConvNeXt's stage 2 and 3 MLPs, 768 and 1536 wide); there the norm runs once, as
+// its own kernel (bench/results/convnext_regnet_margins.md).
+func headRepeats(w View) bool {
+	return w.Shape[0] > 2*cpuMaxBlockMN && w.Numel()*w.DType.Size() > cpuMLPMaxWeightBytes
+}
+
 // gemv: on the CPU, a matmul on few rows that reads B^T's rows (a weight [out, in]) in
 // place, bound by the weight's bytes rather than its multiply-adds.
 func (g *matmulGroup) gemv() bool {
@@ -88,7 +98,11 @@ func lowerLinear(l *lowerer, n *graph.Node) error {
 	}
 	r := len(x.Shape)
 	k := x.Shape[r-1]
-	norm, head := l.rowHeadFor(n, k) // a LayerNorm this Linear applies as it loads its rows
+	var norm *normGroup
+	var head *rowHead
+	if !headRepeats(w) {
+		norm, head = l.rowHeadFor(n, k) // a LayerNorm this Linear applies as it loads its rows
+	}
 	if head != nil {
 		x = norm.x
 	}

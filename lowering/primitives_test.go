@@ -146,18 +146,8 @@ func TestLayerNormRowFormsAgainstLoop(t *testing.T) {
 		want := make([]float32, len(x))
 		for row := 0; row < len(x)/r; row++ {
 			model := row / shape[0]
-			xs := x[row*r : (row+1)*r]
-			mean, ss := 0.0, 0.0
-			for _, v := range xs {
-				mean += float64(v)
-			}
-			mean /= float64(r)
-			for _, v := range xs {
-				ss += (float64(v) - mean) * (float64(v) - mean)
-			}
-			rstd := 1 / math.Sqrt(ss/float64(r)+1e-5)
-			for c, v := range xs {
-				want[row*r+c] = float32((float64(v)-mean)*rstd*float64(w[model*r+c]) + float64(b[model*r+c]))
+			for c, v := range layerNorm64(x[row*r:(row+1)*r], w[model*r:], b[model*r:], 1e-5) {
+				want[row*r+c] = float32(v)
 			}
 		}
 		wt := safetensors.FromFloat32s("ln", append([]int{n}, shape...), want)
@@ -168,6 +158,25 @@ func TestLayerNormRowFormsAgainstLoop(t *testing.T) {
 			}
 		}
 	}
+}
+
+// layerNorm64 is the float64 reference of a LayerNorm of row xs with affine w, b (the row's
+// width of each) and eps.
+func layerNorm64(xs, w, b []float32, eps float64) []float64 {
+	mean, ss := 0.0, 0.0
+	for _, v := range xs {
+		mean += float64(v)
+	}
+	mean /= float64(len(xs))
+	for _, v := range xs {
+		ss += (float64(v) - mean) * (float64(v) - mean)
+	}
+	rstd := 1 / math.Sqrt(ss/float64(len(xs))+eps)
+	y := make([]float64, len(xs))
+	for c, v := range xs {
+		y[c] = (float64(v)-mean)*rstd*float64(w[c]) + float64(b[c])
+	}
+	return y
 }
 
 func jsonInts(s []int) string { return strings.ReplaceAll(fmt.Sprint(s), " ", ", ") }

@@ -165,7 +165,8 @@ func (t *rowTail) render(e *epilogue, n, blockN int, prefix string) (renderedEpi
 // norm's input and normalises each tile it loads, in place of a launch that writes the
 // normalised tensor for it to read (a pre-norm transformer's LayerNorm before its
 // feed-forward, which keeps it when the Linear becomes the first of a fused MLP, and before
-// its self-attention's fused QKV projection). The norm's
+// its self-attention's fused QKV projection; not where each program along a wide N would
+// repeat it: headRepeats). The norm's
 // group gives up its place in the launch order to the Linear, whose other operands
 // (parameters) are ready by then; operands fused later are checked against that place.
 type rowHead struct {
