@@ -59,13 +59,15 @@
 //     A outweigh B and the L2 cache (a folded small map's weight), row blocks outside, each
 //     block's first strip on kernels that prefetch its rows ahead. When the nest's
 //     accumulator then goes through per-row steps (a bias, BatchNorm's multiply and add, a
-//     NaN-propagating ReLU) before its stores, those steps join the queue: each register
+//     residual tile added, a NaN-propagating ReLU) before its stores, those steps join the
+//     queue (the residual copied as it joins): each register
 //     block goes through them right after
 //     its last panel, while in the L1 cache, instead of a pass over the whole tile per step;
 //     the queue runs when the result is first read (panels_epilogue.go). When that result is
-//     only stored, to rectangles of one fp32 buffer's rows (the output rows or padded planes),
-//     the stores join the queue too: each block is copied to them right after its epilogue,
-//     instead of a pass over the tile per store (panels_store.go). tl.trans of a
+//     only stored, to rectangles of one fp32 buffer's rows (the output rows or padded planes,
+//     the latter also through a select that zeroes the dropped columns: its column runs go
+//     with the store), the stores join the queue too: each block is copied to them right
+//     after its epilogue, instead of a pass over the tile per store (panels_store.go). tl.trans of a
 //     2-D fp32 tile (the weight operand of a Linear) is an AVX2 8x8-block transpose
 //     (shape.go, vec_amd64.s), left to the dot when the dot is its only user: a dot of a few
 //     live rows (3, or 32 over k >= 256) then reads the untransposed tile in place, each
@@ -101,7 +103,11 @@
 //     only read it before any store views the buffer instead of copying (alias.go). Any
 //     other consumer materializes symbolic tiles first, so the rest of the executor only
 //     sees values; a gathered row that is piecewise contiguous (a pixel tile crossing image
-//     rows) still moves run by run (memory.go, forRuns), and an fp32 row whose pointers are one
+//     rows) still moves run by run (memory.go, forRuns); a 2-D fp32 load whose columns are
+//     gathered in runs of consecutive elements (a flat convolution's dense residual at
+//     (q // Wp) * OW + q % Wp, its offsets a vector of the affine form, or the sum of two)
+//     copies each run of live lanes at once, rows reusing the runs of the row before
+//     (lazy.go, loadColumnRuns); and an fp32 row whose pointers are one
 //     arithmetic progression (a column of a transposed view) is checked at its two ends and
 //     moved by one strided loop (lazy.go, moveStrided).
 //   - Constants (tl.zeros, `other` tiles) are computed once per frame; instructions that
