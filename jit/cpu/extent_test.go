@@ -320,8 +320,18 @@ def masked_dot(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, s, BM: tl.constexpr, BN: 
     tl.store(c_ptr + rm[:, None] * BN + rn[None, :], y, mask=cmask)
 `
 
+// nestedMaskedDotKernel is maskedDotKernel with its K loop nested in an outer one (as
+// conv_flat.py nests channel blocks in taps): the outer loop carries the accumulator out.
+var nestedMaskedDotKernel = strings.Replace(maskedDotKernel, paddedKLoop, `    for k1 in range(0, K, 2 * BK):
+        for k0 in range(k1, min(k1 + 2 * BK, K), BK):
+            ks = k0 + rk
+            a = tl.load(a_ptr + rm[:, None] * K + ks[None, :], mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
+            bt = tl.load(b_ptr + rn[:, None] * K + ks[None, :], mask=(rn[:, None] < N) & (ks[None, :] < K), other=0.0)
+            acc += tl.dot(a, tl.trans(bt))
+`, 1)
+
 // TestDotSkipsChecksWhereNoOneLooks: when the accumulator is stored only through the output
-// mask, tl.dot drops the products of edge tiles' zero rows and columns without scanning the
+// mask (its K loop nested in another or not), tl.dot drops the products of edge tiles' zero rows and columns without scanning the
 // operands for infinities (they could only reach unstored elements) and the epilogue
 // computes only the mask's rectangle, yet the stored values are the padded product's,
 // infinities and NaNs included, and nothing outside the mask is written. padded_dot, which
@@ -330,69 +340,75 @@ func TestDotSkipsChecksWhereNoOneLooks(t *testing.T) {
 	const bm, bn, bk = 32, 64, 32
 	sig := map[string]string{"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32"}
 	consts := map[string]any{"BM": int64(bm), "BN": int64(bn), "BK": int64(bk)}
-	masked := compileKernel(t, "masked_dot.py", maskedDotKernel, "masked_dot", map[string]string{
-		"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "bias_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32", "s": "fp32"}, consts)
 	padded := compileKernel(t, "padded_dot.py", paddedDotKernel, "padded_dot", sig, consts)
 	rng := rand.New(rand.NewSource(5))
-	for _, tc := range []struct {
-		m, n, k    int
-		infA, infB bool
-	}{{9, 40, 64, true, false}, {32, 7, 32, false, true}, {17, 33, 64, true, true}, {17, 33, 40, true, true}} {
-		t.Run(fmt.Sprintf("m%d_n%d_k%d", tc.m, tc.n, tc.k), func(t *testing.T) {
-			a, b := randF32(rng, tc.m*tc.k, 1), randF32(rng, tc.n*tc.k, 1)
-			if tc.infA {
-				a[(tc.m/2)*tc.k] = float32(math.Inf(-1))
-			}
-			if tc.infB {
-				b[(tc.n-1)*tc.k+tc.k/2] = float32(math.NaN())
-			}
-			const sentinel = 12345
-			c := make([]float32, bm*bn)
-			for i := range c {
-				c[i] = sentinel
-			}
-			out := f32Buf(t, c)
-			bias := randF32(rng, tc.n, 1)
-			before := finiteChecks.Load()
-			if err := masked.Launch(grid1(1), []jit.Arg{buf(f32Buf(t, a)), buf(f32Buf(t, b)), buf(out), buf(f32Buf(t, bias)),
-				scalar(int64(tc.m)), scalar(int64(tc.n)), scalar(int64(tc.k)), scalar(2.0)}); err != nil {
-				t.Fatal(err)
-			}
-			if checks := finiteChecks.Load() - before; checks != 0 {
-				t.Errorf("masked_dot scanned operands %d times, want none", checks)
-			}
-			got := out.f32()
-			for i := range bm {
-				for j := range bn {
-					g := float64(got[i*bn+j])
-					if i >= tc.m || j >= tc.n {
-						if g != sentinel {
-							t.Fatalf("c[%d,%d] = %v outside the mask, want it untouched", i, j, g)
+	for _, nested := range []bool{false, true} {
+		src := maskedDotKernel
+		if nested {
+			src = nestedMaskedDotKernel
+		}
+		masked := compileKernel(t, "masked_dot.py", src, "masked_dot", map[string]string{
+			"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "bias_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32", "s": "fp32"}, consts)
+		for _, tc := range []struct {
+			m, n, k    int
+			infA, infB bool
+		}{{9, 40, 64, true, false}, {32, 7, 32, false, true}, {17, 33, 64, true, true}, {17, 33, 40, true, true}} {
+			t.Run(fmt.Sprintf("nested=%v/m%d_n%d_k%d", nested, tc.m, tc.n, tc.k), func(t *testing.T) {
+				a, b := randF32(rng, tc.m*tc.k, 1), randF32(rng, tc.n*tc.k, 1)
+				if tc.infA {
+					a[(tc.m/2)*tc.k] = float32(math.Inf(-1))
+				}
+				if tc.infB {
+					b[(tc.n-1)*tc.k+tc.k/2] = float32(math.NaN())
+				}
+				const sentinel = 12345
+				c := make([]float32, bm*bn)
+				for i := range c {
+					c[i] = sentinel
+				}
+				out := f32Buf(t, c)
+				bias := randF32(rng, tc.n, 1)
+				before := finiteChecks.Load()
+				if err := masked.Launch(grid1(1), []jit.Arg{buf(f32Buf(t, a)), buf(f32Buf(t, b)), buf(out), buf(f32Buf(t, bias)),
+					scalar(int64(tc.m)), scalar(int64(tc.n)), scalar(int64(tc.k)), scalar(2.0)}); err != nil {
+					t.Fatal(err)
+				}
+				if checks := finiteChecks.Load() - before; checks != 0 {
+					t.Errorf("masked_dot scanned operands %d times, want none", checks)
+				}
+				got := out.f32()
+				for i := range bm {
+					for j := range bn {
+						g := float64(got[i*bn+j])
+						if i >= tc.m || j >= tc.n {
+							if g != sentinel {
+								t.Fatalf("c[%d,%d] = %v outside the mask, want it untouched", i, j, g)
+							}
+							continue
 						}
-						continue
-					}
-					dot := 0.0
-					for p := range tc.k {
-						dot += float64(a[i*tc.k+p]) * float64(b[j*tc.k+p])
-					}
-					want := float64(float32(float32(float32(dot)*2)+1) + bias[j])
-					if math.IsNaN(want) || want < 0 { // tl.maximum ignores a NaN operand
-						want = 0
-					}
-					if !closeOrSameSpecial(g, want) {
-						t.Fatalf("c[%d,%d] = %v, want %v", i, j, g, want)
+						dot := 0.0
+						for p := range tc.k {
+							dot += float64(a[i*tc.k+p]) * float64(b[j*tc.k+p])
+						}
+						want := float64(float32(float32(float32(dot)*2)+1) + bias[j])
+						if math.IsNaN(want) || want < 0 { // tl.maximum ignores a NaN operand
+							want = 0
+						}
+						if !closeOrSameSpecial(g, want) {
+							t.Fatalf("c[%d,%d] = %v, want %v", i, j, g, want)
+						}
 					}
 				}
-			}
-			before = finiteChecks.Load()
-			if err := padded.Launch(grid1(1), []jit.Arg{buf(f32Buf(t, a)), buf(f32Buf(t, b)), buf(f32Buf(t, make([]float32, bm*bn))),
-				scalar(int64(tc.m)), scalar(int64(tc.n)), scalar(int64(tc.k))}); err != nil {
-				t.Fatal(err)
-			}
-			if finiteChecks.Load() == before {
-				t.Error("padded_dot, which stores the padded rows and columns, did not scan its operands")
-			}
-		})
+				before = finiteChecks.Load()
+				if err := padded.Launch(grid1(1), []jit.Arg{buf(f32Buf(t, a)), buf(f32Buf(t, b)), buf(f32Buf(t, make([]float32, bm*bn))),
+					scalar(int64(tc.m)), scalar(int64(tc.n)), scalar(int64(tc.k))}); err != nil {
+					t.Fatal(err)
+				}
+				if finiteChecks.Load() == before {
+					t.Error("padded_dot, which stores the padded rows and columns, did not scan its operands")
+				}
+			})
+		}
 	}
 }
 

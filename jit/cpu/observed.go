@@ -39,6 +39,9 @@ func (c *compiler) observedMasks(in *ir.Instr, acc *ir.Value) []int {
 	if term.Op != ir.Yield || i >= len(term.Args) || term.Args[i] != in.Results[0] || c.uses[acc] != 1 {
 		return nil
 	}
+	// A loop nested in others (conv_flat.py's taps outside, channel blocks inside) carries
+	// the accumulator out through theirs: follow it to the outermost loop that does.
+	loop, i = c.outermostCarrier(loop, i)
 	var masks []*ir.Value
 	chain := map[*ir.Value]bool{}
 	if !c.seenOnlyByMaskedStores(loop.Results[i], &masks, chain) || len(masks) == 0 {
@@ -90,6 +93,30 @@ func (c *compiler) maskFactorBefore(m *ir.Value, before map[*ir.Value]bool) *ir.
 		}
 	}
 	return nil
+}
+
+// outermostCarrier follows carried value i of loop out through the loops enclosing it: while
+// the loop's result is only yielded, as value j, by the body of an enclosing For whose block
+// argument j is the loop's initial value (used by nothing else), that For carries the same
+// accumulator. It returns the outermost such loop and index.
+func (c *compiler) outermostCarrier(loop *ir.Instr, i int) (*ir.Instr, int) {
+	for {
+		res := loop.Results[i]
+		users := c.allUsers(res)
+		if len(users) != 1 || users[0].Op != ir.Yield || c.uses[res] != 1 {
+			return loop, i
+		}
+		j := slicesIndex(users[0].Args, res)
+		f, _ := c.carrier(loop.Args[3+i])
+		if f == nil || j < 0 || j >= len(f.Results) {
+			return loop, i
+		}
+		body := f.Regions[0]
+		if body.Instrs[len(body.Instrs)-1] != users[0] || body.Args[1+j] != loop.Args[3+i] || c.uses[loop.Args[3+i]] != 1 {
+			return loop, i
+		}
+		loop, i = f, j
+	}
 }
 
 // carrier is the For whose body's block argument v is, and v's index among the carried
