@@ -139,9 +139,9 @@ type convGroup struct {
 // zero padding at every output pixel, where the map is smaller than the kernel's reach
 // (MobileNet's and EfficientNet's 5x5 depthwise convolutions on 2x2 maps: 9 of 25 taps live;
 // ConvNeXt's 7x7 ones: 9 of 49), and shrinks the padding by as many: the same outputs from
-// fewer taps over smaller padded planes. A dropped tap only ever multiplied zeros (PyTorch
-// skips them too: a non-finite weight there makes no NaN). The weight becomes a view of the
-// live taps, which conv_weight.py relays out.
+// fewer taps over smaller padded planes. A dropped tap only ever multiplied zeros (PyTorch's
+// oneDNN kernel skips them too: a non-finite weight there makes no NaN). The weight becomes a
+// view of the live taps, which conv_weight.py relays out.
 func (g *convGroup) cropDeadTaps(l *lowerer) {
 	if !convCropDeadTaps || g.strided() {
 		return
@@ -155,7 +155,7 @@ func (g *convGroup) cropDeadTaps(l *lowerer) {
 		g.w = g.w.slice(2, ch, g.kh-2*ch)
 	}
 	g.w = g.w.slice(r-1, cw, g.kw-2*cw)
-	l.notes[g] = append(l.notes[g], fmt.Sprintf("the map is smaller than the kernel's reach: its %dx%d taps that read only padding dropped, %dx%d left", g.kh, g.kw, g.kh-2*ch, g.kw-2*cw))
+	l.notes[g] = append(l.notes[g], fmt.Sprintf("the map is smaller than the kernel's reach: of its %dx%d taps, the %dx%d that read the map run (the others read only padding)", g.kh, g.kw, g.kh-2*ch, g.kw-2*cw))
 	g.kh, g.kw, g.ph, g.pw = g.kh-2*ch, g.kw-2*cw, g.ph-ch*g.dh, g.pw-cw*g.dw
 	g.cropped = true
 }
