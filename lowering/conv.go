@@ -93,6 +93,10 @@ var convBlockStore = true
 // its output (takePooledInput); tests turn it off to check the pad kernel's copy.
 var convPooledStore = true
 
+// convCropDeadTaps lets a depthwise convolution over channel blocks drop the taps that read
+// only padding (cropDeadTaps); tests turn it off to check the whole kernel on the same maps.
+var convCropDeadTaps = true
+
 // convSharedPhases lets a 1x1 strided convolution read the stride phase planes copied for
 // another convolution of its input (sharePhases); tests turn it off to check its own copy.
 var convSharedPhases = true
@@ -128,6 +132,49 @@ type convGroup struct {
 	diag                   int        // conv_flat.py: the model's groups merged into one, diag at a time, over a block-diagonal weight (mergedGroups); 1 if none
 	scale                  *View      // conv_flat.py pointwise: a per-(sample, channel) input scale [B or 1, C, 1, 1] (channelScaleFor)
 	padCopy                *padCopy   // conv_flat.py: a zero-padded copy of the output stored too, for a convolution reading it (takePaddedCopy)
+	cropped                bool       // conv_dw_blocks.py: kh, kw, ph, pw and w are the live taps' alone (cropDeadTaps)
+}
+
+// cropDeadTaps drops the kernel rows and columns of a unit-stride convolution that read only
+// zero padding at every output pixel, where the map is smaller than the kernel's reach
+// (MobileNet's and EfficientNet's 5x5 depthwise convolutions on 2x2 maps: 9 of 25 taps live;
+// ConvNeXt's 7x7 ones: 9 of 49), and shrinks the padding by as many: the same outputs from
+// fewer taps over smaller padded planes. A dropped tap only ever multiplied zeros (PyTorch's
+// oneDNN kernel skips them too: a non-finite weight there makes no NaN). The weight becomes a
+// view of the live taps, which conv_weight.py relays out.
+func (g *convGroup) cropDeadTaps(l *lowerer) {
+	if !convCropDeadTaps || g.strided() {
+		return
+	}
+	ch, cw := deadTaps(g.h, g.oh, g.kh, g.ph, g.dh), deadTaps(g.wd, g.ow, g.kw, g.pw, g.dw)
+	if ch == 0 && cw == 0 {
+		return
+	}
+	r := len(g.w.Shape) // [OC, CG, KH, KW], or [OC, CG, KW] (1-d: kh = 1, no rows to drop)
+	if r == 4 {
+		g.w = g.w.slice(2, ch, g.kh-2*ch)
+	}
+	g.w = g.w.slice(r-1, cw, g.kw-2*cw)
+	l.notes[g] = append(l.notes[g], fmt.Sprintf("the map is smaller than the kernel's reach: of its %dx%d taps, the %dx%d that read the map run (the others read only padding)", g.kh, g.kw, g.kh-2*ch, g.kw-2*cw))
+	g.kh, g.kw, g.ph, g.pw = g.kh-2*ch, g.kw-2*cw, g.ph-ch*g.dh, g.pw-cw*g.dw
+	g.cropped = true
+}
+
+// deadTaps is how many taps at each end of a kernel dim read only padding at every output
+// position of a unit-stride convolution (map size, output size, kernel, padding, dilation):
+// tap t reads o + t*dil - pad, in the map for some output o in [0, out) exactly when
+// (pad - out + 1) / dil <= t <= (size - 1 + pad) / dil. With the output size padding gives
+// (size + 2*pad - dil*(kernel-1)) both ends drop alike; 0 where they would not.
+func deadTaps(size, out, kernel, pad, dil int) int {
+	lo := 0
+	if d := pad - out + 1; d > 0 {
+		lo = cdiv(d, dil)
+	}
+	hi := min(kernel-1, (size-1+pad)/dil)
+	if lo == 0 || lo > hi || kernel-1-hi != lo {
+		return 0
+	}
+	return lo
 }
 
 // convInput is a convolution node's input, refused unless float32, float16 or bfloat16 (as its
@@ -230,6 +277,7 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	g.flat = convFlatKernel && l.opts.Device.Caps.HostThreads && !(g.pointwise() && g.depthwise)
 	if g.depthwise && g.flat && convDepthwiseBlocks {
 		g.flat, g.chanBlock = false, depthwiseChannelBlock(outC)
+		g.cropDeadTaps(l)
 	}
 	if g.flat && !g.depthwise {
 		if d := g.mergedGroups(); d > 1 {
@@ -309,18 +357,19 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	if g.cols && !g.w.Contiguous() {
 		return fmt.Errorf("weight %s is not contiguous", shapeStr(g.w.Shape))
 	}
-	if (g.rows || g.tapMajor || g.chanBlock > 0) && g.kh*g.kw > 1 && !g.cols {
+	if (g.rows || g.tapMajor || g.chanBlock > 0) && (g.kh*g.kw > 1 || g.cropped) && !g.cols {
 		// conv_rows.py and tap-major conv_flat.py read one tap's [out, in] weight tile per step: laid out as
 		// [tap, out, in], the tile is one contiguous block when it spans the group, which the
 		// CPU backend reads in place (a copy of O(weights) per run, against a strided gather
-		// per program and tap); conv_dw_blocks.py's per-tap channel row likewise.
-		if !g.w.Contiguous() {
+		// per program and tap); conv_dw_blocks.py's per-tap channel row likewise (and its
+		// live taps of a cropped kernel, whatever their number).
+		if !g.w.Contiguous() && !g.cropped {
 			return fmt.Errorf("weight %s is not contiguous", shapeStr(g.w.Shape))
 		}
 		// "#" like the other internal values (name#copy): "<node>.weight" may be a parameter,
 		// e.g. the weight of node k reused by node k_1, which would then read this copy as it
 		name := n.Name + "#weight"
-		wg := &convWeightGroup{w: g.w, oc: outC, cg: g.cg / g.diag, taps: g.kh * g.kw, diag: g.diag, ocg: g.ocg / g.diag}
+		wg := &convWeightGroup{w: g.w, oc: outC, cg: g.cg / g.diag, taps: g.kh * g.kw, diag: g.diag, ocg: g.ocg / g.diag, cropped: g.cropped}
 		what := " (weight as [tap, out, in])"
 		if g.diag > 1 {
 			what = fmt.Sprintf(" (weight as [tap, out, in], block-diagonal over %d groups)", g.diag)
@@ -538,6 +587,7 @@ type convData struct {
 	Grouped         bool // conv_pad.py Blocks: a block holds one in-group channel of BLOCK_PL groups (conv_grouped.py)
 	Folded          bool // conv_flat.py: over the columns of conv_cols.py, the samples folded into the pixels
 	Merged          bool // conv_flat.py tap-major: each group is g.diag narrow ones over a block-diagonal weight (mergedGroups)
+	Cropped         bool // conv_weight.py: the weight is a convolution weight's live taps (cropDeadTaps), read through its strides
 
 	Outs []int // conv_grouped.py: the output channels of a group, 0 .. OCG-1 (an accumulator each)
 }
@@ -775,8 +825,9 @@ type convWeightGroup struct {
 	groupBase
 	w            View
 	oc, cg, taps int
-	tstride      int // the output's tap stride: oc * cg * diag, or more (padded)
-	diag, ocg    int // block-diagonal: diag groups of ocg output channels a merged group (mergedGroups), else 0
+	tstride      int  // the output's tap stride: oc * cg * diag, or more (padded)
+	diag, ocg    int  // block-diagonal: diag groups of ocg output channels a merged group (mergedGroups), else 0
+	cropped      bool // w is a convolution weight's live taps (cropDeadTaps), read through its strides
 }
 
 func (g *convWeightGroup) emit(l *lowerer) (*Launch, error) {
@@ -787,7 +838,15 @@ func (g *convWeightGroup) emit(l *lowerer) (*Launch, error) {
 	diag, ocg := max(g.diag, 1), max(g.ocg, 1)
 	args = append(args, intArg("OC", g.oc), intArg("CG", g.cg), intArg("KHW", g.taps), intArg("o_tstride", max(g.tstride, g.oc*g.cg*diag)),
 		intArg("O_CG", g.cg*diag), intArg("OCG", ocg), intArg("DIAG", diag))
-	text, err := templates.Render("conv_weight.py", convData{Fn: fn, Header: header(g.nodes, g.ops)})
+	if g.cropped { // [OC, CG, KH, KW] or [OC, CG, KW]
+		st, r := g.w.Strides, len(g.w.Shape)
+		hs := 0
+		if r == 4 {
+			hs = st[2]
+		}
+		args = append(args, intArg("w_ostride", st[0]), intArg("w_cstride", st[1]), intArg("w_hstride", hs), intArg("w_wstride", st[r-1]), intArg("TKW", g.w.Shape[r-1]))
+	}
+	text, err := templates.Render("conv_weight.py", convData{Fn: fn, Header: header(g.nodes, g.ops), Cropped: g.cropped})
 	if err != nil {
 		return nil, err
 	}

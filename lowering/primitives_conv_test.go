@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/widejit/widejit/graph"
+	"github.com/widejit/widejit/graph/safetensors"
 	"github.com/widejit/widejit/internal/testkit"
 	"github.com/widejit/widejit/jit/cpu"
 )
@@ -195,7 +196,8 @@ func TestDepthwiseChannelBlockWidth(t *testing.T) {
 // every plan variant, against PyTorch; with the blocks off, conv_flat.py's depthwise form.
 // Their weights are relaid once as [tap, channel] (conv_weight.py, a prepare launch).
 // The 5x5 on the 3x2 map computes 14 pixels of its flat numbering (up to the last output
-// pixel), so a tile of 16, not the 3 padded rows' 18 (a tile of 32).
+// pixel), so a tile of 16, not the 3 padded rows' 18 (a tile of 32); 10 with its dead taps
+// dropped (cropDeadTaps: 5x3 taps over planes padded by one column less).
 func TestDepthwiseChannelBlocks(t *testing.T) {
 	dir := "testdata/conv/depthwise_n3"
 	g, err := graph.Load(filepath.Join(dir, "graph.json"))
@@ -237,8 +239,12 @@ func TestDepthwiseChannelBlocks(t *testing.T) {
 		}
 		for _, ln := range plan.Launches {
 			if want == "conv_dw_blocks.py" && slices.Contains(ln.Nodes, "tiny5") {
-				if bp := ln.Kernel.Consts["BLOCK_P"]; bp != int64(16) || launchIntArg(ln, "Q") != 14 {
-					t.Errorf("%+v: tiny5 computes Q = %d pixels in tiles of %v, want 14 in 16", o, launchIntArg(ln, "Q"), bp)
+				q := 10
+				if !convCropDeadTaps {
+					q = 14
+				}
+				if bp := ln.Kernel.Consts["BLOCK_P"]; bp != int64(16) || launchIntArg(ln, "Q") != q {
+					t.Errorf("%+v: tiny5 computes Q = %d pixels in tiles of %v, want %d in 16", o, launchIntArg(ln, "Q"), bp, q)
 				}
 			}
 		}
@@ -251,11 +257,141 @@ func TestDepthwiseChannelBlocks(t *testing.T) {
 			checkFixtureCPU(t, dir, o)
 		})
 	}
+	convCropDeadTaps = false
+	checkTemplates(Options{Device: testDevice("cpu")}, "conv_dw_blocks.py")
+	convCropDeadTaps = true
 	convDepthwiseBlocks = false
 	defer func() { convDepthwiseBlocks = true }()
 	cpu := Options{Device: testDevice("cpu")}
 	checkTemplates(cpu, "conv_flat.py")
 	checkFixtureCPU(t, dir, cpu)
+}
+
+// CPU plans drop the taps of a depthwise convolution over channel blocks that read only padding
+// where the map is smaller than the kernel's reach (cropDeadTaps): the depthwise_small_maps
+// fixture's kernels run 3x3 of the 5x5 and of the 7x7 on its 2x2 map, 1 tap of the 3x3 dilated
+// by 2, 5x1 of the 7x7 and of the 5x5 (a multiplier) on its 3x1 map and 5 of the 1-d 7, and
+// match PyTorch under every plan variant (TestConvFixtures runs the fixture's other plans).
+// The dropped taps' weights then do not matter, as in PyTorch's kernel for these (oneDNN's,
+// which skips them): with +inf, -inf and NaN written there the outputs stay PyTorch's, where
+// a kernel computing those taps gets NaN (0 * inf). With the crop off, the plan runs the
+// whole kernels.
+func TestDepthwiseDeadTaps(t *testing.T) {
+	dir := "testdata/conv/depthwise_small_maps_n3"
+	checkTaps := func(crop bool) {
+		t.Helper()
+		want := map[string]int{"tiny5": 9, "tiny7": 9, "dilated": 1, "col7": 5, "mult": 5, "c1": 5} // KHW
+		if !crop {
+			want = map[string]int{"tiny5": 25, "tiny7": 49, "dilated": 9, "col7": 49, "mult": 25, "c1": 7}
+		}
+		plan := lowerGraphFile(t, filepath.Join(dir, "graph.json"), "cpu")
+		for _, ln := range plan.Launches {
+			if ln.Kernel.Template != "conv_dw_blocks.py" {
+				continue
+			}
+			n := ln.Nodes[0]
+			if got := launchIntArg(ln, "KHW"); got != want[n] {
+				t.Errorf("crop %v: %s runs %d taps, want %d", crop, n, got, want[n])
+			}
+			delete(want, n)
+		}
+		if len(want) > 0 {
+			t.Fatalf("crop %v: %v not on conv_dw_blocks.py", crop, want)
+		}
+	}
+	checkTaps(true)
+
+	// the fixture with non-finite weights in the dead taps of tiny5 (5x5, one tap an end) and
+	// tiny7 (7x7, two)
+	poisoned := t.TempDir()
+	graphJSON, err := os.ReadFile(filepath.Join(dir, "graph.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(poisoned, "graph.json"), graphJSON, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	weights := testkit.ReadTensors(t, filepath.Join(dir, "weights.safetensors"))
+	var tensors []*safetensors.Tensor
+	for name, w := range weights {
+		if k, dead := map[string]int{"tiny5.weight": 5, "tiny7.weight": 7}[name], map[string]int{"tiny5.weight": 1, "tiny7.weight": 2}[name]; k > 0 {
+			vals, err := w.Float32s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			bad := []float32{posInf32, negInf32, nan32}
+			for i := range vals {
+				if kh, kw := i%(k*k)/k, i%k; kh < dead || kh >= k-dead || kw < dead || kw >= k-dead {
+					vals[i] = bad[i%3]
+				}
+			}
+			w = safetensors.FromFloat32s(name, w.Shape, vals)
+		}
+		tensors = append(tensors, w)
+	}
+	if err := safetensors.Write(filepath.Join(poisoned, "weights.safetensors"), tensors, nil); err != nil {
+		t.Fatal(err)
+	}
+	g, err := graph.Load(filepath.Join(poisoned, "graph.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := testkit.ReadTensors(t, filepath.Join(dir, "inputs.safetensors"))
+	expected := testkit.ReadTensors(t, filepath.Join(dir, "expected.safetensors"))
+	for _, v := range exampleVariants {
+		o := v.opts
+		o.Device = testDevice("cpu")
+		t.Run(v.name, func(t *testing.T) {
+			checkFixtureCPU(t, dir, o)
+			testkit.CheckOutputs(t, runPlanCPU(t, g, o, inputs), expected)
+		})
+	}
+	convCropDeadTaps = false
+	defer func() { convCropDeadTaps = true }()
+	checkTaps(false)
+}
+
+// deadTaps agrees with counting, tap by tap, the taps that read no input at any output
+// position, for every small map, kernel, padding and dilation (unit stride).
+func TestDeadTapsCount(t *testing.T) {
+	for size := 1; size <= 6; size++ {
+		for kernel := 1; kernel <= 9; kernel++ {
+			for dil := 1; dil <= 3; dil++ {
+				for pad := 0; pad <= dil*(kernel-1); pad++ {
+					out := size + 2*pad - dil*(kernel-1)
+					if out < 1 {
+						continue
+					}
+					live := make([]bool, kernel)
+					for k := range live {
+						for o := 0; o < out; o++ {
+							if i := o + k*dil - pad; i >= 0 && i < size {
+								live[k] = true
+							}
+						}
+					}
+					lo, hi := 0, kernel-1
+					for lo < kernel && !live[lo] {
+						lo++
+					}
+					for hi >= 0 && !live[hi] {
+						hi--
+					}
+					want := 0
+					if lo == kernel-1-hi && lo <= hi {
+						want = lo
+					}
+					if got := deadTaps(size, out, kernel, pad, dil); got != want {
+						t.Errorf("size %d, kernel %d, pad %d, dil %d: deadTaps = %d, want %d (live taps %v)", size, kernel, pad, dil, got, want, live)
+					}
+				}
+			}
+		}
+	}
+	// MobileNet's and EfficientNet's 5x5 on 2x2 maps, ConvNeXt's 7x7: 1 and 2 taps an end
+	if a, b := deadTaps(2, 2, 5, 2, 1), deadTaps(2, 2, 7, 3, 1); a != 1 || b != 2 {
+		t.Errorf("deadTaps of a 5x5 and a 7x7 on a 2x2 map = %d, %d, want 1, 2", a, b)
+	}
 }
 
 // CPU plans run the grouped convolutions of the grouped fixture (group widths 2-16, stride 1
@@ -667,10 +803,11 @@ func TestPoolFloat64AgainstLoop(t *testing.T) {
 // machine with AVX-512 the AVX2/FMA kernels are checked against PyTorch too. Without
 // AVX-512 the fixture tests themselves run the AVX2 kernels, and this one skips.
 func TestCNNFixturesAVX2(t *testing.T) {
-	checkFixturesAVX2(t, "TestCNNFixturesAVX2", "^(TestCNNFixturesAVX2|TestConvFixtures|TestPoolFixtures|TestDepthwiseChannelBlocks|TestGroupedChannelBlocks|TestGroupedMergedGroups)$/^((cnn|pools|convs_a|convs_b|unbatched|patches|depthwise|grouped|mobile|smallmaps|stem|se|wide_k)_n3|cpu)?$/^(cpu)?$",
+	checkFixturesAVX2(t, "TestCNNFixturesAVX2", "^(TestCNNFixturesAVX2|TestConvFixtures|TestPoolFixtures|TestDepthwiseChannelBlocks|TestDepthwiseDeadTaps|TestGroupedChannelBlocks|TestGroupedMergedGroups)$/^((cnn|pools|convs_a|convs_b|unbatched|patches|depthwise|depthwise_small_maps|grouped|mobile|smallmaps|stem|se|wide_k)_n3|cpu)?$/^(cpu)?$",
 		"--- PASS: TestConvFixtures/cnn_n3/cpu", "--- PASS: TestConvFixtures/convs_a_n3/cpu", "--- PASS: TestConvFixtures/convs_b_n3/cpu",
 		"--- PASS: TestConvFixtures/unbatched_n3/cpu", "--- PASS: TestConvFixtures/patches_n3/cpu", "--- PASS: TestPoolFixtures/pools_n3/cpu",
 		"--- PASS: TestConvFixtures/depthwise_n3/cpu", "--- PASS: TestDepthwiseChannelBlocks/cpu",
+		"--- PASS: TestConvFixtures/depthwise_small_maps_n3/cpu", "--- PASS: TestDepthwiseDeadTaps/cpu",
 		"--- PASS: TestConvFixtures/mobile_n3/cpu", "--- PASS: TestConvFixtures/grouped_n3/cpu", "--- PASS: TestGroupedChannelBlocks/cpu", "--- PASS: TestGroupedMergedGroups/cpu",
 		"--- PASS: TestConvFixtures/smallmaps_n3/cpu", "--- PASS: TestConvFixtures/stem_n3/cpu", "--- PASS: TestConvFixtures/se_n3/cpu",
 		"--- PASS: TestConvFixtures/wide_k_n3/cpu")

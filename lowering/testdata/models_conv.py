@@ -169,6 +169,29 @@ class ConvsDepthwise(nn.Module):
                 self.big7(big), self.big3_s2(big), self.c1(seq), F.silu(self.tiny5(big)))
 
 
+class ConvsDepthwiseSmallMaps(nn.Module):
+    """Depthwise convolutions on maps smaller than the kernel's reach, whose taps that read only
+    padding the CPU plans drop: 5x5 on a 2x2 map with eval BatchNorm + hardswish (MobileNet's
+    last stages; 37 channels, blocks of 16, the last one partial), 7x7 with a bias and a
+    residual add (ConvNeXt's), a 3x3 dilated by 2 (one live tap), a 7x7 on a 3x1 map (5x1 live),
+    a multiplier of 2 with 5x5 on it (5x1), and a 1-d 7-tap one on 3 steps (5 live)."""
+
+    def __init__(self):
+        super().__init__()
+        self.tiny5 = nn.Conv2d(37, 37, 5, padding=2, groups=37, bias=False)
+        self.bn5 = nn.BatchNorm2d(37)
+        self.tiny7 = nn.Conv2d(37, 37, 7, padding=3, groups=37)
+        self.dilated = nn.Conv2d(37, 37, 3, padding=2, dilation=2, groups=37)
+        self.col7 = nn.Conv2d(20, 20, 7, padding=3, groups=20)
+        self.mult = nn.Conv2d(20, 40, 5, padding=2, groups=20, bias=False)
+        self.c1 = nn.Conv1d(12, 12, 7, padding=3, groups=12)
+        _randomize_bn(self.bn5)
+
+    def forward(self, tiny, col, seq):
+        return (F.hardswish(self.bn5(self.tiny5(tiny))), self.tiny7(tiny) + tiny, self.dilated(tiny),
+                self.col7(col), self.mult(col), self.c1(seq))
+
+
 class ConvsGrouped(nn.Module):
     """Grouped convolutions with narrow groups (RegNet's group width 8) at odd sizes: group widths
     2, 3, 4, 8, 12 and 16, stride 1 and 2, padded and not, dilated, an asymmetric kernel, more
