@@ -11,7 +11,9 @@
 //
 // It writes zoo.md (a Markdown table), zoo.json and zoo.png (a bar chart) to --out; --real
 // runs the real-models section instead (real.go: torchvision CNNs, a GPT-style LM and a ViT
-// exported at run time), written to real.md, real.json and real.png.
+// exported at run time), written to real.md, real.json and real.png; --real --extra runs it on
+// the families' other members (resnet34/50, regnet_x_400mf, ..., a wider GPT), written to
+// real_extra.*.
 //
 //	go run ./bench [--n 1,8,32,100] [--models mlp,deep_mlp,resblock,convnet] [--reps 15] [--out bench/results]
 package main

@@ -29,6 +29,7 @@ type config struct {
 	maxRun       time.Duration // a contender predicted slower than this per call is skipped
 	seed         int64         // inputs seed
 	real         bool          // the real-models section (real.go) instead of the zoo
+	extra        bool          // with real: the families' other members (realExtraModels)
 	exportScript string        // exporters/torch/export.py, for the real models
 	avx2         bool          // both sides without AVX-512 (--avx2)
 	progress     io.Writer
@@ -68,6 +69,7 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.maxRun, "max-run", 30*time.Second, "skip a contender predicted (from the previous N) to take longer than this per call")
 	fs.Int64Var(&c.seed, "seed", 0, "seed of the generated inputs (and, for --real, of the exported models' weights)")
 	fs.BoolVar(&c.real, "real", false, "the real-models section instead of the zoo: torchvision CNNs, a GPT-style LM, a ViT, an MLP-Mixer and a dilated temporal conv net (bench/peers/real_models.py) exported with exporters/torch/export.py, N = 3 and 8; writes real.md, real.json and real.png")
+	fs.BoolVar(&c.extra, "extra", false, "the real-models section on the families' other members instead (implies --real): resnet34, resnet50, regnet_x_400mf, regnet_y_800mf, mobilenet_v3_large, efficientnet_b1, shufflenet_v2_x1_0, a wider GPT and a ViT of 8x8 patches; writes real_extra.md, real_extra.json and real_extra.png")
 	fs.StringVar(&c.exportScript, "export-script", "exporters/torch/export.py", "the PyTorch exporter (--real)")
 	fs.BoolVar(&c.avx2, "avx2", false, "time both sides as on a CPU without AVX-512: widejit's AVX2/FMA kernels (run with GODEBUG=cpu.avx512f=off) and PyTorch's with OPENBLAS_CORETYPE=Haswell and oneDNN capped at AVX2")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
@@ -89,13 +91,17 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	}
 	modelsGiven := false
 	fs.Visit(func(f *flag.Flag) { modelsGiven = modelsGiven || f.Name == "models" })
+	c.real = c.real || c.extra
 	if c.real && !modelsGiven {
 		modelText = strings.Join(realModels, ",")
+		if c.extra {
+			modelText = strings.Join(realExtraModels, ",")
+		}
 	}
 	for _, m := range strings.Split(modelText, ",") {
 		m = strings.TrimSpace(m)
 		if !isZooModel(m) && !(c.real && isRealModel(m)) {
-			return nil, usageError{fmt.Sprintf("--models: unknown model %q (the zoo has %s; with --real: %s)", m, strings.Join(zooModels, ", "), strings.Join(realModels, ", "))}
+			return nil, usageError{fmt.Sprintf("--models: unknown model %q (the zoo has %s; with --real: %s)", m, strings.Join(zooModels, ", "), strings.Join(append(slices.Clone(realModels), realExtraModels...), ", "))}
 		}
 		c.models = append(c.models, m)
 	}

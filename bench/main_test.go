@@ -588,8 +588,59 @@ func TestRealModelsTable(t *testing.T) {
 	if err := json.Unmarshal(out, &inputs); err != nil {
 		t.Fatal(err)
 	}
-	if !maps.Equal(inputs, realInputs) || len(realModels) != len(realInputs) {
-		t.Errorf("real_models.py INPUTS = %v, bench/real.go has %v for %v", inputs, realInputs, realModels)
+	all := append(slices.Clone(realModels), realExtraModels...)
+	for i, m := range all {
+		if _, ok := realInputs[m]; !ok || slices.Contains(all[i+1:], m) {
+			t.Errorf("%s: no input, or listed twice in realModels and realExtraModels", m)
+		}
+	}
+	if !maps.Equal(inputs, realInputs) || len(all) != len(realInputs) {
+		t.Errorf("real_models.py INPUTS = %v, bench/real.go has %v for %v", inputs, realInputs, all)
+	}
+}
+
+// --extra is the real-models section on the families' other members, N = 3 and 8, written to
+// real_extra.*; a member the exporter refuses is a row with the exporter's message.
+func TestRealExtra(t *testing.T) {
+	c, err := parseArgs([]string{"--extra"}, &bytes.Buffer{})
+	if err != nil || !c.real || !slices.Equal(c.models, realExtraModels) || !slices.Equal(c.nsFor("resnet50"), realDefaultNs) {
+		t.Fatalf("parseArgs(--extra): %+v, %v: want the real section on %v", c, err, realExtraModels)
+	}
+	if c, err := parseArgs([]string{"--real"}, &bytes.Buffer{}); err != nil || !slices.Equal(c.models, realModels) {
+		t.Fatalf("parseArgs(--real): %+v, %v: want %v", c, err, realModels)
+	}
+	if _, err := parseArgs([]string{"--models", "resnet50"}, &bytes.Buffer{}); err == nil {
+		t.Errorf("--models resnet50 without --real or --extra accepted")
+	}
+	dir := t.TempDir()
+	refuse := filepath.Join(dir, "refuse.py")
+	msg := "resnet50: node 'x' (call_function f) is not in the widejit vocabulary"
+	if err := os.WriteFile(refuse, []byte(fmt.Sprintf("import sys\nprint(%q, file=sys.stderr)\nsys.exit(2)\n", "export.py: error: "+msg)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	var stdout, stderr bytes.Buffer
+	err = run([]string{"--extra", "--models", "resnet50", "--n", "3", "--peers=false", "--export-script", refuse,
+		"--quiet", "--out", out}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("run --extra: %v\nstderr: %s", err, stderr.String())
+	}
+	md, err := os.ReadFile(filepath.Join(out, "real_extra.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := tableLines(string(md))
+	if !strings.Contains(string(md), "families' other members") || !strings.Contains(string(md), msg) ||
+		len(rows) < 3 || !strings.HasPrefix(rows[2], "| resnet50 | 3 |") {
+		t.Errorf("real_extra.md: want the --extra header, a resnet50 N=3 row and the exporter's message:\n%s", md)
+	}
+	var rep report
+	js, err := os.ReadFile(filepath.Join(out, "real_extra.json"))
+	if err == nil {
+		err = json.Unmarshal(js, &rep)
+	}
+	if err != nil || rep.Section != "real_extra" || len(rep.Cells) != 1 || rep.Cells[0].ExportError != msg {
+		t.Errorf("real_extra.json: %v, section %q, cells %+v", err, rep.Section, rep.Cells)
 	}
 }
 

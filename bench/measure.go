@@ -105,7 +105,7 @@ type cell struct {
 
 // report is the whole run.
 type report struct {
-	Section   string           `json:"section"` // "zoo", or "real" (--real)
+	Section   string           `json:"section"` // "zoo", "real" (--real) or "real_extra" (--real --extra)
 	Started   string           `json:"started"`
 	Seconds   float64          `json:"seconds"`
 	Machine   machine          `json:"machine"`
@@ -166,6 +166,9 @@ func benchmark(c *config) (*report, error) {
 	section := "zoo"
 	if c.real {
 		section = "real"
+		if c.extra {
+			section = "real_extra"
+		}
 	}
 	rep := &report{Section: section, Started: start.UTC().Format(time.RFC3339), Reps: c.reps, Models: c.models, NsByModel: map[string][]int{},
 		Machine: machine{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, Go: runtime.Version(), Cores: runtime.NumCPU(),

@@ -21,18 +21,31 @@ import (
 var realModels = []string{"resnet18", "regnet_y_400mf", "mobilenet_v3_small", "efficientnet_b0",
 	"convnext_tiny", "shufflenet_v2_x0_5", "gpt", "vit", "mixer", "tcn"}
 
+// realExtraModels (--real --extra) are the families' other members: deeper and wider relatives of
+// realModels, each at its family member's input size, so that a speed-up found on one member is
+// checked on its relatives.
+var realExtraModels = []string{"resnet34", "resnet50", "regnet_x_400mf", "regnet_y_800mf",
+	"mobilenet_v3_large", "efficientnet_b1", "shufflenet_v2_x1_0", "gpt_wide", "vit_p8"}
+
 // realInputs is each real model's per-model input, export.py's --input syntax; it matches
 // INPUTS in real_models.py (TestRealModelsTable).
 var realInputs = map[string]string{
 	"resnet18": "x=2,3,96,96", "regnet_y_400mf": "x=2,3,96,96", "shufflenet_v2_x0_5": "x=2,3,96,96",
 	"mobilenet_v3_small": "x=2,3,64,64", "efficientnet_b0": "x=2,3,64,64", "convnext_tiny": "x=2,3,64,64",
 	"gpt": "x=2,32:int64:0:256", "vit": "x=2,3,32,32", "mixer": "x=2,3,32,32", "tcn": "x=2,64,256",
+
+	"resnet34": "x=2,3,96,96", "resnet50": "x=2,3,96,96", "regnet_x_400mf": "x=2,3,96,96",
+	"regnet_y_800mf": "x=2,3,96,96", "shufflenet_v2_x1_0": "x=2,3,96,96",
+	"mobilenet_v3_large": "x=2,3,64,64", "efficientnet_b1": "x=2,3,64,64",
+	"gpt_wide": "x=2,64:int64:0:256", "vit_p8": "x=2,3,32,32",
 }
 
 // realDefaultNs is the real models' N sweep when --n is not given.
 var realDefaultNs = []int{3, 8}
 
-func isRealModel(name string) bool { return slices.Contains(realModels, name) }
+func isRealModel(name string) bool {
+	return slices.Contains(realModels, name) || slices.Contains(realExtraModels, name)
+}
 
 // exportError is a real model export.py refused: the cell reports it instead of timings.
 type exportError struct{ msg string }

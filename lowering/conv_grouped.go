@@ -17,6 +17,12 @@ const convGroupedMaxWidth = 16
 // moves short rows (phase planes of them when strided).
 const convGroupedMaxPixels = 16
 
+// convGroupedMaxDefaultWidth is the widest group conv_grouped.py takes by default: groups of
+// 16 channels fill conv_flat.py's 16-channel dot tiles both ways, and on regnet_x_400mf's
+// last stage (25 groups of 16 on a 3x3 map) conv_flat.py's program per group and sample took
+// about two thirds of conv_grouped.py's CPU time (bench/results/families.md).
+const convGroupedMaxDefaultWidth = 15
+
 // convGroupedAlways makes conv_grouped.py take every grouped convolution it can run,
 // whatever its map; tests turn it on to check it at every size.
 var convGroupedAlways = false
@@ -55,10 +61,10 @@ func (g *convGroup) mergedGroups() int {
 
 // groupedBlocksPayOff reports a grouped convolution (not depthwise, not a pointwise GEMM, its
 // groups not merged) with groups narrow enough for conv_grouped.py, at unit stride on a map
-// small enough for it to pay off.
+// small enough for it to pay off, its groups narrower than a dot tile.
 func (g *convGroup) groupedBlocksPayOff() bool {
 	return g.groups > 1 && g.diag == 1 && g.cg > 1 && g.cg <= convGroupedMaxWidth && g.ocg <= convGroupedMaxWidth && !g.pointwise() &&
-		(convGroupedAlways || !g.strided() && g.oh*g.ow <= convGroupedMaxPixels)
+		(convGroupedAlways || !g.strided() && g.oh*g.ow <= convGroupedMaxPixels && max(g.cg, g.ocg) <= convGroupedMaxDefaultWidth)
 }
 
 // groupedOuts numbers the output channels of a group for conv_grouped.py, which unrolls them

@@ -398,7 +398,8 @@ func TestDeadTapsCount(t *testing.T) {
 // and 2, padded and not, dilated, more output than input channels a group, 37 groups, 3x3 and
 // 2x2 maps, BatchNorm, activation and residual epilogues, a 1-d one), their groups not merged
 // (convMergeGroups off), on conv_grouped.py, a lane per group, at unit stride where their
-// output maps are small (convGroupedMaxPixels), and on conv_flat.py otherwise; all of them on
+// output maps are small (convGroupedMaxPixels) and their groups narrower than a dot tile
+// (convGroupedMaxDefaultWidth), and on conv_flat.py otherwise; all of them on
 // conv_grouped.py (convGroupedAlways) under every plan variant, and all on conv_flat.py with it
 // off: each against PyTorch.
 func TestGroupedChannelBlocks(t *testing.T) {
@@ -420,7 +421,8 @@ func TestGroupedChannelBlocks(t *testing.T) {
 			for _, d := range shape[len(shape)-k:] {
 				pixels *= d
 			}
-			small[n.Name] = pixels <= convGroupedMaxPixels && slices.Max(n.Attrs.Ints("stride")) == 1
+			width := max(n.Attrs.Int("in_channels"), n.Attrs.Int("out_channels")) / n.Attrs.Int("groups")
+			small[n.Name] = pixels <= convGroupedMaxPixels && slices.Max(n.Attrs.Ints("stride")) == 1 && width <= convGroupedMaxDefaultWidth
 		}
 	}
 	nSmall := 0
@@ -429,8 +431,8 @@ func TestGroupedChannelBlocks(t *testing.T) {
 			nSmall++
 		}
 	}
-	if len(small) != 11 || nSmall != 2 {
-		t.Fatalf("%s: %d grouped convolutions, %d at unit stride on small maps; want 11 and 2", dir, len(small), nSmall)
+	if len(small) != 12 || nSmall != 2 {
+		t.Fatalf("%s: %d grouped convolutions, %d at unit stride on small maps with narrow groups; want 12 and 2", dir, len(small), nSmall)
 	}
 	checkTemplates := func(o Options, want func(small bool) string) {
 		t.Helper()
@@ -469,14 +471,15 @@ func TestGroupedChannelBlocks(t *testing.T) {
 // block-diagonal weight (mergedGroups): groups of 8 in pairs (stride 1 and 2, the 3x3 map, the
 // 1-d one), of 4 (more outputs than inputs) by 4, of 2 by 8 (a 5x5 kernel), of 3 into 24
 // (a 2x3 kernel, no padding), of 12 (dilated, 5 outputs) into one of 48; the 37 groups of 2
-// (prime, 74 channels) and the 3 groups of 16 (whole tiles already) stay as they are. The plan
+// (prime, 74 channels) and the groups of 16 (whole tiles already: 3 at stride 2, 5 on the 3x3
+// map, there on conv_flat.py rather than conv_grouped.py) stay as they are. The plan
 // says so (the conv's GROUPS, the weight relaid block-diagonal), and the outputs match PyTorch
 // under every plan variant.
 func TestGroupedMergedGroups(t *testing.T) {
 	dir := "testdata/conv/grouped_n3"
 	want := map[string]int{ // conv -> the groups conv_flat.py runs
 		"g16_s2": 3, "g8": 3, "g8_s2": 3, "g4_s2": 3, "g2": 3, "g12_dil": 1, "g3_nopad": 2, "g2_37": 37,
-		"g8_small": 5, "g8_small_s2": 5, "c1": 1,
+		"g8_small": 5, "g8_small_s2": 5, "c1": 1, "g16_small": 5,
 	}
 	g, err := graph.Load(filepath.Join(dir, "graph.json"))
 	if err != nil {

@@ -1,5 +1,5 @@
 """The bench's real models (go run ./bench --real): torchvision CNNs, two small transformers, an
-MLP-Mixer and a dilated temporal conv net,
+MLP-Mixer and a dilated temporal conv net, and (--real --extra) their families' other members;
 each a class constructed without arguments, so that exporters/torch/export.py exports it
 (--module bench/peers/real_models.py:NAME) and the PyTorch peer builds the same modules with the
 exported weights. INPUTS gives each one's per-model input (export.py's --input syntax); the Go
@@ -49,6 +49,36 @@ class shufflenet_v2_x0_5(_TorchVision):
     factory = "shufflenet_v2_x0_5"
 
 
+# The families' other members (go run ./bench --real --extra): deeper and wider torchvision
+# relatives of the models above, at their family member's input size.
+class resnet34(_TorchVision):
+    factory = "resnet34"
+
+
+class resnet50(_TorchVision):
+    factory = "resnet50"
+
+
+class regnet_x_400mf(_TorchVision):
+    factory = "regnet_x_400mf"
+
+
+class regnet_y_800mf(_TorchVision):
+    factory = "regnet_y_800mf"
+
+
+class mobilenet_v3_large(_TorchVision):
+    factory = "mobilenet_v3_large"
+
+
+class efficientnet_b1(_TorchVision):
+    factory = "efficientnet_b1"
+
+
+class shufflenet_v2_x1_0(_TorchVision):
+    factory = "shufflenet_v2_x1_0"
+
+
 class _Block(nn.Module):
     """Pre-norm transformer block: x + proj(attention(LN(x))), then x + MLP(LN(x)) (GELU);
     attention written out (q k^T / sqrt(dh) + mask, softmax, @ v) over heads."""
@@ -92,6 +122,13 @@ class gpt(nn.Module):
         return F.linear(self.ln(x), self.tok.weight)
 
 
+class gpt_wide(gpt):
+    """The GPT's wider, deeper relative (--extra): 4 causal blocks, d=128, 4 heads, T=64."""
+
+    def __init__(self):
+        super().__init__(d=128, tokens=64, heads=4, blocks=4)
+
+
 class vit(nn.Module):
     """ViT: 32x32 images in 4x4 patches (64 tokens), d=64, 4 heads, 2 blocks, mean-pooled tokens,
     a 10-class head."""
@@ -108,6 +145,13 @@ class vit(nn.Module):
     def forward(self, x):
         x = self.embed(x).flatten(2).transpose(1, 2) + self.pos
         return self.head(self.ln(self.blocks(x)).mean(dim=1))
+
+
+class vit_p8(vit):
+    """The ViT's relative (--extra): 8x8 patches (16 tokens), d=128, 4 heads, 4 blocks."""
+
+    def __init__(self):
+        super().__init__(d=128, patch=8, heads=4, blocks=4)
 
 
 class _MixerBlock(nn.Module):
@@ -160,11 +204,17 @@ class tcn(nn.Module):
         return self.head(x.mean(dim=2))
 
 
-# per-model input of each, batch 2 (export.py's --input NAME=SHAPE[:DTYPE[:LOW:HIGH]])
+# per-model input of each, batch 2 (export.py's --input NAME=SHAPE[:DTYPE[:LOW:HIGH]]); the
+# --extra models after the blank line, each at its family member's size
 INPUTS = {
     "resnet18": "x=2,3,96,96", "regnet_y_400mf": "x=2,3,96,96", "shufflenet_v2_x0_5": "x=2,3,96,96",
     "mobilenet_v3_small": "x=2,3,64,64", "efficientnet_b0": "x=2,3,64,64", "convnext_tiny": "x=2,3,64,64",
     "gpt": "x=2,32:int64:0:256", "vit": "x=2,3,32,32", "mixer": "x=2,3,32,32", "tcn": "x=2,64,256",
+
+    "resnet34": "x=2,3,96,96", "resnet50": "x=2,3,96,96", "regnet_x_400mf": "x=2,3,96,96",
+    "regnet_y_800mf": "x=2,3,96,96", "shufflenet_v2_x1_0": "x=2,3,96,96",
+    "mobilenet_v3_large": "x=2,3,64,64", "efficientnet_b1": "x=2,3,64,64",
+    "gpt_wide": "x=2,64:int64:0:256", "vit_p8": "x=2,3,32,32",
 }
 
 MAKERS = {name: globals()[name] for name in INPUTS}
