@@ -88,7 +88,7 @@ copies overlap each other's kernels (for copy-heavy runs); --explain shows that 
 	fl.StringVar(&f.Shard, "shard", "", "run shard `I/K` only, I of K: models [floor(I*N/K), floor((I+1)*N/K)), 0 <= I < K <= N (merge the parts with widejit merge)")
 	fl.StringVar(&f.Trace, "trace", "", "write every kernel launch and host-device copy as Chrome trace-event JSON (Perfetto, chrome://tracing) to this file")
 	fl.IntVar(&f.streams, "streams", 0, "split each run's models over this many streams per GPU, copies overlapping kernels (0 or 1: one stream; the CPU ignores it)")
-	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole command (compile and every run) to `FILE` (read it with go tool pprof; its samples carry the label kernel: -tags, -tagfocus kernel=NAME)")
+	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole command (compile and every run) to `FILE` (read it with go tool pprof; its samples carry the labels kernel and line, the kernel source line: -tags, -tagfocus kernel=NAME)")
 	addPluginFlag(cmd)
 	return cmd
 }
@@ -287,6 +287,6 @@ func startCPUProfile(path string) (stop func(), err error) {
 		file.Close()
 		return nil, fmt.Errorf("--cpuprofile %s: %w", path, err)
 	}
-	cpu.ProfileLabels(true) // samples split by kernel: go tool pprof -tags, -tagfocus kernel=NAME
+	cpu.ProfileLabels(true) // samples split by kernel and line: go tool pprof -tags, -tagfocus kernel=NAME
 	return func() { pprof.StopCPUProfile(); cpu.ProfileLabels(false); file.Close() }, nil
 }
