@@ -447,6 +447,13 @@ func storesIn(in *ir.Instr) bool {
 }
 
 // settle runs the queue when it adds into slot s's storage: s is about to be read.
+// queuedInto reports whether the queue adds into fp32 slot s: s holds the queue's
+// accumulator in its own storage (a view of buffer memory never does).
+func (fr *frame) queuedInto(s int) bool {
+	d := &fr.dots
+	return len(d.panels) > 0 && !fr.viewing(s) && len(fr.f32[s]) > 0 && &fr.f32[s][0] == &d.c[0]
+}
+
 func (fr *frame) settle(s int) {
 	d := &fr.dots
 	if len(d.panels) > 0 && len(fr.f32[s]) > 0 && &fr.f32[s][0] == &d.c[0] {

@@ -232,7 +232,7 @@ func (c *compiler) epilogueStepOf(in *ir.Instr, s epilogueStep, args, results []
 	}
 	return func(fr *frame) error {
 		d := &fr.dots
-		if len(d.panels) == 0 || fr.viewing(x) || len(fr.f32[x]) == 0 || &fr.f32[x][0] != &d.c[0] {
+		if !fr.queuedInto(x) {
 			return normal(fr)
 		}
 		if len(d.epilogue) == 0 {

@@ -139,8 +139,7 @@ func (c *compiler) deferredSelectStep(in *ir.Instr, args, results []int, normal 
 	k := slicesIndex(in.Args, c.chainOperand(in))
 	x, z := args[k], results[0]
 	return func(fr *frame) error {
-		d := &fr.dots
-		if len(d.panels) == 0 || fr.viewing(x) || len(fr.f32[x]) == 0 || &fr.f32[x][0] != &d.c[0] {
+		if !fr.queuedInto(x) {
 			fr.deferredSelect[z] = false
 			return settled(fr)
 		}
@@ -176,18 +175,10 @@ func (c *compiler) selectStoreStep(in *ir.Instr, args []int, sel *ir.Instr, norm
 		}
 		fr.deferredSelect[val] = false
 		d := &fr.dots
-		if len(d.panels) > 0 && !fr.viewing(x) && len(fr.f32[x]) > 0 && &fr.f32[x][0] == &d.c[0] && d.ldc == m.n {
+		if fr.queuedInto(x) && d.ldc == m.n {
 			fr.need(vs) // a symbolic mask row is filled in first
 			n := len(d.runs)
-			lanes := fr.ints[vs][:m.n]
-			for j := 0; j < m.n; {
-				e := j + 1
-				for e < m.n && (lanes[e] != 0) == (lanes[j] != 0) {
-					e++
-				}
-				d.runs = append(d.runs, maskRun{j, e, (lanes[j] != 0) != first})
-				j = e
-			}
+			d.runs = appendMaskRuns(d.runs, fr.ints[vs][:m.n], first)
 			if m.record(fr, d.runs[n:len(d.runs):len(d.runs)], fr.f32[sc][0]) {
 				fusedStores.Add(1)
 				return nil
@@ -242,8 +233,7 @@ func (c *compiler) fusedStoreStep(in *ir.Instr, args []int, normal step) step {
 	settled := c.settling(in, args, normal)
 	m, val := c.recordableStore(in, args), args[1]
 	return func(fr *frame) error {
-		d := &fr.dots
-		if len(d.panels) == 0 || fr.viewing(val) || len(fr.f32[val]) == 0 || &fr.f32[val][0] != &d.c[0] || d.ldc != m.n {
+		if !fr.queuedInto(val) || fr.dots.ldc != m.n {
 			return settled(fr)
 		}
 		if !m.record(fr, nil, 0) {

@@ -216,16 +216,7 @@ func (c *compiler) rowMaskSelectStep(in *ir.Instr, args []int, z int) (step, boo
 	n := t.Shape[t.Rank()-1]
 	return func(fr *frame) error {
 		fr.need(ms) // a symbolic mask row is filled in first
-		runs := fr.maskRuns[:0]
-		m := fr.ints[ms][:n]
-		for j := 0; j < n; {
-			k := j + 1
-			for k < n && (m[k] != 0) == (m[j] != 0) {
-				k++
-			}
-			runs = append(runs, maskRun{j, k, m[j] != 0})
-			j = k
-		}
+		runs := appendMaskRuns(fr.maskRuns[:0], fr.ints[ms][:n], false)
 		fr.maskRuns = runs
 		av, bv, zz := fr.f32[a], fr.f32[b], fr.f32[z]
 		for r := 0; r < len(zz); r += n {
@@ -239,6 +230,20 @@ func (c *compiler) rowMaskSelectStep(in *ir.Instr, args []int, z int) (step, boo
 		}
 		return nil
 	}, true
+}
+
+// appendMaskRuns appends the runs of mask row m, each on where the mask holds (fails, if
+// invert).
+func appendMaskRuns(runs []maskRun, m []int64, invert bool) []maskRun {
+	for j := 0; j < len(m); {
+		k := j + 1
+		for k < len(m) && (m[k] != 0) == (m[j] != 0) {
+			k++
+		}
+		runs = append(runs, maskRun{j, k, (m[j] != 0) != invert})
+		j = k
+	}
+	return runs
 }
 
 // maskRun is lanes [lo, hi) of a mask row, all on or all off.
