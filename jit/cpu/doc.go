@@ -32,7 +32,10 @@
 //     (dot_asm_gen.go) for every row count, so no size falls off SIMD: leftover rows run on
 //     the kernel for exactly those rows (merged with the last full block), 1-4 rows on wider
 //     strips (4x64, 4x24), a 16-wide strip on 16-wide kernels, leftover columns on AVX-512
-//     k-masked kernels (a right edge of 16 or less shares the broadcasts of the last strip, 8x48)
+//     k-masked kernels (a right edge of 16 or less shares the broadcasts of the last strip, 8x48;
+//     on Intel, fewer than 256 columns that 48-wide strips cover in fewer strips than 32-wide
+//     ones, 81-96 in 2 rather than 3 as a folded 6x6 map's 92, run on 8x48 masked kernels
+//     alone, prefetching rows of A 4 KB or more apart over two strips as below)
 //     or under AVX2 on an 8- or 16-wide kernel through a B panel zero-padded once per call;
 //     odd sizes cost about their flops. Rows of B 4 KB or more apart (1 KB over k > 128 with
 //     four row blocks or more) are packed once per call, 128 columns at a time, into one contiguous

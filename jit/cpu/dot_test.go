@@ -497,7 +497,7 @@ func TestGemmF32Strips48(t *testing.T) {
 		// (32 left), 40 (1 against 1) and 256 or more (always 32-wide) do not
 		fewer := map[int]bool{81: true, 92: true, 95: true, 96: true, 131: true, 144: true, 233: true}
 		for _, n := range []int{40, 80, 81, 92, 95, 96, 128, 131, 144, 176, 233, 256} {
-			for _, m := range []int{5, 8, 13, 64, 67} {
+			for _, m := range []int{5, 7, 8, 9, 13, 64, 67} { // row blocks of 4-8
 				for _, k := range []int{1, 17, 128, 301} {
 					for _, lda := range []int{k + 3, 2304} {
 						gemmStrips48 = true
