@@ -45,7 +45,8 @@
 //     packed closer; k runs in chunks of 512 otherwise. Rows of
 //     A that far apart and too few columns to pack them (a convolution's row-major weight
 //     against a narrow pixel tile, each weight read once from the L3 or memory) run on
-//     kernels that prefetch each row of A 512 bytes ahead every 16 k steps (the hardware
+//     kernels that prefetch each row of A 512 bytes ahead every 16 k steps (past 64 columns,
+//     up to 96, the first strip alone: the others find A in cache) (the hardware
 //     prefetcher does not follow 8 rows at once; past a row's end they fetch the next k
 //     block of the same rows, which the loop's next dot reads); a loop of such dots queues
 //     them as a tap loop's (below), however deep, so that each register block walks its

@@ -166,6 +166,10 @@ var (
 // A (gemmStreamA; tests read it).
 var streamedDots atomic.Int64
 
+// streamFirstCols is the widest B whose first strip alone prefetches A's rows when they are
+// far apart (past streamMaxCols, where every strip does): the folded small maps' columns.
+const streamFirstCols = 96
+
 // strips48Dots counts the gemmF32 calls that ran on 48-wide strips (gemmStrips48; tests
 // read it).
 var strips48Dots atomic.Int64
@@ -298,10 +302,20 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 		need += (len(edge.kern) - 1) * edge.w
 	}
 	packA := gemmPackA && lda >= 1024 && n >= 256
+	// first: the strip that reads A from the L3 or memory and prefetches it, the others
+	// finding it in cache; nil: none
+	var first *gemmStrip
 	if streamsA(lda, n) && !packA && wide.stream != nil && nFull > 0 {
 		streamed := *wide
 		streamed.kern = streamed.stream
 		wide = &streamed
+		streamedDots.Add(1)
+	} else if gemmStreamA && lda >= 1024 && n <= streamFirstCols && wide.stream != nil && nFull > 0 {
+		// a few strips more than streamsA takes (a folded small map's 92 columns on AVX2's
+		// 16-wide strips): the first one alone
+		streamed := *wide
+		streamed.kern = streamed.stream
+		first = &streamed
 		streamedDots.Add(1)
 	}
 	aAt := need
@@ -327,10 +341,14 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 			packStrips(buf, b[jb:], ldb, k, nc/wide.w, wide.w)
 		}
 		for s := 0; s < nc; s += wide.w {
+			strip := wide
+			if first != nil && jb+s == 0 {
+				strip = first
+			}
 			if pack {
-				gemmStripRun(wide, m, k, a, lda, &buf[s*k], wide.w, c[jb+s:], ldc)
+				gemmStripRun(strip, m, k, a, lda, &buf[s*k], wide.w, c[jb+s:], ldc)
 			} else {
-				gemmStripRun(wide, m, k, a, lda, &b[jb+s], ldb, c[jb+s:], ldc)
+				gemmStripRun(strip, m, k, a, lda, &b[jb+s], ldb, c[jb+s:], ldc)
 			}
 		}
 	}

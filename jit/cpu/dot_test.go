@@ -175,9 +175,10 @@ func TestGemmF32Large(t *testing.T) {
 
 // Rows of A 4 KB or more apart and too few columns to pack A (a convolution's row-major
 // weight against a narrow pixel tile) run the wide strips on the kernels that prefetch A
-// along its rows: checked against the float64 reference and bit for bit against the plain
-// kernels (a prefetch changes no sum), at every row count of a block and its edges, k below,
-// at and past the 16-step prefetch loop with odd tails, and columns with and without edges.
+// along its rows (up to 96 columns, a folded small map's, the first strip alone past 64):
+// checked against the float64 reference and bit for bit against the plain kernels (a
+// prefetch changes no sum), at every row count of a block and its edges, k below, at and
+// past the 16-step prefetch loop with odd tails, and columns with and without edges.
 func TestGemmF32StreamsFarRowsOfA(t *testing.T) {
 	r := rand.New(rand.NewPCG(17, 18))
 	var scratch []float32
@@ -187,7 +188,7 @@ func TestGemmF32StreamsFarRowsOfA(t *testing.T) {
 	defer func(on bool) { gemmStreamA = on }(gemmStreamA)
 	eachMicroKernel(func() {
 		for _, m := range []int{1, 5, 6, 8, 13, 17, 128} {
-			for _, n := range []int{16, 26, 32, 45, 64, 100} {
+			for _, n := range []int{16, 26, 32, 45, 64, 80, 92, 100} {
 				for _, k := range []int{1, 15, 16, 17, 33, 256, 301} {
 					lda := 1024 + 3*k
 					gemmStreamA = true
