@@ -32,7 +32,10 @@
 //     (dot_asm_gen.go) for every row count, so no size falls off SIMD: leftover rows run on
 //     the kernel for exactly those rows (merged with the last full block), 1-4 rows on wider
 //     strips (4x64, 4x24), a 16-wide strip on 16-wide kernels, leftover columns on AVX-512
-//     k-masked kernels (a right edge of 16 or less shares the broadcasts of the last strip, 8x48)
+//     k-masked kernels (a right edge of 16 or less shares the broadcasts of the last strip, 8x48;
+//     on Intel, fewer than 256 columns that 48-wide strips cover in fewer strips than 32-wide
+//     ones, 81-96 in 2 rather than 3 as a folded 6x6 map's 92, run on 8x48 masked kernels
+//     alone, prefetching rows of A 4 KB or more apart over two strips as below)
 //     or under AVX2 on an 8- or 16-wide kernel through a B panel zero-padded once per call;
 //     odd sizes cost about their flops. Rows of B 4 KB or more apart (1 KB over k > 128 with
 //     four row blocks or more) are packed once per call, 128 columns at a time, into one contiguous
@@ -42,7 +45,8 @@
 //     packed closer; k runs in chunks of 512 otherwise. Rows of
 //     A that far apart and too few columns to pack them (a convolution's row-major weight
 //     against a narrow pixel tile, each weight read once from the L3 or memory) run on
-//     kernels that prefetch each row of A 512 bytes ahead every 16 k steps (the hardware
+//     kernels that prefetch each row of A 512 bytes ahead every 16 k steps (past 64 columns,
+//     up to 96, the first strip alone: the others find A in cache) (the hardware
 //     prefetcher does not follow 8 rows at once; past a row's end they fetch the next k
 //     block of the same rows, which the loop's next dot reads); a loop of such dots queues
 //     them as a tap loop's (below), however deep, so that each register block walks its

@@ -102,6 +102,8 @@ type gemmStrip struct {
 	kern   []gemmKernel
 	masked []gemmMaskedKernel // the same with the last 16 columns masked; nil without AVX-512
 	stream []gemmKernel       // kern prefetching a along its rows (gemmStreamA); nil: none
+	// masked prefetching a along its rows (gemmStreamA); nil: none
+	maskedStream []gemmMaskedKernel
 }
 
 // tallRows selects 12-row AVX-512 tiles (12x32, 24 accumulators) over 8-row ones: set on AMD
@@ -145,6 +147,12 @@ var (
 	// is unchanged). 16 measured fastest of 16/32/64 on weights that are not in cache.
 	gemmStreamKC   = 16
 	gemmStreamRows = 16
+	// gemmStrips48: under AVX-512 on Intel (not tallRows), a product of fewer than 256
+	// columns whose B is not packed runs its columns in 48-wide strips (the 8x48 kernels: 24
+	// accumulators, three B vectors a broadcast) where they cover it and take fewer strips
+	// than 32-wide ones (92 columns: 2 strips, not 3, so each row block of A is read twice, not three
+	// times): a folded small-map convolution's pixel tile (conv_flat.py's Folded form).
+	gemmStrips48 = true
 	// gemmStreamA: when the rows of A are 4 KB or more apart and A is not packed (a
 	// convolution's row-major weight [OC, C*KH*KW] against a narrow pixel tile: each weight
 	// element used by one strip, read once from the L3 or memory), the wide strips run on
@@ -157,6 +165,14 @@ var (
 // streamedDots counts the gemmF32 calls whose wide strips ran on the kernels that prefetch
 // A (gemmStreamA; tests read it).
 var streamedDots atomic.Int64
+
+// streamFirstCols is the widest B whose first strip alone prefetches A's rows when they are
+// far apart (past streamMaxCols, where every strip does): the folded small maps' columns.
+const streamFirstCols = 96
+
+// strips48Dots counts the gemmF32 calls that ran on 48-wide strips (gemmStrips48; tests
+// read it).
+var strips48Dots atomic.Int64
 
 // packedDots counts the gemmF32 calls that packed B (gemmPackB; tests read it).
 var packedDots atomic.Int64
@@ -232,6 +248,23 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 		return
 	}
 
+	if strips := strips48(m, n, k, ldb); strips > 0 {
+		strips48Dots.Add(1)
+		s := &gemmWideEdge
+		if gemmStreamA && lda >= 1024 && n <= 2*s.w && s.maskedStream != nil {
+			// rows of A 4 KB or more apart against two strips (a convolution's weight against
+			// a narrow pixel tile, as streamsA): each strip prefetches them along their rows
+			streamed := *s
+			streamed.masked = streamed.maskedStream
+			s = &streamed
+			streamedDots.Add(1)
+		}
+		for j := 0; j < n; j += s.w {
+			gemmMaskedRun(s, m, k, a, lda, b[j:], ldb, c[j:], ldc, min(s.w, n-j))
+		}
+		return
+	}
+
 	wide := &gemmWide
 	nFull := n - n%wide.w
 	rem := n - nFull
@@ -269,10 +302,20 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 		need += (len(edge.kern) - 1) * edge.w
 	}
 	packA := gemmPackA && lda >= 1024 && n >= 256
+	// first: the strip that reads A from the L3 or memory and prefetches it, the others
+	// finding it in cache; nil: none
+	var first *gemmStrip
 	if streamsA(lda, n) && !packA && wide.stream != nil && nFull > 0 {
 		streamed := *wide
 		streamed.kern = streamed.stream
 		wide = &streamed
+		streamedDots.Add(1)
+	} else if gemmStreamA && lda >= 1024 && n <= streamFirstCols && wide.stream != nil && nFull > 0 {
+		// a few strips more than streamsA takes (a folded small map's 92 columns on AVX2's
+		// 16-wide strips): the first one alone
+		streamed := *wide
+		streamed.kern = streamed.stream
+		first = &streamed
 		streamedDots.Add(1)
 	}
 	aAt := need
@@ -298,10 +341,14 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 			packStrips(buf, b[jb:], ldb, k, nc/wide.w, wide.w)
 		}
 		for s := 0; s < nc; s += wide.w {
+			strip := wide
+			if first != nil && jb+s == 0 {
+				strip = first
+			}
 			if pack {
-				gemmStripRun(wide, m, k, a, lda, &buf[s*k], wide.w, c[jb+s:], ldc)
+				gemmStripRun(strip, m, k, a, lda, &buf[s*k], wide.w, c[jb+s:], ldc)
 			} else {
-				gemmStripRun(wide, m, k, a, lda, &b[jb+s], ldb, c[jb+s:], ldc)
+				gemmStripRun(strip, m, k, a, lda, &b[jb+s], ldb, c[jb+s:], ldc)
 			}
 		}
 	}
@@ -333,6 +380,30 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 	if maskedAt >= 0 {
 		gemmMaskedRun(masked, m, k, a, lda, b[maskedAt:], ldb, c[maskedAt:], ldc, n-maskedAt)
 	}
+}
+
+// strips48 is the number of 48-wide strips that gemmF32 runs an m x n x k product on
+// (gemmStrips48): all its columns, the last strip masked when it holds 33-47 of them. 0:
+// none, the product runs on 32-wide strips (also where 48-wide ones would leave 32 columns
+// or fewer: those would run on other kernels, with other choices of their own).
+func strips48(m, n, k, ldb int) int {
+	s := &gemmWideEdge
+	if !gemmStrips48 || tallRows || s.masked == nil || n >= 256 || gemmPacksB(m, n, k, ldb) {
+		return 0
+	}
+	if r := n % s.w; r != 0 && r <= gemmWide.w {
+		return 0
+	}
+	strips := (n + s.w - 1) / s.w
+	// what 32-wide strips take: a right edge of 16 or less joins the last full strip
+	strips32 := n / gemmWide.w
+	if r := n % gemmWide.w; r > 16 || r > 0 && strips32 == 0 {
+		strips32++
+	}
+	if strips >= strips32 {
+		return 0
+	}
+	return strips
 }
 
 // gemmPacksB reports whether gemmF32 packs the B panels of an m x n x k product with rows of

@@ -40,7 +40,7 @@ func selectMicroKernel(allowAVX512 bool) {
 		}
 		panelPadEdge = false
 		gemmNarrow = gemmStrip{w: 16, mr: 16, kern: kernelsAVX512_16[:], masked: kernelsAVX512_16masked[:]}
-		gemmWideEdge = gemmStrip{w: 48, mr: 8, masked: kernelsAVX512_48masked[:]}
+		gemmWideEdge = gemmStrip{w: 48, mr: 8, masked: kernelsAVX512_48masked[:], maskedStream: kernelsAVX512_48maskedstream[:]}
 		gemmShort = gemmStrip{w: 64, mr: 4, kern: kernelsAVX512_64[:]}
 		gemvKern, gemvLanes = gemvKernelsAVX512[:], 16
 		gemmSIMD, microName = true, fmt.Sprintf("AVX-512 dot, %dx32 tiles", gemmWide.mr)

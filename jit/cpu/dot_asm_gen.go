@@ -37,6 +37,7 @@ var families = []family{
 	{"AVX512", 2, 16, 12, 32, true, false, false},  // right edges of 17-31 columns
 	{"AVX512", 1, 16, 16, 32, true, false, false},  // right edges of 1-15 columns
 	{"AVX512", 3, 16, 8, 32, true, false, false},   // the last 32-wide strip and a right edge of 1-15 columns
+	{"AVX512", 3, 16, 8, 32, true, false, true},    // the same, a streamed from memory: 48-wide strips over a far weight
 	{"AVX512", 4, 16, 4, 32, false, false, false},  // few rows: 64 wide, 4-16 accumulators
 	{"AVX2", 3, 8, 4, 16, false, false, false},     // few rows: 24 wide, 3-12 accumulators
 	{"AVX2", 2, 8, 6, 16, false, false, false},     // 6x16 main tile: 12 accumulators, 2 B vectors, 2 broadcasts
@@ -61,6 +62,9 @@ func (f family) name(r int) string {
 	}
 	if f.panels {
 		return fmt.Sprintf("sgemm%s_%dx%dpanels", f.isa, r, f.vecs*f.lanes)
+	}
+	if f.masked && f.stream {
+		return fmt.Sprintf("sgemm%s_%dx%dmaskedstream", f.isa, r, f.vecs*f.lanes)
 	}
 	if f.masked {
 		return fmt.Sprintf("sgemm%s_%dx%dmasked", f.isa, r, f.vecs*f.lanes)
@@ -121,6 +125,9 @@ func main() {
 		if f.stream {
 			what = " (a prefetched along its rows)"
 		}
+		if f.masked && f.stream {
+			what = " (the last 16 columns through a mask, a prefetched along its rows)"
+		}
 		fmt.Fprintf(&g, "\n// %s[r] is the %d-column kernel for r rows%s.\nvar %s = [...]%s{nil", tableName(f), f.vecs*f.lanes, what, tableName(f), typ)
 		for r := 1; r <= f.maxR; r++ {
 			fmt.Fprintf(&g, ", %s", f.name(r))
@@ -132,6 +139,9 @@ func main() {
 }
 
 func tableName(f family) string {
+	if f.masked && f.stream {
+		return fmt.Sprintf("kernels%s_%dmaskedstream", f.isa, f.vecs*f.lanes)
+	}
 	if f.masked {
 		return fmt.Sprintf("kernels%s_%dmasked", f.isa, f.vecs*f.lanes)
 	}

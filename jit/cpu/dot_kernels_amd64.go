@@ -249,6 +249,33 @@ func sgemmAVX512_8x48masked(k int, a *float32, lda int, b *float32, ldb int, c *
 var kernelsAVX512_48masked = [...]gemmMaskedKernel{nil, sgemmAVX512_1x48masked, sgemmAVX512_2x48masked, sgemmAVX512_3x48masked, sgemmAVX512_4x48masked, sgemmAVX512_5x48masked, sgemmAVX512_6x48masked, sgemmAVX512_7x48masked, sgemmAVX512_8x48masked}
 
 //go:noescape
+func sgemmAVX512_1x48maskedstream(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_2x48maskedstream(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_3x48maskedstream(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_4x48maskedstream(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_5x48maskedstream(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_6x48maskedstream(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_7x48maskedstream(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+//go:noescape
+func sgemmAVX512_8x48maskedstream(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, mask int)
+
+// kernelsAVX512_48maskedstream[r] is the 48-column kernel for r rows (the last 16 columns through a mask, a prefetched along its rows).
+var kernelsAVX512_48maskedstream = [...]gemmMaskedKernel{nil, sgemmAVX512_1x48maskedstream, sgemmAVX512_2x48maskedstream, sgemmAVX512_3x48maskedstream, sgemmAVX512_4x48maskedstream, sgemmAVX512_5x48maskedstream, sgemmAVX512_6x48maskedstream, sgemmAVX512_7x48maskedstream, sgemmAVX512_8x48maskedstream}
+
+//go:noescape
 func sgemmAVX512_1x64(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 //go:noescape

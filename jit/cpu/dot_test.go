@@ -175,9 +175,10 @@ func TestGemmF32Large(t *testing.T) {
 
 // Rows of A 4 KB or more apart and too few columns to pack A (a convolution's row-major
 // weight against a narrow pixel tile) run the wide strips on the kernels that prefetch A
-// along its rows: checked against the float64 reference and bit for bit against the plain
-// kernels (a prefetch changes no sum), at every row count of a block and its edges, k below,
-// at and past the 16-step prefetch loop with odd tails, and columns with and without edges.
+// along its rows (up to 96 columns, a folded small map's, the first strip alone past 64):
+// checked against the float64 reference and bit for bit against the plain kernels (a
+// prefetch changes no sum), at every row count of a block and its edges, k below, at and
+// past the 16-step prefetch loop with odd tails, and columns with and without edges.
 func TestGemmF32StreamsFarRowsOfA(t *testing.T) {
 	r := rand.New(rand.NewPCG(17, 18))
 	var scratch []float32
@@ -187,7 +188,7 @@ func TestGemmF32StreamsFarRowsOfA(t *testing.T) {
 	defer func(on bool) { gemmStreamA = on }(gemmStreamA)
 	eachMicroKernel(func() {
 		for _, m := range []int{1, 5, 6, 8, 13, 17, 128} {
-			for _, n := range []int{16, 26, 32, 45, 64, 100} {
+			for _, n := range []int{16, 26, 32, 45, 64, 80, 92, 100} {
 				for _, k := range []int{1, 15, 16, 17, 33, 256, 301} {
 					lda := 1024 + 3*k
 					gemmStreamA = true
@@ -473,4 +474,107 @@ func TestGemmF32PacksB(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Under AVX-512 on Intel, a product whose columns take fewer 48-wide strips than 32-wide
+// ones (a folded small-map convolution's 92 pixels: 2, not 3) runs on the 8x48 kernels
+// (prefetching A along its rows where they are 4 KB or more apart over two strips):
+// checked against the float64 reference and bit for bit against the 32-wide strips (the
+// sums run in the same order), at row counts around a block, k short and long, rows of A far
+// apart (a convolution's weight) and near, with and without a remainder past the strips.
+// Where 48-wide strips would take as many (80 columns) or B is packed, they are not taken.
+func TestGemmF32Strips48(t *testing.T) {
+	defer func(on bool) { gemmStrips48 = on }(gemmStrips48)
+	r := rand.New(rand.NewPCG(23, 24))
+	var scratch []float32
+	run := func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+		gemmF32(m, n, k, a, lda, b, ldb, c, ldc, &scratch)
+	}
+	eachMicroKernel(func() {
+		on := gemmWideEdge.masked != nil && !tallRows
+		// 48-wide strips where they cover the columns (the last one holding 33-48) in fewer
+		// strips than 32-wide ones (a remainder of 16 or less joining the last): 81-96 take 2
+		// against 3, 131 and 144 3 against 4, 233 5 against 7; 80 (48 + 32 left), 128 and 176
+		// (32 left), 40 (1 against 1) and 256 or more (always 32-wide) do not
+		fewer := map[int]bool{81: true, 92: true, 95: true, 96: true, 131: true, 144: true, 233: true}
+		for _, n := range []int{40, 80, 81, 92, 95, 96, 128, 131, 144, 176, 233, 256} {
+			for _, m := range []int{5, 7, 8, 9, 13, 64, 67} { // row blocks of 4-8
+				for _, k := range []int{1, 17, 128, 301} {
+					for _, lda := range []int{k + 3, 2304} {
+						gemmStrips48 = true
+						before, streamedBefore := strips48Dots.Load(), streamedDots.Load()
+						gemmCheckLD(t, r, m, n, k, lda, n+5, run)
+						if took := strips48Dots.Load() != before; took && lda >= 1024 && n <= 96 && streamedDots.Load() == streamedBefore {
+							t.Fatalf("%s %dx%dx%d, rows of a %d apart: the 48-wide strips did not prefetch a", dotKernelName(), m, n, k, lda)
+						}
+						// (a packed product is not asserted: its k chunks past gemmPackKC may not pack)
+						want := on && fewer[n]
+						if took := strips48Dots.Load() != before; took != want && !gemmPacksB(m, n, k, n+5) {
+							t.Fatalf("%s %dx%dx%d: 48-wide strips taken %v, want %v", dotKernelName(), m, n, k, took, want)
+						}
+						a, b := make([]float32, m*lda), make([]float32, k*n)
+						for _, x := range [][]float32{a, b} {
+							for i := range x {
+								x[i] = float32(r.NormFloat64())
+							}
+						}
+						wide, narrow := make([]float32, m*n), make([]float32, m*n)
+						gemmF32(m, n, k, a, lda, b, n, wide, n, &scratch)
+						gemmStrips48 = false
+						gemmF32(m, n, k, a, lda, b, n, narrow, n, &scratch)
+						for i := range wide {
+							if math.Float32bits(wide[i]) != math.Float32bits(narrow[i]) {
+								t.Fatalf("%s %dx%dx%d: c[%d] = %g on 48-wide strips, %g on 32-wide ones", dotKernelName(), m, n, k, i, wide[i], narrow[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// BenchmarkGemmFoldedSmallMap runs the folded GEMM of resnet's 3x3 256-channel convolution
+// on 6x6 maps at N = 8, batch 2 (conv_flat.py's Folded form: per model and 64-row channel
+// tile, 18 dots of k = 128 over a row-major weight [256, 2304], 2.4 MB a model, against the
+// 92 columns of both samples' flat padded pixels) on one thread, on 32-wide strips ("32":
+// two and a masked one) and on 48-wide ones ("48": one and a masked one, prefetching the
+// weight along its rows). GFLOP per CPU-second of the thread, the 92 columns counted.
+func BenchmarkGemmFoldedSmallMap(b *testing.B) {
+	defer func(on bool) { gemmStrips48 = on }(gemmStrips48)
+	const models, oc, k, boc, bk, nq = 8, 256, 2304, 64, 128, 92
+	w := make([]float32, models*oc*k)
+	for i := range w {
+		w[i] = float32(i%7) * 0.01
+	}
+	x := make([]float32, models*k*nq)
+	for i := range x {
+		x[i] = float32(i%5) * 0.01
+	}
+	c := make([]float32, boc*nq)
+	var scratch []float32
+	for _, v := range []struct {
+		name string
+		on   bool
+	}{{"32", false}, {"48", true}} {
+		b.Run(v.name, func(b *testing.B) {
+			gemmStrips48 = v.on
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			t0 := threadCPUTime()
+			for b.Loop() {
+				for m := range models {
+					for ot := range oc / boc {
+						base := (m*oc + ot*boc) * k
+						for kt := range k / bk {
+							gemmF32(boc, nq, bk, w[base+kt*bk:], k, x[(m*k+kt*bk)*nq:], nq, c, nq, &scratch)
+						}
+					}
+				}
+			}
+			if cpuTime := (threadCPUTime() - t0).Seconds(); cpuTime > 0 {
+				b.ReportMetric(float64(2*models*oc*k*nq*b.N)/cpuTime/1e9, "GFLOP/cpu-s")
+			}
+		})
+	}
 }
