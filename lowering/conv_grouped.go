@@ -134,3 +134,22 @@ func groupedPixelBlock(q, bg, ocg int) int {
 	}
 	return best
 }
+
+// foldSamples reports a grouped convolution that conv_flat.py runs with its samples folded
+// into the pixels (Folded over planes): its zero-padded input planes laid out [channel,
+// sample], so that a channel's samples lie a plane apart and every tap stays one flat shift
+// of pixels spanning them. A program then covers every sample of a group (the grid loses its
+// sample axis): on RegNet's 6x6 maps a program's and a tap step's fixed work, not the
+// multiply-adds, is the cost (bench/results/regnet_avx2.md). The pixels between the samples
+// (each plane's rows past its output, computed and dropped) must stay few: at most a quarter
+// more than the samples' own (a 6x6 map's 110 for 2 x 46; a 3x3 map's 38 for 2 x 13 measured
+// slower). Only where the producer stores the padded planes (takePaddedInput, unit stride):
+// conv_pad.py copies planes in the dense order.
+func (g *convGroup) foldSamples() bool {
+	if !convFoldSamples || !g.flat || g.depthwise || g.cols || g.direct || g.scale != nil || g.strided() ||
+		g.groups == 1 || g.batch == 1 || g.kh*g.kw == 1 || g.oh*g.ow > convColsMaxPixels {
+		return false
+	}
+	q := g.flatPixels()
+	return 4*((g.batch-1)*g.hp*g.wp+q) <= 5*g.batch*q
+}
