@@ -1209,18 +1209,22 @@ func (g *convGroup) takePaddedInput(l *lowerer, value string, inC int) bool {
 		prod.batch != g.batch || prod.ocg*prod.groups != inC || prod.oh != g.h || prod.ow != g.wd {
 		return false
 	}
-	pad := g.padGeometry()
-	out := g.paddedBuffer(l, value+".padded", l.n, g.batch*inC)
-	if g.foldSamples() {
-		pad.samplesInner = true
-		g.foldedPlanes, g.xCStride, g.xBStride = true, g.batch*g.hp*g.wp, g.hp*g.wp
-		l.notes[g] = append(l.notes[g], fmt.Sprintf("small map: the %d samples side by side in the pixels of one GEMM a group (its input planes laid out [channel, sample])", g.batch))
+	pad, shift := g.padGeometry(), 0
+	if prod.direct && g.foldSamples() {
+		pad, shift = g.foldedPad()
+		g.hp, g.wp, g.foldedPlanes = pad.hp, pad.wp, true
 	}
+	out := g.paddedBuffer(l, value+".padded", l.n, g.batch*inC)
 	prod.outPad, prod.out = pad, out
 	l.writer[out.Buf] = prod.index
 	delete(l.owner, value) // nothing more fuses into its epilogue
 	l.notes[prod] = append(l.notes[prod], fmt.Sprintf("stores its output zero-padded to [%d, %d] planes for %s", pad.hp, pad.wp, g.nodes[0]))
 	g.x = out
+	if g.foldedPlanes {
+		g.x.Offset += shift
+		g.xCStride, g.xBStride = g.batch*g.hp*g.wp, g.hp*g.wp
+		l.notes[g] = append(l.notes[g], fmt.Sprintf("small map: the %d samples side by side in the pixels of one GEMM a group (its input planes laid out [channel, sample], zero rows and columns shared)", g.batch))
+	}
 	return true
 }
 

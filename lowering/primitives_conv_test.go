@@ -850,17 +850,19 @@ func cpuKernels() string {
 }
 
 // CPU plans fold the samples of the folded fixture's grouped convolutions into their pixels
-// (foldSamples): g8 (groups of 8 merged in pairs: 5 of 16), g16 and g24 each run conv_flat.py
-// with a program per group and model (the grid's second axis GROUPS, no sample axis) over
-// pixels a padded plane (QS) apart a sample, and the 1x1 convolution before each stores those
-// planes [channel, sample] (its c_bstride one plane). The outputs match PyTorch (the
-// infinities and the NaN of g8's input through the merged groups' recomputation exactly)
-// under every plan variant, and with folding off.
+// (foldSamples): g8 (groups of 8 merged in pairs: 5 of 16), g16, g24, g_same (a 2x3 kernel,
+// padding "same": one zero row a band) and g_dil (dilated: two) each run conv_flat.py with a
+// program per group and model (the grid's second axis GROUPS, no sample axis) over pixels a
+// band (QS: (rows + shared zero rows) x (columns + shared zero columns)) apart a sample, and
+// the 1x1 convolution before each stores those bands [channel, sample] (its c_bstride one
+// band). The outputs match PyTorch (the infinities and the NaN of g8's input through the
+// merged groups' recomputation exactly) under every plan variant, and with folding off.
 func TestGroupedFoldedSamples(t *testing.T) {
 	for _, dir := range []string{"testdata/conv/grouped_folded_n1", "testdata/conv/grouped_folded_n3"} {
 		plan := lowerGraphFile(t, filepath.Join(dir, "graph.json"), "cpu")
-		want := map[string][2]int{"g8": {5, 7 * 8}, "g16": {4, 7 * 8}, "g24": {2, 8 * 8}} // conv -> GROUPS, QS
-		producers := map[string]int{"pa": 7 * 8, "pb": 7 * 8, "pc": 8 * 8}                // 1x1 -> c_bstride
+		// conv -> GROUPS, QS; 1x1 -> c_bstride (5x6 and 6x6 maps)
+		want := map[string][2]int{"g8": {5, 6 * 7}, "g16": {4, 6 * 7}, "g24": {2, 7 * 7}, "g_same": {2, 7 * 7}, "g_dil": {2, 7 * 8}}
+		producers := map[string]int{"pa": 6 * 7, "pb": 6 * 7, "pc": 7 * 7, "pd": 7 * 7, "pe": 7 * 8}
 		for _, ln := range plan.Launches {
 			if ln.Kernel.Template != "conv_flat.py" || len(ln.Nodes) == 0 {
 				continue
@@ -874,7 +876,7 @@ func TestGroupedFoldedSamples(t *testing.T) {
 			}
 			if w, ok := producers[n]; ok {
 				if got := launchIntArg(ln, "c_bstride"); got != w {
-					t.Errorf("%s: %s stores its samples %d apart, want %d (a padded plane)", dir, n, got, w)
+					t.Errorf("%s: %s stores its samples %d apart, want %d (a band)", dir, n, got, w)
 				}
 				delete(producers, n)
 			}

@@ -232,7 +232,8 @@ class ConvsGroupedFolded(nn.Module):
     grouped convolution's pixels. Groups of 8 (merged in pairs over a block-diagonal weight),
     with eval BatchNorm, a residual add and ReLU, and two infinities and a NaN in its input
     (the merged groups' recomputation); groups of 16 with bias and SiLU on a 5x6 map; 16 input
-    and 24 output channels a group on a 6x6 map."""
+    and 24 output channels a group on a 6x6 map; a 2x3 kernel under padding="same" (no top
+    padding, one row at the bottom) and a dilated 3x3 (two rows and columns of padding)."""
 
     def __init__(self):
         super().__init__()
@@ -244,6 +245,10 @@ class ConvsGroupedFolded(nn.Module):
         self.g16 = nn.Conv2d(64, 64, 3, padding=1, groups=4)
         self.pc = nn.Conv2d(24, 32, 1)
         self.g24 = nn.Conv2d(32, 48, 3, padding=1, groups=2)
+        self.pd = nn.Conv2d(24, 32, 1)
+        self.g_same = nn.Conv2d(32, 32, (2, 3), padding="same", groups=2)
+        self.pe = nn.Conv2d(40, 32, 1)
+        self.g_dil = nn.Conv2d(32, 32, 3, padding=2, dilation=2, groups=2, bias=False)
         for bn in (self.bna, self.bn8):
             _randomize_bn(bn)
         poison = torch.zeros(2, 80, 5, 6)
@@ -255,7 +260,8 @@ class ConvsGroupedFolded(nn.Module):
     def forward(self, small, res, six):
         x = torch.relu(self.bna(self.pa(small))) + self.poison
         return (torch.relu(self.bn8(self.g8(x)) + res), F.silu(self.g16(torch.relu(self.pb(small)))),
-                self.g24(torch.relu(self.pc(six))))
+                self.g24(torch.relu(self.pc(six))), self.g_same(torch.relu(self.pd(six))),
+                self.g_dil(torch.relu(self.pe(small))))
 
 
 class ConvsGroupedNonFinite(nn.Module):
