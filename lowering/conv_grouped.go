@@ -139,16 +139,20 @@ func groupedPixelBlock(q, bg, ocg int) int {
 // into the pixels (Folded over planes; padGeometry done): its zero-padded input planes laid
 // out [channel, sample] as foldedPad's bands, so that a channel's samples lie a band apart
 // and every tap stays one flat shift of pixels spanning them. A program then covers every
-// sample of a group (the grid loses its sample axis): on RegNet's 6x6 and 3x3 maps a
-// program's and a tap step's fixed work, not the multiply-adds, is the cost
+// sample of a group (the grid loses its sample axis): on RegNet's 12x12, 6x6 and 3x3 maps a
+// program's and a tap step's fixed work, not the multiply-adds, is most of the cost
 // (bench/results/regnet_avx2.md). The pixels between the samples (each band's rows past its
 // output, computed and dropped) must stay few: at most a quarter more than the samples' own
 // (2 x 13 a 3x3 map's apart, 27 folded; with a whole padded plane a sample, 38 measured
 // slower). Only where a pointwise producer stores the padded planes (takePaddedInput, unit
 // stride): conv_pad.py copies planes in the dense order.
+// convFoldMaxPixels bounds the output maps whose samples fold (foldSamples): RegNet's 12x12
+// maps (96x96 images) and smaller, as measured; larger maps fill their pixel tiles alone.
+const convFoldMaxPixels = 144
+
 func (g *convGroup) foldSamples() bool {
 	if !convFoldSamples || !g.flat || g.depthwise || g.cols || g.direct || g.scale != nil || g.strided() ||
-		g.groups == 1 || g.batch == 1 || g.kh*g.kw == 1 || g.oh*g.ow > convColsMaxPixels {
+		g.groups == 1 || g.batch == 1 || g.kh*g.kw == 1 || g.oh*g.ow > convFoldMaxPixels {
 		return false
 	}
 	pad, _ := g.foldedPad()

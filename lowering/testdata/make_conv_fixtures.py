@@ -35,7 +35,7 @@ FIXTURES = {
                      "--input", "small=2,80,3,3", "--input", "seq=2,16,13"],
     "conv/grouped_nonfinite": ["--module", MODELS + ":ConvsGroupedNonFinite", "--input", "img=2,48,9,11"],
     "conv/grouped_folded": ["--module", MODELS + ":ConvsGroupedFolded", "--input", "small=2,40,5,6",
-                            "--input", "res=2,80,5,6", "--input", "six=2,24,6,6"],
+                            "--input", "res=2,80,5,6", "--input", "six=2,24,6,6", "--input", "big=2,20,11,9"],
     "conv/mobile": ["--module", MODELS + ":ConvsMobile", "--input", "img=2,12,9,7"],
     "conv/se": ["--module", MODELS + ":ConvsSqueezeExcite", "--input", "img=2,37,7,5", "--input", "eff=2,130,11,9",
                 "--input", "mob=2,69,4,3", "--input", "wide=2,300,3,3", "--input", "big=2,8,33,32"],
