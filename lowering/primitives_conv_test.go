@@ -851,11 +851,11 @@ func cpuKernels() string {
 
 // CPU plans fold the samples of the folded fixture's grouped convolutions into their pixels
 // (foldSamples): g8 (groups of 8 merged in pairs: 5 of 16), g16, g24, g_same (a 2x3 kernel,
-// padding "same": one zero row a band), g_dil (dilated: two) and g_big (an 11x9 map) each run conv_flat.py with a
-// program per group and model (the grid's second axis GROUPS, no sample axis) over pixels a
-// band (QS: (rows + shared zero rows) x (columns + shared zero columns)) apart a sample, and
-// the 1x1 convolution before each stores those bands [channel, sample] (its c_bstride one
-// band). The outputs match PyTorch (the infinities and the NaN of g8's input through the
+// padding "same": one zero row a band), g_dil (dilated: two) and g_big (an 11x9 map) each
+// run conv_flat.py with a program per group and model (the grid's second axis GROUPS, no
+// sample axis) over pixels a band (QS: (rows + shared zero rows) x (columns + shared zero
+// columns)) apart a sample, and the 1x1 convolution before each stores those bands
+// [channel, sample] (its c_bstride one band). The outputs match PyTorch (the infinities and the NaN of g8's input through the
 // merged groups' recomputation exactly) under every plan variant, and with folding off.
 func TestGroupedFoldedSamples(t *testing.T) {
 	for _, dir := range []string{"testdata/conv/grouped_folded_n1", "testdata/conv/grouped_folded_n3"} {
