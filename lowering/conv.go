@@ -1204,8 +1204,9 @@ func (g *convGroup) takePaddedInput(l *lowerer, value string, inC int) bool {
 	if ok && g.strided() {
 		return g.takePhasedInput(l, prod, value, inC)
 	}
-	// (Monte Carlo dropout in its epilogue numbers elements by the dense layout: not moved)
-	if !ok || g.strided() || !prod.flat || prod.outPad.hp > 0 || contains(prod.ops, "dropout") || !prod.out.Contiguous() || prod.out.ModelStride == 0 ||
+	// (Monte Carlo dropout in its epilogue numbers elements by the dense layout: not moved;
+	// a producer folding its samples stores row by row of each sample, never checked padded)
+	if !ok || g.strided() || !prod.flat || prod.foldedPlanes || prod.outPad.hp > 0 || contains(prod.ops, "dropout") || !prod.out.Contiguous() || prod.out.ModelStride == 0 ||
 		prod.batch != g.batch || prod.ocg*prod.groups != inC || prod.oh != g.h || prod.ow != g.wd {
 		return false
 	}
