@@ -234,7 +234,7 @@ class ConvsGroupedFolded(nn.Module):
     (the merged groups' recomputation); groups of 16 with bias and SiLU on a 5x6 map; 16 input
     and 24 output channels a group on a 6x6 map; a 2x3 kernel under padding="same" (no top
     padding, one row at the bottom) and a dilated 3x3 (two rows and columns of padding); groups
-    of 8 on an 11x9 map."""
+    of 8 on an 11x9 map; a 1-d one (a row a band, no zero rows)."""
 
     def __init__(self):
         super().__init__()
@@ -252,6 +252,8 @@ class ConvsGroupedFolded(nn.Module):
         self.g_dil = nn.Conv2d(32, 32, 3, padding=2, dilation=2, groups=2, bias=False)
         self.pf = nn.Conv2d(20, 32, 1)
         self.g_big = nn.Conv2d(32, 32, 3, padding=1, groups=4)
+        self.pg = nn.Conv1d(12, 32, 1)
+        self.g1d = nn.Conv1d(32, 32, 3, padding=1, groups=2)
         for bn in (self.bna, self.bn8):
             _randomize_bn(bn)
         poison = torch.zeros(2, 80, 5, 6)
@@ -260,11 +262,12 @@ class ConvsGroupedFolded(nn.Module):
         poison[1, 70, 0, 0] = float("-inf")
         self.register_buffer("poison", poison)
 
-    def forward(self, small, res, six, big):
+    def forward(self, small, res, six, big, seq):
         x = torch.relu(self.bna(self.pa(small))) + self.poison
         return (torch.relu(self.bn8(self.g8(x)) + res), F.silu(self.g16(torch.relu(self.pb(small)))),
                 self.g24(torch.relu(self.pc(six))), self.g_same(torch.relu(self.pd(six))),
-                self.g_dil(torch.relu(self.pe(small))), self.g_big(torch.relu(self.pf(big))))
+                self.g_dil(torch.relu(self.pe(small))), self.g_big(torch.relu(self.pf(big))),
+                self.g1d(torch.relu(self.pg(seq))))
 
 
 class ConvsGroupedNonFinite(nn.Module):
