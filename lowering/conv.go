@@ -132,7 +132,7 @@ type convGroup struct {
 	tapMajor               bool       // conv_flat.py: tap by tap, the weight relaid as [tap, OC, CG]
 	direct                 bool       // conv_flat.py pointwise: the input's own dense planes, no pad copy
 	cols                   bool       // conv_flat.py Folded: over the input's columns (conv_cols.py), the samples in the pixels
-	foldedPlanes           bool       // conv_flat.py Folded: over its padded planes laid out [channel, sample], the samples a plane apart in the pixels (foldSamples)
+	foldedPlanes           bool       // conv_flat.py Folded: over its padded planes laid out [channel, sample], the samples a band apart in the pixels (foldSamples, foldedPad)
 	chanBlock              int        // conv_dw_blocks.py: channels per block of its input (xCStride: a block's stride), else 0
 	groupBlock             int        // conv_grouped.py: groups per block of its input (xCStride: a block's stride), else 0
 	diag                   int        // conv_flat.py: the model's groups merged into one, diag at a time, over a block-diagonal weight (mergedGroups); 1 if none
@@ -592,7 +592,7 @@ type convData struct {
 	Mult            bool // conv_pad.py Blocks: output channels read input channel c // MULT
 	Grouped         bool // conv_pad.py Blocks: a block holds one in-group channel of BLOCK_PL groups (conv_grouped.py)
 	Folded          bool // conv_flat.py: over the columns of conv_cols.py, the samples folded into the pixels
-	FoldedPlanes    bool // conv_flat.py Folded: over padded planes [channel, sample] (foldSamples), QS a plane: its last rows masked
+	FoldedPlanes    bool // conv_flat.py Folded: over padded planes [channel, sample] (foldSamples), QS a band: its rows past the output masked
 	Merged          bool // conv_flat.py tap-major: each group is g.diag narrow ones over a block-diagonal weight (mergedGroups)
 	Cropped         bool // conv_weight.py: the weight is a convolution weight's live taps (cropDeadTaps), read through its strides
 

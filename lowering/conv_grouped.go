@@ -135,6 +135,10 @@ func groupedPixelBlock(q, bg, ocg int) int {
 	return best
 }
 
+// convFoldMaxPixels bounds the output maps whose samples fold (foldSamples): RegNet's 12x12
+// maps (96x96 images) and smaller, as measured; larger maps fill their pixel tiles alone.
+const convFoldMaxPixels = 144
+
 // foldSamples reports a grouped convolution that conv_flat.py runs with its samples folded
 // into the pixels (Folded over planes; padGeometry done): its zero-padded input planes laid
 // out [channel, sample] as foldedPad's bands, so that a channel's samples lie a band apart
@@ -146,10 +150,6 @@ func groupedPixelBlock(q, bg, ocg int) int {
 // (2 x 13 a 3x3 map's apart, 27 folded; with a whole padded plane a sample, 38 measured
 // slower). Only where a pointwise producer stores the padded planes (takePaddedInput, unit
 // stride): conv_pad.py copies planes in the dense order.
-// convFoldMaxPixels bounds the output maps whose samples fold (foldSamples): RegNet's 12x12
-// maps (96x96 images) and smaller, as measured; larger maps fill their pixel tiles alone.
-const convFoldMaxPixels = 144
-
 func (g *convGroup) foldSamples() bool {
 	if !convFoldSamples || !g.flat || g.depthwise || g.cols || g.direct || g.scale != nil || g.strided() ||
 		g.groups == 1 || g.batch == 1 || g.kh*g.kw == 1 || g.oh*g.ow > convFoldMaxPixels {

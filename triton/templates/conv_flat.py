@@ -46,8 +46,8 @@ each weight tile is read once for every sample (NB of them, Q = NB*QS pixels); t
 addresses sample qb = q // QS per column, and the store goes row by row of each sample.
 FoldedPlanes (Folded, grouped convolutions on small maps): x is the zero-padded planes laid out
 [channel, sample], a sample's plane QS = Hp*Wp past the previous one, so the taps stay flat
-shifts of q (tap-major, the grid's sample axis 1: a program per group); the rows of a plane past
-the output (q % QS beyond (OH-1)*Wp + OW) are masked as the dropped columns are.
+shifts of q (tap-major; the grid's second axis the groups alone: a program per group); the rows
+of a plane past the output (q % QS beyond (OH-1)*Wp + OW) are masked as the dropped columns are.
 */ -}}
 import triton
 import triton.language as tl
