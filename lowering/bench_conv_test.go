@@ -244,6 +244,43 @@ var regnetGroupedConvs = []convShape{
 	{"g55/440/3x3", 440, 440, 3, 1, 3, 55},
 }
 
+// regnetXGroupedConvs are the grouped 3x3 convolutions of torchvision's regnet_x_400mf on
+// 96x96 images (group width 16), as regnetGroupedConvs.
+var regnetXGroupedConvs = []convShape{
+	{"x/g2/32/s2/48x48", 32, 32, 3, 2, 48, 2},
+	{"x/g4/64/s2/24x24", 64, 64, 3, 2, 24, 4},
+	{"x/g4/64/12x12", 64, 64, 3, 1, 12, 4},
+	{"x/g10/160/s2/12x12", 160, 160, 3, 2, 12, 10},
+	{"x/g10/160/6x6", 160, 160, 3, 1, 6, 10},
+	{"x/g25/400/s2/6x6", 400, 400, 3, 2, 6, 25},
+	{"x/g25/400/3x3", 400, 400, 3, 1, 3, 25},
+}
+
+// BenchmarkRegnetGroupedFolded times the unit-stride grouped convolutions of both RegNets
+// (regnetGroupedConvs, regnetXGroupedConvs) behind the 1x1 convolution that produces their
+// input, as in the models (pointwiseThenStridedGraph), at N = 8: the samples folded into the
+// pixels where foldSamples takes them ("folded") and a program per sample ("samples"),
+// interleaved for A/B runs; flops count the grouped convolution alone, CPU time both.
+//
+//	go test ./lowering -run '^$' -bench RegnetGroupedFolded -benchtime 40x
+func BenchmarkRegnetGroupedFolded(b *testing.B) {
+	for _, c := range append(append([]convShape{}, regnetGroupedConvs...), regnetXGroupedConvs...) {
+		if c.stride != 1 {
+			continue
+		}
+		for _, v := range []struct {
+			name string
+			fold bool
+		}{{"folded", true}, {"samples", false}} {
+			b.Run(c.name+"/"+v.name, func(b *testing.B) {
+				convFoldSamples = v.fold
+				defer func() { convFoldSamples = true }()
+				benchmarkGraph(b, 8, c, pointwiseThenStridedGraph)
+			})
+		}
+	}
+}
+
 // regnetPointwiseConvs are the 1x1 convolutions of torchvision's regnet_y_400mf on 96x96
 // images: each stage's first f.a (in -> width on the stage's input map) and its f.c (width ->
 // width on the stride-2 output map), then a later block's f.a (width -> width).

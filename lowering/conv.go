@@ -71,6 +71,11 @@ var convTapMajorMinChannels = 3
 // per-sample path on the same problems.
 var convColsKernel = true
 
+// convFoldSamples lets a grouped convolution over small maps whose producer stores its padded
+// input (takePaddedInput) take those planes laid out [channel, sample] and run conv_flat.py's
+// Folded form over them (foldSamples); tests turn it off to check the per-sample path.
+var convFoldSamples = true
+
 // convColsMaxPixels: the output pixels a sample up to which convColsKernel applies (the 6x6
 // and 3x3 maps of a ResNet's last two stages on 96x96 images), where the weight outweighs
 // the columns (K x B x QS elements a model).
@@ -127,6 +132,7 @@ type convGroup struct {
 	tapMajor               bool       // conv_flat.py: tap by tap, the weight relaid as [tap, OC, CG]
 	direct                 bool       // conv_flat.py pointwise: the input's own dense planes, no pad copy
 	cols                   bool       // conv_flat.py Folded: over the input's columns (conv_cols.py), the samples in the pixels
+	foldedPlanes           bool       // conv_flat.py Folded: over its padded planes laid out [channel, sample], the samples a band apart in the pixels (foldSamples, foldedPad)
 	chanBlock              int        // conv_dw_blocks.py: channels per block of its input (xCStride: a block's stride), else 0
 	groupBlock             int        // conv_grouped.py: groups per block of its input (xCStride: a block's stride), else 0
 	diag                   int        // conv_flat.py: the model's groups merged into one, diag at a time, over a block-diagonal weight (mergedGroups); 1 if none
@@ -336,10 +342,10 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	}
 	if g.rows || g.flat || g.chanBlock > 0 || g.groupBlock > 0 { // [channel, pixel] accumulators
 		g.epi = newConvRowsEpilogue(out, batched, chBound)
-		if g.cols { // the sample is a column's: q // QS
+		if g.folded() { // the sample is a column's: q // QS
 			g.epi.vars[0], g.epi.masks[0] = "qb[None, :]", "(q[None, :] < Q)"
 		}
-		if g.flat && g.outPhases == nil && g.wp <= 2*g.ow {
+		if g.flat && g.outPhases == nil && g.wp <= 2*g.ow && !g.foldedPlanes {
 			// rp = (q // Wp) * OW + q % Wp is below P for every q < Q (a row's dropped
 			// columns reach at most Wp - OW <= OW pixels into the next row): the affine
 			// q < Q masks the dense operands as well, symbolic where rp < P is a gathered tile
@@ -586,6 +592,7 @@ type convData struct {
 	Mult            bool // conv_pad.py Blocks: output channels read input channel c // MULT
 	Grouped         bool // conv_pad.py Blocks: a block holds one in-group channel of BLOCK_PL groups (conv_grouped.py)
 	Folded          bool // conv_flat.py: over the columns of conv_cols.py, the samples folded into the pixels
+	FoldedPlanes    bool // conv_flat.py Folded: over padded planes [channel, sample] (foldSamples), QS a band: its rows past the output masked
 	Merged          bool // conv_flat.py tap-major: each group is g.diag narrow ones over a block-diagonal weight (mergedGroups)
 	Cropped         bool // conv_weight.py: the weight is a convolution weight's live taps (cropDeadTaps), read through its strides
 
@@ -631,6 +638,9 @@ func (g *convGroup) gemmPixels() int {
 	if g.cols {
 		return g.batch * g.flatPixels()
 	}
+	if g.foldedPlanes {
+		return (g.batch-1)*g.hp*g.wp + g.flatPixels()
+	}
 	if ph := g.outPhases; ph != nil {
 		return g.oh * (g.ow / ph.sw)
 	}
@@ -652,14 +662,19 @@ func (g *convGroup) residues() int {
 // the pixels are never written, read only into accumulator columns never stored.
 func (g *convGroup) colsStride() int { return nextPow2(g.gemmPixels()) }
 
-// flatSamples is the grid's (sample x group) axis of conv_flat.py: 1 when Folded.
+// flatSamples is the grid's (sample x group) axis of conv_flat.py: the groups alone when
+// Folded.
 func (g *convGroup) flatSamples() int {
-	if g.cols {
-		return 1
-	}
 	_, groups := g.flatChannels()
+	if g.folded() {
+		return groups
+	}
 	return g.batch * groups
 }
+
+// folded reports conv_flat.py's Folded form: the samples side by side in the pixels, over the
+// columns (cols) or the padded planes laid out [channel, sample] (foldedPlanes).
+func (g *convGroup) folded() bool { return g.cols || g.foldedPlanes }
 
 // flatQMask reports whether conv_flat.py masks the pixels past Q (q of them, in tiles of bp;
 // Folded: every sample's, the columns' slack up to the tile computed otherwise).
@@ -731,7 +746,7 @@ func (g *convGroup) emit(l *lowerer) (*Launch, error) {
 func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry func(bp, tilesOC int) ([]LaunchArg, int)) (*Launch, error) {
 	fn := kernelName(g.index, g.ops)
 	sample := "bidx"
-	if g.cols {
+	if g.folded() {
 		sample = "qb[None, :]"
 	}
 	re, err := g.epi.render("acc", "cmask", "tl.float32", "(model + model_base) * c_mstride + "+sample+" * c_bstride + "+cOffs, "e")
@@ -769,6 +784,8 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 		case g.outPhases != nil:
 			cs, rs = g.outPhases.phh*g.outPhases.phw*o.hp*o.wp, o.wp
 			bs = g.ocg * g.groups * cs
+		case o.hp > 0 && o.samplesInner:
+			cs, rs, bs = g.batch*o.hp*o.wp, o.wp, o.hp*o.wp
 		case o.hp > 0:
 			cs, rs, bs = o.hp*o.wp, o.wp, g.ocg*g.groups*o.hp*o.wp
 		case len(g.out.Shape) == 4: // [B, C, H, W], dense planes, maybe a slice of a cat (convStoresInto)
@@ -789,11 +806,11 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 	d := convData{Fn: fn, Header: header(g.nodes, g.ops), Epilogue: re.loads,
 		EpilogueArgs: argNames(re.args), ExtraArgs: argNames(re.extra), Body: re.body, TapMajor: g.tapMajor,
 		PhaseStore: g.outPhases != nil, BlockStore: g.outBlock > 0,
-		PaddedStore: !g.cols && g.outPhases == nil && g.outBlock == 0 && (g.outPad.hp > 0 && g.outPad.wp == g.wp || g.outPad.hp == 0 && g.wp == g.ow), EvenK: (g.tapMajor || g.direct) && g.kExtent()%bk == 0, Strided: strided,
+		PaddedStore: !g.folded() && g.outPhases == nil && g.outBlock == 0 && (g.outPad.hp > 0 && g.outPad.wp == g.wp || g.outPad.hp == 0 && g.wp == g.ow), EvenK: (g.tapMajor || g.direct) && g.kExtent()%bk == 0, Strided: strided,
 		Depthwise: tmpl == "conv_flat.py" && g.depthwise, Pointwise: tmpl == "conv_flat.py" && g.direct,
-		DenseStore: tmpl == "conv_flat.py" && !g.cols && g.outPad.hp == 0 && g.wp == g.ow && g.padCopy == nil, Scale: g.scale != nil, ScaleInput: g.scale != nil && bn > bp, CopyStore: g.padCopy != nil,
-		CopyPaddedStore: !g.cols && g.padCopy != nil && g.padCopy.pad.wp == g.wp, QMask: tmpl == "conv_flat.py" && (!g.cols && (g.direct || flatQMask(g.flatPixels(), bp, !g.depthwise)) || g.cols && flatQMask(g.gemmPixels(), bp, true)),
-		HalfProducts: g.depthwise && g.x.DType != graph.Float32, Folded: g.cols, Merged: tmpl == "conv_flat.py" && g.diag > 1}
+		DenseStore: tmpl == "conv_flat.py" && !g.folded() && g.outPad.hp == 0 && g.wp == g.ow && g.padCopy == nil, Scale: g.scale != nil, ScaleInput: g.scale != nil && bn > bp, CopyStore: g.padCopy != nil,
+		CopyPaddedStore: !g.folded() && g.padCopy != nil && g.padCopy.pad.wp == g.wp, QMask: tmpl == "conv_flat.py" && (!g.folded() && (g.direct || flatQMask(g.flatPixels(), bp, !g.depthwise)) || g.folded() && flatQMask(g.gemmPixels(), bp, true)),
+		HalfProducts: g.depthwise && g.x.DType != graph.Float32, Folded: g.folded(), FoldedPlanes: g.foldedPlanes, Merged: tmpl == "conv_flat.py" && g.diag > 1}
 	text, err := templates.Render(tmpl, d)
 	if err != nil {
 		return nil, err
@@ -1132,7 +1149,10 @@ func (g *convGroup) readPaddedLeaves(l *lowerer) {
 
 // planePad is the layout of zero-padded planes [hp, wp] whose interior starts at off; the zero
 // value is a dense layout.
-type planePad struct{ hp, wp, off int }
+type planePad struct {
+	hp, wp, off  int
+	samplesInner bool // the planes lie [channel, sample], for a reader folding the samples into its pixels (foldSamples)
+}
 
 // padGeometry sets the padded plane conv_flat.py reads: the rows and columns the output
 // reads, both paddings (which differ for an even kernel under padding="same": the extra one
@@ -1144,11 +1164,11 @@ func (g *convGroup) padGeometry() planePad {
 	if g.strided() {
 		g.hp, g.wp = g.oh+(g.kh-1)*g.dh/g.sh, g.ow+(g.kw-1)*g.dw/g.sw
 		g.phh, g.phw = min(g.sh, (g.kh-1)*g.dh+1), min(g.sw, (g.kw-1)*g.dw+1)
-		return planePad{g.hp, g.wp, 0}
+		return planePad{hp: g.hp, wp: g.wp}
 	}
 	g.phh, g.phw = 1, 1
 	g.hp, g.wp = g.oh+(g.kh-1)*g.dh, g.ow+(g.kw-1)*g.dw
-	return planePad{g.hp, g.wp, g.ph*g.wp + g.pw}
+	return planePad{hp: g.hp, wp: g.wp, off: g.ph*g.wp + g.pw}
 }
 
 // strided reports a convolution with a stride above 1, which conv_flat.py runs over the
@@ -1184,18 +1204,28 @@ func (g *convGroup) takePaddedInput(l *lowerer, value string, inC int) bool {
 	if ok && g.strided() {
 		return g.takePhasedInput(l, prod, value, inC)
 	}
-	// (Monte Carlo dropout in its epilogue numbers elements by the dense layout: not moved)
-	if !ok || g.strided() || !prod.flat || prod.outPad.hp > 0 || contains(prod.ops, "dropout") || !prod.out.Contiguous() || prod.out.ModelStride == 0 ||
+	// (Monte Carlo dropout in its epilogue numbers elements by the dense layout: not moved;
+	// a producer folding its samples stores row by row of each sample, never checked padded)
+	if !ok || g.strided() || !prod.flat || prod.foldedPlanes || prod.outPad.hp > 0 || contains(prod.ops, "dropout") || !prod.out.Contiguous() || prod.out.ModelStride == 0 ||
 		prod.batch != g.batch || prod.ocg*prod.groups != inC || prod.oh != g.h || prod.ow != g.wd {
 		return false
 	}
-	pad := g.padGeometry()
+	pad, shift := g.padGeometry(), 0
+	if prod.direct && g.foldSamples() {
+		pad, shift = g.foldedPad()
+		g.hp, g.wp, g.foldedPlanes = pad.hp, pad.wp, true
+	}
 	out := g.paddedBuffer(l, value+".padded", l.n, g.batch*inC)
 	prod.outPad, prod.out = pad, out
 	l.writer[out.Buf] = prod.index
 	delete(l.owner, value) // nothing more fuses into its epilogue
 	l.notes[prod] = append(l.notes[prod], fmt.Sprintf("stores its output zero-padded to [%d, %d] planes for %s", pad.hp, pad.wp, g.nodes[0]))
 	g.x = out
+	if g.foldedPlanes {
+		g.x.Offset += shift
+		g.xCStride, g.xBStride = g.batch*g.hp*g.wp, g.hp*g.wp
+		l.notes[g] = append(l.notes[g], fmt.Sprintf("small map: the %d samples side by side in the pixels of one GEMM a group (its input planes laid out [channel, sample], zero rows and columns shared)", g.batch))
+	}
 	return true
 }
 
@@ -1382,7 +1412,7 @@ func (g *convGroup) emitFlat(l *lowerer) (*Launch, error) {
 		return g.emitCols(l)
 	}
 	p, q := g.oh*g.ow, g.gemmPixels()
-	if g.outPhases == nil {
+	if g.outPhases == nil && !g.foldedPlanes {
 		g.readPaddedLeaves(l) // (a leaf read at q: the pixels in their own order)
 	}
 	return g.implicitGEMM(l, "conv_flat.py", "oc_g[:, None] * P + rp[None, :]", p, func(bp, tilesOC int) ([]LaunchArg, int) {
@@ -1396,6 +1426,9 @@ func (g *convGroup) emitFlat(l *lowerer) (*Launch, error) {
 		}
 		if g.depthwise {
 			args = append(args, intArg("MULT", g.ocg))
+		}
+		if g.foldedPlanes {
+			args = append(args, intArg("QS", g.hp*g.wp), intArg("NB", g.batch))
 		}
 		if g.diag > 1 {
 			args = append(args, intArg("DIAG", g.diag))

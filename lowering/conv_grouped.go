@@ -134,3 +134,45 @@ func groupedPixelBlock(q, bg, ocg int) int {
 	}
 	return best
 }
+
+// convFoldMaxPixels bounds the output maps whose samples fold (foldSamples): RegNet's 12x12
+// maps (96x96 images) and smaller, as measured; larger maps fill their pixel tiles alone.
+const convFoldMaxPixels = 144
+
+// foldSamples reports a grouped convolution that conv_flat.py runs with its samples folded
+// into the pixels (Folded over planes; padGeometry done): its zero-padded input planes laid
+// out [channel, sample] as foldedPad's bands, so that a channel's samples lie a band apart
+// and every tap stays one flat shift of pixels spanning them. A program then covers every
+// sample of a group (the grid loses its sample axis): on RegNet's 12x12, 6x6 and 3x3 maps a
+// program's and a tap step's fixed work, not the multiply-adds, is most of the cost
+// (bench/results/regnet_avx2.md). The pixels between the samples (each band's rows past its
+// output, computed and dropped) must stay few: at most a quarter more than the samples' own
+// (2 x 13 a 3x3 map's apart, 27 folded; with a whole padded plane a sample, 38 measured
+// slower). Only where a pointwise producer stores the padded planes (takePaddedInput, unit
+// stride): conv_pad.py copies planes in the dense order.
+func (g *convGroup) foldSamples() bool {
+	if !convFoldSamples || !g.flat || g.depthwise || g.cols || g.direct || g.scale != nil || g.strided() ||
+		g.groups == 1 || g.batch == 1 || g.kh*g.kw == 1 || g.oh*g.ow > convFoldMaxPixels {
+		return false
+	}
+	pad, _ := g.foldedPad()
+	qs := pad.hp * pad.wp
+	folded := (g.batch-1)*qs + (g.oh-1)*pad.wp + g.ow
+	return (g.oh-1)*pad.wp+g.ow <= qs && 4*folded <= 5*g.batch*g.flatPixels()
+}
+
+// foldedPad is the padded layout of a convolution folding its samples (foldSamples): per
+// channel, the samples' planes stacked as bands of s zero rows and the h input rows, s the
+// larger of the top and bottom padding, so that one band's zero rows are the previous
+// sample's bottom padding and this one's top (the last sample's bottom padding is the next
+// channel's first band); rows wd wide plus the larger of the left and right padding, one
+// row's zero columns the previous row's right padding and this one's left. A tap (kh, kw)
+// stays the flat shift kh*dil_h*wp + kw*dil_w of the output pixel oh*wp + ow of a band, read
+// from shift elements past the buffer's start (the top padding's rows above the first
+// interior row).
+func (g *convGroup) foldedPad() (pad planePad, shift int) {
+	pb := max(0, g.oh+(g.kh-1)*g.dh-g.h-g.ph)
+	pr := max(0, g.ow+(g.kw-1)*g.dw-g.wd-g.pw)
+	s, wp := max(g.ph, pb), g.wd+max(g.pw, pr)
+	return planePad{hp: g.h + s, wp: wp, off: s*wp + g.pw, samplesInner: true}, (s - g.ph) * wp
+}

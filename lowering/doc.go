@@ -58,7 +58,9 @@
 //     stride phases a 1x1 strided convolution of the same input reads (sharePhases); a
 //     pointwise convolution feeding a strided one stores its stride phase planes, its
 //     pixels run by column residue (takePhasedInput), and one feeding a depthwise one its
-//     channel blocks (takeBlockedInput); depthwise
+//     channel blocks (takeBlockedInput), and one feeding a grouped convolution on a small
+//     map its padded planes [channel, sample] so that the samples fold into the grouped
+//     convolution's pixels (foldSamples); depthwise
 //     convolutions over a copy of their input in zero-padded blocks of channels, channels
 //     last (conv_pad.py's Blocks), as per-tap multiply-adds of one contiguous [pixels,
 //     channels] tile read in place times a row of the weight relaid once as [tap, channel]

@@ -848,3 +848,56 @@ func cpuKernels() string {
 	defer d.Close()
 	return d.Info().Name
 }
+
+// CPU plans fold the samples of the folded fixture's grouped convolutions into their pixels
+// (foldSamples): g8 (groups of 8 merged in pairs: 5 of 16), g16, g24, g_same (a 2x3 kernel,
+// padding "same": one zero row a band), g_dil (dilated: two), g_big (an 11x9 map) and g1d
+// (1-d: a row a band) each run conv_flat.py with a program per group and model (the grid's
+// second axis GROUPS, no sample axis) over pixels a band (QS: (rows + shared zero rows) x
+// (columns + shared zero columns)) apart a sample, and the 1x1 convolution before each
+// stores those bands [channel, sample] (its c_bstride one band). The outputs match PyTorch
+// (the infinities and the NaN of g8's input through the merged groups' recomputation
+// exactly) under every plan variant, and with folding off.
+func TestGroupedFoldedSamples(t *testing.T) {
+	for _, dir := range []string{"testdata/conv/grouped_folded_n1", "testdata/conv/grouped_folded_n3"} {
+		plan := lowerGraphFile(t, filepath.Join(dir, "graph.json"), "cpu")
+		// conv -> GROUPS, QS; 1x1 -> c_bstride (5x6, 6x6 and 11x9 maps, 13 pixels of a row)
+		want := map[string][2]int{"g8": {5, 6 * 7}, "g16": {4, 6 * 7}, "g24": {2, 7 * 7}, "g_same": {2, 7 * 7}, "g_dil": {2, 7 * 8}, "g_big": {2, 12 * 10}, "g1d": {2, 14}}
+		producers := map[string]int{"pa": 6 * 7, "pb": 6 * 7, "pc": 7 * 7, "pd": 7 * 7, "pe": 7 * 8, "pf": 12 * 10, "pg": 14}
+		for _, ln := range plan.Launches {
+			if ln.Kernel.Template != "conv_flat.py" || len(ln.Nodes) == 0 {
+				continue
+			}
+			n := ln.Nodes[0]
+			if w, ok := want[n]; ok {
+				if got := [2]int{launchIntArg(ln, "GROUPS"), launchIntArg(ln, "QS")}; got != w || ln.Grid[1] != w[0] {
+					t.Errorf("%s: %s runs GROUPS, QS = %v on a grid %v, want %v with %d programs a model along axis 1", dir, n, got, ln.Grid, w, w[0])
+				}
+				delete(want, n)
+			}
+			if w, ok := producers[n]; ok {
+				if got := launchIntArg(ln, "c_bstride"); got != w {
+					t.Errorf("%s: %s stores its samples %d apart, want %d (a band)", dir, n, got, w)
+				}
+				delete(producers, n)
+			}
+		}
+		if len(want) > 0 || len(producers) > 0 {
+			t.Errorf("%s: no conv_flat.py launch of %v %v", dir, want, producers)
+		}
+		for _, v := range exampleVariants {
+			o := v.opts
+			o.Device = testDevice("cpu")
+			t.Run(v.name+"/"+filepath.Base(dir), func(t *testing.T) { checkFixtureCPU(t, dir, o) })
+		}
+	}
+	convFoldSamples = false
+	defer func() { convFoldSamples = true }()
+	checkFixtureCPU(t, "testdata/conv/grouped_folded_n3", Options{Device: testDevice("cpu")})
+}
+
+// TestGroupedFoldedSamplesAVX2 is TestGroupedFoldedSamples with AVX-512 off (checkFixturesAVX2).
+func TestGroupedFoldedSamplesAVX2(t *testing.T) {
+	checkFixturesAVX2(t, "TestGroupedFoldedSamplesAVX2", "^(TestGroupedFoldedSamplesAVX2|TestGroupedFoldedSamples)$",
+		"--- PASS: TestGroupedFoldedSamples")
+}

@@ -226,6 +226,50 @@ class ConvsGrouped(nn.Module):
                 torch.relu(self.g16_small(small)))
 
 
+class ConvsGroupedFolded(nn.Module):
+    """Grouped 3x3 convolutions on small maps whose input a 1x1 convolution produces: the CPU
+    plans store that input as padded planes [channel, sample] and fold the samples into the
+    grouped convolution's pixels. Groups of 8 (merged in pairs over a block-diagonal weight),
+    with eval BatchNorm, a residual add and ReLU, and two infinities and a NaN in its input
+    (the merged groups' recomputation); groups of 16 with bias and SiLU on a 5x6 map; 16 input
+    and 24 output channels a group on a 6x6 map; a 2x3 kernel under padding="same" (no top
+    padding, one row at the bottom) and a dilated 3x3 (two rows and columns of padding); groups
+    of 8 on an 11x9 map; a 1-d one (a row a band, no zero rows)."""
+
+    def __init__(self):
+        super().__init__()
+        self.pa = nn.Conv2d(40, 80, 1, bias=False)
+        self.bna = nn.BatchNorm2d(80)
+        self.g8 = nn.Conv2d(80, 80, 3, padding=1, groups=10, bias=False)
+        self.bn8 = nn.BatchNorm2d(80)
+        self.pb = nn.Conv2d(40, 64, 1)
+        self.g16 = nn.Conv2d(64, 64, 3, padding=1, groups=4)
+        self.pc = nn.Conv2d(24, 32, 1)
+        self.g24 = nn.Conv2d(32, 48, 3, padding=1, groups=2)
+        self.pd = nn.Conv2d(24, 32, 1)
+        self.g_same = nn.Conv2d(32, 32, (2, 3), padding="same", groups=2)
+        self.pe = nn.Conv2d(40, 32, 1)
+        self.g_dil = nn.Conv2d(32, 32, 3, padding=2, dilation=2, groups=2, bias=False)
+        self.pf = nn.Conv2d(20, 32, 1)
+        self.g_big = nn.Conv2d(32, 32, 3, padding=1, groups=4)
+        self.pg = nn.Conv1d(12, 32, 1)
+        self.g1d = nn.Conv1d(32, 32, 3, padding=1, groups=2)
+        for bn in (self.bna, self.bn8):
+            _randomize_bn(bn)
+        poison = torch.zeros(2, 80, 5, 6)
+        poison[0, 17, 2, 3] = float("inf")
+        poison[1, 40, 4, 5] = float("nan")
+        poison[1, 70, 0, 0] = float("-inf")
+        self.register_buffer("poison", poison)
+
+    def forward(self, small, res, six, big, seq):
+        x = torch.relu(self.bna(self.pa(small))) + self.poison
+        return (torch.relu(self.bn8(self.g8(x)) + res), F.silu(self.g16(torch.relu(self.pb(small)))),
+                self.g24(torch.relu(self.pc(six))), self.g_same(torch.relu(self.pd(six))),
+                self.g_dil(torch.relu(self.pe(small))), self.g_big(torch.relu(self.pf(big))),
+                self.g1d(torch.relu(self.pg(seq))))
+
+
 class ConvsGroupedNonFinite(nn.Module):
     """Grouped convolutions with 8-channel groups (RegNet's), whose input is infinite or NaN at a
     few pixels of ONE group's channels (a fixed buffer added to the input: +inf, -inf and NaN in

@@ -44,6 +44,10 @@ x_cstride apart; column q = flat padded pixel q % QS of sample q // QS, QS = (OH
 run as one pointwise GEMM (TapMajor, KHW = 1, CG = KTOT) with the grid's sample axis 1, so
 each weight tile is read once for every sample (NB of them, Q = NB*QS pixels); the epilogue
 addresses sample qb = q // QS per column, and the store goes row by row of each sample.
+FoldedPlanes (Folded, grouped convolutions on small maps): x is the zero-padded planes laid out
+[channel, sample], a sample's plane QS = Hp*Wp past the previous one, so the taps stay flat
+shifts of q (tap-major; the grid's second axis the groups alone: a program per group); the rows
+of a plane past the output (q % QS beyond (OH-1)*Wp + OW) are masked as the dropped columns are.
 */ -}}
 import triton
 import triton.language as tl
@@ -257,7 +261,12 @@ def {{.Fn}}(
     qr = qi % QS
     ow = qr % Wp
     rp = (qr // Wp) * OW + ow
+{{- if .FoldedPlanes}}
+    # (a sample's plane: its rows past the output's are dropped too)
+    cmask = ocmask & (ow[None, :] < OW) & (qr[None, :] < (OH - 1) * Wp + OW) & (q[None, :] < Q)
+{{- else}}
     cmask = ocmask & (ow[None, :] < OW) & (q[None, :] < Q)
+{{- end}}
 {{- else if .PhaseStore}}
     # pixel q of residue pc is output pixel o_sw * q + pc (dense operands: lanes o_sw apart)
     rp = q * o_sw + pc
