@@ -88,6 +88,10 @@ def {{.Fn}}(
     # seen, so its dots skip the operands' infinity scan and the epilogue covers the live
     # rectangle alone (jit/cpu observed.go)
     smask = ocmask & (q[None, :] < Q)
+{{- if .BlockStore}}
+    # (the same of the transposed tile the channel-block stores write)
+    smask_t = (q[:, None] < Q) & (rn[None, :] < OCG)
+{{- end}}
 {{- if .Scale}}
     # the input channels' scale (squeeze-excite's x * s, s per sample and channel): as
     # sum_c W[o, c] (x[c, p] s[c]) = sum_c (W[o, c] s[c]) x[c, p], it scales the weight
@@ -318,7 +322,7 @@ def {{.Fn}}(
 {{- if .BlockStore}}
         for blk in range(blk0, blk1):
             tl.store(b_base + blk * c_cstride + (row - lo + qs[:, None]) * o_bc + (rs[None, :] - blk * o_bc), yt,
-                     mask=(qs[:, None] >= lo) & (qs[:, None] < lo + n_live) & (rs[None, :] >= blk * o_bc) & (rs[None, :] < min(blk * o_bc + o_bc, OCG)))
+                     mask=smask_t & (qs[:, None] >= lo) & (qs[:, None] < lo + n_live) & (rs[None, :] >= blk * o_bc) & (rs[None, :] < min(blk * o_bc + o_bc, OCG)))
 {{- else}}
         tl.store(c_base + (row - lo) + qs[None, :], y,
                  mask=smask & (qs[None, :] >= lo) & (qs[None, :] < lo + n_live))
@@ -330,7 +334,7 @@ def {{.Fn}}(
         for oh in range(q0 // Wp, min((q0 + BLOCK_P - 1) // Wp + 1, OH)):
             lo = oh * Wp
             tl.store(b_base + blk * c_cstride + (c_off + oh * c_rstride - lo + qs[:, None]) * o_bc + (rs[None, :] - blk * o_bc), yt,
-                     mask=(qs[:, None] >= lo) & (qs[:, None] < lo + OW) & (rs[None, :] >= blk * o_bc) & (rs[None, :] < min(blk * o_bc + o_bc, OCG)))
+                     mask=smask_t & (qs[:, None] >= lo) & (qs[:, None] < lo + OW) & (rs[None, :] >= blk * o_bc) & (rs[None, :] < min(blk * o_bc + o_bc, OCG)))
 {{- else if .PaddedStore}}
     # the next convolution's zero-padded planes are as wide as this one's input (Wp), or the
     # output is dense and Wp == OW (a pointwise convolution): pixel q lies at q past the
