@@ -44,6 +44,9 @@ x_cstride apart; column q = flat padded pixel q % QS of sample q // QS, QS = (OH
 run as one pointwise GEMM (TapMajor, KHW = 1, CG = KTOT) with the grid's sample axis 1, so
 each weight tile is read once for every sample (NB of them, Q = NB*QS pixels); the epilogue
 addresses sample qb = q // QS per column, and the store goes row by row of each sample.
+SamplesInner (Pointwise, one pixel tile a sample): the grid is (sample x group, channel tile,
+model), so that the programs reading one weight tile follow one another (a worker takes
+consecutive programs) and all but the first find it in cache.
 */ -}}
 import triton
 import triton.language as tl
@@ -63,8 +66,13 @@ def {{.Fn}}(
     BLOCK_P: tl.constexpr, BLOCK_OC: tl.constexpr, BLOCK_K: tl.constexpr,
     INPUT_PRECISION: tl.constexpr,
 ):
+{{- if .SamplesInner}}
+    pid = tl.program_id(1)
+    bg = tl.program_id(0)
+{{- else}}
     pid = tl.program_id(0)
     bg = tl.program_id(1)
+{{- end}}
     model = tl.program_id(2)
     bidx = bg // GROUPS
     grp = bg % GROUPS
