@@ -200,3 +200,25 @@ func TestPointwiseSamplesInnerAVX2(t *testing.T) {
 	checkFixturesAVX2(t, "TestPointwiseSamplesInnerAVX2", "^(TestPointwiseSamplesInnerAVX2|TestPointwiseSamplesInner)$",
 		"--- PASS: TestPointwiseSamplesInner")
 }
+
+// TestEpilogueComputesRepeatsOnce: an eval BatchNorm fused into a convolution's epilogue,
+// acc * (w / sqrt(var + eps)) + (b - mean * w / sqrt(var + eps)), computes its one square
+// root once (exprRenderer.named), and the plan's outputs are PyTorch's.
+func TestEpilogueComputesRepeatsOnce(t *testing.T) {
+	const dir = "testdata/conv/mobile_n3"
+	plan := lowerGraphFile(t, filepath.Join(dir, "graph.json"), "cpu")
+	found := false
+	for _, ln := range plan.Launches {
+		if !slices.Contains(ln.Ops, "batch_norm2d") || slices.Contains(ln.Ops[slices.Index(ln.Ops, "batch_norm2d")+1:], "batch_norm2d") {
+			continue
+		}
+		found = true
+		if n := strings.Count(ln.Kernel.Source.Text, "tl.sqrt("); n != 1 {
+			t.Errorf("%s (%v): %d square roots, want 1", ln.Kernel.Source.Fn, ln.Nodes, n)
+		}
+	}
+	if !found {
+		t.Fatal("no kernel with one BatchNorm in the plan")
+	}
+	checkFixtureCPU(t, dir, Options{Device: testDevice("cpu")})
+}
