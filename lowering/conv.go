@@ -81,6 +81,10 @@ var convFoldSamples = true
 // the columns (K x B x QS elements a model).
 const convColsMaxPixels = 64
 
+// convSamplesInner lets a pointwise convolution over small maps number its programs sample
+// fastest (flatSamplesInner); tests turn it off to check the plain order on the same problems.
+var convSamplesInner = true
+
 // convPaddedCopies lets a convolution whose output has several readers store the zero-padded
 // copy a unit-stride convolution reads (takePaddedCopy); tests turn it off to check the pad
 // kernel on the same problems.
@@ -593,6 +597,7 @@ type convData struct {
 	Grouped         bool // conv_pad.py Blocks: a block holds one in-group channel of BLOCK_PL groups (conv_grouped.py)
 	Folded          bool // conv_flat.py: over the columns of conv_cols.py, the samples folded into the pixels
 	FoldedPlanes    bool // conv_flat.py Folded: over padded planes [channel, sample] (foldSamples), QS a band: its rows past the output masked
+	SamplesInner    bool // conv_flat.py pointwise: the grid's samples on axis 0, a weight tile's programs consecutive (flatSamplesInner)
 	Merged          bool // conv_flat.py tap-major: each group is g.diag narrow ones over a block-diagonal weight (mergedGroups)
 	Cropped         bool // conv_weight.py: the weight is a convolution weight's live taps (cropDeadTaps), read through its strides
 
@@ -761,6 +766,7 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 	}
 	tilesOC := cdiv(ocg, bn)
 	geo, programs := geometry(bp, tilesOC)
+	samplesInner := tmpl == "conv_flat.py" && flatSamplesInner(g.direct && !g.cols, samples, programs, tilesOC)
 	var args []LaunchArg
 	args = append(args, ptrArgs("x", g.x)...)
 	args = append(args, intArg("x_bstride", g.xBStride), intArg("x_cstride", g.xCStride))
@@ -784,7 +790,7 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 		case g.outPhases != nil:
 			cs, rs = g.outPhases.phh*g.outPhases.phw*o.hp*o.wp, o.wp
 			bs = g.ocg * g.groups * cs
-		case o.hp > 0 && o.samplesInner:
+		case o.hp > 0 && o.channelMajor:
 			cs, rs, bs = g.batch*o.hp*o.wp, o.wp, o.hp*o.wp
 		case o.hp > 0:
 			cs, rs, bs = o.hp*o.wp, o.wp, g.ocg*g.groups*o.hp*o.wp
@@ -810,17 +816,30 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 		Depthwise: tmpl == "conv_flat.py" && g.depthwise, Pointwise: tmpl == "conv_flat.py" && g.direct,
 		DenseStore: tmpl == "conv_flat.py" && !g.folded() && g.outPad.hp == 0 && g.wp == g.ow && g.padCopy == nil, Scale: g.scale != nil, ScaleInput: g.scale != nil && bn > bp, CopyStore: g.padCopy != nil,
 		CopyPaddedStore: !g.folded() && g.padCopy != nil && g.padCopy.pad.wp == g.wp, QMask: tmpl == "conv_flat.py" && (!g.folded() && (g.direct || flatQMask(g.flatPixels(), bp, !g.depthwise)) || g.folded() && flatQMask(g.gemmPixels(), bp, true)),
-		HalfProducts: g.depthwise && g.x.DType != graph.Float32, Folded: g.folded(), FoldedPlanes: g.foldedPlanes, Merged: tmpl == "conv_flat.py" && g.diag > 1}
+		HalfProducts: g.depthwise && g.x.DType != graph.Float32, Folded: g.folded(), FoldedPlanes: g.foldedPlanes, Merged: tmpl == "conv_flat.py" && g.diag > 1,
+		SamplesInner: samplesInner}
 	text, err := templates.Render(tmpl, d)
 	if err != nil {
 		return nil, err
 	}
+	grid := [3]int{programs, samples, l.n}
+	if samplesInner {
+		grid = [3]int{samples, programs, l.n}
+	}
 	return &Launch{
 		Kernel:    l.dotKernel(tmpl, fn, text, map[string]any{"BLOCK_P": int64(bp), "BLOCK_OC": int64(bn), "BLOCK_K": int64(bk)}),
-		Grid:      [3]int{programs, samples, l.n},
+		Grid:      grid,
 		ModelAxis: 2,
 		Args:      args,
 	}, nil
+}
+
+// flatSamplesInner: a pointwise conv_flat.py launch whose samples each fit one pixel tile (the
+// small maps of a network's last stages, where the weight is most of what a program reads)
+// numbers its programs sample fastest, so that a worker runs a weight tile's samples one after
+// another and reads it from memory once (SamplesInner).
+func flatSamplesInner(pointwise bool, samples, programs, tilesOC int) bool {
+	return convSamplesInner && pointwise && samples > 1 && programs == tilesOC
 }
 
 func (g *convGroup) emitRows(l *lowerer) (*Launch, error) {
@@ -1151,7 +1170,7 @@ func (g *convGroup) readPaddedLeaves(l *lowerer) {
 // value is a dense layout.
 type planePad struct {
 	hp, wp, off  int
-	samplesInner bool // the planes lie [channel, sample], for a reader folding the samples into its pixels (foldSamples)
+	channelMajor bool // the planes lie [channel, sample], for a reader folding the samples into its pixels (foldSamples)
 }
 
 // padGeometry sets the padded plane conv_flat.py reads: the rows and columns the output

@@ -174,5 +174,5 @@ func (g *convGroup) foldedPad() (pad planePad, shift int) {
 	pb := max(0, g.oh+(g.kh-1)*g.dh-g.h-g.ph)
 	pr := max(0, g.ow+(g.kw-1)*g.dw-g.wd-g.pw)
 	s, wp := max(g.ph, pb), g.wd+max(g.pw, pr)
-	return planePad{hp: g.h + s, wp: wp, off: s*wp + g.pw, samplesInner: true}, (s - g.ph) * wp
+	return planePad{hp: g.h + s, wp: wp, off: s*wp + g.pw, channelMajor: true}, (s - g.ph) * wp
 }

@@ -108,6 +108,7 @@ type exprRenderer struct {
 	seeds  []int64            // per dropout node, in order of appearance
 	prefix string             // temporaries' prefix
 	coord  func(d int) string // the index variable of output dim d; nil: none available
+	byCode map[string]string  // the temporary holding each statement's code (computed once)
 }
 
 func (r *exprRenderer) fresh() string {
@@ -137,9 +138,7 @@ func (r *exprRenderer) render(e *expr) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	name := r.fresh()
-	r.lines = append(r.lines, name+" = "+code)
-	return name, nil
+	return r.named(code), nil
 }
 
 // code is the Python expression of one element-wise op on already-named arguments.
@@ -247,9 +246,19 @@ func (r *exprRenderer) code(e *expr, a []string) (string, error) {
 	return "", fmt.Errorf("element-wise op %q has no kernel code", e.op)
 }
 
+// named is a temporary holding code: the one that already does, else a new statement. Codes
+// are pure (a dropout's names its own seed), so an expression met twice, as an eval
+// BatchNorm's 1/sqrt(var + eps) in both its scale and shift, is computed once.
 func (r *exprRenderer) named(code string) string {
+	if n, ok := r.byCode[code]; ok {
+		return n
+	}
 	n := r.fresh()
 	r.lines = append(r.lines, n+" = "+code)
+	if r.byCode == nil {
+		r.byCode = map[string]string{}
+	}
+	r.byCode[code] = n
 	return n
 }
 

@@ -149,3 +149,76 @@ func TestPaddedCopies(t *testing.T) {
 		checkFixtureCPU(t, dir, Options{Device: testDevice("cpu")})
 	}
 }
+
+// TestPointwiseSamplesInner: a pointwise convolution whose samples each fit one pixel tile
+// (the mobile blocks' small maps) numbers its programs sample fastest (conv_flat.py's
+// SamplesInner: the plain grid's first two axes swapped, [B x groups, channel tiles, N]); a
+// dense convolution does not; the plans match PyTorch with that order and with it off.
+func TestPointwiseSamplesInner(t *testing.T) {
+	const dir = "testdata/conv/mobile_n3"
+	grids := func() (map[string][3]int, map[string]bool) {
+		plan := lowerGraphFile(t, filepath.Join(dir, "graph.json"), "cpu")
+		g, inner := map[string][3]int{}, map[string]bool{}
+		for _, ln := range plan.Launches {
+			for _, n := range ln.Nodes {
+				if ln.Kernel.Template == "conv_flat.py" {
+					n = strings.Fields(n)[0]
+					g[n], inner[n] = ln.Grid, strings.Contains(ln.Kernel.Source.Text, "bg = tl.program_id(0)")
+				}
+			}
+		}
+		return g, inner
+	}
+	on, inner := grids()
+	checkFixtureCPU(t, dir, Options{Device: testDevice("cpu")})
+	convSamplesInner = false
+	defer func() { convSamplesInner = true }()
+	off, innerOff := grids()
+	for _, n := range []string{"expand", "project", "small_project", "tiny_project", "grouped"} {
+		if !inner[n] {
+			t.Errorf("%s: not samples inner (grid %v)", n, on[n])
+		}
+	}
+	for _, n := range []string{"small", "c3", "tiny"} {
+		if inner[n] {
+			t.Errorf("dense %s runs samples inner", n)
+		}
+	}
+	for n, in := range inner {
+		if o := off[n]; in && on[n] != [3]int{o[1], o[0], o[2]} {
+			t.Errorf("%s: grid %v samples inner, %v plain: want the first two axes swapped", n, on[n], o)
+		}
+		if innerOff[n] {
+			t.Errorf("%s: samples inner with convSamplesInner off", n)
+		}
+	}
+	checkFixtureCPU(t, dir, Options{Device: testDevice("cpu")})
+}
+
+// TestPointwiseSamplesInnerAVX2 is TestPointwiseSamplesInner with AVX-512 off (checkFixturesAVX2).
+func TestPointwiseSamplesInnerAVX2(t *testing.T) {
+	checkFixturesAVX2(t, "TestPointwiseSamplesInnerAVX2", "^(TestPointwiseSamplesInnerAVX2|TestPointwiseSamplesInner)$",
+		"--- PASS: TestPointwiseSamplesInner")
+}
+
+// TestEpilogueComputesRepeatsOnce: an eval BatchNorm fused into a convolution's epilogue,
+// acc * (w / sqrt(var + eps)) + (b - mean * w / sqrt(var + eps)), computes its one square
+// root once (exprRenderer.named), and the plan's outputs are PyTorch's.
+func TestEpilogueComputesRepeatsOnce(t *testing.T) {
+	const dir = "testdata/conv/mobile_n3"
+	plan := lowerGraphFile(t, filepath.Join(dir, "graph.json"), "cpu")
+	found := false
+	for _, ln := range plan.Launches {
+		if !slices.Contains(ln.Ops, "batch_norm2d") || slices.Contains(ln.Ops[slices.Index(ln.Ops, "batch_norm2d")+1:], "batch_norm2d") {
+			continue
+		}
+		found = true
+		if n := strings.Count(ln.Kernel.Source.Text, "tl.sqrt("); n != 1 {
+			t.Errorf("%s (%v): %d square roots, want 1", ln.Kernel.Source.Fn, ln.Nodes, n)
+		}
+	}
+	if !found {
+		t.Fatal("no kernel with one BatchNorm in the plan")
+	}
+	checkFixtureCPU(t, dir, Options{Device: testDevice("cpu")})
+}

@@ -442,18 +442,28 @@ def row_dot(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK
 // are the padded product's, infinities and NaNs included, nothing outside the mask written.
 // The same stores with masks built from scratch in their loop still scan.
 func TestDotSkipsChecksThroughRowStores(t *testing.T) {
+	checkRowDotScans(t, "row_dot.py", rowStoreDotKernel, 6, []rowDotCase{{9, 40, 64, true, false}, {32, 7, 32, false, true}, {17, 33, 40, true, true}})
+}
+
+// rowDotCase is a row_dot problem: A [m, k], B^T [n, k], an infinity in A and a NaN in B or not.
+type rowDotCase struct {
+	m, n, k    int
+	infA, infB bool
+}
+
+// checkRowDotScans compiles the row_dot kernel src with MASK_BEFORE on and off and runs both
+// on each case (launchRowDot's checks): the dot scans its operands only with the mask built
+// in the store loop.
+func checkRowDotScans(t *testing.T, file, src string, seed int64, cases []rowDotCase) {
 	const bm, bn, bk = 32, 64, 32
 	sig := map[string]string{"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32"}
 	kernels := map[bool]*Kernel{}
 	for _, before := range []bool{true, false} {
-		kernels[before] = compileKernel(t, "row_dot.py", rowStoreDotKernel, "row_dot", sig,
+		kernels[before] = compileKernel(t, file, src, "row_dot", sig,
 			map[string]any{"BM": int64(bm), "BN": int64(bn), "BK": int64(bk), "MASK_BEFORE": before})
 	}
-	rng := rand.New(rand.NewSource(6))
-	for _, tc := range []struct {
-		m, n, k    int
-		infA, infB bool
-	}{{9, 40, 64, true, false}, {32, 7, 32, false, true}, {17, 33, 40, true, true}} {
+	rng := rand.New(rand.NewSource(seed))
+	for _, tc := range cases {
 		t.Run(fmt.Sprintf("m%d_n%d_k%d", tc.m, tc.n, tc.k), func(t *testing.T) {
 			a, b := randF32(rng, tc.m*tc.k, 1), randF32(rng, tc.n*tc.k, 1)
 			if tc.infA {
@@ -469,6 +479,34 @@ func TestDotSkipsChecksThroughRowStores(t *testing.T) {
 			}
 		})
 	}
+}
+
+// transStoreDotKernel is rowStoreDotKernel storing the accumulator transposed, as
+// conv_flat.py stores a pointwise convolution's [channels, pixels] tile into the next
+// depthwise convolution's channel blocks as [pixels, channels] rows: element (j, i) of the
+// transposed tile goes where row_dot stores (i, j), a band of 8 of its rows at a time. With
+// MASK_BEFORE each band's mask is the transposed output mask (computed before the dot's loop)
+// and'ed with the band and the rows' bounds (six conditions), else the bounds and the band.
+var transStoreDotKernel = strings.NewReplacer(
+	"    cmask = (rm[:, None] < M) & (rn[None, :] < N)\n", "    cmask_t = (rn[:, None] < N) & (rm[None, :] < M)\n",
+	rowStoreDotKernel[strings.Index(rowStoreDotKernel, "    y = acc * 2.0"):], `    yt = tl.trans(acc * 1.0) * 2.0
+    for j0 in range(0, N, 8):
+        if MASK_BEFORE:
+            tl.store(c_ptr + rn[:, None] + rm[None, :] * BN, yt,
+                     mask=cmask_t & (rn[:, None] >= j0) & (rn[:, None] < j0 + 8) & (rm[None, :] >= 0) & (rm[None, :] < BM))
+        else:
+            tl.store(c_ptr + rn[:, None] + rm[None, :] * BN, yt, mask=(rm[None, :] < M) & (rn[:, None] >= j0) & (rn[:, None] < min(j0 + 8, N)))
+`).Replace(rowStoreDotKernel)
+
+// TestDotSkipsChecksThroughTransposedStores: an accumulator stored only transposed, through
+// masks that and a transposed output mask computed before the dot's loop, is observed as the
+// output mask bounds it (observed.go follows tl.trans and swaps the mask's rectangle): tl.dot
+// skips the operands' infinity scan and the epilogue on both sides of the transpose covers
+// the rectangle, yet the stored values are the padded product's, infinities and NaNs
+// included, and nothing outside the mask is written. Masks built in the store loop still scan.
+func TestDotSkipsChecksThroughTransposedStores(t *testing.T) {
+	checkRowDotScans(t, "trans_dot.py", transStoreDotKernel, 9,
+		[]rowDotCase{{9, 40, 64, true, false}, {32, 7, 32, false, true}, {17, 33, 40, true, true}, {5, 64, 40, true, true}})
 }
 
 // launchRowDot runs a row_dot kernel (rowStoreDotKernel, BM = 32, BN = 64, its accumulator

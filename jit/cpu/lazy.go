@@ -25,7 +25,7 @@ import (
 // values matter, in comparisons and pointer offsets, the tile's range is checked first and a
 // tile that would wrap is materialized and handled element by element.
 
-const maxConds = 4
+const maxConds = 6
 
 const (
 	lazyNone   uint8 = iota // the slot's slice holds the values

@@ -18,8 +18,8 @@ import (
 //
 // observedMasks finds, at compile time, the masks of the stores that see a loop-carried
 // accumulator: the dot's Add updates a For's carried value and is that value's only update,
-// the For's result flows only through element-wise ops into the value operand of masked
-// stores, and each mask is computed before the For (so it holds its value while the loop
+// the For's result flows only through element-wise ops and transposes into the value operand
+// of masked stores, and each mask is computed before the For (so it holds its value while the loop
 // runs), or is such a mask and'ed with others (maskFactorBefore). At run time each mask must
 // be a symbolic rectangle (fr.observedRect); the dot also needs it inside the live product
 // (fr.observedWithin). Otherwise everything runs whole.
@@ -43,8 +43,9 @@ func (c *compiler) observedMasks(in *ir.Instr, acc *ir.Value) []int {
 	// the accumulator out through theirs: follow it to the outermost loop that does.
 	loop, i = c.outermostCarrier(loop, i)
 	var masks []*ir.Value
+	var flipped []bool
 	chain := map[*ir.Value]bool{}
-	if !c.seenOnlyByMaskedStores(loop.Results[i], &masks, chain) || len(masks) == 0 {
+	if !c.seenOnlyByMaskedStores(loop.Results[i], false, &masks, &flipped, chain) || len(masks) == 0 {
 		return nil
 	}
 	outer := c.defBlock[loop.Results[i]]
@@ -58,21 +59,39 @@ func (c *compiler) observedMasks(in *ir.Instr, acc *ir.Value) []int {
 		}
 	}
 	var slots []int
-	for _, m := range masks {
+	for k, m := range masks {
 		m = c.maskFactorBefore(m, before)
 		s, ok := c.slots[m]
 		if m == nil || !ok {
 			return nil
+		}
+		if flipped[k] {
+			s = ^s
 		}
 		slots = append(slots, s)
 	}
 	if c.observedBy == nil {
 		c.observedBy = map[*ir.Value][]int{}
 	}
-	for v := range chain {
-		c.observedBy[v] = slots
+	for v, t := range chain {
+		if t {
+			c.observedBy[v] = transposedSlots(slots)
+		} else {
+			c.observedBy[v] = slots
+		}
 	}
 	return slots
+}
+
+// transposedSlots is a list of observing mask slots as the transposed tile sees them: a
+// negative slot ^s is mask s of the tile's transpose (observedRect swaps its rectangle), so
+// transposing flips every slot.
+func transposedSlots(slots []int) []int {
+	t := make([]int, len(slots))
+	for i, s := range slots {
+		t[i] = ^s
+	}
+	return t
 }
 
 // maskFactorBefore is mask m, or a factor of it (m = f & g, nested), of m's own shape and
@@ -151,13 +170,15 @@ func (c *compiler) carrier(v *ir.Value) (*ir.Instr, int) {
 }
 
 // seenOnlyByMaskedStores reports whether every use of the 2-D tile v is an element-wise op of
-// its shape whose result is seen the same way, or the value operand of a masked store (its
-// mask appended to masks).
-func (c *compiler) seenOnlyByMaskedStores(v *ir.Value, masks *[]*ir.Value, seen map[*ir.Value]bool) bool {
-	if seen[v] {
+// its shape or a transpose whose result is seen the same way, or the value operand of a masked
+// store (its mask appended to masks). t says whether v is the accumulator transposed: seen
+// records it for every value reached, flipped for every mask (a mask of the transposed tile;
+// conv_flat.py's channel-block stores write the tile as [pixels, channels]).
+func (c *compiler) seenOnlyByMaskedStores(v *ir.Value, t bool, masks *[]*ir.Value, flipped *[]bool, seen map[*ir.Value]bool) bool {
+	if _, ok := seen[v]; ok {
 		return true
 	}
-	seen[v] = true
+	seen[v] = t
 	if v.Type.Rank() != 2 || len(seen) > 64 {
 		return false
 	}
@@ -168,9 +189,14 @@ func (c *compiler) seenOnlyByMaskedStores(v *ir.Value, masks *[]*ir.Value, seen 
 				return false
 			}
 			*masks = append(*masks, u.Args[2])
+			*flipped = append(*flipped, t)
 		case u.Op.IsElementwise() || u.Op == ir.Cmp || u.Op == ir.Select || u.Op == ir.Cast:
 			if len(u.Results) != 1 || !slices.Equal(u.Results[0].Type.Shape, v.Type.Shape) ||
-				!c.seenOnlyByMaskedStores(u.Results[0], masks, seen) {
+				!c.seenOnlyByMaskedStores(u.Results[0], t, masks, flipped, seen) {
+				return false
+			}
+		case isTranspose2D(u):
+			if !c.seenOnlyByMaskedStores(u.Results[0], !t, masks, flipped, seen) {
 				return false
 			}
 		default:
@@ -208,32 +234,44 @@ func (fr *frame) observedWithin(masks []int, rows, cols, liveRows, liveCols int)
 }
 
 // observedRect is the rectangle [0, r) x [0, c) of a rows x cols tile that holds every lane
-// the masks (slots of symbolic rows x cols masks) let through; ok is false when a mask is no
-// such rectangle.
+// the masks (slots of symbolic rows x cols masks, or ^slot of a cols x rows mask of the
+// transposed tile) let through; ok is false when a mask is no such rectangle.
 func (fr *frame) observedRect(masks []int, rows, cols int) (r, c int, ok bool) {
 	if len(masks) == 0 {
 		return 0, 0, false
 	}
-	shape := []int{rows, cols}
 	for _, s := range masks {
+		mr, mc, flip := rows, cols, s < 0
+		if flip {
+			s, mr, mc = ^s, cols, rows
+		}
 		if fr.lz.kind[s] != lazyMask {
 			return 0, 0, false
 		}
-		split := splitConds(fr.lz.conds[s], 1, cols)
-		r0, r1, ok := split.rowInterval(true, shape)
+		split := splitConds(fr.lz.conds[s], 1, mc)
+		r0, r1, ok := split.rowInterval(true, []int{mr, mc})
 		if !ok {
 			return 0, 0, false
 		}
 		if r1 > r0 && split.colHi > split.colLo {
-			r, c = max(r, r1), max(c, split.colHi)
+			hr, hc := r1, split.colHi
+			if flip {
+				hr, hc = hc, hr
+			}
+			r, c = max(r, hr), max(c, hc)
 		}
 	}
 	return r, c, true
 }
 
+// spanMinDeadLanes: a rectangle's rows run one span each only when each skips at least this
+// many unseen lanes; fewer cost less computed than a call each (a pointwise convolution's
+// 4 live pixels of a 16-wide tile, on 256 channel rows).
+const spanMinDeadLanes = 32
+
 // spans runs fn over the lanes [lo, hi) of a rows x n tile (row-major) that anyone looks at:
 // the whole tile when masks is nil or not a rectangle, else the rectangle's rows, as one
-// span when they are whole.
+// span when they are whole or skip few lanes each.
 func (fr *frame) spans(masks []int, rows, n int, fn func(fr *frame, lo, hi int)) {
 	r, c, ok := fr.observedRect(masks, rows, n)
 	switch {
@@ -243,6 +281,8 @@ func (fr *frame) spans(masks []int, rows, n int, fn func(fr *frame, lo, hi int))
 		if r > 0 {
 			fn(fr, 0, (r-1)*n+c)
 		}
+	case n-c < spanMinDeadLanes:
+		fn(fr, 0, r*n)
 	default:
 		for i := range r {
 			fn(fr, i*n, i*n+c)

@@ -48,6 +48,9 @@ FoldedPlanes (Folded, grouped convolutions on small maps): x is the zero-padded 
 [channel, sample], a sample's plane QS = Hp*Wp past the previous one, so the taps stay flat
 shifts of q (tap-major; the grid's second axis the groups alone: a program per group); the rows
 of a plane past the output (q % QS beyond (OH-1)*Wp + OW) are masked as the dropped columns are.
+SamplesInner (Pointwise, one pixel tile a sample): the grid is (sample x group, channel tile,
+model), so that the programs reading one weight tile follow one another (a worker takes
+consecutive programs) and all but the first find it in cache.
 */ -}}
 import triton
 import triton.language as tl
@@ -67,8 +70,13 @@ def {{.Fn}}(
     BLOCK_P: tl.constexpr, BLOCK_OC: tl.constexpr, BLOCK_K: tl.constexpr,
     INPUT_PRECISION: tl.constexpr,
 ):
+{{- if .SamplesInner}}
+    pid = tl.program_id(1)
+    bg = tl.program_id(0)
+{{- else}}
     pid = tl.program_id(0)
     bg = tl.program_id(1)
+{{- end}}
     model = tl.program_id(2)
     bidx = bg // GROUPS
     grp = bg % GROUPS
@@ -92,6 +100,10 @@ def {{.Fn}}(
     # seen, so its dots skip the operands' infinity scan and the epilogue covers the live
     # rectangle alone (jit/cpu observed.go)
     smask = ocmask & (q[None, :] < Q)
+{{- if .BlockStore}}
+    # (the same of the transposed tile the channel-block stores write)
+    smask_t = (q[:, None] < Q) & (rn[None, :] < OCG)
+{{- end}}
 {{- if .Scale}}
     # the input channels' scale (squeeze-excite's x * s, s per sample and channel): as
     # sum_c W[o, c] (x[c, p] s[c]) = sum_c (W[o, c] s[c]) x[c, p], it scales the weight
@@ -327,7 +339,7 @@ def {{.Fn}}(
 {{- if .BlockStore}}
         for blk in range(blk0, blk1):
             tl.store(b_base + blk * c_cstride + (row - lo + qs[:, None]) * o_bc + (rs[None, :] - blk * o_bc), yt,
-                     mask=(qs[:, None] >= lo) & (qs[:, None] < lo + n_live) & (rs[None, :] >= blk * o_bc) & (rs[None, :] < min(blk * o_bc + o_bc, OCG)))
+                     mask=smask_t & (qs[:, None] >= lo) & (qs[:, None] < lo + n_live) & (rs[None, :] >= blk * o_bc) & (rs[None, :] < min(blk * o_bc + o_bc, OCG)))
 {{- else}}
         tl.store(c_base + (row - lo) + qs[None, :], y,
                  mask=smask & (qs[None, :] >= lo) & (qs[None, :] < lo + n_live))
@@ -339,7 +351,7 @@ def {{.Fn}}(
         for oh in range(q0 // Wp, min((q0 + BLOCK_P - 1) // Wp + 1, OH)):
             lo = oh * Wp
             tl.store(b_base + blk * c_cstride + (c_off + oh * c_rstride - lo + qs[:, None]) * o_bc + (rs[None, :] - blk * o_bc), yt,
-                     mask=(qs[:, None] >= lo) & (qs[:, None] < lo + OW) & (rs[None, :] >= blk * o_bc) & (rs[None, :] < min(blk * o_bc + o_bc, OCG)))
+                     mask=smask_t & (qs[:, None] >= lo) & (qs[:, None] < lo + OW) & (rs[None, :] >= blk * o_bc) & (rs[None, :] < min(blk * o_bc + o_bc, OCG)))
 {{- else if .PaddedStore}}
     # the next convolution's zero-padded planes are as wide as this one's input (Wp), or the
     # output is dense and Wp == OW (a pointwise convolution): pixel q lies at q past the
