@@ -35,18 +35,19 @@ type step func(fr *frame) error
 
 // program is a kernel compiled for the executor.
 type program struct {
-	fn          *ir.Func
-	slotType    []ir.Type
-	slotClass   []class
-	params      []int  // slot of each parameter
-	constants   []step // tl.zeros, `other` tiles...: run once per frame, which keeps them
-	prologue    []step // launch-invariant instructions, run once per worker and launch
-	body        []step // the rest, run by every program
-	gelus       int    // exact GELU chains run as one step each (gelu.go)
-	rowMulAdds  int    // acc + x*row Adds run as one step each (muladd.go)
-	inPlace     int    // steps that may overwrite their operand (inplace.go)
-	flushSteps  int    // epilogue steps run in the panels flush (panels_epilogue.go)
-	fusedStores int    // stores that the panels flush may run (panels_store.go)
+	fn            *ir.Func
+	slotType      []ir.Type
+	slotClass     []class
+	params        []int  // slot of each parameter
+	constants     []step // tl.zeros, `other` tiles...: run once per frame, which keeps them
+	prologue      []step // launch-invariant instructions, run once per worker and launch
+	body          []step // the rest, run by every program
+	gelus         int    // exact GELU chains run as one step each (gelu.go)
+	rowMulAdds    int    // acc + x*row Adds run as one step each (muladd.go)
+	columnMulAdds int    // x*col + shift Adds run as one step each (muladd.go)
+	inPlace       int    // steps that may overwrite their operand (inplace.go)
+	flushSteps    int    // epilogue steps run in the panels flush (panels_epilogue.go)
+	fusedStores   int    // stores that the panels flush may run (panels_store.go)
 }
 
 // frame is one worker's state: a slice per slot, the program id, and the launch's bindings.
@@ -159,6 +160,7 @@ func compileFunc(f *ir.Func) (p *program, err error) {
 	c.gelus, c.geluSkip = c.findGelus(f) // after the others: it leaves their instructions alone
 	c.p.gelus = len(c.gelus)
 	c.epiSteps, c.deferFlush, c.settleFirst = c.findFlushEpilogues(f) // after every fusion: chains avoid them
+	c.findColumnMulAdds(f)                                            // after the chains: it leaves their steps alone
 	c.p.flushSteps = len(c.epiSteps)
 	c.p.fusedStores = len(c.fusedStore)
 	for _, v := range f.Params {

@@ -119,7 +119,8 @@
 //     loop invariants once per loop (hoisting); splats and float constant tiles feeding
 //     binary ops are read as scalars (splat.go); fp32 add/sub/mul/div/min/max run on AVX2 loops (vec_amd64.s),
 //     the NaN-propagating max/min (propagate_nan=ALL: relu) as one MAXPS/MINPS per vector,
-//     and x*a + b with scalar a, b is one loop (muladd.go), still rounded twice. Row and
+//     and x*a + b with scalar a, b (or per-row columns a, b: BatchNorm's scale and shift
+//     outside the panels flush) is one loop (muladd.go), still rounded twice. Row and
 //     column broadcasts are read in place by their fp32 consumers, and an i1 row mask
 //     broadcast over a select's rows splits each row into runs copied whole (rowbcast.go).
 //     An fp32 arithmetic step or select whose operand dies with it writes over the

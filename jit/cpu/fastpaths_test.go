@@ -663,3 +663,68 @@ func TestRowMulAddRoundsTwice(t *testing.T) {
 		}
 	}
 }
+
+const columnMulAddSrc = `import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_shift_rows(x_ptr, s_ptr, t_ptr, y_ptr, R, C, BR: tl.constexpr, BC: tl.constexpr):
+    rr = tl.arange(0, BR)
+    cc = tl.arange(0, BC)
+    m = (rr[:, None] < R) & (cc[None, :] < C)
+    x = tl.load(x_ptr + rr[:, None] * C + cc[None, :], mask=m, other=0.0)
+    s = tl.load(s_ptr + rr[:, None], mask=rr[:, None] < R, other=0.0)
+    t = tl.load(t_ptr + rr[:, None], mask=rr[:, None] < R, other=0.0)
+    {{EXPR}}
+    tl.store(y_ptr + rr[:, None] * C + cc[None, :], y, mask=m)
+`
+
+// x * s[:, None] + t[:, None] (BatchNorm's per-channel scale and shift over a [channels,
+// pixels] tile) runs as one fused step, rounding twice as the unfused multiply and add do:
+// u*u - (1+2^-22) with u = 1+2^-23 is 0 after a rounded multiply, 2^-46 with an FMA. Rows of
+// 37 take the vector loop and its tail, rows of 5 the scalar one; both operand orders fuse.
+func TestColumnMulAddRoundsTwice(t *testing.T) {
+	u := float32(1 + math.Ldexp(1, -23))
+	shiftU := -(1 + float32(math.Ldexp(1, -22)))
+	for _, expr := range []string{"y = x * s + t", "y = t + s * x"} {
+		for _, sz := range []struct{ r, c, br, bc int }{{7, 37, 8, 64}, {3, 5, 4, 8}} {
+			src := strings.Replace(columnMulAddSrc, "{{EXPR}}", expr, 1)
+			comp := jit.NewCompiler(jit.CompilerOptions{Version: "test"})
+			kern, err := comp.Load(NewDevice(1), jit.Source{File: "scale_shift_rows.py", Text: src, Fn: "scale_shift_rows"},
+				jit.Spec{Sig: map[string]string{"x_ptr": "*fp32", "s_ptr": "*fp32", "t_ptr": "*fp32", "y_ptr": "*fp32", "R": "i32", "C": "i32"},
+					Consts: map[string]any{"BR": int64(sz.br), "BC": int64(sz.bc)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := kern.(*Kernel).prog.columnMulAdds; got != 1 {
+				t.Errorf("%q %dx%d: %d fused column multiply-adds, want 1", expr, sz.r, sz.c, got)
+			}
+			r := rand.New(rand.NewPCG(9, 10))
+			xs, ss, ts := make([]float32, sz.r*sz.c), make([]float32, sz.r), make([]float32, sz.r)
+			for i := range xs {
+				xs[i] = float32(r.NormFloat64())
+			}
+			for i := range ss {
+				ss[i], ts[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+			}
+			// row 1: u*u + shiftU in every lane
+			ss[1], ts[1] = u, shiftU
+			for j := range sz.c {
+				xs[sz.c+j] = u
+			}
+			x, s, sh, y := f32Buf(t, xs), f32Buf(t, ss), f32Buf(t, ts), f32Buf(t, make([]float32, sz.r*sz.c))
+			if err := kern.Launch(grid1(1), []jit.Arg{{Buf: x}, {Buf: s}, {Buf: sh}, {Buf: y}, {Scalar: int64(sz.r)}, {Scalar: int64(sz.c)}}); err != nil {
+				t.Fatal(err)
+			}
+			for i := range sz.r {
+				for j := range sz.c {
+					want := float32(xs[i*sz.c+j]*ss[i]) + ts[i]
+					if got := y.f32()[i*sz.c+j]; !bitsEq(got, want) || i == 1 && got != 0 {
+						t.Fatalf("%q %dx%d: y[%d][%d] = %g, want %g", expr, sz.r, sz.c, i, j, got, want)
+					}
+				}
+			}
+		}
+	}
+}

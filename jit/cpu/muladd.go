@@ -11,12 +11,17 @@ import "github.com/widejit/widejit/triton/ir"
 // acc + x*row, with row a row vector broadcast over the tile and read in place (rowbcast.go),
 // fuses the same way into one pass over the tile, z = acc + x*row row by row (a depthwise
 // convolution's tap: its input tile times the tap's weight per channel, accumulated).
+// x*col + shift, with col and shift column vectors ([rows, 1]) broadcast over the tile and
+// read in place (BatchNorm's per-channel scale and shift in an epilogue over [channels,
+// pixels]), fuses too, after the panels flush has taken its chains (findColumnMulAdds): one
+// pass, z = x*col[r] + shift[r] row by row.
 
 // mulAddPair is a fused Mul: its vector operand and scalar operand values; or, for the row
 // form, its vector operand, the broadcast row's source and the Add's accumulator.
 type mulAddPair struct {
 	vec, scalar *ir.Value
 	row, acc    *ir.Value
+	col, shift  *ir.Value // the column form: the sources of the two [rows, 1] broadcasts
 }
 
 // findMulAdds maps each fusable Add to its Mul, and marks those Muls in skip (after
@@ -120,10 +125,13 @@ func plainF32Tile(v *ir.Value) bool {
 	return v != nil && v.Type.Elem == ir.F32 && !v.Type.Ptr && v.Type.Rank() > 0
 }
 
-// mulAddStep is the fused Add's step: z = vec*a + b, or acc + vec*row.
+// mulAddStep is the fused Add's step: z = vec*a + b, acc + vec*row, or vec*col + shift.
 func (c *compiler) mulAddStep(in *ir.Instr, pair mulAddPair, z int) (step, bool) {
 	if pair.row != nil {
 		return c.rowMulAddStep(in, pair, z)
+	}
+	if pair.col != nil {
+		return c.columnMulAddStep(in, pair, z)
 	}
 	vec, okv := c.slots[pair.vec]
 	a, oka := c.scalarOperand(pair.scalar)
@@ -146,14 +154,103 @@ func (c *compiler) mulAddStep(in *ir.Instr, pair mulAddPair, z int) (step, bool)
 	return func(fr *frame) error { fr.spans(obs, rows, n, span); return nil }, true
 }
 
-// rowMulAddStep is the fused Add's step of the row form: z = acc + vec*row, row by row.
-func (c *compiler) rowMulAddStep(in *ir.Instr, pair mulAddPair, z int) (step, bool) {
-	x, okx := c.slots[pair.vec]
-	row, okr := c.slots[pair.row]
-	acc, oka := c.slots[pair.acc]
-	if !okx || !okr || !oka || c.p.slotClass[x] != clsF32 || c.p.slotClass[row] != clsF32 || c.p.slotClass[acc] != clsF32 {
+// findColumnMulAdds adds the column form to mulAdds and mulSkip: an fp32 Add of a Mul used by
+// it alone and a column broadcast read in place, the Mul of a plain tile and another. It runs
+// after every other fusion and the panels flush's chains (which take such steps one by one,
+// per register block), and leaves alone what they claimed.
+func (c *compiler) findColumnMulAdds(f *ir.Func) {
+	fusionSites(f, func(in *ir.Instr, settled func(*ir.Instr) bool) {
+		if in.Op != ir.Add || len(in.Args) != 2 || len(in.Results) != 1 || !plainF32Tile(in.Results[0]) || c.fusedElsewhere(in) {
+			return
+		}
+		if mul, pair, ok := c.columnMulAdd(in); ok && settled(mul) && !c.fusedElsewhere(mul) {
+			c.mulAdds[in] = pair
+			c.mulSkip[mul] = true
+			c.p.columnMulAdds++
+		}
+	})
+}
+
+// fusedElsewhere reports an instruction that a fusion or the panels flush already computes,
+// skips or wraps.
+func (c *compiler) fusedElsewhere(in *ir.Instr) bool {
+	_, gelu := c.gelus[in]
+	_, epi := c.epiSteps[in]
+	return c.claimed(in) || gelu || c.geluSkip[in] || epi || c.settleFirst[in] || c.fusedStore[in] ||
+		c.selectSteps[in] != nil || c.storedSelect[in] != nil
+}
+
+// columnMulAdd matches in as x*col + shift (either operand order), col and shift column
+// vectors broadcast and read in place, x a plain tile of the result's type.
+func (c *compiler) columnMulAdd(in *ir.Instr) (*ir.Instr, mulAddPair, bool) {
+	ty := in.Results[0].Type
+	column := func(v *ir.Value) *ir.Value {
+		if src := c.rowBcast[v]; src != nil && isColumnVector(src.Type, ty) && !isRowVector(src.Type, ty) {
+			return src
+		}
+		return nil
+	}
+	plain := func(v *ir.Value) bool { return v.Type.Equal(ty) && !c.absorbed[v] && c.rowBcast[v] == nil }
+	for t := range 2 {
+		mv, shift := in.Args[t], column(in.Args[1-t])
+		mul := mv.Def
+		if shift == nil || mul == nil || mul.Op != ir.Mul || len(mul.Args) != 2 || c.uses[mv] != 1 || !plain(mv) {
+			continue
+		}
+		for r := range 2 {
+			if col, x := column(mul.Args[r]), mul.Args[1-r]; col != nil && plain(x) {
+				return mul, mulAddPair{vec: x, col: col, shift: shift}, true
+			}
+		}
+	}
+	return nil, mulAddPair{}, false
+}
+
+// columnMulAddStep is the fused Add's step of the column form: z = x*col[r] + shift[r], row by
+// row, each rounded after the multiply and after the add as the unfused ops are.
+func (c *compiler) columnMulAddStep(in *ir.Instr, pair mulAddPair, z int) (step, bool) {
+	s, ok := c.f32Slots(pair.vec, pair.col, pair.shift)
+	if !ok {
 		return nil, false
 	}
+	x, col, shift := s[0], s[1], s[2]
+	rows, n := tileRows(c.p.slotType[z])
+	span := func(fr *frame, lo, hi int) {
+		xs, a, b, zz := fr.f32[x], fr.f32[col], fr.f32[shift], fr.f32[z]
+		// rows are short (a tile's): one division per span, none per row
+		for r, o := lo/n, lo; o < hi; r++ {
+			end := min(hi, (r+1)*n)
+			s, t := a[r], b[r]
+			for i := o + vecMulAddF32(xs[o:end], s, t, zz[o:end]); i < end; i++ {
+				zz[i] = float32(xs[i]*s) + t // the conversion forbids fusing into an FMA
+			}
+			o = end
+		}
+	}
+	obs := c.observedBy[in.Results[0]] // observed.go
+	return func(fr *frame) error { fr.spans(obs, rows, n, span); return nil }, true
+}
+
+// f32Slots is the slots of vs, or false unless each has one of the fp32 class.
+func (c *compiler) f32Slots(vs ...*ir.Value) ([]int, bool) {
+	out := make([]int, len(vs))
+	for i, v := range vs {
+		s, ok := c.slots[v]
+		if !ok || c.p.slotClass[s] != clsF32 {
+			return nil, false
+		}
+		out[i] = s
+	}
+	return out, true
+}
+
+// rowMulAddStep is the fused Add's step of the row form: z = acc + vec*row, row by row.
+func (c *compiler) rowMulAddStep(in *ir.Instr, pair mulAddPair, z int) (step, bool) {
+	s, ok := c.f32Slots(pair.vec, pair.row, pair.acc)
+	if !ok {
+		return nil, false
+	}
+	x, row, acc := s[0], s[1], s[2]
 	rows, n := tileRows(c.p.slotType[z])
 	span := func(fr *frame, lo, hi int) {
 		w, xs, as, zz := fr.f32[row][:n], fr.f32[x], fr.f32[acc], fr.f32[z]
