@@ -708,3 +708,37 @@ func TestStandalonePeerTiming(t *testing.T) {
 		t.Errorf("interleaved faster: note %q, timing %+v", note, tm)
 	}
 }
+
+// The peer sets PyTorch's thread count only when a timing request changes it: setting it, even
+// to the count it has, slows the calls after it (bench/results/peer_standalone.md), which made
+// the standalone samples of a 2-thread contender as slow as its interleaved ones.
+func TestPeerSetsThreadsOnlyOnChange(t *testing.T) {
+	if err := exec.Command("/usr/bin/python3", "-c", "import torch, numpy").Run(); err != nil {
+		t.Skip("PyTorch is missing (/usr/bin/python3 -c 'import torch'): install it with bash .ci/setup")
+	}
+	script := `
+import sys, torch
+sys.path.insert(0, "peers")
+import torch_zoo
+sets = []
+real = torch.set_num_threads
+def counting(n):
+    sets.append(n)
+    real(n)
+torch.set_num_threads = counting
+real(2)
+s = torch_zoo.Session()
+s.calls = {"loop": lambda: None}
+for th in (2, 2, 1, 1, 1, 2, 2):
+    s.time({"variant": "loop", "calls": 1, "threads": th})
+print(sets)
+`
+	cmd := exec.Command("/usr/bin/python3", "-c", script)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); got != "[1, 2]" {
+		t.Errorf("set_num_threads calls for requests at 2, 2, 1, 1, 1, 2, 2 threads: %s, want [1, 2]", got)
+	}
+}

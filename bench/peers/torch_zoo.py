@@ -420,7 +420,10 @@ class Session:
         if fn is None:
             raise ValueError("no variant %r set up (have %s)" % (req["variant"], list(self.calls)))
         k = max(1, int(req.get("calls", 1)))
-        if req.get("threads"):
+        # Only when it changes: torch.set_num_threads slows the calls after it even when it
+        # sets the count the process already has (resnet18 at N = 3 on 2 threads: 44 against
+        # 30 ms a call when set before every sample; bench/results/peer_standalone.md).
+        if req.get("threads") and torch.get_num_threads() != int(req["threads"]):
             torch.set_num_threads(int(req["threads"]))
         with torch.inference_mode():
             t0 = time.perf_counter()
