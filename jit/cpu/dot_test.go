@@ -132,6 +132,28 @@ func gemmCheckLD(t *testing.T, r *rand.Rand, m, n, k, lda, ldb int, run func(m, 
 	}
 }
 
+// gemmSameBits computes an m x n x k product (A's rows lda apart, B's ldb) on random operands,
+// then again after off() turns a path off, and fails unless the two agree bit for bit: the
+// path must change no sum. with and without name the two runs in the message.
+func gemmSameBits(t *testing.T, r *rand.Rand, m, n, k, lda, ldb int, scratch *[]float32, off func(), with, without string) {
+	t.Helper()
+	a, b := make([]float32, m*lda), make([]float32, k*ldb)
+	for _, x := range [][]float32{a, b} {
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+	}
+	on, plain := make([]float32, m*n), make([]float32, m*n)
+	gemmF32(m, n, k, a, lda, b, ldb, on, n, scratch)
+	off()
+	gemmF32(m, n, k, a, lda, b, ldb, plain, n, scratch)
+	for i := range on {
+		if math.Float32bits(on[i]) != math.Float32bits(plain[i]) {
+			t.Fatalf("%s %dx%dx%d: c[%d] = %g %s, %g %s", dotKernelName(), m, n, k, i, on[i], with, plain[i], without)
+		}
+	}
+}
+
 // Every m < 18 and n < 71 (every row and column edge of the 8x32/16-wide AVX-512 and
 // 6x16/8-wide AVX2 tiles, masked and padded) for short and long k, on both paths.
 func TestGemmF32OddSizes(t *testing.T) {
@@ -198,21 +220,7 @@ func TestGemmF32StreamsFarRowsOfA(t *testing.T) {
 					if n%gemmWide.w == 0 && m >= len(gemmWide.kern) && streamedDots.Load() == before {
 						t.Fatalf("%s %dx%dx%d, rows of a %d apart: no strip ran on the stream kernels", dotKernelName(), m, n, k, lda)
 					}
-					a, b := make([]float32, m*lda), make([]float32, k*n)
-					for _, x := range [][]float32{a, b} {
-						for i := range x {
-							x[i] = float32(r.NormFloat64())
-						}
-					}
-					streamed, plain := make([]float32, m*n), make([]float32, m*n)
-					gemmF32(m, n, k, a, lda, b, n, streamed, n, &scratch)
-					gemmStreamA = false
-					gemmF32(m, n, k, a, lda, b, n, plain, n, &scratch)
-					for i := range streamed {
-						if math.Float32bits(streamed[i]) != math.Float32bits(plain[i]) {
-							t.Fatalf("%s %dx%dx%d: c[%d] = %g on the stream kernels, %g on the plain ones", dotKernelName(), m, n, k, i, streamed[i], plain[i])
-						}
-					}
+					gemmSameBits(t, r, m, n, k, lda, n, &scratch, func() { gemmStreamA = false }, "on the stream kernels", "on the plain ones")
 				}
 			}
 		}
@@ -448,21 +456,7 @@ func TestGemmF32PacksB(t *testing.T) {
 			if packedDots.Load() == before {
 				t.Fatalf("%s %dx%dx%d, rows of b %d apart: B was not packed", dotKernelName(), s.m, s.n, s.k, s.ldb)
 			}
-			a, b := make([]float32, s.m*s.k), make([]float32, s.k*s.ldb)
-			for _, x := range [][]float32{a, b} {
-				for i := range x {
-					x[i] = float32(r.NormFloat64())
-				}
-			}
-			packed, plain := make([]float32, s.m*s.n), make([]float32, s.m*s.n)
-			gemmF32(s.m, s.n, s.k, a, s.k, b, s.ldb, packed, s.n, &scratch)
-			gemmPackB = false
-			gemmF32(s.m, s.n, s.k, a, s.k, b, s.ldb, plain, s.n, &scratch)
-			for i := range packed {
-				if math.Float32bits(packed[i]) != math.Float32bits(plain[i]) {
-					t.Fatalf("%s %dx%dx%d: c[%d] = %g on packed strips, %g unpacked", dotKernelName(), s.m, s.n, s.k, i, packed[i], plain[i])
-				}
-			}
+			gemmSameBits(t, r, s.m, s.n, s.k, s.k, s.ldb, &scratch, func() { gemmPackB = false }, "on packed strips", "unpacked")
 		}
 		// rows 1 KB apart over k <= 128 or under four row blocks, and rows closer: in place
 		gemmPackB = true
@@ -512,21 +506,7 @@ func TestGemmF32Strips48(t *testing.T) {
 						if took := strips48Dots.Load() != before; took != want && !gemmPacksB(m, n, k, n+5) {
 							t.Fatalf("%s %dx%dx%d: 48-wide strips taken %v, want %v", dotKernelName(), m, n, k, took, want)
 						}
-						a, b := make([]float32, m*lda), make([]float32, k*n)
-						for _, x := range [][]float32{a, b} {
-							for i := range x {
-								x[i] = float32(r.NormFloat64())
-							}
-						}
-						wide, narrow := make([]float32, m*n), make([]float32, m*n)
-						gemmF32(m, n, k, a, lda, b, n, wide, n, &scratch)
-						gemmStrips48 = false
-						gemmF32(m, n, k, a, lda, b, n, narrow, n, &scratch)
-						for i := range wide {
-							if math.Float32bits(wide[i]) != math.Float32bits(narrow[i]) {
-								t.Fatalf("%s %dx%dx%d: c[%d] = %g on 48-wide strips, %g on 32-wide ones", dotKernelName(), m, n, k, i, wide[i], narrow[i])
-							}
-						}
+						gemmSameBits(t, r, m, n, k, lda, n, &scratch, func() { gemmStrips48 = false }, "on 48-wide strips", "on 32-wide ones")
 					}
 				}
 			}
