@@ -124,19 +124,22 @@ fi
 
 echo "== streams and devices: --streams 2 and 3, and --device cuda:all, write the bytes of --streams 1"
 # The models of a run split over streams (and devices) run the same kernels on the same data:
-# the outputs must be bit-identical. The timing lines (--repeat 20, untraced) say whether the
-# streams' copies overlapping kernels pay for their extra launches; each variant's --explain
-# and a traced run (a track per device and stream, for Perfetto) are left under $WORK.
-for dir in examples/*/; do
-  name=$(basename "$dir")
-  [ -f "$dir/graph.json" ] || continue
-  base=(run "$dir/graph.json" --inputs "$dir/inputs.safetensors")
-  one="$WORK/$name.streams1.safetensors"
+# the outputs must be bit-identical. Each variant's --explain and a traced run (a track per
+# device and stream, for Perfetto) are left under $WORK. The examples run JOBS at a time, like
+# the sections above, so the timing lines (--repeat 20, untraced) share the GPU with other runs
+# and say little; the bytes compared do not depend on it.
+#
+# check_streams NAME: the example on 1 stream, then on 2 and 3 streams and on every GPU, bit for bit.
+check_streams() {
+  local name=$1 dir=examples/$1
+  local base=(run "$dir/graph.json" --inputs "$dir/inputs.safetensors")
+  local one="$WORK/$name.streams1.safetensors"
   if ! "$WJ" "${base[@]}" --device cuda --streams 1 --repeat 20 --out "$one" >"$WORK/$name.streams1.log" 2>&1; then
-    echo "BAD  $name (--streams 1):"; tail -5 "$WORK/$name.streams1.log"; fail=1
-    continue
+    echo "BAD  $name (--streams 1):"; tail -5 "$WORK/$name.streams1.log"
+    return
   fi
   echo "     $name (--streams 1): $(grep '^timing:' "$WORK/$name.streams1.log")"
+  local variant tag out
   for variant in "--device cuda --streams 2" "--device cuda --streams 3" "--device cuda:all"; do
     tag=${variant//[^a-z0-9]/}
     out="$WORK/$name.$tag.safetensors"
@@ -146,10 +149,16 @@ for dir in examples/*/; do
        "$WJ" "${base[@]}" $variant --trace "$WORK/$name.$tag.trace.json" >>"$WORK/$name.$tag.log" 2>&1; then
       echo "ok   $name ($variant): $(grep '^timing:' "$WORK/$name.$tag.log" | head -1)"
     else
-      echo "BAD  $name ($variant): other outputs than --streams 1, or:"; tail -5 "$WORK/$name.$tag.log"; fail=1
+      echo "BAD  $name ($variant): other outputs than --streams 1, or:"; tail -5 "$WORK/$name.$tag.log"
     fi
   done
+}
+for dir in examples/*/; do
+  [ -f "$dir/graph.json" ] || continue
+  name=$(basename "$dir")
+  bounded "$WORK/verdict.streams.$name" check_streams "$name"
 done
+verdicts streams
 
 [ $fail = 0 ] && echo "GPU check passed" || echo "GPU check FAILED"
 exit $fail

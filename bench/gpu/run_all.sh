@@ -8,7 +8,7 @@
 #
 # Each step runs under its own time limit and a step that fails or runs out of time is reported
 # and the next one runs. The timed steps run one after another; the correctness checks, which
-# time nothing, run side by side at the end (515 s in all at most). On a compute capability 9.0
+# time nothing, run side by side at the end (545 s in all at most). On a compute capability 9.0
 # card (H100, H200), which loads the sm_90a PTX (wgmma) by default, the sm_90 PTX (mma.sync) is
 # checked too: widejit-gpubench times and checks the GEMM for both archs, and check_sm90 runs
 # check.sh's kernels and fp16/bf16 fixtures with it. Raw outputs go to bench/gpu/results/<card>/
@@ -55,7 +55,7 @@ step ensembles_highest 150 "$PY" bench/gpu/ensembles.py --widejit "$WJ" --precis
 step ensembles_high 70 "$PY" bench/gpu/ensembles.py --widejit "$WJ" --precision high --reps 10 --compile-cap 0 --out "$out/ensembles_high.json"
 smi after
 # nothing below is timed: the checks share the GPU
-step check 120 bash bench/gpu/check.sh "$WJ" >/dev/null &
+step check 150 bash bench/gpu/check.sh "$WJ" >/dev/null &
 if [ "$cc" = "9.0" ]; then # sm_90a is its default: check sm_90 (mma.sync) too
   step check_sm90 120 env ARCH=sm_90 bash bench/gpu/check.sh "$WJ" >/dev/null &
 fi
