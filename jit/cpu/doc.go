@@ -66,7 +66,9 @@
 //     residual tile added, a NaN-propagating ReLU) before its stores, those steps join the
 //     queue (the residual copied as it joins): each register
 //     block goes through them right after
-//     its last panel, while in the L1 cache, instead of a pass over the whole tile per step;
+//     its last panel, while in the L1 cache, instead of a pass over the whole tile per step
+//     (a bias, then BatchNorm's multiply and add, then the ReLU, any of them in that order, in
+//     one AVX2 loop over the block's rows: epilogueRowsAVX2; other chains op by op);
 //     the queue runs when the result is first read (panels_epilogue.go). When that result is
 //     only stored, to rectangles of one fp32 buffer's rows (the output rows or padded planes,
 //     the latter also through a select that zeroes the dropped columns: its column runs go

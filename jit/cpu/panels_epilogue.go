@@ -317,9 +317,13 @@ func applyEpilogue(ops []epilogueOp, c []float32, ldc, r0, r1, c0, c1 int) {
 		}
 	}
 	if n := (c1 - c0) &^ 7; n > 0 && haveVecAVX2 {
-		if mul, add, floor, flags, ok := epilogueRows(ops); ok {
+		if bias, mul, add, floor, flags, ok := epilogueRows(ops); ok {
 			_ = c[(r1-1)*ldc+c0+n-1]
-			var m, a *float32
+			var b, m, a *float32
+			if bias != nil {
+				_ = bias[r1-1]
+				b = &bias[r0]
+			}
 			if mul != nil {
 				_ = mul[r1-1]
 				m = &mul[r0]
@@ -328,7 +332,7 @@ func applyEpilogue(ops []epilogueOp, c []float32, ldc, r0, r1, c0, c1 int) {
 				_ = add[r1-1]
 				a = &add[r0]
 			}
-			epilogueRowsAVX2(&c[r0*ldc+c0], ldc, r1-r0, n, m, a, floor, flags)
+			epilogueRowsAVX2(&c[r0*ldc+c0], ldc, r1-r0, n, m, a, floor, flags, b)
 			if c0 += n; c0 == c1 {
 				return
 			}
@@ -384,21 +388,24 @@ func selectLanes(e epilogueOp, c []float32, ldc, r0, r1, c0, c1 int) {
 	}
 }
 
-// epilogueRows matches ops to epilogueRowsAVX2's form: at most one per-row multiplication,
-// then at most one per-row addition, then at most one maxProp(x, floor), floor not NaN, in
-// that order (flags 1, 2, 4).
-func epilogueRows(ops []epilogueOp) (mul, add []float32, floor float32, flags int, ok bool) {
-	for _, e := range ops {
+// epilogueRows matches ops to epilogueRowsAVX2's form: at most one per-row addition followed
+// by a per-row multiplication (a convolution's bias before its BatchNorm), at most one per-row
+// multiplication, then at most one per-row addition, then at most one maxProp(x, floor), floor
+// not NaN, in that order (flags 8, 1, 2, 4).
+func epilogueRows(ops []epilogueOp) (bias, mul, add []float32, floor float32, flags int, ok bool) {
+	for i, e := range ops {
 		switch {
-		case e.op == ir.Mul && e.vec != nil && flags == 0:
-			mul, flags = e.vec, 1
-		case e.op == ir.Add && e.vec != nil && flags < 2:
+		case e.op == ir.Add && e.vec != nil && i == 0 && len(ops) > 1 && ops[1].op == ir.Mul && ops[1].vec != nil:
+			bias, flags = e.vec, 8
+		case e.op == ir.Mul && e.vec != nil && flags&^8 == 0:
+			mul, flags = e.vec, flags|1
+		case e.op == ir.Add && e.vec != nil && flags&^9 == 0:
 			add, flags = e.vec, flags|2
-		case e.op == ir.Max && e.vec == nil && !e.first && e.s == e.s && flags < 4:
+		case e.op == ir.Max && e.vec == nil && !e.first && e.s == e.s && flags&4 == 0:
 			floor, flags = e.s, flags|4
 		default:
-			return nil, nil, 0, 0, false
+			return nil, nil, nil, 0, 0, false
 		}
 	}
-	return mul, add, floor, flags, flags != 0
+	return bias, mul, add, floor, flags, flags != 0
 }

@@ -65,6 +65,9 @@ var flushEpilogueForms = []struct {
 		func(p, s, t, r float64) float64 { return minProp64(0.5, t-p*s) }},
 	{"bias", `    y = acc + t`, 1,
 		func(p, s, t, r float64) float64 { return p + t }},
+	// a convolution's bias, then its BatchNorm and ReLU
+	{"bias-batchnorm-relu", `    y = tl.maximum((acc + t) * s + t, 0.0, propagate_nan=tl.PropagateNan.ALL)`, 4,
+		func(p, s, t, r float64) float64 { return maxProp64((p+t)*s+t, 0) }},
 	// a residual tile joins the chain (copied when queued)
 	{"residual", `    r = tl.load(r_ptr + rn[:, None] * Q + q[None, :], mask=(rn[:, None] < M) & qmask, other=0.0)
     y = tl.maximum(acc * s + t + r, 0.0, propagate_nan=tl.PropagateNan.ALL)`, 4,
@@ -202,14 +205,21 @@ func testFlushEpilogue(t *testing.T, src string, bp, queued int, ref func(p, s, 
 	})
 }
 
-// TestGemmPanelsEpilogueCoversEveryBlock runs gemmPanels with a multiply, add and ReLU over
+// TestGemmPanelsEpilogueCoversEveryBlock runs gemmPanels with a multiply, add and ReLU, and
+// with a bias added before them (a convolution's bias, then its BatchNorm), over
 // shapes whose rows and columns leave remainders on every kernel set (AVX2's padded right
 // edge, rows below the register blocks, columns past the strips), in both orders (column
 // strips outside; row blocks outside where A outweighs B and the L2 cache, counted): every seen element must
 // equal the products then the steps one at a time, bit for bit (unseen ones inside a
 // register block may go through the steps too), and nothing past the product's columns is
-// written.
+// written. Both chains run on the vector loop (epilogueRows).
 func TestGemmPanelsEpilogueCoversEveryBlock(t *testing.T) {
+	for _, biased := range []bool{false, true} {
+		t.Run(fmt.Sprintf("bias=%v", biased), func(t *testing.T) { testGemmPanelsEpilogue(t, biased) })
+	}
+}
+
+func testGemmPanelsEpilogue(t *testing.T, biased bool) {
 	r := rand.New(rand.NewPCG(11, 12))
 	eachMicroKernel(func() {
 		for _, sz := range []struct{ m, n, seenRows, seenCols, k, panels int }{{64, 26, 64, 26, 40, 3}, {70, 22, 67, 20, 40, 3}, {48, 64, 48, 64, 40, 3}, {35, 100, 35, 100, 40, 3},
@@ -227,11 +237,17 @@ func TestGemmPanelsEpilogueCoversEveryBlock(t *testing.T) {
 				}
 				ps[i] = dotPanel{a: a, lda: k, b: b, ldb: sz.n, m: sz.m, n: sz.n, k: k}
 			}
-			mul, add := make([]float32, sz.m), make([]float32, sz.m)
+			bias, mul, add := make([]float32, sz.m), make([]float32, sz.m), make([]float32, sz.m)
 			for i := range mul {
-				mul[i], add[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+				bias[i], mul[i], add[i] = float32(r.NormFloat64()), float32(r.NormFloat64()), float32(r.NormFloat64())
 			}
 			epi := []epilogueOp{{op: ir.Mul, vec: mul}, {op: ir.Add, vec: add}, {op: ir.Max}}
+			if biased {
+				epi = append([]epilogueOp{{op: ir.Add, vec: bias}}, epi...)
+			}
+			if _, _, _, _, _, ok := epilogueRows(epi); !ok {
+				t.Fatalf("%d steps: not epilogueRowsAVX2's form", len(epi))
+			}
 			var scratch []float32
 			var asm []gemmPanel
 			c, want := make([]float32, sz.m*ldc), make([]float32, sz.m*ldc)
@@ -251,7 +267,10 @@ func TestGemmPanelsEpilogueCoversEveryBlock(t *testing.T) {
 				for j := range ldc {
 					w := want[i*ldc+j]
 					if i < sz.seenRows && j < sz.seenCols {
-						w = max(float32(w*mul[i])+add[i], 0) // rounded twice, as the steps do
+						if biased {
+							w += bias[i]
+						}
+						w = max(float32(w*mul[i])+add[i], 0) // rounded at each step, as the steps do
 					}
 					if got := c[i*ldc+j]; got != w && i < sz.seenRows && j < sz.seenCols {
 						t.Fatalf("%s, %dx%d (seen %dx%d): c[%d][%d] = %g, want %g", dotKernelName(), sz.m, sz.n, sz.seenRows, sz.seenCols, i, j, got, w)

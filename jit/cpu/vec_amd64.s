@@ -983,12 +983,13 @@ divVS_done:
 	VZEROUPPER
 	RET
 
-// func epilogueRowsAVX2(c *float32, ldc, rows, n int, mul, add *float32, floor float32, flags int)
+// func epilogueRowsAVX2(c *float32, ldc, rows, n int, mul, add *float32, floor float32, flags int, bias *float32)
 // A convolution's epilogue on a block of its accumulator in the panels flush (panels_epilogue.go):
-// rows rows of n lanes (a multiple of 8), ldc floats apart; each lane x becomes mul[r] * x
-// (flags&1), then add[r] + x (flags&2), then maxProp(x, floor) (flags&4, floor not NaN), the
-// operands in SV_LOOP's order, so each lane is what the steps one at a time give.
-TEXT ·epilogueRowsAVX2(SB), NOSPLIT, $0-64
+// rows rows of n lanes (a multiple of 8), ldc floats apart; each lane x becomes bias[r] + x
+// (flags&8: a bias added before BatchNorm), then mul[r] * x (flags&1), then add[r] + x
+// (flags&2), then maxProp(x, floor) (flags&4, floor not NaN), the operands in SV_LOOP's order,
+// so each lane is what the steps one at a time give.
+TEXT ·epilogueRowsAVX2(SB), NOSPLIT, $0-72
 	MOVQ c+0(FP), DI
 	MOVQ ldc+8(FP), R8
 	SHLQ $2, R8
@@ -999,11 +1000,17 @@ TEXT ·epilogueRowsAVX2(SB), NOSPLIT, $0-64
 	MOVQ add+40(FP), DX
 	VBROADCASTSS floor+48(FP), Y15
 	MOVQ flags+56(FP), R11
+	MOVQ bias+64(FP), BX
 	TESTQ R9, R9
 	JZ epi_done
 	TESTQ R10, R10
 	JZ epi_done
 epi_row:
+	TESTQ $8, R11
+	JZ epi_nobias
+	VBROADCASTSS (BX), Y12
+	ADDQ $4, BX
+epi_nobias:
 	TESTQ $1, R11
 	JZ epi_nomul
 	VBROADCASTSS (SI), Y13
@@ -1018,6 +1025,10 @@ epi_noadd:
 	MOVQ R10, CX
 epi_lane:
 	VMOVUPS (AX), Y0
+	TESTQ $8, R11
+	JZ epi_l0
+	VADDPS Y0, Y12, Y0
+epi_l0:
 	TESTQ $1, R11
 	JZ epi_l1
 	VMULPS Y0, Y13, Y0
