@@ -843,10 +843,11 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 
 // oneChannelBlock reports whether tap-major conv_flat.py reduces a group's channels in one
 // block of bk (OneBlock: the tap loop alone, no channel loop inside it): grouped
-// convolutions, whose programs are small (a group's 8-64 channels, often a small map's
-// pixels), so that the loops' and index steps are a large part of each.
+// convolutions of more than one tap (a pointwise one runs its own form), whose programs are
+// small (a group's 8-64 channels, often a small map's pixels), so that the loops' and index
+// steps are a large part of each.
 func (g *convGroup) oneChannelBlock(bk int) bool {
-	return g.tapMajor && !g.cols && g.groups*g.diag > 1 && g.kExtent() == bk && g.scale == nil
+	return g.tapMajor && !g.cols && !g.direct && g.groups*g.diag > 1 && g.kExtent() == bk && g.scale == nil
 }
 
 // staticTaps reports whether OneBlock unrolls its taps (StaticTaps): where the accumulator
