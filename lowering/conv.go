@@ -599,6 +599,8 @@ type convData struct {
 	FoldedPlanes    bool // conv_flat.py Folded: over padded planes [channel, sample] (foldSamples), QS a band: its rows past the output masked
 	SamplesInner    bool // conv_flat.py pointwise: the grid's samples on axis 0, a weight tile's programs consecutive (flatSamplesInner)
 	Merged          bool // conv_flat.py tap-major: each group is g.diag narrow ones over a block-diagonal weight (mergedGroups)
+	OneBlock        bool // conv_flat.py tap-major: a group's channels are one block, no channel loop (oneChannelBlock)
+	StaticTaps      bool // conv_flat.py OneBlock: the taps unrolled (staticTaps)
 	Cropped         bool // conv_weight.py: the weight is a convolution weight's live taps (cropDeadTaps), read through its strides
 
 	Outs []int // conv_grouped.py: the output channels of a group, 0 .. OCG-1 (an accumulator each)
@@ -818,6 +820,11 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 		CopyPaddedStore: !g.folded() && g.padCopy != nil && g.padCopy.pad.wp == g.wp, QMask: tmpl == "conv_flat.py" && (!g.folded() && (g.direct || flatQMask(g.flatPixels(), bp, !g.depthwise)) || g.folded() && flatQMask(g.gemmPixels(), bp, true)),
 		HalfProducts: g.depthwise && g.x.DType != graph.Float32, Folded: g.folded(), FoldedPlanes: g.foldedPlanes, Merged: tmpl == "conv_flat.py" && g.diag > 1,
 		SamplesInner: samplesInner}
+	consts := map[string]any{"BLOCK_P": int64(bp), "BLOCK_OC": int64(bn), "BLOCK_K": int64(bk)}
+	if tmpl == "conv_flat.py" && g.oneChannelBlock(bk) {
+		d.OneBlock, d.StaticTaps = true, g.staticTaps(bn, d.QMask)
+		consts["TAPS"], consts["TAPS_W"] = int64(g.kh*g.kw), int64(g.kw)
+	}
 	text, err := templates.Render(tmpl, d)
 	if err != nil {
 		return nil, err
@@ -827,12 +834,35 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 		grid = [3]int{samples, programs, l.n}
 	}
 	return &Launch{
-		Kernel:    l.dotKernel(tmpl, fn, text, map[string]any{"BLOCK_P": int64(bp), "BLOCK_OC": int64(bn), "BLOCK_K": int64(bk)}),
+		Kernel:    l.dotKernel(tmpl, fn, text, consts),
 		Grid:      grid,
 		ModelAxis: 2,
 		Args:      args,
 	}, nil
 }
+
+// oneChannelBlock reports whether tap-major conv_flat.py reduces a group's channels in one
+// block of bk (OneBlock: the tap loop alone, no channel loop inside it): grouped
+// convolutions of more than one tap (a pointwise one runs its own form), whose programs are
+// small (a group's 8-64 channels, often a small map's pixels), so that the loops' and index
+// steps are a large part of each.
+func (g *convGroup) oneChannelBlock(bk int) bool {
+	return g.tapMajor && !g.cols && !g.direct && g.groups*g.diag > 1 && g.kExtent() == bk && g.scale == nil
+}
+
+// staticTaps reports whether OneBlock unrolls its taps (StaticTaps): where the accumulator
+// tile (bn channels, qmask: its last pixels masked) has no dead rows and fewer dead columns
+// than a vector. Unrolled, a tap's offsets are constants and its steps the two loads and the
+// dot; but jit/cpu skips an accumulator's dead rows and columns only in a loop (observed.go),
+// so a tile with many of them keeps the loop (regnet_x's 12x12 map measured slower unrolled,
+// its 3x3 map, 27 of 32 pixels live, faster: bench/results/regnet.md).
+func (g *convGroup) staticTaps(bn int, qmask bool) bool {
+	ocg, _ := g.flatChannels()
+	return ocg%bn == 0 && !qmask && g.kh*g.kw <= convStaticTapsMax
+}
+
+// convStaticTapsMax bounds the taps StaticTaps unrolls: a 3x3 kernel's.
+const convStaticTapsMax = 9
 
 // flatSamplesInner: a pointwise conv_flat.py launch whose samples each fit one pixel tile (the
 // small maps of a network's last stages, where the weight is most of what a program reads)

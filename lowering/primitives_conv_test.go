@@ -523,6 +523,43 @@ func TestGroupedMergedGroups(t *testing.T) {
 	}
 }
 
+// CPU plans reduce a grouped convolution whose group's channels are one dot block (16 after
+// merging, or 16 of their own) tap by tap with no channel loop (OneBlock: the TAPS and TAPS_W
+// constexprs), and unroll the taps (StaticTaps) where its accumulator tile has no dead
+// channels and fewer than 16 dead pixels: the grouped fixture's g8 (11x9 map, 119 pixels of a
+// 128 tile), g8_small and g16_small (3x3 map: regnet_x_400mf's last stage), g8_small_s2 and
+// the 1-d c1; the strided 11x9 ones and g2 keep the loop; the groups of 48 (g12_dil, merged),
+// 24 (g3_nopad) and the 37 unmerged groups of 2 keep the channel loop. The fixture's outputs
+// match PyTorch under every plan variant (TestGroupedMergedGroups; AVX2: TestCNNFixturesAVX2).
+func TestGroupedOneChannelBlock(t *testing.T) {
+	want := map[string]string{"g16_s2": "loop", "g8": "static", "g8_s2": "loop", "g4_s2": "loop", "g2": "loop",
+		"g12_dil": "", "g3_nopad": "", "g2_37": "", "g8_small": "static", "g8_small_s2": "static", "c1": "static", "g16_small": "static"}
+	plan := lowerGraphFile(t, "testdata/conv/grouped_n3/graph.json", "cpu")
+	for _, ln := range plan.Launches {
+		if ln.Kernel.Template != "conv_flat.py" || len(ln.Nodes) == 0 {
+			continue
+		}
+		w, ok := want[ln.Nodes[0]]
+		if !ok {
+			continue
+		}
+		got := ""
+		if _, one := ln.Kernel.Consts["TAPS"]; one {
+			got = "loop"
+			if strings.Contains(ln.Kernel.Source.Text, "tl.static_range(0, TAPS)") {
+				got = "static"
+			}
+		}
+		if got != w {
+			t.Errorf("%s: taps %q, want %q (\"\": the channel loop)", ln.Nodes[0], got, w)
+		}
+		delete(want, ln.Nodes[0])
+	}
+	if len(want) > 0 {
+		t.Errorf("no conv_flat.py launch of %v", want)
+	}
+}
+
 // Merged groups are exact on non-finite input: the grouped_nonfinite fixture's input is
 // +inf, -inf or NaN at a few pixels of one 8-channel group (channels 8-15); PyTorch makes that
 // group's outputs near them non-finite and keeps every other group's finite. The CPU plan

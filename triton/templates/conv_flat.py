@@ -48,6 +48,8 @@ FoldedPlanes (Folded, grouped convolutions on small maps): x is the zero-padded 
 [channel, sample], a sample's plane QS = Hp*Wp past the previous one, so the taps stay flat
 shifts of q (tap-major; the grid's second axis the groups alone: a program per group); the rows
 of a plane past the output (q % QS beyond (OH-1)*Wp + OW) are masked as the dropped columns are.
+OneBlock (TapMajor, EvenK, grouped convolutions whose group's channels are one block: BLOCK_K
+== CG; no Scale): the taps' loop alone (TAPS = KH*KW, TAPS_W = KW, constexprs), unrolled with StaticTaps.
 SamplesInner (Pointwise, one pixel tile a sample): the grid is (sample x group, channel tile,
 model), so that the programs reading one weight tile follow one another (a worker takes
 consecutive programs) and all but the first find it in cache.
@@ -67,7 +69,7 @@ def {{.Fn}}(
     c_ptr, c_mstride, c_bstride, c_cstride, c_rstride, c_off,{{if .CopyStore}} p_ptr, p_mstride, p_bstride, p_cstride, p_rstride, p_off,{{end}}
     {{pyargs .EpilogueArgs}}
     Wp, OW, OH, Q, P, OCG, KTOT, KW, KHW, CG, GROUPS, dil_h, dil_w, w_tstride, tiles_oc,{{if .Strided}} stride_h, stride_w, PHW, PLANE,{{end}}{{if .Depthwise}} MULT,{{end}}{{if .Folded}} QS, NB,{{end}}{{if .Merged}} DIAG,{{end}}{{if .PhaseStore}} WS, o_sh, o_sw, o_pad_h, o_pad_w, o_phw, o_hp, o_wp, o_plane,{{end}}{{if .BlockStore}} o_bc,{{end}} {{pyargs .ExtraArgs}}
-    BLOCK_P: tl.constexpr, BLOCK_OC: tl.constexpr, BLOCK_K: tl.constexpr,
+    BLOCK_P: tl.constexpr, BLOCK_OC: tl.constexpr, BLOCK_K: tl.constexpr,{{if .OneBlock}} TAPS: tl.constexpr, TAPS_W: tl.constexpr,{{end}}
     INPUT_PRECISION: tl.constexpr,
 ):
 {{- if .SamplesInner}}
@@ -194,6 +196,22 @@ def {{.Fn}}(
     # moving them by a scalar (the loop body is a few steps around the dot)
     a_ptrs = w_base + rn[:, None] * CG + rk[None, :]
     b_ptrs = x_base + rk[:, None] * x_cstride + q[None, :]
+{{- if .OneBlock}}
+    # a group's channels are one block: no channel loop, a tap is its offset, two loads and
+    # the dot; unrolled (StaticTaps) where the tile has no dead rows or columns to skip (the
+    # CPU backend's skipping needs the loop), so that the offsets are constants too
+    for t in {{if .StaticTaps}}tl.static_range{{else}}range{{end}}(0, TAPS):
+{{- if .Strided}}
+        th = (t // TAPS_W) * dil_h
+        tw = (t % TAPS_W) * dil_w
+        toff = ((th % stride_h) * PHW + tw % stride_w) * PLANE + (th // stride_h) * Wp + tw // stride_w
+{{- else}}
+        toff = (t // TAPS_W) * (dil_h * Wp) + (t % TAPS_W) * dil_w
+{{- end}}
+        a = tl.load(a_ptrs + t * w_tstride, mask=ocmask, other=0.0)
+        b = tl.load(b_ptrs + toff{{if .QMask}}, mask=q[None, :] < Q, other=0.0{{end}})
+        acc += tl.dot(a, b, input_precision=INPUT_PRECISION)
+{{- else}}
     for tap in range(0, KHW):
 {{- if .Strided}}
         th = (tap // KW) * dil_h
@@ -211,6 +229,7 @@ def {{.Fn}}(
             a = a * tl.load(s_base + (c0 + rk) * s_cstride)[None, :]
 {{- end}}
             acc += tl.dot(a, b, input_precision=INPUT_PRECISION)
+{{- end}}
 {{- end}}
 {{- else}}
     w_base = w_ptr + model * w_mstride + grp * OCG * KTOT
