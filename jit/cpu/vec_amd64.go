@@ -248,12 +248,12 @@ func erfF32AVX512(x, z *float32, n int, flags *uint8, table *float64) int
 var erfAVX512 = haveAVX512
 
 // erfF32Vec computes z = erf32(x) for the leading lanes it can (a multiple of 4) with
-// AVX-512 or AVX2; it returns how many it did.
+// AVX-512 or AVX2 (both with FMA); it returns how many it did.
 func erfF32Vec(x, z []float32) int { return erfF32VecWith(erfAVX512, x, z) }
 
 // erfF32VecWith is erfF32Vec with the AVX-512 loop on or off.
 func erfF32VecWith(wide bool, x, z []float32) int {
-	if !haveVecAVX2 {
+	if !haveVecFMA {
 		return 0
 	}
 	return flaggedLoops(x, z, wide,
