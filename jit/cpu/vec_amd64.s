@@ -437,8 +437,8 @@ GLOBL erfconst<>(SB), RODATA|NOPTR, $320
 
 // func erfF32AVX2(x, z *float32, n int, flags *uint8, table *float64) int
 // z[i] = erf(x[i]) for n lanes (a multiple of 4), with FMA; flags[i/4] gets bit i%4 set for
-// each lane the caller must recompute with math.Erf: tiny, large or NaN inputs, and values
-// within 2^14 float64 ulps of a float32 rounding midpoint (erf32 decides the same way); it
+// each lane the caller must recompute with math.Erf: tiny nonzero, large or NaN inputs, and
+// values within 2^14 float64 ulps of a float32 rounding midpoint (as erf32 decides); it
 // returns the OR of the flags (0: none to recompute). Shuffles (one port on Intel) and the
 // chain from x to a lane's table row bound this loop, so the row numbers go through the
 // stack rather than VPEXTRD, each 4x2 block of coefficients is two 128-bit loads, one into
@@ -458,10 +458,15 @@ TEXT ·erfF32AVX2(SB), NOSPLIT, $32-48
 	VMOVUPD erfconst<>+160(SB), Y12 // 1/32
 	VMOVUPD erfconst<>+96(SB), Y14  // 1.5*2^52: t + it rounds t to an integer, in its low bits
 	VMOVUPD erfconst<>+0(SB), Y15   // |x| mask
+	VXORPD Y13, Y13, Y13
 erfF32AVX2_loop:
 	VCVTPS2PD (SI), Y0
 	VANDPD Y15, Y0, Y1
+	// valid = (|x| >= 2^-60 || x == 0) && |x| < 6: zeros (the dead lanes of a GELU's tile)
+	// are row 0's c0, +0, with x's sign
 	VCMPPD $0x1D, erfconst<>+32(SB), Y1, Y2
+	VCMPPD $0x00, Y13, Y1, Y3
+	VORPD Y3, Y2, Y2
 	VCMPPD $0x11, erfconst<>+64(SB), Y1, Y3
 	VANDPD Y3, Y2, Y2
 	VMINPD erfconst<>+64(SB), Y1, Y3
@@ -673,7 +678,7 @@ GLOBL erfwide<>(SB), RODATA|NOPTR, $80
 // z[i] = erf(x[i]) for n lanes (a multiple of 8), erf.go's erfWide on 8 lanes at a time;
 // table is erfWideTab (row 0 the interval centers, row 1+k the k-th coefficients, 16 doubles
 // a row). flags[i/8] gets bit i%8 set for each lane the caller must recompute with math.Erf:
-// NaN, |x| < 2^-60, and values within 2^14 float64 ulps of a float32 rounding midpoint; it
+// NaN, 0 < |x| < 2^-60, and values within 2^14 float64 ulps of a float32 rounding midpoint; it
 // returns the OR of the flags (0: none to recompute). Lanes with |x| >= erfWideOne are +-1.
 TEXT ·erfF32AVX512(SB), NOSPLIT, $0-48
 	MOVQ x+0(FP), SI
@@ -694,11 +699,14 @@ TEXT ·erfF32AVX512(SB), NOSPLIT, $0-48
 	VPBROADCASTQ erfwide<>+56(SB), Z23
 	VPBROADCASTQ erfwide<>+64(SB), Z24
 	VPBROADCASTQ erfwide<>+72(SB), Z25
+	VPXORQ Z26, Z26, Z26
 erfF32AVX512_loop:
 	VCVTPS2PD (SI), Z0
 	VPANDQ Z16, Z0, Z1
-	// bad = !(|x| >= 2^-60) (NaN too), one = |x| >= erfWideOne
+	// bad = !(|x| >= 2^-60) && x != 0 (NaN too; a zero, the dead lanes of a GELU's tile, is
+	// interval 0's x*q(x), +0, with x's sign), one = |x| >= erfWideOne
 	VCMPPD $0x19, Z17, Z1, K1
+	VCMPPD $0x04, Z26, Z1, K1, K1
 	VCMPPD $0x1D, Z18, Z1, K2
 	// i = floor(4|x|) in the low mantissa bits of Z2 (VPERMT2PD reads the low 4); h = |x| - center
 	VMOVAPD Z20, Z2
