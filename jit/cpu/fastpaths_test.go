@@ -337,8 +337,53 @@ def bias_ops(x_ptr, b_ptr, y_ptr, BR: tl.constexpr, BC: tl.constexpr):
 // Row and column broadcasts (a [1, N] or [M, 1] bias against [M, N] tiles) read in place,
 // as either operand.
 func TestRowBroadcastOperandsAgainstLoops(t *testing.T) {
-	for _, shape := range [][2]int{{4, 64}, {8, 16}} {
+	// column broadcasts over rows of 8..64 lanes: vecColumnRows (TestVecColumnRows checks
+	// it at the odd sizes tl.arange cannot make)
+	for _, shape := range [][2]int{{4, 64}, {8, 16}, {2, 8}, {16, 32}} {
 		testRowBroadcast(t, shape[0], shape[1])
+	}
+}
+
+// vecColumnRows (a column broadcast's add or multiply over whole short rows) against the
+// scalar loop, bit for bit, at row lengths 8..120 and odd row counts, with a partial row
+// after the whole ones that it must leave alone.
+func TestVecColumnRows(t *testing.T) {
+	if !haveVecAVX2 {
+		t.Skip("no AVX2: vecColumnRows has no vector loop here")
+	}
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, n := range []int{8, 16, 24, 40, 56, 120} {
+		for _, rows := range []int{1, 3, 7} {
+			for _, op := range []byte{'+', '*'} {
+				size := rows*n + 5
+				x, col := make([]float32, size), make([]float32, rows+1)
+				for i := range x {
+					x[i] = float32(r.NormFloat64())
+				}
+				for i := range col {
+					col[i] = float32(r.NormFloat64())
+				}
+				z := make([]float32, size)
+				if got := vecColumnRows(op, x, col, z, n); got != rows {
+					t.Fatalf("%c n=%d rows=%d: did %d rows", op, n, rows, got)
+				}
+				for i, v := range z {
+					want := float32(0) // the partial row is the caller's
+					if i < rows*n {
+						want = x[i] + col[i/n]
+						if op == '*' {
+							want = x[i] * col[i/n]
+						}
+					}
+					if !bitsEq(v, want) {
+						t.Fatalf("%c n=%d rows=%d: z[%d] = %g, want %g", op, n, rows, i, v, want)
+					}
+				}
+			}
+		}
+	}
+	if got := vecColumnRows('+', make([]float32, 12*128), make([]float32, 12), make([]float32, 12*128), 128); got != 0 {
+		t.Errorf("rows of 128 lanes (the 32-lane loops' case): did %d rows, want 0", got)
 	}
 }
 

@@ -125,6 +125,36 @@ func vecF32Scalar(op byte, x []float32, s float32, z []float32) int {
 }
 
 //go:noescape
+func addColsAVX2(x, col, z *float32, rows, n int)
+
+//go:noescape
+func mulColsAVX2(x, col, z *float32, rows, n int)
+
+// vecColumnRows computes z = x op col[r] (op '+' or '*') for the whole rows of n lanes in z,
+// row r against col[r], when n is a multiple of 8 short enough that the per-row 32-lane
+// loops would leave a scalar tail or cost a call per few lanes (n < 128); it returns how
+// many rows it did (0: none, the caller loops).
+func vecColumnRows(op byte, x, col, z []float32, n int) int {
+	rows := 0
+	if n > 0 {
+		rows = len(z) / n
+	}
+	if !haveVecAVX2 || n%8 != 0 || n >= 128 || rows == 0 {
+		return 0
+	}
+	_, _ = x[rows*n-1], col[rows-1]
+	switch op {
+	case '+':
+		addColsAVX2(&x[0], &col[0], &z[0], rows, n)
+	case '*':
+		mulColsAVX2(&x[0], &col[0], &z[0], rows, n)
+	default:
+		return 0
+	}
+	return rows
+}
+
+//go:noescape
 func copyNTAVX(dst, src *float32, n int)
 
 //go:noescape

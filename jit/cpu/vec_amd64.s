@@ -86,6 +86,32 @@ done: \
 	VZEROUPPER; \
 	RET
 
+// COL_LOOP(OP) is the body of func(x, col, z *float32, rows, n int): z[r*n+j] = x[r*n+j] OP
+// col[r] for rows >= 1 rows of n lanes, n a multiple of 8 (a column broadcast over a tile
+// whose rows are too short for the 32-lane loops).
+#define COL_LOOP(OP) \
+	MOVQ x+0(FP), SI; \
+	MOVQ col+8(FP), DX; \
+	MOVQ z+16(FP), DI; \
+	MOVQ rows+24(FP), R8; \
+	MOVQ n+32(FP), R9; \
+	SHRQ $3, R9; \
+row: \
+	VBROADCASTSS (DX), Y15; \
+	MOVQ R9, CX; \
+lane: \
+	OP 0(SI), Y15, Y0; \
+	VMOVUPS Y0, 0(DI); \
+	ADDQ $32, SI; \
+	ADDQ $32, DI; \
+	DECQ CX; \
+	JNZ lane; \
+	ADDQ $4, DX; \
+	DECQ R8; \
+	JNZ row; \
+	VZEROUPPER; \
+	RET
+
 // func addVVAVX2(x, y, z *float32, n int)
 TEXT ·addVVAVX2(SB), NOSPLIT, $0-32
 	VV_LOOP(VADDPS)
@@ -117,6 +143,14 @@ TEXT ·subSVAVX2(SB), NOSPLIT, $0-28
 // func divSVAVX2(x, z *float32, n int, s float32): z = s / x
 TEXT ·divSVAVX2(SB), NOSPLIT, $0-28
 	SV_LOOP(VDIVPS)
+
+// func addColsAVX2(x, col, z *float32, rows, n int): z = x + col[row]
+TEXT ·addColsAVX2(SB), NOSPLIT, $0-40
+	COL_LOOP(VADDPS)
+
+// func mulColsAVX2(x, col, z *float32, rows, n int): z = x * col[row]
+TEXT ·mulColsAVX2(SB), NOSPLIT, $0-40
+	COL_LOOP(VMULPS)
 
 // func copyNTAVX(dst, src *float32, n int)
 // Streams n floats (a multiple of 32; dst 32-byte aligned) with non-temporal stores, which
