@@ -216,8 +216,11 @@ func (c *compiler) f32Op(in *ir.Instr, args []int, z int, d ir.DType) (step, err
 			}
 		}
 	case ir.Neg:
+		// tl.sigmoid's exp(-x): SiLU's every element
+		negZero := float32(math.Copysign(0, -1))
 		unary = func(a, z []float32) {
-			for i := range z {
+			a = a[:len(z)]
+			for i := vecF32Scalar('^', a, negZero, z); i < len(z); i++ {
 				z[i] = -a[i]
 			}
 		}

@@ -773,3 +773,58 @@ func TestColumnMulAddRoundsTwice(t *testing.T) {
 		}
 	}
 }
+
+const negSrc = `import triton
+import triton.language as tl
+
+
+@triton.jit
+def neg(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < N
+    x = tl.load(x_ptr + offs, mask=m)
+    tl.store(y_ptr + offs, -x, mask=m)
+`
+
+// Negation (tl.sigmoid's exp(-x)) flips the sign bit of every lane, NaNs, zeros and
+// infinities included, on the AVX2 loop (vecF32Scalar '^', 32 lanes a step) and its
+// scalar tail, bit for bit Go's -x.
+func TestNegFlipsSignBits(t *testing.T) {
+	const block, n = 128, 77
+	c := jit.NewCompiler(jit.CompilerOptions{Version: "test"})
+	k, err := c.Load(NewDevice(1), jit.Source{File: "neg.py", Text: negSrc, Fn: "neg"},
+		jit.Spec{Sig: map[string]string{"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"}, Consts: map[string]any{"BLOCK": int64(block)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(31, 32))
+	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)),
+		math.Float32frombits(0x7fc00001), math.Float32frombits(0xffc00123), math.Float32frombits(0x7f800001), 1e-45}
+	xs := make([]float32, block)
+	for i := range xs {
+		xs[i] = float32(r.NormFloat64())
+	}
+	copy(xs[3:], specials)
+	copy(xs[70:], specials[:7]) // the scalar tail (lanes 64..76)
+	x, y := f32Buf(t, xs), f32Buf(t, make([]float32, block))
+	if err := k.Launch(grid1(1), []jit.Arg{{Buf: x}, {Buf: y}, {Scalar: int64(n)}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if got, want := y.f32()[i], -xs[i]; !bitsEq(got, want) {
+			t.Fatalf("-x[%d]: %#x, want %#x (x %#x)", i, math.Float32bits(got), math.Float32bits(want), math.Float32bits(xs[i]))
+		}
+	}
+	if !haveVecAVX2 {
+		return
+	}
+	z := make([]float32, 64)
+	if done := vecF32Scalar('^', xs[:64], float32(math.Copysign(0, -1)), z); done != 64 {
+		t.Fatalf("vecF32Scalar '^' did %d of 64 lanes", done)
+	}
+	for i, v := range z {
+		if !bitsEq(v, -xs[i]) {
+			t.Fatalf("vecF32Scalar '^' lane %d: %#x, want %#x", i, math.Float32bits(v), math.Float32bits(-xs[i]))
+		}
+	}
+}

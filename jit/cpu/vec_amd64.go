@@ -95,8 +95,9 @@ func vecF32(op byte, x, y, z []float32) int {
 	return n
 }
 
-// vecF32Scalar computes z = x op s ('+', '*', '/'), z = s - x for op 'r', z = s / x for op 'q', or
-// maxProp(x, s) ('N') and minProp(x, s) ('n') for a scalar s that is not NaN.
+// vecF32Scalar computes z = x op s ('+', '*', '/'), z = s - x for op 'r', z = s / x for op 'q',
+// maxProp(x, s) ('N') and minProp(x, s) ('n') for a scalar s that is not NaN, or x's bits
+// xored with s's ('^').
 func vecF32Scalar(op byte, x []float32, s float32, z []float32) int {
 	n := len(z) &^ 31
 	if !haveVecAVX2 || n == 0 {
@@ -118,6 +119,8 @@ func vecF32Scalar(op byte, x []float32, s float32, z []float32) int {
 		maxPropVSAVX2(&x[0], &z[0], n, s)
 	case 'n':
 		minPropVSAVX2(&x[0], &z[0], n, s)
+	case '^':
+		xorVSAVX2(&x[0], &z[0], n, s)
 	default:
 		return 0
 	}
@@ -153,6 +156,9 @@ func vecColumnRows(op byte, x, col, z []float32, n int) int {
 	}
 	return rows
 }
+
+//go:noescape
+func xorVSAVX2(x, z *float32, n int, s float32)
 
 //go:noescape
 func copyNTAVX(dst, src *float32, n int)

@@ -152,6 +152,11 @@ TEXT ·addColsAVX2(SB), NOSPLIT, $0-40
 TEXT ·mulColsAVX2(SB), NOSPLIT, $0-40
 	COL_LOOP(VMULPS)
 
+// func xorVSAVX2(x, z *float32, n int, s float32): z = x with its bits xored with s's (s = -0
+// flips the sign: fp32 negation, NaNs included)
+TEXT ·xorVSAVX2(SB), NOSPLIT, $0-28
+	SV_LOOP(VXORPS)
+
 // func copyNTAVX(dst, src *float32, n int)
 // Streams n floats (a multiple of 32; dst 32-byte aligned) with non-temporal stores, which
 // skip the read-for-ownership of the destination lines; SFENCE orders them before return.
