@@ -83,7 +83,7 @@ func (c *compiler) siluAt(root *ir.Instr) (s siluChain, inner []*ir.Instr, ok bo
 		return s, nil, false
 	}
 	x, num := neg.Args[0], root.Args[0]
-	if c.rowBcast[x] != nil || !plainF32Tile(x) || (num != x && !c.absorbed[num]) {
+	if c.rowBcast[x] != nil || c.absorbed[x] || !plainF32Tile(x) || (num != x && !c.absorbed[num]) {
 		return s, nil, false
 	}
 	return siluChain{x: x, num: num, o: o, oFirst: oFirst}, []*ir.Instr{den, exp, neg}, true

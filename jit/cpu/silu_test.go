@@ -85,3 +85,38 @@ func TestSiluFusedBitForBit(t *testing.T) {
 		}
 	}
 }
+
+// A SiLU of a splat (tl.full: one value for the whole tile; siluAt refuses an absorbed x,
+// whose slot holds one value, not a tile) stores the unfused ops' value in every lane.
+func TestSiluOfSplat(t *testing.T) {
+	const src = `import triton
+import triton.language as tl
+
+
+@triton.jit
+def silu_splat(out_ptr, v, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.full([BLOCK], v, tl.float32)
+    tl.store(out_ptr + offs, x / (1.0 + tl.exp(-x)))
+`
+	const block = 64
+	comp := jit.NewCompiler(jit.CompilerOptions{Version: "test"})
+	k, err := comp.Load(NewDevice(1), jit.Source{File: "silu_splat.py", Text: src, Fn: "silu_splat"},
+		jit.Spec{Sig: map[string]string{"out_ptr": "*fp32", "v": "fp32"}, Consts: map[string]any{"BLOCK": int64(block)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := float32(0.75)
+	out := f32Buf(t, make([]float32, block))
+	if err := k.Launch(grid1(1), []jit.Arg{{Buf: out}, {Scalar: float64(v)}}); err != nil {
+		t.Fatal(err)
+	}
+	e := make([]float32, 1)
+	expF32([]float32{-v}, e)
+	want := v / (1 + e[0])
+	for i, got := range out.f32() {
+		if !bitsEq(got, want) {
+			t.Fatalf("out[%d] = %g, want %g (fused chains: %d)", i, got, want, k.(*Kernel).prog.silus)
+		}
+	}
+}
