@@ -135,6 +135,9 @@ func (c *compiler) compileElementwise(in *ir.Instr, args []int, z int) (step, er
 	if g, ok := c.gelus[in]; ok {
 		return c.geluStep(in, g, z)
 	}
+	if s, ok := c.silus[in]; ok {
+		return c.siluStep(in, s, z)
+	}
 	if da, ok := c.dotAdds[in]; ok {
 		return c.dotAddStep(in, da, z)
 	}
@@ -183,12 +186,7 @@ func (c *compiler) f32Op(in *ir.Instr, args []int, z int, d ir.DType) (step, err
 	case ir.Mul:
 		binary = mulF32
 	case ir.Div:
-		binary = func(a, b, z []float32) {
-			a, b = a[:len(z)], b[:len(z)]
-			for i := vecF32('/', a, b, z); i < len(z); i++ {
-				z[i] = a[i] / b[i]
-			}
-		}
+		binary = divF32
 	case ir.Rem:
 		binary = func(a, b, z []float32) {
 			for i := range z {
@@ -216,11 +214,7 @@ func (c *compiler) f32Op(in *ir.Instr, args []int, z int, d ir.DType) (step, err
 			}
 		}
 	case ir.Neg:
-		unary = func(a, z []float32) {
-			for i := range z {
-				z[i] = -a[i]
-			}
-		}
+		unary = negF32
 	case ir.Abs:
 		unary = func(a, z []float32) {
 			for i := range z {
@@ -759,4 +753,23 @@ func (c *compiler) compilePtrAdd(in *ir.Instr, args []int, z int) (step, error) 
 		fr.addOffsets(zz, fr.ints[p][:len(zz)], fr.ints[off][:len(zz)])
 		return nil
 	}, nil
+}
+
+// negF32 sets z = -a lane by lane (the sign bit flipped, NaNs included): the sigmoid's
+// exp(-x), SiLU's every element where its chain is not fused (silu.go).
+func negF32(a, z []float32) {
+	a = a[:len(z)]
+	for i := vecF32Scalar('^', a, negZero32, z); i < len(z); i++ {
+		z[i] = -a[i]
+	}
+}
+
+var negZero32 = float32(math.Copysign(0, -1))
+
+// divF32 sets z = a / b lane by lane.
+func divF32(a, b, z []float32) {
+	a, b = a[:len(z)], b[:len(z)]
+	for i := vecF32('/', a, b, z); i < len(z); i++ {
+		z[i] = a[i] / b[i]
+	}
 }

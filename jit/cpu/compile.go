@@ -43,6 +43,7 @@ type program struct {
 	prologue      []step // launch-invariant instructions, run once per worker and launch
 	body          []step // the rest, run by every program
 	gelus         int    // exact GELU chains run as one step each (gelu.go)
+	silus         int    // SiLU and sigmoid chains run as one step each (silu.go)
 	rowMulAdds    int    // acc + x*row Adds run as one step each (muladd.go)
 	columnMulAdds int    // x*col + shift Adds run as one step each (muladd.go)
 	inPlace       int    // steps that may overwrite their operand (inplace.go)
@@ -120,7 +121,9 @@ type compiler struct {
 	storedSelect map[*ir.Instr]*ir.Instr
 	selectSteps  map[*ir.Instr]*step
 	gelus        map[*ir.Instr]geluChain // Muls that compute a whole exact GELU (gelu.go)
-	geluSkip     map[*ir.Instr]bool      // the rest of those chains: no step of their own
+	geluSkip     map[*ir.Instr]bool      // the rest of those chains and of silus': no step of their own
+	silus        map[*ir.Instr]siluChain // Divs that compute a whole SiLU or sigmoid (silu.go)
+	siluNegRoot  map[*ir.Instr]*ir.Instr // a SiLU's negation -> its root Div, which reads x too
 	rowBcast     map[*ir.Value]*ir.Value // row broadcasts read in place: result -> source (rowbcast.go)
 	uses         map[*ir.Value]int
 	defBlock     map[*ir.Value]*ir.Block
@@ -159,6 +162,8 @@ func compileFunc(f *ir.Func) (p *program, err error) {
 	c.deferDots, c.flushAfter = c.findDeferredDots(f)
 	c.gelus, c.geluSkip = c.findGelus(f) // after the others: it leaves their instructions alone
 	c.p.gelus = len(c.gelus)
+	c.silus, c.siluNegRoot = c.findSilus(f, c.geluSkip) // after the GELUs, before the flush's chains
+	c.p.silus = len(c.silus)
 	c.epiSteps, c.deferFlush, c.settleFirst = c.findFlushEpilogues(f) // after every fusion: chains avoid them
 	c.findColumnMulAdds(f)                                            // after the chains: it leaves their steps alone
 	c.p.flushSteps = len(c.epiSteps)

@@ -11,8 +11,9 @@ import (
 // math.Erf over every 13th float32 of (2^-63, 6]); when that value lies within 2^14 float64
 // ulps of a float32 rounding midpoint, where the error could change the rounding, the result
 // comes from math.Erf itself. Tiny, large and NaN inputs go to math.Erf too. erfF32AVX2
-// (vec_amd64.s) is the same computation on 4 lanes at a time; erfF32AVX512 computes erfWide
-// (below) on 8 lanes at a time with the same midpoint test.
+// (vec_amd64.s) evaluates the same grid and polynomial on 4 lanes at a time with FMA,
+// halfway inputs going to the even grid point (its float64 value can differ from erf32's
+// in the last bits, far inside the midpoint test's margin); erfF32AVX512 computes erfWide (below) on 8 lanes at a time with the same test.
 
 const (
 	erfGridInv = 32 // grid points per unit

@@ -337,8 +337,53 @@ def bias_ops(x_ptr, b_ptr, y_ptr, BR: tl.constexpr, BC: tl.constexpr):
 // Row and column broadcasts (a [1, N] or [M, 1] bias against [M, N] tiles) read in place,
 // as either operand.
 func TestRowBroadcastOperandsAgainstLoops(t *testing.T) {
-	for _, shape := range [][2]int{{4, 64}, {8, 16}} {
+	// column broadcasts over rows of 8..64 lanes: vecColumnRows (TestVecColumnRows checks
+	// it at the odd sizes tl.arange cannot make)
+	for _, shape := range [][2]int{{4, 64}, {8, 16}, {2, 8}, {16, 32}} {
 		testRowBroadcast(t, shape[0], shape[1])
+	}
+}
+
+// vecColumnRows (a column broadcast's add or multiply over whole short rows) against the
+// scalar loop, bit for bit, at row lengths 8..120 and odd row counts, with a partial row
+// after the whole ones that it must leave alone.
+func TestVecColumnRows(t *testing.T) {
+	if !haveVecAVX2 {
+		t.Skip("no AVX2: vecColumnRows has no vector loop here")
+	}
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, n := range []int{8, 16, 24, 40, 56, 120} {
+		for _, rows := range []int{1, 3, 7} {
+			for _, op := range []byte{'+', '*'} {
+				size := rows*n + 5
+				x, col := make([]float32, size), make([]float32, rows+1)
+				for i := range x {
+					x[i] = float32(r.NormFloat64())
+				}
+				for i := range col {
+					col[i] = float32(r.NormFloat64())
+				}
+				z := make([]float32, size)
+				if got := vecColumnRows(op, x, col, z, n); got != rows {
+					t.Fatalf("%c n=%d rows=%d: did %d rows", op, n, rows, got)
+				}
+				for i, v := range z {
+					want := float32(0) // the partial row is the caller's
+					if i < rows*n {
+						want = x[i] + col[i/n]
+						if op == '*' {
+							want = x[i] * col[i/n]
+						}
+					}
+					if !bitsEq(v, want) {
+						t.Fatalf("%c n=%d rows=%d: z[%d] = %g, want %g", op, n, rows, i, v, want)
+					}
+				}
+			}
+		}
+	}
+	if got := vecColumnRows('+', make([]float32, 12*128), make([]float32, 12), make([]float32, 12*128), 128); got != 0 {
+		t.Errorf("rows of 128 lanes (the 32-lane loops' case): did %d rows, want 0", got)
 	}
 }
 
@@ -725,6 +770,61 @@ func TestColumnMulAddRoundsTwice(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+const negSrc = `import triton
+import triton.language as tl
+
+
+@triton.jit
+def neg(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < N
+    x = tl.load(x_ptr + offs, mask=m)
+    tl.store(y_ptr + offs, -x, mask=m)
+`
+
+// Negation (tl.sigmoid's exp(-x)) flips the sign bit of every lane, NaNs, zeros and
+// infinities included, on the AVX2 loop (vecF32Scalar '^', 32 lanes a step) and its
+// scalar tail, bit for bit Go's -x.
+func TestNegFlipsSignBits(t *testing.T) {
+	const block, n = 128, 77
+	c := jit.NewCompiler(jit.CompilerOptions{Version: "test"})
+	k, err := c.Load(NewDevice(1), jit.Source{File: "neg.py", Text: negSrc, Fn: "neg"},
+		jit.Spec{Sig: map[string]string{"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"}, Consts: map[string]any{"BLOCK": int64(block)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(31, 32))
+	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)),
+		math.Float32frombits(0x7fc00001), math.Float32frombits(0xffc00123), math.Float32frombits(0x7f800001), 1e-45}
+	xs := make([]float32, block)
+	for i := range xs {
+		xs[i] = float32(r.NormFloat64())
+	}
+	copy(xs[3:], specials)
+	copy(xs[70:], specials[:7]) // the scalar tail (lanes 64..76)
+	x, y := f32Buf(t, xs), f32Buf(t, make([]float32, block))
+	if err := k.Launch(grid1(1), []jit.Arg{{Buf: x}, {Buf: y}, {Scalar: int64(n)}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if got, want := y.f32()[i], -xs[i]; !bitsEq(got, want) {
+			t.Fatalf("-x[%d]: %#x, want %#x (x %#x)", i, math.Float32bits(got), math.Float32bits(want), math.Float32bits(xs[i]))
+		}
+	}
+	if !haveVecAVX2 {
+		return
+	}
+	z := make([]float32, 64)
+	if done := vecF32Scalar('^', xs[:64], float32(math.Copysign(0, -1)), z); done != 64 {
+		t.Fatalf("vecF32Scalar '^' did %d of 64 lanes", done)
+	}
+	for i, v := range z {
+		if !bitsEq(v, -xs[i]) {
+			t.Fatalf("vecF32Scalar '^' lane %d: %#x, want %#x", i, math.Float32bits(v), math.Float32bits(-xs[i]))
 		}
 	}
 }

@@ -30,6 +30,9 @@ func (c *compiler) inPlaceOperand(in *ir.Instr, args []int, z int) (int, bool) {
 	if _, ok := c.gelus[in]; ok {
 		return 0, false
 	}
+	if _, ok := c.silus[in]; ok {
+		return 0, false
+	}
 	if _, ok := c.dotAdds[in]; ok {
 		return 0, false
 	}

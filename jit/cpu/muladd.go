@@ -175,6 +175,8 @@ func (c *compiler) findColumnMulAdds(f *ir.Func) {
 // skips or wraps.
 func (c *compiler) fusedElsewhere(in *ir.Instr) bool {
 	_, gelu := c.gelus[in]
+	_, silu := c.silus[in]
+	gelu = gelu || silu
 	_, epi := c.epiSteps[in]
 	return c.claimed(in) || gelu || c.geluSkip[in] || epi || c.settleFirst[in] || c.fusedStore[in] ||
 		c.selectSteps[in] != nil || c.storedSelect[in] != nil

@@ -131,6 +131,9 @@ func (c *compiler) epilogueForm(u *ir.Instr, k int) (epilogueStep, bool) {
 	if _, ok := c.gelus[u]; ok {
 		return epilogueStep{}, false
 	}
+	if _, ok := c.silus[u]; ok {
+		return epilogueStep{}, false
+	}
 	other := u.Args[1-k]
 	switch u.Op {
 	case ir.Add, ir.Sub, ir.Mul:
@@ -174,6 +177,8 @@ func (c *compiler) selectForm(u *ir.Instr, k int) (epilogueStep, bool) {
 func (c *compiler) settlingUsers(v *ir.Value) bool {
 	for _, u := range c.allUsers(v) {
 		switch {
+		case c.siluNegRoot[u] != nil && slicesIndex(c.siluNegRoot[u].Args, v) >= 0:
+			continue // computed by its SiLU's root Div, which reads v too and settles
 		case u.Op == ir.Yield || u.Op == ir.For || u.Op == ir.If || u.Op == ir.While,
 			c.mulSkip[u] || c.geluSkip[u] || c.dotSkip[u],
 			u.Op == ir.Broadcast && c.rowBcast[u.Results[0]] != nil:

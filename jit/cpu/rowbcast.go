@@ -152,13 +152,21 @@ func (c *compiler) rowBroadcastStep(in *ir.Instr, args []int, z int, d ir.DType,
 		case ir.Add, ir.Sub, ir.Mul, ir.Div:
 			// one value per row: the vector-scalar loops of absorbed splats
 			op := in.Op
+			vop := map[ir.Op]byte{ir.Add: '+', ir.Mul: '*'}[op] // commutative: either operand order
 			fn := func(fr *frame, lo, hi int) {
 				col, x, zz := fr.f32[vs], fr.f32[other], fr.f32[z]
 				// rows are short (a tile's): one division per span, none per row
-				for r, o := lo/n, lo; o < hi; r++ {
+				for r, o := lo/n, lo; o < hi; {
+					if o%n == 0 && vop != 0 {
+						// whole rows from here: one call for all of them
+						if k := vecColumnRows(vop, x[o:hi], col[r:], zz[o:hi], n); k > 0 {
+							r, o = r+k, o+k*n
+							continue
+						}
+					}
 					end := min(hi, (r+1)*n)
 					arithScalarF32(op, vecFirst, x[o:end], col[r], zz[o:end])
-					o = end
+					r, o = r+1, end
 				}
 				roundTo(d, zz[lo:hi])
 			}

@@ -95,8 +95,9 @@ func vecF32(op byte, x, y, z []float32) int {
 	return n
 }
 
-// vecF32Scalar computes z = x op s ('+', '*', '/'), z = s - x for op 'r', z = s / x for op 'q', or
-// maxProp(x, s) ('N') and minProp(x, s) ('n') for a scalar s that is not NaN.
+// vecF32Scalar computes z = x op s ('+', '*', '/'), z = s - x for op 'r', z = s / x for op 'q',
+// maxProp(x, s) ('N') and minProp(x, s) ('n') for a scalar s that is not NaN, or x's bits
+// xored with s's ('^').
 func vecF32Scalar(op byte, x []float32, s float32, z []float32) int {
 	n := len(z) &^ 31
 	if !haveVecAVX2 || n == 0 {
@@ -118,11 +119,46 @@ func vecF32Scalar(op byte, x []float32, s float32, z []float32) int {
 		maxPropVSAVX2(&x[0], &z[0], n, s)
 	case 'n':
 		minPropVSAVX2(&x[0], &z[0], n, s)
+	case '^':
+		xorVSAVX2(&x[0], &z[0], n, s)
 	default:
 		return 0
 	}
 	return n
 }
+
+//go:noescape
+func addColsAVX2(x, col, z *float32, rows, n int)
+
+//go:noescape
+func mulColsAVX2(x, col, z *float32, rows, n int)
+
+// vecColumnRows computes z = x op col[r] (op '+' or '*') for the whole rows of n lanes in z,
+// row r against col[r], when n is a multiple of 8 short enough that the per-row 32-lane
+// loops would leave a scalar tail or cost a call per few lanes (n < 128); it returns how
+// many rows it did (0: none, the caller loops).
+func vecColumnRows(op byte, x, col, z []float32, n int) int {
+	rows := 0
+	if n > 0 {
+		rows = len(z) / n
+	}
+	if !haveVecAVX2 || n%8 != 0 || n >= 128 || rows == 0 {
+		return 0
+	}
+	_, _ = x[rows*n-1], col[rows-1]
+	switch op {
+	case '+':
+		addColsAVX2(&x[0], &col[0], &z[0], rows, n)
+	case '*':
+		mulColsAVX2(&x[0], &col[0], &z[0], rows, n)
+	default:
+		return 0
+	}
+	return rows
+}
+
+//go:noescape
+func xorVSAVX2(x, z *float32, n int, s float32)
 
 //go:noescape
 func copyNTAVX(dst, src *float32, n int)
@@ -248,12 +284,12 @@ func erfF32AVX512(x, z *float32, n int, flags *uint8, table *float64) int
 var erfAVX512 = haveAVX512
 
 // erfF32Vec computes z = erf32(x) for the leading lanes it can (a multiple of 4) with
-// AVX-512 or AVX2; it returns how many it did.
+// AVX-512 or AVX2 (both with FMA); it returns how many it did.
 func erfF32Vec(x, z []float32) int { return erfF32VecWith(erfAVX512, x, z) }
 
 // erfF32VecWith is erfF32Vec with the AVX-512 loop on or off.
 func erfF32VecWith(wide bool, x, z []float32) int {
-	if !haveVecAVX2 {
+	if !haveVecFMA {
 		return 0
 	}
 	return flaggedLoops(x, z, wide,

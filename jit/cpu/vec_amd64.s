@@ -86,6 +86,32 @@ done: \
 	VZEROUPPER; \
 	RET
 
+// COL_LOOP(OP) is the body of func(x, col, z *float32, rows, n int): z[r*n+j] = x[r*n+j] OP
+// col[r] for rows >= 1 rows of n lanes, n a multiple of 8 (a column broadcast over a tile
+// whose rows are too short for the 32-lane loops).
+#define COL_LOOP(OP) \
+	MOVQ x+0(FP), SI; \
+	MOVQ col+8(FP), DX; \
+	MOVQ z+16(FP), DI; \
+	MOVQ rows+24(FP), R8; \
+	MOVQ n+32(FP), R9; \
+	SHRQ $3, R9; \
+row: \
+	VBROADCASTSS (DX), Y15; \
+	MOVQ R9, CX; \
+lane: \
+	OP 0(SI), Y15, Y0; \
+	VMOVUPS Y0, 0(DI); \
+	ADDQ $32, SI; \
+	ADDQ $32, DI; \
+	DECQ CX; \
+	JNZ lane; \
+	ADDQ $4, DX; \
+	DECQ R8; \
+	JNZ row; \
+	VZEROUPPER; \
+	RET
+
 // func addVVAVX2(x, y, z *float32, n int)
 TEXT ·addVVAVX2(SB), NOSPLIT, $0-32
 	VV_LOOP(VADDPS)
@@ -117,6 +143,19 @@ TEXT ·subSVAVX2(SB), NOSPLIT, $0-28
 // func divSVAVX2(x, z *float32, n int, s float32): z = s / x
 TEXT ·divSVAVX2(SB), NOSPLIT, $0-28
 	SV_LOOP(VDIVPS)
+
+// func addColsAVX2(x, col, z *float32, rows, n int): z = x + col[row]
+TEXT ·addColsAVX2(SB), NOSPLIT, $0-40
+	COL_LOOP(VADDPS)
+
+// func mulColsAVX2(x, col, z *float32, rows, n int): z = x * col[row]
+TEXT ·mulColsAVX2(SB), NOSPLIT, $0-40
+	COL_LOOP(VMULPS)
+
+// func xorVSAVX2(x, z *float32, n int, s float32): z = x with its bits xored with s's (s = -0
+// flips the sign: fp32 negation, NaNs included)
+TEXT ·xorVSAVX2(SB), NOSPLIT, $0-28
+	SV_LOOP(VXORPS)
 
 // func copyNTAVX(dst, src *float32, n int)
 // Streams n floats (a multiple of 32; dst 32-byte aligned) with non-temporal stores, which
@@ -405,50 +444,47 @@ DATA erfconst<>+64(SB)/8, $0x4018000000000000
 DATA erfconst<>+72(SB)/8, $0x4018000000000000
 DATA erfconst<>+80(SB)/8, $0x4018000000000000
 DATA erfconst<>+88(SB)/8, $0x4018000000000000
-DATA erfconst<>+96(SB)/8, $0x4017f5c28f5c28f6
-DATA erfconst<>+104(SB)/8, $0x4017f5c28f5c28f6
-DATA erfconst<>+112(SB)/8, $0x4017f5c28f5c28f6
-DATA erfconst<>+120(SB)/8, $0x4017f5c28f5c28f6
+DATA erfconst<>+96(SB)/8, $0x4338000000000000
+DATA erfconst<>+104(SB)/8, $0x4338000000000000
+DATA erfconst<>+112(SB)/8, $0x4338000000000000
+DATA erfconst<>+120(SB)/8, $0x4338000000000000
 DATA erfconst<>+128(SB)/8, $0x4040000000000000
 DATA erfconst<>+136(SB)/8, $0x4040000000000000
 DATA erfconst<>+144(SB)/8, $0x4040000000000000
 DATA erfconst<>+152(SB)/8, $0x4040000000000000
-DATA erfconst<>+160(SB)/8, $0x3fe0000000000000
-DATA erfconst<>+168(SB)/8, $0x3fe0000000000000
-DATA erfconst<>+176(SB)/8, $0x3fe0000000000000
-DATA erfconst<>+184(SB)/8, $0x3fe0000000000000
-DATA erfconst<>+192(SB)/8, $0x3fa0000000000000
-DATA erfconst<>+200(SB)/8, $0x3fa0000000000000
-DATA erfconst<>+208(SB)/8, $0x3fa0000000000000
-DATA erfconst<>+216(SB)/8, $0x3fa0000000000000
-DATA erfconst<>+224(SB)/8, $0x1fffffff
-DATA erfconst<>+232(SB)/8, $0x1fffffff
-DATA erfconst<>+240(SB)/8, $0x1fffffff
-DATA erfconst<>+248(SB)/8, $0x1fffffff
-DATA erfconst<>+256(SB)/8, $0xfffc000
-DATA erfconst<>+264(SB)/8, $0xfffc000
-DATA erfconst<>+272(SB)/8, $0xfffc000
-DATA erfconst<>+280(SB)/8, $0xfffc000
-DATA erfconst<>+288(SB)/8, $0xffffffffffffffff
-DATA erfconst<>+296(SB)/8, $0xffffffffffffffff
-DATA erfconst<>+304(SB)/8, $0xffffffffffffffff
-DATA erfconst<>+312(SB)/8, $0xffffffffffffffff
-DATA erfconst<>+320(SB)/8, $0x8000
-DATA erfconst<>+328(SB)/8, $0x8000
-DATA erfconst<>+336(SB)/8, $0x8000
-DATA erfconst<>+344(SB)/8, $0x8000
-DATA erfconst<>+352(SB)/8, $0x8000000000000000
-DATA erfconst<>+360(SB)/8, $0x8000000000000000
-DATA erfconst<>+368(SB)/8, $0x8000000000000000
-DATA erfconst<>+376(SB)/8, $0x8000000000000000
-GLOBL erfconst<>(SB), RODATA|NOPTR, $384
+DATA erfconst<>+160(SB)/8, $0x3fa0000000000000
+DATA erfconst<>+168(SB)/8, $0x3fa0000000000000
+DATA erfconst<>+176(SB)/8, $0x3fa0000000000000
+DATA erfconst<>+184(SB)/8, $0x3fa0000000000000
+DATA erfconst<>+192(SB)/8, $0x1fffffff
+DATA erfconst<>+200(SB)/8, $0x1fffffff
+DATA erfconst<>+208(SB)/8, $0x1fffffff
+DATA erfconst<>+216(SB)/8, $0x1fffffff
+DATA erfconst<>+224(SB)/8, $0xfffc000
+DATA erfconst<>+232(SB)/8, $0xfffc000
+DATA erfconst<>+240(SB)/8, $0xfffc000
+DATA erfconst<>+248(SB)/8, $0xfffc000
+DATA erfconst<>+256(SB)/8, $0xffffffffffff8000
+DATA erfconst<>+264(SB)/8, $0xffffffffffff8000
+DATA erfconst<>+272(SB)/8, $0xffffffffffff8000
+DATA erfconst<>+280(SB)/8, $0xffffffffffff8000
+DATA erfconst<>+288(SB)/8, $0x8000000000000000
+DATA erfconst<>+296(SB)/8, $0x8000000000000000
+DATA erfconst<>+304(SB)/8, $0x8000000000000000
+DATA erfconst<>+312(SB)/8, $0x8000000000000000
+GLOBL erfconst<>(SB), RODATA|NOPTR, $320
 
 // func erfF32AVX2(x, z *float32, n int, flags *uint8, table *float64) int
-// z[i] = erf(x[i]) for n lanes (a multiple of 4); flags[i/4] gets bit i%4 set for each lane
-// the caller must recompute with math.Erf: tiny, large or NaN inputs, and values within
-// 2^14 float64 ulps of a float32 rounding midpoint (erf32 decides the same way); it returns
-// the OR of the flags (0: none to recompute).
-TEXT ·erfF32AVX2(SB), NOSPLIT, $0-48
+// z[i] = erf(x[i]) for n lanes (a multiple of 4), with FMA; flags[i/4] gets bit i%4 set for
+// each lane the caller must recompute with math.Erf: tiny nonzero, large or NaN inputs, and
+// values within 2^14 float64 ulps of a float32 rounding midpoint (as erf32 decides); it
+// returns the OR of the flags (0: none to recompute). Shuffles (one port on Intel) and the
+// chain from x to a lane's table row bound this loop, so the row numbers go through the
+// stack rather than VPEXTRD, each 4x2 block of coefficients is two 128-bit loads, one into
+// the upper half (VINSERTF128 from memory), and one VUNPCKL/HPD rather than 256-bit row
+// loads transposed with lane-crossing shuffles, and the grid point is rounded by the FMA
+// that scales x.
+TEXT ·erfF32AVX2(SB), NOSPLIT, $32-48
 	MOVQ x+0(FP), SI
 	MOVQ z+8(FP), DI
 	MOVQ n+16(FP), CX
@@ -457,84 +493,86 @@ TEXT ·erfF32AVX2(SB), NOSPLIT, $0-48
 	XORL BX, BX
 	SHRQ $2, CX
 	JZ erfF32AVX2_done
+	VMOVUPD erfconst<>+128(SB), Y11 // 32: grid points per unit
+	VMOVUPD erfconst<>+160(SB), Y12 // 1/32
+	VMOVUPD erfconst<>+96(SB), Y14  // 1.5*2^52: t + it rounds t to an integer, in its low bits
+	VMOVUPD erfconst<>+0(SB), Y15   // |x| mask
+	VXORPD Y13, Y13, Y13
 erfF32AVX2_loop:
 	VCVTPS2PD (SI), Y0
-	VANDPD erfconst<>+0(SB), Y0, Y1
+	VANDPD Y15, Y0, Y1
+	// valid = (|x| >= 2^-60 || x == 0) && |x| < 6: zeros (the dead lanes of a GELU's tile)
+	// are row 0's c0, +0, with x's sign
 	VCMPPD $0x1D, erfconst<>+32(SB), Y1, Y2
+	VCMPPD $0x00, Y13, Y1, Y3
+	VORPD Y3, Y2, Y2
 	VCMPPD $0x11, erfconst<>+64(SB), Y1, Y3
 	VANDPD Y3, Y2, Y2
 	VMINPD erfconst<>+64(SB), Y1, Y3
-	VMULPD erfconst<>+128(SB), Y3, Y4
-	VADDPD erfconst<>+160(SB), Y4, Y4
-	VCVTTPD2DQY Y4, X4
-	VCVTDQ2PD X4, Y5
-	VMULPD erfconst<>+192(SB), Y5, Y5
-	VSUBPD Y5, Y3, Y5
-	VMULPD Y5, Y5, Y1
-	// Each lane's coefficients are one 64-byte table row: load the 4 rows and transpose
-	// them 4x4 at a time (gathers are microcoded, and slow, on some CPUs).
-	VMOVD X4, R9
-	VPEXTRD $1, X4, R10
-	VPEXTRD $2, X4, R11
-	VPEXTRD $3, X4, R12
-	SHLQ $6, R9
-	SHLQ $6, R10
-	SHLQ $6, R11
-	SHLQ $6, R12
-	// c4..c6; A = h2*((c4 + h*c5) + h2*c6)
-	VMOVUPD 32(R8)(R9*1), Y6
-	VMOVUPD 32(R8)(R10*1), Y7
-	VMOVUPD 32(R8)(R11*1), Y8
-	VMOVUPD 32(R8)(R12*1), Y9
-	VUNPCKLPD Y7, Y6, Y10
-	VUNPCKHPD Y7, Y6, Y11
-	VUNPCKLPD Y9, Y8, Y12
-	VUNPCKHPD Y9, Y8, Y13
-	VPERM2F128 $0x20, Y12, Y10, Y6
-	VPERM2F128 $0x20, Y13, Y11, Y7
-	VPERM2F128 $0x31, Y12, Y10, Y8
-	VMULPD Y7, Y5, Y7
-	VADDPD Y7, Y6, Y6
-	VMULPD Y8, Y1, Y8
-	VADDPD Y8, Y6, Y8
-	VMULPD Y8, Y1, Y8
-	// c0..c3; A = h2*((c2 + h*c3) + A); y = (c0 + h*c1) + A
-	VMOVUPD (R8)(R9*1), Y6
-	VMOVUPD (R8)(R10*1), Y7
-	VMOVUPD (R8)(R11*1), Y9
-	VMOVUPD (R8)(R12*1), Y10
-	VUNPCKLPD Y7, Y6, Y11
-	VUNPCKHPD Y7, Y6, Y12
-	VUNPCKLPD Y10, Y9, Y13
-	VUNPCKHPD Y10, Y9, Y14
-	VPERM2F128 $0x20, Y13, Y11, Y6
-	VPERM2F128 $0x20, Y14, Y12, Y7
-	VPERM2F128 $0x31, Y13, Y11, Y9
-	VPERM2F128 $0x31, Y14, Y12, Y10
-	VMULPD Y10, Y5, Y10
-	VADDPD Y10, Y9, Y9
-	VADDPD Y8, Y9, Y8
-	VMULPD Y8, Y1, Y8
-	VMULPD Y7, Y5, Y7
-	VADDPD Y7, Y6, Y6
-	VADDPD Y8, Y6, Y8
-	// ok = valid && the low 29 bits are not within 2^14 of the midpoint 2^28
-	VPAND erfconst<>+224(SB), Y8, Y3
-	VPSUBQ erfconst<>+256(SB), Y3, Y3
-	VPCMPGTQ erfconst<>+288(SB), Y3, Y6
-	VMOVDQU erfconst<>+320(SB), Y7
-	VPCMPGTQ Y3, Y7, Y7
-	VPAND Y7, Y6, Y6
-	VANDNPD Y2, Y6, Y6
-	VMOVMSKPD Y6, AX
+	// f = ax*32 rounded to the nearest integer (erf32's int(ax*32 + 0.5) but at ties, where
+	// either grid point is 1/64 away), in one FMA with no dependent rounding step; row
+	// offset f*64
+	VMOVAPD Y14, Y4
+	VFMADD231PD Y11, Y3, Y4
+	VPSLLQ $6, Y4, Y5
+	VMOVDQU Y5, 0(SP)
+	VSUBPD Y14, Y4, Y4
+	// h = ax - f/32 (f/32 exact, so one rounding either way), h2 = h*h, h4 = h2*h2
+	VFNMADD231PD Y12, Y4, Y3
+	VMULPD Y3, Y3, Y1
+	VMULPD Y1, Y1, Y10
+	MOVL 0(SP), R9
+	MOVL 8(SP), R10
+	MOVL 16(SP), R11
+	MOVL 24(SP), R12
+	// c4..c6: B = (c4 + h*c5) + h2*c6
+	VMOVUPD 32(R8)(R9*1), X4
+	VINSERTF128 $1, 32(R8)(R11*1), Y4, Y4
+	VMOVUPD 32(R8)(R10*1), X5
+	VINSERTF128 $1, 32(R8)(R12*1), Y5, Y5
+	VMOVUPD 48(R8)(R9*1), X6
+	VINSERTF128 $1, 48(R8)(R11*1), Y6, Y6
+	VMOVUPD 48(R8)(R10*1), X7
+	VINSERTF128 $1, 48(R8)(R12*1), Y7, Y7
+	VUNPCKLPD Y7, Y6, Y6
+	VUNPCKLPD Y5, Y4, Y7
+	VUNPCKHPD Y5, Y4, Y5
+	VFMADD231PD Y3, Y5, Y7
+	VFMADD231PD Y1, Y6, Y7
+	// c0..c3: y = ((c0 + h*c1) + h2*(c2 + h*c3)) + h4*B
+	VMOVUPD (R8)(R9*1), X4
+	VINSERTF128 $1, (R8)(R11*1), Y4, Y4
+	VMOVUPD (R8)(R10*1), X5
+	VINSERTF128 $1, (R8)(R12*1), Y5, Y5
+	VMOVUPD 16(R8)(R9*1), X6
+	VINSERTF128 $1, 16(R8)(R11*1), Y6, Y6
+	VMOVUPD 16(R8)(R10*1), X8
+	VINSERTF128 $1, 16(R8)(R12*1), Y8, Y8
+	VUNPCKLPD Y8, Y6, Y9
+	VUNPCKHPD Y8, Y6, Y6
+	VFMADD231PD Y3, Y6, Y9
+	VUNPCKLPD Y5, Y4, Y6
+	VUNPCKHPD Y5, Y4, Y4
+	VFMADD231PD Y3, Y4, Y6
+	VFMADD231PD Y1, Y9, Y6
+	VFMADD213PD Y6, Y10, Y7
+	// ok = valid && the low 29 bits are not within 2^14 of the midpoint 2^28:
+	// near when ((low - (2^28 - 2^14)) &^ (2^15 - 1)) == 0 (unsigned)
+	VPAND erfconst<>+192(SB), Y7, Y3
+	VPSUBQ erfconst<>+224(SB), Y3, Y3
+	VPAND erfconst<>+256(SB), Y3, Y3
+	VPXOR Y4, Y4, Y4
+	VPCMPEQQ Y4, Y3, Y3
+	VANDNPD Y2, Y3, Y3
+	VMOVMSKPD Y3, AX
 	XORL $15, AX
 	MOVB AX, (DX)
 	ORL AX, BX
 	// erf is odd: copy the sign of x, round to fp32
-	VANDPD erfconst<>+352(SB), Y0, Y0
-	VORPD Y0, Y8, Y8
-	VCVTPD2PSY Y8, X8
-	VMOVUPS X8, (DI)
+	VANDPD erfconst<>+288(SB), Y0, Y0
+	VORPD Y0, Y7, Y7
+	VCVTPD2PSY Y7, X7
+	VMOVUPS X7, (DI)
 	ADDQ $16, SI
 	ADDQ $16, DI
 	INCQ DX
@@ -679,7 +717,7 @@ GLOBL erfwide<>(SB), RODATA|NOPTR, $80
 // z[i] = erf(x[i]) for n lanes (a multiple of 8), erf.go's erfWide on 8 lanes at a time;
 // table is erfWideTab (row 0 the interval centers, row 1+k the k-th coefficients, 16 doubles
 // a row). flags[i/8] gets bit i%8 set for each lane the caller must recompute with math.Erf:
-// NaN, |x| < 2^-60, and values within 2^14 float64 ulps of a float32 rounding midpoint; it
+// NaN, 0 < |x| < 2^-60, and values within 2^14 float64 ulps of a float32 rounding midpoint; it
 // returns the OR of the flags (0: none to recompute). Lanes with |x| >= erfWideOne are +-1.
 TEXT ·erfF32AVX512(SB), NOSPLIT, $0-48
 	MOVQ x+0(FP), SI
@@ -700,11 +738,14 @@ TEXT ·erfF32AVX512(SB), NOSPLIT, $0-48
 	VPBROADCASTQ erfwide<>+56(SB), Z23
 	VPBROADCASTQ erfwide<>+64(SB), Z24
 	VPBROADCASTQ erfwide<>+72(SB), Z25
+	VPXORQ Z26, Z26, Z26
 erfF32AVX512_loop:
 	VCVTPS2PD (SI), Z0
 	VPANDQ Z16, Z0, Z1
-	// bad = !(|x| >= 2^-60) (NaN too), one = |x| >= erfWideOne
+	// bad = !(|x| >= 2^-60) && x != 0 (NaN too; a zero, the dead lanes of a GELU's tile, is
+	// interval 0's x*q(x), +0, with x's sign), one = |x| >= erfWideOne
 	VCMPPD $0x19, Z17, Z1, K1
+	VCMPPD $0x04, Z26, Z1, K1, K1
 	VCMPPD $0x1D, Z18, Z1, K2
 	// i = floor(4|x|) in the low mantissa bits of Z2 (VPERMT2PD reads the low 4); h = |x| - center
 	VMOVAPD Z20, Z2

@@ -26,6 +26,8 @@ func vecMulAddVV(x, y, a, z []float32) int { return 0 }
 
 func vecMulAddRows(x, w, a, z []float32, n int) bool { return false }
 
+func vecColumnRows(op byte, x, col, z []float32, n int) int { return 0 }
+
 func erfF32Vec(x, z []float32) int { return 0 }
 
 func erfF32VecWith(wide bool, x, z []float32) int { return 0 }
