@@ -168,7 +168,8 @@ func TestConvFlatKernelOnCPUPlans(t *testing.T) {
 // PyTorch on the conv fixtures and the conv examples; the plans show that both forms and at
 // least one padded store (a conv writing the next one's zero-padded planes, no pad kernel)
 // were exercised, tap-major both with and without a k mask (BLOCK_K dividing the channels or
-// not; with one, its pointer and mask tiles built once per channel block, outside the taps),
+// not; with one, its pointer and mask tiles built once per channel block, outside the taps; a
+// grouped one whose group's channels are one block builds them once, before its tap loop),
 // and that the residual of examples/resblock is read from the padded copy of the block input
 // (an affine tile instead of a gather).
 func TestConvFlatTapMajorAndPaddedStores(t *testing.T) {
@@ -179,7 +180,7 @@ func TestConvFlatTapMajorAndPaddedStores(t *testing.T) {
 	for _, minCh := range []int{1, math.MaxInt} {
 		convTapMajorMinChannels = minCh
 		convMergeGroups = minCh == 1 // (merged groups run tap-major whatever their channels)
-		tapMajor, padded, whole, paddedResidual, evenK, maskedK := 0, 0, 0, 0, 0, 0
+		tapMajor, padded, whole, paddedResidual, evenK, maskedK, oneBlock := 0, 0, 0, 0, 0, 0, 0
 		for _, dir := range dirs {
 			t.Run(fmt.Sprintf("%s/tap-major-from-%d", filepath.Base(dir), minCh), func(t *testing.T) {
 				checkFixtureCPU(t, dir, cpuPlan)
@@ -204,6 +205,8 @@ func TestConvFlatTapMajorAndPaddedStores(t *testing.T) {
 						evenK++ // BLOCK_K divides the channels: no k mask
 					case strings.Contains(src, "a_ptrs + tap * w_tstride, mask=a_mask"):
 						maskedK++ // a k mask: the tiles built once per channel block, outside the taps
+					case strings.Contains(src, "a_ptrs + t * w_tstride, mask=ocmask"):
+						oneBlock++ // a group's channels one block: the tiles built once, outside the taps
 					default:
 						t.Errorf("%s: a tap-major kernel builds its tiles inside the tap loop:\n%s", dir, src)
 					}
@@ -222,7 +225,7 @@ func TestConvFlatTapMajorAndPaddedStores(t *testing.T) {
 			}
 		}
 		if (tapMajor > 0) != (minCh == 1) {
-			t.Errorf("tap-major from %d channels: %d tap-major conv_flat.py kernels", minCh, tapMajor)
+			t.Errorf("tap-major from %d channels: %d tap-major conv_flat.py kernels (%d of them one channel block a group)", minCh, tapMajor, oneBlock)
 		}
 		if minCh == 1 && (evenK == 0 || maskedK == 0) {
 			t.Errorf("tap-major from 1 channel: %d kernels without a k mask, %d with one; want both > 0", evenK, maskedK)
