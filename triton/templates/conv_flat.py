@@ -336,12 +336,17 @@ def {{.Fn}}(
     qs = q0 + tl.arange(0, BLOCK_P)
 {{- if .Folded}}
     # one output row of one sample at a time: row oh of sample sb is pixels sb*QS + oh*Wp ..
-    # + OW - 1 of q (those of the tile's samples and rows only)
+    # + OW - 1 of q (those of the tile's samples and rows only). The pointer tile and the
+    # pixel row are built once, each store moving the pointers by a scalar: the CPU backend
+    # runs the loop body's steps once a row, up to a dozen rows a program on small maps
+    c_q = c_base + qs[None, :]
+    q_row = qs[None, :]
     for sb in range(q0 // QS, min((q0 + BLOCK_P - 1) // QS + 1, NB)):
-        for oh in range(max(q0 - sb * QS, 0) // Wp, min((q0 + BLOCK_P - 1 - sb * QS) // Wp + 1, OH)):
-            lo = sb * QS + oh * Wp
-            tl.store(c_base + (sb * c_bstride + oh * c_rstride - lo) + qs[None, :], y,
-                     mask=smask & (qs[None, :] >= lo) & (qs[None, :] < lo + OW))
+        s_lo = sb * QS
+        s_off = sb * c_bstride - s_lo
+        for oh in range(max(q0 - s_lo, 0) // Wp, min((q0 + BLOCK_P - 1 - s_lo) // Wp + 1, OH)):
+            lo = s_lo + oh * Wp
+            tl.store(c_q + (s_off + oh * (c_rstride - Wp)), y, mask=smask & (q_row >= lo) & (q_row < lo + OW))
 {{- else if .PhaseStore}}
     # the next convolution is strided: output pixel (oh, ow) is its padded pixel (r, c) =
     # (oh + o_pad_h, ow + o_pad_w), at (r // o_sh, c // o_sw) of phase (r % o_sh, c % o_sw)
@@ -395,11 +400,13 @@ def {{.Fn}}(
     # same registers (planes p_cstride apart, rows p_rstride, the interior at p_off)
     p_base = p_ptr + model * p_mstride + p_off + bidx * p_bstride + oc_g[:, None] * p_cstride
 {{- if .Folded}}
+    p_q = p_base + qs[None, :]
     for sb in range(q0 // QS, min((q0 + BLOCK_P - 1) // QS + 1, NB)):
-        for oh in range(max(q0 - sb * QS, 0) // Wp, min((q0 + BLOCK_P - 1 - sb * QS) // Wp + 1, OH)):
-            lo = sb * QS + oh * Wp
-            tl.store(p_base + (sb * p_bstride + oh * p_rstride - lo) + qs[None, :], y,
-                     mask=smask & (qs[None, :] >= lo) & (qs[None, :] < lo + OW))
+        s_lo = sb * QS
+        s_off = sb * p_bstride - s_lo
+        for oh in range(max(q0 - s_lo, 0) // Wp, min((q0 + BLOCK_P - 1 - s_lo) // Wp + 1, OH)):
+            lo = s_lo + oh * Wp
+            tl.store(p_q + (s_off + oh * (p_rstride - Wp)), y, mask=smask & (q_row >= lo) & (q_row < lo + OW))
 {{- else if .CopyPaddedStore}}
     tl.store(p_base + qs[None, :], tl.where(ow[None, :] < OW, y, 0.0), mask=smask)
 {{- else}}
