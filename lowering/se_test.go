@@ -93,19 +93,21 @@ func TestSqueezeExciteOneKernel(t *testing.T) {
 }
 
 // The squeeze-excite fixtures' CPU plans replayed by testdata/run_plan.py (numpy executor of
-// the dumped kernels): se.py's text, independently of the CPU executor.
+// the dumped kernels): se.py's text and the scaled 1x1s', independently of the CPU executor.
 func TestReplaySqueezeExcite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays the plans in Python; skipped with -short")
 	}
 	needPython(t)
 	var jobs []replayJob
-	for _, n := range []int{1, 3} {
-		dir := filepath.Join("testdata", "conv", fmt.Sprintf("se_n%d", n))
-		plan := lowerGraphFile(t, filepath.Join(dir, "graph.json"), "cpu")
-		jobs = append(jobs, replayJob{name: filepath.Base(dir) + "/cpu", plan: plan,
-			weights: filepath.Join(dir, "weights.safetensors"), inputs: filepath.Join(dir, "inputs.safetensors"),
-			expected: filepath.Join(dir, "expected.safetensors")})
+	for _, fixture := range []string{"se", "se_small_maps"} {
+		for _, n := range []int{1, 3} {
+			dir := filepath.Join("testdata", "conv", fmt.Sprintf("%s_n%d", fixture, n))
+			plan := lowerGraphFile(t, filepath.Join(dir, "graph.json"), "cpu")
+			jobs = append(jobs, replayJob{name: filepath.Base(dir) + "/cpu", plan: plan,
+				weights: filepath.Join(dir, "weights.safetensors"), inputs: filepath.Join(dir, "inputs.safetensors"),
+				expected: filepath.Join(dir, "expected.safetensors")})
+		}
 	}
 	replayAll(t, jobs)
 }

@@ -176,11 +176,12 @@ func (c *compiler) rowBroadcastStep(in *ir.Instr, args []int, z int, d ir.DType,
 				xs := c.slots[x]
 				c.scaledExtent[in.Results[0]] = true
 				return func(fr *frame) error {
+					e := fr.ext[xs] // read first: z may share x's slot
 					fr.spans(obs, rows, n, fn)
-					fr.ext[z], fr.partial[z] = extent{rows, n}, false
-					if allFiniteGo(fr.f32[vs][:rows]) {
-						fr.ext[z] = fr.ext[xs]
+					if !allFiniteGo(fr.f32[vs][:rows]) {
+						e = extent{rows, n}
 					}
+					fr.ext[z], fr.partial[z] = e, false
 					return nil
 				}, true
 			}
