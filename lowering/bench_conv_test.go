@@ -293,6 +293,7 @@ var regnetPointwiseConvs = []convShape{
 	{"1x1/208/6x6", 208, 208, 1, 1, 6, 1},
 	{"1x1/208-440/6x6", 208, 440, 1, 1, 6, 1},
 	{"1x1/440/3x3", 440, 440, 1, 1, 3, 1},
+	{"1x1/320/6x6", 320, 320, 1, 1, 6, 1}, // regnet_y_800mf's stage 3
 }
 
 // convBNReLUGraph is c at n models, each model its own batch of images.

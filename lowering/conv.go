@@ -586,7 +586,7 @@ type convData struct {
 	DenseStore      bool // conv_flat.py PaddedStore: every column of the tile is an output pixel (Wp == OW): no border zeros to write, q is the pixel
 	QMask           bool // conv_flat.py: mask the last pixel tile's dead columns (flatQMask)
 	Scale           bool // conv_flat.py: scale the weight tile's input channels by s (channelScaleFor)
-	ScaleInput      bool // ... by scaling the input tile's rows instead (it is the smaller tile)
+	ScaleInput      bool // ... by scaling the input tile's rows instead (it is the smaller: bn channels against the live pixels)
 	CopyStore       bool // conv_flat.py: store a zero-padded copy of the output too (takePaddedCopy)
 	CopyPaddedStore bool // ... whose planes are as wide as this convolution's padded input
 	HalfProducts    bool // conv_flat.py and conv_dw_blocks.py depthwise: fp16/bf16 tiles, multiplied in fp32
@@ -622,6 +622,9 @@ func (g *convGroup) heuristicBlocks() (bp, boc, bk int) {
 		bp0 := clamp(nextPow2(g.gemmPixels()), 16, convFlatMaxBlockP)
 		bp, boc := g.spreadOverCores(bp0, clamp(nextPow2(ocg), 16, max(64, 4096/bp0)),
 			g.gemmPixels(), ocg, g.flatSamples()*g.residues(), g.cg*g.kh*g.kw)
+		if g.scaledSmallMap(bp0) {
+			bp, boc = bp0, clamp(nextPow2(ocg), 16, convScaledMaxBlockOC)
+		}
 		// an input tile of at most 16K elements (64 KB, within a core's L2 share, and within
 		// a GPU's shared memory with the weight tile: the kernel must assemble there too)
 		return bp, boc, clamp(nextPow2(g.kExtent()), 16, max(16, min(256, 16384/bp)))
@@ -631,6 +634,25 @@ func (g *convGroup) heuristicBlocks() (bp, boc, bk int) {
 	}
 	return clamp(nextPow2(g.oh*g.ow), 16, 64), clamp(nextPow2(g.ocg), 16, 64), clamp(nextPow2(g.cg*g.kh*g.kw), 16, 64)
 }
+
+// scaledSmallMap reports a pointwise convolution applying a squeeze-excite scale (g.scale)
+// to a map of one pixel tile of at most convScaledMaxPixels (RegNet's 6x6 and 3x3 stages):
+// it takes every output channel in one tile and scales its input tile (ScaleInput), once
+// per sample, rather than each weight tile per sample: the weight (channels x channels) is
+// many times the input (channels x pixels) there. Only where the samples alone give each
+// core two programs (bench/results/pointwise.md).
+func (g *convGroup) scaledSmallMap(bp int) bool {
+	return g.scale != nil && g.direct && !g.cols && g.gemmPixels() <= min(bp, convScaledMaxPixels) &&
+		g.flatSamples()*g.models >= 2*g.cores
+}
+
+// convScaledMaxPixels and convScaledMaxBlockOC bound scaledSmallMap: a 6x6 map's 36 pixels
+// in a 64 tile, and output channel tiles of up to 512 (a tile's rows past the channels are
+// never stored, so the CPU executor skips them).
+const (
+	convScaledMaxPixels  = 64
+	convScaledMaxBlockOC = 512
+)
 
 // flatPixels is Q, the flat padded pixels conv_flat.py computes: every output row Wp wide
 // but the last, whose columns past OW would only be dropped (a 1-d convolution's 256 outputs
@@ -816,7 +838,7 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 		PhaseStore: g.outPhases != nil, BlockStore: g.outBlock > 0,
 		PaddedStore: !g.folded() && g.outPhases == nil && g.outBlock == 0 && (g.outPad.hp > 0 && g.outPad.wp == g.wp || g.outPad.hp == 0 && g.wp == g.ow), EvenK: (g.tapMajor || g.direct) && g.kExtent()%bk == 0, Strided: strided,
 		Depthwise: tmpl == "conv_flat.py" && g.depthwise, Pointwise: tmpl == "conv_flat.py" && g.direct,
-		DenseStore: tmpl == "conv_flat.py" && !g.folded() && g.outPad.hp == 0 && g.wp == g.ow && g.padCopy == nil, Scale: g.scale != nil, ScaleInput: g.scale != nil && bn > bp, CopyStore: g.padCopy != nil,
+		DenseStore: tmpl == "conv_flat.py" && !g.folded() && g.outPad.hp == 0 && g.wp == g.ow && g.padCopy == nil, Scale: g.scale != nil, ScaleInput: g.scale != nil && bn > min(bp, g.gemmPixels()), CopyStore: g.padCopy != nil,
 		CopyPaddedStore: !g.folded() && g.padCopy != nil && g.padCopy.pad.wp == g.wp, QMask: tmpl == "conv_flat.py" && (!g.folded() && (g.direct || flatQMask(g.flatPixels(), bp, !g.depthwise)) || g.folded() && flatQMask(g.gemmPixels(), bp, true)),
 		HalfProducts: g.depthwise && g.x.DType != graph.Float32, Folded: g.folded(), FoldedPlanes: g.foldedPlanes, Merged: tmpl == "conv_flat.py" && g.diag > 1,
 		SamplesInner: samplesInner}

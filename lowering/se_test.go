@@ -93,19 +93,62 @@ func TestSqueezeExciteOneKernel(t *testing.T) {
 }
 
 // The squeeze-excite fixtures' CPU plans replayed by testdata/run_plan.py (numpy executor of
-// the dumped kernels): se.py's text, independently of the CPU executor.
+// the dumped kernels): se.py's text and the scaled 1x1s', independently of the CPU executor.
 func TestReplaySqueezeExcite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays the plans in Python; skipped with -short")
 	}
 	needPython(t)
 	var jobs []replayJob
-	for _, n := range []int{1, 3} {
-		dir := filepath.Join("testdata", "conv", fmt.Sprintf("se_n%d", n))
-		plan := lowerGraphFile(t, filepath.Join(dir, "graph.json"), "cpu")
-		jobs = append(jobs, replayJob{name: filepath.Base(dir) + "/cpu", plan: plan,
-			weights: filepath.Join(dir, "weights.safetensors"), inputs: filepath.Join(dir, "inputs.safetensors"),
-			expected: filepath.Join(dir, "expected.safetensors")})
+	for _, fixture := range []string{"se", "se_small_maps"} {
+		for _, n := range []int{1, 3} {
+			dir := filepath.Join("testdata", "conv", fmt.Sprintf("%s_n%d", fixture, n))
+			plan := lowerGraphFile(t, filepath.Join(dir, "graph.json"), "cpu")
+			jobs = append(jobs, replayJob{name: filepath.Base(dir) + "/cpu", plan: plan,
+				weights: filepath.Join(dir, "weights.safetensors"), inputs: filepath.Join(dir, "inputs.safetensors"),
+				expected: filepath.Join(dir, "expected.safetensors")})
+		}
 	}
 	replayAll(t, jobs)
+}
+
+// TestScaledSmallMapOneChannelTile checks the CPU plans of squeeze-excite-scaled 1x1
+// convolutions on small maps with more output channels than a tile of 64
+// (testdata/conv/se_small_maps: RegNet's f.c over 83 channels on 5x7, 45 -> 150 on 3x3,
+// 70 -> 97 on 1x3) against PyTorch, and that at N = 3 (the samples giving each core two
+// programs) each takes every output channel in one tile and scales its input tile
+// (scaledSmallMap), while at N = 1 the 83-channel one keeps two channel tiles.
+func TestScaledSmallMapOneChannelTile(t *testing.T) {
+	for _, n := range []int{1, 3} {
+		dir := filepath.Join("testdata", "conv", fmt.Sprintf("se_small_maps_n%d", n))
+		plan := lowerGraphFile(t, filepath.Join(dir, "graph.json"), "cpu")
+		for _, conv := range []struct {
+			node     string
+			channels int
+		}{{"regnet_fc", 83}, {"tiny_project", 150}, {"row_project", 97}} {
+			found := false
+			for _, ln := range plan.Launches {
+				if !slices.Contains(ln.Nodes, conv.node) {
+					continue
+				}
+				found = true
+				boc, _ := ln.Kernel.Consts["BLOCK_OC"].(int64)
+				oneTile := int(boc) >= conv.channels
+				if want := n == 3 || conv.node != "regnet_fc"; oneTile != want {
+					t.Errorf("n=%d: %s runs BLOCK_OC=%d: every channel one tile %v, want %v", n, conv.node, boc, oneTile, want)
+				}
+				if !strings.Contains(ln.Kernel.Source.Text, "b = b * tl.load(s_base") {
+					t.Errorf("n=%d: %s scales its weight tile, want its input tile", n, conv.node)
+				}
+			}
+			if !found {
+				t.Fatalf("n=%d: no launch serves %s", n, conv.node)
+			}
+		}
+		for _, v := range exampleVariants {
+			if v.name == "fused-batched" || n == 3 {
+				t.Run(fmt.Sprintf("n%d/%s", n, v.name), func(t *testing.T) { checkFixtureCPU(t, dir, v.opts) })
+			}
+		}
+	}
 }

@@ -125,6 +125,7 @@ type compiler struct {
 	silus        map[*ir.Instr]siluChain // Divs that compute a whole SiLU or sigmoid (silu.go)
 	siluNegRoot  map[*ir.Instr]*ir.Instr // a SiLU's negation -> its root Div, which reads x too
 	rowBcast     map[*ir.Value]*ir.Value // row broadcasts read in place: result -> source (rowbcast.go)
+	scaledExtent map[*ir.Value]bool      // products that record their live extent (extent.go scaledRows)
 	uses         map[*ir.Value]int
 	defBlock     map[*ir.Value]*ir.Block
 	usersAll     map[*ir.Value][]*ir.Instr // allUsers, built on first use
@@ -152,6 +153,7 @@ func compileFunc(f *ir.Func) (p *program, err error) {
 		fnInvariant: map[*ir.Value]bool{}}
 	c.uses, c.defBlock = analyzeUses(f)
 	c.rowBcast = c.findRowBroadcasts(f)
+	c.scaledExtent = map[*ir.Value]bool{}
 	c.mulAdds, c.mulSkip = c.findMulAdds(f) // after rowBcast: the row form reads its row in place
 	for _, pair := range c.mulAdds {
 		if pair.row != nil {

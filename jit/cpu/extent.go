@@ -54,14 +54,37 @@ func isTranspose2D(in *ir.Instr) bool {
 	return in != nil && in.Op == ir.Permute && len(in.Ints) == 2 && in.Ints[0] == 1 && len(in.Args) == 1
 }
 
-// tracked reports whether value v carries a live extent: the result of a tracking load, or
-// of a 2-D transpose of one.
+// tracked reports whether value v carries a live extent: the result of a tracking load, of
+// a 2-D transpose of one, or of its rows scaled (scaledRows).
 func (c *compiler) tracked(v *ir.Value) bool {
 	d := v.Def
 	if isTranspose2D(d) {
 		d = d.Args[0].Def
 	}
-	return c.tracksExtent(d)
+	return c.scaledExtent[v] || c.tracksExtent(d)
+}
+
+// scaledRows reports a 2-D fp32 product x * s[:, None] of a tracking load x and a column
+// vector read in place (a squeeze-excite scale on a pointwise convolution's input tile,
+// lowering's conv_flat.py ScaleInput), computed whole, and returns x. Its result keeps x's
+// live extent where the scale is finite: the lanes outside it are then 0 * s, zeros
+// (rowBroadcastStep checks that on every run and records the whole tile otherwise, and
+// marks the product in scaledExtent), so the dot reading it still multiplies only the live
+// block.
+func (c *compiler) scaledRows(v *ir.Value) (*ir.Value, bool) {
+	d := v.Def
+	if d == nil || d.Op != ir.Mul || len(d.Args) != 2 || len(d.Results) != 1 || v.Type.Rank() != 2 ||
+		c.p.slotClass[c.slots[v]] != clsF32 || c.fusedElsewhere(d) || c.observedBy[v] != nil {
+		return nil, false
+	}
+	for i, x := range d.Args {
+		src := c.rowBcast[d.Args[1-i]]
+		if x != d.Args[1-i] && src != nil && isColumnVector(src.Type, v.Type) && !isRowVector(src.Type, v.Type) &&
+			x.Type.Equal(v.Type) && c.tracksExtent(x.Def) {
+			return x, true
+		}
+	}
+	return nil, false
 }
 
 // soleUser is the one instruction that uses v, or nil.

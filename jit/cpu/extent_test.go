@@ -569,3 +569,84 @@ func TestObservedAccumulatorStartsFromItsConstant(t *testing.T) {
 		}
 	}
 }
+
+// scaledDotKernel is lowering's conv_flat.py ScaleInput in small: the zero-padded B tile
+// (K rows, N columns masked) scaled per row by a vector read in place, then multiplied. The
+// whole accumulator is stored, so every padded column is seen.
+const scaledDotKernel = `import triton
+import triton.language as tl
+
+
+@triton.jit
+def scaled_dot(a_ptr, b_ptr, s_ptr, c_ptr, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        ks = k0 + rk
+        a = tl.load(a_ptr + rm[:, None] * K + ks[None, :], mask=ks[None, :] < K, other=0.0)
+        b = tl.load(b_ptr + ks[:, None] * N + rn[None, :], mask=(ks[:, None] < K) & (rn[None, :] < N), other=0.0)
+        b = b * tl.load(s_ptr + ks, mask=ks < K, other=0.0)[:, None]
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
+`
+
+// TestScaledOperandKeepsLiveExtent checks a dot whose B operand is a zero-padded tile
+// scaled per row (scaledRows) against the padded product in float64, at odd sizes and with
+// every micro-kernel set: with a finite scale the product keeps B's live columns, so the
+// dot drops the padded ones (after its finiteness check, which the test counts); an
+// infinite scale makes the padded lanes 0 * inf = NaN, which must reach the stored
+// accumulator as the kernel is written.
+func TestScaledOperandKeepsLiveExtent(t *testing.T) {
+	const bm, bn, bk = 16, 64, 32
+	kn := compileKernel(t, "scaled_dot.py", scaledDotKernel, "scaled_dot",
+		map[string]string{"a_ptr": "*fp32", "b_ptr": "*fp32", "s_ptr": "*fp32", "c_ptr": "*fp32", "N": "i32", "K": "i32"},
+		map[string]any{"BM": int64(bm), "BN": int64(bn), "BK": int64(bk)})
+	rng := rand.New(rand.NewSource(5))
+	for _, tc := range []struct {
+		n, k int
+		inf  bool
+	}{{36, 37, false}, {9, 65, false}, {63, 32, false}, {36, 37, true}} {
+		eachMicroKernel(func() {
+			t.Run(fmt.Sprintf("n%d_k%d_inf%v", tc.n, tc.k, tc.inf), func(t *testing.T) {
+				a, b, s := randF32(rng, bm*tc.k, 1), randF32(rng, tc.k*tc.n, 1), randF32(rng, tc.k, 1)
+				if tc.inf {
+					s[tc.k/2] = float32(math.Inf(1))
+				}
+				out := f32Buf(t, make([]float32, bm*bn))
+				before := finiteChecks.Load()
+				if err := kn.Launch(grid1(1), []jit.Arg{buf(f32Buf(t, a)), buf(f32Buf(t, b)), buf(f32Buf(t, s)), buf(out),
+					scalar(int64(tc.n)), scalar(int64(tc.k))}); err != nil {
+					t.Fatal(err)
+				}
+				if !tc.inf && finiteChecks.Load() == before {
+					t.Errorf("the dot multiplied the whole scaled tile: its padded columns were not dropped")
+				}
+				got := out.f32()
+				for i := range bm {
+					for j := range bn {
+						want := 0.0
+						for p := range (tc.k + bk - 1) / bk * bk {
+							var bv, sv float64 // the padding: zeros, scaled
+							if p < tc.k {
+								sv = float64(s[p])
+								if j < tc.n {
+									bv = float64(b[p*tc.n+j])
+								}
+							}
+							av := 0.0
+							if p < tc.k {
+								av = float64(a[i*tc.k+p])
+							}
+							want += av * (bv * sv)
+						}
+						if g := float64(got[i*bn+j]); !closeOrSameSpecial(g, want) {
+							t.Fatalf("c[%d,%d] = %v, want %v", i, j, g, want)
+						}
+					}
+				}
+			})
+		})
+	}
+}

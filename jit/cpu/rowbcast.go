@@ -170,6 +170,21 @@ func (c *compiler) rowBroadcastStep(in *ir.Instr, args []int, z int, d ir.DType,
 				}
 				roundTo(d, zz[lo:hi])
 			}
+			if x, ok := c.scaledRows(in.Results[0]); ok && op == ir.Mul {
+				// the product keeps x's live extent where the scale is finite (scaledRows);
+				// x's own slot holds it (an in-place step runs with z in x's place)
+				xs := c.slots[x]
+				c.scaledExtent[in.Results[0]] = true
+				return func(fr *frame) error {
+					e := fr.ext[xs] // read first: z may share x's slot
+					fr.spans(obs, rows, n, fn)
+					if !allFiniteGo(fr.f32[vs][:rows]) {
+						e = extent{rows, n}
+					}
+					fr.ext[z], fr.partial[z] = e, false
+					return nil
+				}, true
+			}
 			return func(fr *frame) error { fr.spans(obs, rows, n, fn); return nil }, true
 		}
 		// min, max: spread the row's value over a row-long scratch (in L1), then the vector loop

@@ -38,6 +38,8 @@ FIXTURES = {
                             "--input", "res=2,80,5,6", "--input", "six=2,24,6,6", "--input", "big=2,20,11,9",
                             "--input", "seq=2,12,13"],
     "conv/mobile": ["--module", MODELS + ":ConvsMobile", "--input", "img=2,12,9,7"],
+    "conv/se_small_maps": ["--module", MODELS + ":ConvsScaledSmallMaps", "--input", "x=2,83,5,7", "--input", "tiny=2,45,3,3",
+                           "--input", "row=2,70,1,3"],
     "conv/se": ["--module", MODELS + ":ConvsSqueezeExcite", "--input", "img=2,37,7,5", "--input", "eff=2,130,11,9",
                 "--input", "mob=2,69,4,3", "--input", "wide=2,300,3,3", "--input", "big=2,8,33,32"],
     "conv/strided_shared": ["--module", MODELS + ":ConvsStridedShared", "--input", "img=2,6,9,11",
@@ -66,7 +68,7 @@ FIXTURES = {
 
 # N per fixture (default 1, 3, 8): the shared-input ones at 3; the 3-d and transposed ones, whose
 # volumes make larger files, at 1 and 3
-NS = {"conv/cnn": (1, 3), "conv/grouped_folded": (1, 3), "conv/grouped_nonfinite": (3,), "conv/se": (1, 3), "linear/small_rows": (1, 3), "linear/convnext": (1, 3), "conv/depthwise": (1, 3), "conv/depthwise_small_maps": (1, 3), "conv/grouped": (1, 3), "conv/mobile": (1, 3), "conv/strided_shared": (1, 3), "conv/smallmaps": (1, 3), "conv/stem": (1, 3), "conv/phase_store": (1, 3), "conv/wide_k": (1, 3), "conv/wide_padding": (1, 3), "conv/shared": (3,), "attention/shared": (3,), "conv/transposed": (1, 3), "conv/convs_3d": (1, 3),
+NS = {"conv/cnn": (1, 3), "conv/grouped_folded": (1, 3), "conv/grouped_nonfinite": (3,), "conv/se": (1, 3), "conv/se_small_maps": (1, 3), "linear/small_rows": (1, 3), "linear/convnext": (1, 3), "conv/depthwise": (1, 3), "conv/depthwise_small_maps": (1, 3), "conv/grouped": (1, 3), "conv/mobile": (1, 3), "conv/strided_shared": (1, 3), "conv/smallmaps": (1, 3), "conv/stem": (1, 3), "conv/phase_store": (1, 3), "conv/wide_k": (1, 3), "conv/wide_padding": (1, 3), "conv/shared": (3,), "attention/shared": (3,), "conv/transposed": (1, 3), "conv/convs_3d": (1, 3),
       "conv/nd_unbatched": (1, 3), "pool/pools_3d": (1, 3)}
 
 

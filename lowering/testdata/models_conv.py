@@ -564,6 +564,29 @@ class ConvsSqueezeExcite(nn.Module):
                 self.big_project(self.big(big)), img * sm, img * sp, p)
 
 
+class ConvsScaledSmallMaps(nn.Module):
+    """RegNet's and EfficientNet's squeeze-excite-scaled 1x1 convolutions on small maps at odd
+    sizes, with more output channels than one tile of 64 (lowering's scaledSmallMap: every
+    output channel one tile, the input tile scaled): RegNet's f.c over 83 channels on 5x7
+    maps (the scale, the 1x1, eval BatchNorm, the residual add and ReLU), a 45 -> 150 project
+    on 3x3 maps with BatchNorm, and a 70 -> 97 one on a 1x3 map with a bias."""
+
+    def __init__(self):
+        super().__init__()
+        self.regnet = _SqueezeExcite(83, 9, nn.ReLU, nn.Sigmoid)
+        self.regnet_fc, self.regnet_bn = nn.Conv2d(83, 83, 1, bias=False), nn.BatchNorm2d(83)
+        self.tiny = _SqueezeExcite(45, 7, nn.SiLU, nn.Sigmoid)
+        self.tiny_project, self.tiny_bn = nn.Conv2d(45, 150, 1, bias=False), nn.BatchNorm2d(150)
+        self.row = _SqueezeExcite(70, 5, nn.ReLU, nn.Hardsigmoid)
+        self.row_project = nn.Conv2d(70, 97, 1)
+        _randomize_bn(self.regnet_bn)
+        _randomize_bn(self.tiny_bn)
+
+    def forward(self, x, tiny, row):
+        y = torch.relu(self.regnet_bn(self.regnet_fc(self.regnet(x))) + x)
+        return y, self.tiny_bn(self.tiny_project(self.tiny(tiny))), self.row_project(self.row(row))
+
+
 class ConvsMobile(nn.Module):
     """The blocks of mobile CNNs at odd sizes. Squeeze-excite scales read by a 1x1 convolution:
     `scale * input` as torchvision writes it over 32 channels (MobileNetV3: hardsigmoid, then
