@@ -49,16 +49,7 @@ func (c *compiler) geluAt(root *ir.Instr) (g geluChain, inner []*ir.Instr, ok bo
 		!plainF32Tile(root.Results[0]) || c.claimed(root) {
 		return g, nil, false
 	}
-	// single-use intermediates defined by an op of the chain's kind, not claimed by another
-	// fusion, no row broadcast among them
-	def := func(v *ir.Value, op ir.Op) *ir.Instr {
-		in := v.Def
-		if in == nil || in.Op != op || len(in.Results) != 1 || c.uses[v] != 1 || !plainF32Tile(v) ||
-			c.claimed(in) || c.rowBcast[v] != nil {
-			return nil
-		}
-		return in
-	}
+	def := c.chainLink
 	// scalarAndVector splits a two-operand op into its absorbed scalar and its vector.
 	scalarAndVector := func(in *ir.Instr) (s, v *ir.Value, scalarFirst, ok bool) {
 		if len(in.Args) != 2 {
@@ -158,4 +149,16 @@ func mulF32(a, b, z []float32) {
 	for i := vecF32('*', a, b, z); i < len(z); i++ {
 		z[i] = a[i] * b[i]
 	}
+}
+
+// chainLink is the instruction that defines v inside a fused element-wise chain (a GELU's, a
+// SiLU's): an op of kind op whose single-use result is a plain fp32 tile, not claimed by
+// another fusion, no row broadcast; nil otherwise.
+func (c *compiler) chainLink(v *ir.Value, op ir.Op) *ir.Instr {
+	in := v.Def
+	if in == nil || in.Op != op || len(in.Results) != 1 || c.uses[v] != 1 || !plainF32Tile(v) ||
+		c.claimed(in) || c.rowBcast[v] != nil {
+		return nil
+	}
+	return in
 }

@@ -53,16 +53,7 @@ func (c *compiler) siluAt(root *ir.Instr) (s siluChain, inner []*ir.Instr, ok bo
 		!plainF32Tile(root.Results[0]) || c.claimed(root) || c.absorbed[root.Args[1]] {
 		return s, nil, false
 	}
-	// single-use intermediates defined by an op of the chain's kind, not claimed by another
-	// fusion, no row broadcast among them (as geluAt's)
-	def := func(v *ir.Value, op ir.Op) *ir.Instr {
-		in := v.Def
-		if in == nil || in.Op != op || len(in.Results) != 1 || c.uses[v] != 1 || !plainF32Tile(v) ||
-			c.claimed(in) || c.rowBcast[v] != nil {
-			return nil
-		}
-		return in
-	}
+	def := c.chainLink
 	den := def(root.Args[1], ir.Add)
 	if den == nil || len(den.Args) != 2 {
 		return s, nil, false
