@@ -334,13 +334,14 @@ def {{.Fn}}(
     c_base = c_ptr + model * c_mstride + c_off + bidx * c_bstride + oc_g[:, None] * c_cstride
 {{- end}}
     qs = q0 + tl.arange(0, BLOCK_P)
+    # the row stores below build their pointer tile and pixel row once, each store moving the
+    # pointers by a scalar: the CPU backend runs a loop body's steps once a row, up to a dozen
+    # rows a program on small maps (dead code where no row loop reads q_row)
+    q_row = qs[None, :]
 {{- if .Folded}}
     # one output row of one sample at a time: row oh of sample sb is pixels sb*QS + oh*Wp ..
-    # + OW - 1 of q (those of the tile's samples and rows only). The pointer tile and the
-    # pixel row are built once, each store moving the pointers by a scalar: the CPU backend
-    # runs the loop body's steps once a row, up to a dozen rows a program on small maps
+    # + OW - 1 of q (those of the tile's samples and rows only)
     c_q = c_base + qs[None, :]
-    q_row = qs[None, :]
     for sb in range(q0 // QS, min((q0 + BLOCK_P - 1) // QS + 1, NB)):
         s_lo = sb * QS
         s_off = sb * c_bstride - s_lo
@@ -355,6 +356,9 @@ def {{.Fn}}(
     # of contiguous rows per output row (rows and columns no tap reads are dropped)
     cph = (pc + o_pad_w) % o_sw
     col0 = (pc + o_pad_w) // o_sw
+{{- if not .BlockStore}}
+    c_q = c_base + qs[None, :]
+{{- end}}
     for oh in range(q0 // WS, min((q0 + BLOCK_P - 1) // WS + 1, OH)):
         r = oh + o_pad_h
         lo = oh * WS
@@ -365,8 +369,7 @@ def {{.Fn}}(
             tl.store(b_base + blk * c_cstride + (row - lo + qs[:, None]) * o_bc + (rs[None, :] - blk * o_bc), yt,
                      mask=smask_t & (qs[:, None] >= lo) & (qs[:, None] < lo + n_live) & (rs[None, :] >= blk * o_bc) & (rs[None, :] < min(blk * o_bc + o_bc, OCG)))
 {{- else}}
-        tl.store(c_base + (row - lo) + qs[None, :], y,
-                 mask=smask & (qs[None, :] >= lo) & (qs[None, :] < lo + n_live))
+        tl.store(c_q + (row - lo), y, mask=smask & (q_row >= lo) & (q_row < lo + n_live))
 {{- end}}
 {{- else if .BlockStore}}
     # one output row (pixels oh*Wp .. oh*Wp + OW - 1 of q) and channel block at a time: its
@@ -390,10 +393,10 @@ def {{.Fn}}(
     # one output row at a time: pixels oh*Wp .. oh*Wp + OW - 1 of q are output row oh,
     # contiguous in memory (its planes c_cstride apart, rows c_rstride), so each store is rows
     # of live intervals (no gathered offsets)
+    c_q = c_base + qs[None, :]
     for oh in range(q0 // Wp, min((q0 + BLOCK_P - 1) // Wp + 1, OH)):
         lo = oh * Wp
-        tl.store(c_base + (oh * c_rstride - lo) + qs[None, :], y,
-                 mask=smask & (qs[None, :] >= lo) & (qs[None, :] < lo + OW))
+        tl.store(c_q + oh * (c_rstride - Wp), y, mask=smask & (q_row >= lo) & (q_row < lo + OW))
 {{- end}}
 {{- if .CopyStore}}
     # the output has other readers: a zero-padded copy for the convolution reading it, from the
@@ -410,9 +413,9 @@ def {{.Fn}}(
 {{- else if .CopyPaddedStore}}
     tl.store(p_base + qs[None, :], tl.where(ow[None, :] < OW, y, 0.0), mask=smask)
 {{- else}}
+    p_q = p_base + qs[None, :]
     for oh in range(q0 // Wp, min((q0 + BLOCK_P - 1) // Wp + 1, OH)):
         lo = oh * Wp
-        tl.store(p_base + (oh * p_rstride - lo) + qs[None, :], y,
-                 mask=smask & (qs[None, :] >= lo) & (qs[None, :] < lo + OW))
+        tl.store(p_q + oh * (p_rstride - Wp), y, mask=smask & (q_row >= lo) & (q_row < lo + OW))
 {{- end}}
 {{- end}}
