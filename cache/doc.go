@@ -44,7 +44,7 @@
 //
 // # The directory
 //
-// The cache directory may hold other files: widejit owns only widejit-cache.tag (the marker),
+// The cache directory may hold other files: widejit owns only widejit-cache.tag (the marker, and its .tmp while it is written),
 // widejit.lock, kernels/ (the Badger store), kernels.damaged-*/ and wasm/ (the plugins'
 // compilation cache, WasmDir), and never touches anything else (layout.go). Open adopts an
 // empty directory or one of the old layout (Badger's files at the top, moved into kernels/

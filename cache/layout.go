@@ -15,6 +15,7 @@ import (
 // touches anything else in it.
 //
 //	<dir>/widejit-cache.tag           the marker: this directory holds a widejit cache
+//	<dir>/widejit-cache.tag.tmp       the marker being written (renamed to the marker at once)
 //	<dir>/widejit.lock                the lock (flock) of concurrent processes
 //	<dir>/kernels/                    the Badger store and its file list (widejit-files.json)
 //	<dir>/kernels.damaged-<UTC time>/ damaged stores set aside (the newest keepDamaged kept)
@@ -55,10 +56,13 @@ func (e *ForeignDirError) Error() string {
 		"use an empty or new directory for the cache, nothing there was changed", e.Dir, strings.Join(e.Entries, ", "), markerName)
 }
 
-// ownedEntry reports whether name is an entry of the cache directory widejit owns.
+// ownedEntry reports whether name is an entry of the cache directory widejit owns. The
+// marker's temporary file is one: another process adopting the directory writes it, under
+// the lock, before renaming it to the marker, and an opener that reads the directory in
+// between must not take it for a foreign file.
 func ownedEntry(name string) bool {
 	switch name {
-	case markerName, lockFileName, kernelsName, wasmName:
+	case markerName, markerName + ".tmp", lockFileName, kernelsName, wasmName:
 		return true
 	}
 	return strings.HasPrefix(name, damagedPrefix)

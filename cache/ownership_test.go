@@ -96,6 +96,26 @@ func TestForeignDirIsRefused(t *testing.T) {
 	userFilesUnchanged(t, dir, before)
 }
 
+// TestMarkerBeingWrittenIsOurs: a directory that holds only the marker's temporary file is
+// one another process is adopting right now (adoptDir writes the file, then renames it): an
+// opener reading the directory in between opens the cache instead of refusing it as foreign
+// (TestFourProcesses failed on that race), and the marker is then in place.
+func TestMarkerBeingWrittenIsOurs(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, markerName+".tmp"), []byte(markerText[:10]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := &warnings{}
+	s, err := Open(dir, Options{Warn: w.add})
+	if err != nil {
+		t.Fatalf("a dir holding only the marker's temporary file: %v", err)
+	}
+	s.Close()
+	if b, err := os.ReadFile(filepath.Join(dir, markerName)); err != nil || string(b) != markerText {
+		t.Fatalf("marker after the open: %q, %v", b, err)
+	}
+}
+
 // TestDamageTouchesOnlyTheCache: a marked cache dir shared with user files; the store is
 // damaged three, four, five times: each time only kernels/ moves aside, the oldest copies are
 // pruned (keepDamaged kept), Verify lists them, and the user's files stay byte-for-byte.
