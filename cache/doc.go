@@ -44,11 +44,12 @@
 //
 // # The directory
 //
-// The cache directory may hold other files: widejit owns only widejit-cache.tag (the marker, and its .tmp while it is written),
-// widejit.lock, kernels/ (the Badger store), kernels.damaged-*/ and wasm/ (the plugins'
-// compilation cache, WasmDir), and never touches anything else (layout.go). Open adopts an
-// empty directory or one of the old layout (Badger's files at the top, moved into kernels/
-// on the first writable open) and refuses any other non-empty one with a *ForeignDirError.
+// The cache directory may hold other files: widejit owns only widejit-cache.tag (the marker,
+// and its .tmp while it is written), widejit.lock, kernels/ (the Badger store),
+// kernels.damaged-*/ and wasm/ (the plugins' compilation cache, WasmDir), and never touches
+// anything else (layout.go). Open adopts an empty directory or one of the old layout
+// (Badger's files at the top, moved into kernels/ on the first writable open) and refuses any
+// other non-empty one with a *ForeignDirError.
 //
 // A directory that is not writable (a shared, pre-populated cache on a cluster; detected with
 // access(2), so a read-only mount counts even for root), or Options.ReadOnly, opens read-only:
