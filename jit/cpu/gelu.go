@@ -119,10 +119,7 @@ func (c *compiler) geluStep(root *ir.Instr, g geluChain, z int) (step, error) {
 	span := func(fr *frame, from, to int) {
 		xs, zs := fr.f32[x], fr.f32[z]
 		hv, ov, cv := fr.f32[h][0], fr.f32[o][0], fr.f32[cs][0]
-		if len(fr.chunks) < 2*geluChunk {
-			fr.chunks = make([]float32, 2*geluChunk)
-		}
-		t, e := fr.chunks[:geluChunk], fr.chunks[geluChunk:]
+		t, e := fr.chunkScratch()
 		for lo := from; lo < to; lo += geluChunk {
 			hi := min(lo+geluChunk, to)
 			xx, zz := xs[lo:hi], zs[lo:hi]
@@ -161,4 +158,13 @@ func (c *compiler) chainLink(v *ir.Value, op ir.Op) *ir.Instr {
 		return nil
 	}
 	return in
+}
+
+// chunkScratch is the frame's two scratch chunks of geluChunk lanes, which a fused
+// element-wise chain (a GELU's, a SiLU's) steps through so that its intermediates stay in L1.
+func (fr *frame) chunkScratch() (t, e []float32) {
+	if len(fr.chunks) < 2*geluChunk {
+		fr.chunks = make([]float32, 2*geluChunk)
+	}
+	return fr.chunks[:geluChunk], fr.chunks[geluChunk : 2*geluChunk]
 }

@@ -95,10 +95,7 @@ func (c *compiler) siluStep(root *ir.Instr, s siluChain, z int) (step, error) {
 	span := func(fr *frame, from, to int) {
 		xs, zs := fr.f32[x], fr.f32[z]
 		ov := fr.f32[o][0]
-		if len(fr.chunks) < 2*geluChunk {
-			fr.chunks = make([]float32, 2*geluChunk)
-		}
-		t, e := fr.chunks[:geluChunk], fr.chunks[geluChunk:]
+		t, e := fr.chunkScratch()
 		for lo := from; lo < to; lo += geluChunk {
 			hi := min(lo+geluChunk, to)
 			xx, zz := xs[lo:hi], zs[lo:hi]
