@@ -168,3 +168,11 @@ func (fr *frame) chunkScratch() (t, e []float32) {
 	}
 	return fr.chunks[:geluChunk], fr.chunks[geluChunk : 2*geluChunk]
 }
+
+// chainRoot reports whether in is the root of a fused element-wise chain, a GELU's (gelus)
+// or a SiLU's (silus), which runs as one step in its place.
+func (c *compiler) chainRoot(in *ir.Instr) bool {
+	_, gelu := c.gelus[in]
+	_, silu := c.silus[in]
+	return gelu || silu
+}

@@ -27,10 +27,7 @@ func (c *compiler) inPlaceOperand(in *ir.Instr, args []int, z int) (int, bool) {
 	if c.p.slotClass[z] != clsF32 || len(in.Results) != 1 || c.mulSkip[in] || c.geluSkip[in] {
 		return 0, false
 	}
-	if _, ok := c.gelus[in]; ok {
-		return 0, false
-	}
-	if _, ok := c.silus[in]; ok {
+	if c.chainRoot(in) {
 		return 0, false
 	}
 	if _, ok := c.dotAdds[in]; ok {

@@ -174,11 +174,8 @@ func (c *compiler) findColumnMulAdds(f *ir.Func) {
 // fusedElsewhere reports an instruction that a fusion or the panels flush already computes,
 // skips or wraps.
 func (c *compiler) fusedElsewhere(in *ir.Instr) bool {
-	_, gelu := c.gelus[in]
-	_, silu := c.silus[in]
-	gelu = gelu || silu
 	_, epi := c.epiSteps[in]
-	return c.claimed(in) || gelu || c.geluSkip[in] || epi || c.settleFirst[in] || c.fusedStore[in] ||
+	return c.claimed(in) || c.chainRoot(in) || c.geluSkip[in] || epi || c.settleFirst[in] || c.fusedStore[in] ||
 		c.selectSteps[in] != nil || c.storedSelect[in] != nil
 }
 
