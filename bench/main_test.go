@@ -685,9 +685,9 @@ func (s *stubContender) Time(calls int) (time.Duration, error) {
 	return time.Duration(calls) * s.perCall, nil
 }
 
-// A PyTorch contender is timed standalone too (back to back after a quarter sample), and the
+// A contender is timed standalone too (back to back after a quarter sample), and the
 // report keeps the faster median with both recorded, saying so when they differ by over 10%.
-func TestStandalonePeerTiming(t *testing.T) {
+func TestStandaloneTiming(t *testing.T) {
 	st := &stubContender{perCall: 12 * time.Millisecond}
 	tm := &timing{MedianMS: 25, MinMS: 24}
 	note, err := standalone(st, 4, tm)

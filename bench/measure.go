@@ -33,21 +33,22 @@ type timing struct {
 	FirstMS        float64   `json:"first_ms"`         // the untimed warm-up call
 	CallsPerSample int       `json:"calls_per_sample"` // calls in one sample (>= --min-sample)
 	SamplesMS      []float64 `json:"samples_ms"`       // per-call time of each sample, in order
-	// PyTorch contenders are also timed standalone (standalone): then MedianMS and MinMS are
-	// the faster of the interleaved and the standalone samples', both kept here.
+	// Every contender is also timed standalone (standalone): then MedianMS and MinMS are the
+	// faster of the interleaved and the standalone samples', both kept here.
 	InterleavedMedianMS float64   `json:"interleaved_median_ms,omitempty"`
 	StandaloneMedianMS  float64   `json:"standalone_median_ms,omitempty"`
 	StandaloneMS        []float64 `json:"standalone_samples_ms,omitempty"`
 }
 
-// standaloneSamples is how many samples a PyTorch contender gets back to back (standalone).
+// standaloneSamples is how many samples a contender gets back to back (standalone).
 const standaloneSamples = 5
 
-// standalone times a PyTorch contender again as a user would run it alone: its samples back to
-// back (after a quarter sample untimed), nothing of widejit's and no pause between them. The
-// interleaved samples follow a widejit run or a pause, which has read slower than the same call
-// run alone (issue #26: 25.4 against 12.5 ms); the report keeps the faster median, so the
-// peer is PyTorch at its best, and says when the two differ by more than 10%.
+// standalone times a contender again as a user would run it alone: its samples back to back
+// (after a quarter sample untimed), nothing of the other contenders' and no pause between them.
+// An interleaved sample follows another contender's run, which evicts its weights from the
+// caches and has read slower than the same call run alone, for PyTorch (issue #26) and for
+// widejit alike; the report keeps the faster median, so each side is at its best, and says when
+// the two differ by more than 10%.
 func standalone(pv contender, calls int, t *timing) (string, error) {
 	if _, err := pv.Time(max(1, calls/4)); err != nil {
 		return "", err
@@ -465,13 +466,11 @@ func runCell(c *config, dev jit.Device, pr *peer, model string, n int, budget ti
 	cl.Reps = reps
 	for _, ct := range contenders {
 		t := summarize(samples[ct], calls[ct], first[ct])
-		if _, ok := ct.(*peerVariant); ok {
-			note, err := standalone(ct, calls[ct], t)
-			if err != nil {
-				cl.Notes = append(cl.Notes, fmt.Sprintf("%s standalone: %v", ct.Name(), err))
-			} else if note != "" {
-				cl.Notes = append(cl.Notes, note)
-			}
+		note, err := standalone(ct, calls[ct], t)
+		if err != nil {
+			cl.Notes = append(cl.Notes, fmt.Sprintf("%s standalone: %v", ct.Name(), err))
+		} else if note != "" {
+			cl.Notes = append(cl.Notes, note)
 		}
 		prev[ct.Name()] = t.MedianMS / float64(n)
 		switch v := ct.(type) {

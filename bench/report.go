@@ -252,7 +252,7 @@ func markdownReport(rep *report) string {
 	}
 	fmt.Fprintf(&b, "- up to %d repetitions per cell; a sample runs a contender back to back for at least %d ms after a quarter as many untimed calls; each sample is followed by a %d ms pause (every contender's alike), so that OpenMP's spinning idle workers do not hold a core during the next contender's sample\n",
 		rep.Reps, m.MinSampleMS, peerSettle.Milliseconds())
-	fmt.Fprintf(&b, "- every PyTorch contender is also timed standalone after its repetitions (%d samples back to back, nothing of widejit's and no pause between them, as a user would run it alone); its figures are the faster of the two medians, and the notes say where they differ by more than 10%%\n\n", standaloneSamples)
+	fmt.Fprintf(&b, "- every contender, widejit's and PyTorch's, is also timed standalone after the repetitions (%d samples back to back, nothing of the others' and no pause between them, as a user would run it alone); its figures are the faster of the two medians, and the notes say where they differ by more than 10%%\n\n", standaloneSamples)
 	b.WriteString(markdownTable(rep))
 	b.WriteString("\nFastest sample of each contender (ms per run; less sensitive to the load of a shared machine, ")
 	b.WriteString("where PyTorch's OpenMP threads suffer most):\n\n")
