@@ -286,8 +286,10 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	g.depthwise = convDirectDepthwise && groups == inC && groups > 1
 	g.flat = convFlatKernel && l.opts.Device.Caps.HostThreads && !(g.pointwise() && g.depthwise)
 	if g.depthwise && g.flat && convDepthwiseBlocks {
-		g.flat, g.chanBlock = false, depthwiseChannelBlock(outC)
+		g.flat = false
 		g.cropDeadTaps(l)
+		pad := g.padGeometry()
+		g.chanBlock = depthwiseChannelBlock(outC, (g.oh-1)*pad.wp+g.ow)
 	}
 	if g.flat && !g.depthwise {
 		if d := g.mergedGroups(); d > 1 {
@@ -296,7 +298,7 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 		}
 	}
 	if g.flat && !g.depthwise && convGroupedBlocks && g.groupedBlocksPayOff() {
-		g.flat, g.groupBlock = false, depthwiseChannelBlock(groups)
+		g.flat, g.groupBlock = false, depthwiseChannelBlock(groups, depthwiseBlocksMaxTile) // (blocks of up to 64: conv_grouped.py's lanes)
 	}
 	chBound := "OCG"
 	switch {
@@ -960,6 +962,10 @@ func (g *convGroup) emitDepthwise(l *lowerer) (*Launch, error) {
 		intArg("dil_h", g.dh), intArg("dil_w", g.dw), intArg("tiles_c", tilesC)})
 }
 
+// depthwiseBlocksMaxTile is the most elements of a conv_dw_blocks.py tile (16 KB, within a
+// core's L1 share with the accumulator).
+const depthwiseBlocksMaxTile = 4096
+
 // emitDepthwiseBlocks runs conv_dw_blocks.py over the channel blocks blockInput laid out:
 // tiles of up to 4096 elements (16 KB, within a core's L1 share with the accumulator). The
 // pixels computed end at the last output pixel, not at the last row's pad columns: on the
@@ -969,7 +975,7 @@ func (g *convGroup) emitDepthwiseBlocks(l *lowerer) (*Launch, error) {
 	p, q := g.oh*g.ow, (g.oh-1)*g.wp+g.ow
 	outC := g.ocg * g.groups
 	bc := g.chanBlock
-	bp := clamp(nextPow2(q), 1, min(4096/bc, convFlatMaxBlockP))
+	bp := clamp(nextPow2(q), 1, min(depthwiseBlocksMaxTile/bc, convFlatMaxBlockP))
 	tilesC := cdiv(outC, bc)
 	geo := []LaunchArg{intArg("Wp", g.wp), intArg("OW", g.ow), intArg("OH", g.oh), intArg("Q", q), intArg("P", p), intArg("OC", outC),
 		intArg("KW", g.kw), intArg("KHW", g.kh*g.kw), intArg("dil_h", g.dh), intArg("dil_w", g.dw), intArg("tiles_c", tilesC)}
@@ -1013,16 +1019,23 @@ func (g *convGroup) depthwiseLaunch(l *lowerer, tmpl, xStride, cOffs string, bp,
 	}, nil
 }
 
-// depthwiseChannelBlock is the channels per block of conv_dw_blocks.py's input for c channels:
-// the widest of 64, 32 and 16 that pads c by at most a half (the padding lanes compute zeros,
-// but each block is a program row of both the convolution and its input copy, whose fixed
-// steps cost more than the lanes on mobile networks' maps: ShuffleNet's 24 and 48 channels
-// run as one block of 32 or 64), fewer for fewer channels.
-func depthwiseChannelBlock(c int) int {
+// depthwiseChannelBlock is the channels per block of conv_dw_blocks.py's input for c channels
+// whose tiles span q pixels (up to the last output pixel): the widest of 64, 32 and 16 that
+// pads c by at most a half (the padding lanes compute zeros, but each block is a program row
+// of both the convolution and its input copy, whose fixed steps cost more than the lanes on
+// mobile networks' maps: ShuffleNet's 24 and 48 channels run as one block of 32 or 64), fewer
+// for fewer channels; 128 or 256 where a tile of q pixels and that many channels still fits
+// depthwiseBlocksMaxTile (EfficientNet's 4x4 and 2x2 maps, 28 and 8 pixels under a 5x5
+// kernel): a program's per-tap steps (the tap's offset, the weight row's load) then serve
+// more lanes, where at 64 they cost as much as the multiply-adds.
+func depthwiseChannelBlock(c, q int) int {
 	if c <= 16 {
 		return nextPow2(c)
 	}
-	for _, b := range []int{64, 32} {
+	for _, b := range []int{256, 128, 64, 32} {
+		if b > 64 && nextPow2(q)*b > depthwiseBlocksMaxTile {
+			continue
+		}
 		if (cdiv(c, b)*b-c)*2 <= c {
 			return b
 		}

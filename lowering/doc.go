@@ -64,7 +64,8 @@
 //     convolutions over a copy of their input in zero-padded blocks of channels, channels
 //     last (conv_pad.py's Blocks), as per-tap multiply-adds of one contiguous [pixels,
 //     channels] tile read in place times a row of the weight relaid once as [tap, channel]
-//     (conv_dw_blocks.py), no dot, and so grouped ones with narrow groups on small maps, a
+//     (conv_dw_blocks.py; blocks of up to 64 channels, 128 or 256 on the smallest maps),
+//     no dot, and so grouped ones with narrow groups on small maps, a
 //     lane per group (conv_grouped.py); element-wise kernels with adjacent dims merged where
 //     every operand steps through them as one (collapseDims); norms and
 //     last-dim reductions a block of rows per program (norm_rows.py, reduce_rows.py); a

@@ -181,11 +181,22 @@ func TestDepthwiseGEMMAndDirect(t *testing.T) {
 	checkFixtureCPU(t, "testdata/conv/convs_b_n3", Options{})
 }
 
-// depthwiseChannelBlock takes the widest block that pads the channels by at most a half.
+// depthwiseChannelBlock takes the widest block that pads the channels by at most a half: up to
+// 64 channels, and 128 or 256 where a tile of the map's pixels (q of them, up to the last
+// output pixel) and that many channels fits depthwiseBlocksMaxTile (EfficientNet's 4x4 and
+// 2x2 maps: 28 and 8 pixels).
 func TestDepthwiseChannelBlockWidth(t *testing.T) {
 	for c, want := range map[int]int{3: 4, 12: 16, 16: 16, 24: 32, 40: 16, 48: 64, 96: 64, 100: 64, 144: 64, 160: 64, 20: 16, 1152: 64} {
-		if got := depthwiseChannelBlock(c); got != want {
+		if got := depthwiseChannelBlock(c, 1024); got != want {
 			t.Errorf("%d channels: blocks of %d, want %d", c, got, want)
+		}
+	}
+	for _, tc := range []struct{ c, q, want int }{
+		{672, 28, 128}, {672, 92, 64}, {1152, 8, 256}, {1152, 22, 128}, {480, 28, 128},
+		{144, 16, 64}, {128, 10, 128}, {200, 8, 256}, {96, 8, 128}, {48, 8, 64},
+	} {
+		if got := depthwiseChannelBlock(tc.c, tc.q); got != tc.want {
+			t.Errorf("%d channels over %d pixels: blocks of %d, want %d", tc.c, tc.q, got, tc.want)
 		}
 	}
 }
@@ -197,7 +208,8 @@ func TestDepthwiseChannelBlockWidth(t *testing.T) {
 // Their weights are relaid once as [tap, channel] (conv_weight.py, a prepare launch).
 // The 5x5 on the 3x2 map computes 14 pixels of its flat numbering (up to the last output
 // pixel), so a tile of 16, not the 3 padded rows' 18 (a tile of 32); 10 with its dead taps
-// dropped (cropDeadTaps: 5x3 taps over planes padded by one column less).
+// dropped (cropDeadTaps: 5x3 taps over planes padded by one column less), and its 128
+// channels are one block (depthwiseChannelBlock's wide blocks on small maps).
 func TestDepthwiseChannelBlocks(t *testing.T) {
 	dir := "testdata/conv/depthwise_n3"
 	g, err := graph.Load(filepath.Join(dir, "graph.json"))
@@ -245,6 +257,10 @@ func TestDepthwiseChannelBlocks(t *testing.T) {
 				}
 				if bp := ln.Kernel.Consts["BLOCK_P"]; bp != int64(16) || launchIntArg(ln, "Q") != q {
 					t.Errorf("%+v: tiny5 computes Q = %d pixels in tiles of %v, want %d in 16", o, launchIntArg(ln, "Q"), bp, q)
+				}
+				// its 128 channels one block: 16 pixels of 128 channels fit a tile
+				if bc := ln.Kernel.Consts["BLOCK_C"]; bc != int64(128) {
+					t.Errorf("%+v: tiny5 runs blocks of %v channels, want 128", o, bc)
 				}
 			}
 		}

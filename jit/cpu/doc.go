@@ -78,7 +78,9 @@
 //     (shape.go, vec_amd64.s), left to the dot when the dot is its only user: a dot of a few
 //     live rows (3, or 32 over k >= 256) then reads the untransposed tile in place, each
 //     row of it once, in order, on the gemv kernels (gemv.go: four rows of B against up to
-//     three of A, vector partial sums folded at the end), and transposes it otherwise.
+//     three of A, vector partial sums folded at the end), and transposes it otherwise. A
+//     dot whose B has exactly 4 live columns (a 1x1 convolution's pixels on a 2x2 map) runs
+//     on the gemv kernels too, over those columns copied transposed (extent.go's narrowGemv).
 //   - tl.dot multiplies only what is live (extent.go): a masked fp32 load with other=0 records
 //     the live extent of its tile (rows < M, k < K), tl.trans carries it over, and the dot
 //     runs on the live block, so an edge tile of a 257 x 131 matmul costs its live part; when

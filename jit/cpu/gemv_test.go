@@ -135,3 +135,48 @@ func TestDotReadsTransposedTileInPlace(t *testing.T) {
 		}
 	})
 }
+
+// A dot whose b has exactly 4 live columns (a 1x1 convolution's pixels on a 2x2 map) runs as
+// gemvF32 on those columns transposed (narrowGemv) when k's live steps are whole vectors of at
+// least narrowGemvMinK; other widths and depths take the gemm kernels. scaled_dot (b read as
+// it lies, [K, N], its rows scaled, here by ones) against a float64 reference over the whole
+// accumulator (the padding's zeros included), on both kernel variants.
+func TestDotOnFourColumnsRunsGemv(t *testing.T) {
+	const bm, bn, bk = 64, 16, 256
+	kn := compileKernel(t, "scaled_dot.py", scaledDotKernel, "scaled_dot",
+		map[string]string{"a_ptr": "*fp32", "b_ptr": "*fp32", "s_ptr": "*fp32", "c_ptr": "*fp32", "N": "i32", "K": "i32"},
+		map[string]any{"BM": int64(bm), "BN": int64(bn), "BK": int64(bk)})
+	rng := mrand.New(mrand.NewSource(17))
+	eachMicroKernel(func() {
+		for _, tc := range []struct {
+			n, k int
+			gemv int64 // of the k steps of 256
+		}{{4, 192, 1}, {4, 512, 2}, {4, 320, 2}, {4, 300, 1}, {5, 192, 0}, {3, 192, 0}, {4, 40, 0}} {
+			a, b, ones := randF32(rng, bm*tc.k, 1), randF32(rng, tc.k*tc.n, 1), make([]float32, tc.k)
+			for p := range ones {
+				ones[p] = 1
+			}
+			out := f32Buf(t, make([]float32, bm*bn))
+			before := narrowGemvDots.Load()
+			if err := kn.Launch(grid1(1), []jit.Arg{buf(f32Buf(t, a)), buf(f32Buf(t, b)), buf(f32Buf(t, ones)), buf(out),
+				scalar(int64(tc.n)), scalar(int64(tc.k))}); err != nil {
+				t.Fatal(err)
+			}
+			if got := narrowGemvDots.Load() - before; got != tc.gemv {
+				t.Errorf("%s n%d_k%d: %d dots ran as gemv, want %d", dotKernelName(), tc.n, tc.k, got, tc.gemv)
+			}
+			got := out.f32()
+			for i := range bm * bn {
+				want := 0.0
+				for p := range tc.k {
+					if i%bn < tc.n {
+						want += float64(a[i/bn*tc.k+p]) * float64(b[p*tc.n+i%bn])
+					}
+				}
+				if g := float64(got[i]); !closeOrSameSpecial(g, want) {
+					t.Fatalf("%s n%d_k%d: c[%d,%d] = %v, want %v", dotKernelName(), tc.n, tc.k, i/bn, i%bn, g, want)
+				}
+			}
+		}
+	})
+}
