@@ -22,7 +22,9 @@
 //   - Blocks as ops: mlp_embedder and ada_layer_norm_zero lower through the Linear, MLP and
 //     norm lowerings (flux.go), the AdaLN-Zero modulation in the LayerNorm's epilogue.
 //   - Groups: each kernel is a group of graph nodes. Element-wise chains fuse into one kernel;
-//     element-wise consumers fuse into their producer's epilogue (linear/matmul, norms);
+//     element-wise consumers fuse into their producer's epilogue (linear/matmul, norms),
+//     also through a permute that reads the producer's output back dense (a transposed
+//     Linear's out^T: the Mixer's token-mixing residual add), operands then read permuted;
 //     Linear-act-Linear becomes one kernel when one model's weights fit in cache.
 //   - Strategies: every group runs `batched` (one launch, the grid covers the N models) or
 //     `sequential` (the same kernel launched once per model, with jit.Arg.Offset selecting
