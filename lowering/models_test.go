@@ -147,7 +147,9 @@ func TestHeadsReadInPlace(t *testing.T) {
 // rows' index, not along K: each is computed as its transpose, the weight as the matmul's A
 // and the activation's dense rows as B (on both backends; TestModelFixtures checks the
 // results), and each block's residual add joins the second one's epilogue (its out^T read
-// back transposed), reading x in that order.
+// back transposed), reading x in that order. On the CPU the second block's token-mixing
+// LayerNorm is the first block's channel MLP's row tail, that kernel storing the residual
+// stream beside it.
 func TestTokenMixingTransposed(t *testing.T) {
 	for _, fixture := range []string{"mixer_n3", "bench_mixer_n3"} {
 		for _, kind := range []string{"cpu", "cuda"} {
@@ -171,6 +173,10 @@ func TestTokenMixingTransposed(t *testing.T) {
 				if i < 0 || plan.Launches[i].Kernel.Template != "matmul.py" || !strings.HasSuffix(plan.Launches[i].Nodes[0], "_tok2") {
 					t.Errorf("%s (%s): the token-mixing residual %s is not in a tok2 Linear's epilogue:\n%s", fixture, kind, add, plan)
 				}
+			}
+			i := slices.IndexFunc(plan.Launches, func(l *Launch) bool { return slices.Contains(l.Nodes, "blocks_1_ln1") })
+			if inMLP := i >= 0 && plan.Launches[i].Kernel.Template == "mlp.py" && plan.Launches[i].Nodes[0] == "blocks_0_ln2"; inMLP != (kind == "cpu") {
+				t.Errorf("%s (%s): blocks_1_ln1 in the first block's channel MLP kernel: %v, want %v:\n%s", fixture, kind, inMLP, kind == "cpu", plan)
 			}
 		}
 	}
