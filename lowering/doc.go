@@ -73,7 +73,8 @@
 //     softmax, log_softmax or LayerNorm over the last dim of a matmul or fused MLP whose
 //     programs hold whole rows runs in that kernel after its epilogue (rowops.go's row
 //     tails: a classifier's Linear-softmax, a post-norm layer's residual add and
-//     LayerNorm), and a LayerNorm or RMSNorm whose only reader is a Linear taking whole
+//     LayerNorm; a Mixer's token-mixing LayerNorm after the channel MLP, which then also
+//     stores the residual stream it normalises), and a LayerNorm or RMSNorm whose only reader is a Linear taking whole
 //     rows in one K tile is applied by the Linear as it loads them (row heads: a pre-norm
 //     layer's norms before its feed-forward and its self-attention's QKV projection), unless
 //     every program along a wide N would normalise the same rows again (headRepeats); a bool
