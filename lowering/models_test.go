@@ -26,13 +26,13 @@ func TestModelFixturesAVX2(t *testing.T) {
 	checkFixturesAVX2(t, "TestModelFixturesAVX2", "^(TestModelFixturesAVX2|TestModelFixtures)$/^(("+strings.Join(models, "|")+")_n3)?$/^(cpu)?$", passes...)
 }
 
-// The element-wise adds of these models read an operand through a broadcast or a transposed
-// view (token embedding + positions, a token-mixing MLP's output transposed back); they run
-// as tiles of whole rows, whose leading coordinates are computed per row rather than per
-// element. On both backends: TestModelFixtures checks the CPU's results, and the GPU plan's
-// kernels are the same text.
+// The element-wise adds of these models read an operand through a broadcast (token
+// embedding + positions); they run as tiles of whole rows, whose leading coordinates are
+// computed per row rather than per element. On both backends: TestModelFixtures checks the
+// CPU's results, and the GPU plan's kernels are the same text. (The Mixer's adds over a
+// transposed view join the token-mixing Linear instead: TestTokenMixingTransposed.)
 func TestStridedAddsRunByRows(t *testing.T) {
-	for _, c := range []struct{ fixture, node string }{{"gpt_n3", "add"}, {"vit_n3", "add"}, {"mixer_n3", "add"}} {
+	for _, c := range []struct{ fixture, node string }{{"gpt_n3", "add"}, {"vit_n3", "add"}} {
 		g, err := graph.Load(filepath.Join("testdata", "models", c.fixture, "graph.json"))
 		if err != nil {
 			t.Fatal(err)
