@@ -22,7 +22,9 @@
 //   - Blocks as ops: mlp_embedder and ada_layer_norm_zero lower through the Linear, MLP and
 //     norm lowerings (flux.go), the AdaLN-Zero modulation in the LayerNorm's epilogue.
 //   - Groups: each kernel is a group of graph nodes. Element-wise chains fuse into one kernel;
-//     element-wise consumers fuse into their producer's epilogue (linear/matmul, norms);
+//     element-wise consumers fuse into their producer's epilogue (linear/matmul, norms),
+//     also through a permute that reads the producer's output back dense (a transposed
+//     Linear's out^T: the Mixer's token-mixing residual add), operands then read permuted;
 //     Linear-act-Linear becomes one kernel when one model's weights fit in cache.
 //   - Strategies: every group runs `batched` (one launch, the grid covers the N models) or
 //     `sequential` (the same kernel launched once per model, with jit.Arg.Offset selecting
@@ -72,7 +74,8 @@
 //     softmax, log_softmax or LayerNorm over the last dim of a matmul or fused MLP whose
 //     programs hold whole rows runs in that kernel after its epilogue (rowops.go's row
 //     tails: a classifier's Linear-softmax, a post-norm layer's residual add and
-//     LayerNorm), and a LayerNorm or RMSNorm whose only reader is a Linear taking whole
+//     LayerNorm; a Mixer's token-mixing LayerNorm after the channel MLP, which then also
+//     stores the residual stream it normalises), and a LayerNorm or RMSNorm whose only reader is a Linear taking whole
 //     rows in one K tile is applied by the Linear as it loads them (row heads: a pre-norm
 //     layer's norms before its feed-forward and its self-attention's QKV projection), unless
 //     every program along a wide N would normalise the same rows again (headRepeats); a bool

@@ -313,7 +313,10 @@ func (l *lowerer) tryFuseNode(n *graph.Node) bool {
 		if op.Kind != graph.TensorOperand {
 			continue
 		}
-		g := l.fusable(op.Name)
+		g, perm := l.fusable(op.Name), []int(nil)
+		if g == nil {
+			g, perm = l.permutedProducer(op.Name)
+		}
 		if g == nil {
 			continue
 		}
@@ -328,7 +331,13 @@ func (l *lowerer) tryFuseNode(n *graph.Node) bool {
 		// The group may write the value in another shape of the same elements (an attention
 		// projection's [rows, features] for [B, L, E]): full-shape operands are read in it.
 		out, ok := b.out, true
-		if !slices.Equal(b.out.Shape, n.Output().Shape) {
+		if perm != nil {
+			// or in another dim order: the operands are read in the group's order, and the
+			// result is the value's view of the group's output
+			if out = l.values[op.Name]; !slices.Equal(out.Shape, n.Output().Shape) || !permuteLeaves(leaves, out.Shape, perm) {
+				continue
+			}
+		} else if !slices.Equal(b.out.Shape, n.Output().Shape) {
 			// (a group's output in its own shape may be a strided view: linearTransposed's)
 			if out, ok = b.out.reshape(n.Output().Shape); !ok || !reshapeLeaves(leaves, n.Output().Shape, b.out.Shape) {
 				continue
@@ -361,10 +370,33 @@ func (l *lowerer) tryFuseNode(n *graph.Node) bool {
 		delete(l.owner, b.value)
 		b.value = n.Name
 		l.values[n.Name] = out
-		l.owner[n.Name] = g
+		if perm != nil {
+			l.permutedOwner[n.Name] = permutedOwner{g: g, from: n.Name, dims: perm}
+		} else {
+			l.owner[n.Name] = g
+		}
 		return true
 	}
 	return false
+}
+
+// permuteLeaves rewrites, in place, operands broadcasting to shape (a value that is a
+// group's output permuted by dims) as views of the group's output shape. It reports whether
+// all broadcast.
+func permuteLeaves(leaves []View, shape, dims []int) bool {
+	inv := make([]int, len(dims))
+	for i, d := range dims {
+		inv[d] = i
+	}
+	for i, v := range leaves {
+		st, err := v.broadcastStrides(shape)
+		if err != nil {
+			return false
+		}
+		v.Shape, v.Strides = shape, st
+		leaves[i] = v.permute(inv)
+	}
+	return true
 }
 
 // reshapeLeaves rewrites, in place, the operands of shape from (the node's output) as views

@@ -225,6 +225,9 @@ type mlpGroup struct {
 	w1t, w2t View
 	tails    []*rowTail // row ops after the epilogue (rowops.go)
 	head     *rowHead   // the first Linear's row head (rowops.go): BLOCK_K covers K
+	// kept: where the kernel also stores its value before the row tails, for that value's
+	// other readers (rowops.go's tryKeptRowTail); nil when none
+	kept *View
 }
 
 func (l *lowerer) mergeMLP(prev *matmulGroup, n *graph.Node, w2 View, bias *View, reason string) {
@@ -665,6 +668,10 @@ func (g *mlpGroup) emit(l *lowerer) (*Launch, error) {
 	}
 	bm, bk, bh := g.blocks() // the chosen tunables, else heuristicBlocks
 	bn := clamp(nextPow2(g.o), 16, mlpMaxOut)
+	if g.kept != nil {
+		re.args = append(re.args, ptrArgs("kept", *g.kept)...)
+		re.body = append(re.body, "tl.store(kept_ptr + model * kept_mstride + rm[:, None] * c_sm + rn[None, :], y, mask=cmask)")
+	}
 	if err := renderRowTails(&re, g.tails, g.epi, g.o, bn); err != nil {
 		return nil, err
 	}
@@ -805,5 +812,8 @@ func (l *lowerer) pretransposeWeights() {
 		b := gr.base()
 		b.index = i
 		l.writer[b.out.Buf] = i
+		if m, ok := gr.(*mlpGroup); ok && m.kept != nil {
+			l.writer[m.kept.Buf] = i
+		}
 	}
 }

@@ -152,6 +152,9 @@ type lowerer struct {
 	// cats laid out as the channel shuffle reading them (lowerConcat): the cat as the
 	// shuffle's view [B, G, C/G, H, W] reads it
 	shuffledCats map[string]View
+	// values a pending group writes in another dim order than theirs (a transposed Linear's
+	// out^T read back as out): an element-wise op on one still fuses into that group
+	permutedOwner map[string]permutedOwner
 	// decisions made while grouping (fusion choices), reported by explain
 	notes map[group][]string
 	// the graph's own value names (inputs, params, nodes), the node being lowered, and the
@@ -185,7 +188,8 @@ func Lower(g *graph.Graph, opts Options) (*Plan, error) {
 	}
 	l := &lowerer{g: g, opts: opts, n: g.N, chooser: opts.Chooser,
 		values: map[string]View{}, owner: map[string]group{}, uses: map[string]int{},
-		writer: map[*Buffer]int{}, notes: map[group][]string{}, shuffledCats: map[string]View{}}
+		writer: map[*Buffer]int{}, notes: map[group][]string{}, shuffledCats: map[string]View{},
+		permutedOwner: map[string]permutedOwner{}}
 	if l.chooser == nil {
 		l.chooser = HeuristicChooser{}
 	}
@@ -417,6 +421,29 @@ func (l *lowerer) soleProducer(value string) group {
 		}
 	}
 	return g
+}
+
+// permutedOwner is a value that group g writes as its own output permuted: the value is
+// g's output (whose current value is from) permuted by dims.
+type permutedOwner struct {
+	g    group
+	from string
+	dims []int
+}
+
+// permutedProducer is soleProducer for a value recorded in permutedOwner: the pending group
+// writing it and the permute from the group's output to it, while both are used only there.
+func (l *lowerer) permutedProducer(value string) (group, []int) {
+	p, ok := l.permutedOwner[value]
+	if !ok || l.opts.NoFusion || l.uses[value] != 1 || p.g.base().sealed || p.g.base().value != p.from {
+		return nil, nil
+	}
+	for _, o := range l.g.Outputs {
+		if o.Name == value {
+			return nil, nil
+		}
+	}
+	return p.g, p.dims
 }
 
 // passOwner makes value to, an identity of value from (eval dropout, identity, contiguous,

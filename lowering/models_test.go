@@ -26,13 +26,13 @@ func TestModelFixturesAVX2(t *testing.T) {
 	checkFixturesAVX2(t, "TestModelFixturesAVX2", "^(TestModelFixturesAVX2|TestModelFixtures)$/^(("+strings.Join(models, "|")+")_n3)?$/^(cpu)?$", passes...)
 }
 
-// The element-wise adds of these models read an operand through a broadcast or a transposed
-// view (token embedding + positions, a token-mixing MLP's output transposed back); they run
-// as tiles of whole rows, whose leading coordinates are computed per row rather than per
-// element. On both backends: TestModelFixtures checks the CPU's results, and the GPU plan's
-// kernels are the same text.
+// The element-wise adds of these models read an operand through a broadcast (token
+// embedding + positions); they run as tiles of whole rows, whose leading coordinates are
+// computed per row rather than per element. On both backends: TestModelFixtures checks the
+// CPU's results, and the GPU plan's kernels are the same text. (The Mixer's adds over a
+// transposed view join the token-mixing Linear instead: TestTokenMixingTransposed.)
 func TestStridedAddsRunByRows(t *testing.T) {
-	for _, c := range []struct{ fixture, node string }{{"gpt_n3", "add"}, {"vit_n3", "add"}, {"mixer_n3", "add"}} {
+	for _, c := range []struct{ fixture, node string }{{"gpt_n3", "add"}, {"vit_n3", "add"}} {
 		g, err := graph.Load(filepath.Join("testdata", "models", c.fixture, "graph.json"))
 		if err != nil {
 			t.Fatal(err)
@@ -146,7 +146,10 @@ func TestHeadsReadInPlace(t *testing.T) {
 // An MLP-Mixer's token-mixing Linears read LN(x).transpose(1, 2), a view dense along its
 // rows' index, not along K: each is computed as its transpose, the weight as the matmul's A
 // and the activation's dense rows as B (on both backends; TestModelFixtures checks the
-// results), and the residual add of every block after the first reads dense rows.
+// results), and each block's residual add joins the second one's epilogue (its out^T read
+// back transposed), reading x in that order. On the CPU the second block's token-mixing
+// LayerNorm is the first block's channel MLP's row tail, that kernel storing the residual
+// stream beside it.
 func TestTokenMixingTransposed(t *testing.T) {
 	for _, fixture := range []string{"mixer_n3", "bench_mixer_n3"} {
 		for _, kind := range []string{"cpu", "cuda"} {
@@ -165,12 +168,15 @@ func TestTokenMixingTransposed(t *testing.T) {
 			if transposed != 4 {
 				t.Errorf("%s (%s): %d token-mixing Linears read their weight as A, want 4 (2 blocks):\n%s", fixture, kind, transposed, plan)
 			}
-			for _, l := range plan.Launches {
-				if slices.Contains(l.Nodes, "add_2") {
-					if _, rows := l.Kernel.Consts["BLOCK_R"]; rows || l.Kernel.Template != "elementwise.py" {
-						t.Errorf("%s (%s): the second block's residual add runs in %s %v, want a dense elementwise.py", fixture, kind, l.Kernel.Template, l.Kernel.Consts)
-					}
+			for _, add := range []string{"add", "add_2"} {
+				i := slices.IndexFunc(plan.Launches, func(l *Launch) bool { return slices.Contains(l.Nodes, add) })
+				if i < 0 || plan.Launches[i].Kernel.Template != "matmul.py" || !strings.HasSuffix(plan.Launches[i].Nodes[0], "_tok2") {
+					t.Errorf("%s (%s): the token-mixing residual %s is not in a tok2 Linear's epilogue:\n%s", fixture, kind, add, plan)
 				}
+			}
+			i := slices.IndexFunc(plan.Launches, func(l *Launch) bool { return slices.Contains(l.Nodes, "blocks_1_ln1") })
+			if inMLP := i >= 0 && plan.Launches[i].Kernel.Template == "mlp.py" && plan.Launches[i].Nodes[0] == "blocks_0_ln2"; inMLP != (kind == "cpu") {
+				t.Errorf("%s (%s): blocks_1_ln1 in the first block's channel MLP kernel: %v, want %v:\n%s", fixture, kind, inMLP, kind == "cpu", plan)
 			}
 		}
 	}

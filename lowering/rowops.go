@@ -33,8 +33,12 @@ func (l *lowerer) tryRowTail(n *graph.Node) bool {
 		return false
 	}
 	g, ok := l.soleProducer(n.Inputs[0].Name).(rowTailGroup)
+	var kept *mlpGroup
 	if !ok {
-		return false
+		if kept = l.keptProducer(n); kept == nil {
+			return false
+		}
+		g = kept
 	}
 	b := g.base()
 	width := g.rowWidth()
@@ -70,11 +74,57 @@ func (l *lowerer) tryRowTail(n *graph.Node) bool {
 	b.nodes = append(b.nodes, n.Name)
 	b.ops = append(b.ops, n.Op)
 	b.fused = append(b.fused, fmt.Sprintf("%s fused as the kernel's row tail (a program holds whole rows of %d): %s", n.Name, width, reason))
+	if kept != nil {
+		// the value's other readers, all lowered after n, read the copy stored before the tail
+		v := l.newOutput(b.value+".kept", b.out.Shape, b.out.DType)
+		kept.kept = &v
+		l.writer[v.Buf] = b.index
+		l.values[b.value], _ = v.reshape(x.Shape)
+		b.fused = append(b.fused, fmt.Sprintf("%s's input also stored as it was, for its other uses", n.Name))
+	}
 	delete(l.owner, b.value)
 	b.value = n.Name
 	l.values[n.Name] = x
 	l.owner[n.Name] = g
 	return true
+}
+
+// keptProducer is the CPU MLP kernel whose output n (a row op) reads when that output has
+// other uses too, none of them lowered yet (the Mixer's residual stream: the channel MLP's
+// output is both the next block's LayerNorm input and its residual), and the kernel has no
+// row tail yet: the row op may then become its tail, the kernel storing its value before the
+// tail as well. Only for a row op read through transposes alone (the Mixer's token mixing):
+// a Linear reading it whole takes it as its row head instead, which stores nothing. nil
+// when not.
+func (l *lowerer) keptProducer(n *graph.Node) *mlpGroup {
+	value := n.Inputs[0].Name
+	g, ok := l.owner[value].(*mlpGroup)
+	if !ok || l.opts.NoFusion || g.value != value || g.kept != nil || len(g.tails) > 0 || l.uses[value] < 2 {
+		return nil
+	}
+	for _, o := range l.g.Outputs {
+		if o.Name == value || o.Name == n.Name {
+			return nil
+		}
+	}
+	lowered := true // the nodes before n, in the order they are lowered
+	for _, m := range l.g.Nodes {
+		if m == n {
+			lowered = false
+		}
+		for _, in := range m.Inputs {
+			if in.Kind != graph.TensorOperand {
+				continue
+			}
+			if lowered && in.Name == value {
+				return nil // an earlier reader already took the value's view
+			}
+			if in.Name == n.Name && m.Op != "transpose" && m.Op != "permute" {
+				return nil
+			}
+		}
+	}
+	return g
 }
 
 // rowTailGroup is a group whose programs may hold whole output rows: a CPU matmul (its

@@ -93,7 +93,13 @@ func lowerPermute(l *lowerer, n *graph.Node) error {
 		l.define(n.Name, v)
 		return nil
 	}
-	l.define(n.Name, x.permute(dims))
+	v := x.permute(dims)
+	if g := l.fusable(n.Inputs[0].Name); g != nil && v.Contiguous() {
+		// the group's output read back dense (a transposed Linear's out^T, transposed back):
+		// an element-wise consumer (the residual add) may still join the group's epilogue
+		l.permutedOwner[n.Name] = permutedOwner{g: g, from: n.Inputs[0].Name, dims: dims}
+	}
+	l.define(n.Name, v)
 	return nil
 }
 

@@ -252,6 +252,35 @@ func TestRowMaxMinMatchMaxnum(t *testing.T) {
 	}
 }
 
+// A reduction along a dim with dims after it (reduceColsF32, row by row) is reduceFloat's
+// per-element fold bit for bit: sums, maxnum and minnum, with signed zeros, NaNs and columns
+// past one accumulator chunk.
+func TestColumnReduceMatchesFold(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}
+	for trial := range 300 {
+		g := reduceGeometry{outer: 1 + rng.Intn(3), n: 1 + rng.Intn(40), inner: 1 + rng.Intn(150)}
+		x := make([]float32, g.outer*g.n*g.inner)
+		for i := range x {
+			if rng.Intn(8) == 0 {
+				x[i] = special[rng.Intn(len(special))]
+			} else {
+				x[i] = float32(rng.NormFloat64() * math.Pow(2, float64(rng.Intn(20)-10)))
+			}
+		}
+		for _, kind := range []int{ir.ReduceSum, ir.ReduceMax, ir.ReduceMin} {
+			got := make([]float32, g.outer*g.inner)
+			reduceColsF32(kind, x, got, g)
+			g.each(func(o, base, stride int) {
+				want := float32(reduceFloat(kind, g.n, func(j int) float64 { return float64(x[base+j*stride]) }))
+				if math.Float32bits(got[o]) != math.Float32bits(want) && !(got[o] != got[o] && want != want) {
+					t.Fatalf("trial %d kind %d %+v: out[%d] = %v, want %v", trial, kind, g, o, got[o], want)
+				}
+			})
+		}
+	}
+}
+
 // A row sum (float64 accumulation, SIMD on long rows) is the exact sum rounded to fp32, or
 // within one fp32 ulp of it (float64 roundings can cross a fp32 rounding midpoint).
 func TestRowSumIsNearlyExact(t *testing.T) {

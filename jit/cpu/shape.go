@@ -186,6 +186,11 @@ func (c *compiler) compileReduce(in *ir.Instr, args, results []int) (step, error
 				roundTo(d, fr.f32[z])
 				return nil
 			}
+			if n > 0 && (kind == ir.ReduceSum || kind == ir.ReduceMax || kind == ir.ReduceMin) {
+				reduceColsF32(kind, x, fr.f32[z], geo)
+				roundTo(d, fr.f32[z])
+				return nil
+			}
 			geo.each(func(o, base, stride int) {
 				if kind == ir.ReduceArgMax || kind == ir.ReduceArgMin {
 					fr.ints[z][o] = int64(argExtreme(kind == ir.ReduceArgMax, n, func(j int) float64 { return float64(x[base+j*stride]) }))
@@ -267,6 +272,52 @@ func reduceFloat(kind, n int, x func(j int) float64) float64 {
 		m = minNum64(m, x(j))
 	}
 	return m
+}
+
+// reduceColsF32 is reduceFloat over each column of x's [n, inner] slabs (a reduction along a
+// dim that has dims after it, as tl.sum(t, axis=0)), for sum, max and min (n >= 1) into z. It
+// walks a slab row by row, so the loads are contiguous and the columns' folds are independent
+// chains instead of one call per element; each column folds in reduceFloat's order from its
+// start value, in fp64, so the results are the same bit for bit.
+func reduceColsF32(kind int, x, z []float32, g reduceGeometry) {
+	var acc [64]float64
+	n, inner := g.n, g.inner
+	for i := range g.outer {
+		slab := x[i*n*inner : (i+1)*n*inner]
+		for k0 := 0; k0 < inner; k0 += len(acc) {
+			a := acc[:min(len(acc), inner-k0)]
+			first := 0
+			if kind == ir.ReduceSum {
+				clear(a)
+			} else {
+				for k := range a {
+					a[k] = float64(slab[k0+k])
+				}
+				first = 1
+			}
+			for j := first; j < n; j++ {
+				row := slab[j*inner+k0 : j*inner+k0+len(a)]
+				switch kind {
+				case ir.ReduceSum:
+					for k, v := range row {
+						a[k] += float64(v)
+					}
+				case ir.ReduceMax:
+					for k, v := range row {
+						a[k] = maxNum64(a[k], float64(v))
+					}
+				default:
+					for k, v := range row {
+						a[k] = minNum64(a[k], float64(v))
+					}
+				}
+			}
+			out := z[i*inner+k0 : i*inner+k0+len(a)]
+			for k, v := range a {
+				out[k] = float32(v)
+			}
+		}
+	}
 }
 
 // reduceRowF32 is reduceFloat over a contiguous fp32 row: the sum in fp64 over four
