@@ -81,6 +81,14 @@ var convFoldSamples = true
 // the columns (K x B x QS elements a model).
 const convColsMaxPixels = 64
 
+// convColsMaxK: a unit-stride convolution whose reduction (input channels x taps) is at most
+// this, one dot's k block (a 3x3 over an image's 3 channels: K = 27), takes the columns at
+// any map size: tap by tap its dots would have a K of 3, too short for the panels kernels to
+// pay for their steps, where the columns make it one GEMM of K = 27, and the copy is small
+// (of a shared input, one for all the models). Strided ones (the models' stems) keep their
+// phase planes (not measured on the columns).
+const convColsMaxK = 32
+
 // convSamplesInner lets a pointwise convolution over small maps number its programs sample
 // fastest (flatSamplesInner); tests turn it off to check the plain order on the same problems.
 var convSamplesInner = true
@@ -318,7 +326,7 @@ func lowerConv(l *lowerer, n *graph.Node) error {
 	// (one tap, as a 1x1 stride-2 shortcut: its columns would be a second copy of the phase
 	// plane it reads, costing more than the weight's second read saves; measured)
 	g.cols = g.flat && convColsKernel && n.Op == "conv2d" && !g.depthwise && groups == 1 && g.kh*g.kw > 1 &&
-		g.oh*g.ow <= convColsMaxPixels && g.scale == nil
+		(g.oh*g.ow <= convColsMaxPixels || inC*g.kh*g.kw <= convColsMaxK && !g.strided()) && g.scale == nil
 	if g.flat {
 		g.rows = false
 		switch {
@@ -1562,7 +1570,11 @@ func (g *convGroup) colsInput(l *lowerer, node string, inC int) {
 		out: fullView(b, []int{k, q}, ms)}
 	l.addGroup(cg, name)
 	g.x, g.xCStride, g.xBStride = cg.out, q, 0
-	l.notes[g] = append(l.notes[g], fmt.Sprintf("small maps: one GEMM over the columns of all %d samples (conv_cols.py), each weight read once", g.batch))
+	why := "small maps"
+	if g.oh*g.ow > convColsMaxPixels {
+		why = fmt.Sprintf("a reduction of %d (channels x taps)", k)
+	}
+	l.notes[g] = append(l.notes[g], fmt.Sprintf("%s: one GEMM over the columns of all %d samples (conv_cols.py), each weight read once", why, g.batch))
 }
 
 // convColsGroup copies a convolution's input columns (conv_cols.py) for conv_flat.py's Folded
@@ -1591,7 +1603,10 @@ func (g *convColsGroup) emit(l *lowerer) (*Launch, error) {
 	bq := nextPow2(c.flatPixels())
 	// the largest power of two dividing the channels (no channel mask), up to 8K elements a tile
 	bc := min(g.c&-g.c, max(1, 8192/bq))
-	text, err := templates.Render("conv_cols.py", convData{Fn: fn, Header: header(g.nodes, g.ops), Strided: c.strided()})
+	// (a map past convColsMaxPixels, taken for its few input channels: its tile reaches
+	// further past QS than the planes' slack)
+	qmask := c.oh*c.ow > convColsMaxPixels
+	text, err := templates.Render("conv_cols.py", convData{Fn: fn, Header: header(g.nodes, g.ops), Strided: c.strided(), QMask: qmask})
 	if err != nil {
 		return nil, err
 	}

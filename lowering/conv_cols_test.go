@@ -77,3 +77,44 @@ func TestConvColsOnSmallMaps(t *testing.T) {
 		t.Errorf("%d conv_cols.py launches, want %d", cols, want)
 	}
 }
+
+// The unit-stride convolutions over few input channels (the fixture few_channels: a padded
+// and an unpadded 3x3 over 3 channels, a dilated 2x3 over 2, a 5x5 over 1) run as one GEMM
+// over their columns (conv_cols.py) on maps past convColsMaxPixels, the columns of a shared
+// input gathered once; the 3x3 over 5 channels after them (K = 45) keeps the taps, and the 1x1
+// its planes. TestConvFixtures (TestCNNFixturesAVX2 under AVX2) checks the numbers against
+// PyTorch; this checks that the columns path was taken.
+func TestConvColsFewChannels(t *testing.T) {
+	for _, fixture := range []string{"few_channels_n3", "few_channels_shared_n3"} {
+		g, err := graph.Load(filepath.Join("testdata", "conv", fixture, "graph.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := Lower(g, Options{Device: testDevice("cpu")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		shared := strings.Contains(fixture, "shared")
+		folded := map[string]bool{}
+		for _, ln := range plan.Launches {
+			switch ln.Kernel.Template {
+			case "conv_cols.py":
+				if models := ln.Grid[2]; shared != (models == 1) {
+					t.Errorf("%s: %v: conv_cols.py grid %v: shared input %v, want one program slice %v", fixture, ln.Nodes, ln.Grid, shared, shared)
+				}
+			case "conv_flat.py":
+				for _, n := range ln.Nodes {
+					if g.Node(n) != nil && g.Node(n).Op == "conv2d" {
+						folded[n] = strings.Contains(ln.Kernel.Source.Text, "qb = qi // QS")
+					}
+				}
+			}
+		}
+		want := map[string]bool{"first": true, "valid": true, "dilated": true, "five": true, "second": false, "point": false}
+		for n, w := range want {
+			if f, ok := folded[n]; !ok || f != w {
+				t.Errorf("%s: %s: on conv_flat.py %v, folded (columns) %v, want %v\n%s", fixture, n, ok, f, w, Explain(plan))
+			}
+		}
+	}
+}

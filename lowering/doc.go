@@ -50,7 +50,8 @@
 //     stride over few channels, as a patch copy and a pointwise GEMM; dense ones over small
 //     maps, at most 64 output pixels a sample, as every sample's tap shifts copied side by
 //     side as columns, conv_cols.py, and one GEMM over them, so each weight tile is read once
-//     a launch): tap-major over a [tap, OC, CG] weight when groups have 3 channels or
+//     a launch, and so are unit-stride ones over a reduction of at most 32, an image's 3
+//     channels x 9 taps, whose dots tap by tap would have a K of 3): tap-major over a [tap, OC, CG] weight when groups have 3 channels or
 //     more (the stems too), so both dot operands are read in place, and a convolution feeding another stores its
 //     output straight into the next one's zero-padded planes (Buffer.Sparse: only the
 //     interior is written, the border keeps the zeros of allocation), so only graph inputs

@@ -859,7 +859,7 @@ func TestPoolFloat64AgainstLoop(t *testing.T) {
 // machine with AVX-512 the AVX2/FMA kernels are checked against PyTorch too. Without
 // AVX-512 the fixture tests themselves run the AVX2 kernels, and this one skips.
 func TestCNNFixturesAVX2(t *testing.T) {
-	checkFixturesAVX2(t, "TestCNNFixturesAVX2", "^(TestCNNFixturesAVX2|TestConvFixtures|TestPoolFixtures|TestDepthwiseChannelBlocks|TestDepthwiseDeadTaps|TestGroupedChannelBlocks|TestGroupedMergedGroups)$/^((cnn|pools|convs_a|convs_b|unbatched|patches|depthwise|depthwise_small_maps|grouped|mobile|smallmaps|stem|se|se_small_maps|wide_k)_n3|cpu)?$/^(cpu)?$",
+	checkFixturesAVX2(t, "TestCNNFixturesAVX2", "^(TestCNNFixturesAVX2|TestConvFixtures|TestPoolFixtures|TestDepthwiseChannelBlocks|TestDepthwiseDeadTaps|TestGroupedChannelBlocks|TestGroupedMergedGroups)$/^((cnn|pools|convs_a|convs_b|unbatched|patches|depthwise|depthwise_small_maps|grouped|mobile|smallmaps|stem|se|se_small_maps|wide_k|few_channels|few_channels_shared)_n3|cpu)?$/^(cpu)?$",
 		"--- PASS: TestConvFixtures/cnn_n3/cpu", "--- PASS: TestConvFixtures/convs_a_n3/cpu", "--- PASS: TestConvFixtures/convs_b_n3/cpu",
 		"--- PASS: TestConvFixtures/unbatched_n3/cpu", "--- PASS: TestConvFixtures/patches_n3/cpu", "--- PASS: TestPoolFixtures/pools_n3/cpu",
 		"--- PASS: TestConvFixtures/depthwise_n3/cpu", "--- PASS: TestDepthwiseChannelBlocks/cpu",

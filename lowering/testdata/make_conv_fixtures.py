@@ -46,6 +46,10 @@ FIXTURES = {
                             "--input", "img2=2,5,11,7", "--input", "img3=2,4,7,9"],
     "conv/smallmaps": ["--module", MODELS + ":ConvsSmallMaps", "--input", "img=3,24,13,11"],
     "conv/stem": ["--module", MODELS + ":ConvsStem", "--input", "img=2,3,37,44"],
+    "conv/few_channels": ["--module", MODELS + ":ConvsFewChannels", "--input", "img=2,3,13,11",
+                          "--input", "img2=2,2,12,9", "--input", "img3=3,1,10,10"],
+    "conv/few_channels_shared": ["--module", MODELS + ":ConvsFewChannels", "--input", "img=2,3,13,11",
+                                 "--input", "img2=2,2,12,9", "--input", "img3=3,1,10,10", "--shared-input"],
     "conv/phase_store": ["--module", MODELS + ":ConvsPhaseStore", "--input", "img=2,12,9,12"],
     "conv/wide_k": ["--module", MODELS + ":ConvsWideK", "--input", "img=3,115,7,6", "--input", "big=2,120,13,11"],
     "conv/wide_padding": ["--module", MODELS + ":ConvsWidePadding", "--input", "img=2,5,6,4", "--input", "seq=2,5,4"],
@@ -68,7 +72,7 @@ FIXTURES = {
 
 # N per fixture (default 1, 3, 8): the shared-input ones at 3; the 3-d and transposed ones, whose
 # volumes make larger files, at 1 and 3
-NS = {"conv/cnn": (1, 3), "conv/grouped_folded": (1, 3), "conv/grouped_nonfinite": (3,), "conv/se": (1, 3), "conv/se_small_maps": (1, 3), "linear/small_rows": (1, 3), "linear/convnext": (1, 3), "conv/depthwise": (1, 3), "conv/depthwise_small_maps": (1, 3), "conv/grouped": (1, 3), "conv/mobile": (1, 3), "conv/strided_shared": (1, 3), "conv/smallmaps": (1, 3), "conv/stem": (1, 3), "conv/phase_store": (1, 3), "conv/wide_k": (1, 3), "conv/wide_padding": (1, 3), "conv/shared": (3,), "attention/shared": (3,), "conv/transposed": (1, 3), "conv/convs_3d": (1, 3),
+NS = {"conv/cnn": (1, 3), "conv/grouped_folded": (1, 3), "conv/grouped_nonfinite": (3,), "conv/se": (1, 3), "conv/se_small_maps": (1, 3), "linear/small_rows": (1, 3), "linear/convnext": (1, 3), "conv/depthwise": (1, 3), "conv/depthwise_small_maps": (1, 3), "conv/grouped": (1, 3), "conv/mobile": (1, 3), "conv/strided_shared": (1, 3), "conv/smallmaps": (1, 3), "conv/stem": (1, 3), "conv/phase_store": (1, 3), "conv/few_channels": (1, 3), "conv/few_channels_shared": (3,), "conv/wide_k": (1, 3), "conv/wide_padding": (1, 3), "conv/shared": (3,), "attention/shared": (3,), "conv/transposed": (1, 3), "conv/convs_3d": (1, 3),
       "conv/nd_unbatched": (1, 3), "pool/pools_3d": (1, 3)}
 
 

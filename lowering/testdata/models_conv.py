@@ -905,3 +905,29 @@ class Permute(nn.Module):
 
     def forward(self, x):
         return x.permute(*self.dims)
+
+
+class ConvsFewChannels(nn.Module):
+    """Unit-stride convolutions over an image's few channels on maps past the small-map
+    bound (the zoo's convnet and conv64 first convolutions): one GEMM over their columns
+    (conv_cols.py) at odd sizes: a padded 3x3 (3 -> 5) with BatchNorm and ReLU read by a
+    wider 3x3 (its padded planes stored by the GEMM), an unpadded 3x3 (3 -> 6) with a bias,
+    a dilated 2x3 over 2 channels padded (1, 2), and a 5x5 over one channel (K = 25) whose
+    output is added to a 1x1 of the same input as a residual."""
+
+    def __init__(self):
+        super().__init__()
+        self.first = nn.Conv2d(3, 5, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(5)
+        self.second = nn.Conv2d(5, 7, 3, padding=1)
+        self.valid = nn.Conv2d(3, 6, 3)
+        self.dilated = nn.Conv2d(2, 4, (2, 3), padding=(1, 2), dilation=2)
+        self.five = nn.Conv2d(1, 4, 5, padding=2)
+        self.point = nn.Conv2d(1, 4, 1)
+        with torch.no_grad():
+            self.bn.running_mean.uniform_(-1.0, 1.0)
+            self.bn.running_var.uniform_(0.5, 2.0)
+
+    def forward(self, img, img2, img3):
+        y = self.second(torch.relu(self.bn(self.first(img))))
+        return y, self.valid(img), self.dilated(img2), torch.relu(self.five(img3) + self.point(img3))

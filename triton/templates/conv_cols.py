@@ -7,8 +7,8 @@ pixels is copied to row (channel, tap) of o[C*KH*KW, NQ] (rows NQ apart: B*QS ro
 then reads each weight once a launch (a sample a program would stream the weight once per
 sample). Program (channel tile, sample, model): per tap one [BLOCK_C, BLOCK_Q] tile, affine
 (read in place; its last columns may read past QS, into the next plane or the buffer's slack,
-and are not stored).
-Data: Fn, Header, Strided.
+and are not stored; with QMask, for maps whose tile reaches past that slack, not read either).
+Data: Fn, Header, Strided, QMask.
 */ -}}
 import triton
 import triton.language as tl
@@ -40,4 +40,8 @@ def {{.Fn}}(
 {{- else}}
         toff = (tap // KW) * (dil_h * Wp) + (tap % KW) * dil_w
 {{- end}}
+{{- if .QMask}}
+        tl.store(o_base + tap * NQ, tl.load(x_base + toff, mask=live, other=0.0), mask=live)
+{{- else}}
         tl.store(o_base + tap * NQ, tl.load(x_base + toff), mask=live)
+{{- end}}
