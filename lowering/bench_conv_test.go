@@ -341,6 +341,25 @@ func scaledConvGraph(n, batch int, c convShape) string {
 //	go test ./lowering -run '^$' -bench 'Resnet18Convs|RegnetGroupedConvs'
 func BenchmarkResnet18Convs(b *testing.B) { benchmarkConvs(b, resnet18Convs) }
 
+// resnet50Convs are the 1x1 convolutions of torchvision's resnet50 bottlenecks on 96x96 images
+// (conv1 C -> width, conv3 width -> 4 width) in layers 2-4, and layer 4's 3x3: the 6x6 and
+// 3x3 maps where the AVX2 path's 16-wide strips leave the widest edges.
+var resnet50Convs = []convShape{
+	{"1x1/512-128/12x12", 512, 128, 1, 1, 12, 1},
+	{"1x1/128-512/12x12", 128, 512, 1, 1, 12, 1},
+	{"1x1/1024-256/6x6", 1024, 256, 1, 1, 6, 1},
+	{"1x1/256-1024/6x6", 256, 1024, 1, 1, 6, 1},
+	{"3x3/256/6x6", 256, 256, 3, 1, 6, 1},
+	{"1x1/2048-512/3x3", 2048, 512, 1, 1, 3, 1},
+	{"1x1/512-2048/3x3", 512, 2048, 1, 1, 3, 1},
+	{"3x3/512/3x3", 512, 512, 3, 1, 3, 1},
+}
+
+// BenchmarkResnet50Convs is BenchmarkResnet18Convs for resnet50Convs:
+//
+//	GODEBUG=cpu.avx512f=off go test ./lowering -run '^$' -bench Resnet50Convs -benchtime 30x
+func BenchmarkResnet50Convs(b *testing.B) { benchmarkConvs(b, resnet50Convs) }
+
 // BenchmarkResnet18WeightConvs runs the convolutions of resnet18's layers 3 and 4 (the last
 // six of resnet18Convs) at N = 8 as well as 3: there their weights (up to 9.4 MB a model) come
 // from the L3 or memory, read once a launch, so the kernel streams them; "weight-GB/s" is

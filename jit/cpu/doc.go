@@ -36,7 +36,8 @@
 //     on Intel, fewer than 256 columns that 48-wide strips cover in fewer strips than 32-wide
 //     ones, 81-96 in 2 rather than 3 as a folded 6x6 map's 92, run on 8x48 masked kernels
 //     alone, prefetching rows of A 4 KB or more apart over two strips as below)
-//     or under AVX2 on an 8- or 16-wide kernel through a B panel zero-padded once per call;
+//     or under AVX2 on an 8- or 16-wide kernel through a B panel zero-padded once per call
+//     (but a last column past 8, 16 or 24, a 3x3 map's 9 pixels, runs on the gemv kernels);
 //     odd sizes cost about their flops. Rows of B 4 KB or more apart (1 KB over k > 128 with
 //     four row blocks or more) are packed once per call, 128 columns at a time, into one contiguous
 //     [k, w] panel per strip (the copy prefetching rows of B a few ahead: a page apart, the

@@ -160,6 +160,9 @@ var (
 	// over such an A queue (streamsA, panels.go). The hardware prefetcher does not follow 8
 	// rows 1 KB long at once, so the plain kernels wait on every line.
 	gemmStreamA = true
+	// gemmGemvColumn: on AVX2, a product of 8q + 1 columns (q = 1 or 2 or 3) runs its last
+	// column on the gemv kernels rather than a zero-padded strip (gemmF32).
+	gemmGemvColumn = true
 )
 
 // streamedDots counts the gemmF32 calls whose wide strips ran on the kernels that prefetch
@@ -169,6 +172,10 @@ var streamedDots atomic.Int64
 // streamFirstCols is the widest B whose first strip alone prefetches A's rows when they are
 // far apart (past streamMaxCols, where every strip does): the folded small maps' columns.
 const streamFirstCols = 96
+
+// gemvColumnDots counts the gemmF32 calls whose last column ran on the gemv kernels
+// (gemmGemvColumn; tests read it).
+var gemvColumnDots atomic.Int64
 
 // strips48Dots counts the gemmF32 calls that ran on 48-wide strips (gemmStrips48; tests
 // read it).
@@ -265,6 +272,17 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 		return
 	}
 
+	if gemmGemvColumn && n%gemmNarrow.w == 1 && n < 2*gemmWide.w && gemmWideEdge.masked == nil &&
+		gemmNarrow.masked == nil && gemvKern != nil && m >= 4 && k >= gemvLanes {
+		// AVX2 (no masked kernels): one column past a multiple of 8 (a 3x3 map's 9 pixels a
+		// sample) would pad a 16- or 8-wide strip of its own; it runs as a gemv instead
+		// (each row of A read once against B's column copied contiguous), the rest on the
+		// strips as before.
+		gemvColumnDots.Add(1)
+		gemmF32(m, n-1, k, a, lda, b, ldb, c, ldc, scratch)
+		gemmGemvColumn1(m, k, a, lda, b[n-1:], ldb, c[n-1:], ldc, scratch)
+		return
+	}
 	wide := &gemmWide
 	nFull := n - n%wide.w
 	rem := n - nFull
@@ -379,6 +397,26 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 	}
 	if maskedAt >= 0 {
 		gemmMaskedRun(masked, m, k, a, lda, b[maskedAt:], ldb, c[maskedAt:], ldc, n-maskedAt)
+	}
+}
+
+// gemmGemvColumn1 computes c[i*ldc] += a[i, :k] . b[p*ldb] over p (one column of B and C)
+// on the gemv kernels: c's column and b's gathered into scratch, then A's rows read in place,
+// four at a time.
+func gemmGemvColumn1(m, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, scratch *[]float32) {
+	if cap(*scratch) < k+m {
+		*scratch = make([]float32, k+m)
+	}
+	col, tile := (*scratch)[:k], (*scratch)[k:k+m]
+	for p := range col {
+		col[p] = b[p*ldb]
+	}
+	for i := range tile {
+		tile[i] = c[i*ldc]
+	}
+	gemvF32(1, m, k, col, k, a, lda, tile, m)
+	for i, v := range tile {
+		c[i*ldc] = v
 	}
 }
 
