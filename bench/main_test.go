@@ -742,3 +742,21 @@ print(sets)
 		t.Errorf("set_num_threads calls for requests at 2, 2, 1, 1, 1, 2, 2 threads: %s, want [1, 2]", got)
 	}
 }
+
+// An --avx2 run names its files apart, so it does not overwrite the same section's AVX-512
+// report in the same directory.
+func TestReportFileNames(t *testing.T) {
+	for _, tc := range []struct {
+		section string
+		avx2    bool
+		want    string
+	}{
+		{"zoo", false, "zoo"}, {"zoo", true, "zoo_avx2"},
+		{"real", false, "real"}, {"real", true, "real_avx2"},
+		{"real_extra", false, "real_extra"}, {"real_extra", true, "real_extra_avx2"},
+	} {
+		if got := (&report{Section: tc.section, AVX2: tc.avx2}).fileBase(); got != tc.want {
+			t.Errorf("section %q, avx2 %v: files %q, want %q", tc.section, tc.avx2, got, tc.want)
+		}
+	}
+}

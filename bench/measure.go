@@ -106,7 +106,8 @@ type cell struct {
 
 // report is the whole run.
 type report struct {
-	Section   string           `json:"section"` // "zoo", "real" (--real) or "real_extra" (--real --extra)
+	Section   string           `json:"section"`        // "zoo", "real" (--real) or "real_extra" (--real --extra)
+	AVX2      bool             `json:"avx2,omitempty"` // both sides without AVX-512 (--avx2)
 	Started   string           `json:"started"`
 	Seconds   float64          `json:"seconds"`
 	Machine   machine          `json:"machine"`
@@ -203,7 +204,7 @@ func benchmark(c *config) (*report, error) {
 	}
 	dev := sel.Device
 	defer dev.Close()
-	rep.Machine.Kernels = dev.Info().Name
+	rep.Machine.Kernels, rep.AVX2 = dev.Info().Name, c.avx2
 	if c.avx2 && strings.Contains(rep.Machine.Kernels, "AVX-512") {
 		return nil, usageError{"--avx2: widejit chose AVX-512 kernels (" + rep.Machine.Kernels + "); run the bench with GODEBUG=cpu.avx512f=off, which Go reads when the process starts"}
 	}

@@ -44,12 +44,17 @@ func writeReport(dir string, rep *report) ([]string, error) {
 }
 
 // fileBase names the report's files: "zoo", or "real" / "real_extra" for the real-models
-// sections.
+// sections, with "_avx2" after it for an --avx2 run, so that the AVX2 report of a section
+// does not overwrite its AVX-512 one in the same directory.
 func (rep *report) fileBase() string {
+	base := "zoo"
 	if rep.Section == "real" || rep.Section == "real_extra" {
-		return rep.Section
+		base = rep.Section
 	}
-	return "zoo"
+	if rep.AVX2 {
+		base += "_avx2"
+	}
+	return base
 }
 
 // markdownTable is the report's table: one row per cell.
