@@ -35,7 +35,7 @@ import (
 //
 //	go test -c -o /tmp/cpu.test ./jit/cpu
 //	for i in 1 2 3 4; do for f in 'flat$' flat-padded 'blocked$' blocked-noborder; do
-//	  /tmp/cpu.test -test.run '^$' -test.bench "BlockedConvPair/avx512/$f" -test.benchtime 60x; done; done
+//	  /tmp/cpu.test -test.run '^$' -test.bench "BlockedConvPair/avx512/pair/$f" -test.benchtime 60x; done; done
 const blockedPairSource = `
 import triton
 import triton.language as tl
@@ -139,8 +139,9 @@ type blockedPair struct {
 	slack                     int
 }
 
-func newBlockedPair(n int) *blockedPair {
-	p := &blockedPair{n: n, bc: 16, batch: 8, c: 32, h: 32, w: 32, hp: 34, wp: 34, slack: 512 * 32}
+// newBlockedPair sets up n models' operands: c channels in and out, batch samples of hw x hw.
+func newBlockedPair(n, batch, c, hw int) *blockedPair {
+	p := &blockedPair{n: n, bc: 16, batch: batch, c: c, h: hw, w: hw, hp: hw + 2, wp: hw + 2, slack: 512 * c}
 	rng := rand.New(rand.NewSource(7))
 	nx := n * p.batch * p.c * p.h * p.w
 	p.x = make([]float32, nx)
@@ -222,7 +223,7 @@ func (p *blockedPair) compile(tb testing.TB, form convForm) (jit.Kernel, func(ji
 			sig[s] = "i32"
 		}
 		k, err := c.Load(dev, jit.Source{File: "conv_blocked_pair.py", Text: blockedPairSource, Fn: "conv_flat"}, jit.Spec{Sig: sig,
-			Consts: map[string]any{"BLOCK_P": int64(blockP), "BLOCK_OC": int64(32), "BLOCK_K": int64(32), "PADDED": form == flatPadded}})
+			Consts: map[string]any{"BLOCK_P": int64(blockP), "BLOCK_OC": int64(p.c), "BLOCK_K": int64(32), "PADDED": form == flatPadded}})
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -242,7 +243,7 @@ func (p *blockedPair) compile(tb testing.TB, form convForm) (jit.Kernel, func(ji
 		sig[s] = "i32"
 	}
 	k, err := c.Load(dev, jit.Source{File: "conv_blocked_pair.py", Text: blockedPairSource, Fn: "conv_blocked"}, jit.Spec{Sig: sig,
-		Consts: map[string]any{"BLOCK_P": int64(blockP), "BLOCK_OC": int64(32), "BC": int64(p.bc), "BORDER": form == blocked}})
+		Consts: map[string]any{"BLOCK_P": int64(blockP), "BLOCK_OC": int64(p.c), "BC": int64(p.bc), "BORDER": form == blocked}})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -318,46 +319,61 @@ func (p *blockedPair) check(tb testing.TB, form convForm) {
 // the padded outputs' borders for zeros, under every micro-kernel set.
 func TestBlockedConvPair(t *testing.T) {
 	eachMicroKernel(func() {
-		p := newBlockedPair(2)
-		for _, form := range []convForm{flatDense, flatPadded, blocked, blockedNoBorder} {
-			k, launch := p.compile(t, form)
-			if err := launch(k); err != nil {
-				t.Fatal(err)
+		for _, sh := range blockedShapes {
+			p := newBlockedPair(2, sh.batch, sh.c, sh.hw)
+			for _, form := range []convForm{flatDense, flatPadded, blocked, blockedNoBorder} {
+				k, launch := p.compile(t, form)
+				if err := launch(k); err != nil {
+					t.Fatal(err)
+				}
+				p.check(t, form)
 			}
-			p.check(t, form)
 		}
 	})
 }
 
+// blockedShapes are the benchmark's convolutions: the pair's conv2 (N = 12) and, for
+// comparison, the ResBlock's (64 -> 64 on 16x16, N = 8; bias and ReLU in place of its
+// BatchNorm and residual).
+var blockedShapes = []struct {
+	name            string
+	n, batch, c, hw int
+}{{"pair", 12, 8, 32, 32}, {"resblock", 8, 4, 64, 16}}
+
 func BenchmarkBlockedConvPair(b *testing.B) {
 	eachISA(b, func(b *testing.B) {
-		p := newBlockedPair(12)
-		for _, form := range []struct {
-			name string
-			form convForm
-		}{{"flat", flatDense}, {"flat-padded", flatPadded}, {"blocked", blocked}, {"blocked-noborder", blockedNoBorder}} {
-			b.Run(form.name, func(b *testing.B) {
-				k, launch := p.compile(b, form.form)
+		for _, sh := range blockedShapes {
+			b.Run(sh.name, func(b *testing.B) { benchmarkBlockedConv(b, newBlockedPair(sh.n, sh.batch, sh.c, sh.hw)) })
+		}
+	})
+}
+
+func benchmarkBlockedConv(b *testing.B, p *blockedPair) {
+	for _, form := range []struct {
+		name string
+		form convForm
+	}{{"flat", flatDense}, {"flat-padded", flatPadded}, {"blocked", blocked}, {"blocked-noborder", blockedNoBorder}} {
+		b.Run(form.name, func(b *testing.B) {
+			k, launch := p.compile(b, form.form)
+			if err := launch(k); err != nil {
+				b.Fatal(err)
+			}
+			peak := PeakGFLOPS(50 * time.Millisecond)
+			b.ResetTimer()
+			cpu0 := testkit.CPUTime()
+			for range b.N {
 				if err := launch(k); err != nil {
 					b.Fatal(err)
 				}
-				peak := PeakGFLOPS(50 * time.Millisecond)
-				b.ResetTimer()
-				cpu0 := testkit.CPUTime()
-				for range b.N {
-					if err := launch(k); err != nil {
-						b.Fatal(err)
-					}
-				}
-				cpuTime := testkit.CPUTime() - cpu0
-				b.StopTimer()
-				peak = max(peak, PeakGFLOPS(50*time.Millisecond))
-				flops := float64(p.flops()) * float64(b.N)
-				if cpuTime > 0 && peak > 0 {
-					b.ReportMetric(flops/cpuTime.Seconds()/1e9, "GFLOP/cpu-s")
-					b.ReportMetric(100*flops/cpuTime.Seconds()/1e9/peak, "%peak")
-				}
-			})
-		}
-	})
+			}
+			cpuTime := testkit.CPUTime() - cpu0
+			b.StopTimer()
+			peak = max(peak, PeakGFLOPS(50*time.Millisecond))
+			flops := float64(p.flops()) * float64(b.N)
+			if cpuTime > 0 && peak > 0 {
+				b.ReportMetric(flops/cpuTime.Seconds()/1e9, "GFLOP/cpu-s")
+				b.ReportMetric(100*flops/cpuTime.Seconds()/1e9/peak, "%peak")
+			}
+		})
+	}
 }
