@@ -70,7 +70,6 @@ type frame struct {
 
 	ownF32       [][]float32 // storage of slots that view buffer memory (alias.go), by slot
 	gemmScratch  []float32   // padded panels of narrow tl.dot operands (dot.go)
-	gemvScratch  []float32   // the transposed live columns of a 4-column tl.dot operand (extent.go)
 	chunks       []float32   // the fused GELU's chunk buffers (gelu.go)
 	bcastScratch []float32   // one row of a column broadcast (rowbcast.go)
 	maskRuns     []maskRun   // the runs of a select's row mask (rowbcast.go)

@@ -81,7 +81,8 @@
 //     row of it once, in order, on the gemv kernels (gemv.go: four rows of B against up to
 //     three of A, vector partial sums folded at the end), and transposes it otherwise. A
 //     dot whose B has exactly 4 live columns (a 1x1 convolution's pixels on a 2x2 map) runs
-//     on the gemv kernels too, over those columns copied transposed (extent.go's narrowGemv).
+//     on the gemv kernels too, over those columns copied transposed (dot.go's dotF32 and
+//     gemvColumns, which also run gemmF32's gemv column).
 //   - tl.dot multiplies only what is live (extent.go): a masked fp32 load with other=0 records
 //     the live extent of its tile (rows < M, k < K), tl.trans carries it over, and the dot
 //     runs on the live block, so an edge tile of a 257 x 131 matmul costs its live part; when

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"slices"
 	"sync/atomic"
 
 	"github.com/widejit/widejit/triton/ir"
@@ -40,7 +41,7 @@ func (c *compiler) compileDot(in *ir.Instr, args []int, z int) (step, error) {
 				return nil
 			}
 			for bi := range batch {
-				gemmF32(m, n, k, x[bi*m*k:], k, y[bi*k*n:], n, zz[bi*m*n:], n, &fr.gemmScratch)
+				dotF32(m, n, k, x[bi*m*k:], k, y[bi*k*n:], n, zz[bi*m*n:], n, &fr.gemmScratch)
 			}
 			roundTo(out, zz)
 			return nil
@@ -160,8 +161,8 @@ var (
 	// over such an A queue (streamsA, panels.go). The hardware prefetcher does not follow 8
 	// rows 1 KB long at once, so the plain kernels wait on every line.
 	gemmStreamA = true
-	// gemmGemvColumn: on AVX2, a product of 8q + 1 columns (q = 1 or 2 or 3) runs its last
-	// column on the gemv kernels rather than a zero-padded strip (gemmF32).
+	// gemmGemvColumn: on AVX2, a product of 8q + 1 columns (q < 4) runs its last column on
+	// the gemv kernels rather than a zero-padded strip (gemmF32, gemvColumns).
 	gemmGemvColumn = true
 )
 
@@ -173,8 +174,8 @@ var streamedDots atomic.Int64
 // far apart (past streamMaxCols, where every strip does): the folded small maps' columns.
 const streamFirstCols = 96
 
-// gemvColumnDots counts the gemmF32 calls whose last column ran on the gemv kernels
-// (gemmGemvColumn; tests read it).
+// gemvColumnDots counts the products that ran columns on the gemv kernels (gemvColumns:
+// dotF32's 4 and gemmGemvColumn's 1; tests read it).
 var gemvColumnDots atomic.Int64
 
 // strips48Dots counts the gemmF32 calls that ran on 48-wide strips (gemmStrips48; tests
@@ -275,12 +276,10 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 	if gemmGemvColumn && n%gemmNarrow.w == 1 && n < 2*gemmWide.w && gemmWideEdge.masked == nil &&
 		gemmNarrow.masked == nil && gemvKern != nil && m >= 4 && k >= gemvLanes {
 		// AVX2 (no masked kernels): one column past a multiple of 8 (a 3x3 map's 9 pixels a
-		// sample) would pad a 16- or 8-wide strip of its own; it runs as a gemv instead
-		// (each row of A read once against B's column copied contiguous), the rest on the
-		// strips as before.
+		// sample) would pad a 16- or 8-wide strip of its own; decided per k chunk, as before
 		gemvColumnDots.Add(1)
 		gemmF32(m, n-1, k, a, lda, b, ldb, c, ldc, scratch)
-		gemmGemvColumn1(m, k, a, lda, b[n-1:], ldb, c[n-1:], ldc, scratch)
+		gemvColumns(m, 1, k, a, lda, b[n-1:], ldb, c[n-1:], ldc, scratch)
 		return
 	}
 	wide := &gemmWide
@@ -400,23 +399,46 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 	}
 }
 
-// gemmGemvColumn1 computes c[i*ldc] += a[i, :k] . b[p*ldb] over p (one column of B and C)
-// on the gemv kernels: c's column and b's gathered into scratch, then A's rows read in place,
-// four at a time.
-func gemmGemvColumn1(m, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, scratch *[]float32) {
-	if cap(*scratch) < k+m {
-		*scratch = make([]float32, k+m)
+// dotF32 computes c[m,n] += a[m,k] x b[k,n] (as gemmF32) for a whole tl.dot's live product:
+// exactly 4 columns (a 1x1 convolution's pixels on a 2x2 map: a quarter of a strip's lanes)
+// over a deep k of whole vectors run on the gemv kernels, their lanes along k, each row of a
+// read once. Parts of a product (gemmF32's own, the queued panels' edges) keep the sums that
+// gemmF32 gives the whole.
+func dotF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, scratch *[]float32) {
+	if gemvKern != nil && n == 4 && m > gemvAnyKRows && k >= narrowGemvMinK && k%gemvLanes == 0 {
+		gemvColumnDots.Add(1)
+		gemvColumns(m, n, k, a, lda, b, ldb, c, ldc, scratch)
+		return
 	}
-	col, tile := (*scratch)[:k], (*scratch)[k:k+m]
-	for p := range col {
-		col[p] = b[p*ldb]
+	gemmF32(m, n, k, a, lda, b, ldb, c, ldc, scratch)
+}
+
+const narrowGemvMinK = 64 // B's copy and each row's horizontal sums are paid once a row
+
+// gemvColumns computes c[m, g] += a[m, k] x b[k, g] (rows lda, ldb, ldc apart) on the gemv
+// kernels, b's g columns gathered contiguous along k into scratch: 4 or more against A's
+// rows, C's in place; fewer (the kernels take 4 columns a call) with the roles swapped, A's
+// rows 4 at a time against each column, C's column through scratch.
+func gemvColumns(m, g, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, scratch *[]float32) {
+	*scratch = slices.Grow((*scratch)[:0], g*k+m)[:g*k+m]
+	cols, tile := (*scratch)[:g*k], (*scratch)[g*k:]
+	for p := range k {
+		for j, v := range b[p*ldb : p*ldb+g] {
+			cols[j*k+p] = v
+		}
 	}
-	for i := range tile {
-		tile[i] = c[i*ldc]
+	if g >= 4 {
+		gemvF32(m, g, k, a, lda, cols, k, c, ldc)
+		return
 	}
-	gemvF32(1, m, k, col, k, a, lda, tile, m)
-	for i, v := range tile {
-		c[i*ldc] = v
+	for j := range g {
+		for i := range tile {
+			tile[i] = c[i*ldc+j]
+		}
+		gemvF32(1, m, k, cols[j*k:], k, a, lda, tile, m)
+		for i, v := range tile {
+			c[i*ldc+j] = v
+		}
 	}
 }
 

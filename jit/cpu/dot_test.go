@@ -514,23 +514,25 @@ func TestGemmF32Strips48(t *testing.T) {
 	})
 }
 
-// TestGemmF32GemvColumn checks products of 8q + 1 columns, whose last column runs on the gemv
-// kernels under AVX2 (gemmGemvColumn), and that the path is taken there and only there.
+// TestGemmF32GemvColumn checks dotF32's products of 4 columns, which run on the gemv kernels
+// over a deep k of whole vectors (narrowGemv), and of 8q + 1 columns, whose last column does
+// under AVX2 (gemmGemvColumn), and that the gemv path is taken there and only there.
 func TestGemmF32GemvColumn(t *testing.T) {
 	r := rand.New(rand.NewPCG(25, 26))
 	var scratch []float32
 	run := func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
-		gemmF32(m, n, k, a, lda, b, ldb, c, ldc, &scratch)
+		dotF32(m, n, k, a, lda, b, ldb, c, ldc, &scratch)
 	}
 	eachMicroKernel(func() {
 		on := gemmGemvColumn && gemmSIMD && gemmWideEdge.masked == nil && gemvKern != nil
-		for _, n := range []int{1, 8, 9, 16, 17, 25, 32} {
+		for _, n := range []int{1, 4, 8, 9, 16, 17, 25, 32} {
 			for _, m := range []int{3, 4, 7, 13, 64, 256} {
-				for _, k := range []int{5, 8, 17, 256, 300} {
+				for _, k := range []int{5, 8, 17, 64, 256, 300, 1024} {
 					for _, lda := range []int{k + 3, 2048} {
 						before := gemvColumnDots.Load()
 						gemmCheckLD(t, r, m, n, k, lda, n+5, run)
-						want := on && n%8 == 1 && n < 32 && m >= 4 && k >= gemvLanes
+						narrow := gemmSIMD && gemvKern != nil && n == 4 && m >= 4 && k >= narrowGemvMinK && k%gemvLanes == 0
+						want := narrow || on && n%8 == 1 && n < 32 && m >= 4 && k >= gemvLanes
 						if took := gemvColumnDots.Load() != before; took != want {
 							t.Fatalf("%s %dx%dx%d: gemv column taken %v, want %v", dotKernelName(), m, n, k, took, want)
 						}

@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"math"
-	"slices"
 	"sync/atomic"
 
 	"github.com/widejit/widejit/triton/ir"
@@ -205,7 +204,7 @@ func (fr *frame) dotF32Live(a, b, z, m, n, k int, trackA, trackB bool, observed 
 			fr.transpose2D(b, bt, n, k, trackB, true)
 		}
 		x, y = fr.zeroPadded(a, trackA, m, k, ea), fr.zeroPadded(b, trackB, k, n, eb)
-		gemmF32(m, n, k, x, k, y, n, fr.f32[z], n, &fr.gemmScratch)
+		dotF32(m, n, k, x, k, y, n, fr.f32[z], n, &fr.gemmScratch)
 		return
 	}
 	if kk := min(ea.cols, eb.rows); ea.rows > 0 && eb.cols > 0 && kk > 0 {
@@ -221,36 +220,9 @@ func (fr *frame) dotF32Live(a, b, z, m, n, k int, trackA, trackB bool, observed 
 			return
 		}
 		fr.settle(z)
-		if narrowGemv(ea.rows, eb.cols, kk) {
-			fr.gemvScratch = slices.Grow(fr.gemvScratch[:0], eb.cols*kk)[:eb.cols*kk]
-			for p := range kk {
-				for j := range eb.cols {
-					fr.gemvScratch[j*kk+p] = y[p*ldb+j]
-				}
-			}
-			narrowGemvDots.Add(1)
-			gemvF32(ea.rows, eb.cols, kk, x, lda, fr.gemvScratch, kk, fr.f32[z], n)
-			return
-		}
-		gemmF32(ea.rows, eb.cols, kk, x, lda, y, ldb, fr.f32[z], n, &fr.gemmScratch)
+		dotF32(ea.rows, eb.cols, kk, x, lda, y, ldb, fr.f32[z], n, &fr.gemmScratch)
 	}
 }
-
-// narrowGemv reports whether a dot of rows live rows of a over kk steps of k with cols live
-// columns of b runs as gemvF32 on b's live columns transposed: exactly 4 columns (a 1x1
-// convolution's pixels on a 2x2 map), over a deep enough k. The gemm micro-kernels' narrowest
-// strip is 16 columns wide, so 4 live ones leave three quarters of each FMA's lanes idle;
-// gemv's lanes run along k instead, all live, each row of a read once.
-func narrowGemv(rows, cols, kk int) bool {
-	return gemvKern != nil && cols == 4 && rows > gemvAnyKRows && kk >= narrowGemvMinK && kk%gemvLanes == 0
-}
-
-// narrowGemvMinK is the shallowest k narrowGemv takes: the transposed copy of b and each
-// row's horizontal sums are paid once a row, the multiply-adds kk/gemvLanes times.
-const narrowGemvMinK = 64
-
-// narrowGemvDots counts the dots narrowGemv took (tests read it).
-var narrowGemvDots atomic.Int64
 
 // finiteChecks counts the dots that scanned an operand for infinities and NaNs (tests read it).
 var finiteChecks atomic.Int64

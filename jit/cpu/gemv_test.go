@@ -137,7 +137,7 @@ func TestDotReadsTransposedTileInPlace(t *testing.T) {
 }
 
 // A dot whose b has exactly 4 live columns (a 1x1 convolution's pixels on a 2x2 map) runs as
-// gemvF32 on those columns transposed (narrowGemv) when k's live steps are whole vectors of at
+// gemvF32 on those columns transposed (gemmF32's gemvCols) when k's live steps are whole vectors of at
 // least narrowGemvMinK; other widths and depths take the gemm kernels. scaled_dot (b read as
 // it lies, [K, N], its rows scaled, here by ones) against a float64 reference over the whole
 // accumulator (the padding's zeros included), on both kernel variants.
@@ -157,12 +157,12 @@ func TestDotOnFourColumnsRunsGemv(t *testing.T) {
 				ones[p] = 1
 			}
 			out := f32Buf(t, make([]float32, bm*bn))
-			before := narrowGemvDots.Load()
+			before := gemvColumnDots.Load()
 			if err := kn.Launch(grid1(1), []jit.Arg{buf(f32Buf(t, a)), buf(f32Buf(t, b)), buf(f32Buf(t, ones)), buf(out),
 				scalar(int64(tc.n)), scalar(int64(tc.k))}); err != nil {
 				t.Fatal(err)
 			}
-			if got := narrowGemvDots.Load() - before; got != tc.gemv {
+			if got := gemvColumnDots.Load() - before; got != tc.gemv {
 				t.Errorf("%s n%d_k%d: %d dots ran as gemv, want %d", dotKernelName(), tc.n, tc.k, got, tc.gemv)
 			}
 			got := out.f32()

@@ -240,10 +240,14 @@ func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]
 		fullC += edge
 	}
 	for _, p := range ps {
+		if fullR == 0 { // no blocks: the whole product, as the dot alone runs it
+			dotF32(p.m, p.n, p.k, p.a, p.lda, p.b, p.ldb, c, ldc, scratch)
+			continue
+		}
 		if p.m > fullR { // the rows below the blocks, every column
 			gemmF32(p.m-fullR, p.n, p.k, p.a[fullR*p.lda:], p.lda, p.b, p.ldb, c[fullR*ldc:], ldc, scratch)
 		}
-		if fullR > 0 && p.n > fullC { // the columns right of them
+		if p.n > fullC { // the columns right of them
 			gemmF32(fullR, p.n-fullC, p.k, p.a, p.lda, p.b[fullC:], p.ldb, c[fullC:], ldc, scratch)
 		}
 	}

@@ -12,10 +12,11 @@ import (
 	"github.com/widejit/widejit/jit"
 )
 
-// TestGemmPanelsMatchDotsInTurn: the queued products give bit for bit what the same
-// gemmF32 calls give one after another (each element sums the panels in order), on the
-// AVX-512 and the AVX2 kernels, for full blocks, edges, panels of different live extents and
-// a single panel; nothing outside the products changes.
+// TestGemmPanelsMatchDotsInTurn: the queued products give bit for bit what the same dots
+// give one after another (dotF32; each element sums the panels in order), on the AVX-512 and
+// the AVX2 kernels, for full blocks, edges, panels of different live extents and a single
+// panel (of 4 columns: on the gemv kernels, as the dot alone); nothing outside the products
+// changes.
 func TestGemmPanelsMatchDotsInTurn(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	cases := []struct {
@@ -26,6 +27,7 @@ func TestGemmPanelsMatchDotsInTurn(t *testing.T) {
 		{"edges", []int{35, 35}, []int{70, 70}, []int{3, 32}},
 		{"extents", []int{32, 27, 32, 9}, []int{64, 64, 50, 64}, []int{8, 1, 64, 17}},
 		{"one", []int{16}, []int{48}, []int{5}},
+		{"four", []int{16}, []int{4}, []int{64}},
 		{"thin", []int{3, 3}, []int{200, 200}, []int{16, 16}},
 		{"strips", []int{17, 17, 17}, []int{100, 100, 100}, []int{7, 64, 33}},   // 2 x 48 wide, 4 left
 		{"mixed", []int{8, 8}, []int{125, 125}, []int{9, 2}},                    // 48 + 2 x 32 + 13
@@ -56,11 +58,15 @@ func TestGemmPanelsMatchDotsInTurn(t *testing.T) {
 						x[j] = float32(r.NormFloat64())
 					}
 				}
-				gemmF32(m, n, k, a, lda, b, ldb, want, ldc, &scratch)
+				dotF32(m, n, k, a, lda, b, ldb, want, ldc, &scratch)
 				ps = append(ps, dotPanel{a: a, lda: lda, b: b, ldb: ldb, m: m, n: n, k: k})
 			}
 			var asm []gemmPanel
+			before := gemvColumnDots.Load()
 			gemmPanels(ps, c, ldc, &scratch, &asm, nil, 0, 0, nil)
+			if took := gemvColumnDots.Load() != before; took != (tc.name == "four") {
+				t.Fatalf("%s %s: gemv route taken %v", dotKernelName(), tc.name, took)
+			}
 			for i := range c {
 				if c[i] != want[i] {
 					t.Fatalf("%s %s: c[%d][%d] = %g, the dots in turn give %g", dotKernelName(), tc.name, i/ldc, i%ldc, c[i], want[i])
