@@ -60,7 +60,7 @@ func TestGemmPanelsMatchDotsInTurn(t *testing.T) {
 				ps = append(ps, dotPanel{a: a, lda: lda, b: b, ldb: ldb, m: m, n: n, k: k})
 			}
 			var asm []gemmPanel
-			gemmPanels(ps, c, ldc, &scratch, &asm, nil, 0, 0, nil)
+			gemmPanels(ps, c, ldc, &scratch, &asm, nil, 0, 0, nil, nil)
 			for i := range c {
 				if c[i] != want[i] {
 					t.Fatalf("%s %s: c[%d][%d] = %g, the dots in turn give %g", dotKernelName(), tc.name, i/ldc, i%ldc, c[i], want[i])
@@ -314,7 +314,7 @@ func TestPanelEdgeRunsOnPanelsKernels(t *testing.T) {
 		var scratch []float32
 		var asm []gemmPanel
 		edges := paddedEdges.Load()
-		gemmPanels(ps, c, ldc, &scratch, &asm, nil, 0, 0, nil)
+		gemmPanels(ps, c, ldc, &scratch, &asm, nil, 0, 0, nil, nil)
 		if got := paddedEdges.Load() - edges; got != 1 {
 			t.Errorf("%s: %d columns, %d rows: %d padded edges, want 1", dotKernelName(), n, m, got)
 		}
@@ -385,7 +385,7 @@ func BenchmarkAVX2PanelEdges(b *testing.B) {
 								a := w[at:]
 								ps[p] = dotPanel{a: a, lda: s.lda, b: x[p*s.k*s.ldb:], ldb: s.ldb, m: s.rows, n: s.n, k: s.k}
 							}
-							gemmPanels(ps, c, s.ldb, &scratch, &asm, nil, 0, 0, nil)
+							gemmPanels(ps, c, s.ldb, &scratch, &asm, nil, 0, 0, nil, nil)
 							flops += 2 * s.rows * s.n * s.k * s.panels
 						}
 					}
