@@ -102,7 +102,7 @@ func BenchmarkDotMicroKernel(b *testing.B) {
 					c := make([]float32, mr*w)
 					var scratch []float32
 					var asm []gemmPanel
-					return func() { gemmPanels(ps, c, w, &scratch, &asm, nil, 0, 0, nil) }
+					return func() { gemmPanels(ps, c, w, &scratch, &asm, nil, 0, 0, nil, nil) }
 				})
 			})
 		}
@@ -172,7 +172,7 @@ func BenchmarkStreamedPanels(b *testing.B) {
 						for i := range ps {
 							ps[i] = dotPanel{a: a[i*k:], lda: lda, b: bb[i*k*cols:], ldb: cols, m: rows, n: cols, k: k}
 						}
-						gemmPanels(ps, c, cols, &scratch, &asm, nil, 0, 0, nil)
+						gemmPanels(ps, c, cols, &scratch, &asm, nil, 0, 0, nil, nil)
 					}
 				})
 			})

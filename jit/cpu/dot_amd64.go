@@ -31,11 +31,11 @@ func selectMicroKernel(allowAVX512 bool) {
 	switch {
 	case allowAVX512 && cpu.X86.HasAVX512F:
 		gemmWide = gemmStrip{w: 32, mr: 8, kern: kernelsAVX512_32[:], masked: kernelsAVX512_32masked[:], stream: kernelsAVX512_32stream[:]}
-		panelKernels, panelCols = []panelKernel{{8, sgemmAVX512_8x32panels, nil, sgemmAVX512_8x32panelsstream}}, 32
+		panelKernels, panelCols = []panelKernel{{8, sgemmAVX512_8x32panels, nil, sgemmAVX512_8x32panelsstream, sgemmAVX512_8x32panelspair}}, 32
 		panelWide.cols, panelWide.run = 48, sgemmAVX512_8x48panels
 		if tallRows {
 			gemmWide.mr = 12
-			panelKernels = []panelKernel{{12, sgemmAVX512_12x32panels, nil, sgemmAVX512_12x32panelsstream}, {8, sgemmAVX512_8x32panels, nil, sgemmAVX512_8x32panelsstream}}
+			panelKernels = []panelKernel{{12, sgemmAVX512_12x32panels, nil, sgemmAVX512_12x32panelsstream, sgemmAVX512_12x32panelspair}, {8, sgemmAVX512_8x32panels, nil, sgemmAVX512_8x32panelsstream, sgemmAVX512_8x32panelspair}}
 			panelWide.cols, panelWide.run = 0, nil
 		}
 		panelPadEdge = false
@@ -49,8 +49,8 @@ func selectMicroKernel(allowAVX512 bool) {
 		gemmNarrow = gemmStrip{w: 8, mr: 12, kern: kernelsAVX2_8[:]}
 		gemmWideEdge = gemmStrip{}
 		gemmShort = gemmStrip{w: 24, mr: 4, kern: kernelsAVX2_24[:]}
-		panelKernels, panelCols = []panelKernel{{6, sgemmAVX2_6x16panels, sgemmAVX2_6x8panels, sgemmAVX2_6x16panelsstream},
-			{4, sgemmAVX2_4x16panels, sgemmAVX2_4x8panels, sgemmAVX2_4x16panelsstream}}, 16
+		panelKernels, panelCols = []panelKernel{{6, sgemmAVX2_6x16panels, sgemmAVX2_6x8panels, sgemmAVX2_6x16panelsstream, sgemmAVX2_6x16panelspair},
+			{4, sgemmAVX2_4x16panels, sgemmAVX2_4x8panels, sgemmAVX2_4x16panelsstream, sgemmAVX2_4x16panelspair}}, 16
 		panelWide.cols, panelWide.run = 0, nil
 		panelPadEdge = true
 		gemvKern, gemvLanes = gemvKernelsAVX2[:], 8

@@ -22,6 +22,7 @@ type family struct {
 	masked      bool // the last vector of each row loads and stores through the mask K1
 	panels      bool // maxR rows only, summing a list of operand panels (gemmPanel) into c
 	stream      bool // every 16 k steps, prefetch each row of a streamAhead bytes ahead
+	pair        bool // panels, 2 vectors: the second vector of b and c off elements past the first (an argument)
 }
 
 // streamAhead is how far ahead along its row (bytes) a stream kernel prefetches a: 8 blocks
@@ -31,32 +32,39 @@ type family struct {
 const streamAhead = 512
 
 var families = []family{
-	{"AVX512", 2, 16, 12, 32, false, false, false}, // 8x32 main tile (12x32 measured too)
-	{"AVX512", 2, 16, 12, 32, false, false, true},  // the same, a streamed from memory
-	{"AVX512", 1, 16, 16, 32, false, false, false}, // 16-wide strips
-	{"AVX512", 2, 16, 12, 32, true, false, false},  // right edges of 17-31 columns
-	{"AVX512", 1, 16, 16, 32, true, false, false},  // right edges of 1-15 columns
-	{"AVX512", 3, 16, 8, 32, true, false, false},   // the last 32-wide strip and a right edge of 1-15 columns
-	{"AVX512", 3, 16, 8, 32, true, false, true},    // the same, a streamed from memory: 48-wide strips over a far weight
-	{"AVX512", 4, 16, 4, 32, false, false, false},  // few rows: 64 wide, 4-16 accumulators
-	{"AVX2", 3, 8, 4, 16, false, false, false},     // few rows: 24 wide, 3-12 accumulators
-	{"AVX2", 2, 8, 6, 16, false, false, false},     // 6x16 main tile: 12 accumulators, 2 B vectors, 2 broadcasts
-	{"AVX2", 2, 8, 6, 16, false, false, true},      // the same, a streamed from memory
-	{"AVX2", 1, 8, 12, 16, false, false, false},    // 8-wide strips and narrow edges
-	{"AVX512", 2, 16, 8, 32, false, true, false},   // 8x32 over panels: a convolution's taps
-	{"AVX512", 3, 16, 8, 32, false, true, false},   // 8x48 over panels: 24 accumulators, 3 B vectors a broadcast
-	{"AVX512", 2, 16, 12, 32, false, true, false},  // 12x32 over panels (AMD Zen)
-	{"AVX512", 2, 16, 8, 32, false, true, true},    // 8x32 and 12x32 over panels, a streamed from memory (row blocks outside)
-	{"AVX512", 2, 16, 12, 32, false, true, true},
-	{"AVX2", 2, 8, 6, 16, false, true, false}, // 6x16 over panels
-	{"AVX2", 2, 8, 4, 16, false, true, false}, // 4x16 over panels: the rows 6-row blocks leave (64 = 10 x 6 + 4)
-	{"AVX2", 2, 8, 6, 16, false, true, true},  // 6x16 and 4x16 over panels, a streamed from memory
-	{"AVX2", 2, 8, 4, 16, false, true, true},
-	{"AVX2", 1, 8, 6, 16, false, true, false}, // 6x8 and 4x8 over panels: right edges of 1-8 columns, zero-padded
-	{"AVX2", 1, 8, 4, 16, false, true, false},
+	{"AVX512", 2, 16, 12, 32, false, false, false, false}, // 8x32 main tile (12x32 measured too)
+	{"AVX512", 2, 16, 12, 32, false, false, true, false},  // the same, a streamed from memory
+	{"AVX512", 1, 16, 16, 32, false, false, false, false}, // 16-wide strips
+	{"AVX512", 2, 16, 12, 32, true, false, false, false},  // right edges of 17-31 columns
+	{"AVX512", 1, 16, 16, 32, true, false, false, false},  // right edges of 1-15 columns
+	{"AVX512", 3, 16, 8, 32, true, false, false, false},   // the last 32-wide strip and a right edge of 1-15 columns
+	{"AVX512", 3, 16, 8, 32, true, false, true, false},    // the same, a streamed from memory: 48-wide strips over a far weight
+	{"AVX512", 4, 16, 4, 32, false, false, false, false},  // few rows: 64 wide, 4-16 accumulators
+	{"AVX2", 3, 8, 4, 16, false, false, false, false},     // few rows: 24 wide, 3-12 accumulators
+	{"AVX2", 2, 8, 6, 16, false, false, false, false},     // 6x16 main tile: 12 accumulators, 2 B vectors, 2 broadcasts
+	{"AVX2", 2, 8, 6, 16, false, false, true, false},      // the same, a streamed from memory
+	{"AVX2", 1, 8, 12, 16, false, false, false, false},    // 8-wide strips and narrow edges
+	{"AVX512", 2, 16, 8, 32, false, true, false, false},   // 8x32 over panels: a convolution's taps
+	{"AVX512", 3, 16, 8, 32, false, true, false, false},   // 8x48 over panels: 24 accumulators, 3 B vectors a broadcast
+	{"AVX512", 2, 16, 12, 32, false, true, false, false},  // 12x32 over panels (AMD Zen)
+	{"AVX512", 2, 16, 8, 32, false, true, true, false},    // 8x32 and 12x32 over panels, a streamed from memory (row blocks outside)
+	{"AVX512", 2, 16, 12, 32, false, true, true, false},
+	{"AVX2", 2, 8, 6, 16, false, true, false, false}, // 6x16 over panels
+	{"AVX2", 2, 8, 4, 16, false, true, false, false}, // 4x16 over panels: the rows 6-row blocks leave (64 = 10 x 6 + 4)
+	{"AVX2", 2, 8, 6, 16, false, true, true, false},  // 6x16 and 4x16 over panels, a streamed from memory
+	{"AVX2", 2, 8, 4, 16, false, true, true, false},
+	{"AVX2", 1, 8, 6, 16, false, true, false, false}, // 6x8 and 4x8 over panels: right edges of 1-8 columns, zero-padded
+	{"AVX2", 1, 8, 4, 16, false, true, false, false},
+	{"AVX512", 2, 16, 12, 32, false, true, false, true}, // 12x32 and 8x32 over panels, the second vector off past the first: two rows of a 16-wide map
+	{"AVX512", 2, 16, 8, 32, false, true, false, true},
+	{"AVX2", 2, 8, 6, 16, false, true, false, true}, // 6x16 and 4x16 the same: two rows of an 8-wide map
+	{"AVX2", 2, 8, 4, 16, false, true, false, true},
 }
 
 func (f family) name(r int) string {
+	if f.pair {
+		return fmt.Sprintf("sgemm%s_%dx%dpanelspair", f.isa, r, f.vecs*f.lanes)
+	}
 	if f.panels && f.stream {
 		return fmt.Sprintf("sgemm%s_%dx%dpanelsstream", f.isa, r, f.vecs*f.lanes)
 	}
@@ -76,6 +84,9 @@ func (f family) name(r int) string {
 }
 
 func (f family) args() (string, string) {
+	if f.pair {
+		return "p *gemmPanel, np int, row int, col int, c *float32, ldc int, off int", "$0-56"
+	}
 	if f.panels {
 		return "p *gemmPanel, np int, row int, col int, c *float32, ldc int", "$0-48"
 	}
@@ -108,6 +119,9 @@ func main() {
 			what := ""
 			if f.stream {
 				what = ", prefetching a along its rows"
+			}
+			if f.pair {
+				what = fmt.Sprintf(", its second %d columns off past its first", f.lanes)
 			}
 			fmt.Fprintf(&g, "\n// %s sums np panels into the %dx%d block of c at (row, col)%s.\n//\n//go:noescape\nfunc %s(%s)\n",
 				f.name(f.maxR), f.maxR, f.vecs*f.lanes, what, f.name(f.maxR), args)
@@ -210,12 +224,29 @@ func kernel(s *strings.Builder, f family, r int) {
 	// c rows, 4 at a time through AX.
 	cmem := func(row, v int) string {
 		off := ""
-		if v > 0 {
+		if v > 0 && !f.pair {
 			off = fmt.Sprint(v * vb)
 		}
 		return fmt.Sprintf("%s(AX)%s", off, cRowIdx[row%4])
 	}
 	walkC := func(op func(row, v int)) {
+		if f.pair { // a vector at a time: the second off elements past the first (CX free)
+			for v := range f.vecs {
+				if v == 0 {
+					p("MOVQ DI, AX")
+				} else {
+					p("MOVQ off+48(FP), CX")
+					p("LEAQ (DI)(CX*4), AX")
+				}
+				for row := 0; row < r; row++ {
+					if row > 0 && row%4 == 0 {
+						p("LEAQ (AX)(R11*4), AX")
+					}
+					op(row, v)
+				}
+			}
+			return
+		}
 		p("MOVQ DI, AX")
 		for row := 0; row < r; row++ {
 			if row > 0 && row%4 == 0 {
@@ -249,6 +280,9 @@ func kernel(s *strings.Builder, f family, r int) {
 				off = fmt.Sprint(v * vb)
 			}
 			src := off + "(BX)"
+			if f.pair && v > 0 { // the second vector's own pointer
+				src = "(R11)"
+			}
 			if u == 1 {
 				src += "(R10*1)"
 			}
@@ -276,6 +310,11 @@ func kernel(s *strings.Builder, f family, r int) {
 		} else {
 			p("ADDQ R10, BX")
 		}
+		if f.pair && steps == 2 {
+			p("LEAQ (R11)(R10*2), R11")
+		} else if f.pair {
+			p("ADDQ R10, R11")
+		}
 	}
 	if f.panels {
 		// each panel {a, lda, b, ldb, k} (gemmPanel): a from row `row`, b from column `col`
@@ -295,6 +334,10 @@ func kernel(s *strings.Builder, f family, r int) {
 		p("MOVQ 24(R13), R10")
 		p("MOVQ 32(R13), CX")
 		aRows()
+		if f.pair { // b's second vector through R11 (ldc is not needed until the store)
+			p("MOVQ off+48(FP), R11")
+			p("LEAQ (BX)(R11*4), R11")
+		}
 	}
 	if f.stream {
 		// 16 k steps per iteration (64 bytes of each row of a: one cache line), each row's
@@ -333,6 +376,10 @@ func kernel(s *strings.Builder, f family, r int) {
 		p("ADDQ $40, R13")
 		p("CMPQ R13, AX")
 		p("JLT panel")
+	}
+	if f.pair { // ldc again
+		p("MOVQ ldc+40(FP), R11")
+		p("SHLQ $2, R11")
 	}
 	walkC(func(row, v int) {
 		if masked(v) {

@@ -440,3 +440,23 @@ func sgemmAVX2_6x8panels(p *gemmPanel, np int, row int, col int, c *float32, ldc
 //
 //go:noescape
 func sgemmAVX2_4x8panels(p *gemmPanel, np int, row int, col int, c *float32, ldc int)
+
+// sgemmAVX512_12x32panelspair sums np panels into the 12x32 block of c at (row, col), its second 16 columns off past its first.
+//
+//go:noescape
+func sgemmAVX512_12x32panelspair(p *gemmPanel, np int, row int, col int, c *float32, ldc int, off int)
+
+// sgemmAVX512_8x32panelspair sums np panels into the 8x32 block of c at (row, col), its second 16 columns off past its first.
+//
+//go:noescape
+func sgemmAVX512_8x32panelspair(p *gemmPanel, np int, row int, col int, c *float32, ldc int, off int)
+
+// sgemmAVX2_6x16panelspair sums np panels into the 6x16 block of c at (row, col), its second 8 columns off past its first.
+//
+//go:noescape
+func sgemmAVX2_6x16panelspair(p *gemmPanel, np int, row int, col int, c *float32, ldc int, off int)
+
+// sgemmAVX2_4x16panelspair sums np panels into the 4x16 block of c at (row, col), its second 8 columns off past its first.
+//
+//go:noescape
+func sgemmAVX2_4x16panelspair(p *gemmPanel, np int, row int, col int, c *float32, ldc int, off int)

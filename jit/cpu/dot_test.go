@@ -304,7 +304,7 @@ func BenchmarkGemmStreamedWeight(b *testing.B) {
 							}
 						}
 						if v.queued {
-							gemmPanels(ps, c, 32, &scratch, &asm, nil, 0, 0, nil)
+							gemmPanels(ps, c, 32, &scratch, &asm, nil, 0, 0, nil, nil)
 						}
 					}
 				}

@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"cmp"
+	"slices"
 	"sync/atomic"
 
 	"github.com/widejit/widejit/triton/ir"
@@ -57,10 +59,12 @@ type gemmPanel struct {
 
 // panelKernel is a panels micro-kernel: it sums the panels' products into a block of rows x
 // panelCols of c; narrow, where set, into rows x panelCols/2 (paddedEdge's narrow edges);
-// stream, where set, as run, prefetching each row of A ahead (a weight streamed from memory).
+// stream, where set, as run, prefetching each row of A ahead (a weight streamed from memory);
+// pair, where set, as run, its second panelCols/2 columns off past its first (pairStrip).
 type panelKernel struct {
 	rows                int
 	run, narrow, stream func(p *gemmPanel, np, row, col int, c *float32, ldc int)
+	pair                func(p *gemmPanel, np, row, col int, c *float32, ldc, off int)
 }
 
 // The panels micro-kernels in use (selectMicroKernel), tallest first, all panelCols wide;
@@ -85,6 +89,9 @@ var panelPadEdge bool
 // paddedEdges counts the padded edges run (tests read it).
 var paddedEdges atomic.Int64
 
+// pairStripRuns counts the gemmPanels calls that run pair strips (tests read it).
+var pairStripRuns atomic.Int64
+
 // rowsOutside counts the gemmPanels calls that walk row blocks outside (streamedA; tests
 // read it).
 var rowsOutside atomic.Int64
@@ -100,6 +107,7 @@ type pendingDots struct {
 	lanes    []bool        // the storage of the epilogue's select conditions
 	stores   []queuedStore // stores of the epilogue's result, run per block (panels_store.go)
 	runs     []maskRun     // the storage of the stores' column runs
+	live     []colSpan     // the storage of the columns the stores read (flushStores)
 	// the rectangle [0, seenRows) x [0, seenCols) of c holds every element anyone sees after
 	// the epilogue: outside the panels' blocks, it alone goes through the epilogue
 	seenRows, seenCols int
@@ -125,7 +133,19 @@ func (fr *frame) flushDots() {
 	if len(d.panels) == 0 {
 		return
 	}
-	gemmPanels(d.panels, d.c, d.ldc, &fr.gemmScratch, &d.asm, d.epilogue, d.seenRows, d.seenCols, d.stores)
+	gemmPanels(d.panels, d.c, d.ldc, &fr.gemmScratch, &d.asm, d.epilogue, d.seenRows, d.seenCols, d.stores, nil)
+	fr.dropDots()
+}
+
+// flushStores runs the queued products when the recorded stores are all that read the
+// accumulator (endStores): only the columns they copy from need the products.
+func (fr *frame) flushStores() {
+	d := &fr.dots
+	if len(d.panels) == 0 {
+		return
+	}
+	d.live = liveColumns(d.live[:0], d.stores, d.epilogue)
+	gemmPanels(d.panels, d.c, d.ldc, &fr.gemmScratch, &d.asm, d.epilogue, d.seenRows, d.seenCols, d.stores, d.live)
 	fr.dropDots()
 }
 
@@ -142,8 +162,10 @@ func (fr *frame) dropDots() {
 // gemmPanels computes c += the sum of the panels' products: the blocks that every panel
 // covers whole on the panels kernel, the rest panel by panel through gemmF32. Then every
 // element of c in rows [0, seenRows) x columns [0, seenCols) goes through epi, then to the
-// stores st: each block right after its kernel (whole), the rest at the end.
-func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]gemmPanel, epi []epilogueOp, seenRows, seenCols int, st []queuedStore) {
+// stores st: each block right after its kernel (whole), the rest at the end. live, when not
+// nil, is the columns anyone reads (the stores' own, sorted): the blocks may then skip the
+// others (pairStrip).
+func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]gemmPanel, epi []epilogueOp, seenRows, seenCols int, st []queuedStore, live []colSpan) {
 	rows, cols := ps[0].m, ps[0].n
 	for _, p := range ps[1:] {
 		rows, cols = min(rows, p.m), min(cols, p.n)
@@ -160,6 +182,13 @@ func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]
 		}
 		if panelPadEdge {
 			edge = cols - fullC
+		}
+	}
+	var pairs []pairStrip
+	var pairBuf [32]pairStrip
+	if fullR > 0 && live != nil && panelKernels[0].pair != nil {
+		if s, ok := planPairStrips(live, cols, pairBuf[:0]); ok && !streamedA(ps, fullR, len(s)*panelCols) {
+			pairs, wide, fullC, edge = s, 0, cols, 0
 		}
 	}
 	if fullR == 0 || fullC+edge == 0 {
@@ -182,7 +211,46 @@ func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]
 			}
 			storeRect(st, c, ldc, i, i+h, j, j+w)
 		}
-		if wide == 0 && streamedA(ps, fullR, fullC+edge) {
+		if pairs != nil {
+			// column strips outside, each two pieces of live columns
+			pairStripRuns.Add(1)
+			half := panelCols / 2
+			for _, s := range pairs {
+				i := 0
+				for b, pk := range panelKernels {
+					for range blocks[b] {
+						pk.pair(&g[0], len(g), i, s.col, &c[i*ldc+s.col], ldc, s.off)
+						block(i, s.col, pk.rows, half)
+						if s.off != 0 {
+							block(i, s.col+s.off, pk.rows, half)
+						}
+						i += pk.rows
+					}
+				}
+			}
+			// the dead columns between: what the epilogue's selects and the stores put there (a
+			// select's constant and the steps after it; no product, nor step before it, reaches)
+			gapEpi := epi
+			for len(gapEpi) > 0 && gapEpi[0].lanes == nil {
+				gapEpi = gapEpi[1:]
+			}
+			at := 0
+			for k := 0; k <= len(live); k++ {
+				end := cols
+				if k < len(live) {
+					end = live[k].lo
+				}
+				if at < end {
+					if gapEpi != nil {
+						applyEpilogue(gapEpi, c, ldc, 0, fullR, at, end)
+					}
+					storeRect(st, c, ldc, 0, fullR, at, end)
+				}
+				if k < len(live) {
+					at = live[k].hi
+				}
+			}
+		} else if wide == 0 && streamedA(ps, fullR, fullC+edge) {
 			// row blocks outside: a block's rows of A, read from memory once, stay in cache
 			// for every strip
 			rowsOutside.Add(1)
@@ -259,6 +327,102 @@ func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]
 		storeRect(st, c, ldc, 0, fullR, fullC, ldc)
 		storeRect(st, c, ldc, fullR, len(c)/ldc+1, 0, ldc)
 	}
+}
+
+// colSpan is the columns [lo, hi) of a tile.
+type colSpan struct{ lo, hi int }
+
+// liveColumns appends to spans the columns of c whose products reach the stores st: those
+// they copy from c (a select's on runs, or every column of the rectangle), sorted and
+// merged, less those where a select of the epilogue epi puts its constant.
+func liveColumns(spans []colSpan, st []queuedStore, epi []epilogueOp) []colSpan {
+	for i := range st {
+		s := &st[i]
+		if s.runs == nil {
+			spans = append(spans, colSpan{s.c0, s.c1})
+			continue
+		}
+		for _, r := range s.runs {
+			if lo, hi := max(r.lo, s.c0), min(r.hi, s.c1); r.on && lo < hi {
+				spans = append(spans, colSpan{lo, hi})
+			}
+		}
+	}
+	slices.SortFunc(spans, func(a, b colSpan) int { return cmp.Compare(a.lo, b.lo) })
+	n := 0
+	for _, sp := range spans {
+		if n > 0 && sp.lo <= spans[n-1].hi {
+			spans[n-1].hi = max(spans[n-1].hi, sp.hi)
+			continue
+		}
+		spans[n] = sp
+		n++
+	}
+	spans = spans[:n]
+	for _, e := range epi {
+		if e.lanes == nil {
+			continue
+		}
+		for _, sp := range spans[:n] { // the parts of each span the select takes from c
+			for j := sp.lo; j < sp.hi; {
+				k := j + 1
+				for k < sp.hi && k < len(e.lanes) && e.lanes[k] == e.lanes[j] {
+					k++
+				}
+				if j >= len(e.lanes) || e.lanes[j] != e.first {
+					spans = append(spans, colSpan{j, k})
+				}
+				j = k
+			}
+		}
+		n = copy(spans, spans[n:])
+		spans = spans[:n]
+	}
+	return spans
+}
+
+// pairStrip is a column strip of the pair kernels (row-aligned strips): panelCols/2 columns
+// from col and as many from col+off (off 0: the same ones twice, the same sums). On a map as
+// wide as half a strip (a 16-wide map under AVX-512) a sample's flat padded pixels have
+// Wp - W dead columns after every row, which plain strips compute (and their right edge runs
+// panel by panel); a pair takes two rows' live columns and no other.
+type pairStrip struct{ col, off int }
+
+// planPairStrips covers the live columns (sorted spans, none past cols) with pieces
+// panelCols/2 wide, each span's from its first column on, the last of a span reaching past
+// it into dead columns only (not the next span's, nor past cols), and pairs the pieces in
+// order. ok is false when they cannot, when no column is dead, or when they would take more
+// columns than plain strips over cols (the last one whole, though it runs otherwise).
+func planPairStrips(live []colSpan, cols int, buf []pairStrip) (pairs []pairStrip, ok bool) {
+	half := panelCols / 2
+	pairs, open, n := buf, -1, 0 // open: a piece waiting for its pair; n: live columns
+	for k, sp := range live {
+		n += sp.hi - sp.lo
+		end := cols
+		if k+1 < len(live) {
+			end = live[k+1].lo
+		}
+		for x := sp.lo; x < sp.hi; x += half {
+			if x+half > end {
+				return nil, false
+			}
+			if open < 0 {
+				open = x
+				continue
+			}
+			pairs = append(pairs, pairStrip{open, x - open})
+			open = -1
+		}
+	}
+	if open >= 0 { // the last piece: with the dead columns after it, or twice
+		off := 0
+		if open+2*half <= cols {
+			off = half
+		}
+		pairs = append(pairs, pairStrip{open, off})
+	}
+	plain := (cols + panelCols - 1) / panelCols * panelCols
+	return pairs, len(pairs) > 0 && n < cols && len(pairs)*panelCols <= plain
 }
 
 // streamedA reports whether the panels' rows of A (rows of them) outweigh their columns of B

@@ -252,7 +252,7 @@ func testGemmPanelsEpilogue(t *testing.T, biased bool) {
 			var asm []gemmPanel
 			c, want := make([]float32, sz.m*ldc), make([]float32, sz.m*ldc)
 			outside := rowsOutside.Load()
-			gemmPanels(ps, c, ldc, &scratch, &asm, epi, sz.seenRows, sz.seenCols, nil)
+			gemmPanels(ps, c, ldc, &scratch, &asm, epi, sz.seenRows, sz.seenCols, nil, nil)
 			wide, full := panelStrips(sz.n)
 			if panelPadEdge {
 				full = sz.n

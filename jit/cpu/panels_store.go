@@ -382,7 +382,7 @@ func endStores(s step) step {
 			return err
 		}
 		if len(fr.dots.stores) > 0 {
-			fr.flushDots()
+			fr.flushStores()
 		}
 		return nil
 	}

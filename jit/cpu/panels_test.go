@@ -63,7 +63,7 @@ func TestGemmPanelsMatchDotsInTurn(t *testing.T) {
 			}
 			var asm []gemmPanel
 			before := gemvColumnDots.Load()
-			gemmPanels(ps, c, ldc, &scratch, &asm, nil, 0, 0, nil)
+			gemmPanels(ps, c, ldc, &scratch, &asm, nil, 0, 0, nil, nil)
 			if took := gemvColumnDots.Load() != before; took != (tc.name == "four") {
 				t.Fatalf("%s %s: gemv route taken %v", dotKernelName(), tc.name, took)
 			}
@@ -320,7 +320,7 @@ func TestPanelEdgeRunsOnPanelsKernels(t *testing.T) {
 		var scratch []float32
 		var asm []gemmPanel
 		edges := paddedEdges.Load()
-		gemmPanels(ps, c, ldc, &scratch, &asm, nil, 0, 0, nil)
+		gemmPanels(ps, c, ldc, &scratch, &asm, nil, 0, 0, nil, nil)
 		if got := paddedEdges.Load() - edges; got != 1 {
 			t.Errorf("%s: %d columns, %d rows: %d padded edges, want 1", dotKernelName(), n, m, got)
 		}
@@ -391,7 +391,7 @@ func BenchmarkAVX2PanelEdges(b *testing.B) {
 								a := w[at:]
 								ps[p] = dotPanel{a: a, lda: s.lda, b: x[p*s.k*s.ldb:], ldb: s.ldb, m: s.rows, n: s.n, k: s.k}
 							}
-							gemmPanels(ps, c, s.ldb, &scratch, &asm, nil, 0, 0, nil)
+							gemmPanels(ps, c, s.ldb, &scratch, &asm, nil, 0, 0, nil, nil)
 							flops += 2 * s.rows * s.n * s.k * s.panels
 						}
 					}
