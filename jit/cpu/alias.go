@@ -126,6 +126,31 @@ func (fr *frame) densify(s, rows, cols int) {
 	}
 }
 
+// densifyLive gives slot s, a view of the live rows of a rows x cols tile (liveOf) whose
+// other lanes are zero, its own dense copy.
+func (fr *frame) densifyLive(s, rows, cols int) {
+	if !fr.viewing(s) {
+		return
+	}
+	l, ld, view := fr.liveOf(s, rows, cols), fr.leading(s, cols), fr.f32[s]
+	fr.unalias(s)
+	dst := fr.f32[s][:rows*cols]
+	clear(dst)
+	for r := range l.rows {
+		copy(dst[r*cols:r*cols+l.cols], view[r*ld:r*ld+l.cols])
+	}
+	fr.partial[s] = false
+}
+
+// liveOf is the live extent of rows x cols slot s: its recorded one if it holds only that
+// (partial), else the whole tile.
+func (fr *frame) liveOf(s, rows, cols int) extent {
+	if fr.partial[s] {
+		return fr.ext[s]
+	}
+	return extent{rows, cols}
+}
+
 // dotOperandOnly reports whether every use of v is as operand A or B of a tl.dot or as the
 // operand of a 2-D transpose: those steps read a strided view (fr.ld) in place.
 func (c *compiler) dotOperandOnly(v *ir.Value) bool {

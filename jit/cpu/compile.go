@@ -116,6 +116,9 @@ type compiler struct {
 	settleFirst map[*ir.Instr]bool         // the users of those steps' last value: they run the queue
 	fusedStore  map[*ir.Instr]bool         // those users that are stores the queue may record (panels_store.go)
 	storesEnd   map[*ir.Instr]bool         // the instructions after which recorded stores run
+	// residualViews: the loads of residual tiles that the queue reads in place from their
+	// buffer (panels_epilogue.go)
+	residualViews map[*ir.Instr]bool
 	// storedSelect maps a recordable store of a select of the queue's value to the select,
 	// which its store runs (panels_store.go); selectSteps holds each such select's own step
 	storedSelect map[*ir.Instr]*ir.Instr

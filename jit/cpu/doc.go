@@ -65,11 +65,13 @@
 //     block's first strip on kernels that prefetch its rows ahead. When the nest's
 //     accumulator then goes through per-row steps (a bias, BatchNorm's multiply and add, a
 //     residual tile added, a NaN-propagating ReLU) before its stores, those steps join the
-//     queue (the residual copied as it joins): each register
+//     queue (a residual loaded for the chain alone, when the stores join too, read in place
+//     from its buffer's rows, else copied as it joins): each register
 //     block goes through them right after
 //     its last panel, while in the L1 cache, instead of a pass over the whole tile per step
-//     (a bias, then BatchNorm's multiply and add, then the ReLU, any of them in that order, in
-//     one AVX2 loop over the block's rows: epilogueRowsAVX2; other chains op by op);
+//     (a bias, then BatchNorm's multiply and add, then the residual, then the ReLU, any of
+//     them in that order, in one AVX2 loop over the block's rows: epilogueRowsAVX2; other
+//     chains op by op);
 //     the queue runs when the result is first read (panels_epilogue.go). When that result is
 //     only stored, to rectangles of one fp32 buffer's rows (the output rows or padded planes,
 //     the latter also through a select that zeroes the dropped columns: its column runs go

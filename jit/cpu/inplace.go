@@ -40,7 +40,14 @@ func (c *compiler) inPlaceOperand(in *ir.Instr, args []int, z int) (int, bool) {
 	if in.Op == ir.Select {
 		first = 1 // the condition is no fp32 tile
 	}
+	order := make([]int, 0, len(in.Args))
+	if e, ok := c.epiSteps[in]; ok {
+		order = append(order, e.acc) // a chain step keeps the queue's accumulator (panels_epilogue.go)
+	}
 	for i := first; i < len(in.Args); i++ {
+		order = append(order, i)
+	}
+	for _, i := range order {
 		v := in.Args[i]
 		if v.Def != nil && v.Type.Equal(in.Results[0].Type) && c.p.slotClass[args[i]] == clsF32 &&
 			!c.absorbed[v] && c.rowBcast[v] == nil && c.deadAfter(v, in) {

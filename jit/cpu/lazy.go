@@ -927,6 +927,7 @@ func (c *compiler) lazyMemory(in *ir.Instr, args []int, fallback step) step {
 	m.extent = m.isLoad && c.tracksExtent(in)
 	m.rect = m.extent && c.feedsOneDot(in.Results[0], true)
 	m.strided = m.alias && (c.dotOperandOnly(in.Results[0]) || c.storedOnly(in.Results[0]))
+	m.residual = m.alias && c.residualViews[in]
 	return m.run
 }
 
@@ -943,6 +944,7 @@ type memOp struct {
 	extent              bool // records the live extent of the result (extent.go)
 	rect                bool // ... and writes only that rectangle (its one consumer is a tl.dot)
 	strided             bool // a whole live 2-D tile may be viewed with a leading dimension
+	residual            bool // a 2-D tile's live rows may be viewed, read by the panels flush (residualViews)
 	what                string
 	fallback            step
 }
@@ -1031,6 +1033,13 @@ func (m *memOp) run(fr *frame) error {
 	if stridedVal && !(viewable && len(m.shape) == 2 && rowStride >= 0) {
 		fr.densify(m.data, m.shape[0], m.n)
 		stridedVal = false
+	}
+	if m.residual && viewable && rowStride >= 0 && (m.mask < 0 || maskLazy) {
+		// A residual tile (panels_epilogue.go): its live rows viewed in place, their extent
+		// recorded; the flush reads them there, any other path densifies them first.
+		if viewed, err := m.viewResidual(fr, maskLazy, a.tag, viewBase, rowStride); viewed || err != nil {
+			return err
+		}
 	}
 	if ptrLazy && a.vec == vecNone && !stridedVal && m.wholeTileLive(fr, maskLazy) && rowMajor(a, m.shape) {
 		// One contiguous block, every lane live (a weight tile of a matmul whose rows are
@@ -1242,6 +1251,25 @@ func (m *memOp) viewRows(fr *frame, tag, base, rowStride int64, rows, cols int) 
 	fr.aliasF32(m.data, b.f32()[o:o+int(span):o+int(span)])
 	fr.ld[m.data] = max(int(rowStride), 1)
 	return true, nil
+}
+
+// viewResidual views the load's live lanes in place when they are rows [0, R) x columns
+// [0, C) of rows rowStride apart (viewRows), recording that extent: the rest of the tile
+// is the load's other, zero (partial).
+func (m *memOp) viewResidual(fr *frame, maskLazy bool, tag, base, rowStride int64) (bool, error) {
+	var split splitMask
+	if maskLazy {
+		split = splitConds(fr.lz.conds[m.mask], len(m.shape)-1, m.n)
+	}
+	r0, r1, c0, c1, ok := m.liveRect(&split, maskLazy)
+	if !ok || r0 != 0 || c0 != 0 || rowStride < int64(c1) && r1 > 1 {
+		return false, nil
+	}
+	viewed, err := m.viewRows(fr, tag, base, rowStride, r1, c1)
+	if viewed {
+		fr.ext[m.data], fr.partial[m.data] = extent{r1, c1}, true
+	}
+	return viewed, err
 }
 
 // liveRect is the rectangle of m's live lanes, rows [r0, r1) x columns [c0, c1): all of them

@@ -23,8 +23,10 @@ import (
 //
 // The chain's steps are: an fp32 Add, Sub or Mul of the accumulator and a per-row column
 // broadcast ([rows, 1] -> [rows, cols], rowbcast.go) or a whole tile of its shape (a
-// residual: copied when the step is queued, as its slot may be reused before the queue
-// runs), a NaN-propagating Max or Min of it
+// residual: copied when the step is queued, as its slot may change before the queue runs;
+// or, an Add's tile loaded for it alone with other = 0 when the chain's stores join the
+// queue too (markResidualViews), its live rows viewed in the buffer by the load and read
+// there by the flush, which adds the zeros past them as scalars), a NaN-propagating Max or Min of it
 // and a scalar (an absorbed splat: ReLU), or a Select of it and a constant under a column
 // mask (a [1, cols] broadcast: the padded store's tl.where(ow < OW, y, 0.0)), each the sole
 // user of the value before it, in the
@@ -34,6 +36,9 @@ import (
 // flushedEpilogues counts the chain steps appended to a queue rather than run (tests read it).
 var flushedEpilogues atomic.Int64
 
+// residualsInPlace counts the residual tiles the queue reads from their buffer (tests read it).
+var residualsInPlace atomic.Int64
+
 // epilogueStep is one recognised chain step: the accumulator's operand index and its other
 // operand, a column broadcast's source (vec) or an absorbed scalar.
 type epilogueStep struct {
@@ -42,6 +47,7 @@ type epilogueStep struct {
 	tile *ir.Value // a whole-tile operand (a residual), or nil
 	fill *ir.Value // a select's other operand, one value throughout
 	rows int       // the tile's rows
+	view bool      // the tile's load views its buffer's rows, read in place (residualViews)
 }
 
 // epilogueOp is a chain step as the flush applies it to rows of the accumulator.
@@ -49,9 +55,12 @@ type epilogueOp struct {
 	op    ir.Op
 	first bool      // the other operand comes first (s - x; a select's: x where the condition fails)
 	vec   []float32 // per row (a copy: its slot may change before the flush); nil: s
-	tile  []float32 // a whole-tile operand, rows cols apart (a copy, like vec)
-	lanes []bool    // a select's condition per column (a copy)
-	s     float32
+	// a whole-tile operand, rows tileLd apart: a copy, like vec, or the live rows of a
+	// residual in its buffer, rows [0, tileRows) x columns [0, tileCols), zeros past them
+	tile                       []float32
+	tileLd, tileRows, tileCols int
+	lanes                      []bool // a select's condition per column (a copy)
+	s                          float32
 }
 
 // findFlushEpilogues finds the chains after the loop nests that queue their dots: steps, the
@@ -73,19 +82,42 @@ func (c *compiler) findFlushEpilogues(f *ir.Func) (steps map[*ir.Instr]epilogueS
 				if len(chain) == 0 || !c.settlingUsers(last) {
 					continue
 				}
-				for j, x := range chain {
-					steps[x] = forms[j]
-				}
 				for _, u := range c.allUsers(last) {
 					settleFirst[u] = true
 				}
 				deferFlush[in] = true
-				c.fuseStores(b, chain[len(chain)-1], last) // panels_store.go
+				if c.fuseStores(b, chain[len(chain)-1], last) { // panels_store.go
+					c.markResidualViews(b, chain, forms)
+				}
+				for j, x := range chain {
+					steps[x] = forms[j]
+				}
 			}
 		}
 	}
 	walk(f.Body)
 	return steps, deferFlush, settleFirst
+}
+
+// markResidualViews marks the chain's whole-tile Adds whose tile is a load in b read by them
+// alone, so that the queue may read its rows in place from the buffer (residualViews). The
+// caller has recorded the chain's stores: the queue runs when the last of them ends, and
+// from the load to there nothing else writes memory (aliasableLoad: nothing between the load
+// and the Add; fuseStores: nothing but those stores after the chain, each of which runs the
+// queue first rather than record a destination the tile overlaps).
+func (c *compiler) markResidualViews(b *ir.Block, chain []*ir.Instr, forms []epilogueStep) {
+	for j, x := range chain {
+		t := forms[j].tile
+		if t == nil || x.Op != ir.Add || t.Def == nil || t.Def.Op != ir.Load || c.uses[t] != 1 || c.defBlock[t] != b ||
+			t.Type.Rank() != 2 || len(t.Def.Args) == 2 || len(t.Def.Args) == 3 && !isZeroConst(t.Def.Args[2]) || !c.aliasableLoad(t.Def) {
+			continue
+		}
+		if c.residualViews == nil {
+			c.residualViews = map[*ir.Instr]bool{}
+		}
+		c.residualViews[t.Def] = true
+		forms[j].view = true
+	}
 }
 
 // epilogueChain follows v, defined by b.Instrs[at], through the chain steps that consume it,
@@ -202,6 +234,14 @@ func slicesIndex(vs []*ir.Value, v *ir.Value) int {
 // accumulator's storage over; otherwise the queue (if it adds there) runs first, then normal.
 func (c *compiler) epilogueStepOf(in *ir.Instr, s epilogueStep, args, results []int, normal step) step {
 	x, z := args[s.acc], results[0]
+	if s.view { // the tile's load views its live rows: every other path wants it dense
+		ts, next := c.slots[s.tile], normal
+		rows, cols := tileRows(c.p.slotType[ts])
+		normal = func(fr *frame) error {
+			fr.densifyLive(ts, rows, cols)
+			return next(fr)
+		}
+	}
 	if y, ok := c.inPlaceOperand(in, args, z); !ok || y != x {
 		return c.settling(in, args, normal)
 	}
@@ -251,7 +291,12 @@ func (c *compiler) epilogueStepOf(in *ir.Instr, s epilogueStep, args, results []
 			return normal(fr)
 		}
 		e := epilogueOp{op: op, first: first}
-		if ts >= 0 {
+		switch {
+		case s.view && fr.viewing(ts): // the live rows in place (the rest of the tile is zeros)
+			l := fr.liveOf(ts, rows, cols)
+			e.tile, e.tileLd, e.tileRows, e.tileCols = fr.f32[ts], fr.leading(ts, cols), l.rows, l.cols
+			residualsInPlace.Add(1)
+		case ts >= 0:
 			fr.need(ts)
 			src, ld, n := fr.f32[ts], cols, len(d.vecs)
 			if fr.viewing(ts) {
@@ -260,19 +305,19 @@ func (c *compiler) epilogueStepOf(in *ir.Instr, s epilogueStep, args, results []
 			for r := range rows {
 				d.vecs = append(d.vecs, src[r*ld:r*ld+cols]...)
 			}
-			e.tile = d.vecs[n : n+rows*cols : n+rows*cols]
-		} else if s.fill != nil {
+			e.tile, e.tileLd, e.tileRows, e.tileCols = d.vecs[n:n+rows*cols:n+rows*cols], cols, rows, cols
+		case s.fill != nil:
 			fr.need(vs) // a symbolic mask row is filled in first
 			n := len(d.lanes)
 			for _, m := range fr.ints[vs][:cols] {
 				d.lanes = append(d.lanes, m != 0)
 			}
 			e.lanes, e.s = d.lanes[n:n+cols:n+cols], fr.f32[sc][0]
-		} else if vs >= 0 {
+		case vs >= 0:
 			n := len(d.vecs)
 			d.vecs = append(d.vecs, fr.f32[vs][:rows]...)
 			e.vec = d.vecs[n : n+rows : n+rows]
-		} else {
+		default:
 			e.s = fr.f32[sc][0]
 		}
 		d.epilogue = append(d.epilogue, e)
@@ -303,14 +348,16 @@ func (c *compiler) settling(in *ir.Instr, args []int, s step) step {
 }
 
 // applyEpilogue runs the queued chain over rows [r0, r1) x columns [c0, c1) of c: a chain of
-// a multiplication, an addition and a ReLU (BatchNorm's, a bias's) on the AVX2 loop for
-// whole vectors of each row, the rest step by step.
+// a multiplication, additions (a residual's tile among them) and a ReLU (BatchNorm's, a
+// bias's) on the AVX2 loop for whole vectors of each row, the rest step by step.
 func applyEpilogue(ops []epilogueOp, c []float32, ldc, r0, r1, c0, c1 int) {
 	if c0 >= c1 || r0 >= r1 || len(ops) == 0 {
 		return
 	}
 	for i, e := range ops {
-		if e.lanes != nil || e.tile != nil { // the steps before it, then it and the rest
+		// a select, or a tile whose live lanes do not cover the block: the steps before it,
+		// then it and the rest
+		if e.lanes != nil || e.tile != nil && (r1 > e.tileRows || c1 > e.tileCols) {
 			applyEpilogue(ops[:i], c, ldc, r0, r1, c0, c1)
 			if e.lanes != nil {
 				selectLanes(e, c, ldc, r0, r1, c0, c1)
@@ -322,9 +369,10 @@ func applyEpilogue(ops []epilogueOp, c []float32, ldc, r0, r1, c0, c1 int) {
 		}
 	}
 	if n := (c1 - c0) &^ 7; n > 0 && haveVecAVX2 {
-		if bias, mul, add, floor, flags, ok := epilogueRows(ops); ok {
+		if bias, mul, add, tile, floor, flags, ok := epilogueRows(ops); ok {
 			_ = c[(r1-1)*ldc+c0+n-1]
-			var b, m, a *float32
+			var b, m, a, t *float32
+			ldt := 0
 			if bias != nil {
 				_ = bias[r1-1]
 				b = &bias[r0]
@@ -337,7 +385,11 @@ func applyEpilogue(ops []epilogueOp, c []float32, ldc, r0, r1, c0, c1 int) {
 				_ = add[r1-1]
 				a = &add[r0]
 			}
-			epilogueRowsAVX2(&c[r0*ldc+c0], ldc, r1-r0, n, m, a, floor, flags, b)
+			if tile != nil {
+				_ = tile.tile[(r1-1)*tile.tileLd+c0+n-1]
+				t, ldt = &tile.tile[r0*tile.tileLd+c0], tile.tileLd
+			}
+			epilogueRowsAVX2(&c[r0*ldc+c0], ldc, r1-r0, n, m, a, floor, flags, b, t, ldt)
 			if c0 += n; c0 == c1 {
 				return
 			}
@@ -349,6 +401,8 @@ func applyEpilogue(ops []epilogueOp, c []float32, ldc, r0, r1, c0, c1 int) {
 			switch {
 			case e.vec != nil:
 				arithScalarF32(e.op, e.first, row, e.vec[r], row)
+			case e.tile != nil:
+				tileRow(e, row, e.tile[r*e.tileLd+c0:r*e.tileLd+c1])
 			default:
 				minMaxPropScalarF32(e.op, e.first, row, e.s, row)
 			}
@@ -356,9 +410,24 @@ func applyEpilogue(ops []epilogueOp, c []float32, ldc, r0, r1, c0, c1 int) {
 	}
 }
 
-// tileStep runs a whole-tile step (its tile's rows ldc apart, like c's) over rows [r0, r1) x
-// columns [c0, c1) of c, in the instruction's operand order, through f32Op's loops.
+// tileStep runs a whole-tile step over rows [r0, r1) x columns [c0, c1) of c (rows ldc
+// apart): with the tile's lanes where they are live, with its zeros past them.
 func tileStep(e epilogueOp, c []float32, ldc, r0, r1, c0, c1 int) {
+	hi := max(c0, min(c1, e.tileCols))
+	for r := r0; r < r1; r++ {
+		x := c[r*ldc+c0 : r*ldc+c1]
+		if r >= e.tileRows {
+			arithScalarF32(e.op, e.first, x, 0, x)
+			continue
+		}
+		tileRow(e, x[:hi-c0], e.tile[r*e.tileLd+c0:r*e.tileLd+hi])
+		arithScalarF32(e.op, e.first, x[hi-c0:], 0, x[hi-c0:])
+	}
+}
+
+// tileRow runs a whole-tile step on a row x of the accumulator and its row t of the tile, in
+// the instruction's operand order, through f32Op's loops.
+func tileRow(e epilogueOp, x, t []float32) {
 	f := addF32
 	switch e.op {
 	case ir.Sub:
@@ -366,13 +435,10 @@ func tileStep(e epilogueOp, c []float32, ldc, r0, r1, c0, c1 int) {
 	case ir.Mul:
 		f = mulF32
 	}
-	for r := r0; r < r1; r++ {
-		x, t := c[r*ldc+c0:r*ldc+c1], e.tile[r*ldc+c0:r*ldc+c1]
-		if e.first {
-			f(t, x, x)
-		} else {
-			f(x, t, x)
-		}
+	if e.first {
+		f(t, x, x)
+	} else {
+		f(x, t, x)
 	}
 }
 
@@ -395,10 +461,12 @@ func selectLanes(e epilogueOp, c []float32, ldc, r0, r1, c0, c1 int) {
 
 // epilogueRows matches ops to epilogueRowsAVX2's form: at most one per-row addition followed
 // by a per-row multiplication (a convolution's bias before its BatchNorm), at most one per-row
-// multiplication, then at most one per-row addition, then at most one maxProp(x, floor), floor
-// not NaN, in that order (flags 8, 1, 2, 4).
-func epilogueRows(ops []epilogueOp) (bias, mul, add []float32, floor float32, flags int, ok bool) {
-	for i, e := range ops {
+// multiplication, then at most one per-row addition, then at most one addition of a tile
+// (a residual), then at most one maxProp(x, floor), floor not NaN, in that order (flags 8, 1,
+// 2, 16 or 32 (the tile the first operand), 4).
+func epilogueRows(ops []epilogueOp) (bias, mul, add []float32, tile *epilogueOp, floor float32, flags int, ok bool) {
+	for i := range ops {
+		e := &ops[i]
 		switch {
 		case e.op == ir.Add && e.vec != nil && i == 0 && len(ops) > 1 && ops[1].op == ir.Mul && ops[1].vec != nil:
 			bias, flags = e.vec, 8
@@ -406,11 +474,16 @@ func epilogueRows(ops []epilogueOp) (bias, mul, add []float32, floor float32, fl
 			mul, flags = e.vec, flags|1
 		case e.op == ir.Add && e.vec != nil && flags&^9 == 0:
 			add, flags = e.vec, flags|2
-		case e.op == ir.Max && e.vec == nil && !e.first && e.s == e.s && flags&4 == 0:
+		case e.op == ir.Add && e.tile != nil && flags&^11 == 0:
+			tile, flags = e, flags|16
+			if e.first {
+				flags = flags&^16 | 32
+			}
+		case e.op == ir.Max && e.vec == nil && e.tile == nil && !e.first && e.s == e.s && flags&4 == 0:
 			floor, flags = e.s, flags|4
 		default:
-			return nil, nil, nil, 0, 0, false
+			return nil, nil, nil, nil, 0, 0, false
 		}
 	}
-	return bias, mul, add, floor, flags, flags != 0
+	return bias, mul, add, tile, floor, flags, flags != 0
 }

@@ -68,12 +68,16 @@ var flushEpilogueForms = []struct {
 	// a convolution's bias, then its BatchNorm and ReLU
 	{"bias-batchnorm-relu", `    y = tl.maximum((acc + t) * s + t, 0.0, propagate_nan=tl.PropagateNan.ALL)`, 4,
 		func(p, s, t, r float64) float64 { return maxProp64((p+t)*s+t, 0) }},
-	// a residual tile joins the chain (copied when queued)
-	{"residual", `    r = tl.load(r_ptr + rn[:, None] * Q + q[None, :], mask=(rn[:, None] < M) & qmask, other=0.0)
+	// a residual tile joins the chain (read in place: its rows RS apart in its buffer)
+	{"residual", `    r = tl.load(r_ptr + rn[:, None] * RS + q[None, :], mask=(rn[:, None] < M) & qmask, other=0.0)
     y = tl.maximum(acc * s + t + r, 0.0, propagate_nan=tl.PropagateNan.ALL)`, 4,
 		func(p, s, t, r float64) float64 { return maxProp64(p*s+t+r, 0) }},
-	// the residual first, then BatchNorm of the sum
-	{"residual-first", `    r = tl.load(r_ptr + rn[:, None] * Q + q[None, :], mask=(rn[:, None] < M) & qmask, other=0.0)
+	// the residual the left operand (t + x on the vector loop)
+	{"residual-left", `    r = tl.load(r_ptr + rn[:, None] * RS + q[None, :], mask=(rn[:, None] < M) & qmask, other=0.0)
+    y = tl.maximum(r + (acc * s + t), 0.0, propagate_nan=tl.PropagateNan.ALL)`, 4,
+		func(p, s, t, r float64) float64 { return maxProp64(r+(p*s+t), 0) }},
+	// the residual first, then BatchNorm of the sum (the chain step by step)
+	{"residual-first", `    r = tl.load(r_ptr + rn[:, None] * RS + q[None, :], mask=(rn[:, None] < M) & qmask, other=0.0)
     y = tl.maximum((acc + r) * s + t, 0.0, propagate_nan=tl.PropagateNan.ALL)`, 4,
 		func(p, s, t, r float64) float64 { return maxProp64((p+r)*s+t, 0) }},
 	// not the ReLU of NaN-propagating max: the chain stops before it
@@ -110,18 +114,31 @@ func minProp64(a, b float64) float64 {
 // panels_epilogue.go recognises, counted; the result is bit for bit that of the steps one at
 // a time (the queue off) on the AVX-512 and the AVX2 kernels and matches the float64
 // reference, NaN shifts included; 35 live rows of 64 (blocks and rows below them), 100 live
-// pixels in tiles of 64 and 128 (strips and columns right of them).
+// pixels in tiles of 64 and 128 (strips and columns right of them). A residual's rows are
+// fxRS (odd) apart in its buffer, read in place by the flush (counted); and, rows Q apart,
+// the output written over it: the stores then run after the flush has read it.
 func TestFlushEpilogue(t *testing.T) {
 	defer func() { queueDots = true }()
 	d := newFlushEpilogueData()
 	for _, form := range flushEpilogueForms {
+		residual := strings.Contains(form.body, "r_ptr")
 		for _, store := range flushEpilogueStores {
 			for _, loop := range flushEpilogueLoops {
 				for _, bp := range []int{64, 128} {
-					t.Run(fmt.Sprintf("%s/%s/%s/bp=%d", form.name, store.name, loop.name, bp), func(t *testing.T) {
-						src := strings.NewReplacer("LOOPS", loop.body, "EPILOGUE", form.body, "STORE", store.body).Replace(tapsEpilogueKernel)
-						testFlushEpilogue(t, src, bp, form.queued, form.ref, d)
-					})
+					for _, over := range []bool{false, true} {
+						if over && !residual {
+							continue
+						}
+						t.Run(fmt.Sprintf("%s/%s/%s/bp=%d/over=%v", form.name, store.name, loop.name, bp, over), func(t *testing.T) {
+							rs := fxRS
+							if over {
+								rs = fxQ
+							}
+							body := strings.ReplaceAll(form.body, "RS", fmt.Sprint(rs))
+							src := strings.NewReplacer("LOOPS", loop.body, "EPILOGUE", body, "STORE", store.body).Replace(tapsEpilogueKernel)
+							testFlushEpilogue(t, src, bp, form.queued, form.ref, d, residual, over)
+						})
+					}
 				}
 			}
 		}
@@ -131,6 +148,9 @@ func TestFlushEpilogue(t *testing.T) {
 // The sizes of TestFlushEpilogue: output channels (the tile's rows) and the live ones, the
 // channel block, pixels, the input's row stride, taps and input channels.
 const fxBOC, fxM, fxBK, fxQ, fxXS, fxTaps, fxCh = 64, 35, 16, 100, 128, 9, 32
+
+// fxRS: the residual's row stride in its buffer.
+const fxRS = 103
 
 // flushEpilogueData is TestFlushEpilogue's input, weight, vectors, residual and the float64
 // sums of the products.
@@ -145,7 +165,7 @@ func newFlushEpilogueData() *flushEpilogueData {
 	r := rand.New(rand.NewPCG(9, 10))
 	var d flushEpilogueData
 	d.x, d.w = make([]float32, fxCh*fxXS+fxTaps), make([]float32, fxTaps*fxBOC*fxCh)
-	d.s, d.t, d.r = make([]float32, fxM), make([]float32, fxM), make([]float32, fxM*fxQ)
+	d.s, d.t, d.r = make([]float32, fxM), make([]float32, fxM), make([]float32, fxM*fxRS)
 	for _, v := range [][]float32{d.x, d.w, d.s, d.t, d.r} {
 		for i := range v {
 			v[i] = float32(r.NormFloat64())
@@ -173,26 +193,39 @@ func compileTapsEpilogue(t *testing.T, src string, bp int) *Kernel {
 		map[string]any{"BP": int64(bp), "BOC": int64(fxBOC), "BK": int64(fxBK)})
 }
 
-func testFlushEpilogue(t *testing.T, src string, bp, queued int, ref func(p, s, t, r float64) float64, d *flushEpilogueData) {
+// testFlushEpilogue checks the kernel src (residual: it reads r_ptr, rows fxRS apart; over:
+// rows fxQ apart, and the output is the residual's buffer).
+func testFlushEpilogue(t *testing.T, src string, bp, queued int, ref func(p, s, t, r float64) float64, d *flushEpilogueData, residual, over bool) {
 	kn := compileTapsEpilogue(t, src, bp)
+	rs := fxRS
+	if over {
+		rs = fxQ
+	}
 	want := make([]float64, fxM*fxQ)
 	for i := range want {
-		want[i] = ref(d.sum[i], float64(d.s[i/fxQ]), float64(d.t[i/fxQ]), float64(d.r[i]))
+		want[i] = ref(d.sum[i], float64(d.s[i/fxQ]), float64(d.t[i/fxQ]), float64(d.r[i/fxQ*rs+i%fxQ]))
 	}
 	programs := (fxQ + bp - 1) / bp
 	launch := func() []float32 {
-		out := f32Buf(t, make([]float32, fxM*fxQ))
-		args := []jit.Arg{buf(f32Buf(t, d.x)), buf(f32Buf(t, d.w)), buf(f32Buf(t, d.s)), buf(f32Buf(t, d.t)), buf(f32Buf(t, d.r)), buf(out),
+		res, out := f32Buf(t, d.r), f32Buf(t, make([]float32, fxM*fxQ))
+		if over {
+			out = res
+		}
+		args := []jit.Arg{buf(f32Buf(t, d.x)), buf(f32Buf(t, d.w)), buf(f32Buf(t, d.s)), buf(f32Buf(t, d.t)), buf(res), buf(out),
 			scalar(int64(fxM)), scalar(int64(fxQ)), scalar(int64(fxXS)), scalar(int64(fxTaps)), scalar(int64(fxCh))}
 		if err := kn.Launch(grid1(programs), args); err != nil {
 			t.Fatal(err)
 		}
-		return slices.Clone(out.f32())
+		return slices.Clone(out.f32()[:fxM*fxQ])
 	}
 	eachMicroKernel(func() {
+		inPlace := residualsInPlace.Load()
 		inTurn, got, n := launchInTurnThenQueued(launch, &flushedEpilogues)
 		if n != int64(programs*queued) {
 			t.Fatalf("%s: %d epilogue steps in the flush, want %d (%d a program)", dotKernelName(), n, programs*queued, queued)
+		}
+		if read := residualsInPlace.Load() - inPlace; residual && read != int64(programs) || !residual && read != 0 {
+			t.Fatalf("%s: %d residual tiles read in place, want %d", dotKernelName(), read, programs)
 		}
 		for i := range got {
 			if math.Float32bits(got[i]) != math.Float32bits(inTurn[i]) {
@@ -212,14 +245,18 @@ func testFlushEpilogue(t *testing.T, src string, bp, queued int, ref func(p, s, 
 // strips outside; row blocks outside where A outweighs B and the L2 cache, counted): every seen element must
 // equal the products then the steps one at a time, bit for bit (unseen ones inside a
 // register block may go through the steps too), and nothing past the product's columns is
-// written. Both chains run on the vector loop (epilogueRows).
+// written. Every chain runs on the vector loop (epilogueRows), also with a residual tile
+// added before the ReLU (x + r or r + x), its seen rows an odd stride apart in a buffer that
+// ends with them (read in place: a lane past them would be out of range).
 func TestGemmPanelsEpilogueCoversEveryBlock(t *testing.T) {
 	for _, biased := range []bool{false, true} {
-		t.Run(fmt.Sprintf("bias=%v", biased), func(t *testing.T) { testGemmPanelsEpilogue(t, biased) })
+		for _, residual := range []string{"", "right", "left"} {
+			t.Run(fmt.Sprintf("bias=%v/residual=%s", biased, residual), func(t *testing.T) { testGemmPanelsEpilogue(t, biased, residual) })
+		}
 	}
 }
 
-func testGemmPanelsEpilogue(t *testing.T, biased bool) {
+func testGemmPanelsEpilogue(t *testing.T, biased bool, residual string) {
 	r := rand.New(rand.NewPCG(11, 12))
 	eachMicroKernel(func() {
 		for _, sz := range []struct{ m, n, seenRows, seenCols, k, panels int }{{64, 26, 64, 26, 40, 3}, {70, 22, 67, 20, 40, 3}, {48, 64, 48, 64, 40, 3}, {35, 100, 35, 100, 40, 3},
@@ -242,10 +279,19 @@ func testGemmPanelsEpilogue(t *testing.T, biased bool) {
 				bias[i], mul[i], add[i] = float32(r.NormFloat64()), float32(r.NormFloat64()), float32(r.NormFloat64())
 			}
 			epi := []epilogueOp{{op: ir.Mul, vec: mul}, {op: ir.Add, vec: add}, {op: ir.Max}}
+			ldr := sz.seenCols + 7
+			res := make([]float32, (sz.seenRows-1)*ldr+sz.seenCols)
+			for i := range res {
+				res[i] = float32(r.NormFloat64())
+			}
+			if residual != "" {
+				tile := epilogueOp{op: ir.Add, first: residual == "left", tile: res, tileLd: ldr, tileRows: sz.seenRows, tileCols: sz.seenCols}
+				epi = []epilogueOp{epi[0], epi[1], tile, epi[2]}
+			}
 			if biased {
 				epi = append([]epilogueOp{{op: ir.Add, vec: bias}}, epi...)
 			}
-			if _, _, _, _, _, ok := epilogueRows(epi); !ok {
+			if _, _, _, _, _, _, ok := epilogueRows(epi); !ok {
 				t.Fatalf("%d steps: not epilogueRowsAVX2's form", len(epi))
 			}
 			var scratch []float32
@@ -270,7 +316,11 @@ func testGemmPanelsEpilogue(t *testing.T, biased bool) {
 						if biased {
 							w += bias[i]
 						}
-						w = max(float32(w*mul[i])+add[i], 0) // rounded at each step, as the steps do
+						w = float32(w*mul[i]) + add[i] // rounded at each step, as the steps do
+						if residual != "" {
+							w += res[i*ldr+j]
+						}
+						w = max(w, 0)
 					}
 					if got := c[i*ldc+j]; got != w && i < sz.seenRows && j < sz.seenCols {
 						t.Fatalf("%s, %dx%d (seen %dx%d): c[%d][%d] = %g, want %g", dotKernelName(), sz.m, sz.n, sz.seenRows, sz.seenCols, i, j, got, w)

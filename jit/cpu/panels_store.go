@@ -51,30 +51,31 @@ type queuedStore struct {
 // fuseStores marks the stores of a chain's last value (ending at b.Instrs[at]) that may be
 // recorded: every user of last is an fp32 2-D store of it, and the instructions of b from
 // the chain up to the last holding one of them load, store (but those), print or assert
-// nothing. That last instruction runs the queue when it ends (storesEnd).
-func (c *compiler) fuseStores(b *ir.Block, at *ir.Instr, last *ir.Value) {
+// nothing. That last instruction runs the queue when it ends (storesEnd). It reports whether
+// it marked them.
+func (c *compiler) fuseStores(b *ir.Block, at *ir.Instr, last *ir.Value) bool {
 	users := c.allUsers(last)
 	set, sels := map[*ir.Instr]bool{}, map[*ir.Instr]*ir.Instr{}
 	for _, u := range users {
 		if u.Op == ir.Select {
 			st := c.selectStore(b, u, last)
 			if st == nil {
-				return
+				return false
 			}
 			set[st], sels[st] = true, u
 			continue
 		}
 		if u.Op != ir.Store || len(u.Args) < 2 || u.Args[1] != last || u.Args[0] == last {
-			return
+			return false
 		}
 		if pt := u.Args[0].Type; !pt.Ptr || pt.Elem != ir.F32 || pt.Rank() != 2 {
-			return
+			return false
 		}
 		set[u] = true
 	}
 	start, end := slices.Index(b.Instrs, at), -1
 	if start < 0 {
-		return
+		return false
 	}
 	for i := start + 1; i < len(b.Instrs); i++ {
 		if holdsAny(b.Instrs[i], set) {
@@ -82,11 +83,11 @@ func (c *compiler) fuseStores(b *ir.Block, at *ir.Instr, last *ir.Value) {
 		}
 	}
 	if end < 0 {
-		return
+		return false
 	}
 	for _, x := range b.Instrs[start+1 : end+1] {
 		if !onlyStoresOf(x, set) {
-			return
+			return false
 		}
 	}
 	if c.fusedStore == nil {
@@ -102,6 +103,7 @@ func (c *compiler) fuseStores(b *ir.Block, at *ir.Instr, last *ir.Value) {
 		c.storedSelect[st], c.selectSteps[sel] = sel, new(step)
 	}
 	c.storesEnd[b.Instrs[end]] = true
+	return true
 }
 
 // selectStore returns the store of the select u of last, when u is a chain's select form
@@ -300,6 +302,11 @@ func (m *memOp) record(fr *frame, runs []maskRun, fill float32) bool {
 	s := queuedStore{dst: b.f32()[o : o+int(span)], rowStride: int(a.strides[0]), r0: r0, r1: r1, c0: c0, c1: c1, tag: a.tag, first: first, runs: runs, fill: fill}
 	for _, p := range d.panels {
 		if overlapF32(s.dst, p.a[:(p.m-1)*p.lda+p.k]) || overlapF32(s.dst, p.b[:(p.k-1)*p.ldb+p.n]) {
+			return false
+		}
+	}
+	for _, e := range d.epilogue {
+		if e.tile != nil && overlapF32(s.dst, e.tile) { // a residual read in place
 			return false
 		}
 	}

@@ -60,7 +60,7 @@ func maxPropVSAVX2(x, z *float32, n int, s float32)
 func minPropVSAVX2(x, z *float32, n int, s float32)
 
 //go:noescape
-func epilogueRowsAVX2(c *float32, ldc, rows, n int, mul, add *float32, floor float32, flags int, bias *float32)
+func epilogueRowsAVX2(c *float32, ldc, rows, n int, mul, add *float32, floor float32, flags int, bias, tile *float32, ldt int)
 
 var haveVecAVX2 = cpu.X86.HasAVX2
 

@@ -1024,13 +1024,14 @@ divVS_done:
 	VZEROUPPER
 	RET
 
-// func epilogueRowsAVX2(c *float32, ldc, rows, n int, mul, add *float32, floor float32, flags int, bias *float32)
+// func epilogueRowsAVX2(c *float32, ldc, rows, n int, mul, add *float32, floor float32, flags int, bias, tile *float32, ldt int)
 // A convolution's epilogue on a block of its accumulator in the panels flush (panels_epilogue.go):
 // rows rows of n lanes (a multiple of 8), ldc floats apart; each lane x becomes bias[r] + x
 // (flags&8: a bias added before BatchNorm), then mul[r] * x (flags&1), then add[r] + x
-// (flags&2), then maxProp(x, floor) (flags&4, floor not NaN), the operands in SV_LOOP's order,
-// so each lane is what the steps one at a time give.
-TEXT ·epilogueRowsAVX2(SB), NOSPLIT, $0-72
+// (flags&2), then x + t or t + x (flags&16 or 32: t the lane's element of tile, a residual,
+// its rows ldt floats apart), then maxProp(x, floor) (flags&4, floor not NaN), the operands
+// in SV_LOOP's and VV_LOOP's order, so each lane is what the steps one at a time give.
+TEXT ·epilogueRowsAVX2(SB), NOSPLIT, $0-88
 	MOVQ c+0(FP), DI
 	MOVQ ldc+8(FP), R8
 	SHLQ $2, R8
@@ -1042,6 +1043,9 @@ TEXT ·epilogueRowsAVX2(SB), NOSPLIT, $0-72
 	VBROADCASTSS floor+48(FP), Y15
 	MOVQ flags+56(FP), R11
 	MOVQ bias+64(FP), BX
+	MOVQ tile+72(FP), R12
+	MOVQ ldt+80(FP), R13
+	SHLQ $2, R13
 	TESTQ R9, R9
 	JZ epi_done
 	TESTQ R10, R10
@@ -1063,6 +1067,7 @@ epi_nomul:
 	ADDQ $4, DX
 epi_noadd:
 	MOVQ DI, AX
+	MOVQ R12, R14
 	MOVQ R10, CX
 epi_lane:
 	VMOVUPS (AX), Y0
@@ -1078,15 +1083,26 @@ epi_l1:
 	JZ epi_l2
 	VADDPS Y0, Y14, Y0
 epi_l2:
+	TESTQ $16, R11
+	JZ epi_l2t
+	VADDPS (R14), Y0, Y0
+epi_l2t:
+	TESTQ $32, R11
+	JZ epi_l2u
+	VMOVUPS (R14), Y1
+	VADDPS Y0, Y1, Y0
+epi_l2u:
 	TESTQ $4, R11
 	JZ epi_l3
 	VMAXPS Y0, Y15, Y0
 epi_l3:
 	VMOVUPS Y0, (AX)
 	ADDQ $32, AX
+	ADDQ $32, R14
 	DECQ CX
 	JNZ epi_lane
 	ADDQ R8, DI
+	ADDQ R13, R12
 	DECQ R9
 	JNZ epi_row
 epi_done:

@@ -51,6 +51,6 @@ func sumRowAVX2(x *float32, n int) float64 { panic("unreachable: no AVX2") }
 
 func extremeRowAVX2(x *float32, n int, op int) float32 { panic("unreachable: no AVX2") }
 
-func epilogueRowsAVX2(c *float32, ldc, rows, n int, mul, add *float32, floor float32, flags int, bias *float32) {
+func epilogueRowsAVX2(c *float32, ldc, rows, n int, mul, add *float32, floor float32, flags int, bias, tile *float32, ldt int) {
 	panic("unreachable: no AVX2")
 }
