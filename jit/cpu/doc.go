@@ -89,7 +89,10 @@
 //     three of A, vector partial sums folded at the end), and transposes it otherwise. A
 //     dot whose B has exactly 4 live columns (a 1x1 convolution's pixels on a 2x2 map) runs
 //     on the gemv kernels too, over those columns copied transposed (dot.go's dotF32 and
-//     gemvColumns, which also run gemmF32's gemv column).
+//     gemvColumns, which also run gemmF32's gemv column); so does, under AVX-512 on AMD, a
+//     product of 9 columns (a 1x1 convolution's 3x3 map) against rows of A 4 KB or more
+//     apart, which on the masked 16-wide strip would use 9 of 16 lanes and read 16 rows of
+//     A that share an L1 set (gemvAllColumns).
 //   - tl.dot multiplies only what is live (extent.go): a masked fp32 load with other=0 records
 //     the live extent of its tile (rows < M, k < K), tl.trans carries it over, and the dot
 //     runs on the live block, so an edge tile of a 257 x 131 matmul costs its live part; when

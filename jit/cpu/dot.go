@@ -164,6 +164,9 @@ var (
 	// gemmGemvColumn: on AVX2, a product of 8q + 1 columns (q < 4) runs its last column on
 	// the gemv kernels rather than a zero-padded strip (gemmF32, gemvColumns).
 	gemmGemvColumn = true
+	// gemmGemvAll: under AVX-512 on AMD, a product of 9 columns against far-apart rows of A
+	// runs on the gemv kernels alone (gemvAllColumns).
+	gemmGemvAll = true
 )
 
 // streamedDots counts the gemmF32 calls whose wide strips ran on the kernels that prefetch
@@ -175,7 +178,7 @@ var streamedDots atomic.Int64
 const streamFirstCols = 96
 
 // gemvColumnDots counts the products that ran columns on the gemv kernels (gemvColumns:
-// dotF32's 4 and gemmGemvColumn's 1; tests read it).
+// dotF32's 4, gemmGemvColumn's 1 and gemvAllColumns' 9; tests read it).
 var gemvColumnDots atomic.Int64
 
 // strips48Dots counts the gemmF32 calls that ran on 48-wide strips (gemmStrips48; tests
@@ -280,6 +283,11 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 		gemvColumnDots.Add(1)
 		gemmF32(m, n-1, k, a, lda, b, ldb, c, ldc, scratch)
 		gemvColumns(m, 1, k, a, lda, b[n-1:], ldb, c[n-1:], ldc, scratch)
+		return
+	}
+	if gemvAllColumns(m, n, k, lda) {
+		gemvColumnDots.Add(1)
+		gemvColumns(m, n, k, a, lda, b, ldb, c, ldc, scratch)
 		return
 	}
 	wide := &gemmWide
@@ -416,8 +424,8 @@ func dotF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32
 const narrowGemvMinK = 64 // B's copy and each row's horizontal sums are paid once a row
 
 // gemvColumns computes c[m, g] += a[m, k] x b[k, g] (rows lda, ldb, ldc apart) on the gemv
-// kernels, b's g columns gathered contiguous along k into scratch: 4 or more against A's
-// rows, C's in place; fewer (the kernels take 4 columns a call) with the roles swapped, A's
+// kernels, b's g columns gathered contiguous along k into scratch: in fours against A's
+// rows, C's in place; the rest (the kernels take 4 columns a call) with the roles swapped, A's
 // rows 4 at a time against each column, C's column through scratch.
 func gemvColumns(m, g, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, scratch *[]float32) {
 	*scratch = slices.Grow((*scratch)[:0], g*k+m)[:g*k+m]
@@ -427,11 +435,11 @@ func gemvColumns(m, g, k int, a []float32, lda int, b []float32, ldb int, c []fl
 			cols[j*k+p] = v
 		}
 	}
-	if g >= 4 {
-		gemvF32(m, g, k, a, lda, cols, k, c, ldc)
-		return
+	g4 := g - g%4
+	if g4 > 0 {
+		gemvF32(m, g4, k, a, lda, cols, k, c, ldc)
 	}
-	for j := range g {
+	for j := g4; j < g; j++ {
 		for i := range tile {
 			tile[i] = c[i*ldc+j]
 		}
@@ -440,6 +448,16 @@ func gemvColumns(m, g, k int, a []float32, lda int, b []float32, ldb int, c []fl
 			c[i*ldc+j] = v
 		}
 	}
+}
+
+// gemvAllColumns reports whether gemmF32 runs an m x n x k product with rows of A lda apart
+// on the gemv kernels alone (gemmGemvAll): under AVX-512 on AMD (tallRows), 9 columns (a
+// 1x1 convolution's 3x3 map, a sample's pixels) against rows of A 4 KB or more apart (its
+// weight [OC, C]). The masked 16-wide strip would use 9 of its 16 lanes and read A down
+// 16 rows at once, which share an L1 set; the gemv kernels read A along its rows.
+func gemvAllColumns(m, n, k, lda int) bool {
+	return gemmGemvAll && tallRows && gemmNarrow.masked != nil && gemvKern != nil &&
+		n == gemmNarrow.w/2+1 && lda >= 1024 && m >= 4 && k >= narrowGemvMinK
 }
 
 // strips48 is the number of 48-wide strips that gemmF32 runs an m x n x k product on

@@ -515,8 +515,12 @@ func TestGemmF32Strips48(t *testing.T) {
 }
 
 // TestGemmF32GemvColumn checks dotF32's products of 4 columns, which run on the gemv kernels
-// over a deep k of whole vectors (narrowGemv), and of 8q + 1 columns, whose last column does
-// under AVX2 (gemmGemvColumn), and that the gemv path is taken there and only there.
+// over a deep k of whole vectors (narrowGemv), of 8q + 1 columns, whose last column does
+// under AVX2 (gemmGemvColumn), and of 9 columns against rows of A 4 KB or more apart, which
+// run there entirely under AVX-512 on AMD (gemmGemvAll), and that the gemv path is taken
+// there and only there. Each changes the order of the sums (lanes along k, then a
+// horizontal sum): checked against the float64 reference within gemmCheckLD's bound, and
+// the 9 columns bit for bit against gemvF32 on B's columns transposed (TestGemvAllColumns).
 func TestGemmF32GemvColumn(t *testing.T) {
 	r := rand.New(rand.NewPCG(25, 26))
 	var scratch []float32
@@ -532,11 +536,68 @@ func TestGemmF32GemvColumn(t *testing.T) {
 						before := gemvColumnDots.Load()
 						gemmCheckLD(t, r, m, n, k, lda, n+5, run)
 						narrow := gemmSIMD && gemvKern != nil && n == 4 && m >= 4 && k >= narrowGemvMinK && k%gemvLanes == 0
-						want := narrow || on && n%8 == 1 && n < 32 && m >= 4 && k >= gemvLanes
+						all := tallRows && gemmWideEdge.masked != nil && n == 9 && lda >= 1024 && m >= 4 && k >= narrowGemvMinK
+						want := narrow || on && n%8 == 1 && n < 32 && m >= 4 && k >= gemvLanes || all
 						if took := gemvColumnDots.Load() != before; took != want {
 							t.Fatalf("%s %dx%dx%d: gemv column taken %v, want %v", dotKernelName(), m, n, k, took, want)
 						}
 					}
+				}
+			}
+		}
+	})
+}
+
+// TestGemvAllColumns checks that a product of 9 columns on the gemv kernels alone
+// (gemvAllColumns: 8 columns 4 at a time against A's rows, the 9th with the roles swapped)
+// gives bit for bit what gemvF32 gives for the 9 columns of B transposed, at row counts
+// around the kernels' 3-row and 4-column blocks and k with and without a tail past the
+// vectors; and that with gemmGemvAll off such a product runs on the strips again.
+func TestGemvAllColumns(t *testing.T) {
+	defer func(on bool) { gemmGemvAll = on }(gemmGemvAll)
+	r := rand.New(rand.NewPCG(27, 28))
+	var scratch []float32
+	eachMicroKernel(func() {
+		if !tallRows || gemmWideEdge.masked == nil {
+			return
+		}
+		const n, lda = 9, 2048
+		for _, m := range []int{4, 5, 7, 13, 64, 256} {
+			for _, k := range []int{64, 100, 256, 512} {
+				a, b := make([]float32, m*lda), make([]float32, k*n)
+				for _, x := range [][]float32{a, b} {
+					for i := range x {
+						x[i] = float32(r.NormFloat64())
+					}
+				}
+				bt := make([]float32, n*k)
+				for p := range k {
+					for j := range n {
+						bt[j*k+p] = b[p*n+j]
+					}
+				}
+				got, want := make([]float32, m*n), make([]float32, m*n)
+				for i := range got {
+					got[i] = float32(r.NormFloat64())
+				}
+				copy(want, got)
+				gemmGemvAll = true
+				before := gemvColumnDots.Load()
+				gemmF32(m, n, k, a, lda, b, n, got, n, &scratch)
+				if gemvColumnDots.Load() == before {
+					t.Fatalf("%s %dx%dx%d: not on the gemv kernels", dotKernelName(), m, n, k)
+				}
+				gemvF32(m, n, k, a, lda, bt, k, want, n)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s %dx%dx%d: c[%d] = %g, gemvF32 %g", dotKernelName(), m, n, k, i, got[i], want[i])
+					}
+				}
+				gemmGemvAll = false
+				before = gemvColumnDots.Load()
+				gemmF32(m, n, k, a, lda, b, n, got, n, &scratch)
+				if gemvColumnDots.Load() != before {
+					t.Fatalf("%s %dx%dx%d: on the gemv kernels with gemmGemvAll off", dotKernelName(), m, n, k)
 				}
 			}
 		}
@@ -585,5 +646,51 @@ func BenchmarkGemmFoldedSmallMap(b *testing.B) {
 				b.ReportMetric(float64(2*models*oc*k*nq*b.N)/cpuTime/1e9, "GFLOP/cpu-s")
 			}
 		})
+	}
+}
+
+// BenchmarkGemmNinePixels runs the dots of resnet50's layer-4 1x1 convolutions on 3x3 maps
+// at N = 3, batch 2 (per model, sample and 256-row channel tile, dots of k = 256 over the
+// row-major weight against the sample's 9 pixels), 2048 -> 512 (rows of A 8 KB apart) and
+// 512 -> 2048 (2 KB: not on gemv), with gemmGemvAll off ("strips": the masked 16-wide
+// strip) and on ("gemv"). One thread; GFLOP per CPU-second of the thread.
+func BenchmarkGemmNinePixels(b *testing.B) {
+	defer func(on bool) { gemmGemvAll = on }(gemmGemvAll)
+	const models, batch, bm, bk, px = 3, 2, 256, 256, 9
+	for _, sh := range []struct{ oc, ic int }{{512, 2048}, {2048, 512}} {
+		w := make([]float32, models*sh.oc*sh.ic)
+		for i := range w {
+			w[i] = float32(i%7) * 0.01
+		}
+		x := make([]float32, models*batch*sh.ic*px)
+		for i := range x {
+			x[i] = float32(i%5) * 0.01
+		}
+		c := make([]float32, bm*px)
+		var scratch []float32
+		for _, on := range []bool{false, true} {
+			name := map[bool]string{false: "strips", true: "gemv"}[on]
+			b.Run(fmt.Sprintf("%d-%d/%s", sh.ic, sh.oc, name), func(b *testing.B) {
+				gemmGemvAll = on
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				t0 := threadCPUTime()
+				for b.Loop() {
+					for m := range models {
+						for s := range batch {
+							for ot := range sh.oc / bm {
+								for kt := range sh.ic / bk {
+									a := w[(m*sh.oc+ot*bm)*sh.ic+kt*bk:]
+									gemmF32(bm, px, bk, a, sh.ic, x[((m*batch+s)*sh.ic+kt*bk)*px:], px, c, px, &scratch)
+								}
+							}
+						}
+					}
+				}
+				if cpuTime := (threadCPUTime() - t0).Seconds(); cpuTime > 0 {
+					b.ReportMetric(float64(2*models*batch*sh.oc*sh.ic*px*b.N)/cpuTime/1e9, "GFLOP/cpu-s")
+				}
+			})
+		}
 	}
 }
