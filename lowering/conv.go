@@ -595,6 +595,7 @@ type convData struct {
 	BlockStore      bool // conv_flat.py pointwise: store the output in the channel blocks of the next, depthwise convolution (takeBlockedInput)
 	DenseStore      bool // conv_flat.py PaddedStore: every column of the tile is an output pixel (Wp == OW): no border zeros to write, q is the pixel
 	QMask           bool // conv_flat.py: mask the last pixel tile's dead columns (flatQMask)
+	RowTiles        bool // conv_flat.py: pixel tiles start on a padded row, TILE_Q pixels apart (rowTileQ)
 	Scale           bool // conv_flat.py: scale the weight tile's input channels by s (channelScaleFor)
 	ScaleInput      bool // ... by scaling the input tile's rows instead (it is the smaller: bn channels against the live pixels)
 	CopyStore       bool // conv_flat.py: store a zero-padded copy of the output too (takePaddedCopy)
@@ -715,20 +716,41 @@ func (g *convGroup) flatSamples() int {
 // columns (cols) or the padded planes laid out [channel, sample] (foldedPlanes).
 func (g *convGroup) folded() bool { return g.cols || g.foldedPlanes }
 
-// flatQMask reports whether conv_flat.py masks the pixels past Q (q of them, in tiles of bp;
-// Folded: every sample's, the columns' slack up to the tile computed otherwise).
+// flatQMask reports whether conv_flat.py masks the pixels past Q (q of them, in tiles of bp
+// starting step apart; Folded: every sample's, the columns' slack up to the tile computed
+// otherwise).
 // Through tl.dot (dot), the micro-kernel then computes the live columns alone, at the cost of
 // a finiteness scan of the weight tile a step (extent.go: about one column's work), while a
 // whole tile computes every dead column at full cost (the 286 pixels of a 16x16 image in a
 // 512 tile were 1.8x the work; bench/results/zoo_conv.md):
 // masked once a vector (16) of columns is dead. Depthwise (no dot) keeps the rule measured
 // for it: masked when the dead columns are most of the last tile (a 64-pixel rest of 512).
-func flatQMask(q, bp int, dot bool) bool {
-	dead := cdiv(q, bp)*bp - q
+func flatQMask(q, bp, step int, dot bool) bool {
+	dead := (cdiv(q, step)-1)*step + bp - q
 	if dot {
 		return dead >= 16
 	}
 	return dead > bp-dead
+}
+
+// rowTileQ is how far apart conv_flat.py's pixel tiles of bp start: bp, or a whole number of
+// padded rows (RowTiles) where the output rows have dead columns after them (Wp > OW) and
+// span more than one tile, so that every tile starts on a row. jit/cpu then cuts each tile's
+// rows into strips of live columns alone (panels.go planPairStrips); a tile starting mid-row
+// leaves a piece of a row at its end, which no strip fits. The tile's columns past its rows
+// are masked from the stores (and computed only by plain strips). Not where whole rows
+// would take more tiles than bp-pixel ones, nor on the forms with tiles of their own
+// (Folded, PhaseStore, channel-block stores) or without a dot (depthwise).
+func (g *convGroup) rowTileQ(bp int) int {
+	q := g.flatPixels()
+	if g.folded() || g.outPhases != nil || g.outBlock > 0 || g.depthwise || g.direct || g.wp <= g.ow || g.wp > bp || q <= bp {
+		return bp
+	}
+	tq := bp / g.wp * g.wp
+	if cdiv(q, tq) > cdiv(q, bp) {
+		return bp
+	}
+	return tq
 }
 
 // flatChannels is the (output channels per group, groups) conv_flat.py runs with: a depthwise
@@ -800,6 +822,10 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 	}
 	tilesOC := cdiv(ocg, bn)
 	geo, programs := geometry(bp, tilesOC)
+	tileQ := bp
+	if tmpl == "conv_flat.py" {
+		tileQ = g.rowTileQ(bp)
+	}
 	samplesInner := tmpl == "conv_flat.py" && flatSamplesInner(g.direct && !g.cols, samples, programs, tilesOC)
 	var args []LaunchArg
 	args = append(args, ptrArgs("x", g.x)...)
@@ -849,7 +875,8 @@ func (g *convGroup) implicitGEMM(l *lowerer, tmpl, cOffs string, p int, geometry
 		PaddedStore: !g.folded() && g.outPhases == nil && g.outBlock == 0 && (g.outPad.hp > 0 && g.outPad.wp == g.wp || g.outPad.hp == 0 && g.wp == g.ow), EvenK: (g.tapMajor || g.direct) && g.kExtent()%bk == 0, Strided: strided,
 		Depthwise: tmpl == "conv_flat.py" && g.depthwise, Pointwise: tmpl == "conv_flat.py" && g.direct,
 		DenseStore: tmpl == "conv_flat.py" && !g.folded() && g.outPad.hp == 0 && g.wp == g.ow && g.padCopy == nil, Scale: g.scale != nil, ScaleInput: g.scale != nil && bn > min(bp, g.gemmPixels()), CopyStore: g.padCopy != nil,
-		CopyPaddedStore: !g.folded() && g.padCopy != nil && g.padCopy.pad.wp == g.wp, QMask: tmpl == "conv_flat.py" && (!g.folded() && (g.direct || flatQMask(g.flatPixels(), bp, !g.depthwise)) || g.folded() && flatQMask(g.gemmPixels(), bp, true)),
+		CopyPaddedStore: !g.folded() && g.padCopy != nil && g.padCopy.pad.wp == g.wp, QMask: tmpl == "conv_flat.py" && (!g.folded() && (g.direct || flatQMask(g.flatPixels(), bp, tileQ, !g.depthwise)) || g.folded() && flatQMask(g.gemmPixels(), bp, bp, true)),
+		RowTiles:     tileQ != bp,
 		HalfProducts: g.depthwise && g.x.DType != graph.Float32, Folded: g.folded(), FoldedPlanes: g.foldedPlanes, Merged: tmpl == "conv_flat.py" && g.diag > 1,
 		SamplesInner: samplesInner}
 	consts := map[string]any{"BLOCK_P": int64(bp), "BLOCK_OC": int64(bn), "BLOCK_K": int64(bk)}
@@ -1533,7 +1560,11 @@ func (g *convGroup) emitFlat(l *lowerer) (*Launch, error) {
 		if g.outBlock > 0 {
 			args = append(args, intArg("o_bc", g.outBlock))
 		}
-		return args, g.residues() * cdiv(q, bp) * tilesOC
+		tq := g.rowTileQ(bp)
+		if tq != bp {
+			args = append(args, intArg("TILE_Q", tq))
+		}
+		return args, g.residues() * cdiv(q, tq) * tilesOC
 	})
 }
 

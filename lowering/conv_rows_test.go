@@ -301,10 +301,10 @@ func TestConvFlatPixelMasks(t *testing.T) {
 	if masked == 0 || whole == 0 || depthwise == 0 {
 		t.Errorf("conv_flat.py kernels: %d with masked pixel tiles, %d whole, %d depthwise; want each > 0", masked, whole, depthwise)
 	}
-	if flatQMask(12, 16, true) || !flatQMask(1088, 512, true) || flatQMask(1024, 512, true) || !flatQMask(286, 512, true) {
+	if flatQMask(12, 16, 16, true) || !flatQMask(1088, 512, 512, true) || flatQMask(1024, 512, 512, true) || !flatQMask(286, 512, 512, true) {
 		t.Error("flatQMask: want whole tiles for 12 of 16 and full tiles, masks for a 64-pixel rest of 512 and 286 of 512")
 	}
-	if !flatQMask(1088, 512, false) || flatQMask(286, 512, false) {
+	if !flatQMask(1088, 512, 512, false) || flatQMask(286, 512, 512, false) {
 		t.Error("flatQMask, depthwise: want masks for a 64-pixel rest of 512, not for 286 of 512")
 	}
 }
@@ -354,10 +354,7 @@ func TestConv1dTilesSkipThePadColumns(t *testing.T) {
 			continue
 		}
 		convs++
-		arg := map[string]int{}
-		for _, a := range ln.Args {
-			arg[a.Name] = int(a.Int)
-		}
+		arg := launchIntArgs(ln)
 		if bp := ln.Kernel.Consts["BLOCK_P"]; arg["Q"] != 37 || arg["OW"] != 37 || bp != int64(64) || ln.Grid[0] != 1 {
 			t.Errorf("%s: Q %d pixels of rows %d long in %d tiles of %v, want 37 of 37 in one 64 tile", ln.Kernel.Source.Fn, arg["Q"], arg["OW"], ln.Grid[0], bp)
 		}
@@ -474,4 +471,43 @@ func TestWidePaddingConvsOnEmulatedPTX(t *testing.T) {
 			testkit.CheckOutputs(t, runOnEmulatedPTX(t, dir), testkit.ReadTensors(t, filepath.Join(dir, "expected.safetensors")))
 		})
 	}
+}
+
+// Where a convolution's output rows have dead columns after them (Wp > OW) and span more
+// than one pixel tile, conv_flat.py's tiles start on a row (RowTiles), so that jit/cpu can cut
+// them into strips of live columns: the zoo's conv pair (32x32 maps, Wp = 34) runs tiles of
+// 15 rows (510 pixels) in as many programs as 512-pixel tiles took. The row_tiles fixture's
+// convolutions all take row tiles (a pair with a residual, odd and dilated maps, a strided
+// one); TestConvFixtures and TestCNNFixturesAVX2 check their numbers against PyTorch.
+func TestConvFlatRowTiles(t *testing.T) {
+	check := func(file string, want int, tileQ func(wp int) int) {
+		convs := 0
+		for _, ln := range lowerGraphFile(t, file, "cpu").Launches {
+			if ln.Kernel.Template != "conv_flat.py" {
+				continue
+			}
+			convs++
+			arg := launchIntArgs(ln)
+			bp := int(ln.Kernel.Consts["BLOCK_P"].(int64))
+			tq := tileQ(arg["Wp"])
+			if arg["TILE_Q"] != tq || bp != 512 || ln.Grid[0] != cdiv(arg["Q"], tq) || cdiv(arg["Q"], tq) != cdiv(arg["Q"], bp) {
+				t.Errorf("%s %v: tiles of %d pixels (BLOCK_P %d) in %d programs over Q = %d, want %d (whole rows of %d) in as many as BLOCK_P's",
+					file, ln.Nodes, arg["TILE_Q"], bp, ln.Grid[0], arg["Q"], tq, arg["Wp"])
+			}
+		}
+		if convs != want {
+			t.Errorf("%s: %d conv_flat.py launches, want %d", file, convs, want)
+		}
+	}
+	check(filepath.Join("..", "bench", "zoo", "conv3x3.json"), 2, func(int) int { return 15 * 34 })
+	check(filepath.Join("testdata", "conv", "row_tiles_n3", "graph.json"), 5, func(wp int) int { return 512 / wp * wp })
+}
+
+// launchIntArgs is a launch's integer arguments by name.
+func launchIntArgs(ln *Launch) map[string]int {
+	arg := map[string]int{}
+	for _, a := range ln.Args {
+		arg[a.Name] = int(a.Int)
+	}
+	return arg
 }

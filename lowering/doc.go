@@ -45,7 +45,9 @@
 //     so weight tiles are read in place with aligned vector loads (a Linear on a few rows,
 //     memory-bound on its weight, keeps it as it is: whole rows in place, jit/cpu's gemv path,
 //     linear.go's gemv); convolutions as an implicit
-//     GEMM over flat zero-padded pixels (conv_flat.py; strided ones over stride phase planes,
+//     GEMM over flat zero-padded pixels (conv_flat.py, in tiles of whole padded rows where
+//     rows have dead columns after them and span several tiles, rowTileQ, so that jit/cpu
+//     computes the live columns alone; strided ones over stride phase planes,
 //     where every tap is again one flat shift; unit-stride pointwise ones over their input as it is; patch embeddings, kernel =
 //     stride over few channels, as a patch copy and a pointwise GEMM; dense ones over small
 //     maps, at most 64 output pixels a sample, as every sample's tap shifts copied side by

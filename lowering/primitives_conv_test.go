@@ -854,19 +854,19 @@ func TestPoolFloat64AgainstLoop(t *testing.T) {
 // TestCNNFixturesAVX2 runs the CPU plans of the conv fixtures (the CNN shapes; strided, dilated,
 // grouped (conv_grouped.py), depthwise, pointwise and patch-embedding convolutions, the mobile blocks, the small maps, the ResNet stem (pools
 // storing padded planes), the squeeze-excite blocks (se.py),
-// reductions past 1024 (wide_k: the stream kernels)) and the pool fixtures again
+// reductions past 1024 (wide_k: the stream kernels), tiles of whole rows (row_tiles)) and the pool fixtures again
 // with AVX-512 off (GODEBUG=cpu.avx512f=off, read when a process starts: a child test process), so on a
 // machine with AVX-512 the AVX2/FMA kernels are checked against PyTorch too. Without
 // AVX-512 the fixture tests themselves run the AVX2 kernels, and this one skips.
 func TestCNNFixturesAVX2(t *testing.T) {
-	checkFixturesAVX2(t, "TestCNNFixturesAVX2", "^(TestCNNFixturesAVX2|TestConvFixtures|TestPoolFixtures|TestDepthwiseChannelBlocks|TestDepthwiseDeadTaps|TestGroupedChannelBlocks|TestGroupedMergedGroups)$/^((cnn|pools|convs_a|convs_b|unbatched|patches|depthwise|depthwise_small_maps|grouped|mobile|smallmaps|stem|se|se_small_maps|wide_k|few_channels|few_channels_shared)_n3|cpu)?$/^(cpu)?$",
+	checkFixturesAVX2(t, "TestCNNFixturesAVX2", "^(TestCNNFixturesAVX2|TestConvFixtures|TestPoolFixtures|TestDepthwiseChannelBlocks|TestDepthwiseDeadTaps|TestGroupedChannelBlocks|TestGroupedMergedGroups)$/^((cnn|pools|convs_a|convs_b|unbatched|patches|depthwise|depthwise_small_maps|grouped|mobile|smallmaps|stem|se|se_small_maps|wide_k|few_channels|few_channels_shared|row_tiles)_n3|cpu)?$/^(cpu)?$",
 		"--- PASS: TestConvFixtures/cnn_n3/cpu", "--- PASS: TestConvFixtures/convs_a_n3/cpu", "--- PASS: TestConvFixtures/convs_b_n3/cpu",
 		"--- PASS: TestConvFixtures/unbatched_n3/cpu", "--- PASS: TestConvFixtures/patches_n3/cpu", "--- PASS: TestPoolFixtures/pools_n3/cpu",
 		"--- PASS: TestConvFixtures/depthwise_n3/cpu", "--- PASS: TestDepthwiseChannelBlocks/cpu",
 		"--- PASS: TestConvFixtures/depthwise_small_maps_n3/cpu", "--- PASS: TestDepthwiseDeadTaps/cpu",
 		"--- PASS: TestConvFixtures/mobile_n3/cpu", "--- PASS: TestConvFixtures/grouped_n3/cpu", "--- PASS: TestGroupedChannelBlocks/cpu", "--- PASS: TestGroupedMergedGroups/cpu",
 		"--- PASS: TestConvFixtures/smallmaps_n3/cpu", "--- PASS: TestConvFixtures/stem_n3/cpu", "--- PASS: TestConvFixtures/se_n3/cpu", "--- PASS: TestConvFixtures/se_small_maps_n3/cpu",
-		"--- PASS: TestConvFixtures/wide_k_n3/cpu")
+		"--- PASS: TestConvFixtures/wide_k_n3/cpu", "--- PASS: TestConvFixtures/row_tiles_n3/cpu")
 }
 
 // checkFixturesAVX2 runs the tests matching run (which must include test, the caller) in a

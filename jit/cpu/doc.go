@@ -81,7 +81,8 @@
 //     get products: where those are rows as wide as half a strip (a 16-wide map's flat
 //     padded pixels under AVX-512, an 8-wide one's under AVX2), each strip is two rows' live
 //     columns on the pair kernels (the second vector off past the first), not the dead
-//     columns between rows nor a right edge (pairStrip). tl.trans of a
+//     columns between rows nor a right edge (pairStrip); rows a strip wide (a 32-wide map
+//     in tiles of whole rows, lowering's RowTiles) run a plain strip each. tl.trans of a
 //     2-D fp32 tile (the weight operand of a Linear) is an AVX2 8x8-block transpose
 //     (shape.go, vec_amd64.s), left to the dot when the dot is its only user: a dot of a few
 //     live rows (3, or 32 over k >= 256) then reads the untransposed tile in place, each

@@ -212,16 +212,24 @@ func gemmPanels(ps []dotPanel, c []float32, ldc int, scratch *[]float32, asm *[]
 			storeRect(st, c, ldc, i, i+h, j, j+w)
 		}
 		if pairs != nil {
-			// column strips outside, each two pieces of live columns
+			// column strips outside, each two pieces of live columns; two side by side are a
+			// plain strip (a row of panelCols live columns), the same sums
 			pairStripRuns.Add(1)
 			half := panelCols / 2
 			for _, s := range pairs {
 				i := 0
 				for b, pk := range panelKernels {
 					for range blocks[b] {
-						pk.pair(&g[0], len(g), i, s.col, &c[i*ldc+s.col], ldc, s.off)
-						block(i, s.col, pk.rows, half)
-						if s.off != 0 {
+						switch s.off {
+						case half:
+							pk.run(&g[0], len(g), i, s.col, &c[i*ldc+s.col], ldc)
+							block(i, s.col, pk.rows, panelCols)
+						case 0:
+							pk.pair(&g[0], len(g), i, s.col, &c[i*ldc+s.col], ldc, s.off)
+							block(i, s.col, pk.rows, half)
+						default:
+							pk.pair(&g[0], len(g), i, s.col, &c[i*ldc+s.col], ldc, s.off)
+							block(i, s.col, pk.rows, half)
 							block(i, s.col+s.off, pk.rows, half)
 						}
 						i += pk.rows

@@ -44,8 +44,9 @@ func TestPairKernelsMatchDot(t *testing.T) {
 }
 
 // TestGemmPanelsPairStrips: given the live columns of row-aligned maps (rows w wide, wp
-// apart, as a convolution's flat padded pixels; two samples folded, their rows restarting),
-// gemmPanels runs pair strips and their columns hold bit for bit what the panels' gemmF32
+// apart, as a convolution's flat padded pixels; two samples folded, their rows restarting;
+// tail dead columns after the last row, as a tile of whole rows has), gemmPanels runs pair
+// strips (rows a strip wide: plain strips) and their columns hold bit for bit what the panels' gemmF32
 // calls in turn give; columns no piece reaches are left as they were.
 func TestGemmPanelsPairStrips(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
@@ -54,11 +55,15 @@ func TestGemmPanelsPairStrips(t *testing.T) {
 			name            string
 			w, wp, h, m, ks int
 			samples, sample int // folded samples, sample's columns
+			tail            int
 		}{
-			{"resblock", half, half + 2, 16, 64, 3, 1, 0},
-			{"odd rows", half, half + 2, 5, 20, 2, 1, 0},
-			{"wide rows", 3 * half, 3*half + 2, 4, 30, 2, 1, 0},
-			{"folded", half, half + 2, 3, 24, 2, 2, (3-1)*(half+2) + half},
+			{"resblock", half, half + 2, 16, 64, 3, 1, 0, 0},
+			{"odd rows", half, half + 2, 5, 20, 2, 1, 0, 0},
+			{"wide rows", 3 * half, 3*half + 2, 4, 30, 2, 1, 0, 0},
+			{"folded", half, half + 2, 3, 24, 2, 2, (3-1)*(half+2) + half, 0},
+			{"strip rows", 2 * half, 2*half + 2, 15, 32, 2, 1, 0, 4},
+			{"two-strip rows, a tile's tail", 4 * half, 4*half + 2, 3, 20, 3, 1, 0, 2},
+			{"odd rows, a tile's tail", half + 3, 2*half + 1, 4, 22, 2, 1, 0, 13},
 		}
 		for _, tc := range cases {
 			var live []colSpan
@@ -70,6 +75,7 @@ func TestGemmPanelsPairStrips(t *testing.T) {
 					cols = lo + tc.w
 				}
 			}
+			cols += tc.tail
 			ldc := cols + 5
 			c := normalF32(r, (tc.m+1)*ldc)
 			want := append([]float32(nil), c...)
@@ -122,6 +128,14 @@ func TestPlanPairStrips(t *testing.T) {
 	}
 	if _, ok := planPairStrips([]colSpan{{0, 24}, {26, 50}}, 50, nil); ok {
 		t.Fatal("24-wide rows 26 apart: a piece would reach the next row")
+	}
+	var rows []colSpan // a tile of 15 whole rows 32 wide, 34 apart, and 2 columns of the next
+	for y := range 15 {
+		rows = append(rows, colSpan{34 * y, 34*y + 32})
+	}
+	got, ok = planPairStrips(rows, 512, nil)
+	if !ok || len(got) != 15 || got[0] != (pairStrip{0, 16}) || got[14] != (pairStrip{14 * 34, 16}) {
+		t.Fatalf("rows a strip wide: %v %v", got, ok)
 	}
 	if _, ok := planPairStrips([]colSpan{{0, 64}}, 64, nil); ok {
 		t.Fatal("no dead column: plain strips")

@@ -52,6 +52,8 @@ FIXTURES = {
                                  "--input", "img2=2,2,12,9", "--input", "img3=3,1,10,10", "--shared-input"],
     "conv/phase_store": ["--module", MODELS + ":ConvsPhaseStore", "--input", "img=2,12,9,12"],
     "conv/wide_k": ["--module", MODELS + ":ConvsWideK", "--input", "img=3,115,7,6", "--input", "big=2,120,13,11"],
+    "conv/row_tiles": ["--module", MODELS + ":ConvsRowTiles", "--input", "img=2,4,32,32", "--input", "odd=2,8,29,37",
+                       "--input", "big=2,4,68,56"],
     "conv/wide_padding": ["--module", MODELS + ":ConvsWidePadding", "--input", "img=2,5,6,4", "--input", "seq=2,5,4"],
     "pool/pools": ["--module", MODELS + ":Pools", "--input", "img=2,5,11,9", "--input", "seq=2,5,13"],
     "conv/transposed": ["--module", MODELS + ":ConvTransposes", "--input", "img=2,6,5,7", "--input", "seq=2,6,9"],
@@ -72,7 +74,7 @@ FIXTURES = {
 
 # N per fixture (default 1, 3, 8): the shared-input ones at 3; the 3-d and transposed ones, whose
 # volumes make larger files, at 1 and 3
-NS = {"conv/cnn": (1, 3), "conv/grouped_folded": (1, 3), "conv/grouped_nonfinite": (3,), "conv/se": (1, 3), "conv/se_small_maps": (1, 3), "linear/small_rows": (1, 3), "linear/convnext": (1, 3), "conv/depthwise": (1, 3), "conv/depthwise_small_maps": (1, 3), "conv/grouped": (1, 3), "conv/mobile": (1, 3), "conv/strided_shared": (1, 3), "conv/smallmaps": (1, 3), "conv/stem": (1, 3), "conv/phase_store": (1, 3), "conv/few_channels": (1, 3), "conv/few_channels_shared": (3,), "conv/wide_k": (1, 3), "conv/wide_padding": (1, 3), "conv/shared": (3,), "attention/shared": (3,), "conv/transposed": (1, 3), "conv/convs_3d": (1, 3),
+NS = {"conv/cnn": (1, 3), "conv/grouped_folded": (1, 3), "conv/grouped_nonfinite": (3,), "conv/se": (1, 3), "conv/se_small_maps": (1, 3), "linear/small_rows": (1, 3), "linear/convnext": (1, 3), "conv/depthwise": (1, 3), "conv/depthwise_small_maps": (1, 3), "conv/grouped": (1, 3), "conv/mobile": (1, 3), "conv/strided_shared": (1, 3), "conv/smallmaps": (1, 3), "conv/stem": (1, 3), "conv/phase_store": (1, 3), "conv/few_channels": (1, 3), "conv/few_channels_shared": (3,), "conv/wide_k": (1, 3), "conv/wide_padding": (1, 3), "conv/row_tiles": (1, 3), "conv/shared": (3,), "attention/shared": (3,), "conv/transposed": (1, 3), "conv/convs_3d": (1, 3),
       "conv/nd_unbatched": (1, 3), "pool/pools_3d": (1, 3)}
 
 

@@ -931,3 +931,26 @@ class ConvsFewChannels(nn.Module):
     def forward(self, img, img2, img3):
         y = self.second(torch.relu(self.bn(self.first(img))))
         return y, self.valid(img), self.dilated(img2), torch.relu(self.five(img3) + self.point(img3))
+
+
+class ConvsRowTiles(nn.Module):
+    """Maps of more than one 512-pixel tile whose padded rows have dead columns after them, which
+    conv_flat.py tiles in whole rows (RowTiles): a 3x3 pair on 32x32 maps with BatchNorm and a
+    residual (the zoo's pair: tiles of 15 rows of 34), a 29x37 map (13 rows of 39), a dilated
+    one, and a stride-2 one over phase planes."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(4, 8, 3, padding=1)
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(8)
+        self.odd = nn.Conv2d(8, 5, 3, padding=1)
+        self.dilated = nn.Conv2d(8, 4, 3, padding=2, dilation=2)
+        self.down = nn.Conv2d(4, 6, 3, stride=2, padding=1)
+        _randomize(self)
+        _randomize_bn(self.bn)
+
+    def forward(self, img, odd, big):
+        y = torch.relu(self.conv1(img))
+        z = torch.relu(self.bn(self.conv2(y)) + y)
+        return z, self.odd(odd), torch.relu(self.dilated(odd)), torch.relu(self.down(big))

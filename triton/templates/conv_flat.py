@@ -50,6 +50,10 @@ shifts of q (tap-major; the grid's second axis the groups alone: a program per g
 of a plane past the output (q % QS beyond (OH-1)*Wp + OW) are masked as the dropped columns are.
 OneBlock (TapMajor, EvenK, grouped convolutions whose group's channels are one block: BLOCK_K
 == CG; no Scale): the taps' loop alone (TAPS = KH*KW, TAPS_W = KW, constexprs), unrolled with StaticTaps.
+RowTiles (with TILE_Q, a whole number of padded rows <= BLOCK_P): the pixel tiles start
+TILE_Q apart, each on a row, the columns past its rows masked from the stores as the next
+tile's (lowering's rowTileQ), so that the CPU backend can cut the rows into strips of live
+columns.
 SamplesInner (Pointwise, one pixel tile a sample): the grid is (sample x group, channel tile,
 model), so that the programs reading one weight tile follow one another (a worker takes
 consecutive programs) and all but the first find it in cache.
@@ -68,7 +72,7 @@ def {{.Fn}}(
     w_ptr, w_mstride,{{if .Scale}} s_ptr, s_mstride, s_bstride, s_cstride,{{end}}
     c_ptr, c_mstride, c_bstride, c_cstride, c_rstride, c_off,{{if .CopyStore}} p_ptr, p_mstride, p_bstride, p_cstride, p_rstride, p_off,{{end}}
     {{pyargs .EpilogueArgs}}
-    Wp, OW, OH, Q, P, OCG, KTOT, KW, KHW, CG, GROUPS, dil_h, dil_w, w_tstride, tiles_oc,{{if .Strided}} stride_h, stride_w, PHW, PLANE,{{end}}{{if .Depthwise}} MULT,{{end}}{{if .Folded}} QS, NB,{{end}}{{if .Merged}} DIAG,{{end}}{{if .PhaseStore}} WS, o_sh, o_sw, o_pad_h, o_pad_w, o_phw, o_hp, o_wp, o_plane,{{end}}{{if .BlockStore}} o_bc,{{end}} {{pyargs .ExtraArgs}}
+    Wp, OW, OH, Q, P, OCG, KTOT, KW, KHW, CG, GROUPS, dil_h, dil_w, w_tstride, tiles_oc,{{if .Strided}} stride_h, stride_w, PHW, PLANE,{{end}}{{if .Depthwise}} MULT,{{end}}{{if .Folded}} QS, NB,{{end}}{{if .Merged}} DIAG,{{end}}{{if .PhaseStore}} WS, o_sh, o_sw, o_pad_h, o_pad_w, o_phw, o_hp, o_wp, o_plane,{{end}}{{if .BlockStore}} o_bc,{{end}}{{if .RowTiles}} TILE_Q,{{end}} {{pyargs .ExtraArgs}}
     BLOCK_P: tl.constexpr, BLOCK_OC: tl.constexpr, BLOCK_K: tl.constexpr,{{if .OneBlock}} TAPS: tl.constexpr, TAPS_W: tl.constexpr,{{end}}
     INPUT_PRECISION: tl.constexpr,
 ):
@@ -87,6 +91,10 @@ def {{.Fn}}(
     tiles_q = (Q + BLOCK_P - 1) // BLOCK_P
     pc = (pid // tiles_oc) // tiles_q
     q0 = ((pid // tiles_oc) % tiles_q) * BLOCK_P
+{{- else if .RowTiles}}
+    # (tiles of whole padded rows: the tile's columns past them are the next tile's)
+    q0 = (pid // tiles_oc) * TILE_Q
+    q_end = min(Q, q0 + TILE_Q)
 {{- else}}
     q0 = (pid // tiles_oc) * BLOCK_P
 {{- end}}
@@ -101,7 +109,7 @@ def {{.Fn}}(
     # CPU backend then knows that the accumulator's rows past OCG and columns past Q are never
     # seen, so its dots skip the operands' infinity scan and the epilogue covers the live
     # rectangle alone (jit/cpu observed.go)
-    smask = ocmask & (q[None, :] < Q)
+    smask = ocmask & (q[None, :] < {{if .RowTiles}}q_end{{else}}Q{{end}})
 {{- if .BlockStore}}
     # (the same of the transposed tile the channel-block stores write)
     smask_t = (q[:, None] < Q) & (rn[None, :] < OCG)
@@ -313,7 +321,7 @@ def {{.Fn}}(
     qi = q0 + tl.arange(0, BLOCK_P)
     ow = qi % Wp
     rp = (qi // Wp) * OW + ow
-    cmask = ocmask & (ow[None, :] < OW) & (q[None, :] < Q)
+    cmask = ocmask & (ow[None, :] < OW) & (q[None, :] < {{if .RowTiles}}q_end{{else}}Q{{end}})
 {{- end}}
 {{- range .Epilogue}}
     {{.Name}} = {{.Load}}
@@ -394,7 +402,7 @@ def {{.Fn}}(
     # contiguous in memory (its planes c_cstride apart, rows c_rstride), so each store is rows
     # of live intervals (no gathered offsets)
     c_q = c_base + qs[None, :]
-    for oh in range(q0 // Wp, min((q0 + BLOCK_P - 1) // Wp + 1, OH)):
+    for oh in range(q0 // Wp, min((q0 + {{if .RowTiles}}TILE_Q{{else}}BLOCK_P{{end}} - 1) // Wp + 1, OH)):
         lo = oh * Wp
         tl.store(c_q + oh * (c_rstride - Wp), y, mask=smask & (q_row >= lo) & (q_row < lo + OW))
 {{- end}}
@@ -414,7 +422,7 @@ def {{.Fn}}(
     tl.store(p_base + qs[None, :], tl.where(ow[None, :] < OW, y, 0.0), mask=smask)
 {{- else}}
     p_q = p_base + qs[None, :]
-    for oh in range(q0 // Wp, min((q0 + BLOCK_P - 1) // Wp + 1, OH)):
+    for oh in range(q0 // Wp, min((q0 + {{if .RowTiles}}TILE_Q{{else}}BLOCK_P{{end}} - 1) // Wp + 1, OH)):
         lo = oh * Wp
         tl.store(p_q + oh * (p_rstride - Wp), y, mask=smask & (q_row >= lo) & (q_row < lo + OW))
 {{- end}}
