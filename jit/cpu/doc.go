@@ -93,7 +93,7 @@
 //     gemvColumns, which also run gemmF32's gemv column); so does, under AVX-512 on AMD, a
 //     product of 9 columns (a 1x1 convolution's 3x3 map) against rows of A 4 KB or more
 //     apart, which on the masked 16-wide strip would use 9 of 16 lanes and read 16 rows of
-//     A that share an L1 set (gemvAllColumns).
+//     A that share an L1 set (gemvTail).
 //   - tl.dot multiplies only what is live (extent.go): a masked fp32 load with other=0 records
 //     the live extent of its tile (rows < M, k < K), tl.trans carries it over, and the dot
 //     runs on the live block, so an edge tile of a 257 x 131 matmul costs its live part; when

@@ -165,7 +165,7 @@ var (
 	// the gemv kernels rather than a zero-padded strip (gemmF32, gemvColumns).
 	gemmGemvColumn = true
 	// gemmGemvAll: under AVX-512 on AMD, a product of 9 columns against far-apart rows of A
-	// runs on the gemv kernels alone (gemvAllColumns).
+	// runs on the gemv kernels alone (gemvTail).
 	gemmGemvAll = true
 )
 
@@ -178,7 +178,7 @@ var streamedDots atomic.Int64
 const streamFirstCols = 96
 
 // gemvColumnDots counts the products that ran columns on the gemv kernels (gemvColumns:
-// dotF32's 4, gemmGemvColumn's 1 and gemvAllColumns' 9; tests read it).
+// dotF32's 4 and gemvTail's; tests read it).
 var gemvColumnDots atomic.Int64
 
 // strips48Dots counts the gemmF32 calls that ran on 48-wide strips (gemmStrips48; tests
@@ -276,18 +276,12 @@ func gemmF32(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 		return
 	}
 
-	if gemmGemvColumn && n%gemmNarrow.w == 1 && n < 2*gemmWide.w && gemmWideEdge.masked == nil &&
-		gemmNarrow.masked == nil && gemvKern != nil && m >= 4 && k >= gemvLanes {
-		// AVX2 (no masked kernels): one column past a multiple of 8 (a 3x3 map's 9 pixels a
-		// sample) would pad a 16- or 8-wide strip of its own; decided per k chunk, as before
+	if g := gemvTail(m, n, k, lda); g > 0 {
 		gemvColumnDots.Add(1)
-		gemmF32(m, n-1, k, a, lda, b, ldb, c, ldc, scratch)
-		gemvColumns(m, 1, k, a, lda, b[n-1:], ldb, c[n-1:], ldc, scratch)
-		return
-	}
-	if gemvAllColumns(m, n, k, lda) {
-		gemvColumnDots.Add(1)
-		gemvColumns(m, n, k, a, lda, b, ldb, c, ldc, scratch)
+		if g < n {
+			gemmF32(m, n-g, k, a, lda, b, ldb, c, ldc, scratch)
+		}
+		gemvColumns(m, g, k, a, lda, b[n-g:], ldb, c[n-g:], ldc, scratch)
 		return
 	}
 	wide := &gemmWide
@@ -450,14 +444,27 @@ func gemvColumns(m, g, k int, a []float32, lda int, b []float32, ldb int, c []fl
 	}
 }
 
-// gemvAllColumns reports whether gemmF32 runs an m x n x k product with rows of A lda apart
-// on the gemv kernels alone (gemmGemvAll): under AVX-512 on AMD (tallRows), 9 columns (a
-// 1x1 convolution's 3x3 map, a sample's pixels) against rows of A 4 KB or more apart (its
-// weight [OC, C]). The masked 16-wide strip would use 9 of its 16 lanes and read A down
-// 16 rows at once, which share an L1 set; the gemv kernels read A along its rows.
-func gemvAllColumns(m, n, k, lda int) bool {
-	return gemmGemvAll && tallRows && gemmNarrow.masked != nil && gemvKern != nil &&
-		n == gemmNarrow.w/2+1 && lda >= 1024 && m >= 4 && k >= narrowGemvMinK
+// gemvTail is how many of an m x n x k product's last columns (rows of A lda apart) gemmF32
+// runs on the gemv kernels (gemvColumns) rather than on a strip whose lanes they would fill
+// by a fraction: a 3x3 map's 9 pixels a sample, a 1x1 convolution's columns.
+//   - AVX2 (no masked kernels; gemmGemvColumn): the one column past 8q (q < 4), which would
+//     pad an 8- or 16-wide strip of its own; the 8q others on the strips, per k chunk.
+//   - AVX-512 on AMD (tallRows; gemmGemvAll): all 9 columns against rows of A 4 KB or more
+//     apart (a weight [OC, C]), where the masked 16-wide strip would use 9 of its lanes and
+//     read A down 16 rows at once, which share an L1 set; the gemv kernels read A along its
+//     rows.
+func gemvTail(m, n, k, lda int) int {
+	switch {
+	case gemvKern == nil || m < 4:
+		return 0
+	case gemmGemvColumn && gemmWideEdge.masked == nil && gemmNarrow.masked == nil &&
+		n%gemmNarrow.w == 1 && n < 2*gemmWide.w && k >= gemvLanes:
+		return 1
+	case gemmGemvAll && tallRows && gemmNarrow.masked != nil &&
+		n == gemmNarrow.w/2+1 && lda >= 1024 && k >= narrowGemvMinK:
+		return n
+	}
+	return 0
 }
 
 // strips48 is the number of 48-wide strips that gemmF32 runs an m x n x k product on

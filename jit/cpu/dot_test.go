@@ -549,7 +549,7 @@ func TestGemmF32GemvColumn(t *testing.T) {
 }
 
 // TestGemvAllColumns checks that a product of 9 columns on the gemv kernels alone
-// (gemvAllColumns: 8 columns 4 at a time against A's rows, the 9th with the roles swapped)
+// (gemvTail: 8 columns 4 at a time against A's rows, the 9th with the roles swapped)
 // gives bit for bit what gemvF32 gives for the 9 columns of B transposed, at row counts
 // around the kernels' 3-row and 4-column blocks and k with and without a tail past the
 // vectors; and that with gemmGemvAll off such a product runs on the strips again.
