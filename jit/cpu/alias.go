@@ -90,6 +90,19 @@ func (c *compiler) storedOnly(v *ir.Value) bool {
 		(len(u.Args) < 3 || u.Args[2] != v) && c.defBlock[v] != nil && v.Type.Rank() == 2
 }
 
+// storedUnderItsMask reports whether load in's value is stored by its one user under the
+// load's own mask (a copy kernel's tile, conv_pad.py's planes): the store then reads the
+// load's live lanes alone, so a view of those lanes (viewResidual) serves it even where the
+// tile's masked rows or columns lie past the buffer, with no copy into the tile and no fill
+// of its dead lanes.
+func (c *compiler) storedUnderItsMask(in *ir.Instr) bool {
+	if len(in.Args) < 2 || len(in.Results) != 1 || !c.storedOnly(in.Results[0]) {
+		return false
+	}
+	st := c.soleUser(in.Results[0])
+	return len(st.Args) == 3 && st.Args[2] == in.Args[1]
+}
+
 // viewing reports whether fp32 slot s views buffer memory.
 func (fr *frame) viewing(s int) bool { return fr.ownF32 != nil && fr.ownF32[s] != nil }
 
@@ -115,6 +128,10 @@ func overlapF32(a, b []float32) bool {
 // densify gives slot s, a view of rows x cols (strided or not), its own dense copy.
 func (fr *frame) densify(s, rows, cols int) {
 	if !fr.viewing(s) {
+		return
+	}
+	if fr.partial[s] {
+		fr.densifyLive(s, rows, cols) // the view spans the live lanes alone
 		return
 	}
 	ld := fr.leading(s, cols)

@@ -110,7 +110,9 @@
 //     leading dimension) that tl.dot and tl.trans read directly; no copy, no zero fill. A
 //     tile loaded only to be stored (a copy kernel: conv_pad.py) is such a view too, and the
 //     store moves its rows buffer to buffer, once (into the buffer they come from, they are
-//     copied out first: the load's values precede the store).
+//     copied out first: the load's values precede the store); stored under the load's own
+//     mask, a partly masked one (a tile of more planes than there are) views its live lanes
+//     alone, as a residual does.
 //   - Index tiles stay symbolic (lazy.go): pid*BLOCK + arange, ptr + offs, offs < n, and
 //     offs[:, None]*stride + arange[None, :] even when offs is gathered (x % M) are affine
 //     forms and interval masks, never filled element by element; integer literal tiles

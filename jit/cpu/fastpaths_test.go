@@ -828,3 +828,69 @@ func TestNegFlipsSignBits(t *testing.T) {
 		}
 	}
 }
+
+const maskedCopySrc = e2eHeader + `@triton.jit
+def masked_copy(x_ptr, y_ptr, R, C, XS, YS, BR: tl.constexpr, BC: tl.constexpr):
+    rr = tl.arange(0, BR)
+    cc = tl.arange(0, BC)
+    mask = (rr[:, None] < R) & (cc[None, :] < C)
+    v = tl.load(x_ptr + rr[:, None] * XS + cc[None, :], mask=mask, other=-1.0)
+    tl.store(y_ptr + 1 + rr[:, None] * YS + cc[None, :], v, mask=mask)
+`
+
+// A copy kernel's load stored under its own mask (conv_pad.py's planes, its tile taller
+// than the planes) is viewed in place, its live lanes alone: the masked rows and columns,
+// which lie past the source buffer, are neither read nor stored, and a live lane past the
+// buffer is still reported.
+func TestLoadStoredUnderItsMask(t *testing.T) {
+	const br, bc = 8, 16
+	c := jit.NewCompiler(jit.CompilerOptions{Version: "test"})
+	k, err := c.Load(NewDevice(1), jit.Source{File: "masked_copy.py", Text: maskedCopySrc, Fn: "masked_copy"},
+		jit.Spec{Sig: map[string]string{"x_ptr": "*fp32", "y_ptr": "*fp32", "R": "i32", "C": "i32", "XS": "i32", "YS": "i32"},
+			Consts: map[string]any{"BR": int64(br), "BC": int64(bc)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ r, c, xs, ys, xlen int }{
+		{br, bc, bc, bc + 2, br * bc},  // every lane
+		{3, bc, 20, bc + 2, 2*20 + bc}, // rows past R lie past x
+		{br, 5, 7, 9, 7*(br-1) + 5},    // columns past C overlap the next row
+		{4, 10, 12, 12, 3*12 + 10},     // both
+		{4, 10, 12, 12, 3*12 + 9},      // the last live lane out of bounds
+		{1, 3, 3, 3, 3},                // one row
+	} {
+		xs := make([]float32, tc.xlen)
+		for i := range xs {
+			xs[i] = float32(i) + 0.5
+		}
+		ylen := 1 + (br-1)*tc.ys + bc
+		y := f32Buf(t, make([]float32, ylen))
+		for i := range y.f32() {
+			y.f32()[i] = -7
+		}
+		err := k.Launch(grid1(1), []jit.Arg{{Buf: f32Buf(t, xs)}, {Buf: y}, {Scalar: int64(tc.r)}, {Scalar: int64(tc.c)}, {Scalar: int64(tc.xs)}, {Scalar: int64(tc.ys)}})
+		if need := (tc.r-1)*tc.xs + tc.c; tc.xlen < need {
+			if err == nil || !strings.Contains(err.Error(), "out of bounds") {
+				t.Fatalf("%+v: error %v, want an out-of-bounds load", tc, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%+v: %v", tc, err)
+		}
+		want := make([]float32, ylen)
+		for i := range want {
+			want[i] = -7
+		}
+		for i := range tc.r {
+			for j := range tc.c {
+				want[1+i*tc.ys+j] = float32(i*tc.xs+j) + 0.5
+			}
+		}
+		for i, g := range y.f32() {
+			if g != want[i] {
+				t.Fatalf("%+v: y[%d] = %g, want %g", tc, i, g, want[i])
+			}
+		}
+	}
+}

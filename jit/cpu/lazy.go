@@ -928,6 +928,7 @@ func (c *compiler) lazyMemory(in *ir.Instr, args []int, fallback step) step {
 	m.rect = m.extent && c.feedsOneDot(in.Results[0], true)
 	m.strided = m.alias && (c.dotOperandOnly(in.Results[0]) || c.storedOnly(in.Results[0]))
 	m.residual = m.alias && c.residualViews[in]
+	m.storedView = m.alias && c.storedUnderItsMask(in)
 	return m.run
 }
 
@@ -945,6 +946,7 @@ type memOp struct {
 	rect                bool // ... and writes only that rectangle (its one consumer is a tl.dot)
 	strided             bool // a whole live 2-D tile may be viewed with a leading dimension
 	residual            bool // a 2-D tile's live rows may be viewed, read by the panels flush (residualViews)
+	storedView          bool // ... or read by the one store, under the load's own mask (storedUnderItsMask)
 	what                string
 	fallback            step
 }
@@ -952,6 +954,9 @@ type memOp struct {
 func (m *memOp) run(fr *frame) error {
 	if m.alias {
 		fr.unalias(m.data)
+	}
+	if m.storedView {
+		fr.partial[m.data] = false // until viewResidual views the live lanes again
 	}
 	if m.extent {
 		fr.ext[m.data], fr.partial[m.data] = extent{m.shape[0], m.n}, false // every path but the row walk
@@ -1034,9 +1039,10 @@ func (m *memOp) run(fr *frame) error {
 		fr.densify(m.data, m.shape[0], m.n)
 		stridedVal = false
 	}
-	if m.residual && viewable && rowStride >= 0 && (m.mask < 0 || maskLazy) {
-		// A residual tile (panels_epilogue.go): its live rows viewed in place, their extent
-		// recorded; the flush reads them there, any other path densifies them first.
+	if (m.residual || m.storedView && maskLazy) && viewable && rowStride >= 0 && (m.mask < 0 || maskLazy) {
+		// A residual tile (panels_epilogue.go), or a tile stored under this mask alone: its
+		// live rows viewed in place, their extent recorded; the flush or the store reads them
+		// there, any other path densifies them first.
 		if viewed, err := m.viewResidual(fr, maskLazy, a.tag, viewBase, rowStride); viewed || err != nil {
 			return err
 		}
