@@ -564,22 +564,14 @@ func TestGemvAllColumns(t *testing.T) {
 		const n, lda = 9, 2048
 		for _, m := range []int{4, 5, 7, 13, 64, 256} {
 			for _, k := range []int{64, 100, 256, 512} {
-				a, b := make([]float32, m*lda), make([]float32, k*n)
-				for _, x := range [][]float32{a, b} {
-					for i := range x {
-						x[i] = float32(r.NormFloat64())
-					}
-				}
+				a, b := normalF32(r, m*lda), normalF32(r, k*n)
 				bt := make([]float32, n*k)
 				for p := range k {
 					for j := range n {
 						bt[j*k+p] = b[p*n+j]
 					}
 				}
-				got, want := make([]float32, m*n), make([]float32, m*n)
-				for i := range got {
-					got[i] = float32(r.NormFloat64())
-				}
+				got, want := normalF32(r, m*n), make([]float32, m*n)
 				copy(want, got)
 				gemmGemvAll = true
 				before := gemvColumnDots.Load()

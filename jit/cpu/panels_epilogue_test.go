@@ -280,10 +280,7 @@ func testGemmPanelsEpilogue(t *testing.T, biased bool, residual string) {
 			}
 			epi := []epilogueOp{{op: ir.Mul, vec: mul}, {op: ir.Add, vec: add}, {op: ir.Max}}
 			ldr := sz.seenCols + 7
-			res := make([]float32, (sz.seenRows-1)*ldr+sz.seenCols)
-			for i := range res {
-				res[i] = float32(r.NormFloat64())
-			}
+			res := normalF32(r, (sz.seenRows-1)*ldr+sz.seenCols)
 			if residual != "" {
 				tile := epilogueOp{op: ir.Add, first: residual == "left", tile: res, tileLd: ldr, tileRows: sz.seenRows, tileCols: sz.seenCols}
 				epi = []epilogueOp{epi[0], epi[1], tile, epi[2]}
